@@ -1,0 +1,5 @@
+import sys
+
+from kaistack.cli import main
+
+sys.exit(main())
