@@ -197,6 +197,12 @@ class EksSettings(Model):
     availability_zones: list[str] = Field(default_factory=list)
     vpc_cidr: str = "10.0.0.0/16"
     system_node_group: SystemNodeGroup = SystemNodeGroup()
+    # Nodes in private subnets behind one NAT gateway (~$0.045/h + $0.045/GB); false puts them in
+    # public subnets with public IPs (no NAT cost, inbound still closed by the node security group).
+    # Only used when kaistack creates the VPC.
+    private_nodes: bool = True
+    # Root volume per GPU node: the NVIDIA AMI plus CUDA/PyTorch images outgrow EKS's 20 GiB default.
+    gpu_node_disk_gi_b: int = Field(default=200, ge=20, alias="gpuNodeDiskGiB")
     protect: bool = False
 
 
