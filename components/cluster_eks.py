@@ -1,0 +1,358 @@
+"""EksCluster: an EKS cluster with a system node group and one managed node group per node pool.
+
+Same contract as KindCluster (docs/architecture.md, "Cluster components"): `kubeconfig` (a Pulumi
+secret) and `provider` (an explicit pulumi_kubernetes.Provider every platform resource uses).
+
+Built on the official `pulumi_eks` components. The pools it gets must already be resolved by
+`kaistack.discovery.resolve_node_pools` (GPU count, product and memory per node, the GPU labels and
+taint); this module only turns them into AWS resources, so the placement checker, the node labels and
+the policies all read the same facts.
+"""
+
+from __future__ import annotations
+
+import copy
+import ipaddress
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_eks as eks
+import pulumi_kubernetes as k8s
+
+from kaistack.model import EksSettings, NodePool, StackConfig, Taint
+
+# EKS-optimized Amazon Linux 2023 AMIs. The NVIDIA variant ships the driver and the NVIDIA
+# container toolkit (registered as containerd's runtime), so the GPU Operator runs with driver and
+# toolkit disabled and the device plugin needs no host setup.
+# Ref: https://docs.aws.amazon.com/eks/latest/APIReference/API_Nodegroup.html#AmazonEKS-Type-Nodegroup-amiType
+GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"
+CPU_AMI_TYPE = "AL2023_x86_64_STANDARD"
+SYSTEM_DISK_GIB = 50
+POOL_LABEL = "kaistack.io/node-pool"
+# EKS's node group API spells taint effects in upper snake case.
+TAINT_EFFECTS = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
+# What every EKS worker role needs (EKS user guide, "Amazon EKS node IAM role").
+NODE_POLICIES = {
+    "worker": "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
+    "cni": "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
+    "ecr": "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly",
+}
+
+
+class EksCluster(pulumi.ComponentResource):
+    """`kaistack:index:EksCluster`: VPC (unless given), EKS control plane, node groups, kubeconfig, provider."""
+
+    kubeconfig: pulumi.Output[str]
+    provider: k8s.Provider
+    cluster: eks.Cluster
+    system_node_group: eks.ManagedNodeGroup
+    node_groups: dict[str, eks.ManagedNodeGroup]
+    node_role: aws.iam.Role
+    vpc: aws.ec2.Vpc | None
+
+    def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("kaistack:index:EksCluster", name, None, opts)
+        settings = config.cluster.eks
+        if config.cluster.provider != "eks" or settings is None:
+            raise ValueError("EksCluster needs kaistack:cluster.provider 'eks' and a kaistack:cluster.eks block")
+        _check_region(settings.region)
+        _check_resolved(config.cluster.node_pools)
+        cluster_name = config.cluster.name
+        tags = {"kaistack.io/cluster": cluster_name, "kaistack.io/managed-by": "pulumi"}
+        child = pulumi.ResourceOptions(parent=self)
+        # Protection guards what is slow or stateful to rebuild: the control plane and its network.
+        # Node groups stay replaceable so an instance-type change is an ordinary update.
+        keep = pulumi.ResourceOptions(parent=self, protect=settings.protect)
+
+        network = _Network(name, cluster_name, settings, tags, keep)
+        self.vpc = network.vpc
+
+        self.node_role = aws.iam.Role(
+            f"{name}-node-role",
+            assume_role_policy=json.dumps(
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Effect": "Allow",
+                            "Principal": {"Service": "ec2.amazonaws.com"},
+                            "Action": "sts:AssumeRole",
+                        }
+                    ],
+                }
+            ),
+            tags=tags,
+            opts=child,
+        )
+        attachments = [
+            aws.iam.RolePolicyAttachment(f"{name}-node-{key}", role=self.node_role.name, policy_arn=arn, opts=child)
+            for key, arn in NODE_POLICIES.items()
+        ]
+
+        self.cluster = eks.Cluster(
+            f"{name}-eks",
+            name=cluster_name,
+            version=settings.version,
+            vpc_id=network.vpc_id,
+            public_subnet_ids=network.public_subnet_ids,
+            private_subnet_ids=network.private_subnet_ids,
+            subnet_ids=network.subnet_ids,
+            # All capacity comes from the managed node groups below.
+            skip_default_node_group=True,
+            # Access entries (the EKS API) instead of the aws-auth ConfigMap; the node role gets its
+            # EC2_LINUX entry up front, as pulumi-eks' own managed-node-group examples do.
+            authentication_mode=eks.AuthenticationMode.API,
+            access_entries={
+                "nodes": eks.AccessEntryArgs(principal_arn=self.node_role.arn, type=eks.AccessEntryType.EC2_LINUX)
+            },
+            # EKS-side deletion protection backs up Pulumi's protect for prod.
+            deletion_protection=settings.protect or None,
+            tags=tags,
+            opts=pulumi.ResourceOptions.merge(keep, pulumi.ResourceOptions(depends_on=network.ready)),
+        )
+
+        node_subnets = network.node_subnet_ids
+        after = [*attachments, *network.ready]
+        system = settings.system_node_group
+        self.system_node_group = eks.ManagedNodeGroup(
+            f"{name}-system",
+            cluster=self.cluster,
+            node_role=self.node_role,
+            instance_types=[system.instance_type],
+            ami_type=CPU_AMI_TYPE,
+            scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                min_size=system.min_size, desired_size=system.desired_size, max_size=system.max_size
+            ),
+            labels={POOL_LABEL: "system"},
+            disk_size=SYSTEM_DISK_GIB,
+            subnet_ids=node_subnets,
+            tags={**tags, POOL_LABEL: "system"},
+            opts=pulumi.ResourceOptions(parent=self, depends_on=after),
+        )
+        self.node_groups = {
+            pool.name: _pool_node_group(
+                name, pool, settings, self.cluster, self.node_role, node_subnets, tags, after, self
+            )
+            for pool in config.cluster.node_pools
+        }
+
+        raw = self.cluster.kubeconfig
+        self.kubeconfig = pulumi.Output.secret(raw.apply(lambda doc: kubeconfig_with_region(doc, settings.region)))
+        # Everything Kubernetes waits for nodes: Helm releases (KAI, GPU stack) need somewhere to run.
+        self.provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=self.kubeconfig,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group, *self.node_groups.values()]),
+        )
+        self.register_outputs(
+            {
+                "kubeconfig": self.kubeconfig,
+                "clusterName": cluster_name,
+                "region": settings.region,
+                "nodeGroups": sorted(self.node_groups),
+            }
+        )
+
+
+def _pool_node_group(
+    name: str,
+    pool: NodePool,
+    settings: EksSettings,
+    cluster: eks.Cluster,
+    role: aws.iam.Role,
+    subnet_ids: pulumi.Input[Sequence[str]] | None,
+    tags: Mapping[str, str],
+    after: Sequence[pulumi.Resource],
+    parent: pulumi.Resource,
+) -> eks.ManagedNodeGroup:
+    low, desired, high = scaling(pool)
+    has_gpus = pool.gpu_count > 0
+    return eks.ManagedNodeGroup(
+        f"{name}-{pool.name}",
+        cluster=cluster,
+        node_role=role,
+        instance_types=[pool.instance_type],
+        ami_type=GPU_AMI_TYPE if has_gpus else CPU_AMI_TYPE,
+        capacity_type="ON_DEMAND",
+        scaling_config=aws.eks.NodeGroupScalingConfigArgs(min_size=low, desired_size=desired, max_size=high),
+        labels=node_labels(pool),
+        taints=[node_group_taint(t) for t in pool.taints],
+        disk_size=settings.gpu_node_disk_gi_b if has_gpus else SYSTEM_DISK_GIB,
+        subnet_ids=subnet_ids,
+        tags={**tags, POOL_LABEL: pool.name},
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=list(after)),
+    )
+
+
+def scaling(pool: NodePool) -> tuple[int, int, int]:
+    """(min, desired, max): desired is the pool's count, the size the placement checker plans for."""
+    low = pool.min_size if pool.min_size is not None else pool.count
+    high = pool.max_size if pool.max_size is not None else max(pool.count, 1)
+    return low, pool.count, high
+
+
+def node_labels(pool: NodePool) -> dict[str, str]:
+    """The pool's labels (discovery already added nvidia.com/gpu.{product,count,memory}) plus its name."""
+    return {**pool.labels, POOL_LABEL: pool.name}
+
+
+def node_group_taint(taint: Taint) -> aws.eks.NodeGroupTaintArgs:
+    return aws.eks.NodeGroupTaintArgs(key=taint.key, value=taint.value, effect=TAINT_EFFECTS[taint.effect])
+
+
+def kubeconfig_with_region(kubeconfig: Any, region: str) -> str:
+    """The kubeconfig as JSON, with `--region` on `aws eks get-token`.
+
+    pulumi-eks leaves the region out of the exec args (pulumi/pulumi-eks#1038), so the token is
+    requested in whatever region the shell defaults to and the cluster is not found.
+    """
+    doc = json.loads(kubeconfig) if isinstance(kubeconfig, str) else copy.deepcopy(kubeconfig)
+    for user in doc.get("users") or []:
+        spec = (user.get("user") or {}).get("exec")
+        if spec and spec.get("command") == "aws":
+            args = list(spec.get("args") or [])
+            if "--region" not in args:
+                spec["args"] = ["--region", region, *args]
+    return json.dumps(doc)
+
+
+def _check_region(region: str) -> None:
+    # The default AWS provider reads aws:region (or AWS_REGION); the model's region drives discovery
+    # and the kubeconfig. Two different regions would create the cluster where nothing else looks.
+    in_use = aws.config.region
+    if in_use and in_use != region:
+        raise pulumi.RunError(
+            f"aws:region is {in_use!r} but kaistack:cluster.eks.region is {region!r}; set both to the same "
+            f"region (pulumi config set aws:region {region})"
+        )
+
+
+def _check_resolved(pools: Sequence[NodePool]) -> None:
+    missing = [
+        f"kaistack:cluster.nodePools[{i}]"
+        for i, p in enumerate(pools)
+        if not p.instance_type or p.gpus is None or (p.gpus and (p.gpu_product is None or p.gpu_memory_mi_b is None))
+    ]
+    if missing:
+        raise pulumi.RunError(
+            f"EKS node pools not resolved ({', '.join(missing)}): call kaistack.discovery.resolve_node_pools "
+            "on the config before building the platform"
+        )
+
+
+class _Network:
+    """The VPC kaistack creates (public subnets + optional private ones behind one NAT gateway), or the given one."""
+
+    def __init__(
+        self,
+        name: str,
+        cluster_name: str,
+        settings: EksSettings,
+        tags: Mapping[str, str],
+        opts: pulumi.ResourceOptions,
+    ) -> None:
+        self.vpc: aws.ec2.Vpc | None = None
+        self.ready: list[pulumi.Resource] = []
+        self.public_subnet_ids: list[pulumi.Output[str]] | None = None
+        self.private_subnet_ids: list[pulumi.Output[str]] | None = None
+        self.subnet_ids: list[str] | None = None
+        if settings.vpc_id is not None:
+            self.vpc_id: pulumi.Input[str] = settings.vpc_id
+            self.subnet_ids = list(settings.subnet_ids)
+            self.node_subnet_ids: pulumi.Input[Sequence[str]] | None = list(settings.subnet_ids)
+            return
+
+        zones = settings.availability_zones
+        public_cidrs, private_cidrs = subnet_cidrs(settings.vpc_cidr, len(zones))
+        # Subnet discovery tags for the AWS load balancer controller / in-tree service controller.
+        owned = {f"kubernetes.io/cluster/{cluster_name}": "shared"}
+        self.vpc = aws.ec2.Vpc(
+            f"{name}-vpc",
+            cidr_block=settings.vpc_cidr,
+            enable_dns_hostnames=True,  # EKS nodes register by private DNS name
+            enable_dns_support=True,
+            tags={**tags, "Name": cluster_name},
+            opts=opts,
+        )
+        self.vpc_id = self.vpc.id
+        under = opts  # the whole network shares the cluster's protection
+        igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=self.vpc.id, tags=dict(tags), opts=under)
+        public_rt = aws.ec2.RouteTable(
+            f"{name}-public",
+            vpc_id=self.vpc.id,
+            routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
+            tags={**tags, "Name": f"{cluster_name}-public"},
+            opts=under,
+        )
+        public = []
+        for zone, cidr in zip(zones, public_cidrs, strict=True):
+            subnet = aws.ec2.Subnet(
+                f"{name}-public-{zone}",
+                vpc_id=self.vpc.id,
+                cidr_block=cidr,
+                availability_zone=zone,
+                # Nodes in public subnets need public IPs to reach ECR/EKS without a NAT gateway.
+                map_public_ip_on_launch=not settings.private_nodes,
+                tags={**tags, **owned, "Name": f"{cluster_name}-public-{zone}", "kubernetes.io/role/elb": "1"},
+                opts=under,
+            )
+            assoc = aws.ec2.RouteTableAssociation(
+                f"{name}-public-{zone}", subnet_id=subnet.id, route_table_id=public_rt.id, opts=under
+            )
+            public.append(subnet)
+            self.ready.append(assoc)
+        self.public_subnet_ids = [s.id for s in public]
+        self.node_subnet_ids = self.public_subnet_ids
+        if not settings.private_nodes:
+            return
+
+        # One NAT gateway, not one per zone: a zone outage costs egress for private nodes elsewhere,
+        # three gateways would triple the fixed cost of a platform mostly paid for in GPUs.
+        eip = aws.ec2.Eip(f"{name}-nat", domain="vpc", tags=dict(tags), opts=under)
+        nat = aws.ec2.NatGateway(
+            f"{name}-nat",
+            allocation_id=eip.allocation_id,
+            subnet_id=public[0].id,
+            tags={**tags, "Name": f"{cluster_name}-nat"},
+            opts=pulumi.ResourceOptions.merge(under, pulumi.ResourceOptions(depends_on=[igw])),
+        )
+        private_rt = aws.ec2.RouteTable(
+            f"{name}-private",
+            vpc_id=self.vpc.id,
+            routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)],
+            tags={**tags, "Name": f"{cluster_name}-private"},
+            opts=under,
+        )
+        private = []
+        for zone, cidr in zip(zones, private_cidrs, strict=True):
+            subnet = aws.ec2.Subnet(
+                f"{name}-private-{zone}",
+                vpc_id=self.vpc.id,
+                cidr_block=cidr,
+                availability_zone=zone,
+                tags={
+                    **tags,
+                    **owned,
+                    "Name": f"{cluster_name}-private-{zone}",
+                    "kubernetes.io/role/internal-elb": "1",
+                },
+                opts=under,
+            )
+            assoc = aws.ec2.RouteTableAssociation(
+                f"{name}-private-{zone}", subnet_id=subnet.id, route_table_id=private_rt.id, opts=under
+            )
+            private.append(subnet)
+            self.ready.append(assoc)
+        self.private_subnet_ids = [s.id for s in private]
+        self.node_subnet_ids = self.private_subnet_ids
+
+
+def subnet_cidrs(vpc_cidr: str, zones: int) -> tuple[list[str], list[str]]:
+    """Equal subnets carved from the VPC: the first `zones` public, the next `zones` private."""
+    network = ipaddress.ip_network(vpc_cidr)
+    bits = max(2, (2 * zones - 1).bit_length())
+    blocks = [str(b) for b in network.subnets(prefixlen_diff=bits)]
+    return blocks[:zones], blocks[zones : 2 * zones]
