@@ -1,0 +1,140 @@
+"""Surgical edits of YAML text: change one scalar, or add one missing key, and leave every other byte alone.
+
+PyYAML's round trip (load + dump) drops comments, reorders nothing but restyles everything, and
+ruamel.yaml is not a kaistack dependency. Stack files carry comments and `secure:` ciphertext that
+must survive a `kaistack promote` untouched, so edits here work on the text: `yaml.compose` gives
+each node's start/end position, and only the span of the edited scalar changes (or new lines are
+inserted after the last entry of the mapping that lacks the key). `set_values` then re-parses the
+result and refuses (`YamlEditError`) unless it equals the original data with exactly the requested
+values changed, so a layout this module does not understand fails loudly instead of corrupting the file.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import yaml
+
+PathKey = str | int
+Path = tuple[PathKey, ...]
+
+
+class YamlEditError(Exception):
+    """The edit could not be made safely; the text was not changed."""
+
+
+def set_values(text: str, edits: Sequence[tuple[Path, str]]) -> str:
+    """`text` with each `(path, value)` applied (string values), verified by re-parsing."""
+    original = yaml.safe_load(text)
+    expected = copy.deepcopy(original)
+    for path, value in edits:
+        text = set_value(text, path, value)
+        expected = _set_in_data(expected, path, value)
+    if yaml.safe_load(text) != expected:
+        raise YamlEditError("the edited file does not parse to the expected values; nothing was changed")
+    return text
+
+
+def set_value(text: str, path: Path, value: str) -> str:
+    """Replace the scalar at `path` (keys and list indexes) or insert the missing keys at the end of its mapping."""
+    root = yaml.compose(text)
+    if root is None:
+        raise YamlEditError("the file is empty")
+    node: yaml.Node = root
+    for depth, key in enumerate(path):
+        where = _show_path(path[:depth]) or "the document"
+        if isinstance(node, yaml.MappingNode) and isinstance(key, str):
+            child = next((v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == key), None)
+            if child is None:
+                return _insert(text, node, path[depth:], value)
+            node = child
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int):
+            if not 0 <= key < len(node.value):
+                raise YamlEditError(f"{where} has no item {key}")
+            node = node.value[key]
+        else:
+            raise YamlEditError(f"{where} is not a {'mapping' if isinstance(key, str) else 'list'}")
+    if not isinstance(node, yaml.ScalarNode) or node.style in ("|", ">"):
+        raise YamlEditError(f"{_show_path(path)} is not a single-line value")
+    if node.tag == "tag:yaml.org,2002:null" and node.value == "":
+        raise YamlEditError(f"{_show_path(path)} is empty; set a value by hand first")
+    start, end = node.start_mark.index, node.end_mark.index
+    return text[:start] + format_scalar(value, node.style) + text[end:]
+
+
+def format_scalar(value: str, style: str | None = None) -> str:
+    """A YAML scalar that reads back as the string `value`, keeping the original quoting style if any."""
+    if style == "'":
+        return "'" + value.replace("'", "''") + "'"
+    if style != '"' and value and "\n" not in value and value == value.strip():
+        try:
+            if yaml.safe_load(f"k: {value}\n") == {"k": value}:
+                return value
+        except yaml.YAMLError:
+            pass
+    return json.dumps(value)  # a JSON string is a valid double-quoted YAML scalar
+
+
+def _insert(text: str, mapping: yaml.MappingNode, rest: Path, value: str) -> str:
+    if any(not isinstance(k, str) for k in rest):
+        raise YamlEditError(f"cannot create list items ({_show_path(rest)}); add them by hand")
+    keys = [str(k) for k in rest]
+    if mapping.flow_style:
+        body = format_scalar(value)
+        for key in reversed(keys):
+            body = f"{_format_key(key)}: {body}" if key == keys[-1] else f"{_format_key(key)}: {{{body}}}"
+        close = mapping.end_mark.index - 1
+        if text[close] != "}":
+            raise YamlEditError("unexpected flow mapping layout")
+        sep = ", " if mapping.value else ""
+        return text[:close] + sep + body + text[close:]
+    indent = mapping.value[0][0].start_mark.column
+    lines = [" " * (indent + 2 * i) + f"{_format_key(k)}:" for i, k in enumerate(keys[:-1])]
+    lines.append(" " * (indent + 2 * (len(keys) - 1)) + f"{_format_key(keys[-1])}: {format_scalar(value)}")
+    pos = _end_of_last_entry(text, mapping)
+    prefix = "" if pos == 0 or text[pos - 1] == "\n" else "\n"
+    return text[:pos] + prefix + "\n".join(lines) + "\n" + text[pos:]
+
+
+def _end_of_last_entry(text: str, mapping: yaml.MappingNode) -> int:
+    """Index just past the line holding the mapping's last content (before trailing comments/blank lines)."""
+    node: yaml.Node = mapping
+    while isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) and not node.flow_style and node.value:
+        last = node.value[-1]
+        node = last[1] if isinstance(node, yaml.MappingNode) else last
+    pos = node.end_mark.index
+    if pos > 0 and text[pos - 1] == "\n":
+        return pos
+    newline = text.find("\n", pos)
+    return len(text) if newline == -1 else newline + 1
+
+
+def _format_key(key: str) -> str:
+    return format_scalar(key)
+
+
+def _set_in_data(data: Any, path: Path, value: str) -> Any:
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    if isinstance(data, Mapping) and isinstance(head, str):
+        result = dict(data)
+        result[head] = _set_in_data(data.get(head) if isinstance(data.get(head), (Mapping, list)) else {}, rest, value)
+        if not rest:
+            result[head] = value
+        return result
+    if isinstance(data, list) and isinstance(head, int):
+        result_list = list(data)
+        result_list[head] = _set_in_data(data[head], rest, value)
+        return result_list
+    raise YamlEditError(f"{_show_path(path)}: unexpected structure")
+
+
+def _show_path(path: Path) -> str:
+    text = ""
+    for key in path:
+        text += f"[{key}]" if isinstance(key, int) else (f".{key}" if text else key)
+    return text
