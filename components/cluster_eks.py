@@ -51,6 +51,8 @@ class EksCluster(pulumi.ComponentResource):
     system_node_group: eks.ManagedNodeGroup
     node_groups: dict[str, eks.ManagedNodeGroup]
     node_role: aws.iam.Role
+    addons: list[pulumi.Resource]
+    storage_class: k8s.storage.v1.StorageClass
     vpc: aws.ec2.Vpc | None
 
     def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
@@ -139,13 +141,31 @@ class EksCluster(pulumi.ComponentResource):
             for pool in config.cluster.node_pools
         }
 
+        nodes: list[pulumi.Resource] = [self.system_node_group, *self.node_groups.values()]
+        self.addons = _storage_addons(name, cluster_name, self.cluster, tags, nodes, self)
+
         raw = self.cluster.kubeconfig
         self.kubeconfig = pulumi.Output.secret(raw.apply(lambda doc: kubeconfig_with_region(doc, settings.region)))
-        # Everything Kubernetes waits for nodes: Helm releases (KAI, GPU stack) need somewhere to run.
+        # Everything Kubernetes waits for nodes and storage: Helm releases (KAI, GPU stack) need
+        # somewhere to run and vCluster's StatefulSet needs its volume.
         self.provider = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_node_group, *self.node_groups.values()]),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*nodes, *self.addons]),
+        )
+        # EKS (1.30+) marks no StorageClass default and its gp2 class uses the in-tree name; vCluster's
+        # PVC needs a default class served by the EBS CSI driver.
+        self.storage_class = k8s.storage.v1.StorageClass(
+            f"{name}-gp3",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name="gp3", annotations={"storageclass.kubernetes.io/is-default-class": "true"}
+            ),
+            provisioner="ebs.csi.aws.com",
+            parameters={"type": "gp3", "encrypted": "true"},
+            reclaim_policy="Delete",
+            volume_binding_mode="WaitForFirstConsumer",  # the volume lands in the zone of the pod's node
+            allow_volume_expansion=True,
+            opts=pulumi.ResourceOptions(parent=self, provider=self.provider),
         )
         self.register_outputs(
             {
@@ -155,6 +175,64 @@ class EksCluster(pulumi.ComponentResource):
                 "nodeGroups": sorted(self.node_groups),
             }
         )
+
+
+def _storage_addons(
+    name: str,
+    cluster_name: str,
+    cluster: eks.Cluster,
+    tags: Mapping[str, str],
+    nodes: Sequence[pulumi.Resource],
+    parent: pulumi.Resource,
+) -> list[pulumi.Resource]:
+    """EKS Pod Identity agent + EBS CSI driver add-ons, the driver's controller with its own IAM role.
+
+    Pod Identity rather than the node role: only the CSI controller's service account gets the EBS
+    permissions, not every pod on every node.
+    Ref: https://docs.aws.amazon.com/eks/latest/userguide/ebs-csi.html
+    """
+    after = pulumi.ResourceOptions(parent=parent, depends_on=[cluster, *nodes])
+    agent = aws.eks.Addon(
+        f"{name}-pod-identity",
+        cluster_name=cluster_name,
+        addon_name="eks-pod-identity-agent",
+        tags=dict(tags),
+        opts=after,
+    )
+    role = aws.iam.Role(
+        f"{name}-ebs-csi",
+        assume_role_policy=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Principal": {"Service": "pods.eks.amazonaws.com"},
+                        "Action": ["sts:AssumeRole", "sts:TagSession"],
+                    }
+                ],
+            }
+        ),
+        tags=dict(tags),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+    policy = aws.iam.RolePolicyAttachment(
+        f"{name}-ebs-csi",
+        role=role.name,
+        policy_arn="arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy",
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+    driver = aws.eks.Addon(
+        f"{name}-ebs-csi",
+        cluster_name=cluster_name,
+        addon_name="aws-ebs-csi-driver",
+        pod_identity_associations=[
+            aws.eks.AddonPodIdentityAssociationArgs(role_arn=role.arn, service_account="ebs-csi-controller-sa")
+        ],
+        tags=dict(tags),
+        opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(depends_on=[agent, policy])),
+    )
+    return [agent, driver]
 
 
 def _pool_node_group(
