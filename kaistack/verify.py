@@ -44,8 +44,9 @@ GPU_FRACTION_ANNOTATION = "gpu-fraction"
 GPU_MEMORY_ANNOTATION = "gpu-memory"
 GPU_DEVICES_ANNOTATION = "gpu-fraction-num-devices"
 NODE_GPU_MEMORY_LABEL = "nvidia.com/gpu.memory"
-# Set by kaistack's components on every pod they create; names are the fallback when absent.
-WORKLOAD_LABEL = "kaistack.io/workload"
+# components/podspec.py puts `app: <workload>` on every workload object and pod template (and vCluster
+# copies labels to host pods); pod names are the fallback when no pod in the namespace has the key.
+WORKLOAD_LABEL = "app"
 VCLUSTER_MANAGED_BY = "vcluster.loft.sh/managed-by"
 VCLUSTER_OBJECT_NAME = "vcluster.loft.sh/object-name"
 VCLUSTER_OBJECT_NAMESPACE = "vcluster.loft.sh/object-namespace"
@@ -312,8 +313,13 @@ def check_gpu_groups(config: StackConfig, client: KubeClient, pods: _WorkloadPod
             results.append(CheckResult("gpu-group", subject, False, f"no {GPU_GROUP_LABEL} label on {names}"))
         for pod in placed:
             declared_uids[pod["metadata"].get("uid") or _name(pod)] = subject
-    # Every pod on a shared GPU, declared or not, counts toward its group's load.
-    shared = [p for p in client.list("/api/v1/pods", label_selector=GPU_GROUP_LABEL) if _gpu_groups(p)]
+    # Every fractional pod on a shared GPU, declared or not, counts toward its group's load; the
+    # group's reservation pod (kai-resource-reservation, a whole nvidia.com/gpu) carries the label too.
+    shared = [
+        p
+        for p in client.list("/api/v1/pods", label_selector=GPU_GROUP_LABEL)
+        if _gpu_groups(p) and {GPU_FRACTION_ANNOTATION, GPU_MEMORY_ANNOTATION} & set(_annotations(p))
+    ]
     by_node: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for pod in shared:
         node = (pod.get("spec") or {}).get("nodeName")

@@ -1,0 +1,71 @@
+"""`kaistack verify --stack NAME`: after `pulumi up`, check the live cluster against the declaration."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+DESCRIPTION = """\
+Read-only checks against the stack's cluster: KAI's Deployments are available; every declared queue
+exists with the declared spec; every declared workload's pods are Running, scheduled by
+kai-scheduler and carry a pod-group-name annotation; fractional pods share runai-gpu-group GPU
+groups as binpack would; pods synced from each tenant's vCluster have no ownerReferences.
+
+The kubeconfig comes from --kubeconfig, else $KUBECONFIG, else (when the Pulumi CLI is installed)
+`pulumi stack output kubeconfig --show-secrets --stack NAME`.
+"""
+
+EPILOG = """\
+examples:
+  kaistack verify --stack dev                             uses $KUBECONFIG or the stack's output
+  kaistack verify --stack prod --kubeconfig ~/.kube/prod  an explicit kubeconfig
+  kaistack verify --stack dev --json | jq '.checks[] | select(.ok | not)'
+
+exit codes: 0 all checks passed, 1 a check failed, 2 bad config or kubeconfig, cluster unreachable
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "verify",
+        help="after `pulumi up`: does the cluster schedule as declared?",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--stack", "-s", required=True, help="stack name (Pulumi.<stack>.yaml)")
+    parser.add_argument("--kubeconfig", type=Path, default=None, help="kubeconfig file for the stack's cluster")
+    parser.add_argument("--context", default=None, help="kubeconfig context (default: current-context)")
+    parser.add_argument("--project", type=Path, default=None, help="project directory (default: nearest Pulumi.yaml)")
+    parser.add_argument("--timeout", type=float, default=10.0, help="seconds per API request (default 10)")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kaistack.config import ConfigError, find_project_dir, load_stack
+    from kaistack.kube_client import KubeClient, KubeError
+    from kaistack.progress import Progress
+    from kaistack.verify import resolve_kubeconfig, verify_stack
+
+    try:
+        project = args.project.resolve() if args.project else find_project_dir()
+        config = load_stack(project, args.stack)
+    except ConfigError as err:
+        print(f"kaistack verify: {err}", file=sys.stderr)
+        return 2
+    try:
+        kubeconfig = resolve_kubeconfig(args.stack, args.kubeconfig, project)
+        client = KubeClient.from_kubeconfig(
+            kubeconfig.text, context=args.context, base_dir=kubeconfig.base_dir, timeout=args.timeout
+        )
+        report = verify_stack(
+            config, client, stack=args.stack, kubeconfig=kubeconfig.origin, progress=Progress.for_cli()
+        )
+    except KubeError as err:
+        print(f"kaistack verify: {err}", file=sys.stderr)
+        return 2
+    print(json.dumps(report.as_dict(), indent=2) if args.json else report.table())
+    return 0 if report.ok else 1

@@ -1,0 +1,347 @@
+"""`kaistack verify` against recorded API responses served on loopback (see conftest.FakeKube)."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kaistack import kube_client
+from kaistack.cli import main
+from kaistack.config import load_stack
+from kaistack.kube_client import KubeClient, KubeError
+from kaistack.verify import WORKLOAD_LABEL, resolve_kubeconfig, verify_stack
+
+from .conftest import FakeKube
+
+ML_PODS = "/api/v1/namespaces/ml/pods"
+TENANT_PODS = "/api/v1/namespaces/vcluster-team-a/pods"
+QUEUES = "/apis/scheduling.run.ai/v2/queues"
+DEPLOYMENTS = "/apis/apps/v1/namespaces/kai-scheduler/deployments"
+
+
+def _verify(project: Path, fake_kube: FakeKube, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
+    kubeconfig = fake_kube.kubeconfig(project.parent)
+    code = main(["verify", "--stack", "dev", "--project", str(project), "--kubeconfig", str(kubeconfig), "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def _failed(report: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(c["check"], c["subject"]) for c in report["checks"] if not c["ok"]]
+
+
+def _detail(report: dict[str, Any], check: str, subject: str) -> str:
+    return next(c["detail"] for c in report["checks"] if c["check"] == check and c["subject"] == subject)
+
+
+def test_healthy_platform_passes_every_check(project, fake_kube, capsys):
+    """A cluster matching the dev declaration: exit 0 and no failed check."""
+    code, report = _verify(project, fake_kube, capsys)
+    assert (code, _failed(report)) == (0, [])
+    checks = {c["check"] for c in report["checks"]}
+    assert checks == {
+        "kai-components",
+        "queue",
+        "workload-running",
+        "workload-scheduler",
+        "workload-pod-group",
+        "gpu-group",
+        "vcluster-owner-refs",
+    }
+
+
+def test_table_output_lists_each_check_and_the_verdict(project, fake_kube, capsys):
+    """Without --json a table with one line per check and a final verdict goes to stdout."""
+    kubeconfig = fake_kube.kubeconfig(project.parent)
+    code = main(["verify", "--stack", "dev", "--project", str(project), "--kubeconfig", str(kubeconfig)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert any(line.split()[:3] == ["queue", "team-a", "pass"] for line in out.splitlines())
+    assert out.rstrip().endswith("all checks passed")
+
+
+def test_pending_pod_fails_the_workload(project, fake_kube, capsys):
+    """A Pending replica (KAI could not place it) fails workload-running with the scheduler's reason."""
+    pod = fake_kube.pod(ML_PODS, "infer-7c9d8b6f4-q9m4z")
+    pod["spec"].pop("nodeName")
+    pod["metadata"]["labels"].pop("runai-gpu-group")
+    pod["status"] = {
+        "phase": "Pending",
+        "conditions": [
+            {
+                "type": "PodScheduled",
+                "status": "False",
+                "reason": "Unschedulable",
+                "message": "0/3 nodes are available: 3 node(s) didn't have enough GPU memory",
+            }
+        ],
+    }
+    code, report = _verify(project, fake_kube, capsys)
+    assert code == 1
+    assert _failed(report) == [("workload-running", "infer")]
+    assert "1/2 pods Running" in _detail(report, "workload-running", "infer")
+    assert "Unschedulable: 0/3 nodes are available" in _detail(report, "workload-running", "infer")
+
+
+def test_pod_scheduled_by_another_scheduler_fails(project, fake_kube, capsys):
+    """A pod not scheduled by kai-scheduler bypasses queues and GPU sharing: workload-scheduler fails."""
+    fake_kube.pod(ML_PODS, "notebook")["spec"]["schedulerName"] = "default-scheduler"
+    code, report = _verify(project, fake_kube, capsys)
+    assert code == 1
+    assert _failed(report) == [("workload-scheduler", "notebook")]
+    assert _detail(report, "workload-scheduler", "notebook") == "notebook uses default-scheduler"
+
+
+def test_pod_without_pod_group_annotation_fails(project, fake_kube, capsys):
+    """Every KAI-scheduled pod belongs to a PodGroup through the pod-group-name annotation."""
+    del fake_kube.pod(ML_PODS, "notebook")["metadata"]["annotations"]["pod-group-name"]
+    code, report = _verify(project, fake_kube, capsys)
+    assert code == 1
+    assert _failed(report) == [("workload-pod-group", "notebook")]
+
+
+def test_synced_pod_with_owner_references_fails(project, fake_kube, capsys):
+    """vCluster's default setOwner: true points host pods at its Service, which KAI's pod-grouper cannot follow."""
+    pod = fake_kube.pod(TENANT_PODS, "train-master-0-x-default-x-team-a")
+    pod["metadata"]["ownerReferences"] = [
+        {"apiVersion": "v1", "kind": "Service", "name": "team-a", "uid": "5e0c7d4e-96d9-4a43-a3b8-bd51e8b1e0f1"}
+    ]
+    code, report = _verify(project, fake_kube, capsys)
+    assert code == 1
+    assert _failed(report) == [("vcluster-owner-refs", "team-a (vcluster-team-a)")]
+    assert "-> Service/team-a" in _detail(report, "vcluster-owner-refs", "team-a (vcluster-team-a)")
+
+
+def test_vcluster_control_plane_pod_owner_is_ignored(project, fake_kube, capsys):
+    """The vCluster's own StatefulSet pod is not synced from the tenant, so its ownerReferences are fine."""
+    code, report = _verify(project, fake_kube, capsys)
+    assert code == 0
+    assert _detail(report, "vcluster-owner-refs", "team-a (vcluster-team-a)") == (
+        "3 synced pods, none with ownerReferences"
+    )
+
+
+def test_missing_queue_fails(project, fake_kube, capsys):
+    """A declared queue absent from the cluster fails the queue check."""
+    fake_kube.responses[QUEUES]["items"] = [q for q in fake_kube.items(QUEUES) if q["metadata"]["name"] != "team-b"]
+    code, report = _verify(project, fake_kube, capsys)
+    assert code == 1
+    assert _failed(report) == [("queue", "team-b")]
+    assert _detail(report, "queue", "team-b") == "Queue not found"
+
+
+def test_queue_spec_drift_names_field_live_and_declared_values(project, fake_kube, capsys):
+    """A live quota that differs from the declaration is reported as 'field is X (declared Y)'."""
+    team_a = next(q for q in fake_kube.items(QUEUES) if q["metadata"]["name"] == "team-a")
+    team_a["spec"]["resources"]["gpu"]["quota"] = 1
+    code, report = _verify(project, fake_kube, capsys)
+    assert code == 1
+    assert _failed(report) == [("queue", "team-a")]
+    assert _detail(report, "queue", "team-a") == "resources.gpu.quota is 1 (declared 2)"
+
+
+def test_omitted_queue_limit_counts_as_zero(project, fake_kube, capsys):
+    """KAI reads an omitted limit as 0 (no resources allowed), not unlimited: that is drift from -1."""
+    team_b = next(q for q in fake_kube.items(QUEUES) if q["metadata"]["name"] == "team-b")
+    del team_b["spec"]["resources"]["cpu"]["limit"]
+    code, report = _verify(project, fake_kube, capsys)
+    assert code == 1
+    assert _detail(report, "queue", "team-b") == "resources.cpu.limit is 0 (declared -1)"
+
+
+def test_fractional_pods_on_different_gpu_groups_fail(project, fake_kube, capsys):
+    """Two 0.5 shares on one node in two GPU groups: binpack would have put them on one GPU."""
+    pod = fake_kube.pod(ML_PODS, "infer-7c9d8b6f4-q9m4z")
+    pod["metadata"]["labels"]["runai-gpu-group"] = "c1d2e3f4-0000-4b4b-8c8c-123456789abc"
+    code, report = _verify(project, fake_kube, capsys)
+    assert code == 1
+    assert _failed(report) == [("gpu-group", "node kaistack-dev-worker")]
+    assert "fit one GPU but are on two" in _detail(report, "gpu-group", "node kaistack-dev-worker")
+
+
+def test_fractional_groups_that_cannot_merge_pass(project, fake_kube, capsys):
+    """Two groups on one node whose shares exceed one GPU together are what binpack produces: pass."""
+    pod = fake_kube.pod(ML_PODS, "infer-7c9d8b6f4-q9m4z")
+    pod["metadata"]["labels"]["runai-gpu-group"] = "c1d2e3f4-0000-4b4b-8c8c-123456789abc"
+    pod["metadata"]["annotations"]["gpu-fraction"] = "0.75"
+    code, report = _verify(project, fake_kube, capsys)
+    assert (code, _failed(report)) == (0, [])
+
+
+def test_fractional_pod_without_gpu_group_label_fails(project, fake_kube, capsys):
+    """A running fractional pod always carries runai-gpu-group; its absence means KAI did not bind the share."""
+    del fake_kube.pod(ML_PODS, "notebook")["metadata"]["labels"]["runai-gpu-group"]
+    code, report = _verify(project, fake_kube, capsys)
+    assert code == 1
+    assert ("gpu-group", "notebook") in _failed(report)
+
+
+def test_unavailable_kai_component_fails(project, fake_kube, capsys):
+    """A KAI Deployment below its desired replicas fails kai-components."""
+    binder = next(d for d in fake_kube.items(DEPLOYMENTS) if d["metadata"]["name"] == "binder")
+    binder["status"]["availableReplicas"] = 0
+    binder["status"]["conditions"][0] |= {
+        "status": "False",
+        "message": "Deployment does not have minimum availability.",
+    }
+    code, report = _verify(project, fake_kube, capsys)
+    assert code == 1
+    assert _failed(report) == [("kai-components", "kai-scheduler/binder")]
+
+
+def test_missing_kai_component_fails(project, fake_kube, capsys):
+    """Each of KAI v0.17's seven Deployments must exist."""
+    fake_kube.responses[DEPLOYMENTS]["items"] = [
+        d for d in fake_kube.items(DEPLOYMENTS) if d["metadata"]["name"] != "pod-grouper"
+    ]
+    code, report = _verify(project, fake_kube, capsys)
+    assert code == 1
+    assert _detail(report, "kai-components", "kai-scheduler/pod-grouper") == "Deployment not found"
+
+
+def test_tenant_workload_pods_are_found_in_the_host_namespace(project, fake_kube, capsys):
+    """Tenant pods are matched by vCluster's object-namespace annotation and the workload label."""
+    code, report = _verify(project, fake_kube, capsys)
+    assert code == 0
+    assert _detail(report, "workload-running", "team-a/train") == "2/2 pods Running/Succeeded"
+
+
+def test_pods_are_matched_by_name_when_unlabelled(project, fake_kube, capsys):
+    """Without the workload label on any pod, controller-style pod names identify the workload's pods."""
+    for path in (ML_PODS, TENANT_PODS):
+        for pod in fake_kube.items(path):
+            pod["metadata"]["labels"].pop(WORKLOAD_LABEL, None)
+    code, report = _verify(project, fake_kube, capsys)
+    assert (code, _failed(report)) == (0, [])
+
+
+def test_list_pages_are_followed(project, fake_kube, capsys, monkeypatch):
+    """Lists larger than one page are read through metadata.continue."""
+    monkeypatch.setattr(kube_client, "PAGE_SIZE", 1)
+    code, report = _verify(project, fake_kube, capsys)
+    assert (code, _failed(report)) == (0, [])
+    assert any(params.get("continue") for _, params in fake_kube.requests)
+
+
+def test_bearer_token_is_sent(project, fake_kube, capsys):
+    """The kubeconfig's token is sent as a Bearer Authorization header (the fake API rejects others)."""
+    code, _ = _verify(project, fake_kube, capsys)
+    assert code == 0
+
+
+def test_rejected_credentials_exit_2(project, fake_kube, capsys):
+    """A 401 is not a failed check but an unusable cluster: exit 2 with the API's answer."""
+    kubeconfig = fake_kube.kubeconfig(project.parent, token="wrong")
+    code = main(["verify", "--stack", "dev", "--project", str(project), "--kubeconfig", str(kubeconfig)])
+    assert code == 2
+    assert "HTTP 401: Unauthorized" in capsys.readouterr().err
+
+
+def test_unreachable_cluster_exits_2_with_clear_message(project, fake_kube, capsys):
+    """A closed port on loopback: exit 2, 'cannot reach the API server at <url>'."""
+    fake_kube.url = "http://127.0.0.1:9"  # discard port; nothing listens there
+    kubeconfig = fake_kube.kubeconfig(project.parent)
+    code = main(
+        ["verify", "--stack", "dev", "--project", str(project), "--kubeconfig", str(kubeconfig), "--timeout", "2"]
+    )
+    assert code == 2
+    assert "cannot reach the API server at http://127.0.0.1:9" in capsys.readouterr().err
+
+
+def test_bad_kubeconfig_exits_2(project, tmp_path, capsys):
+    """A kubeconfig without the current context's entry is reported, not a traceback."""
+    bad = tmp_path / "bad-kubeconfig"
+    bad.write_text("apiVersion: v1\nkind: Config\ncurrent-context: nowhere\ncontexts: []\n")
+    code = main(["verify", "--stack", "dev", "--project", str(project), "--kubeconfig", str(bad)])
+    assert code == 2
+    assert "kubeconfig has no context named 'nowhere'" in capsys.readouterr().err
+
+
+def test_unknown_stack_exits_2(project, tmp_path, capsys):
+    """verify needs the declaration: an unknown stack is a config error (exit 2)."""
+    code = main(["verify", "--stack", "qa", "--project", str(project), "--kubeconfig", str(tmp_path / "x")])
+    assert code == 2
+    assert "stacks here: dev, prod, staging" in capsys.readouterr().err
+
+
+def test_kubeconfig_from_environment_is_used_when_no_flag(tmp_path):
+    """Without --kubeconfig, the first existing file in $KUBECONFIG is used and named as the source."""
+    file = tmp_path / "kc"
+    file.write_text("apiVersion: v1\n")
+    found = resolve_kubeconfig(
+        "dev", None, environ={"KUBECONFIG": f"{tmp_path / 'missing'}:{file}"}, which=lambda _: None
+    )
+    assert found.origin == f"$KUBECONFIG {file}"
+
+
+def test_no_kubeconfig_source_explains_the_three_options(tmp_path):
+    """No flag, no $KUBECONFIG and no Pulumi CLI: the error lists all three ways."""
+    with pytest.raises(KubeError, match=r"pass --kubeconfig FILE, set KUBECONFIG, or install the Pulumi CLI"):
+        resolve_kubeconfig("dev", None, environ={}, which=lambda _: None)
+
+
+def test_pulumi_stack_output_is_the_last_resort(tmp_path):
+    """With the Pulumi CLI on PATH, `pulumi stack output kubeconfig --show-secrets --stack S` provides it."""
+    fake_pulumi = tmp_path / "pulumi"
+    fake_pulumi.write_text('#!/bin/sh\necho "apiVersion: v1  # $*"\n')
+    fake_pulumi.chmod(0o755)
+    found = resolve_kubeconfig("staging", None, tmp_path, environ={}, which=lambda _: str(fake_pulumi))
+    assert found.text.strip() == "apiVersion: v1  # stack output kubeconfig --show-secrets --stack staging"
+
+
+def test_verify_stack_is_usable_as_a_library(project, fake_kube):
+    """verify_stack(config, client) returns a report; the CLI is a thin layer on it."""
+    client = KubeClient.from_kubeconfig(fake_kube.kubeconfig(project.parent).read_text())
+    report = verify_stack(load_stack(project, "dev"), client, stack="dev")
+    assert report.ok
+    assert report.as_dict()["failed"] == 0
+
+
+def test_tls_with_ca_and_client_certificate_from_kubeconfig_data(project, fake_kube_tls, pki, tmp_path, capsys):
+    """Over HTTPS the client trusts the kubeconfig's CA and presents its client certificate (mTLS)."""
+    b64 = lambda path: base64.b64encode(path.read_bytes()).decode()  # noqa: E731
+    kubeconfig = tmp_path / "kubeconfig-tls"
+    kubeconfig.write_text(
+        json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "tls",
+                "clusters": [
+                    {"name": "tls", "cluster": {"server": fake_kube_tls.url, "certificate-authority-data": b64(pki.ca)}}
+                ],
+                "contexts": [{"name": "tls", "context": {"cluster": "tls", "user": "admin"}}],
+                "users": [
+                    {
+                        "name": "admin",
+                        "user": {
+                            "client-certificate-data": b64(pki.client_cert),
+                            "client-key-data": b64(pki.client_key),
+                        },
+                    }
+                ],
+            }
+        )
+    )
+    code = main(["verify", "--stack", "dev", "--project", str(project), "--kubeconfig", str(kubeconfig), "--json"])
+    assert (code, _failed(json.loads(capsys.readouterr().out))) == (0, [])
+
+
+def test_tls_server_not_signed_by_the_kubeconfig_ca_exits_2(project, fake_kube_tls, tmp_path, capsys):
+    """Without the cluster's CA the server certificate is not trusted: exit 2, no data read."""
+    kubeconfig = tmp_path / "kubeconfig-noca"
+    kubeconfig.write_text(
+        json.dumps(
+            {
+                "current-context": "tls",
+                "clusters": [{"name": "tls", "cluster": {"server": fake_kube_tls.url}}],
+                "contexts": [{"name": "tls", "context": {"cluster": "tls"}}],
+            }
+        )
+    )
+    code = main(["verify", "--stack", "dev", "--project", str(project), "--kubeconfig", str(kubeconfig)])
+    assert code == 2
+    assert "CERTIFICATE_VERIFY_FAILED" in capsys.readouterr().err
