@@ -1,0 +1,44 @@
+"""kaistack's Pulumi program: read the `kaistack:` config once, validate it, build the Platform.
+
+Everything the stack declares lives in Pulumi.<stack>.yaml under six keys (kaistack.config). A bad
+config stops the program before any resource is registered, with every problem listed by key path.
+"""
+
+import pulumi
+
+from kaistack.config import TOP_LEVEL_KEYS, ConfigError, parse_config
+from kaistack.model import StackConfig
+
+
+def load_config() -> StackConfig:
+    config = pulumi.Config("kaistack")
+    raw = {}
+    problems = []
+    for key in TOP_LEVEL_KEYS:
+        try:
+            value = config.get_object(key)
+        except pulumi.ConfigTypeError as err:
+            problems.append(f"kaistack:{key}: not valid JSON/YAML ({err})")
+            continue
+        if value is not None:
+            raw[key] = value
+    try:
+        if problems:
+            raise ConfigError(problems, f"stack {pulumi.get_stack()}")
+        return parse_config(raw, source=f"stack {pulumi.get_stack()}")
+    except ConfigError as err:
+        # RunError prints the message alone (no traceback) and fails the update before any resource.
+        raise pulumi.RunError(str(err)) from None
+
+
+stack_config = load_config()
+
+from components.platform import Platform  # noqa: E402  (only once the config is known to be valid)
+
+platform = Platform("kaistack", stack_config)
+
+pulumi.export("kubeconfig", platform.kubeconfig)
+pulumi.export("kaiNamespace", stack_config.kai.namespace)
+pulumi.export("kaiVersion", stack_config.kai.version)
+pulumi.export("queueTree", platform.queues.tree)
+pulumi.export("tenants", [t.summary for t in platform.vclusters.values()])

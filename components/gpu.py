@@ -1,0 +1,171 @@
+"""GPU enablement by `gpu.mode`: fake GPUs, the NVIDIA device plugin, or the NVIDIA GPU Operator.
+
+Every value key set here exists in the pinned chart's values.yaml (copies in tests/data/schemas/;
+tests/platform/test_schemas.py checks it). Mode `none` installs nothing (Platform skips this component).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+import yaml
+
+from components.cluster_kind import FAKE_POOL_LABEL
+from components.kai import RESERVATION_NAMESPACE
+from kaistack import versions
+from kaistack.model import StackConfig, TimeSlicing
+
+# Every GPU stack runs privileged DaemonSets (device plugins, exporters, the operator's validators).
+PRIVILEGED_NAMESPACE_LABELS = {
+    "pod-security.kubernetes.io/enforce": "privileged",
+    "pod-security.kubernetes.io/audit": "privileged",
+    "pod-security.kubernetes.io/warn": "privileged",
+}
+RELEASE_NAMES = {"fake": "gpu-operator", "device-plugin": "nvidia-device-plugin", "gpu-operator": "gpu-operator"}
+TIME_SLICING_CONFIG = "time-slicing"
+# The device plugin chart's own default tolerations (values.yaml), kept when pool taints are added.
+DEVICE_PLUGIN_TOLERATIONS = [
+    {"key": "CriticalAddonsOnly", "operator": "Exists"},
+    {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+]
+
+
+def fake_gpu_values(config: StackConfig) -> dict[str, Any]:
+    """run:ai fake-gpu-operator: one topology pool per declared GPU pool (vcluster-and-gpu.md §5)."""
+    fake = config.gpu.fake
+    pools = {
+        pool.name: {
+            "gpuProduct": pool.gpu_product or fake.gpu_product,
+            "gpuCount": pool.gpu_count,
+            "gpuMemory": pool.gpu_memory_mi_b or fake.gpu_memory_mi_b,
+        }
+        for pool in config.cluster.node_pools
+        if pool.gpu_count
+    }
+    return {
+        "topology": {"nodePools": pools, "nodePoolLabelKey": FAKE_POOL_LABEL},
+        # The chart default (runai-reservation) is Run:ai's; KAI's binder uses its own namespace.
+        "environment": {"resourceReservationNamespace": RESERVATION_NAMESPACE},
+        # The kind config pre-labels fake-GPU nodes like KAI's e2e setup, so the status updater does
+        # not label nodes itself (components/cluster_kind.py FAKE_GPU_NODE_LABELS).
+        "statusUpdater": {"disableNodeLabeling": True},
+    }
+
+
+def time_slicing_config(slicing: TimeSlicing) -> str:
+    """Device plugin config file (k8s-device-plugin README "With CUDA Time-Slicing")."""
+    document = {
+        "version": "v1",
+        "sharing": {
+            "timeSlicing": {
+                "renameByDefault": slicing.rename_by_default,
+                "failRequestsGreaterThanOne": slicing.fail_requests_greater_than_one,
+                "resources": [{"name": "nvidia.com/gpu", "replicas": slicing.replicas}],
+            }
+        },
+    }
+    return yaml.safe_dump(document, sort_keys=False)
+
+
+def _pool_tolerations(config: StackConfig) -> list[dict[str, str]]:
+    extra = []
+    for pool in config.cluster.node_pools:
+        for taint in pool.taints:
+            if taint.key != "nvidia.com/gpu":
+                extra.append({"key": taint.key, "operator": "Exists", "effect": taint.effect})
+    return extra
+
+
+def device_plugin_values(config: StackConfig) -> dict[str, Any]:
+    settings = config.gpu.device_plugin
+    # GFD writes the nvidia.com/gpu.{count,memory,product} labels KAI reads (vcluster-and-gpu.md §2).
+    values: dict[str, Any] = {"gfd": {"enabled": settings.gfd}}
+    if settings.runtime_class_name:
+        # On nvkind the GPU runtime is RuntimeClass `nvidia`, not the containerd default.
+        values["runtimeClassName"] = settings.runtime_class_name
+    if settings.time_slicing is not None:
+        values["config"] = {
+            "map": {TIME_SLICING_CONFIG: time_slicing_config(settings.time_slicing)},
+            "default": TIME_SLICING_CONFIG,
+        }
+    extra = _pool_tolerations(config)
+    if extra:
+        values["tolerations"] = [*DEVICE_PLUGIN_TOLERATIONS, *extra]
+    return values
+
+
+def gpu_operator_values(config: StackConfig) -> dict[str, Any]:
+    settings = config.gpu.gpu_operator
+    on_kind = config.cluster.provider == "kind"
+    values: dict[str, Any] = {
+        # On kind the host's driver and nvkind's in-node toolkit are used: nvkind's minimal mode
+        # (NVIDIA/nvkind .github/workflows/gpu-e2e.yaml; vcluster-and-gpu.md §3).
+        "driver": {"enabled": settings.driver and not on_kind},
+        "toolkit": {"enabled": settings.toolkit and not on_kind},
+        "dcgmExporter": {"enabled": settings.dcgm_exporter},
+    }
+    if settings.time_slicing is not None:
+        values["devicePlugin"] = {
+            "config": {
+                "create": True,
+                "name": f"{TIME_SLICING_CONFIG}-config",
+                "default": TIME_SLICING_CONFIG,
+                "data": {TIME_SLICING_CONFIG: time_slicing_config(settings.time_slicing)},
+            }
+        }
+    return values
+
+
+def release_args(config: StackConfig) -> dict[str, Any]:
+    """Chart address, version and values for the configured mode."""
+    mode = config.gpu.mode
+    if mode == "fake":
+        return {
+            "chart": versions.FAKE_GPU_OPERATOR_CHART,
+            "version": config.gpu.fake.version,
+            "values": fake_gpu_values(config),
+        }
+    if mode == "device-plugin":
+        return {
+            "chart": "nvidia-device-plugin",
+            "version": config.gpu.device_plugin.version,
+            "repository_opts": k8s.helm.v3.RepositoryOptsArgs(repo=versions.DEVICE_PLUGIN_REPO),
+            "values": device_plugin_values(config),
+        }
+    if mode == "gpu-operator":
+        return {
+            "chart": "gpu-operator",
+            "version": config.gpu.gpu_operator.version,
+            "repository_opts": k8s.helm.v3.RepositoryOptsArgs(repo=versions.GPU_OPERATOR_REPO),
+            "values": gpu_operator_values(config),
+        }
+    raise ValueError(f"gpu.mode {mode!r} installs nothing")
+
+
+class GpuStack(pulumi.ComponentResource):
+    """The namespace (privileged PSA) and the one Helm release for the configured GPU mode."""
+
+    namespace: k8s.core.v1.Namespace
+    release: k8s.helm.v3.Release
+
+    def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("kaistack:index:GpuStack", name, None, opts)
+        child_opts = pulumi.ResourceOptions(parent=self)
+        namespace = config.gpu.release_namespace
+        self.namespace = k8s.core.v1.Namespace(
+            f"{name}-namespace",
+            metadata={"name": namespace, "labels": PRIVILEGED_NAMESPACE_LABELS},
+            opts=child_opts,
+        )
+        self.release = k8s.helm.v3.Release(
+            f"{name}-release",
+            name=RELEASE_NAMES[config.gpu.mode],
+            namespace=namespace,
+            # Wait for the DaemonSets: KAI must see GPU nodes (and run.ai/fake.gpu) when it starts.
+            timeout=900,
+            **release_args(config),
+            opts=child_opts.merge(pulumi.ResourceOptions(depends_on=[self.namespace])),
+        )
+        self.register_outputs({"mode": config.gpu.mode, "namespace": namespace, "releaseStatus": self.release.status})

@@ -1,0 +1,163 @@
+"""NVIDIA KAI Scheduler from its OCI Helm chart, and optionally HAMi's GPU memory isolation.
+
+Values follow the pinned chart's values.yaml (kai.md §1.1; copy in tests/data/schemas/). The chart
+creates KAI's own default queues from `defaultQueue.*`, so those are set from the model, which the
+placement checker reads too.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from kaistack import versions
+from kaistack.model import QueueResources, StackConfig
+
+RELEASE_NAME = "kai-scheduler"
+# Where the binder puts GPU reservation pods (chart global.resourceReservation.namespace); the fake GPU
+# operator must watch the same namespace (vcluster-and-gpu.md §5).
+RESERVATION_NAMESPACE = "kai-resource-reservation"
+ISOLATOR_NAMESPACE = "kai-resource-isolator"
+# Helm waits for KAI's hook Jobs (crd-upgrader, kai-config-deployer) and all deployments.
+TIMEOUT_SECONDS = 900
+
+
+def parse_version(tag: str) -> tuple[int, int, int]:
+    match = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)", tag)
+    if match is None:
+        raise ValueError(f"not a KAI release tag: {tag!r}")
+    major, minor, patch = (int(g) for g in match.groups())
+    return major, minor, patch
+
+
+def chart_address(version: str) -> str:
+    """The chart moved registries after v0.13.x (kai.md §1; versions.KAI_LEGACY_CHART)."""
+    return versions.KAI_LEGACY_CHART if parse_version(version) < (0, 14, 0) else versions.KAI_CHART
+
+
+def runtime_class_key(version: str) -> str:
+    """v0.16 renamed admission.gpuPodRuntimeClassName to gpuFractionRuntimeClassName (kai.md §1.1)."""
+    return "gpuFractionRuntimeClassName" if parse_version(version) >= (0, 16, 0) else "gpuPodRuntimeClassName"
+
+
+def _number(value: float) -> float | int:
+    return int(value) if float(value).is_integer() else value
+
+
+def resource_values(resources: QueueResources) -> dict[str, dict[str, float | int]]:
+    """Queue resources in the Queue CRD's shape, every field written (KAI reads an omitted limit as 0)."""
+    return {
+        kind: {
+            "quota": _number(block.quota),
+            "limit": _number(block.limit),
+            "overQuotaWeight": _number(block.over_quota_weight),
+        }
+        for kind, block in (("gpu", resources.gpu), ("cpu", resources.cpu), ("memory", resources.memory))
+    }
+
+
+def tolerations(config: StackConfig) -> list[dict[str, str]]:
+    """Tolerate every declared node-pool taint, so KAI's own pods run even if all workers are tainted."""
+    seen: dict[tuple[str, str | None, str], dict[str, str]] = {}
+    for pool in config.cluster.node_pools:
+        for taint in pool.taints:
+            toleration = {"key": taint.key, "effect": taint.effect}
+            if taint.value is None:
+                toleration["operator"] = "Exists"
+            else:
+                toleration.update(operator="Equal", value=taint.value)
+            seen.setdefault((taint.key, taint.value, taint.effect), toleration)
+    return list(seen.values())
+
+
+def kai_values(config: StackConfig) -> dict[str, Any]:
+    kai = config.kai
+    version = parse_version(kai.version)
+    global_values: dict[str, Any] = {
+        # Off rejects every gpu-fraction/gpu-memory pod at admission (kai.md §1.1).
+        "gpuSharing": kai.gpu_sharing,
+        "resourceReservation": {"namespace": RESERVATION_NAMESPACE},
+    }
+    if tolerations(config):
+        global_values["tolerations"] = tolerations(config)
+    dq = kai.default_queues
+    values: dict[str, Any] = {
+        "global": global_values,
+        # "" disables the injection (kai.md §1.1: needed on OpenShift with gpu-operator < v25.10).
+        "admission": {runtime_class_key(kai.version): kai.runtime_class_name or ""},
+        "scheduler": {"placementStrategy": kai.placement_strategy},
+        "defaultQueue": {
+            "createDefaultQueue": dq.create,
+            "parentName": dq.parent_name,
+            "childName": dq.child_name,
+            "parentResources": resource_values(dq.parent_resources),
+            "childResources": resource_values(dq.child_resources),
+        },
+    }
+    if version >= (0, 16, 0):
+        # Older charts ignore the key (kai.md §1.1); the model refuses a custom key for them.
+        values["podgrouper"] = {"queueLabelKey": kai.queue_label_key}
+    binder: dict[str, Any] = {}
+    if kai.runtime_class_name not in (None, "nvidia"):
+        # Reservation pods default to RuntimeClass `nvidia` (binder API default, kai.md §1.1); a
+        # cluster that names its NVIDIA runtime class differently needs them to follow suit.
+        binder["runtimeClassName"] = kai.runtime_class_name
+    if kai.memory_isolation:
+        # KAI >= v0.17 + HAMi-core (vcluster-and-gpu.md §6, KAI docs/gpu-sharing/hami/README.md).
+        binder["plugins"] = {"hamicore": {"enabled": True}}
+    if binder:
+        values["binder"] = binder
+    return values
+
+
+class KaiScheduler(pulumi.ComponentResource):
+    release: k8s.helm.v3.Release
+    isolator: k8s.helm.v3.Release | None
+
+    def __init__(
+        self,
+        name: str,
+        config: StackConfig,
+        depends_on: list[pulumi.Resource] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("kaistack:index:KaiScheduler", name, None, opts)
+        child_opts = pulumi.ResourceOptions(parent=self)
+        kai = config.kai
+        self.release = k8s.helm.v3.Release(
+            f"{name}-release",
+            name=RELEASE_NAME,
+            chart=chart_address(kai.version),
+            # The OCI chart version is the git tag *with* the "v" (kai.md §1).
+            version=kai.version,
+            namespace=kai.namespace,
+            create_namespace=True,
+            values=kai_values(config),
+            timeout=TIMEOUT_SECONDS,
+            # The fake GPU operator goes first, so the KAI operator sees run.ai/fake.gpu nodes when it
+            # renders the binder (vcluster-and-gpu.md §5, KAI hack/setup-e2e-cluster.sh).
+            opts=child_opts.merge(pulumi.ResourceOptions(depends_on=depends_on or [])),
+        )
+        self.isolator = None
+        if kai.memory_isolation:
+            self.isolator = k8s.helm.v3.Release(
+                f"{name}-resource-isolator",
+                name="kai-resource-isolator",
+                chart=versions.KAI_RESOURCE_ISOLATOR_CHART,
+                version=versions.KAI_RESOURCE_ISOLATOR_VERSION,
+                namespace=ISOLATOR_NAMESPACE,
+                create_namespace=True,
+                opts=child_opts.merge(pulumi.ResourceOptions(depends_on=[self.release])),
+            )
+        self.register_outputs(
+            {
+                "namespace": kai.namespace,
+                "version": kai.version,
+                "chart": chart_address(kai.version),
+                "gpuSharing": kai.gpu_sharing,
+                "releaseStatus": self.release.status,
+            }
+        )

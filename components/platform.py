@@ -1,0 +1,127 @@
+"""The whole platform: cluster -> GPU enablement -> KAI -> queues -> tenants -> workloads.
+
+Order matters on a fresh cluster and is made explicit with depends_on: the GPU stack before KAI (its
+operator reads GPU node labels at start), KAI before queues (the Queue CRD) and before workloads (its
+admission webhook mutates fractional pods), queues before workloads (KAI skips pods whose queue does
+not exist yet).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.cluster_existing import ExistingCluster
+from components.cluster_kind import KindCluster
+from components.gpu import GpuStack
+from components.kai import KaiScheduler, resource_values
+from components.queues import QueueTree
+from components.tenant import Tenant
+from components.workloads import Workloads
+from kaistack.model import StackConfig
+
+
+def platform_summary(config: StackConfig) -> dict[str, Any]:
+    """The camelCase facts the policy pack's stack policies read (docs/architecture.md, Platform)."""
+    pool_keys = (
+        "name",
+        "count",
+        "gpus",
+        "gpuMemoryMiB",
+        "gpuProduct",
+        "cpu",
+        "memory",
+        "pods",
+        "migStrategy",
+        "mig",
+        "labels",
+        "taints",
+    )
+    pools = []
+    for pool in config.cluster.node_pools:
+        dumped = pool.model_dump(by_alias=True, mode="json")
+        pools.append({key: dumped[key] for key in pool_keys})
+    kai = config.kai
+    dq = kai.default_queues
+    return {
+        "nodePools": pools,
+        "kai": {
+            "version": kai.version,
+            "namespace": kai.namespace,
+            "gpuSharing": kai.gpu_sharing,
+            "placementStrategy": kai.placement_strategy,
+            "queueLabelKey": kai.queue_label_key,
+            "defaultQueues": {
+                "create": dq.create,
+                "parentName": dq.parent_name,
+                "childName": dq.child_name,
+                "parentResources": resource_values(dq.parent_resources),
+                "childResources": resource_values(dq.child_resources),
+            },
+        },
+        "tenants": [{"name": t.name, "namespace": t.host_namespace, "queues": list(t.queues)} for t in config.tenants],
+    }
+
+
+class Platform(pulumi.ComponentResource):
+    """`kaistack:index:Platform`.
+
+    Its props (and outputs) `nodePools`, `kai`, `tenants` are the summary above; the SDK turns prop
+    names into output attributes, so the child components live under other names.
+    """
+
+    cluster: KindCluster | ExistingCluster
+    gpu: GpuStack | None
+    scheduler: KaiScheduler
+    queues: QueueTree
+    vclusters: dict[str, Tenant]
+    workloads: Workloads
+    kubeconfig: pulumi.Output[str]
+    provider: k8s.Provider
+
+    def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
+        summary = platform_summary(config)
+        super().__init__("kaistack:index:Platform", name, summary, opts)
+        self.cluster = self._cluster(f"{name}-cluster", config, pulumi.ResourceOptions(parent=self))
+        self.provider = self.cluster.provider
+        self.kubeconfig = self.cluster.kubeconfig
+        # Every Kubernetes object below goes to this cluster, never to an ambient kubeconfig.
+        k8s_opts = pulumi.ResourceOptions(parent=self, providers={"kubernetes": self.provider})
+
+        self.gpu = None
+        if config.gpu.mode != "none":
+            self.gpu = GpuStack(f"{name}-gpu", config, opts=k8s_opts)
+        self.scheduler = KaiScheduler(
+            f"{name}-kai", config, depends_on=[self.gpu.release] if self.gpu else [], opts=k8s_opts
+        )
+        self.queues = QueueTree(f"{name}-queues", config, kai_release=self.scheduler.release, opts=k8s_opts)
+        self.vclusters = {
+            t.name: Tenant(f"{name}-{t.name}", config, t, host_provider=self.provider, opts=k8s_opts)
+            for t in config.tenants
+        }
+        self.workloads = Workloads(
+            f"{name}-workloads",
+            config,
+            tenants=self.vclusters,
+            depends_on=[self.scheduler.release, *self.queues.queues.values()],
+            opts=k8s_opts,
+        )
+        self.register_outputs(
+            {
+                **summary,
+                "kubeconfig": self.kubeconfig,
+                "queueTree": self.queues.tree,
+                "tenantAccess": [t.summary for t in self.vclusters.values()],
+            }
+        )
+
+    @staticmethod
+    def _cluster(name: str, config: StackConfig, opts: pulumi.ResourceOptions) -> KindCluster | ExistingCluster:
+        provider = config.cluster.provider
+        if provider == "kind":
+            return KindCluster(name, config, opts=opts)
+        if provider == "existing":
+            return ExistingCluster(name, config, opts=opts)
+        raise pulumi.RunError(f"cluster.provider {provider!r} is not wired into components/platform.py yet")

@@ -1,0 +1,159 @@
+"""Kubernetes manifests for declared workloads, as plain camelCase dicts (no Pulumi).
+
+The Workloads component hands these dicts to pulumi_kubernetes unchanged, so what the engine (and the
+policy pack) receives is exactly what is built here. Every rule below is KAI's workload contract
+(../shared/reference/kai.md §4) or a vCluster pass-through fact (vcluster-and-gpu.md §1.3).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kaistack.model import StackConfig, Workload
+
+SCHEDULER_NAME = "kai-scheduler"
+TENANT_LABEL = "kaistack.io/tenant"
+WORKLOAD_LABEL = "app"
+# KAI reads the class from this *label* on the top owner or pod before spec.priorityClassName
+# (kai.md §2), and labels survive vCluster sync unchanged (vcluster-and-gpu.md §1.3).
+PRIORITY_LABEL = "priorityClassName"
+PREEMPTIBILITY_LABEL = "kai.scheduler/preemptibility"
+GPU_RESOURCE = "nvidia.com/gpu"
+# The taint GPU node pools conventionally carry; NVIDIA's own DaemonSets tolerate it the same way.
+GPU_TOLERATION = {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}
+# Kubeflow's training operator only wires rendezvous env/ports into the container named "pytorch"
+# (training-operator pkg/controller.v1/pytorch: DefaultContainerName).
+PYTORCH_CONTAINER = "pytorch"
+API_VERSIONS = {"Pod": "v1", "Deployment": "apps/v1", "Job": "batch/v1", "PyTorchJob": "kubeflow.org/v1"}
+
+
+def _num(value: float) -> str:
+    """A quantity string without a trailing '.0' (0.5 -> "0.5", 2.0 -> "2")."""
+    return f"{value:g}"
+
+
+def object_labels(config: StackConfig, work: Workload) -> dict[str, str]:
+    """Labels for the top-level object and its pod template alike.
+
+    KAI takes the queue from the top owner first, then the pod (kai.md §4); inside a vCluster the
+    host only sees the pod (setOwner: false makes it a bare pod), so both carry every label.
+    """
+    labels = {WORKLOAD_LABEL: work.name, **work.labels, config.kai.queue_label_key: config.queue_of(work)}
+    if work.tenant is not None:
+        labels[TENANT_LABEL] = work.tenant
+    if work.priority_class is not None:
+        labels[PRIORITY_LABEL] = work.priority_class
+    if work.preemptible is not None:
+        labels[PREEMPTIBILITY_LABEL] = "preemptible" if work.preemptible else "non-preemptible"
+    return labels
+
+
+def pod_annotations(work: Workload) -> dict[str, str]:
+    """GPU-sharing requests are pod annotations, not resources (kai.md §4)."""
+    annotations = dict(work.annotations)
+    if work.gpu_fraction is not None:
+        annotations["gpu-fraction"] = _num(work.gpu_fraction)
+    if work.gpu_memory_mi_b is not None:
+        annotations["gpu-memory"] = str(work.gpu_memory_mi_b)
+    if work.gpu_devices is not None:
+        annotations["gpu-fraction-num-devices"] = str(work.gpu_devices)
+    return annotations
+
+
+def resources(work: Workload) -> dict[str, dict[str, str]]:
+    """Requests as declared; limits default to the requests.
+
+    Tenant namespaces get a vCluster LimitRange whose default limit (1 CPU / 512Mi) is below some
+    requests, which the API server rejects; writing limits out keeps host and tenant pods identical.
+    Whole GPUs are an extended resource (requests must equal limits); shares request no
+    nvidia.com/gpu at all, since KAI forbids a fraction next to a GPU limit (kai.md §4).
+    """
+    requests = {"cpu": work.cpu, "memory": work.memory}
+    limits = {"cpu": work.cpu_limit or work.cpu, "memory": work.memory_limit or work.memory}
+    if work.gpu is not None:
+        requests[GPU_RESOURCE] = limits[GPU_RESOURCE] = str(work.gpu)
+    return {"requests": requests, "limits": limits}
+
+
+def container(work: Workload, name: str = "main") -> dict[str, Any]:
+    spec: dict[str, Any] = {"name": name, "image": work.image}
+    if work.command:
+        spec["command"] = list(work.command)
+    if work.args:
+        spec["args"] = list(work.args)
+    if work.env:
+        spec["env"] = [{"name": k, "value": v} for k, v in work.env.items()]
+    if work.ports:
+        spec["ports"] = [{"containerPort": p, "protocol": "TCP"} for p in work.ports]
+    spec["resources"] = resources(work)
+    return spec
+
+
+def pod_spec(work: Workload, container_name: str = "main", restart_policy: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"schedulerName": SCHEDULER_NAME, "containers": [container(work, container_name)]}
+    if restart_policy is not None:
+        spec["restartPolicy"] = restart_policy
+    if work.priority_class is not None:
+        # Kept inside a vCluster because tenants sync host PriorityClasses (sync.fromHost.priorityClasses).
+        spec["priorityClassName"] = work.priority_class
+    if work.uses_gpu and work.tolerate_gpu_taint:
+        spec["tolerations"] = [dict(GPU_TOLERATION)]
+    if work.node_selector:
+        spec["nodeSelector"] = dict(work.node_selector)
+    return spec
+
+
+def pod_template(
+    config: StackConfig, work: Workload, container_name: str = "main", restart_policy: str | None = None
+) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"labels": object_labels(config, work)}
+    annotations = pod_annotations(work)
+    if annotations:
+        metadata["annotations"] = annotations
+    return {"metadata": metadata, "spec": pod_spec(work, container_name, restart_policy)}
+
+
+def manifest(config: StackConfig, work: Workload) -> dict[str, Any]:
+    """The full object (apiVersion, kind, metadata, spec) for one declared workload."""
+    metadata: dict[str, Any] = {"name": work.name, "namespace": work.namespace, "labels": object_labels(config, work)}
+    if work.kind == "Pod":
+        template = pod_template(config, work)
+        metadata["labels"] = template["metadata"]["labels"]
+        if "annotations" in template["metadata"]:
+            metadata["annotations"] = template["metadata"]["annotations"]
+        spec = template["spec"]
+    elif work.kind == "Deployment":
+        spec = {
+            "replicas": work.replicas,
+            "selector": {"matchLabels": {WORKLOAD_LABEL: work.name}},
+            "template": pod_template(config, work),
+        }
+    elif work.kind == "Job":
+        # KAI >= v0.15 groups a Job into one PodGroup; parallelism = declared replicas (kai.md §5).
+        spec = {
+            "parallelism": work.replicas,
+            "completions": work.completions or work.replicas,
+            "template": pod_template(config, work, restart_policy="Never"),
+        }
+    else:
+        spec = pytorch_spec(config, work)
+    return {"apiVersion": API_VERSIONS[work.kind], "kind": work.kind, "metadata": metadata, "spec": spec}
+
+
+def pytorch_spec(config: StackConfig, work: Workload) -> dict[str, Any]:
+    """Kubeflow PyTorchJob (kubeflow.org/v1): a gang of Master + Workers.
+
+    KAI's kubeflow grouper makes one PodGroup with minMember = runPolicy.schedulingPolicy.minAvailable
+    (kai.md §5), so the gang size is written out. Inside a vCluster the host sees bare pods and the
+    gang is lost (vcluster-and-gpu.md §1.2).
+    """
+    replicas: dict[str, Any] = {}
+    for role, count in (("Master", work.pytorch.master), ("Worker", work.pytorch.workers)):
+        if count:
+            replicas[role] = {
+                "replicas": count,
+                "restartPolicy": "OnFailure",
+                "template": pod_template(config, work, container_name=PYTORCH_CONTAINER),
+            }
+    min_available = work.pytorch.min_available or work.pod_count
+    return {"runPolicy": {"schedulingPolicy": {"minAvailable": min_available}}, "pytorchReplicaSpecs": replicas}

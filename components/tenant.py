@@ -1,0 +1,173 @@
+"""A tenant: a vCluster in its own host namespace, scheduled by the host's KAI, plus a provider for it.
+
+Values validate against the vCluster 0.36.1 values.schema.json (tests/data/schemas/). KAI stays on
+the host: vCluster must not set owner references (KAI's pod-grouper cannot follow them to the
+vCluster Service) and must not run its own scheduler (vcluster-and-gpu.md §1.1, §1.4).
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.podspec import TENANT_LABEL
+from kaistack import versions
+from kaistack.model import StackConfig
+from kaistack.model import Tenant as TenantModel
+
+VCLUSTER_API_PORT = 8443  # controlPlane.proxy.port, which vCluster does not let you change
+
+
+def kubeconfig_secret_name(tenant: TenantModel) -> str:
+    """vCluster writes the tenant's admin kubeconfig to `vc-<release>` (exportKubeConfig.secret doc)."""
+    return f"vc-{tenant.name}"
+
+
+def uses_node_port(config: StackConfig, tenant: TenantModel) -> bool:
+    """On kind the vCluster API is a NodePort mapped to 127.0.0.1 (components/cluster_kind.py)."""
+    return config.cluster.provider == "kind" and tenant.api_server_url is None
+
+
+def api_server_url(config: StackConfig, tenant: TenantModel) -> str | None:
+    """Where the Pulumi host reaches this tenant's API, or None when it cannot (no workloads then)."""
+    if tenant.api_server_url:
+        return tenant.api_server_url
+    if uses_node_port(config, tenant):
+        return f"https://127.0.0.1:{config.tenant_node_port(tenant)}"
+    return None
+
+
+def _host(url: str) -> str:
+    authority = url.split("://", 1)[-1].split("/", 1)[0]
+    return authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
+
+
+def _quota(config: StackConfig, tenant: TenantModel) -> dict[str, Any]:
+    quota: dict[str, Any] = dict(tenant.isolation.resource_quota.quota)
+    if uses_node_port(config, tenant):
+        # The chart's default quota has services.nodeports: 0, and Helm creates the ResourceQuota
+        # before the Service, so the vCluster's own NodePort Service would be refused.
+        current = quota.get("services.nodeports", 0)
+        quota["services.nodeports"] = max(int(str(current)), 1)
+    return quota
+
+
+def vcluster_values(config: StackConfig, tenant: TenantModel) -> dict[str, Any]:
+    isolation = tenant.isolation
+    from_host: dict[str, Any] = {
+        # Keeps spec.priorityClassName on synced pods (KAI's train/inference/... classes are host
+        # objects); without it vCluster clears the field (vcluster-and-gpu.md §1.3).
+        "priorityClasses": {"enabled": True},
+    }
+    if tenant.vcluster.sync_nodes:
+        from_host["nodes"] = {"enabled": True}
+    control_plane: dict[str, Any] = {
+        # Both spellings of the virtual scheduler stay off: the host's KAI schedules tenant pods.
+        "advanced": {"virtualScheduler": {"enabled": False}},
+        "distro": {"k8s": {"scheduler": {"enabled": False}}},
+    }
+    policies: dict[str, Any] = {
+        "resourceQuota": {"enabled": isolation.resource_quota.enabled},
+        "limitRange": {"enabled": isolation.limit_range},
+        "networkPolicy": {"enabled": isolation.network_policy},
+    }
+    if isolation.pod_security_standard:
+        policies["podSecurityStandard"] = isolation.pod_security_standard
+    quota = _quota(config, tenant)
+    if isolation.resource_quota.enabled and quota:
+        policies["resourceQuota"]["quota"] = quota
+    values: dict[str, Any] = {
+        "experimental": {"syncSettings": {"setOwner": False}},
+        "sync": {"fromHost": from_host},
+        "controlPlane": control_plane,
+        "policies": policies,
+    }
+    url = api_server_url(config, tenant)
+    if url is not None:
+        # The exported kubeconfig (Secret vc-<name>) points where the Pulumi host can connect, and
+        # the proxy certificate covers that name.
+        control_plane["proxy"] = {"extraSANs": sorted({_host(url), "localhost"})}
+        values["exportKubeConfig"] = {"server": url}
+    if uses_node_port(config, tenant):
+        control_plane["service"] = {
+            "spec": {"type": "NodePort"},
+            "httpsNodePort": config.tenant_node_port(tenant),
+        }
+        if isolation.network_policy:
+            # Let the API port through from outside the namespace (the kind port mapping on the
+            # Pulumi host); NetworkPolicies are additive, so this only widens the chart's rules.
+            policies["networkPolicy"]["controlPlane"] = {
+                "ingress": [{"ports": [{"port": VCLUSTER_API_PORT, "protocol": "TCP"}]}]
+            }
+    return values
+
+
+def _decode(data: Any) -> str:
+    return base64.b64decode(data["config"]).decode() if data and data.get("config") else ""
+
+
+class Tenant(pulumi.ComponentResource):
+    """vCluster release, the tenant's connection facts and (when reachable) a provider inside it."""
+
+    namespace: k8s.core.v1.Namespace
+    release: k8s.helm.v3.Release
+    kubeconfig_secret: k8s.core.v1.Secret | None
+    kubeconfig: pulumi.Output[str] | None
+    provider: k8s.Provider | None
+    connect_command: str
+    summary: dict[str, Any]
+
+    def __init__(
+        self,
+        name: str,
+        config: StackConfig,
+        tenant: TenantModel,
+        host_provider: k8s.Provider,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("kaistack:index:Tenant", name, None, opts)
+        child_opts = pulumi.ResourceOptions(parent=self)
+        host_ns = tenant.host_namespace
+        self.namespace = k8s.core.v1.Namespace(
+            f"{name}-namespace",
+            # The label lets host-side admission bind this namespace to the tenant's queues
+            # (vcluster-and-gpu.md §1.7: labels pass through vCluster, so a tenant can name any queue).
+            metadata={"name": host_ns, "labels": {TENANT_LABEL: tenant.name}},
+            opts=child_opts,
+        )
+        self.release = k8s.helm.v3.Release(
+            f"{name}-vcluster",
+            name=tenant.name,
+            chart="vcluster",
+            version=tenant.vcluster.version,
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=versions.VCLUSTER_REPO),
+            namespace=host_ns,
+            values=vcluster_values(config, tenant),
+            timeout=900,
+            opts=child_opts.merge(pulumi.ResourceOptions(depends_on=[self.namespace])),
+        )
+        self.connect_command = f"vcluster connect {tenant.name} -n {host_ns}"
+        self.kubeconfig_secret = None
+        self.kubeconfig = None
+        self.provider = None
+        if api_server_url(config, tenant) is not None:
+            # vCluster writes this Secret once its API is up, which the release waits for.
+            self.kubeconfig_secret = k8s.core.v1.Secret.get(
+                f"{name}-kubeconfig",
+                f"{host_ns}/{kubeconfig_secret_name(tenant)}",
+                opts=pulumi.ResourceOptions(parent=self, provider=host_provider, depends_on=[self.release]),
+            )
+            self.kubeconfig = pulumi.Output.secret(self.kubeconfig_secret.data.apply(_decode))
+            self.provider = k8s.Provider(f"{name}-provider", kubeconfig=self.kubeconfig, opts=child_opts)
+        self.summary = {
+            "name": tenant.name,
+            "namespace": host_ns,
+            "queues": list(tenant.queues),
+            "connectCommand": self.connect_command,
+            "kubeconfigSecret": kubeconfig_secret_name(tenant),
+            "apiServerUrl": api_server_url(config, tenant),
+        }
+        self.register_outputs({**self.summary, "kubeconfig": self.kubeconfig})
