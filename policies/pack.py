@@ -1,0 +1,101 @@
+"""The `pulumi_policy` side: wraps the pure rules into the nine policies `__main__.py` serves.
+
+Resource policies get the stack's facts from `PULUMI_CONFIG` (the engine passes the stack config to
+the pack's process); stack policies also read the Platform component's props. Enforcement defaults
+to the pack's MANDATORY; each policy's level and knobs come from `--policy-pack-config`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from functools import cache
+
+from pulumi_policy import (
+    PolicyConfigSchema,
+    PolicyResource,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+
+from policies.facts import StackFacts, facts_from_environ
+from policies.podspec import Res
+from policies.rules import DESCRIPTIONS, RESOURCE_RULES, ResourceRule
+from policies.settings import config_schema, settings
+from policies.stack_rules import STACK_DESCRIPTIONS, STACK_RULES, CheckerUnavailable, StackRule, stack_facts
+
+# The order `GetAnalyzerInfo` lists them in.
+POLICY_NAMES = (
+    "kai-scheduler-name",
+    "kai-queue-label",
+    "vcluster-set-owner-false",
+    "kai-gpu-sharing-annotations",
+    "kai-gpu-sharing-enabled",
+    "gpu-memory-utilization-within-fraction",
+    "kai-queue-tree",
+    "kai-capacity",
+    "tenant-queue-binding",
+)
+
+
+@cache
+def environ_facts() -> StackFacts:
+    """The stack config does not change during one engine run; parse it once per process."""
+    return facts_from_environ(os.environ)
+
+
+def _res(resource_type: str, name: str, props: object, urn: str, parent: str | None, provider: object) -> Res:
+    provider_urn = getattr(provider, "urn", None) if provider is not None else None
+    return Res(type=resource_type, name=name, props=props, urn=urn, parent=parent, provider=provider_urn)  # type: ignore[arg-type]
+
+
+def _stack_res(r: PolicyResource) -> Res:
+    parent = r.parent.urn if r.parent is not None else (r.opts.parent if r.opts is not None else None)
+    return _res(r.resource_type, r.name, r.props, r.urn, parent, r.provider)
+
+
+def resource_policy(name: str, rule: ResourceRule) -> ResourceValidationPolicy:
+    def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
+        parent = args.opts.parent if args.opts is not None else None
+        res = _res(args.resource_type, args.name, args.props, args.urn, parent, args.provider)
+        for message in rule(res, settings(args.get_config()), environ_facts()):
+            report(message, None)
+
+    return ResourceValidationPolicy(
+        name=name,
+        description=DESCRIPTIONS[name],
+        validate=validate,
+        config_schema=PolicyConfigSchema(properties=config_schema(name)),
+    )
+
+
+def stack_policy(name: str, rule: StackRule) -> StackValidationPolicy:
+    def validate(args: StackValidationArgs, report: ReportViolation) -> None:
+        resources: Sequence[Res] = [_stack_res(r) for r in args.resources]
+        try:
+            findings = rule(resources, settings(args.get_config()), stack_facts(resources, environ_facts()))
+        except CheckerUnavailable as err:
+            args.not_applicable(str(err))
+            return
+        for finding in findings:
+            report(finding.message, finding.subject.urn if finding.subject and finding.subject.urn else None)
+
+    return StackValidationPolicy(
+        name=name,
+        description=STACK_DESCRIPTIONS[name],
+        validate=validate,
+        config_schema=PolicyConfigSchema(properties=config_schema(name)),
+    )
+
+
+def build_policies() -> list[ResourceValidationPolicy | StackValidationPolicy]:
+    out: list[ResourceValidationPolicy | StackValidationPolicy] = []
+    for name in POLICY_NAMES:
+        if name in RESOURCE_RULES:
+            out.append(resource_policy(name, RESOURCE_RULES[name]))
+        else:
+            out.append(stack_policy(name, STACK_RULES[name]))
+    return out

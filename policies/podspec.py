@@ -1,0 +1,275 @@
+"""Resources as the rules see them, and the pod templates inside them.
+
+Everything here reads engine props through `collections.abc.Mapping`/`Sequence` only: the engine
+hands policies `_DictProxy`/`_ListProxy` objects (not dict/list) that raise `UnknownValueError` on a
+preview-unknown value. Nothing here catches that error, so a rule that needs an unknown value is
+skipped by the SDK (reported as an advisory "can't run policy ... during preview") instead of
+reporting a violation it cannot know. Lint feeds plain dicts through the same functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+# KAI's own and the GPU stack's chart workloads: not tenant workloads, never KAI-scheduled.
+DEFAULT_EXEMPT_NAMESPACES = ("kai-scheduler", "kai-resource-reservation", "gpu-operator", "nvidia", "kube-system")
+# Children of these components are rendered vendor objects (KAI, GPU operator, vCluster charts).
+CHART_COMPONENT_TYPES = ("kubernetes:helm.sh/v4:Chart", "kubernetes:helm.sh/v3:Chart")
+HELM_TYPES = ("kubernetes:helm.sh/v3:Release", *CHART_COMPONENT_TYPES)
+QUEUE_TYPE = "kubernetes:scheduling.run.ai/v2:Queue"
+PLATFORM_TYPE = "kaistack:index:Platform"
+TENANT_LABEL = "kaistack.io/tenant"
+
+# Where each built-in kind keeps its pod template(s) (pulumi.md §6.6). Other kinds are searched.
+_TEMPLATE_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "Pod": ((),),
+    "Deployment": (("spec", "template"),),
+    "StatefulSet": (("spec", "template"),),
+    "ReplicaSet": (("spec", "template"),),
+    "DaemonSet": (("spec", "template"),),
+    "ReplicationController": (("spec", "template"),),
+    "Job": (("spec", "template"),),
+    "PodTemplate": (("template",),),
+    "CronJob": (("spec", "jobTemplate", "spec", "template"),),
+}
+# Kubeflow training jobs: spec.<x>ReplicaSpecs.<Role>.template (Master/Worker for PyTorchJob).
+_REPLICA_SPECS = {
+    "PyTorchJob": "pytorchReplicaSpecs",
+    "TFJob": "tfReplicaSpecs",
+    "MPIJob": "mpiReplicaSpecs",
+    "XGBoostJob": "xgbReplicaSpecs",
+    "PaddleJob": "paddleReplicaSpecs",
+    "JAXJob": "jaxReplicaSpecs",
+}
+# Kinds that never hold pods: skip the generic search (it would only find false positives or trip
+# over unknown values in unrelated fields).
+_NOT_WORKLOADS = frozenset(
+    {
+        "Namespace", "ConfigMap", "Secret", "Service", "ServiceAccount", "Role", "RoleBinding", "ClusterRole",
+        "ClusterRoleBinding", "CustomResourceDefinition", "Queue", "PriorityClass", "ResourceQuota", "LimitRange",
+        "NetworkPolicy", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "Ingress",
+        "PersistentVolumeClaim", "StorageClass", "RuntimeClass",
+    }
+)  # fmt: skip
+_SEARCH_DEPTH = 8
+
+
+@dataclass(frozen=True)
+class Res:
+    """One resource: a Pulumi resource (type token, inputs) or a manifest converted to the same shape."""
+
+    type: str
+    name: str
+    props: Mapping[str, Any]
+    urn: str = ""
+    parent: str | None = None  # parent URN
+    provider: str | None = None  # provider URN (or "urn::id" reference)
+
+
+@dataclass(frozen=True)
+class PodTemplate:
+    """A pod's metadata and spec wherever it sits in its owner (`path` names it in messages)."""
+
+    path: str  # "" for a Pod itself
+    labels: Mapping[str, Any]
+    annotations: Mapping[str, Any]
+    spec: Mapping[str, Any]
+
+    def at(self, field_path: str) -> str:
+        """`spec.schedulerName` inside this template, as a path from the object's root."""
+        return f"{self.path}.{field_path}" if self.path else field_path
+
+    def containers(self) -> list[Mapping[str, Any]]:
+        return [c for c in seq(self.spec.get("containers")) if isinstance(c, Mapping)]
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A resource that creates pods: its own metadata (the pod-grouper's top owner) and its templates."""
+
+    res: Res
+    kind: str
+    name: str
+    namespace: str
+    labels: Mapping[str, Any]
+    annotations: Mapping[str, Any]
+    templates: tuple[PodTemplate, ...] = field(default_factory=tuple)
+
+    def describe(self) -> str:
+        return f"{self.kind}/{self.name}"
+
+
+# --- small readers -------------------------------------------------------------------------------
+
+
+def mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def seq(value: Any) -> Sequence[Any]:
+    return value if isinstance(value, Sequence) and not isinstance(value, str | bytes) else ()
+
+
+def dig(value: Any, *keys: str) -> Any:
+    """value[k1][k2]... or None when a step is missing or not a mapping."""
+    for key in keys:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value
+
+
+def split_type(resource_type: str) -> tuple[str, str] | None:
+    """`kubernetes:apps/v1:Deployment` -> ("apps/v1", "Deployment"); core group -> ("v1", kind)."""
+    parts = resource_type.split(":")
+    if len(parts) != 3 or parts[0] != "kubernetes":
+        return None
+    group, _, version = parts[1].rpartition("/")
+    return (version if group in ("core", "") else f"{group}/{version}"), parts[2]
+
+
+def type_token(api_version: str, kind: str) -> str:
+    """The Pulumi type token pulumi-kubernetes gives a manifest of this apiVersion/kind."""
+    group, _, version = api_version.rpartition("/")
+    return f"kubernetes:{group or 'core'}/{version}:{kind}"
+
+
+def kind_of(resource_type: str) -> str:
+    split = split_type(resource_type)
+    return split[1] if split else resource_type.rsplit(":", 1)[-1]
+
+
+def urn_types(urn: str) -> list[str]:
+    """The type chain of a URN (`...::parentType$childType::name`), outermost first."""
+    parts = urn.split("::")
+    return parts[2].split("$") if len(parts) >= 4 else []
+
+
+def is_chart_child(res: Res) -> bool:
+    """Objects rendered by a Helm Chart component are the platform's vendor charts, not workloads."""
+    chain = urn_types(res.urn)[:-1]
+    parent_type = urn_types(res.parent)[-1:] if res.parent else []
+    return any(t in CHART_COMPONENT_TYPES for t in [*chain, *parent_type])
+
+
+# --- workloads and pod templates -----------------------------------------------------------------
+
+
+def workload(res: Res) -> Workload | None:
+    """The workload view of a resource, or None when it has no pod template."""
+    if res.type in HELM_TYPES or not res.type.startswith("kubernetes:"):
+        return None
+    kind = kind_of(res.type)
+    if kind in _NOT_WORKLOADS:
+        return None
+    templates = tuple(pod_templates(kind, res.props))
+    if not templates:
+        return None
+    meta = mapping(res.props.get("metadata"))
+    name = meta.get("name") or res.name
+    namespace = meta.get("namespace") or "default"
+    return Workload(
+        res=res,
+        kind=kind,
+        name=str(name),
+        namespace=str(namespace),
+        labels=mapping(meta.get("labels")),
+        annotations=mapping(meta.get("annotations")),
+        templates=templates,
+    )
+
+
+def pod_templates(kind: str, props: Mapping[str, Any]) -> Iterator[PodTemplate]:
+    if kind in _TEMPLATE_PATHS:
+        for path in _TEMPLATE_PATHS[kind]:
+            node = dig(props, *path) if path else props
+            if isinstance(node, Mapping) and isinstance(node.get("spec"), Mapping):
+                yield _template(".".join(path), node)
+        return
+    if kind in _REPLICA_SPECS:
+        key = _REPLICA_SPECS[kind]
+        for role, replica in mapping(dig(props, "spec", key)).items():
+            node = dig(replica, "template")
+            if isinstance(node, Mapping) and isinstance(node.get("spec"), Mapping):
+                yield _template(f"spec.{key}.{role}.template", node)
+        return
+    # Any other kind (JobSet, RayCluster, LeaderWorkerSet, ...): every {metadata?, spec: {containers}}.
+    yield from _search(props, "", _SEARCH_DEPTH)
+
+
+def _template(path: str, node: Mapping[str, Any]) -> PodTemplate:
+    meta = mapping(node.get("metadata"))
+    return PodTemplate(
+        path=path,
+        labels=mapping(meta.get("labels")),
+        annotations=mapping(meta.get("annotations")),
+        spec=mapping(node.get("spec")),
+    )
+
+
+def _search(node: Any, path: str, depth: int) -> Iterator[PodTemplate]:
+    if depth <= 0:
+        return
+    if isinstance(node, Mapping):
+        spec = node.get("spec")
+        if path and isinstance(spec, Mapping) and seq(spec.get("containers")):
+            yield _template(path, node)
+            return
+        for key in node:
+            yield from _search(node[key], f"{path}.{key}" if path else str(key), depth - 1)
+    elif isinstance(node, Sequence) and not isinstance(node, str | bytes):
+        for i, item in enumerate(node):
+            yield from _search(item, f"{path}[{i}]", depth - 1)
+
+
+# --- what a pod asks of KAI ----------------------------------------------------------------------
+
+GPU_RESOURCE = "nvidia.com/gpu"
+FRACTION = "gpu-fraction"
+MEMORY = "gpu-memory"
+NUM_DEVICES = "gpu-fraction-num-devices"
+CONTAINER_NAME = "gpu-fraction-container-name"
+
+
+def gpu_limit_containers(template: PodTemplate) -> list[str]:
+    """Names of containers with an `nvidia.com/gpu` limit (whole GPUs)."""
+    return [
+        str(c.get("name", i))
+        for i, c in enumerate(template.containers())
+        if GPU_RESOURCE in mapping(dig(c, "resources", "limits"))
+    ]
+
+
+def requests_gpu(template: PodTemplate) -> bool:
+    """Whole GPUs, MIG slices, or a KAI share (fraction/memory annotation)."""
+    if FRACTION in template.annotations or MEMORY in template.annotations:
+        return True
+    for container in template.containers():
+        resources = mapping(container.get("resources"))
+        for block in (mapping(resources.get("limits")), mapping(resources.get("requests"))):
+            if any(str(k) == GPU_RESOURCE or str(k).startswith("nvidia.com/mig-") for k in block):
+                return True
+    return False
+
+
+def shares_gpu(template: PodTemplate) -> bool:
+    return FRACTION in template.annotations or MEMORY in template.annotations
+
+
+def queue_label(wl: Workload, template: PodTemplate, key: str) -> tuple[str | None, str]:
+    """The queue KAI's pod-grouper reads: the top owner's label first, then the pod's (labels only)."""
+    for labels, where in ((wl.labels, "metadata.labels"), (template.labels, template.at("metadata.labels"))):
+        value = labels.get(key)
+        if value is not None:
+            return str(value), where
+    return None, ""
+
+
+def tenant_label(wl: Workload) -> str | None:
+    for labels in (wl.labels, *(t.labels for t in wl.templates)):
+        value = labels.get(TENANT_LABEL)
+        if value:
+            return str(value)
+    return None
