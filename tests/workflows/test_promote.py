@@ -1,0 +1,241 @@
+"""`kaistack promote SOURCE TARGET`: release pins move, the environment stays, refusals write nothing."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kaistack import promote as promote_module
+from kaistack.analyzer_client import Finding
+from kaistack.cli import main
+from kaistack.config import ConfigError
+from kaistack.promote import TargetChanged, plan_promotion, write_promotion
+from kaistack.validate import CapacityVerdict, ValidationReport
+
+STAGING_SECRET = (
+    "secure: v1:q8Zl3mJ0Yx1rVd2w:dGhpcyBpcyBub3QgYSByZWFsIGNpcGhlcnRleHQsIGp1c3QgYnl0ZXMgdGhhdCBtdXN0IHN1cnZpdmU="
+)
+
+
+def _passing(project_dir: Path, stack: str, progress: object) -> ValidationReport:
+    return ValidationReport(
+        stack=stack,
+        resource_counts={"kubernetes:core/v1:Pod": 3},
+        pack="kaistack@0.1.0",
+        policies={"kai-scheduler-name": "resource"},
+        capacity=CapacityVerdict(True, "fits: 3/3 workloads placed"),
+    )
+
+
+def _violating(project_dir: Path, stack: str, progress: object) -> ValidationReport:
+    report = _passing(project_dir, stack, progress)
+    report.findings = [
+        Finding("kai-queue-label", "mandatory", "pods need a queue\nno kai.scheduler/queue label", "urn:x", "Pod", "p")
+    ]
+    return report
+
+
+@pytest.fixture
+def passing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Policies and capacity pass for the promoted target (the documented validate_project seam)."""
+    monkeypatch.setattr(promote_module, "validate_project", _passing)
+
+
+def _staging(project: Path) -> bytes:
+    return (project / "Pulumi.staging.yaml").read_bytes()
+
+
+def test_promotion_copies_release_pins_into_target(project, passing, capsys):
+    """dev -> staging: KAI version and the promoted workload's image move; exit 0."""
+    code = main(["promote", "dev", "staging", "--project", str(project), "--yes"])
+    assert code == 0
+    config = yaml.safe_load(_staging(project))["config"]
+    assert config["kaistack:kai"]["version"] == "v0.17.0"
+    assert config["kaistack:workloads"][0]["image"] == "ghcr.io/acme/infer:1.4.2"
+
+
+def test_promotion_leaves_everything_else_byte_for_byte(project, passing, capsys):
+    """Only the two pinned values change: comments, secure values, capacity, tenants and queues are untouched."""
+    before = _staging(project).decode()
+    main(["promote", "dev", "staging", "--project", str(project), "--yes"])
+    after = _staging(project).decode()
+    expected = before.replace("    version: v0.16.0\n", "    version: v0.17.0\n").replace(
+        "image: ghcr.io/acme/infer:1.4.0", "image: ghcr.io/acme/infer:1.4.2"
+    )
+    assert after == expected
+    assert STAGING_SECRET in after
+    assert "version: 0.19.0   # bump only through promotion" in after
+
+
+def test_promotion_prints_pins_and_unified_diff(project, passing, capsys):
+    """The output names each copied pin (old -> new) and shows the target file's unified diff."""
+    main(["promote", "dev", "staging", "--project", str(project), "--yes"])
+    out = capsys.readouterr().out
+    assert "kaistack:kai.version" in out
+    assert "v0.16.0 -> v0.17.0" in out
+    assert "--- a/Pulumi.staging.yaml\n+++ b/Pulumi.staging.yaml\n" in out
+    assert "-    version: v0.16.0\n+    version: v0.17.0\n" in out
+    assert "wrote Pulumi.staging.yaml" in out
+
+
+def test_gpu_pin_is_skipped_when_source_runs_another_mode(project, passing, capsys):
+    """dev runs fake GPUs; its default device-plugin version was never tested, so staging's pin stays."""
+    main(["promote", "dev", "staging", "--project", str(project), "--yes"])
+    assert "version: 0.19.0" in _staging(project).decode()
+    assert "kaistack:gpu.devicePlugin.version: dev runs gpu.mode 'fake'" in capsys.readouterr().out
+
+
+def test_gpu_pin_is_copied_for_the_same_mode(project, passing):
+    """staging -> qa, both device-plugin: qa gets staging's devicePlugin chart version."""
+    qa = (project / "Pulumi.staging.yaml").read_text().replace("version: 0.19.0", "version: 0.18.0")
+    (project / "Pulumi.qa.yaml").write_text(qa)
+    plan = plan_promotion(project, "staging", "qa")
+    assert [(p.key, p.old, p.new) for p in plan.pins] == [("kaistack:gpu.devicePlugin.version", "0.18.0", "0.19.0")]
+
+
+def test_pin_missing_in_target_is_added_under_its_block(project, passing):
+    """A tenant without a vcluster block runs the default; a different source pin adds the block."""
+    dev = project / "Pulumi.dev.yaml"
+    dev.write_text(dev.read_text().replace("version: 0.36.1", "version: 0.37.0"))
+    plan = plan_promotion(project, "dev", "staging")
+    team_a = next(p for p in plan.pins if p.key == "kaistack:tenants[team-a].vcluster.version")
+    assert (team_a.old, team_a.new, team_a.added) == ("0.36.1", "0.37.0", True)
+    assert "     - name: team-a\n       queues: [team-a]\n+      vcluster:\n+        version: 0.37.0\n" in plan.diff()
+
+
+def test_validation_failure_refuses_and_writes_nothing(project, monkeypatch, capsys):
+    """A policy violation in the promoted target: exit 1, the violation is shown, the file is unchanged."""
+    monkeypatch.setattr(promote_module, "validate_project", _violating)
+    before = _staging(project)
+    code = main(["promote", "dev", "staging", "--project", str(project), "--yes"])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert _staging(project) == before
+    assert "no kai.scheduler/queue label" in captured.out
+    assert "refused: validation of the promoted target failed" in captured.err
+
+
+def test_promoted_config_that_breaks_the_model_is_refused(project, passing, capsys):
+    """Pins are checked by the model first: an old KAI cannot read a custom queueLabelKey, so nothing is written."""
+    dev = project / "Pulumi.dev.yaml"
+    dev.write_text(dev.read_text().replace("version: v0.17.0 # tested", "version: v0.15.0 # tested"))
+    staging = project / "Pulumi.staging.yaml"
+    staging.write_text(staging.read_text().replace("    namespace: kai-scheduler\n", "    queueLabelKey: acme/queue\n"))
+    before = _staging(project)
+    code = main(["promote", "dev", "staging", "--project", str(project), "--yes"])
+    assert code == 1
+    assert _staging(project) == before
+    assert "queueLabelKey 'acme/queue' needs KAI >= v0.16.0" in capsys.readouterr().out
+
+
+def test_target_changed_during_validation_refuses_and_keeps_the_other_edit(project, monkeypatch, capsys):
+    """Someone edits the target while it validates: the hash check before os.replace refuses; their edit survives."""
+    staging = project / "Pulumi.staging.yaml"
+
+    def edit_meanwhile(project_dir: Path, stack: str, progress: object) -> ValidationReport:
+        staging.write_text(staging.read_text() + "# edited by someone else\n")
+        return _passing(project_dir, stack, progress)
+
+    monkeypatch.setattr(promote_module, "validate_project", edit_meanwhile)
+    code = main(["promote", "dev", "staging", "--project", str(project), "--yes"])
+    assert code == 1
+    text = staging.read_text()
+    assert text.endswith("# edited by someone else\n")
+    assert "version: v0.16.0" in text
+    assert "Pulumi.staging.yaml changed after it was read" in capsys.readouterr().err
+
+
+def test_write_promotion_refuses_a_changed_target(project):
+    """write_promotion compares the sha256 taken at read time with the file right before replacing it."""
+    plan = plan_promotion(project, "dev", "staging")
+    staging = project / "Pulumi.staging.yaml"
+    staging.write_bytes(staging.read_bytes().replace(b"replicas: 4", b"replicas: 5"))
+    changed = staging.read_bytes()
+    with pytest.raises(TargetChanged, match=r"Pulumi\.staging\.yaml changed after it was read"):
+        write_promotion(plan)
+    assert staging.read_bytes() == changed
+    assert not list(project.glob(".Pulumi.staging.yaml.*.tmp"))
+
+
+def test_write_promotion_keeps_the_file_mode(project):
+    """The atomic replace (temp file + os.replace) keeps the target's permissions."""
+    staging = project / "Pulumi.staging.yaml"
+    staging.chmod(0o640)
+    write_promotion(plan_promotion(project, "dev", "staging"))
+    assert stat.S_IMODE(staging.stat().st_mode) == 0o640
+
+
+@pytest.mark.parametrize(("source", "target"), [("dev", "qa"), ("qa", "staging")])
+def test_unknown_stack_exits_2_and_lists_stacks(project, passing, capsys, source, target):
+    """An unknown source or target is a usage error: exit 2, the stacks that exist are listed."""
+    before = {p.name: p.read_bytes() for p in project.glob("Pulumi.*.yaml")}
+    code = main(["promote", source, target, "--project", str(project), "--yes"])
+    assert code == 2
+    assert "no Pulumi.qa.yaml" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in project.glob("Pulumi.*.yaml")} == before
+
+
+def test_same_source_and_target_is_rejected(project):
+    """Promoting a stack into itself is a mistake, not a no-op."""
+    with pytest.raises(ConfigError, match=r"source and target are both 'dev'"):
+        plan_promotion(project, "dev", "dev")
+
+
+def test_dry_run_shows_the_change_and_writes_nothing(project, passing, capsys):
+    """--dry-run validates and prints the diff; the file stays as it was."""
+    before = _staging(project)
+    code = main(["promote", "dev", "staging", "--project", str(project), "--dry-run"])
+    assert code == 0
+    assert _staging(project) == before
+    assert "dry run: Pulumi.staging.yaml unchanged" in capsys.readouterr().out
+
+
+def test_nothing_to_promote_exits_0_without_validating(project, monkeypatch, capsys):
+    """When the target already runs the source's pins there is nothing to validate or write."""
+    monkeypatch.setattr(promote_module, "validate_project", _passing)
+    main(["promote", "dev", "staging", "--project", str(project), "--yes"])
+    monkeypatch.setattr(promote_module, "validate_project", lambda *a: pytest.fail("validated again"))
+    code = main(["promote", "dev", "staging", "--project", str(project), "--yes"])
+    assert code == 0
+    assert "staging already runs dev's pins; nothing to promote" in capsys.readouterr().out
+
+
+def test_without_yes_or_dry_run_and_no_terminal_exits_2(project, capsys, monkeypatch):
+    """Non-interactive runs (CI) must say --yes or --dry-run explicitly."""
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    before = _staging(project)
+    assert main(["promote", "dev", "staging", "--project", str(project)]) == 2
+    assert "pass --yes to write, or --dry-run" in capsys.readouterr().err
+    assert _staging(project) == before
+
+
+def test_json_output_lists_pins_diff_and_validation(project, passing, capsys):
+    """--json: pins (from/to/added), skipped keys, the diff, the validation and whether it was written."""
+    code = main(["promote", "dev", "staging", "--project", str(project), "--yes", "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert result["pins"][0] == {"key": "kaistack:kai.version", "from": "v0.16.0", "to": "v0.17.0", "added": False}
+    assert result["written"] is True
+    assert result["validation"]["ok"] is True
+    assert result["diff"].startswith("--- a/Pulumi.staging.yaml")
+
+
+def test_validation_runs_on_an_overlay_not_the_real_file(project, monkeypatch):
+    """validate_project sees the promoted file in a temporary project; the real file is untouched meanwhile."""
+    seen: dict[str, str] = {}
+
+    def capture(project_dir: Path, stack: str, progress: object) -> ValidationReport:
+        seen["overlay"] = (project_dir / "Pulumi.staging.yaml").read_text()
+        seen["real"] = (project / "Pulumi.staging.yaml").read_text()
+        seen["dir"] = str(project_dir)
+        return _passing(project_dir, stack, progress)
+
+    monkeypatch.setattr(promote_module, "validate_project", capture)
+    main(["promote", "dev", "staging", "--project", str(project), "--yes"])
+    assert "version: v0.17.0" in seen["overlay"]
+    assert "version: v0.16.0" in seen["real"]
+    assert seen["dir"] != str(project)
