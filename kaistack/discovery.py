@@ -117,6 +117,10 @@ def resolve_node_pools(config: StackConfig, ec2: Any = None) -> StackConfig:
         facts, problems = _ask_aws(config, client, cached)
     except _AwsUnavailable as err:
         return _from_declared(config, str(err))
+    zones = list(cluster.eks.availability_zones)
+    if not zones and cluster.eks.vpc_id is None and not problems:
+        zones, zone_problems = _pick_zones(client, region, list(facts.values()), cached)
+        problems += zone_problems
     pools: list[NodePool] = []
     for i, pool in enumerate(cluster.node_pools):
         where = f"kaistack:cluster.nodePools[{i}]"
@@ -129,7 +133,7 @@ def resolve_node_pools(config: StackConfig, ec2: Any = None) -> StackConfig:
         pools.append(merged)
     if problems:
         raise ConfigError(sorted(problems))  # key-path order: pool by pool
-    return _with_pools(config, pools)
+    return _with_pools(config, pools, zones)
 
 
 def clear_cache() -> None:
@@ -164,10 +168,10 @@ def _shape_problems(config: StackConfig) -> list[str]:
             f"kaistack:cluster.eks.systemNodeGroup.desiredSize: {system.desired_size} must lie between "
             f"minSize ({system.min_size}) and maxSize ({system.max_size})"
         )
-    if eks.vpc_id is None and len(eks.availability_zones) < 2:
+    if eks.vpc_id is None and len(eks.availability_zones) == 1:
         problems.append(
             "kaistack:cluster.eks.availabilityZones: EKS needs subnets in at least 2 zones; list 2 or more "
-            f"zones of {eks.region} (e.g. [{eks.region}a, {eks.region}b]) or give an existing vpcId and subnetIds"
+            f"zones of {eks.region}, or leave the key out and kaistack picks zones offering every pool's type"
         )
     if eks.vpc_id is not None and len(eks.subnet_ids) < 2:
         problems.append(
@@ -282,6 +286,30 @@ def _offer_problems(client: Any, eks: Any, facts: InstanceFacts, cached: bool) -
     return [
         f"{facts.instance_type} is not offered in {', '.join(missing)} (kaistack:cluster.eks.availabilityZones); "
         f"AWS offers it in {', '.join(sorted(offered))}"
+    ]
+
+
+# A VPC kaistack creates spans this many zones when the stack names none: EKS needs 2, a third keeps
+# the control plane's ENIs and the nodes spread without adding fixed cost (one NAT gateway either way).
+AUTO_ZONES = 3
+
+
+def _pick_zones(client: Any, region: str, facts: list[InstanceFacts], cached: bool) -> tuple[list[str], list[str]]:
+    """The first zones (by name) of the region that are available and offer every pool's type."""
+    response = _call(
+        client.describe_availability_zones,
+        Filters=[{"Name": "zone-type", "Values": ["availability-zone"]}, {"Name": "state", "Values": ["available"]}],
+    )
+    candidates = {z["ZoneName"] for z in response.get("AvailabilityZones", [])}
+    for found in facts:
+        candidates &= _offered_zones(client, region, found.instance_type, cached)
+    zones = sorted(candidates)[:AUTO_ZONES]
+    if len(zones) >= 2:
+        return zones, []
+    types = ", ".join(sorted(f.instance_type for f in facts))
+    return zones, [
+        f"kaistack:cluster.eks.availabilityZones: EKS needs 2 zones, but only {len(zones)} zone(s) of {region} "
+        f"offer all of {types} ({', '.join(zones) or 'none'}); use other instance types or another region"
     ]
 
 
@@ -466,6 +494,12 @@ def _from_declared(config: StackConfig, reason: str) -> StackConfig:
         "declare it, or give AWS credentials (aws configure / AWS_PROFILE) so kaistack can read it from "
         "EC2 DescribeInstanceTypes"
     )
+    eks = config.cluster.eks
+    if eks is not None and eks.vpc_id is None and not eks.availability_zones:
+        problems.append(
+            f"kaistack:cluster.eks.availabilityZones: not declared and AWS cannot be asked ({reason}); list 2 or "
+            f"more zones of {eks.region} that offer every pool's instance type, or give AWS credentials"
+        )
     for i, pool in enumerate(config.cluster.node_pools):
         where = f"kaistack:cluster.nodePools[{i}]"
         itype = pool.instance_type or "?"
@@ -489,8 +523,12 @@ def _from_declared(config: StackConfig, reason: str) -> StackConfig:
     return _with_pools(config, pools)
 
 
-def _with_pools(config: StackConfig, pools: Iterable[NodePool]) -> StackConfig:
-    cluster = config.cluster.model_copy(update={"node_pools": list(pools)})
+def _with_pools(config: StackConfig, pools: Iterable[NodePool], zones: list[str] | None = None) -> StackConfig:
+    update: dict[str, Any] = {"node_pools": list(pools)}
+    eks = config.cluster.eks
+    if eks is not None and zones is not None and zones != eks.availability_zones:
+        update["eks"] = eks.model_copy(update={"availability_zones": zones})
+    cluster = config.cluster.model_copy(update=update)
     return config.model_copy(update={"cluster": cluster})
 
 

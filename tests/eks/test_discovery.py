@@ -1,0 +1,340 @@
+"""kaistack.discovery against moto's EC2 (its real instance-type and offering data), never real AWS."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import boto3
+import moto
+import pytest
+from botocore.stub import Stubber
+
+from kaistack import discovery
+from kaistack.config import ConfigError
+from kaistack.discovery import GPU_TAINT, resolve_node_pools
+from kaistack.model import Taint
+
+from .conftest import REGION, eks_config, eks_raw, stack
+
+
+def _pool(config: Any, index: int = 0) -> Any:
+    return config.cluster.node_pools[index]
+
+
+def _problems(excinfo: pytest.ExceptionInfo[ConfigError]) -> list[str]:
+    return excinfo.value.problems
+
+
+# --- discovered values ------------------------------------------------------------------------------
+
+
+def test_g6_xlarge_gpu_facts_come_from_describe_instance_types(ec2: Any) -> None:
+    """An undeclared g6.xlarge pool gets 1 NVIDIA L4 with 22888 MiB, as EC2 reports it."""
+    pool = _pool(resolve_node_pools(eks_config(), ec2))
+    assert (pool.gpus, pool.gpu_product, pool.gpu_memory_mi_b) == (1, "NVIDIA-L4", 22888)
+
+
+def test_p5_48xlarge_gpu_facts_come_from_describe_instance_types(ec2: Any) -> None:
+    pool = _pool(resolve_node_pools(eks_config(instanceType="p5.48xlarge", count=1), ec2))
+    assert (pool.gpus, pool.gpu_product, pool.gpu_memory_mi_b) == (8, "NVIDIA-H100", 81920)
+
+
+def test_cpu_memory_pods_are_the_eks_ami_allocatable_estimate(ec2: Any) -> None:
+    """4 vCPU / 16 GiB / 4 ENIs x 15 IPs: 80m and 11x58+255 MiB kube-reserved, 100Mi eviction, 58 pods."""
+    pool = _pool(resolve_node_pools(eks_config(), ec2))
+    assert (pool.cpu, pool.memory, pool.pods) == ("3920m", "15391Mi", 58)
+
+
+def test_gpu_pools_get_the_labels_kai_reads_and_the_gpu_taint(ec2: Any) -> None:
+    """KAI's gpu-memory sharing needs nvidia.com/gpu.memory before GFD has run on the node."""
+    pool = _pool(resolve_node_pools(eks_config(labels={"team": "ml"}), ec2))
+    assert pool.labels == {
+        "team": "ml",
+        "nvidia.com/gpu.product": "NVIDIA-L4",
+        "nvidia.com/gpu.count": "1",
+        "nvidia.com/gpu.memory": "22888",
+    }
+    assert pool.taints == [GPU_TAINT]
+
+
+def test_a_declared_gpu_taint_is_not_duplicated(ec2: Any) -> None:
+    taint = {"key": "nvidia.com/gpu", "effect": "NoExecute"}
+    pool = _pool(resolve_node_pools(eks_config(taints=[taint]), ec2))
+    assert pool.taints == [Taint(key="nvidia.com/gpu", effect="NoExecute")]
+
+
+def test_cpu_only_pool_gets_no_gpu_labels_or_taint(ec2: Any) -> None:
+    pool = _pool(resolve_node_pools(eks_config(instanceType="m6i.2xlarge"), ec2))
+    assert (pool.gpus, pool.gpu_product, pool.gpu_memory_mi_b) == (0, None, None)
+    assert (pool.labels, pool.taints) == ({}, [])
+
+
+def test_declared_values_that_agree_with_aws_are_kept(ec2: Any) -> None:
+    """GFD's longer product name and the driver's MiB figure (within 5%) name the same GPU."""
+    config = eks_config(
+        instanceType="p5.48xlarge", count=1, gpus=8, gpuProduct="NVIDIA-H100-80GB-HBM3", gpuMemoryMiB=81559, cpu="96"
+    )
+    pool = _pool(resolve_node_pools(config, ec2))
+    assert (pool.gpus, pool.gpu_product, pool.gpu_memory_mi_b, pool.cpu) == (8, "NVIDIA-H100-80GB-HBM3", 81559, "96")
+
+
+def test_resolving_twice_gives_the_same_config(ec2: Any) -> None:
+    once = resolve_node_pools(eks_config(), ec2)
+    assert resolve_node_pools(once, ec2) == once
+
+
+def test_non_eks_stacks_are_returned_unchanged(ec2: Any) -> None:
+    raw = eks_raw(gpus=1)
+    raw["cluster"] = {"provider": "kind", "nodePools": [{"name": "gpu", "gpus": 2}]}
+    raw["gpu"] = {"mode": "fake"}
+    config = eks_config(raw)
+    assert resolve_node_pools(config, ec2) is config
+
+
+# --- errors -----------------------------------------------------------------------------------------
+
+
+def test_unknown_instance_type_names_the_key_and_the_type(ec2: Any) -> None:
+    with pytest.raises(ConfigError, match=r"nodePools\[0\]\.instanceType: 'g6\.huge' is not an EC2 instance type"):
+        resolve_node_pools(eks_config(instanceType="g6.huge"), ec2)
+
+
+def test_unknown_system_node_group_type_names_its_key(ec2: Any) -> None:
+    raw = eks_raw()
+    raw["cluster"]["eks"]["systemNodeGroup"] = {"instanceType": "m99.large"}
+    with pytest.raises(ConfigError, match=r"eks\.systemNodeGroup\.instanceType: 'm99\.large' is not an EC2"):
+        resolve_node_pools(eks_config(raw), ec2)
+
+
+def test_type_not_offered_in_a_zone_names_the_zones_and_where_it_is_offered(ec2: Any) -> None:
+    """moto's offerings: p5e.48xlarge only in us-west-2c."""
+    with pytest.raises(ConfigError) as excinfo:
+        resolve_node_pools(eks_config(instanceType="p5e.48xlarge", count=1), ec2)
+    (problem,) = _problems(excinfo)
+    assert problem == (
+        "kaistack:cluster.nodePools[0].instanceType: p5e.48xlarge is not offered in us-west-2a, us-west-2b "
+        "(kaistack:cluster.eks.availabilityZones); AWS offers it in us-west-2c"
+    )
+
+
+def test_a_zone_missing_from_a_partial_offering_is_named_alone(ec2: Any) -> None:
+    """moto's offerings: g5.xlarge in us-west-2a/b/c, not d."""
+    raw = eks_raw(instanceType="g5.xlarge")
+    raw["cluster"]["eks"]["availabilityZones"] = ["us-west-2a", "us-west-2d"]
+    with pytest.raises(ConfigError, match=r"g5\.xlarge is not offered in us-west-2d \(.*offers it in us-west-2a"):
+        resolve_node_pools(eks_config(raw), ec2)
+
+
+def test_contradicting_gpu_count_names_both_values(ec2: Any) -> None:
+    with pytest.raises(ConfigError) as excinfo:
+        resolve_node_pools(eks_config(gpus=4), ec2)
+    assert _problems(excinfo) == [
+        "kaistack:cluster.nodePools[0].gpus: declared 4 but AWS says g6.xlarge has 1 GPU (NVIDIA-L4)"
+    ]
+
+
+def test_contradicting_gpu_memory_names_both_values(ec2: Any) -> None:
+    with pytest.raises(ConfigError, match=r"gpuMemoryMiB: declared 24576 but AWS says g6\.xlarge has 22888 MiB"):
+        resolve_node_pools(eks_config(gpuMemoryMiB=24576), ec2)
+
+
+def test_contradicting_gpu_product_names_both_values(ec2: Any) -> None:
+    with pytest.raises(ConfigError, match=r"gpuProduct: declared 'NVIDIA-A10G' but AWS says g6\.xlarge has NVIDIA L4"):
+        resolve_node_pools(eks_config(gpuProduct="NVIDIA-A10G"), ec2)
+
+
+def test_gpus_declared_on_a_cpu_instance_type_is_a_contradiction(ec2: Any) -> None:
+    with pytest.raises(ConfigError, match=r"gpus: declared 2 but AWS says m6i\.large has 0 GPUs"):
+        resolve_node_pools(eks_config(instanceType="m6i.large", gpus=2), ec2)
+
+
+def test_cpu_declared_above_the_machine_is_a_contradiction(ec2: Any) -> None:
+    """The model's default cpu (8) would be wrong for a 4-vCPU g6.xlarge when written out by hand."""
+    with pytest.raises(ConfigError, match=r"cpu: declared 8 but AWS says g6\.xlarge has 4 vCPUs"):
+        resolve_node_pools(eks_config(cpu="8"), ec2)
+
+
+def test_memory_declared_above_the_machine_is_a_contradiction(ec2: Any) -> None:
+    with pytest.raises(ConfigError, match=r"memory: declared 32Gi but AWS says g6\.xlarge has 16384Mi"):
+        resolve_node_pools(eks_config(memory="32Gi"), ec2)
+
+
+def test_a_gpu_label_contradicting_the_facts_is_an_error(ec2: Any) -> None:
+    with pytest.raises(ConfigError, match=r"labels: nvidia\.com/gpu\.count='2' contradicts"):
+        resolve_node_pools(eks_config(labels={"nvidia.com/gpu.count": "2"}), ec2)
+
+
+def test_non_nvidia_gpus_are_refused() -> None:
+    """g4ad carries AMD Radeon GPUs (not in moto's data: stubbed); kaistack's GPU stack needs NVIDIA."""
+    client = boto3.client("ec2", region_name=REGION, aws_access_key_id="x", aws_secret_access_key="y")
+    amd = {
+        "InstanceType": "g4ad.xlarge",
+        "VCpuInfo": {"DefaultVCpus": 4},
+        "MemoryInfo": {"SizeInMiB": 16384},
+        "ProcessorInfo": {"SupportedArchitectures": ["x86_64"]},
+        "GpuInfo": {
+            "Gpus": [{"Name": "Radeon Pro V520", "Manufacturer": "AMD", "Count": 1, "MemoryInfo": {"SizeInMiB": 8192}}]
+        },
+    }
+    m6i = {"InstanceType": "m6i.large", "VCpuInfo": {"DefaultVCpus": 2}, "MemoryInfo": {"SizeInMiB": 8192}}
+    zones = [{"InstanceType": t, "Location": f"{REGION}{z}"} for t in ("g4ad.xlarge", "m6i.large") for z in "ab"]
+    with Stubber(client) as stub:
+        stub.add_response("describe_instance_types", {"InstanceTypes": [amd]})
+        stub.add_response("describe_instance_type_offerings", {"InstanceTypeOfferings": zones[:2]})
+        stub.add_response("describe_instance_types", {"InstanceTypes": [m6i]})
+        stub.add_response("describe_instance_type_offerings", {"InstanceTypeOfferings": zones[2:]})
+        with pytest.raises(ConfigError, match=r"g4ad\.xlarge has AMD GPUs; kaistack's GPU stack .* needs NVIDIA"):
+            resolve_node_pools(eks_config(instanceType="g4ad.xlarge"), client)
+
+
+def test_arm_instance_types_are_refused(ec2: Any) -> None:
+    with pytest.raises(ConfigError, match=r"g5g\.xlarge is arm64; .*x86_64"):
+        resolve_node_pools(eks_config(instanceType="g5g.xlarge"), ec2)
+
+
+def test_every_problem_is_reported_at_once(ec2: Any) -> None:
+    raw = eks_raw(gpus=4)
+    raw["cluster"]["nodePools"].append({"name": "bad", "instanceType": "nope.large"})
+    with pytest.raises(ConfigError) as excinfo:
+        resolve_node_pools(eks_config(raw), ec2)
+    assert [p.split(":", 2)[1] for p in _problems(excinfo)] == [
+        "cluster.nodePools[0].gpus",
+        "cluster.nodePools[1].instanceType",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"instanceType": None}, r"nodePools\[0\]\.instanceType: required on EKS"),
+        ({"count": 5, "maxSize": 3}, r"nodePools\[0\]\.count: 5 must lie between minSize \(5\) and maxSize \(3\)"),
+        ({"count": 0, "maxSize": 0}, r"nodePools\[0\]\.maxSize: EKS node groups need maxSize >= 1"),
+    ],
+)
+def test_pool_shape_problems_need_no_aws(no_aws: None, change: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        resolve_node_pools(eks_config(**change))
+
+
+def test_one_zone_is_not_enough_for_eks(no_aws: None) -> None:
+    raw = eks_raw(gpus=1, gpuMemoryMiB=22888, gpuProduct="NVIDIA-L4")
+    raw["cluster"]["eks"]["availabilityZones"] = ["us-west-2a"]
+    with pytest.raises(ConfigError, match=r"eks\.availabilityZones: EKS needs subnets in at least 2 zones"):
+        resolve_node_pools(eks_config(raw))
+
+
+def test_without_zones_kaistack_picks_three_that_offer_every_type(ec2: Any) -> None:
+    """g5.xlarge is not offered in us-west-2d (moto), so d is never picked for it."""
+    raw = eks_raw(instanceType="g5.xlarge")
+    del raw["cluster"]["eks"]["availabilityZones"]
+    resolved = resolve_node_pools(eks_config(raw), ec2)
+    assert resolved.cluster.eks is not None
+    assert resolved.cluster.eks.availability_zones == ["us-west-2a", "us-west-2b", "us-west-2c"]
+
+
+def test_without_zones_a_type_offered_in_one_zone_is_an_error(ec2: Any) -> None:
+    raw = eks_raw(instanceType="p5e.48xlarge", count=1)
+    del raw["cluster"]["eks"]["availabilityZones"]
+    with pytest.raises(ConfigError, match=r"EKS needs 2 zones, but only 1 zone\(s\) of us-west-2 offer all of"):
+        resolve_node_pools(eks_config(raw), ec2)
+
+
+def test_without_zones_and_without_aws_the_key_is_named(no_aws: None) -> None:
+    raw = eks_raw(gpus=1, gpuMemoryMiB=22888, gpuProduct="NVIDIA-L4")
+    del raw["cluster"]["eks"]["availabilityZones"]
+    with pytest.raises(ConfigError, match=r"kaistack:cluster\.eks\.availabilityZones: not declared and AWS cannot"):
+        resolve_node_pools(eks_config(raw))
+
+
+def test_zones_must_belong_to_the_region(no_aws: None) -> None:
+    raw = eks_raw()
+    raw["cluster"]["eks"]["availabilityZones"] = ["us-west-2a", "us-east-1b"]
+    with pytest.raises(ConfigError, match=r"'us-east-1b' is not a zone of region 'us-west-2'"):
+        resolve_node_pools(eks_config(raw))
+
+
+def test_an_existing_vpc_needs_subnets_and_is_checked_region_wide(ec2: Any) -> None:
+    raw = eks_raw(instanceType="p5e.48xlarge", count=1)
+    raw["cluster"]["eks"] = {"region": REGION, "vpcId": "vpc-123", "subnetIds": ["subnet-a", "subnet-b"]}
+    assert _pool(resolve_node_pools(eks_config(raw), ec2)).gpu_product == "NVIDIA-H200"
+    raw["cluster"]["eks"]["subnetIds"] = ["subnet-a"]
+    with pytest.raises(ConfigError, match=r"eks\.subnetIds: with an existing vpcId give at least 2 subnet ids"):
+        resolve_node_pools(eks_config(raw), ec2)
+
+
+# --- without AWS ------------------------------------------------------------------------------------
+
+
+def test_without_credentials_declared_values_are_used(no_aws: None, caplog: pytest.LogCaptureFixture) -> None:
+    config = eks_config(gpus=1, gpuProduct="NVIDIA-L4", gpuMemoryMiB=22888, cpu="3920m")
+    with caplog.at_level(logging.WARNING, logger="kaistack.discovery"):
+        pool = _pool(resolve_node_pools(config))
+    assert (pool.gpus, pool.gpu_product, pool.gpu_memory_mi_b, pool.cpu) == (1, "NVIDIA-L4", 22888, "3920m")
+    assert pool.labels["nvidia.com/gpu.memory"] == "22888"
+    assert pool.taints == [GPU_TAINT]
+    assert "no AWS credentials found" in caplog.text
+
+
+def test_without_credentials_undeclared_facts_name_the_keys_to_declare(no_aws: None) -> None:
+    with pytest.raises(ConfigError) as excinfo:
+        resolve_node_pools(eks_config(gpus=1))
+    problems = _problems(excinfo)
+    assert [p.split(":")[1] for p in problems] == [
+        "cluster.nodePools[0].gpuMemoryMiB",
+        "cluster.nodePools[0].gpuProduct",
+    ]
+    assert all("not declared and AWS cannot be asked (no AWS credentials found)" in p for p in problems)
+    assert "g6.xlarge" in problems[0]
+
+
+def test_without_credentials_a_pool_without_gpus_declared_names_gpus(no_aws: None) -> None:
+    with pytest.raises(ConfigError, match=r"kaistack:cluster\.nodePools\[0\]\.gpus: not declared"):
+        resolve_node_pools(eks_config())
+
+
+def test_access_denied_falls_back_to_declared_values() -> None:
+    """Credentials that may not call DescribeInstanceTypes count as "AWS cannot be asked"."""
+    client = boto3.client("ec2", region_name=REGION, aws_access_key_id="x", aws_secret_access_key="y")
+    with Stubber(client) as stub:
+        stub.add_client_error("describe_instance_types", "UnauthorizedOperation", "not allowed")
+        pool = _pool(resolve_node_pools(eks_config(gpus=1, gpuProduct="NVIDIA-L4", gpuMemoryMiB=22888), client))
+    assert pool.gpus == 1
+    with Stubber(client) as stub:
+        stub.add_client_error("describe_instance_types", "UnauthorizedOperation", "not allowed")
+        with pytest.raises(ConfigError, match=r"gpuProduct: not declared and AWS cannot be asked \(AWS refused"):
+            resolve_node_pools(eks_config(gpus=1, gpuMemoryMiB=22888), client)
+
+
+def test_default_client_answers_are_cached_per_process(aws: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second resolve (render after check, the program after discovery) asks AWS nothing."""
+    first = resolve_node_pools(eks_config())
+
+    def refuse(*_: Any, **__: Any) -> Any:
+        raise AssertionError("AWS asked again")
+
+    monkeypatch.setattr(discovery, "_call", refuse)
+    assert resolve_node_pools(eks_config()) == first
+
+
+# --- the stacks -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["staging", "prod"])
+def test_stack_facts_match_aws(ec2: Any, name: str) -> None:
+    """The declared facts are AWS's own, so offline render/check see what online ones do."""
+    config = stack(name)
+    online = resolve_node_pools(config, ec2)
+    for declared, resolved in zip(config.cluster.node_pools, online.cluster.node_pools, strict=True):
+        for field in ("gpus", "gpu_product", "gpu_memory_mi_b", "cpu", "memory", "pods"):
+            assert getattr(declared, field) == getattr(resolved, field), f"{name}: {declared.name}.{field}"
+
+
+@pytest.mark.parametrize("name", ["staging", "prod"])
+def test_stack_resolves_offline_to_the_same_config(no_aws: None, name: str) -> None:
+    """Without credentials the declared facts are used; they give exactly what moto's AWS gives."""
+    offline = resolve_node_pools(stack(name))
+    with moto.mock_aws():
+        client = boto3.client("ec2", region_name=REGION, aws_access_key_id="t", aws_secret_access_key="t")
+        online = resolve_node_pools(stack(name), client)
+    assert offline == online
