@@ -8,10 +8,12 @@ vCluster Service) and must not run its own scheduler (vcluster-and-gpu.md §1.1,
 from __future__ import annotations
 
 import base64
+from collections.abc import Mapping
 from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+import yaml
 
 from components.podspec import TENANT_LABEL
 from kaistack import versions
@@ -26,13 +28,25 @@ def kubeconfig_secret_name(tenant: TenantModel) -> str:
     return f"vc-{tenant.name}"
 
 
+def exposure(config: StackConfig, tenant: TenantModel) -> str:
+    """How the Pulumi host reaches the tenant's vCluster API.
+
+    - "url": `tenants[].apiServerUrl` (an Ingress, a LoadBalancer with DNS...), set up by the user;
+    - "node-port": on kind, a NodePort that the kind config maps to 127.0.0.1 (cluster_kind.py);
+    - "load-balancer": elsewhere, a LoadBalancer Service; vCluster adds its address to the API
+      certificate's SANs by itself (loft-sh/vcluster pkg/certs/ensure.go getExtraSANs).
+    """
+    if tenant.api_server_url:
+        return "url"
+    return "node-port" if config.cluster.provider == "kind" else "load-balancer"
+
+
 def uses_node_port(config: StackConfig, tenant: TenantModel) -> bool:
-    """On kind the vCluster API is a NodePort mapped to 127.0.0.1 (components/cluster_kind.py)."""
-    return config.cluster.provider == "kind" and tenant.api_server_url is None
+    return exposure(config, tenant) == "node-port"
 
 
 def api_server_url(config: StackConfig, tenant: TenantModel) -> str | None:
-    """Where the Pulumi host reaches this tenant's API, or None when it cannot (no workloads then)."""
+    """The tenant API URL when known before deployment (None: the LoadBalancer's address, at run time)."""
     if tenant.api_server_url:
         return tenant.api_server_url
     if uses_node_port(config, tenant):
@@ -91,6 +105,8 @@ def vcluster_values(config: StackConfig, tenant: TenantModel) -> dict[str, Any]:
         # the proxy certificate covers that name.
         control_plane["proxy"] = {"extraSANs": sorted({_host(url), "localhost"})}
         values["exportKubeConfig"] = {"server": url}
+    if exposure(config, tenant) == "load-balancer":
+        control_plane["service"] = {"spec": {"type": "LoadBalancer"}}
     if uses_node_port(config, tenant):
         control_plane["service"] = {
             "spec": {"type": "NodePort"},
@@ -109,14 +125,35 @@ def _decode(data: Any) -> str:
     return base64.b64decode(data["config"]).decode() if data and data.get("config") else ""
 
 
+def _field(value: Any, name: str) -> Any:
+    """Typed Pulumi outputs are snake_case and may be objects or dict-like; read either."""
+    if value is None:
+        return None
+    return value.get(name) if isinstance(value, Mapping) else getattr(value, name, None)
+
+
+def _load_balancer_address(status: Any) -> str:
+    ingress = _field(_field(status, "load_balancer"), "ingress") or [None]
+    return _field(ingress[0], "hostname") or _field(ingress[0], "ip") or ""
+
+
+def with_server(kubeconfig: str, server: str) -> str:
+    """The same kubeconfig pointed at `server` (vCluster exports https://localhost:8443 by default)."""
+    document = yaml.safe_load(kubeconfig) or {}
+    for cluster in document.get("clusters") or []:
+        cluster.setdefault("cluster", {})["server"] = server
+    return yaml.safe_dump(document, sort_keys=False)
+
+
 class Tenant(pulumi.ComponentResource):
     """vCluster release, the tenant's connection facts and (when reachable) a provider inside it."""
 
     namespace: k8s.core.v1.Namespace
     release: k8s.helm.v3.Release
-    kubeconfig_secret: k8s.core.v1.Secret | None
-    kubeconfig: pulumi.Output[str] | None
-    provider: k8s.Provider | None
+    kubeconfig_secret: k8s.core.v1.Secret
+    service: k8s.core.v1.Service | None
+    kubeconfig: pulumi.Output[str]
+    provider: k8s.Provider
     connect_command: str
     summary: dict[str, Any]
 
@@ -150,24 +187,29 @@ class Tenant(pulumi.ComponentResource):
             opts=child_opts.merge(pulumi.ResourceOptions(depends_on=[self.namespace])),
         )
         self.connect_command = f"vcluster connect {tenant.name} -n {host_ns}"
-        self.kubeconfig_secret = None
-        self.kubeconfig = None
-        self.provider = None
-        if api_server_url(config, tenant) is not None:
-            # vCluster writes this Secret once its API is up, which the release waits for.
-            self.kubeconfig_secret = k8s.core.v1.Secret.get(
-                f"{name}-kubeconfig",
-                f"{host_ns}/{kubeconfig_secret_name(tenant)}",
-                opts=pulumi.ResourceOptions(parent=self, provider=host_provider, depends_on=[self.release]),
+        read_opts = pulumi.ResourceOptions(parent=self, provider=host_provider, depends_on=[self.release])
+        # vCluster writes this Secret once its API is up, which the release waits for.
+        self.kubeconfig_secret = k8s.core.v1.Secret.get(
+            f"{name}-kubeconfig", f"{host_ns}/{kubeconfig_secret_name(tenant)}", opts=read_opts
+        )
+        kubeconfig = self.kubeconfig_secret.data.apply(_decode)
+        self.service = None
+        if exposure(config, tenant) == "load-balancer":
+            # Helm (and so the release) waits until a LoadBalancer Service has an address.
+            self.service = k8s.core.v1.Service.get(f"{name}-service", f"{host_ns}/{tenant.name}", opts=read_opts)
+            address = self.service.status.apply(_load_balancer_address)
+            kubeconfig = pulumi.Output.all(kubeconfig, address).apply(
+                lambda args: with_server(args[0], f"https://{args[1]}:443")
             )
-            self.kubeconfig = pulumi.Output.secret(self.kubeconfig_secret.data.apply(_decode))
-            self.provider = k8s.Provider(f"{name}-provider", kubeconfig=self.kubeconfig, opts=child_opts)
+        self.kubeconfig = pulumi.Output.secret(kubeconfig)
+        self.provider = k8s.Provider(f"{name}-provider", kubeconfig=self.kubeconfig, opts=child_opts)
         self.summary = {
             "name": tenant.name,
             "namespace": host_ns,
             "queues": list(tenant.queues),
             "connectCommand": self.connect_command,
             "kubeconfigSecret": kubeconfig_secret_name(tenant),
+            "exposure": exposure(config, tenant),
             "apiServerUrl": api_server_url(config, tenant),
         }
         self.register_outputs({**self.summary, "kubeconfig": self.kubeconfig})

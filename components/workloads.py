@@ -64,10 +64,7 @@ class Workloads(pulumi.ComponentResource):
             # Host workloads use the Platform's provider (inherited); tenant workloads the vCluster's.
             placement = pulumi.ResourceOptions(parent=self)
             if work.tenant is not None:
-                provider = tenants[work.tenant].provider
-                if provider is None:  # the model refuses this; kept as a clear failure
-                    raise pulumi.RunError(f"tenant {work.tenant!r} has no reachable API for workload {work.name!r}")
-                placement = pulumi.ResourceOptions(parent=self, provider=provider)
+                placement = pulumi.ResourceOptions(parent=self, provider=tenants[work.tenant].provider)
             needs: list[pulumi.Resource] = list(after)
             namespace = self._namespace(name, target, work.namespace, placement, after)
             if namespace is not None:

@@ -141,6 +141,15 @@ class PlatformMocks(pulumi_mocks.Mocks):
                 "type": "Opaque",
                 "data": rpc.wrap_rpc_secret({"config": kubeconfig}),
             }
+        elif args.typ == "kubernetes:core/v1:Service" and args.resource_id:
+            namespace, _, name = args.resource_id.rpartition("/")
+            state = {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": name, "namespace": namespace},
+                "spec": {"type": "LoadBalancer", "ports": [{"name": "https", "port": 443, "targetPort": 8443}]},
+                "status": {"loadBalancer": {"ingress": [{"hostname": f"{name}.{namespace}.elb.example.com"}]}},
+            }
         elif args.typ == "kubernetes:helm.sh/v3:Release":
             state["status"] = {
                 "name": state.get("name", args.name),

@@ -1,0 +1,312 @@
+"""The dev stack (kind + fake GPUs) run through __main__.py under recording mocks."""
+
+from __future__ import annotations
+
+import pulumi
+import pytest
+from platform_testlib import (
+    COMMAND,
+    MAIN,
+    PROVIDER,
+    QUEUE,
+    dev_raw,
+    inputs,
+    named,
+    of_type,
+    release,
+    run_program,
+)
+
+from kaistack import versions
+
+
+@pytest.fixture
+def dev(mocks):
+    """Recorded resources of the dev stack."""
+    run_program(mocks, dev_raw())
+    return mocks.resources
+
+
+def test_kind_cluster_command_creates_idempotently_and_prints_kubeconfig(dev):
+    """The create script skips an existing cluster and ends with `kind get kubeconfig`."""
+    create = inputs(named(dev, "kaistack-cluster-create"))["create"]
+    assert "kind get clusters 2>/dev/null | grep -qx kaistack-dev" in create
+    assert "kind create cluster --name kaistack-dev --config -" in create
+    assert create.rstrip().endswith("kind get kubeconfig --name kaistack-dev")
+
+
+def test_kind_cluster_command_is_replaced_delete_first_when_the_kind_config_changes(dev):
+    """kind cannot change a cluster: the kind config is the trigger, and the old one goes first."""
+    command = named(dev, "kaistack-cluster-create")
+    assert inputs(command)["triggers"] == [inputs(command)["stdin"]]
+    assert command.delete_before_replace is True
+    assert inputs(command)["delete"] == "kind delete cluster --name kaistack-dev"
+
+
+def test_kind_config_has_the_declared_workers_with_fake_gpu_labels(dev):
+    """2 GPU workers labelled for the fake operator (run.ai pool + DaemonSet selectors) and 1 CPU worker."""
+    import yaml
+
+    config = yaml.safe_load(inputs(named(dev, "kaistack-cluster-create"))["stdin"])
+    workers = [n for n in config["nodes"] if n["role"] == "worker"]
+    gpu = [w for w in workers if w["labels"].get("run.ai/simulated-gpu-node-pool") == "gpu"]
+    assert len(gpu) == 2
+    assert all(w["labels"]["nvidia.com/gpu.deploy.device-plugin"] == "true" for w in gpu)
+    assert all(w["labels"]["nvidia.com/gpu.deploy.dcgm-exporter"] == "true" for w in gpu)
+    assert [w["labels"] for w in workers if w not in gpu] == [{"kaistack.io/node-pool": "cpu"}]
+    assert {n["image"] for n in config["nodes"]} == {versions.KIND_NODE_IMAGE}
+
+
+def test_kind_config_maps_the_tenant_node_port_to_localhost(dev):
+    """team-a's vCluster API NodePort 31000 is reachable on 127.0.0.1 from the Pulumi host."""
+    import yaml
+
+    config = yaml.safe_load(inputs(named(dev, "kaistack-cluster-create"))["stdin"])
+    control_plane = config["nodes"][0]
+    assert control_plane["role"] == "control-plane"
+    assert control_plane["extraPortMappings"] == [
+        {"containerPort": 31000, "hostPort": 31000, "listenAddress": "127.0.0.1", "protocol": "TCP"}
+    ]
+
+
+def test_host_provider_uses_the_kind_kubeconfig_as_a_secret(dev):
+    """The Kubernetes provider's kubeconfig input is the command's stdout, marked secret."""
+    provider = named(dev, "kaistack-cluster-provider")
+    assert provider.type == PROVIDER
+    assert inputs(provider)["kubeconfig"] == "[secret]"
+
+
+def test_fake_gpu_operator_release_has_one_topology_pool_per_gpu_pool(dev):
+    """Pinned OCI chart 0.2.0; pools from the declared GPU pools; KAI's reservation namespace."""
+    fake = inputs(release(dev, "fake-gpu-operator"))
+    assert fake["chart"] == versions.FAKE_GPU_OPERATOR_CHART
+    assert fake["version"] == "0.2.0"
+    assert fake["namespace"] == "gpu-operator"
+    assert fake["values"] == {
+        "topology": {
+            "nodePools": {"gpu": {"gpuProduct": "Tesla-K80", "gpuCount": 2, "gpuMemory": 11441}},
+            "nodePoolLabelKey": "run.ai/simulated-gpu-node-pool",
+        },
+        "environment": {"resourceReservationNamespace": "kai-resource-reservation"},
+        "statusUpdater": {"disableNodeLabeling": True},
+    }
+
+
+def test_gpu_operator_namespace_is_privileged_for_pod_security(dev):
+    """The fake operator's DaemonSets need privileged PSA in its namespace."""
+    namespace = inputs(named(dev, "kaistack-gpu-namespace"))
+    assert namespace["metadata"]["name"] == "gpu-operator"
+    assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
+
+
+def test_kai_release_is_the_pinned_oci_chart_with_gpu_sharing(dev):
+    """KAI v0.17.0 from the kai-scheduler registry, chart version with the 'v', gpuSharing on."""
+    kai = inputs(release(dev, "kai-scheduler/kai-scheduler"))
+    assert kai["chart"] == "oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler"
+    assert kai["version"] == "v0.17.0"
+    assert kai["namespace"] == "kai-scheduler"
+    assert kai["createNamespace"] is True
+    assert kai["values"]["global"]["gpuSharing"] is True
+    assert kai["values"]["admission"] == {"gpuFractionRuntimeClassName": "nvidia"}
+    assert kai["values"]["scheduler"] == {"placementStrategy": "binpack"}
+    assert kai["values"]["podgrouper"] == {"queueLabelKey": "kai.scheduler/queue"}
+    assert "binder" not in kai["values"]
+
+
+def test_kai_default_queues_come_from_the_model(dev):
+    """The chart's own default queues get the model's (quota 0) blocks, written out in full."""
+    default_queue = inputs(release(dev, "kai-scheduler/kai-scheduler"))["values"]["defaultQueue"]
+    zero = {"quota": 0, "limit": -1, "overQuotaWeight": 1}
+    assert default_queue == {
+        "createDefaultQueue": True,
+        "parentName": "default-parent-queue",
+        "childName": "default-queue",
+        "parentResources": {"gpu": zero, "cpu": zero, "memory": zero},
+        "childResources": {"gpu": zero, "cpu": zero, "memory": zero},
+    }
+
+
+def test_kai_release_waits_for_the_fake_gpu_operator(dev):
+    """KAI's operator must see run.ai/fake.gpu nodes when it starts (install order of KAI's e2e)."""
+    assert release(dev, "fake-gpu-operator").urn in release(dev, "kai-scheduler/kai-scheduler").dependencies
+
+
+def test_declared_queues_are_created_but_not_the_chart_defaults(dev):
+    """default, test and team-a are Queue objects; KAI's default pair is left to the chart."""
+    assert sorted(inputs(q)["metadata"]["name"] for q in of_type(dev, QUEUE)) == ["default", "team-a", "test"]
+
+
+def test_queue_specs_write_every_resource_block_in_full(dev):
+    """The test queue: parent, priority and all three blocks with quota, limit and weight."""
+    unlimited = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
+    assert inputs(named(dev, "kaistack-queues-test"))["spec"] == {
+        "parentQueue": "default",
+        "priority": 100,
+        "resources": {"gpu": unlimited, "cpu": unlimited, "memory": unlimited},
+    }
+    team = inputs(named(dev, "kaistack-queues-team-a"))["spec"]["resources"]["gpu"]
+    assert team == {"quota": 2, "limit": 2, "overQuotaWeight": 1}
+
+
+def test_child_queues_depend_on_their_parent_and_on_the_kai_release(dev):
+    """Parents first (KAI drops orphans) and after the release that installs the Queue CRD."""
+    parent = named(dev, "kaistack-queues-default")
+    kai = release(dev, "kai-scheduler/kai-scheduler")
+    for child in ("kaistack-queues-test", "kaistack-queues-team-a"):
+        assert parent.urn in named(dev, child).dependencies
+    assert all(kai.urn in q.dependencies for q in of_type(dev, QUEUE))
+
+
+def test_vcluster_release_keeps_kai_on_the_host(dev):
+    """setOwner false, both virtual schedulers off, host priority classes synced."""
+    vcluster = inputs(named(dev, "kaistack-team-a-vcluster"))
+    assert vcluster["chart"] == "vcluster"
+    assert vcluster["version"] == versions.VCLUSTER_VERSION
+    assert vcluster["repositoryOpts"] == {"repo": "https://charts.loft.sh"}
+    assert vcluster["namespace"] == "vcluster-team-a"
+    values = vcluster["values"]
+    assert values["experimental"] == {"syncSettings": {"setOwner": False}}
+    assert values["controlPlane"]["advanced"] == {"virtualScheduler": {"enabled": False}}
+    assert values["controlPlane"]["distro"] == {"k8s": {"scheduler": {"enabled": False}}}
+    assert values["sync"] == {"fromHost": {"priorityClasses": {"enabled": True}}}
+
+
+def test_vcluster_is_exposed_on_its_node_port_for_the_pulumi_host(dev):
+    """NodePort 31000, certificate SANs and exported kubeconfig server on 127.0.0.1."""
+    values = inputs(named(dev, "kaistack-team-a-vcluster"))["values"]
+    assert values["controlPlane"]["service"] == {"spec": {"type": "NodePort"}, "httpsNodePort": 31000}
+    assert values["controlPlane"]["proxy"] == {"extraSANs": ["127.0.0.1", "localhost"]}
+    assert values["exportKubeConfig"] == {"server": "https://127.0.0.1:31000"}
+
+
+def test_vcluster_isolation_policies_allow_its_own_node_port(dev):
+    """PSS baseline, quota + limit range + network policy; the quota leaves room for the NodePort."""
+    policies = inputs(named(dev, "kaistack-team-a-vcluster"))["values"]["policies"]
+    assert policies["podSecurityStandard"] == "baseline"
+    assert policies["resourceQuota"] == {"enabled": True, "quota": {"services.nodeports": 1}}
+    assert policies["limitRange"] == {"enabled": True}
+    assert policies["networkPolicy"]["enabled"] is True
+
+
+def test_tenant_provider_reads_the_vcluster_kubeconfig_secret(dev):
+    """Secret vc-team-a is read (after the release) and feeds the tenant provider as a secret."""
+    secret = named(dev, "kaistack-team-a-kubeconfig")
+    assert secret.resource_id == "vcluster-team-a/vc-team-a"
+    assert named(dev, "kaistack-team-a-vcluster").urn in secret.dependencies
+    assert inputs(named(dev, "kaistack-team-a-provider"))["kubeconfig"] == "[secret]"
+
+
+def test_tenant_workloads_use_the_tenant_provider_and_host_workloads_the_host_provider(dev):
+    """Pods of team-a go through its vCluster; the vLLM deployments to the host cluster."""
+    tenant = named(dev, "kaistack-team-a-provider").urn
+    host = named(dev, "kaistack-cluster-provider").urn
+    for name in ("cpu-only-pod", "gpu-pod", "gpu-sharing"):
+        assert named(dev, f"kaistack-workloads-{name}").provider.startswith(tenant + "::")
+    for name in ("vllm-test-07", "vllm-test-02"):
+        assert named(dev, f"kaistack-workloads-{name}").provider.startswith(host + "::")
+
+
+def test_gpu_pod_requests_one_whole_gpu_with_kai_scheduling(dev):
+    """schedulerName, queue + tenant labels, nvidia.com/gpu limit, GPU toleration."""
+    pod = inputs(named(dev, "kaistack-workloads-gpu-pod"))
+    assert pod["metadata"]["labels"] == {
+        "app": "gpu-pod",
+        "kai.scheduler/queue": "team-a",
+        "kaistack.io/tenant": "team-a",
+    }
+    spec = pod["spec"]
+    assert spec["schedulerName"] == "kai-scheduler"
+    assert spec["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1"
+    assert spec["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+
+
+def test_cpu_only_pod_is_the_field_guide_sample(dev):
+    """ubuntu sleep infinity with 100m / 250M and no GPU resource or toleration."""
+    pod = inputs(named(dev, "kaistack-workloads-cpu-only-pod"))
+    container = pod["spec"]["containers"][0]
+    assert container["args"] == ["sleep", "infinity"]
+    assert container["resources"]["requests"] == {"cpu": "100m", "memory": "250M"}
+    assert "tolerations" not in pod["spec"]
+
+
+def test_gpu_sharing_pod_uses_the_fraction_annotation_and_no_gpu_limit(dev):
+    """A 0.5 share is an annotation; KAI forbids nvidia.com/gpu next to it."""
+    pod = inputs(named(dev, "kaistack-workloads-gpu-sharing"))
+    assert pod["metadata"]["annotations"] == {"gpu-fraction": "0.5"}
+    assert "nvidia.com/gpu" not in pod["spec"]["containers"][0]["resources"]["limits"]
+
+
+def test_vllm_deployments_share_a_gpu_by_fraction_with_matching_utilization(dev):
+    """0.7 and 0.2 fractions on the pod template, queue label on template and Deployment."""
+    for name, fraction in (("vllm-test-07", "0.7"), ("vllm-test-02", "0.2")):
+        deployment = inputs(named(dev, f"kaistack-workloads-{name}"))
+        template = deployment["spec"]["template"]
+        assert deployment["metadata"]["namespace"] == "ai-workloads"
+        assert deployment["metadata"]["labels"]["kai.scheduler/queue"] == "test"
+        assert template["metadata"]["labels"]["kai.scheduler/queue"] == "test"
+        assert template["metadata"]["annotations"] == {"gpu-fraction": fraction}
+        assert template["spec"]["schedulerName"] == "kai-scheduler"
+        assert f"--gpu-memory-utilization={fraction}" in template["spec"]["containers"][0]["args"]
+
+
+def test_host_workload_namespace_is_created_before_the_deployments(dev):
+    """ai-workloads is a Namespace resource the Deployments depend on."""
+    namespace = named(dev, "kaistack-workloads-ns-ai-workloads")
+    assert inputs(namespace)["metadata"] == {"name": "ai-workloads"}
+    assert namespace.urn in named(dev, "kaistack-workloads-vllm-test-07").dependencies
+
+
+def test_workloads_wait_for_kai_and_their_queues(dev):
+    """Pods created before KAI's admission webhook would miss its mutation."""
+    kai = release(dev, "kai-scheduler/kai-scheduler").urn
+    queue = named(dev, "kaistack-queues-test").urn
+    assert {kai, queue} <= set(named(dev, "kaistack-workloads-vllm-test-02").dependencies)
+
+
+def test_platform_props_carry_the_summary_the_stack_policies_read(dev):
+    """nodePools, kai and tenants as documented in docs/architecture.md."""
+    props = inputs(named(dev, "kaistack"))
+    assert [p["name"] for p in props["nodePools"]] == ["gpu", "cpu"]
+    assert props["nodePools"][0]["gpus"] == 2
+    assert props["kai"]["gpuSharing"] is True
+    assert props["kai"]["defaultQueues"]["childName"] == "default-queue"
+    assert props["tenants"] == [{"name": "team-a", "namespace": "vcluster-team-a", "queues": ["team-a"]}]
+
+
+def test_command_hides_the_kubeconfig(dev):
+    """logging none, stdout an additional secret output, no previous output in the environment."""
+    command = named(dev, "kaistack-cluster-create")
+    assert command.type == COMMAND
+    assert inputs(command)["logging"] == "none"
+    assert inputs(command)["addPreviousOutputInEnv"] is False
+    assert command.additional_secret_outputs == ("stdout",)
+
+
+@pulumi.runtime.test
+def test_exported_kubeconfig_is_a_secret(mocks):
+    """The stack output `kubeconfig` is a Pulumi secret (pulumi.md §4 is_secret pattern)."""
+    import runpy
+
+    mocks.set_config(dev_raw())
+    program = runpy.run_path(str(MAIN), run_name="__main__")
+
+    async def check() -> None:
+        assert await program["platform"].kubeconfig.is_secret()
+        assert await program["platform"].vclusters["team-a"].kubeconfig.is_secret()
+
+    return pulumi.Output.from_input(check())
+
+
+def test_stack_outputs_list_kai_queues_and_tenant_connect_commands(mocks):
+    """Exports: kubeconfig (masked), KAI namespace/version, the queue tree, tenants."""
+    run_program(mocks, dev_raw())
+    outputs = mocks.stack_outputs()
+    assert outputs["kubeconfig"] == "[secret]"
+    assert (outputs["kaiNamespace"], outputs["kaiVersion"]) == ("kai-scheduler", "v0.17.0")
+    tree = {q["name"]: q for q in outputs["queueTree"]}
+    assert tree["default-queue"]["createdBy"] == "kai-chart"
+    assert tree["default"]["children"] == ["test", "team-a"]
+    assert tree["test"]["leaf"] is True
+    assert outputs["tenants"][0]["connectCommand"] == "vcluster connect team-a -n vcluster-team-a"
+    assert outputs["tenants"][0]["kubeconfigSecret"] == "vc-team-a"
+    assert outputs["tenants"][0]["queues"] == ["team-a"]
