@@ -7,6 +7,7 @@ vcluster-and-gpu.md §1.1/§1.4 (vCluster settings KAI needs).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -241,6 +242,11 @@ def kai_gpu_sharing_annotations(res: Res, s: Settings, facts: StackFacts) -> lis
 # --- gpu-memory-utilization-within-fraction ------------------------------------------------------
 
 
+def _floor3(value: float) -> float:
+    """A suggestion never above the share (0.4883 -> 0.488, not 0.489)."""
+    return math.floor(value * 1000 + EPSILON) / 1000
+
+
 def pod_share(t: PodTemplate, gpu_memory_mib: int | None) -> tuple[float, str] | None:
     """The part of one GPU the pod was promised, or None when the annotations don't say (validly)."""
     fraction, memory = t.annotations.get(FRACTION), t.annotations.get(MEMORY)
@@ -270,17 +276,17 @@ def gpu_memory_utilization_within_fraction(res: Res, s: Settings, facts: StackFa
             name = c.get("name", i)
             found = utilizations(c, s.utilization_env_vars)
             for u in found:
-                if u.value > bound + EPSILON:
+                if u.value is not None and u.value > bound + EPSILON:
                     out.append(
                         f"container {name} sets GPU memory utilization {u.value:g} ({u.where}), above the pod's "
                         f"share ({desc}); KAI does not isolate GPU memory, so it would take memory promised to "
-                        f"the GPU's other pods: use at most {bound:g}"
+                        f"the GPU's other pods: use at most {_floor3(bound):g}"
                     )
             if not found and runs_vllm(c) and s.vllm_default_utilization > bound + EPSILON:
                 out.append(
                     f"container {name} runs vLLM without {FLAG}, so vLLM takes its default "
                     f"{s.vllm_default_utilization:g} of the GPU's memory, above the pod's share ({desc}): "
-                    f"add {FLAG}={bound:g} (or less)"
+                    f"add {FLAG}={_floor3(bound):g} (or less)"
                 )
     return _unique(out)
 

@@ -23,7 +23,7 @@ _VAR_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 
 @dataclass(frozen=True)
 class Utilization:
-    value: float
+    value: float | None  # None: set, but to something we cannot resolve ($(VAR) from a Secret, ${SHELL_VAR})
     where: str  # "args", "command" or "env VLLM_GPU_MEMORY_UTILIZATION"
 
 
@@ -64,7 +64,7 @@ def _number(text: str, env: Mapping[str, str]) -> float | None:
     try:
         value = float(text)
     except ValueError:
-        return None  # unresolvable ($(VAR) from a Secret, ${SHELL_VAR}): nothing to judge
+        return None
     return value if value == value else None  # NaN
 
 
@@ -72,15 +72,8 @@ def utilizations(container: Mapping[str, Any], env_vars: Sequence[str]) -> list[
     env = _literal_env(container)
     found: list[Utilization] = []
     for field in ("command", "args"):
-        for raw in _flag_values(tokens(seq(container.get(field)))):
-            value = _number(raw, env)
-            if value is not None:
-                found.append(Utilization(value, field))
-    for name in env_vars:
-        if name in env:
-            value = _number(env[name], env)
-            if value is not None:
-                found.append(Utilization(value, f"env {name}"))
+        found += [Utilization(_number(raw, env), field) for raw in _flag_values(tokens(seq(container.get(field))))]
+    found += [Utilization(_number(env[name], env), f"env {name}") for name in env_vars if name in env]
     return found
 
 

@@ -1,0 +1,111 @@
+"""Finding pod templates in every workload kind, through engine proxies."""
+
+from __future__ import annotations
+
+import pytest
+from policy_builders import TYPES, container, deployment, engine, pod, pod_template, res
+
+from policies.podspec import (
+    Res,
+    is_chart_child,
+    pod_templates,
+    split_type,
+    type_token,
+    workload,
+)
+
+
+def _template_owner(kind: str) -> dict:
+    t = pod_template()
+    spec = {
+        "Deployment": {"template": t},
+        "StatefulSet": {"template": t},
+        "ReplicaSet": {"template": t},
+        "DaemonSet": {"template": t},
+        "Job": {"template": t},
+        "CronJob": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": t}}},
+        "PyTorchJob": {"pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": t}, "Worker": {"template": t}}},
+        "JobSet": {"replicatedJobs": [{"name": "w", "template": {"spec": {"template": t}}}]},
+    }[kind]
+    return {"metadata": {"name": "w"}, "spec": spec}
+
+
+@pytest.mark.parametrize(
+    ("kind", "paths"),
+    [
+        ("Deployment", ["spec.template"]),
+        ("StatefulSet", ["spec.template"]),
+        ("ReplicaSet", ["spec.template"]),
+        ("DaemonSet", ["spec.template"]),
+        ("Job", ["spec.template"]),
+        ("CronJob", ["spec.jobTemplate.spec.template"]),
+        ("PyTorchJob", ["spec.pytorchReplicaSpecs.Master.template", "spec.pytorchReplicaSpecs.Worker.template"]),
+        ("JobSet", ["spec.replicatedJobs[0].template.spec.template"]),
+    ],
+)
+def test_pod_templates_are_found_in_every_workload_kind(kind: str, paths: list[str]) -> None:
+    """Known kinds by their documented path; any other kind by searching for {spec: {containers}}."""
+    templates = list(pod_templates(kind, engine(_template_owner(kind))))
+    assert [t.path for t in templates] == paths
+    assert all(t.spec["schedulerName"] == "kai-scheduler" for t in templates)
+
+
+def test_a_pod_is_its_own_template() -> None:
+    wl = workload(res("Pod", pod(name="solo", namespace="ml")))
+    assert wl is not None
+    assert (wl.kind, wl.name, wl.namespace, [t.path for t in wl.templates]) == ("Pod", "solo", "ml", [""])
+    assert wl.templates[0].at("spec.schedulerName") == "spec.schedulerName"
+
+
+def test_a_workload_without_namespace_is_in_default() -> None:
+    props = deployment()
+    del props["metadata"]["namespace"]
+    wl = workload(res("Deployment", props))
+    assert wl is not None
+    assert wl.namespace == "default"
+
+
+@pytest.mark.parametrize(
+    ("resource_type", "props"),
+    [
+        ("kubernetes:core/v1:ConfigMap", {"metadata": {"name": "c"}, "data": {"x": "y"}}),
+        (TYPES["Queue"], {"metadata": {"name": "q"}, "spec": {}}),
+        (TYPES["Release"], {"chart": "x", "values": {"template": {"spec": {"containers": [container()]}}}}),
+        ("kaistack:index:Platform", {"nodePools": []}),
+    ],
+)
+def test_resources_without_pods_are_not_workloads(resource_type: str, props: dict) -> None:
+    assert workload(Res(resource_type, "r", engine(props))) is None
+
+
+def test_helm_chart_children_are_recognised_by_their_urn() -> None:
+    urn = (
+        "urn:pulumi:dev::kaistack::kaistack:index:Platform$kubernetes:helm.sh/v4:Chart$kubernetes:apps/v1:Deployment::x"
+    )
+    assert is_chart_child(Res(TYPES["Deployment"], "x", {}, urn=urn))
+
+
+def test_helm_chart_children_are_recognised_by_their_parent() -> None:
+    parent = "urn:pulumi:dev::kaistack::kubernetes:helm.sh/v4:Chart::gpu-operator"
+    assert is_chart_child(Res(TYPES["Deployment"], "x", {}, urn="", parent=parent))
+
+
+def test_resources_of_the_program_are_not_chart_children() -> None:
+    urn = "urn:pulumi:dev::kaistack::kaistack:index:Platform$kaistack:index:Workloads$kubernetes:apps/v1:Deployment::x"
+    assert not is_chart_child(
+        Res(TYPES["Deployment"], "x", {}, urn=urn, parent="urn:pulumi:dev::kaistack::kaistack:index:Workloads::w")
+    )
+
+
+@pytest.mark.parametrize(
+    ("token", "api_version", "kind"),
+    [
+        ("kubernetes:core/v1:Pod", "v1", "Pod"),
+        ("kubernetes:apps/v1:Deployment", "apps/v1", "Deployment"),
+        ("kubernetes:kubeflow.org/v1:PyTorchJob", "kubeflow.org/v1", "PyTorchJob"),
+        ("kubernetes:scheduling.run.ai/v2:Queue", "scheduling.run.ai/v2", "Queue"),
+    ],
+)
+def test_type_tokens_and_manifest_api_versions_convert_both_ways(token: str, api_version: str, kind: str) -> None:
+    assert split_type(token) == (api_version, kind)
+    assert type_token(api_version, kind) == token

@@ -1,0 +1,232 @@
+"""kai-scheduler-name and kai-queue-label: KAI's workload contract (kai.md §4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from policy_builders import FACTS, KAI, UNKNOWN, container, deployment, pod, pod_template, res
+from pulumi_policy.proxy import UnknownValueError
+
+from policies.facts import StackFacts
+from policies.rules import kai_queue_label, kai_scheduler_name
+from policies.settings import Settings, settings
+
+NO_FACTS = StackFacts()
+
+
+def _owner(kind: str, **template: Any) -> dict[str, Any]:
+    t = pod_template(**template)
+    spec = {
+        "Deployment": {"template": t},
+        "StatefulSet": {"template": t},
+        "ReplicaSet": {"template": t},
+        "DaemonSet": {"template": t},
+        "Job": {"template": t},
+        "CronJob": {"jobTemplate": {"spec": {"template": t}}},
+        "PyTorchJob": {"pytorchReplicaSpecs": {"Master": {"template": t}, "Worker": {"template": t}}},
+    }[kind]
+    return {"metadata": {"name": "w", "namespace": "ml"}, "spec": spec}
+
+
+# --- kai-scheduler-name --------------------------------------------------------------------------
+
+
+def test_gpu_pod_without_scheduler_name_is_flagged() -> None:
+    found = kai_scheduler_name(res("Pod", pod(scheduler=None)), Settings(), NO_FACTS)
+    assert len(found) == 1
+    assert "spec.schedulerName is unset (default-scheduler) but the pod requests GPUs" in found[0]
+
+
+def test_gpu_pod_with_kai_scheduler_passes() -> None:
+    assert kai_scheduler_name(res("Pod", pod()), Settings(), NO_FACTS) == []
+
+
+def test_gpu_pod_with_another_scheduler_is_flagged_with_its_name() -> None:
+    found = kai_scheduler_name(res("Pod", pod(scheduler="volcano")), Settings(), NO_FACTS)
+    assert found
+    assert "is 'volcano'" in found[0]
+
+
+def test_shared_gpu_pod_without_scheduler_name_is_flagged() -> None:
+    """A gpu-fraction pod requests no nvidia.com/gpu; the annotation alone makes it a GPU pod."""
+    props = pod(scheduler=None, annotations={"gpu-fraction": "0.5"}, containers=[container()])
+    assert kai_scheduler_name(res("Pod", props), Settings(), NO_FACTS)
+
+
+def test_mig_pod_without_scheduler_name_is_flagged() -> None:
+    c = container()
+    c["resources"]["limits"] = {"nvidia.com/mig-1g.10gb": "1"}
+    assert kai_scheduler_name(res("Pod", pod(scheduler=None, containers=[c])), Settings(), NO_FACTS)
+
+
+def test_cpu_pod_without_queue_label_or_scheduler_passes_by_default() -> None:
+    props = pod(scheduler=None, queue=None, containers=[container()])
+    assert kai_scheduler_name(res("Pod", props), Settings(), NO_FACTS) == []
+
+
+def test_queue_labelled_pod_without_scheduler_name_is_flagged() -> None:
+    """Labelled for a KAI queue but owned by another scheduler: KAI never sees it."""
+    props = pod(scheduler=None, containers=[container()])
+    found = kai_scheduler_name(res("Pod", props), Settings(), NO_FACTS)
+    assert found
+    assert "labelled for a KAI queue" in found[0]
+
+
+def test_tenant_cpu_workload_is_flagged_when_required_in_tenant_namespaces() -> None:
+    props = pod(scheduler=None, queue=None, containers=[container()], labels={"kaistack.io/tenant": "alpha"})
+    s = settings({"requireInTenantNamespaces": True})
+    found = kai_scheduler_name(res("Pod", props), s, NO_FACTS)
+    assert found
+    assert "tenant workload (requireInTenantNamespaces)" in found[0]
+
+
+def test_cpu_workload_in_a_configured_tenant_namespace_is_flagged_when_required() -> None:
+    props = pod(namespace="team-ns", scheduler=None, queue=None, containers=[container()])
+    s = settings({"requireInTenantNamespaces": True, "tenantNamespaces": ["team-ns"]})
+    assert kai_scheduler_name(res("Pod", props), s, NO_FACTS)
+
+
+def test_tenant_cpu_workload_passes_when_not_required() -> None:
+    props = pod(scheduler=None, queue=None, containers=[container()], labels={"kaistack.io/tenant": "alpha"})
+    assert kai_scheduler_name(res("Pod", props), Settings(), NO_FACTS) == []
+
+
+@pytest.mark.parametrize("namespace", ["kube-system", "gpu-operator", "kai-resource-reservation"])
+def test_platform_namespaces_are_exempt_by_default(namespace: str) -> None:
+    props = pod(namespace=namespace, scheduler=None)
+    assert kai_scheduler_name(res("Pod", props), Settings(), NO_FACTS) == []
+
+
+def test_exempt_namespaces_are_configurable() -> None:
+    props = pod(namespace="vendor", scheduler=None)
+    assert kai_scheduler_name(res("Pod", props), settings({"exemptNamespaces": ["vendor"]}), NO_FACTS) == []
+    system_pod = res("Pod", pod(namespace="kube-system", scheduler=None))
+    assert kai_scheduler_name(system_pod, settings({"exemptNamespaces": []}), NO_FACTS)
+
+
+def test_helm_chart_children_are_exempt() -> None:
+    urn = "urn:pulumi:dev::kaistack::kubernetes:helm.sh/v4:Chart$kubernetes:apps/v1:DaemonSet::device-plugin"
+    props = _owner("DaemonSet", scheduler=None)
+    assert kai_scheduler_name(res("DaemonSet", props, urn=urn), Settings(), NO_FACTS) == []
+
+
+@pytest.mark.parametrize(
+    "kind", ["Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Job", "CronJob", "PyTorchJob"]
+)
+def test_every_workload_kind_is_checked(kind: str) -> None:
+    found = kai_scheduler_name(res(kind, _owner(kind, scheduler=None)), Settings(), NO_FACTS)
+    assert found
+    assert all("but the pod requests GPUs" in m for m in found)
+
+
+def test_unknown_scheduler_name_is_not_reported_but_raised_for_the_sdk() -> None:
+    """Preview: the SDK turns the error into an advisory "can't run policy", never a violation."""
+    props = pod(scheduler=UNKNOWN)
+    with pytest.raises(UnknownValueError) as err:
+        kai_scheduler_name(res("Pod", props), Settings(), NO_FACTS)
+    assert "spec.schedulerName" in err.value.message
+
+
+def test_unknown_values_elsewhere_do_not_stop_the_check() -> None:
+    props = pod(scheduler=None, containers=[container(gpus=1, image=UNKNOWN)])
+    assert kai_scheduler_name(res("Pod", props), Settings(), NO_FACTS)
+
+
+# --- kai-queue-label -----------------------------------------------------------------------------
+
+
+def test_kai_pod_without_queue_label_is_flagged() -> None:
+    found = kai_queue_label(res("Pod", pod(queue=None)), Settings(), NO_FACTS)
+    assert len(found) == 1
+    assert "no kai.scheduler/queue label in metadata.labels" in found[0]
+
+
+def test_deployment_without_queue_label_names_both_places() -> None:
+    found = kai_queue_label(res("Deployment", deployment(queue=None)), Settings(), NO_FACTS)
+    assert found
+    assert "on the Deployment (metadata.labels) or its pod template (spec.template.metadata.labels)" in found[0]
+
+
+def test_queue_label_on_the_top_owner_suffices() -> None:
+    props = deployment(queue=None, top_labels={"kai.scheduler/queue": "team-a"})
+    assert kai_queue_label(res("Deployment", props), Settings(), FACTS) == []
+
+
+def test_queue_label_on_the_pod_template_suffices() -> None:
+    assert kai_queue_label(res("Deployment", deployment(queue="team-a")), Settings(), FACTS) == []
+
+
+def test_top_owner_label_wins_over_the_pod_label() -> None:
+    """KAI reads the top owner first: a wrong top-level queue is wrong even if the pod's is right."""
+    props = deployment(queue="team-a", top_labels={"kai.scheduler/queue": "nope"})
+    found = kai_queue_label(res("Deployment", props), Settings(), FACTS)
+    assert found
+    assert "metadata.labels kai.scheduler/queue: nope is not a declared leaf queue" in found[0]
+
+
+def test_legacy_runai_queue_label_gets_the_new_key_as_hint() -> None:
+    props = pod(queue=None, labels={"runai/queue": "test"})
+    found = kai_queue_label(res("Pod", props), Settings(), NO_FACTS)
+    assert found == [
+        "metadata.labels has the legacy label runai/queue: test, which KAI stopped reading in v0.6.0: "
+        "use kai.scheduler/queue instead (kai.scheduler/queue: test)"
+    ]
+
+
+def test_queue_given_as_annotation_is_flagged() -> None:
+    props = pod(queue=None, annotations={"kai.scheduler/queue": "team-a"})
+    found = kai_queue_label(res("Pod", props), Settings(), NO_FACTS)
+    assert found
+    assert "KAI reads only labels" in found[0]
+
+
+def test_undeclared_queue_is_flagged_when_the_stack_is_known() -> None:
+    found = kai_queue_label(res("Pod", pod(queue="nope")), Settings(), FACTS)
+    assert found
+    assert "nope is not a declared leaf queue" in found[0]
+    assert "declared leaf queues: default-queue, team-a, team-b" in found[0]
+
+
+def test_parent_queue_is_not_a_leaf() -> None:
+    facts = StackFacts(leaf_queues=frozenset({"team-a"}))
+    assert kai_queue_label(res("Pod", pod(queue="org")), Settings(), facts)
+
+
+def test_any_queue_name_passes_without_stack_facts() -> None:
+    assert kai_queue_label(res("Pod", pod(queue="whatever")), Settings(), NO_FACTS) == []
+
+
+def test_configured_queues_override_the_stack() -> None:
+    s = settings({"queues": ["only-this"]})
+    assert kai_queue_label(res("Pod", pod(queue="team-a")), s, FACTS)
+    assert kai_queue_label(res("Pod", pod(queue="only-this")), s, FACTS) == []
+
+
+def test_queue_label_key_comes_from_the_stack() -> None:
+    facts = StackFacts(queue_label_key="example.com/queue")
+    props = pod(queue=None, labels={"example.com/queue": "x"})
+    assert kai_queue_label(res("Pod", props), Settings(), facts) == []
+
+
+def test_pods_of_other_schedulers_need_no_queue() -> None:
+    props = pod(queue=None, scheduler="default-scheduler")
+    assert kai_queue_label(res("Pod", props), Settings(), NO_FACTS) == []
+
+
+def test_unknown_queue_label_is_raised_for_the_sdk() -> None:
+    with pytest.raises(UnknownValueError) as err:
+        kai_queue_label(res("Pod", pod(queue=UNKNOWN)), Settings(), FACTS)
+    assert "kai.scheduler/queue" in err.value.message
+
+
+def test_every_template_of_a_training_job_is_checked() -> None:
+    props = _owner("PyTorchJob", queue=None)
+    found = kai_queue_label(res("PyTorchJob", props), Settings(), NO_FACTS)
+    assert len(found) == 2
+    assert "Master" in found[0]
+    assert "Worker" in found[1]
+
+
+def test_kai_scheduler_constant_matches_the_contract() -> None:
+    assert KAI == Settings().scheduler_name == "kai-scheduler"

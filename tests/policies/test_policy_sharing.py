@@ -1,0 +1,262 @@
+"""vcluster-set-owner-false, kai-gpu-sharing-annotations, gpu-memory-utilization-within-fraction."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from policy_builders import FACTS, UNKNOWN, container, deployment, pod, release, res
+from pulumi_policy.proxy import UnknownValueError
+
+from policies.facts import StackFacts
+from policies.podspec import Res
+from policies.rules import (
+    gpu_memory_utilization_within_fraction,
+    kai_gpu_sharing_annotations,
+    vcluster_set_owner_false,
+)
+from policies.settings import Settings, settings
+
+NO_FACTS = StackFacts()
+GOOD_VCLUSTER = {
+    "experimental": {"syncSettings": {"setOwner": False}},
+    "controlPlane": {"advanced": {"virtualScheduler": {"enabled": False}}},
+}
+
+# --- vcluster-set-owner-false --------------------------------------------------------------------
+
+
+def _vcluster(values: dict[str, Any], chart: str = "vcluster", kind: str = "Release") -> Res:
+    return res(kind, release("team-a", chart, values), name="team-a-vcluster")
+
+
+def test_vcluster_with_set_owner_false_passes() -> None:
+    assert vcluster_set_owner_false(_vcluster(GOOD_VCLUSTER), Settings(), NO_FACTS) == []
+
+
+def test_vcluster_without_set_owner_is_flagged_with_the_chart_default() -> None:
+    found = vcluster_set_owner_false(_vcluster({}), Settings(), NO_FACTS)
+    assert len(found) == 1
+    assert "setOwner is unset (the chart default is true): set it to false" in found[0]
+
+
+def test_vcluster_with_set_owner_true_is_flagged() -> None:
+    values = {"experimental": {"syncSettings": {"setOwner": True}}}
+    found = vcluster_set_owner_false(_vcluster(values), Settings(), NO_FACTS)
+    assert found
+    assert "setOwner is True" in found[0]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        {"controlPlane": {"advanced": {"virtualScheduler": {"enabled": True}}}},
+        {"controlPlane": {"distro": {"k8s": {"scheduler": {"enabled": True}}}}},
+    ],
+)
+def test_vcluster_with_a_virtual_scheduler_is_flagged(path: dict[str, Any]) -> None:
+    values = {**GOOD_VCLUSTER, **path}
+    found = vcluster_set_owner_false(_vcluster(values), Settings(), NO_FACTS)
+    assert found
+    assert "keep the virtual scheduler off" in found[0]
+
+
+@pytest.mark.parametrize(
+    "chart",
+    [
+        "vcluster",
+        "loft/vcluster",
+        "oci://ghcr.io/loft-sh/charts/vcluster",
+        "https://charts.loft.sh/vcluster-0.36.1.tgz",
+    ],
+)
+def test_vcluster_chart_is_recognised_in_every_spelling(chart: str) -> None:
+    assert vcluster_set_owner_false(_vcluster({}, chart=chart), Settings(), NO_FACTS)
+
+
+def test_helm_v4_chart_components_are_checked_too() -> None:
+    assert vcluster_set_owner_false(_vcluster({}, kind="Chart"), Settings(), NO_FACTS)
+
+
+def test_other_charts_are_not_vclusters() -> None:
+    assert vcluster_set_owner_false(_vcluster({}, chart="kai-scheduler"), Settings(), NO_FACTS) == []
+
+
+def test_vcluster_chart_names_are_configurable() -> None:
+    s = settings({"vclusterCharts": ["my-vcluster"]})
+    assert vcluster_set_owner_false(_vcluster({}, chart="my-vcluster"), s, NO_FACTS)
+
+
+def test_unknown_vcluster_values_are_raised_for_the_sdk() -> None:
+    values = {"experimental": {"syncSettings": {"setOwner": UNKNOWN}}}
+    with pytest.raises(UnknownValueError):
+        vcluster_set_owner_false(_vcluster(values), Settings(), NO_FACTS)
+
+
+# --- kai-gpu-sharing-annotations -----------------------------------------------------------------
+
+
+SHARING_CASES = [
+    ({"gpu-fraction": "0.5"}, False, []),
+    ({"gpu-fraction": ".25"}, False, []),
+    ({"gpu-memory": "2000"}, False, []),
+    ({"gpu-fraction": "0.5", "gpu-fraction-num-devices": "2"}, False, []),
+    ({"gpu-fraction": "1"}, False, ["must be a quoted decimal strictly between 0 and 1"]),
+    ({"gpu-fraction": "0"}, False, ["strictly between 0 and 1"]),
+    ({"gpu-fraction": "-0.5"}, False, ["strictly between 0 and 1"]),
+    ({"gpu-fraction": "half"}, False, ["strictly between 0 and 1"]),
+    ({"gpu-fraction": "500m"}, False, ["strictly between 0 and 1"]),
+    ({"gpu-memory": "0"}, False, ["must be a quoted positive integer (MiB)"]),
+    ({"gpu-memory": "2Gi"}, False, ["must be a quoted positive integer (MiB)"]),
+    ({"gpu-memory": "1.5"}, False, ["positive integer (MiB)"]),
+    ({"gpu-fraction": "0.2", "gpu-memory": "2000"}, False, ["sets both gpu-fraction and gpu-memory"]),
+    ({"gpu-fraction": "0.5"}, True, ["has an nvidia.com/gpu limit and the pod asks for a gpu-fraction share"]),
+    ({"gpu-memory": "2000"}, True, ["asks for a gpu-memory share"]),
+    ({"gpu-fraction": "0.5", "gpu-fraction-num-devices": "0"}, False, ["num-devices: '0' must be a quoted positive"]),
+    ({"gpu-fraction-num-devices": "2"}, False, ["applies only together with gpu-fraction or gpu-memory"]),
+    ({}, True, []),
+]
+
+
+@pytest.mark.parametrize(("annotations", "gpu_limit", "expected"), SHARING_CASES)
+def test_sharing_annotations(annotations: dict[str, str], gpu_limit: bool, expected: list[str]) -> None:
+    props = pod(annotations=annotations, containers=[container(gpus=1 if gpu_limit else None)])
+    found = kai_gpu_sharing_annotations(res("Pod", props), Settings(), NO_FACTS)
+    assert len(found) == len(expected), found
+    for message, fragment in zip(found, expected, strict=True):
+        assert fragment in message
+
+
+def test_sharing_annotation_given_as_a_number_is_flagged() -> None:
+    """Unquoted YAML numbers are not strings; the API server refuses non-string annotations."""
+    props = pod(containers=[container()])
+    props["metadata"]["annotations"] = {"gpu-fraction": 0.5}
+    found = kai_gpu_sharing_annotations(res("Pod", props), Settings(), NO_FACTS)
+    assert found
+    assert "0.5 must be a quoted decimal" in found[0]
+
+
+def test_sharing_annotation_on_the_deployment_instead_of_the_pod_is_flagged() -> None:
+    props = deployment(containers=[container()])
+    props["metadata"]["annotations"] = {"gpu-fraction": "0.5"}
+    found = kai_gpu_sharing_annotations(res("Deployment", props), Settings(), NO_FACTS)
+    assert found
+    assert "move it to spec.template.metadata.annotations" in found[0]
+
+
+def test_unknown_fraction_is_raised_for_the_sdk() -> None:
+    props = pod(annotations={"gpu-fraction": UNKNOWN}, containers=[container()])
+    with pytest.raises(UnknownValueError):
+        kai_gpu_sharing_annotations(res("Pod", props), Settings(), NO_FACTS)
+
+
+# --- gpu-memory-utilization-within-fraction ------------------------------------------------------
+
+
+def _vllm_pod(annotations: dict[str, str], **c: Any) -> Res:
+    props = deployment(
+        annotations=annotations, containers=[container(name="vllm", image="vllm/vllm-openai:latest", **c)]
+    )
+    return res("Deployment", props)
+
+
+def _check(r: Res, s: Settings | None = None, facts: StackFacts = NO_FACTS) -> list[str]:
+    return gpu_memory_utilization_within_fraction(r, s or Settings(), facts)
+
+
+def test_field_guide_vllm_at_its_fraction_in_a_shell_string_passes() -> None:
+    """002's vllm-test-07: `sh -c "vllm serve ... --gpu-memory-utilization=0.7"` with gpu-fraction 0.7."""
+    r = _vllm_pod(
+        {"gpu-fraction": "0.7"},
+        command=["/bin/sh", "-c"],
+        args=["vllm serve Qwen/Qwen2.5-1.5B-Instruct --gpu-memory-utilization=0.7"],
+    )
+    assert _check(r) == []
+
+
+def test_utilization_above_the_fraction_in_a_shell_string_is_flagged() -> None:
+    r = _vllm_pod({"gpu-fraction": "0.5"}, command=["/bin/sh", "-c", "vllm serve m --gpu-memory-utilization=0.9"])
+    found = _check(r)
+    assert found == [
+        "container vllm sets GPU memory utilization 0.9 (command), above the pod's share (gpu-fraction 0.5); KAI "
+        "does not isolate GPU memory, so it would take memory promised to the GPU's other pods: use at most 0.5"
+    ]
+
+
+def test_utilization_flag_with_a_separate_value_is_read() -> None:
+    r = _vllm_pod({"gpu-fraction": "0.5"}, args=["--model", "m", "--gpu-memory-utilization", "0.8"])
+    assert _check(r)
+
+
+@pytest.mark.parametrize("variable", ["VLLM_GPU_MEMORY_UTILIZATION", "GPU_MEMORY_UTILIZATION"])
+def test_utilization_from_the_environment_is_read(variable: str) -> None:
+    r = _vllm_pod({"gpu-fraction": "0.3"}, args=["--model", "m"], env={variable: "0.6"})
+    found = _check(r)
+    assert found
+    assert f"(env {variable})" in found[0]
+
+
+def test_utilization_through_a_kubernetes_variable_reference_is_resolved() -> None:
+    r = _vllm_pod({"gpu-fraction": "0.3"}, args=["--gpu-memory-utilization=$(UTIL)"], env={"UTIL": "0.6"})
+    assert _check(r)
+
+
+def test_unresolvable_utilization_is_not_judged() -> None:
+    r = _vllm_pod({"gpu-fraction": "0.3"}, args=["--gpu-memory-utilization=$(FROM_SECRET)"])
+    assert _check(r) == []
+
+
+def test_vllm_without_the_flag_uses_its_default_and_is_flagged() -> None:
+    found = _check(_vllm_pod({"gpu-fraction": "0.5"}, args=["--model", "m"]))
+    assert found
+    assert "runs vLLM without --gpu-memory-utilization, so vLLM takes its default 0.9" in found[0]
+    assert "add --gpu-memory-utilization=0.5 (or less)" in found[0]
+
+
+def test_vllm_recognised_by_its_command_line() -> None:
+    props = deployment(
+        annotations={"gpu-fraction": "0.5"},
+        containers=[container(image="python:3.12", command=["sh", "-c", "pip install vllm && vllm serve m"])],
+    )
+    assert _check(res("Deployment", props))
+
+
+def test_vllm_without_the_flag_passes_when_its_share_covers_the_default() -> None:
+    assert _check(_vllm_pod({"gpu-fraction": "0.95"}, args=["--model", "m"])) == []
+
+
+def test_other_servers_without_a_setting_are_not_judged() -> None:
+    props = deployment(annotations={"gpu-fraction": "0.5"}, containers=[container(image="nvcr.io/nvidia/tritonserver")])
+    assert _check(res("Deployment", props)) == []
+
+
+def test_gpu_memory_share_uses_the_largest_gpu_of_the_stack() -> None:
+    """2000 MiB of an 11441 MiB GPU is 0.175 of it; vLLM at 0.5 would take 5720 MiB."""
+    r = _vllm_pod({"gpu-memory": "2000"}, args=["--gpu-memory-utilization=0.5"])
+    found = _check(r, facts=FACTS)
+    assert found
+    assert "gpu-memory 2000 MiB of a 11441 MiB GPU = 0.175" in found[0]
+    assert _check(_vllm_pod({"gpu-memory": "2000"}, args=["--gpu-memory-utilization=0.17"]), facts=FACTS) == []
+
+
+def test_gpu_memory_share_is_not_judged_without_a_gpu_size() -> None:
+    assert _check(_vllm_pod({"gpu-memory": "2000"}, args=["--gpu-memory-utilization=0.5"])) == []
+
+
+def test_node_gpu_memory_is_configurable() -> None:
+    r = _vllm_pod({"gpu-memory": "40000"}, args=["--gpu-memory-utilization=0.6"])
+    assert _check(r, settings({"nodeGpuMemoryMiB": 46068.0})) == []
+    found = _check(r, settings({"nodeGpuMemoryMiB": 81920.0}))
+    assert found
+    assert "use at most 0.488" in found[0]
+
+
+def test_whole_gpu_pods_are_not_judged() -> None:
+    props = pod(containers=[container(gpus=1, image="vllm/vllm-openai", args=["--gpu-memory-utilization=0.95"])])
+    assert _check(res("Pod", props)) == []
+
+
+def test_unknown_arguments_are_raised_for_the_sdk() -> None:
+    r = _vllm_pod({"gpu-fraction": "0.5"}, args=UNKNOWN)  # type: ignore[arg-type]
+    with pytest.raises(UnknownValueError):
+        _check(r)

@@ -1,0 +1,230 @@
+"""kai-queue-tree, kai-gpu-sharing-enabled and tenant-queue-binding over whole stacks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from policy_builders import FACTS, UNKNOWN, container, pod, queue, release, res
+from pulumi_policy.proxy import UnknownValueError
+
+from policies.facts import StackFacts
+from policies.podspec import Res
+from policies.settings import Settings, settings
+from policies.stack_rules import (
+    Finding,
+    kai_gpu_sharing_enabled,
+    kai_queue_tree,
+    stack_facts,
+    tenant_queue_binding,
+)
+
+NO_FACTS = StackFacts()
+
+
+def _queues(*queues: dict[str, Any]) -> list[Res]:
+    return [res("Queue", q) for q in queues]
+
+
+def _messages(findings: list[Finding]) -> list[str]:
+    return [f.message for f in findings]
+
+
+# --- kai-queue-tree ------------------------------------------------------------------------------
+
+
+def test_a_well_formed_queue_tree_passes() -> None:
+    tree = _queues(queue("org", gpu=(4, 4, 1)), queue("a", "org", gpu=(2, 4, 1)), queue("b", "org", gpu=(2, 2, 1)))
+    assert kai_queue_tree(tree, Settings(), NO_FACTS) == []
+
+
+def test_missing_parent_is_flagged_against_the_child() -> None:
+    found = kai_queue_tree(_queues(queue("a", "ghost")), Settings(), NO_FACTS)
+    assert len(found) == 1
+    assert "parentQueue ghost does not exist" in found[0].message
+    assert found[0].subject is not None
+    assert found[0].subject.name == "a"
+
+
+def test_parent_created_by_the_kai_chart_exists() -> None:
+    kai = res("Release", release("kai", "oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler", {}))
+    assert kai_queue_tree([kai, *_queues(queue("a", "default-parent-queue"))], Settings(), NO_FACTS) == []
+
+
+def test_parents_outside_the_stack_are_configurable() -> None:
+    found = kai_queue_tree(_queues(queue("a", "org")), settings({"externalQueues": ["org"]}), NO_FACTS)
+    assert found == []
+
+
+def test_parent_cycle_is_flagged_once() -> None:
+    found = _messages(kai_queue_tree(_queues(queue("a", "b"), queue("b", "a")), Settings(), NO_FACTS))
+    assert found == ["queues form a parentQueue cycle: a -> b -> a"]
+
+
+def test_missing_resource_block_is_flagged() -> None:
+    q = queue("a")
+    del q["spec"]["resources"]["memory"]
+    found = _messages(kai_queue_tree(_queues(q), Settings(), NO_FACTS))
+    assert found == [
+        "queue a: spec.resources.memory is missing; write quota, limit and overQuotaWeight (KAI reads an omitted "
+        "limit as 0: no resources allowed; -1 means unlimited)"
+    ]
+
+
+@pytest.mark.parametrize("field", ["quota", "limit", "overQuotaWeight"])
+def test_missing_resource_field_is_flagged(field: str) -> None:
+    q = queue("a")
+    del q["spec"]["resources"]["gpu"][field]
+    found = _messages(kai_queue_tree(_queues(q), Settings(), NO_FACTS))
+    assert len(found) == 1
+    assert f"spec.resources.gpu.{field} is missing (KAI reads an omitted field as 0" in found[0]
+
+
+def test_limit_below_quota_is_flagged() -> None:
+    found = _messages(kai_queue_tree(_queues(queue("a", gpu=(4, 2, 1))), Settings(), NO_FACTS))
+    assert found == ["queue a: gpu limit (2) is below its quota (4); use limit >= quota"]
+
+
+def test_negative_values_other_than_unlimited_are_flagged() -> None:
+    found = _messages(kai_queue_tree(_queues(queue("a", gpu=(-2, -1, 1))), Settings(), NO_FACTS))
+    assert found == ["queue a: spec.resources.gpu.quota is -2; use -1 (unlimited) or >= 0"]
+
+
+def test_children_quotas_above_the_parent_quota_are_flagged() -> None:
+    tree = _queues(queue("org", gpu=(2, -1, 1)), queue("a", "org", gpu=(2, -1, 1)), queue("b", "org", gpu=(1, -1, 1)))
+    found = kai_queue_tree(tree, Settings(), NO_FACTS)
+    assert _messages(found) == ["queue org: its children's gpu quotas (a 2, b 1; sum 3) exceed its own gpu quota 2"]
+    assert found[0].subject is not None
+    assert found[0].subject.name == "org"
+
+
+def test_unlimited_child_quota_under_a_finite_parent_is_flagged() -> None:
+    tree = _queues(queue("org", gpu=(2, -1, 1)), queue("a", "org"))
+    found = _messages(kai_queue_tree(tree, Settings(), NO_FACTS))
+    assert found == [
+        "queue org: child queue(s) a have unlimited gpu quota (-1) under the parent's gpu quota 2; give them "
+        "quotas that sum to at most 2"
+    ]
+
+
+def test_children_of_an_unlimited_parent_are_not_summed() -> None:
+    tree = _queues(queue("org"), queue("a", "org", gpu=(8, 8, 1)), queue("b", "org", gpu=(8, 8, 1)))
+    assert kai_queue_tree(tree, Settings(), NO_FACTS) == []
+
+
+def test_unknown_quota_is_raised_for_the_sdk() -> None:
+    with pytest.raises(UnknownValueError):
+        kai_queue_tree(_queues(queue("a", gpu=(UNKNOWN, -1, 1))), Settings(), NO_FACTS)  # type: ignore[arg-type]
+
+
+# --- kai-gpu-sharing-enabled ---------------------------------------------------------------------
+
+KAI_CHART = "oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler"
+
+
+def _sharing_pod() -> Res:
+    return res("Pod", pod(name="share", annotations={"gpu-fraction": "0.5"}, containers=[container()]))
+
+
+def test_sharing_pod_with_gpu_sharing_off_in_the_kai_release_is_flagged() -> None:
+    kai = res("Release", release("kai-scheduler", KAI_CHART, {"global": {"gpuSharing": False}}), name="kai")
+    found = kai_gpu_sharing_enabled([kai, _sharing_pod()], Settings(), NO_FACTS)
+    assert _messages(found) == [
+        "Pod/share asks for a GPU share (gpu-fraction: 0.5) but the KAI release kai does not set values "
+        "global.gpuSharing: true: KAI's admission webhook rejects shared-GPU pods; turn GPU sharing on "
+        "(kaistack:kai.gpuSharing: true)"
+    ]
+    assert found[0].subject is not None
+    assert found[0].subject.name == "share"
+
+
+def test_sharing_pod_with_gpu_sharing_on_passes() -> None:
+    kai = res("Release", release("kai-scheduler", KAI_CHART, {"global": {"gpuSharing": True}}))
+    assert kai_gpu_sharing_enabled([kai, _sharing_pod()], Settings(), NO_FACTS) == []
+
+
+def test_kai_release_without_the_value_keeps_the_chart_default_off() -> None:
+    kai = res("Release", release("kai-scheduler", KAI_CHART, {}))
+    assert kai_gpu_sharing_enabled([kai, _sharing_pod()], Settings(), NO_FACTS)
+
+
+def test_stack_config_with_gpu_sharing_off_is_used_without_a_kai_release() -> None:
+    facts = StackFacts(gpu_sharing=False, source="stack dev")
+    found = _messages(kai_gpu_sharing_enabled([_sharing_pod()], Settings(), facts))
+    assert len(found) == 1
+    assert "kaistack:kai.gpuSharing is false (stack dev)" in found[0]
+
+
+def test_nothing_is_claimed_when_kai_is_not_in_the_stack() -> None:
+    assert kai_gpu_sharing_enabled([_sharing_pod()], Settings(), NO_FACTS) == []
+
+
+def test_stacks_without_shared_gpus_need_no_sharing() -> None:
+    kai = res("Release", release("kai-scheduler", KAI_CHART, {}))
+    assert kai_gpu_sharing_enabled([kai, res("Pod", pod())], Settings(), NO_FACTS) == []
+
+
+# --- tenant-queue-binding ------------------------------------------------------------------------
+
+TENANT_PROVIDER = (
+    "urn:pulumi:dev::kaistack::kaistack:index:Tenant$pulumi:providers:kubernetes::kaistack-alpha-provider::id1"
+)
+
+
+def test_tenant_workload_on_its_own_queue_passes() -> None:
+    r = res("Pod", pod(queue="team-a", labels={"kaistack.io/tenant": "alpha"}))
+    assert tenant_queue_binding([r], Settings(), FACTS) == []
+
+
+def test_tenant_workload_on_another_tenants_queue_is_flagged() -> None:
+    r = res("Pod", pod(name="p", queue="team-b", labels={"kaistack.io/tenant": "alpha"}))
+    assert _messages(tenant_queue_binding([r], Settings(), FACTS)) == [
+        "Pod/p of tenant alpha (label kaistack.io/tenant) uses queue team-b (metadata.labels) (it belongs to tenant "
+        "beta); tenant alpha may only use its own queues: team-a"
+    ]
+
+
+def test_tenant_is_known_from_the_vcluster_provider() -> None:
+    r = res("Pod", pod(name="p", queue="team-b"), provider=TENANT_PROVIDER)
+    found = _messages(tenant_queue_binding([r], Settings(), FACTS))
+    assert len(found) == 1
+    assert "of tenant alpha (provider kaistack-alpha-provider)" in found[0]
+
+
+def test_tenant_is_known_from_the_host_namespace() -> None:
+    r = res("Pod", pod(name="p", namespace="vcluster-beta", queue="team-a"))
+    found = _messages(tenant_queue_binding([r], Settings(), FACTS))
+    assert len(found) == 1
+    assert "of tenant beta (host namespace vcluster-beta)" in found[0]
+
+
+def test_tenant_workload_without_a_queue_is_flagged() -> None:
+    r = res("Pod", pod(name="p", queue=None, labels={"kaistack.io/tenant": "alpha"}))
+    found = _messages(tenant_queue_binding([r], Settings(), FACTS))
+    assert len(found) == 1
+    assert "names no queue, so KAI would use default-queue" in found[0]
+
+
+def test_undeclared_tenant_is_flagged() -> None:
+    r = res("Pod", pod(name="p", labels={"kaistack.io/tenant": "gamma"}))
+    found = _messages(tenant_queue_binding([r], Settings(), FACTS))
+    assert found == ["Pod/p: tenant gamma (label kaistack.io/tenant) is not a declared tenant (alpha, beta)"]
+
+
+def test_host_workloads_are_not_bound() -> None:
+    assert tenant_queue_binding([res("Pod", pod(queue="team-b"))], Settings(), FACTS) == []
+
+
+def test_tenants_come_from_the_platform_component() -> None:
+    platform = res("Platform", {"tenants": [{"name": "alpha", "namespace": "vc-alpha", "queues": ["q-alpha"]}]})
+    workload = res("Pod", pod(name="p", queue="team-a", labels={"kaistack.io/tenant": "alpha"}))
+    resources = [platform, workload]
+    found = _messages(tenant_queue_binding(resources, Settings(), stack_facts(resources, NO_FACTS)))
+    assert len(found) == 1
+    assert "may only use its own queues: q-alpha" in found[0]
+
+
+def test_configured_tenants_override_the_stack() -> None:
+    s = settings({"tenants": [{"name": "alpha", "queues": ["team-b"]}]})
+    r = res("Pod", pod(queue="team-b", labels={"kaistack.io/tenant": "alpha"}))
+    assert tenant_queue_binding([r], s, FACTS) == []
