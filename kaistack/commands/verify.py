@@ -5,7 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
+
+RETRY_INTERVAL_S = 15.0
+_sleep = time.sleep  # tests replace it
 
 DESCRIPTION = """\
 Read-only checks against the stack's cluster: KAI's Deployments are available; every declared queue
@@ -22,6 +26,7 @@ examples:
   kaistack verify --stack dev                             uses $KUBECONFIG or the stack's output
   kaistack verify --stack prod --kubeconfig ~/.kube/prod  an explicit kubeconfig
   kaistack verify --stack dev --json | jq '.checks[] | select(.ok | not)'
+  kaistack verify --stack staging --wait 600             after `pulumi up`: until pods are Running
 
 exit codes: 0 all checks passed, 1 a check failed, 2 bad config or kubeconfig, cluster unreachable
 """
@@ -40,6 +45,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--context", default=None, help="kubeconfig context (default: current-context)")
     parser.add_argument("--project", type=Path, default=None, help="project directory (default: nearest Pulumi.yaml)")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per API request (default 10)")
+    parser.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="re-check every 15 s until all pass or SECONDS elapse (right after `pulumi up`)",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.set_defaults(func=run)
 
@@ -61,9 +73,14 @@ def run(args: argparse.Namespace) -> int:
         client = KubeClient.from_kubeconfig(
             kubeconfig.text, context=args.context, base_dir=kubeconfig.base_dir, timeout=args.timeout
         )
-        report = verify_stack(
-            config, client, stack=args.stack, kubeconfig=kubeconfig.origin, progress=Progress.for_cli()
-        )
+        progress = Progress.for_cli()
+        deadline = time.monotonic() + args.wait
+        while True:
+            report = verify_stack(config, client, stack=args.stack, kubeconfig=kubeconfig.origin, progress=progress)
+            if report.ok or time.monotonic() + RETRY_INTERVAL_S > deadline:
+                break
+            print(f"{len(report.failures)} checks failing; checking again in {RETRY_INTERVAL_S:.0f} s", file=sys.stderr)
+            _sleep(RETRY_INTERVAL_S)
     except KubeError as err:
         print(f"kaistack verify: {err}", file=sys.stderr)
         return 2

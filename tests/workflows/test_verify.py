@@ -345,3 +345,21 @@ def test_tls_server_not_signed_by_the_kubeconfig_ca_exits_2(project, fake_kube_t
     code = main(["verify", "--stack", "dev", "--project", str(project), "--kubeconfig", str(kubeconfig)])
     assert code == 2
     assert "CERTIFICATE_VERIFY_FAILED" in capsys.readouterr().err
+
+
+def test_wait_rechecks_until_pods_are_running(project, fake_kube, capsys, monkeypatch):
+    """--wait re-runs the checks after a pause; a pod that starts meanwhile turns the result green."""
+    from kaistack.commands import verify as verify_command
+
+    pod = fake_kube.pod(ML_PODS, "notebook")
+    running = pod["status"]
+    pod["status"] = {"phase": "Pending"}
+    monkeypatch.setattr(verify_command, "_sleep", lambda _: pod.update(status=running))
+    kubeconfig = fake_kube.kubeconfig(project.parent)
+    code = main(
+        ["verify", "--stack", "dev", "--project", str(project), "--kubeconfig", str(kubeconfig), "--wait", "60"]
+    )
+    captured = capsys.readouterr()
+    assert code == 0
+    assert "1 checks failing; checking again in 15 s" in captured.err
+    assert captured.out.rstrip().endswith("all checks passed")
