@@ -1,0 +1,43 @@
+"""The allocate action (actions/allocate/allocate.go).
+
+Jobs with pending pods are taken in queue-tree order; each attempt places the job's next batch (the
+rest of its gang, or one more pod of an elastic job) on a fresh statement, committed on success and
+rolled back otherwise. A job with pods still pending goes back into the order, so elastic jobs grow a
+pod at a time, interleaved with other queues by fairness.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from placement.placing import allocate_job, should_pipeline
+from placement.queue_order import JobsOrder
+from placement.statement import Statement
+
+if TYPE_CHECKING:
+    from placement.session import Session
+
+__all__ = ["allocate"]
+
+
+def pending_jobs(ssn: Session) -> list:
+    """Jobs allocate-like actions consider: pending pods, ready (pods >= minMember), in a leaf queue."""
+    return [job for job in ssn.jobs.values() if job.has_pending() and ssn.schedulable_job(job)]
+
+
+def allocate(ssn: Session) -> None:
+    order = JobsOrder(ssn, pending_jobs(ssn))
+    while True:
+        job = order.pop()
+        if job is None:
+            return
+        stmt = Statement(ssn)
+        if allocate_job(ssn, stmt, job, pipeline_only=False):
+            if should_pipeline(job):
+                stmt.convert_allocated_to_pipelined(job.tasks)
+            stmt.commit()
+            job.reason = None
+            if job.has_pending():
+                order.push(job)
+        else:
+            stmt.discard()

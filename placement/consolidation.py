@@ -1,0 +1,70 @@
+"""The consolidation action (actions/consolidation): move running pods to make room, evicting no one.
+
+Only for preemptible pending jobs and binpack placement. Running preemptible pods are re-placed
+(pipelined) elsewhere so the pending job fits; a solution is valid only if every moved pod found a
+new place - queue allocations do not change.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from placement.allocate import pending_jobs
+from placement.queue_order import JobsOrder, VictimsOrder
+from placement.solver import JobSolver, Scenario, feasible_nodes, idle_gpu_capacity, releasing_gpu_capacity
+from placement.tasks import ACTIVE_ALLOCATED, KIND_MIG, RELEASING, JobState, mig_gpu_portion
+
+if TYPE_CHECKING:
+    from placement.session import Session
+
+__all__ = ["consolidation"]
+
+
+def _all_reallocated(scenario: Scenario) -> bool:
+    return all(t.status != RELEASING for _, tasks in scenario.victims().values() for t in tasks)
+
+
+def _enough_gpus(ssn: Session, job: JobState) -> bool:
+    """IsEnoughGPUsAllocatableForJob: cluster-wide idle + releasing GPUs cover the next batch."""
+    gpus = 0.0
+    mem = 0
+    for node in ssn.node_list:
+        idle = idle_gpu_capacity(node)
+        rel = releasing_gpu_capacity(node)
+        gpus += idle[0] + rel[0]
+        mem += idle[1] + rel[1]
+    need_gpus = 0.0
+    need_mem = 0
+    for task in job.tasks_to_allocate(real=False):
+        req = task.req
+        need_gpus += req.gpus
+        need_mem += req.gpu_memory
+        if req.kind == KIND_MIG:
+            for name, n in req.mig:
+                need_gpus += mig_gpu_portion(name) * n
+    return gpus >= need_gpus and mem >= need_mem
+
+
+def _victims(ssn: Session, preemptor: JobState) -> VictimsOrder:
+    jobs = [
+        job
+        for job in ssn.jobs.values()
+        if job.preemptible and job is not preemptor and any(t.status in ACTIVE_ALLOCATED for t in job.tasks)
+    ]
+    return VictimsOrder(ssn, jobs)
+
+
+def consolidation(ssn: Session) -> None:
+    if not ssn.consolidation_enabled:
+        return
+    order = JobsOrder(ssn, [j for j in pending_jobs(ssn) if j.preemptible])
+    while True:
+        job = order.pop()
+        if job is None:
+            return
+        if not _enough_gpus(ssn, job):
+            continue
+        solver = JobSolver(ssn, feasible_nodes(ssn, job), _all_reallocated, lambda job=job: _victims(ssn, job))
+        statement = solver.solve(job)
+        if statement is not None:
+            statement.commit()

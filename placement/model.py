@@ -1,0 +1,147 @@
+"""The cluster snapshot a simulation starts from: nodes, queues and jobs.
+
+These are plain frozen dataclasses with no behaviour beyond defaults, so the same snapshot can be built
+from a scenario file (`placement.scenario`) or from a Pulumi stack declaration. Units follow KAI:
+
+- node and task CPU in integer millicores, memory in integer bytes (see `placement.quantity`);
+- queue resources in the Queue CRD's units: GPUs (fractions allowed), CPU millicores, memory MB
+  (10**6 bytes); `-1` means unlimited; an omitted quota/limit/weight is 0, as in the CRD.
+
+List order is age: earlier nodes/queues/jobs are older (KAI breaks ties by creation time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+__all__ = [
+    "ACTIONS",
+    "DEFAULT_GPU_MEMORY_MIB",
+    "UNLIMITED",
+    "Job",
+    "Node",
+    "Placement",
+    "Queue",
+    "QueueResource",
+    "Snapshot",
+    "Task",
+]
+
+UNLIMITED = -1.0
+# KAI's DefaultGpuMemory: the per-GPU memory assumed when the nvidia.com/gpu.memory label is missing.
+DEFAULT_GPU_MEMORY_MIB = 100
+# Every action the simulator implements, in KAI's default cycle order.
+ACTIONS = ("allocate", "consolidation", "reclaim", "preempt")
+# Priority at or above which a job is non-preemptible (pkg/common/podgroup/preemptible.go).
+NON_PREEMPTIBLE_PRIORITY = 100
+
+
+@dataclass(frozen=True, slots=True)
+class QueueResource:
+    """One resource of a queue: deserved quota, hard limit, over-quota weight (-1 = unlimited)."""
+
+    quota: float = 0.0
+    limit: float = 0.0
+    over_quota_weight: float = 0.0
+
+
+_UNLIMITED_RESOURCE = QueueResource(UNLIMITED, UNLIMITED, 1.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Queue:
+    """A scheduling.run.ai/v2 Queue. cpu is in millicores and memory in MB, as in the CRD."""
+
+    name: str
+    parent: str | None = None
+    priority: int = 100
+    gpu: QueueResource = _UNLIMITED_RESOURCE
+    cpu: QueueResource = _UNLIMITED_RESOURCE
+    memory: QueueResource = _UNLIMITED_RESOURCE
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """A node's allocatable resources.
+
+    `gpu_memory_mib` is the nvidia.com/gpu.memory label; None means the label is missing (KAI then
+    assumes 100 MiB and refuses gpu-memory pods on the node). `mig` lists MIG devices by resource name
+    (e.g. "nvidia.com/mig-1g.10gb"); with `mig_strategy="mixed"` the node offers no whole GPUs.
+    """
+
+    name: str
+    gpus: int = 0
+    gpu_memory_mib: int | None = DEFAULT_GPU_MEMORY_MIB
+    cpu_millis: int = 20_000 * 1000
+    memory_bytes: int = 20 * 10**9
+    pods: int = 110
+    mig_strategy: str = "none"
+    mig: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One pod of a job: its request and, for Running/Releasing pods, where it runs.
+
+    Exactly one GPU request kind may be set: whole `gpu`, `gpu_fraction` (0 < f < 1), `gpu_memory_mib`,
+    or `mig`. `gpu_devices` is the gpu-fraction-num-devices annotation (fraction/memory requests only).
+    """
+
+    gpu: int = 0
+    gpu_fraction: float | None = None
+    gpu_memory_mib: int | None = None
+    gpu_devices: int = 1
+    mig: Mapping[str, int] = field(default_factory=dict)
+    cpu_millis: int = 1000
+    memory_bytes: int = 10**9
+    state: str = "Pending"
+    node: str | None = None
+    gpu_groups: tuple[str, ...] = ()
+    priority: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """A PodGroup: its tasks share queue, priority and gang minimum (`min_member`, default all tasks)."""
+
+    name: str
+    queue: str
+    tasks: tuple[Task, ...]
+    priority: int = 50
+    min_member: int | None = None
+    preemptible: bool | None = None
+
+    @property
+    def is_preemptible(self) -> bool:
+        """Explicit preemptibility, else KAI's rule: priority below 100 (build) is preemptible."""
+        if self.preemptible is not None:
+            return self.preemptible
+        return self.priority < NON_PREEMPTIBLE_PRIORITY
+
+    @property
+    def gang_size(self) -> int:
+        return len(self.tasks) if self.min_member is None else self.min_member
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Everything a scheduling cycle looks at. Order of each tuple is creation order (oldest first)."""
+
+    nodes: tuple[Node, ...]
+    queues: tuple[Queue, ...]
+    jobs: tuple[Job, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Placement strategy: node-level binpack|spread (nodeplacement) and shared-GPU pack|spread."""
+
+    node: str = "binpack"
+    gpu: str = "pack"
+
+    def __post_init__(self) -> None:
+        if self.node not in ("binpack", "spread"):
+            raise ValueError(f"placement node strategy must be 'binpack' or 'spread', got {self.node!r}")
+        if self.gpu not in ("pack", "spread"):
+            raise ValueError(f"placement gpu strategy must be 'pack' or 'spread', got {self.gpu!r}")

@@ -1,0 +1,269 @@
+"""Node order for a task: KAI's summed NodeOrderFn scores, highest first, ties by node name.
+
+Scores (plugins/scores): gpusharingorder +10000 (a shared GPU the pod fits on; binpack only),
+nodeavailability +1000 (fits on idle resources), resourcetype +10 (CPU-only pod on a CPU-only node),
+nodeplacement 0-9 (binpack: fewest non-allocated GPUs - or millicores for CPU-only pods - scores
+highest; spread: largest free fraction). Because the placement term is below 10 and monotone in the
+node's free resource, ordering by (tier, free resource, name) is the same as ordering by KAI's float sum.
+
+Walking all nodes for every pod would make a 1,000-node cluster quadratic, so nodes without any
+releasing or pipelined work ("clean" nodes) are kept in an index: by idle whole GPUs, and - for nodes
+with room on a shared GPU - by that room in 1/100 GPU levels. Clean nodes come out of the index already
+in KAI's order; the few nodes with releasing work are scored exhaustively and merged in.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from bisect import bisect_left, insort
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+from placement.nodes import NodeState
+from placement.tasks import KIND_CPU, KIND_MEMORY, KIND_MIG, KIND_WHOLE, TaskState
+
+if TYPE_CHECKING:
+    from placement.session import Session
+
+__all__ = ["NodeIndex", "exhaustive_order", "ordered_nodes", "share_level"]
+
+SHARING, AVAILABILITY, RESOURCE_TYPE, MAX_DENSITY = 10000, 1000, 10, 9
+
+
+def share_level(node: NodeState) -> int:
+    """Largest shared-GPU room on the node in 1/100 GPU steps, -1 when no shared GPU has room."""
+    free = node.max_group_free()
+    if free <= 0:
+        return -1
+    if node.gpu_mem <= 0:
+        return 100
+    return min(100, free * 100 // node.gpu_mem)
+
+
+class _Sorted:
+    """A list of node names kept sorted (insort/bisect), small enough that O(n) inserts are cheap."""
+
+    __slots__ = ("items",)
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+    def add(self, name: str) -> None:
+        insort(self.items, name)
+
+    def discard(self, name: str) -> None:
+        i = bisect_left(self.items, name)
+        if i < len(self.items) and self.items[i] == name:
+            del self.items[i]
+
+
+class NodeIndex:
+    """Clean GPU nodes by idle whole GPUs, and by shared-GPU room; every other node is 'dirty'."""
+
+    def __init__(self, nodes: dict[str, NodeState]) -> None:
+        self.nodes = nodes
+        self.whole: dict[int, _Sorted] = {}
+        self.share: dict[int, dict[int, _Sorted]] = {}
+        self.level_count = [0] * 101
+        self.dirty: set[str] = set()
+        self.where: dict[str, tuple[bool, int, int]] = {}
+        # Non-allocated (idle + releasing) whole GPUs per node and in total, for fail-fast checks.
+        self.free: dict[str, int] = {}
+        self.free_total = 0
+        for node in nodes.values():
+            self.update(node)
+            node.on_change = self.update
+
+    def _locate(self, node: NodeState) -> tuple[bool, int, int]:
+        if node.has_releasing():
+            return (True, 0, -1)
+        return (False, int(node.idle_gpus), share_level(node))
+
+    def update(self, node: NodeState) -> None:
+        if node.alloc_gpus <= 0 and not node.mig_enabled:
+            return  # CPU-only nodes are always ordered exhaustively
+        free = node.nonallocated_gpus()
+        self.free_total += free - self.free.get(node.name, 0)
+        self.free[node.name] = free
+        new = self._locate(node)
+        old = self.where.get(node.name)
+        if old == new:
+            return
+        if old is not None:
+            self._remove(node.name, old)
+        self._insert(node.name, new)
+        self.where[node.name] = new
+
+    def _insert(self, name: str, place: tuple[bool, int, int]) -> None:
+        dirty, idle, level = place
+        if dirty:
+            self.dirty.add(name)
+            return
+        if idle > 0:
+            self.whole.setdefault(idle, _Sorted()).add(name)
+        if level >= 0:
+            self.share.setdefault(idle, {}).setdefault(level, _Sorted()).add(name)
+            self.level_count[level] += 1
+
+    def _remove(self, name: str, place: tuple[bool, int, int]) -> None:
+        dirty, idle, level = place
+        if dirty:
+            self.dirty.discard(name)
+            return
+        if idle > 0:
+            self.whole[idle].discard(name)
+        if level >= 0:
+            self.share[idle][level].discard(name)
+            self.level_count[level] -= 1
+
+    def free_whole_gpus(self) -> int:
+        return self.free_total
+
+    def max_level(self) -> int:
+        for level in range(100, -1, -1):
+            if self.level_count[level]:
+                return level
+        return -1
+
+    def clean_whole(self, minimum: int) -> Iterator[NodeState]:
+        """Clean nodes with at least `minimum` idle GPUs, fewest idle first, then by name."""
+        for idle in sorted(k for k in self.whole if k >= minimum):
+            for name in self.whole[idle].items:
+                yield self.nodes[name]
+
+    def clean_shared(self, lowest_level: int) -> Iterator[NodeState]:
+        """Clean nodes with shared-GPU room of at least `lowest_level`, by idle GPUs then name."""
+        for idle in sorted(self.share):
+            levels = self.share[idle]
+            lists = [levels[lv].items for lv in levels if lv >= lowest_level and levels[lv].items]
+            if not lists:
+                continue
+            names = lists[0] if len(lists) == 1 else heapq.merge(*lists)
+            for name in names:
+                yield self.nodes[name]
+
+
+def _placement_value(ssn: Session, task: TaskState, node: NodeState) -> float:
+    """The nodeplacement order term: non-allocated resource (binpack, ascending) or -free ratio (spread)."""
+    if task.req.kind == KIND_CPU:
+        free = node.idle_cpu + node.rel_cpu
+        total = node.alloc_cpu
+    else:
+        free = float(node.nonallocated_gpus())
+        total = float(node.gpu_count)
+    if ssn.placement.node == "spread":
+        return -(free / total) if total else 0.0
+    return free
+
+
+def _tier(ssn: Session, task: TaskState, node: NodeState) -> int:
+    tier = 0
+    req = task.req
+    if ssn.gpu_sharing_order and node.sh_used:
+        gmem = node.request_memory(req)
+        if any(node.fits_group(gmem, g) for g in node.sh_used):
+            tier += SHARING
+    if node.fits(task, releasing=False):
+        tier += AVAILABILITY
+    if req.kind == KIND_CPU and node.is_cpu_only():
+        tier += RESOURCE_TYPE
+    return tier
+
+
+def exhaustive_order(ssn: Session, task: TaskState, nodes: Iterable[NodeState]) -> list[NodeState]:
+    """KAI's exact float scores over `nodes`, sorted by score (descending) then name."""
+    nodes = list(nodes)
+    req = task.req
+    cpu_task = req.kind == KIND_CPU
+    spread = ssn.placement.node == "spread"
+    lo, hi = math.inf, 0.0
+    if not spread:
+        for node in nodes:
+            total = node.alloc_cpu if cpu_task else node.alloc_gpus
+            if total == 0:
+                continue
+            cur = node.idle_cpu + node.rel_cpu if cpu_task else float(node.nonallocated_gpus())
+            lo, hi = min(lo, cur), max(hi, cur)
+    keyed = []
+    for node in nodes:
+        score = float(_tier(ssn, task, node))
+        if cpu_task:
+            cur, total = node.idle_cpu + node.rel_cpu, node.alloc_cpu
+            count = total
+        else:
+            cur, total = float(node.nonallocated_gpus()), float(node.alloc_gpus)
+            count = float(node.gpu_count)
+        if spread:
+            if count:
+                score += cur / count
+        elif total and hi:
+            score += MAX_DENSITY if lo == hi else MAX_DENSITY * (1 - (cur - lo) / (hi - lo))
+        keyed.append((-score, node.name, node))
+    keyed.sort(key=lambda item: (item[0], item[1]))
+    return [node for _, _, node in keyed]
+
+
+def ordered_nodes(ssn: Session, task: TaskState, subset: list[NodeState] | None = None) -> Iterator[NodeState]:
+    """Nodes in KAI's order for this task, lazily. `subset` (solver feasible nodes) disables the index."""
+    req = task.req
+    if subset is not None or ssn.placement.node == "spread" or req.kind in (KIND_CPU, KIND_MIG):
+        pool: Iterable[NodeState] = ssn.node_list if subset is None else subset
+        if req.kind == KIND_MIG:
+            pool = [n for n in pool if n.mig_enabled]
+        yield from exhaustive_order(ssn, task, pool)
+        return
+    index = ssn.index
+    dirty = [ssn.nodes[name] for name in sorted(index.dirty)]
+    dirty_keyed = []
+    for node in dirty:
+        if node.fits(task, releasing=True):
+            dirty_keyed.append((-_tier(ssn, task, node), _placement_value(ssn, task, node), node.name, node))
+    dirty_keyed.sort(key=lambda item: item[:3])
+    clean = _clean_order(ssn, task)
+    if not dirty_keyed:
+        for _, _, _, node in clean:
+            yield node
+        return
+    for item in heapq.merge(clean, iter(dirty_keyed), key=lambda item: item[:3]):
+        yield item[3]
+
+
+def _clean_order(ssn: Session, task: TaskState) -> Iterator[tuple[int, float, str, NodeState]]:
+    """Clean nodes that fit the task, in KAI order, as (-tier, free GPUs, name, node)."""
+    req = task.req
+    index = ssn.index
+    if req.kind == KIND_WHOLE:
+        for node in index.clean_whole(req.count):
+            if node.fits(task, releasing=False):
+                yield (-AVAILABILITY, float(node.idle_gpus), node.name, node)
+        return
+    # Shared GPU request: first nodes with a shared GPU it fits on, then nodes with a free whole GPU.
+    sharing = SHARING if ssn.gpu_sharing_order else 0
+    seen: set[str] = set()
+    if req.kind == KIND_MEMORY:
+        largest = max(ssn.max_gpu_mem or 0, 1)
+        lowest = max(0, req.gpu_memory * 100 // largest - 1)
+    else:
+        lowest = max(0, math.floor(req.portion * 100) - 1)
+    shared_first: list[tuple[int, float, str, NodeState]] = []
+    if index.max_level() >= lowest:
+        for node in index.clean_shared(lowest):
+            gmem = node.request_memory(req)
+            if node.max_group_free() >= gmem and node.fits(task, releasing=False):
+                seen.add(node.name)
+                item = (-(sharing + AVAILABILITY), float(node.idle_gpus), node.name, node)
+                if sharing:
+                    yield item
+                else:
+                    shared_first.append(item)
+    whole_nodes = (
+        (-AVAILABILITY, float(node.idle_gpus), node.name, node)
+        for node in index.clean_whole(1)
+        if node.name not in seen and node.fits(task, releasing=False)
+    )
+    if sharing:
+        yield from whole_nodes
+        return
+    # Without gpusharingorder, nodes with room on a shared GPU compete on free whole GPUs alone.
+    yield from heapq.merge(shared_first, whole_nodes, key=lambda item: item[:3])

@@ -1,0 +1,387 @@
+"""Per-node resource accounting, ported from KAI's node_info.go and gpu_sharing_node_info.go.
+
+Whole GPUs, CPU, memory, pods and MIG devices are tracked as Idle / Releasing / Used like KAI's
+NodeInfo. Shared GPUs ("GPU groups") are tracked per group in MiB: `used` (every pod placed there),
+`allocated` (all but pipelined pods) and `releasing` (releasing minus pipelined), and a group takes one
+whole GPU out of Idle while it is in use, as the reservation pod does in a real cluster. The add/remove
+rules below mirror KAI's line by line, including its quirks, because pipelining and consolidation depend
+on them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from placement.model import DEFAULT_GPU_MEMORY_MIB, Node
+from placement.tasks import (
+    KIND_CPU,
+    KIND_MEMORY,
+    KIND_MIG,
+    KIND_WHOLE,
+    PIPELINED,
+    RELEASING,
+    TaskRequest,
+    TaskState,
+    extended_gpus,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+__all__ = ["Entry", "NodeState", "gpu_memory_fraction"]
+
+
+def gpu_memory_fraction(memory_mib: int, gpu_memory_mib: int) -> float:
+    """getGpuMemoryFractionalOnNode: ceil(M / nodeMemory * 100) / 100."""
+    if gpu_memory_mib <= 0:
+        return 0.0
+    return math.ceil(memory_mib / gpu_memory_mib * 100) / 100
+
+
+class Entry:
+    """A task as the node holds it (KAI keeps a copy per node; a moved pod is on two nodes)."""
+
+    __slots__ = ("cpu", "gmem", "gpus", "groups", "mem", "mig", "shared", "status", "task")
+
+    def __init__(self, task: TaskState, status: str, groups: list[str], node: NodeState) -> None:
+        req = task.req
+        self.task = task
+        self.status = status
+        self.groups = list(groups)
+        self.shared = req.shared
+        self.cpu = req.cpu
+        self.mem = req.mem
+        # getAcceptedTaskResourceWithoutSharedGPU: whole GPUs only; shared GPUs are counted per group.
+        self.gpus = 0 if self.shared else int(req.gpus)
+        self.mig = req.mig
+        self.gmem = node.request_memory(req)
+
+
+class NodeState:
+    """One node during a session."""
+
+    __slots__ = (
+        "alloc_cpu",
+        "alloc_gpus",
+        "alloc_mem",
+        "alloc_mig",
+        "alloc_pods",
+        "entries",
+        "gpu_count",
+        "gpu_mem",
+        "idle_cpu",
+        "idle_gpus",
+        "idle_mem",
+        "idle_mig",
+        "mem_synced",
+        "mig_enabled",
+        "mig_strategy",
+        "n_moving",
+        "n_used_shared",
+        "name",
+        "on_change",
+        "rel_cpu",
+        "rel_gpus",
+        "rel_mem",
+        "rel_mig",
+        "sh_alloc",
+        "sh_marked",
+        "sh_rel",
+        "sh_used",
+        "spec",
+        "used_gpus",
+    )
+
+    def __init__(self, spec: Node) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.mig_strategy = spec.mig_strategy if spec.mig_strategy in ("single", "mixed") else "none"
+        self.alloc_mig = {k: int(v) for k, v in spec.mig.items()}
+        # The harness (and the GPU operator) label MIG nodes; a node exposing MIG devices is one too.
+        self.mig_enabled = self.mig_strategy != "none" or any(v > 0 for v in self.alloc_mig.values())
+        if not self.mig_enabled:
+            self.mig_strategy = "none"
+        # nvidia.com/gpu.count keeps the physical count; allocatable nvidia.com/gpu is 0 on mixed MIG nodes.
+        self.gpu_count = int(spec.gpus)
+        self.alloc_gpus = 0 if self.mig_strategy == "mixed" else int(spec.gpus)
+        self.mem_synced = spec.gpu_memory_mib is not None
+        label = DEFAULT_GPU_MEMORY_MIB if spec.gpu_memory_mib is None else int(spec.gpu_memory_mib)
+        if label >= 1024 * 1024:
+            label //= 1024 * 1024  # the label was in bytes (gpu-feature-discovery issue 26)
+        self.gpu_mem = label - label % 100
+        self.alloc_cpu = float(spec.cpu_millis)
+        self.alloc_mem = float(spec.memory_bytes)
+        self.alloc_pods = int(spec.pods)
+        self.idle_gpus = self.alloc_gpus
+        self.rel_gpus = 0
+        self.used_gpus = 0
+        self.idle_cpu, self.rel_cpu = self.alloc_cpu, 0.0
+        self.idle_mem, self.rel_mem = self.alloc_mem, 0.0
+        self.idle_mig = dict(self.alloc_mig)
+        self.rel_mig = {k: 0 for k in self.alloc_mig}
+        self.sh_used: dict[str, int] = {}
+        self.sh_rel: dict[str, int] = {}
+        self.sh_alloc: dict[str, int] = {}
+        self.sh_marked: set[str] = set()
+        self.n_used_shared = 0
+        # Entries that are Releasing or Pipelined: a node with any is ordered exhaustively.
+        self.n_moving = 0
+        self.entries: dict[str, Entry] = {}
+        self.on_change: Callable[[NodeState], None] | None = None
+
+    # ---- derived values -------------------------------------------------------------------------
+
+    def request_memory(self, req: TaskRequest) -> int:
+        """GetResourceGpuMemory: MiB per device (gpu-memory as asked; a fraction f is int(f * GPU memory))."""
+        if req.kind == KIND_MEMORY:
+            return req.gpu_memory
+        return int(req.portion * self.gpu_mem)
+
+    def gpu_portion(self, req: TaskRequest) -> float:
+        """getResourceGpuPortion: a gpu-memory request converted to this node's GPUs (ceil to 1/100)."""
+        if req.kind == KIND_MEMORY:
+            return gpu_memory_fraction(req.gpu_memory, self.gpu_mem)
+        return req.portion
+
+    def valid_portion(self, req: TaskRequest) -> bool:
+        portion = self.gpu_portion(req)
+        return portion <= 1 or portion == int(portion)
+
+    def accepted_for(self, req: TaskRequest) -> tuple[float, float, float]:
+        """setAcceptedResources: [cpu, memory, GPU quota] the task holds once placed on this node."""
+        if req.kind == KIND_MIG:
+            gpus = req.mig_gpus
+        elif req.shared:
+            gpus = extended_gpus(self.gpu_portion(req), req.count)
+        else:
+            gpus = req.gpus
+        return (req.cpu, req.mem, gpus)
+
+    def nonallocated_gpus(self) -> int:
+        return self.idle_gpus + self.rel_gpus
+
+    def is_cpu_only(self) -> bool:
+        return not self.mig_enabled and self.alloc_gpus <= 0
+
+    def has_releasing(self) -> bool:
+        """Any releasing or pipelined resources: such nodes are ordered exhaustively, not via the index."""
+        if self.rel_gpus or self.rel_cpu or self.rel_mem:
+            return True
+        return self.n_moving > 0 or any(self.sh_rel.values()) or any(self.rel_mig.values())
+
+    def used_gpu_count(self) -> int:
+        """getNumberOfUsedGPUs: whole GPUs used plus shared GPUs in use."""
+        return self.used_gpus + self.n_used_shared
+
+    def group_free(self, group: str) -> int:
+        """MiB a new pod could use on this group (releasing memory counts, for pipelining)."""
+        return self.gpu_mem - self.sh_alloc.get(group, 0) + self.sh_rel.get(group, 0)
+
+    def fits_group(self, gmem: int, group: str) -> bool:
+        """IsTaskFitOnGpuGroup."""
+        used = self.sh_used.get(group, 0)
+        if used == 0:
+            return False
+        alloc = self.sh_alloc.get(group, 0)
+        rel = self.sh_rel.get(group, 0)
+        return self.gpu_mem - alloc + rel - gmem >= 0 and alloc != rel
+
+    def enough_idle_on_group(self, gmem: int, group: str) -> bool:
+        """EnoughIdleResourcesOnGpu: fits without waiting for releasing pods."""
+        if group not in self.sh_alloc:
+            return False
+        return self.gpu_mem - self.sh_alloc[group] - gmem >= 0
+
+    def fitting_groups(self, gmem: int) -> list[str]:
+        return [g for g in self.sh_used if self.fits_group(gmem, g)]
+
+    def max_group_free(self) -> int:
+        """Largest free MiB over groups a pod could join (0 if none)."""
+        best = 0
+        for g, used in self.sh_used.items():
+            if used and self.sh_alloc.get(g, 0) != self.sh_rel.get(g, 0):
+                free = self.group_free(g)
+                if free > best:
+                    best = free
+        return best
+
+    def used_portion(self, group: str) -> float:
+        """GetUsedGpuPortion, the gpupack/gpuspread score input."""
+        if self.gpu_mem < DEFAULT_GPU_MEMORY_MIB:
+            return 0.0
+        return self.sh_used.get(group, 0) / self.gpu_mem
+
+    def fresh_group_ids(self, count: int) -> list[str]:
+        """Labels for GPU groups a pod would open here: the smallest integers not labelling a group yet."""
+        labels: list[str] = []
+        i = 0
+        while len(labels) < count:
+            label = str(i)
+            i += 1
+            if label not in self.sh_used:
+                labels.append(label)
+        return labels
+
+    def pods_available(self) -> int:
+        """Pod slots left: tasks not yet releasing plus one reservation pod per shared GPU in use."""
+        busy = sum(1 for e in self.entries.values() if e.status != RELEASING)
+        return self.alloc_pods - busy - self.n_used_shared
+
+    # ---- fit checks ------------------------------------------------------------------------------
+
+    def fits(self, task: TaskState, releasing: bool) -> bool:
+        """IsTaskAllocatable (idle only) or IsTaskAllocatableOnReleasingOrIdle (idle + releasing)."""
+        req = task.req
+        cpu, mem, gpus = self.idle_cpu, self.idle_mem, self.idle_gpus
+        if releasing:
+            cpu += self.rel_cpu
+            mem += self.rel_mem
+            gpus += self.rel_gpus
+        if req.kind == KIND_CPU and req.cpu < 10 and req.mem < 10 * 1024 * 1024:
+            return True  # a best-effort pod fits anywhere
+        if req.cpu > cpu or req.mem > mem:
+            return False
+        if req.kind == KIND_WHOLE:
+            return req.gpus <= gpus
+        if req.kind == KIND_MIG:
+            for name, n in req.mig:
+                have = self.idle_mig.get(name, 0) + (self.rel_mig.get(name, 0) if releasing else 0)
+                if name not in self.alloc_mig or n > have:
+                    return False
+            return True
+        if req.kind == KIND_CPU:
+            return True
+        if not self.valid_portion(req):
+            return False
+        need = req.count
+        if gpus >= need:
+            return True
+        gmem = self.request_memory(req)
+        matching = 0
+        for g in self.sh_used:
+            if self.fits_group(gmem, g):
+                matching += 1
+                if gpus + matching >= need:
+                    return True
+        return False
+
+    # ---- accounting (node_info.addTask / removeTask) ---------------------------------------------
+
+    def add(self, task: TaskState, status: str, groups: list[str]) -> Entry:
+        entry = Entry(task, status, groups, self)
+        self.entries[task.name] = entry
+        if status == RELEASING or status == PIPELINED:
+            self.n_moving += 1
+        self._track(entry, 1)
+        if entry.shared:
+            for g in entry.groups:
+                self._add_shared(entry, g)
+        self._changed()
+        return entry
+
+    def remove(self, task: TaskState) -> Entry | None:
+        entry = self.entries.pop(task.name, None)
+        if entry is None:
+            return None
+        if entry.status == RELEASING or entry.status == PIPELINED:
+            self.n_moving -= 1
+        self._track(entry, -1)
+        if entry.shared:
+            for g in entry.groups:
+                self._remove_shared(entry, g)
+        self._changed()
+        return entry
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change(self)
+
+    def _track(self, e: Entry, sign: int) -> None:
+        """addTaskResources / removeTaskResources for the non-shared part of a pod."""
+        cpu, mem, gpus = sign * e.cpu, sign * e.mem, sign * e.gpus
+        self.used_gpus += gpus
+        if e.status == RELEASING:
+            self.rel_cpu += cpu
+            self.rel_mem += mem
+            self.rel_gpus += gpus
+            self.idle_cpu -= cpu
+            self.idle_mem -= mem
+            self.idle_gpus -= gpus
+        elif e.status == PIPELINED:
+            self.rel_cpu -= cpu
+            self.rel_mem -= mem
+            self.rel_gpus -= gpus
+        else:
+            self.idle_cpu -= cpu
+            self.idle_mem -= mem
+            self.idle_gpus -= gpus
+        for name, n in e.mig:
+            n *= sign
+            if e.status == RELEASING:
+                self.rel_mig[name] = self.rel_mig.get(name, 0) + n
+                self.idle_mig[name] = self.idle_mig.get(name, 0) - n
+            elif e.status == PIPELINED:
+                self.rel_mig[name] = self.rel_mig.get(name, 0) - n
+            else:
+                self.idle_mig[name] = self.idle_mig.get(name, 0) - n
+
+    def _set_used(self, g: str, value: int) -> None:
+        before = self.sh_used.get(g, 0)
+        self.sh_used[g] = value
+        if before <= 0 < value:
+            self.n_used_shared += 1
+        elif value <= 0 < before:
+            self.n_used_shared -= 1
+
+    def _add_shared(self, e: Entry, g: str) -> None:
+        mem = e.gmem
+        self._set_used(g, self.sh_used.get(g, 0) + mem)
+        used = self.sh_used[g]
+        if e.status == RELEASING:
+            self.sh_rel[g] = self.sh_rel.get(g, 0) + mem
+            self.sh_alloc[g] = self.sh_alloc.get(g, 0) + mem
+            if used == self.sh_rel[g]:
+                if g not in self.sh_marked:
+                    self.rel_gpus += 1
+                    self.sh_marked.add(g)
+                if self.gpu_count < self.idle_gpus + self.used_gpu_count():
+                    self.idle_gpus -= 1
+        elif e.status == PIPELINED:
+            self.sh_rel[g] = self.sh_rel.get(g, 0) - mem
+            if used - mem == self.sh_rel[g] + mem:
+                self.rel_gpus -= 1
+        else:
+            self.sh_alloc[g] = self.sh_alloc.get(g, 0) + mem
+            if used <= mem and self.gpu_count < self.idle_gpus + self.used_gpu_count():
+                self.idle_gpus -= 1
+            if g in self.sh_marked:
+                self.rel_gpus -= 1
+                self.sh_marked.discard(g)
+
+    def _remove_shared(self, e: Entry, g: str) -> None:
+        mem = e.gmem
+        self._set_used(g, self.sh_used.get(g, 0) - mem)
+        used = self.sh_used[g]
+        if e.status == RELEASING:
+            self.sh_rel[g] = self.sh_rel.get(g, 0) - mem
+            self.sh_alloc[g] = self.sh_alloc.get(g, 0) - mem
+            if used <= 0:
+                if self.gpu_count >= self.idle_gpus + self.used_gpu_count():
+                    self.idle_gpus += 1
+                if g in self.sh_marked:
+                    self.rel_gpus -= 1
+                    self.sh_marked.discard(g)
+        elif e.status == PIPELINED:
+            self.sh_rel[g] = self.sh_rel.get(g, 0) + mem
+            rel = self.sh_rel[g]
+            if (used + mem == rel - mem) or (used == 0 and rel == 0):
+                self.rel_gpus += 1
+        else:
+            self.sh_alloc[g] = self.sh_alloc.get(g, 0) - mem
+            if used <= 0 and self.gpu_count >= self.idle_gpus + self.used_gpu_count():
+                self.idle_gpus += 1
+            rel = self.sh_rel.get(g)
+            if used != 0 and rel is not None and rel == used and g not in self.sh_marked:
+                self.rel_gpus += 1
+                self.sh_marked.add(g)

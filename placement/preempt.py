@@ -1,0 +1,49 @@
+"""The preempt action (actions/preempt/preempt.go): higher-priority jobs evict lower ones in their queue.
+
+Victims are preemptible jobs of the same queue with strictly lower priority and running pods; the
+preemptor must stay within non-preemptible quota. No fairness validator applies.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from placement.allocate import pending_jobs
+from placement.queue_order import JobsOrder, VictimsOrder
+from placement.queues import over_quota
+from placement.solver import JobSolver, feasible_nodes
+from placement.tasks import ACTIVE_ALLOCATED, JobState
+
+if TYPE_CHECKING:
+    from placement.session import Session
+
+__all__ = ["preempt"]
+
+
+def _victims(ssn: Session, preemptor: JobState) -> VictimsOrder:
+    jobs = [
+        job
+        for job in ssn.jobs.values()
+        if job.preemptible
+        and job.priority < preemptor.priority
+        and job.queue is preemptor.queue
+        and job is not preemptor
+        and any(t.status in ACTIVE_ALLOCATED for t in job.tasks)
+    ]
+    return VictimsOrder(ssn, jobs)
+
+
+def preempt(ssn: Session) -> None:
+    order = JobsOrder(ssn, pending_jobs(ssn))
+    while True:
+        job = order.pop()
+        if job is None:
+            return
+        if not job.preemptible:
+            requested = ssn.required_quota(job.tasks_to_allocate(real=False))
+            if over_quota(job.queue, requested) is not None:  # type: ignore[arg-type]
+                continue
+        solver = JobSolver(ssn, feasible_nodes(ssn, job), None, lambda job=job: _victims(ssn, job))
+        statement = solver.solve(job)
+        if statement is not None:
+            statement.commit()

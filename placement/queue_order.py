@@ -1,0 +1,274 @@
+"""Which job goes next: the queue tree order (proportion queue_order.go) over KAI's JobsOrderByQueues.
+
+At every level of the queue hierarchy the best child queue is chosen by, in turn: not over its fair
+share; starved (allocated + job within deserved); higher priority; no allocation where its allocatable
+share is 0; smaller dominant resource share with the job (DRF), then without it; smaller allocatable
+share; older queue. Inside a leaf, jobs go by the job order (priority, elastic state, age, name).
+
+For pending jobs the tree is a heap per queue with cached keys, re-keyed lazily when a queue's
+allocation or best job changes (KAI's needsReorder + Fix(0)), so each pop costs O(depth log width).
+Victim order (reclaim/preempt/consolidation) reverses both orders and is evaluated by direct scan.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from placement.model import UNLIMITED
+from placement.queues import QueueState, less_equal
+from placement.tasks import ACTIVE_ALLOCATED, ALLOCATED_STATUS, JobState, TaskState
+
+if TYPE_CHECKING:
+    from placement.session import Session
+
+__all__ = ["JobsOrder", "VictimJob", "VictimsOrder", "queue_values"]
+
+
+def _dominant_share(values: Sequence[float], allocatable: Sequence[float], total: Sequence[float]) -> float:
+    share = 0.0
+    for r in range(3):
+        a = allocatable[r]
+        if a == UNLIMITED:
+            a = total[r]
+        v = values[r] * 1000 if a == 0 else values[r] / a
+        if v > share:
+            share = v
+    return share
+
+
+class _ShareTie:
+    """Last two criteria: smaller allocatable share (a partial order), then the older queue."""
+
+    __slots__ = ("creation", "share")
+
+    def __init__(self, share: Sequence[float], creation: int) -> None:
+        self.share = share
+        self.creation = creation
+
+    def __lt__(self, other: _ShareTie) -> bool:
+        left, right = self.share, other.share
+        if not less_equal(right, left) and less_equal(left, right):
+            return True
+        if not less_equal(left, right) and less_equal(right, left):
+            return False
+        return self.creation < other.creation
+
+
+def queue_values(ssn: Session, queue: QueueState, extra: Sequence[float], minus: Sequence[float]) -> tuple:
+    """GetQueueOrderResult as a sort key (smaller is better) for a queue with a job of `extra` resources.
+
+    `minus` is the allocation of victims already taken from the queue (victim order only).
+    """
+    alloc, fair = queue.alloc, queue.fair
+    over = fair[0] < alloc[0] and fair[1] < alloc[1] and fair[2] < alloc[2]
+    with_job = [alloc[0] + extra[0], alloc[1] + extra[1], alloc[2] + extra[2]]
+    starved = less_equal(with_job, queue.deserved)
+    allocatable = queue.allocatable
+    violation = any(allocatable[r] == 0 and with_job[r] > 0 for r in range(3))
+    drf_values = [with_job[r] - minus[r] for r in range(3)]
+    drf_with = _dominant_share(drf_values, allocatable, ssn.total)
+    drf_without = _dominant_share(alloc, allocatable, ssn.total)
+    return (over, not starved, -queue.priority, violation, drf_with, drf_without, _ShareTie(allocatable, queue.creation))
+
+
+class _QNode:
+    __slots__ = ("dirty", "heap", "is_leaf", "parent", "queue")
+
+    def __init__(self, queue: QueueState, parent: _QNode | None, is_leaf: bool) -> None:
+        self.queue = queue
+        self.parent = parent
+        self.is_leaf = is_leaf
+        self.heap: list = []
+        self.dirty = False
+
+
+_ZERO = (0.0, 0.0, 0.0)
+
+
+class JobsOrder:
+    """Pending jobs in KAI's allocation order (JobsOrderByQueues without VictimQueue)."""
+
+    def __init__(self, ssn: Session, jobs: Iterable[JobState] = ()) -> None:
+        self.ssn = ssn
+        self.root: list = []
+        self.qnodes: dict[str, _QNode] = {}
+        self._seq = itertools.count()
+        for job in jobs:
+            self.push(job)
+
+    def __bool__(self) -> bool:
+        return bool(self.root)
+
+    def _best_job(self, node: _QNode) -> JobState:
+        while not node.is_leaf:
+            node = node.heap[0][2]
+        return node.heap[0][1]
+
+    def _entry(self, node: _QNode) -> tuple:
+        job = self._best_job(node)
+        key = queue_values(self.ssn, node.queue, self.ssn.job_init_resources(job), _ZERO)
+        return (key, next(self._seq), node)
+
+    def push(self, job: JobState) -> None:
+        queue = job.queue
+        if queue is None or not queue.is_leaf:
+            return
+        leaf = self.qnodes.get(queue.name)
+        if leaf is None:
+            leaf = _QNode(queue, None, True)
+            self.qnodes[queue.name] = leaf
+            heapq.heappush(leaf.heap, (job.order_key(), job))
+            self._link(leaf)
+        else:
+            heapq.heappush(leaf.heap, (job.order_key(), job))
+        node: _QNode | None = leaf
+        while node is not None:
+            node.dirty = True
+            node = node.parent
+
+    def _link(self, child: _QNode) -> None:
+        while True:
+            parent_queue = child.queue.parent
+            if parent_queue is None:
+                heapq.heappush(self.root, self._entry(child))
+                return
+            parent = self.qnodes.get(parent_queue.name)
+            is_new = parent is None
+            if parent is None:
+                parent = _QNode(parent_queue, None, False)
+                self.qnodes[parent_queue.name] = parent
+            child.parent = parent
+            heapq.heappush(parent.heap, self._entry(child))
+            if not is_new:
+                return
+            child = parent
+
+    def pop(self) -> JobState | None:
+        heap = self.root
+        leaf = None
+        while leaf is None:
+            if not heap:
+                return None
+            node = heap[0][2]
+            if node.dirty:
+                node.dirty = False
+                heapq.heapreplace(heap, self._entry(node))
+                continue
+            if node.is_leaf:
+                leaf = node
+            else:
+                heap = node.heap
+        _, job = heapq.heappop(leaf.heap)
+        node: _QNode | None = leaf
+        while node is not None and not node.heap:
+            heapq.heappop(node.parent.heap if node.parent else self.root)
+            del self.qnodes[node.queue.name]
+            node = node.parent
+        while node is not None:
+            node.dirty = True
+            node = node.parent
+        return job
+
+
+class VictimJob:
+    """A job (or the part of it not yet offered) as a candidate victim (KAI's CloneWithTasks)."""
+
+    __slots__ = ("job", "tasks")
+
+    def __init__(self, job: JobState, tasks: list[TaskState]) -> None:
+        self.job = job
+        self.tasks = tasks
+
+    def active_allocated(self) -> list[TaskState]:
+        return [t for t in self.tasks if t.status in ACTIVE_ALLOCATED]
+
+    def allocated(self) -> list[float]:
+        total = [0.0, 0.0, 0.0]
+        for t in self.tasks:
+            if t.status in ALLOCATED_STATUS:
+                a = t.accepted
+                total[0] += a[0]
+                total[1] += a[1]
+                total[2] += a[2]
+        return total
+
+    def order_key(self) -> tuple[int, int, int, str]:
+        job = self.job
+        n = len(self.active_allocated())
+        rank = 0 if n < job.min_member else (1 if n == job.min_member else 2)
+        return (-job.priority, rank, job.creation, job.name)
+
+    def tasks_to_evict(self) -> tuple[list[TaskState], bool]:
+        """GetTasksToEvict: above minMember one pod at a time (lowest task order first), else all."""
+        active = sorted(self.active_allocated(), key=lambda t: t.order, reverse=True)
+        take = active[:1] if len(active) > self.job.min_member else active
+        return take, len(take) < len(active)
+
+
+class VictimsOrder:
+    """Candidate victims, worst job of the worst queue first (JobsOrderByQueues with VictimQueue)."""
+
+    def __init__(self, ssn: Session, jobs: Iterable[JobState]) -> None:
+        self.ssn = ssn
+        self.leaves: dict[str, list[VictimJob]] = {}
+        self.popped: dict[str, list[VictimJob]] = {}
+        for job in jobs:
+            if job.queue is not None and job.queue.is_leaf:
+                self.push(VictimJob(job, list(job.tasks)))
+
+    def __bool__(self) -> bool:
+        return any(self.leaves.values())
+
+    def push(self, victim: VictimJob) -> None:
+        self.leaves.setdefault(victim.job.queue.name, []).append(victim)  # type: ignore[union-attr]
+
+    def _leaf_best(self, name: str) -> VictimJob:
+        # VictimOrderFn reverses JobOrderFn: lowest priority, most elastic surplus, youngest first.
+        return max(self.leaves[name], key=lambda v: v.order_key())
+
+    def _victims_of(self, queue: QueueState) -> list[VictimJob]:
+        leaf = queue
+        while not leaf.is_leaf:
+            leaf = self._best_child(leaf)
+        return [*self.popped.get(leaf.name, []), self._leaf_best(leaf.name)]
+
+    def _has_jobs(self, queue: QueueState) -> bool:
+        if queue.is_leaf:
+            return bool(self.leaves.get(queue.name))
+        return any(self._has_jobs(c) for c in queue.children)
+
+    def _key(self, queue: QueueState) -> tuple:
+        minus = [0.0, 0.0, 0.0]
+        for victim in self._victims_of(queue):
+            a = victim.allocated()
+            minus[0] += a[0]
+            minus[1] += a[1]
+            minus[2] += a[2]
+        return queue_values(self.ssn, queue, _ZERO, minus)
+
+    def _pick(self, candidates: list[QueueState]) -> QueueState:
+        best = candidates[0]
+        best_key = self._key(best)
+        for q in candidates[1:]:
+            key = self._key(q)
+            if best_key < key:  # reversed queue order: the queue KAI would serve last goes first
+                best, best_key = q, key
+        return best
+
+    def _best_child(self, queue: QueueState) -> QueueState:
+        return self._pick([c for c in queue.children if self._has_jobs(c)])
+
+    def pop(self) -> VictimJob | None:
+        tops = [q for q in self.ssn.queues.values() if q.parent is None and self._has_jobs(q)]
+        if not tops:
+            return None
+        queue = self._pick(tops)
+        while not queue.is_leaf:
+            queue = self._best_child(queue)
+        victim = self._leaf_best(queue.name)
+        self.leaves[queue.name].remove(victim)
+        self.popped.setdefault(queue.name, []).append(victim)
+        return victim

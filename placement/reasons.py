@@ -1,0 +1,172 @@
+"""Why a job is still Pending, in KAI's terms, as a small structured `Reason` (code + message).
+
+Cheap facts are recorded during allocation (which gate refused, which pod of a gang failed); the
+detailed diagnosis - closest node, fragmentation, missing labels - is computed from the final cluster
+state only when asked for, so large simulations do not pay for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from placement.nodes import NodeState
+from placement.placing import node_quota_gpus, type_error
+from placement.queues import GPU, MEMORY, RESOURCE_NAMES, CapacityFailure, over_limit, over_quota
+from placement.tasks import KIND_CPU, KIND_FRACTION, KIND_MEMORY, KIND_MIG, KIND_WHOLE, JobState, TaskState
+
+if TYPE_CHECKING:
+    from placement.session import Session
+
+__all__ = ["Reason", "explain"]
+
+# Reason codes, stable for grouping in reports.
+QUEUE_MISSING = "queue-missing"
+QUEUE_ORPHANED = "queue-orphaned"
+QUEUE_NOT_LEAF = "queue-not-leaf"
+NOT_READY = "not-ready"
+OVER_LIMIT = "over-limit"
+OVER_QUOTA = "over-quota"
+NODE_CAPACITY = "node-over-capacity"
+NO_NODE = "no-node-fits"
+FRAGMENTATION = "fragmentation"
+GPU_MEMORY_LABEL = "gpu-memory-label"
+GPU_MEMORY_TOO_LARGE = "gpu-memory-too-large"
+MIG = "mig"
+PODS = "too-many-pods"
+GANG = "gang"
+WAITING = "waiting-for-release"
+NOT_ATTEMPTED = "not-attempted"
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """Why a job is not (fully) placed. `code` groups reasons; `message` reads like KAI's events."""
+
+    code: str
+    message: str
+    queue: str | None = None
+    node: str | None = None
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _amount(resource: int, value: float) -> str:
+    if resource == GPU:
+        return f"{value:g}"
+    if resource == MEMORY:
+        return f"{value / 1e9:g} GB"
+    return f"{value:g}m"
+
+
+def _capacity_reason(job: JobState, failure: CapacityFailure) -> Reason:
+    name = RESOURCE_NAMES[failure.resource]
+    numbers = (
+        f"{_amount(failure.resource, failure.threshold)}, allocated {_amount(failure.resource, failure.allocated)},"
+        f" requested {_amount(failure.resource, failure.requested)}"
+    )
+    if failure.kind == "over-limit":
+        message = f"queue {failure.queue} is over its {name} limit (limit {numbers})"
+        return Reason(OVER_LIMIT, message, queue=failure.queue)
+    message = (
+        f"non-preemptible job would exceed quota of queue {failure.queue} "
+        f"(quota {numbers} {name}; priority {job.priority} >= 100 never goes over quota)"
+    )
+    return Reason(OVER_QUOTA, message, queue=failure.queue)
+
+
+def explain(ssn: Session, job: JobState) -> Reason:
+    """The reason `job` has pending pods after the simulation."""
+    queue_names = {q.name for q in ssn.snapshot.queues}
+    if job.queue_name not in queue_names:
+        return Reason(QUEUE_MISSING, f"queue {job.queue_name} does not exist", queue=job.queue_name)
+    if job.queue_name in ssn.dropped_queues:
+        message = f"queue {job.queue_name} is dropped: an ancestor queue does not exist"
+        return Reason(QUEUE_ORPHANED, message, queue=job.queue_name)
+    if job.queue is not None and not job.queue.is_leaf:
+        message = f"queue {job.queue_name} is not a leaf queue; only leaf queues schedule jobs"
+        return Reason(QUEUE_NOT_LEAF, message, queue=job.queue_name)
+    if not job.is_ready():
+        message = f"job has {len(job.tasks)} pods, fewer than its minMember {job.min_member}"
+        return Reason(NOT_READY, message)
+    recorded = job.reason
+    if isinstance(recorded, tuple) and recorded[0] == "capacity":
+        return _capacity_reason(job, recorded[1])
+    if isinstance(recorded, tuple) and recorded[0] == "placement":
+        _, task, placed, wanted = recorded
+        reason = diagnose_task(ssn, task)
+        if wanted > 1:
+            message = f"gang of {wanted} needs {wanted} pods placed at once; only {placed} fit: {reason.message}"
+            return Reason(GANG, message, queue=reason.queue, node=reason.node)
+        return reason
+    if any(t.status == "Pipelined" for t in job.tasks):
+        return Reason(WAITING, "pipelined: waiting for evicted pods to release their resources")
+    task = next((t for t in job.tasks_by_order if t.status == "Pending"), None)
+    if task is not None:
+        reason = diagnose_task(ssn, task)
+        if reason.code != NO_NODE or "closest" in reason.message:
+            return reason
+    return Reason(NOT_ATTEMPTED, "no scheduling action placed the job in the simulated cycles")
+
+
+def _free_text(node: NodeState, task: TaskState) -> str:
+    req = task.req
+    if req.kind == KIND_WHOLE:
+        return f"needs {req.count} GPU{'s' if req.count != 1 else ''}, {node.nonallocated_gpus()} free"
+    if req.kind == KIND_CPU:
+        return f"needs {req.cpu:g}m CPU, {node.idle_cpu + node.rel_cpu:g}m free"
+    return f"{node.nonallocated_gpus()} whole GPUs free"
+
+
+def diagnose_task(ssn: Session, task: TaskState) -> Reason:
+    """Why no node takes this pod now."""
+    req = task.req
+    job = task.job
+    nodes = ssn.node_list
+    typed = [n for n in nodes if type_error(task, n) is None]
+    if req.kind == KIND_MEMORY and not any(n.mem_synced and n.alloc_gpus > 0 for n in nodes):
+        message = "gpu-memory request needs the nvidia.com/gpu.memory node label; no node has it"
+        return Reason(GPU_MEMORY_LABEL, message)
+    if req.kind == KIND_MIG and not typed:
+        return Reason(MIG, f"no MIG node (mixed strategy) offers {req.describe()}")
+    if not typed:
+        kinds = sorted({type_error(task, n) or "" for n in nodes})
+        return Reason(MIG, f"no node accepts this pod type ({', '.join(kinds)})")
+    if req.kind == KIND_MEMORY and all(not n.valid_portion(req) for n in typed):
+        message = f"gpu-memory {req.gpu_memory} MiB exceeds the memory of every GPU"
+        return Reason(GPU_MEMORY_TOO_LARGE, message)
+    resource_fit = [n for n in typed if n.fits(task, releasing=True)]
+    for node in resource_fit:
+        requested = (req.cpu, req.mem, node_quota_gpus(task, node))
+        failure = over_limit(job.queue, requested)  # type: ignore[arg-type]
+        if failure is None and not job.preemptible:
+            failure = over_quota(job.queue, requested)  # type: ignore[arg-type]
+        if failure is not None:
+            share = f"{requested[GPU]:g} GPU on {node.name}"
+            base = _capacity_reason(job, failure)
+            return Reason(NODE_CAPACITY, f"{req.describe()} is {share}: {base.message}", failure.queue, node.name)
+    if resource_fit:
+        node = resource_fit[0]
+        if node.pods_available() < 2:
+            return Reason(PODS, f"node {node.name} has no free pod slots", node=node.name)
+        return Reason(NO_NODE, f"no node passes the scheduling predicates for {req.describe()}")
+    if req.kind in (KIND_FRACTION, KIND_MEMORY):
+        return _fragmentation(task, typed)
+    best = max(typed, key=lambda n: (n.nonallocated_gpus(), n.idle_cpu + n.rel_cpu, n.name))
+    message = f"no node fits {req.describe()}: closest miss {best.name} ({_free_text(best, task)})"
+    return Reason(NO_NODE, message, node=best.name)
+
+
+def _fragmentation(task: TaskState, nodes: list[NodeState]) -> Reason:
+    req = task.req
+    free: list[str] = []
+    for node in nodes:
+        for g, used in node.sh_used.items():
+            if used and node.sh_alloc.get(g, 0) != node.sh_rel.get(g, 0) and node.gpu_mem:
+                room = node.group_free(g) / node.gpu_mem
+                free.append(f"{room:.2f} free on {node.name}/{g}")
+    what = f"fraction {req.portion:g}" if req.kind == KIND_FRACTION else f"gpu-memory {req.gpu_memory} MiB"
+    detail = f" (fragmentation: {', '.join(free[:5])}{'...' if len(free) > 5 else ''})" if free else ""
+    message = f"{what} fits no shared GPU and no whole GPU is free{detail}"
+    return Reason(FRAGMENTATION, message)

@@ -1,0 +1,81 @@
+"""The reclaim action (actions/reclaim/reclaim.go): take resources back from queues over their share.
+
+A pending job may reclaim only while its queue stays within fair share (non-preemptible: within
+deserved quota). Victims are preemptible, running jobs of other queues that some strategy allows;
+the evicted pods are Releasing and the reclaimer is Pipelined onto their resources.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from placement.allocate import pending_jobs
+from placement.queue_order import JobsOrder, VictimsOrder
+from placement.reclaimable import ReclaimCheck, can_reclaim, filter_victim
+from placement.solver import JobSolver, Scenario, feasible_nodes
+from placement.tasks import ACTIVE_ALLOCATED, JobState
+
+if TYPE_CHECKING:
+    from placement.session import Session
+
+__all__ = ["reclaim"]
+
+
+def _taken_by_queue(scenario: Scenario) -> dict[str, list[list[float]]]:
+    """Resources of evicted victim pods per queue: elastic pods one by one, a gang's core as one."""
+    taken: dict[str, list[list[float]]] = {}
+    for job, tasks in scenario.victims().values():
+        core, elastic = tasks[: job.min_member], tasks[job.min_member :]
+        vectors = []
+        for task in elastic:
+            if task.status not in ACTIVE_ALLOCATED:
+                vectors.append(list(task.accepted))
+        core_sum = [0.0, 0.0, 0.0]
+        counted = False
+        for task in core:
+            if task.status not in ACTIVE_ALLOCATED:
+                counted = True
+                for r in range(3):
+                    core_sum[r] += task.accepted[r]
+        if counted:
+            vectors.append(core_sum)
+        if vectors:
+            taken.setdefault(job.queue_name, []).extend(vectors)
+    return taken
+
+
+def _victims(ssn: Session, reclaimer: JobState, required: tuple[float, float, float]) -> VictimsOrder:
+    queue = reclaimer.queue
+    jobs = []
+    for job in ssn.jobs.values():
+        if job.queue is None or job.queue is queue or not job.preemptible:
+            continue
+        if not any(t.status in ACTIVE_ALLOCATED for t in job.tasks):
+            continue
+        if not filter_victim(queue, required, job.queue):  # type: ignore[arg-type]
+            continue
+        jobs.append(job)
+    return VictimsOrder(ssn, jobs)
+
+
+def reclaim(ssn: Session) -> None:
+    order = JobsOrder(ssn, pending_jobs(ssn))
+    while True:
+        job = order.pop()
+        if job is None:
+            return
+        queue = job.queue
+        required = ssn.job_init_resources(job)
+        if not can_reclaim(queue, required, job.preemptible):  # type: ignore[arg-type]
+            continue
+        check = ReclaimCheck(ssn.queues)
+
+        def validator(scenario: Scenario, job: JobState = job, check: ReclaimCheck = check) -> bool:
+            pending = scenario.preemptor.tasks
+            needed = ssn.init_resources(job, pending)
+            return check.reclaimable(job.queue, needed, job.preemptible, _taken_by_queue(scenario))  # type: ignore[arg-type]
+
+        solver = JobSolver(ssn, feasible_nodes(ssn, job), validator, lambda job=job, r=required: _victims(ssn, job, r))
+        statement = solver.solve(job)
+        if statement is not None:
+            statement.commit()

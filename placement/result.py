@@ -1,0 +1,205 @@
+"""What a simulation reports: per task, job, queue, node and GPU, plus lazily computed pending reasons."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from placement.queues import QueueState
+from placement.reasons import Reason, explain
+from placement.tasks import ACTIVE_USED, KIND_MIG, PENDING, TaskState
+
+if TYPE_CHECKING:
+    from placement.session import Session
+
+__all__ = ["GpuResult", "JobResult", "NodeResult", "QueueResult", "Resources", "Result", "TaskResult"]
+
+_MB = 1e6
+
+
+@dataclass(frozen=True, slots=True)
+class Resources:
+    """A queue-side resource vector in the Queue CRD's units (-1 = unlimited)."""
+
+    gpu: float
+    cpu_millis: float
+    memory_mb: float
+
+    @classmethod
+    def from_vector(cls, vector: list[float]) -> Resources:
+        memory = vector[1] if vector[1] == -1 else vector[1] / _MB
+        return cls(gpu=vector[2], cpu_millis=vector[0], memory_mb=memory)
+
+
+@dataclass(frozen=True, slots=True)
+class TaskResult:
+    """One pod after the simulation. `gpus` counts fractions (a gpu-memory pod: its share on its node)."""
+
+    name: str
+    job: str
+    status: str
+    node: str | None
+    gpu_groups: tuple[str, ...]
+    gpus: float
+    mig: tuple[tuple[str, int], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": self.status, "node": self.node, "gpuGroups": list(self.gpu_groups), "gpus": self.gpus}
+
+
+@dataclass(frozen=True, slots=True)
+class JobResult:
+    name: str
+    queue: str
+    priority: int
+    preemptible: bool
+    tasks: tuple[str, ...]
+    statuses: tuple[str, ...]
+
+    @property
+    def pending(self) -> bool:
+        return PENDING in self.statuses
+
+
+@dataclass(frozen=True, slots=True)
+class QueueResult:
+    """A queue's quota (deserved), limit, fair share and usage after the simulation."""
+
+    name: str
+    parent: str | None
+    priority: int
+    deserved: Resources
+    limit: Resources
+    fair_share: Resources
+    allocated: Resources
+    allocated_non_preemptible: Resources
+    requested: Resources
+
+
+@dataclass(frozen=True, slots=True)
+class GpuResult:
+    """One physical GPU: a shared GPU group (id = its label) or a whole GPU (id 'gpuN')."""
+
+    id: str
+    tasks: tuple[str, ...]
+    used: float
+    shared: bool
+
+
+@dataclass(frozen=True, slots=True)
+class NodeResult:
+    name: str
+    gpus: int
+    gpu_memory_mib: int
+    free_gpus: int
+    releasing_gpus: int
+    tasks: tuple[str, ...]
+    devices: tuple[GpuResult, ...]
+
+
+@dataclass
+class Result:
+    """The outcome of `simulate`. Reasons are computed on first access (they scan the final cluster)."""
+
+    tasks: dict[str, TaskResult]
+    jobs: dict[str, JobResult]
+    queues: dict[str, QueueResult]
+    nodes: dict[str, NodeResult]
+    cycles: int
+    _session: Session | None = field(default=None, repr=False)
+    _reasons: dict[str, Reason] | None = field(default=None, repr=False)
+
+    @property
+    def reasons(self) -> dict[str, Reason]:
+        """For every job with pending pods, why (see `placement.reasons`)."""
+        if self._reasons is None:
+            ssn = self._session
+            self._reasons = {}
+            if ssn is not None:
+                for name, job in ssn.jobs.items():
+                    if job.has_pending():
+                        self._reasons[name] = explain(ssn, job)
+        return self._reasons
+
+    def reason(self, job: str) -> Reason | None:
+        return self.reasons.get(job)
+
+    def to_json(self) -> dict[str, Any]:
+        """The scorer's shape: {"tasks": {"<job>-<i>": {status, node, gpuGroups, gpus}}}."""
+        return {"tasks": {name: task.to_json() for name, task in self.tasks.items()}}
+
+
+def _task_result(task: TaskState) -> TaskResult:
+    placed = task.status in ACTIVE_USED and task.node is not None
+    gpus = 0.0
+    if placed and task.req.kind != KIND_MIG:
+        gpus = task.accepted[2]
+    return TaskResult(
+        name=task.name,
+        job=task.job.name,
+        status=task.status,
+        node=task.node if placed else None,
+        gpu_groups=tuple(task.groups) if placed and task.req.shared else (),
+        gpus=gpus,
+        mig=task.req.mig,
+    )
+
+
+def _queue_result(q: QueueState) -> QueueResult:
+    return QueueResult(
+        name=q.name,
+        parent=q.parent.name if q.parent else None,
+        priority=q.priority,
+        deserved=Resources.from_vector(q.deserved),
+        limit=Resources.from_vector(q.limit),
+        fair_share=Resources.from_vector(q.fair),
+        allocated=Resources.from_vector(q.alloc),
+        allocated_non_preemptible=Resources.from_vector(q.alloc_np),
+        requested=Resources.from_vector(q.request),
+    )
+
+
+def build_result(ssn: Session, cycles: int) -> Result:
+    tasks: dict[str, TaskResult] = {}
+    jobs: dict[str, JobResult] = {}
+    for job in ssn.jobs.values():
+        for task in job.tasks:
+            tasks[task.name] = _task_result(task)
+        jobs[job.name] = JobResult(
+            name=job.name,
+            queue=job.queue_name,
+            priority=job.priority,
+            preemptible=job.preemptible,
+            tasks=tuple(t.name for t in job.tasks),
+            statuses=tuple(t.status for t in job.tasks),
+        )
+    queues = {name: _queue_result(q) for name, q in ssn.queues.items()}
+    nodes = {node.name: _node_result(node, tasks) for node in ssn.node_list}
+    return Result(tasks=tasks, jobs=jobs, queues=queues, nodes=nodes, cycles=cycles, _session=ssn)
+
+
+def _node_result(node, tasks: dict[str, TaskResult]) -> NodeResult:
+    on_node = [t for t in tasks.values() if t.node == node.name]
+    shared: dict[str, list[str]] = {}
+    devices: list[GpuResult] = []
+    serial = 0
+    for t in sorted(on_node, key=lambda t: t.name):
+        if t.gpu_groups:
+            for g in t.gpu_groups:
+                shared.setdefault(g, []).append(t.name)
+        elif t.gpus >= 1:
+            for _ in range(int(t.gpus)):
+                devices.append(GpuResult(f"gpu{serial}", (t.name,), 1.0, False))
+                serial += 1
+    for g, names in shared.items():
+        used = node.sh_used.get(g, 0) / node.gpu_mem if node.gpu_mem else 0.0
+        devices.append(GpuResult(g, tuple(names), used, True))
+    return NodeResult(
+        name=node.name,
+        gpus=node.gpu_count,
+        gpu_memory_mib=node.gpu_mem,
+        free_gpus=int(node.idle_gpus),
+        releasing_gpus=int(node.rel_gpus),
+        tasks=tuple(t.name for t in on_node),
+        devices=tuple(devices),
+    )

@@ -1,0 +1,307 @@
+"""Load a kai-conformance scenario file (FORMAT.md) into a Snapshot and run settings.
+
+YAML or JSON (by extension). Defaults are exactly FORMAT.md's: node gpuMemoryMiB 100 (null = label
+missing), cpu "20000", memory "20G", pods 110, migStrategy none; job priority 50, cpu "1", memory "1G",
+gpuDevices 1, tasks 1, minMember = number of tasks. A queue resource key left out is 0, as in the CRD.
+Anything malformed raises `ScenarioError` naming the file and the key path of the bad value.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from placement.model import ACTIONS, Job, Node, Placement, Queue, QueueResource, Snapshot, Task
+from placement.quantity import cpu_millis, memory_bytes
+
+__all__ = ["Scenario", "ScenarioError", "load_scenario", "parse_scenario"]
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+_TOP_KEYS = {"name", "source", "note", "actions", "rounds", "placement", "nodes", "queues", "jobs", "expect"}
+_NODE_KEYS = {"name", "gpus", "gpuMemoryMiB", "cpu", "memory", "pods", "migStrategy", "mig"}
+_QUEUE_KEYS = {"name", "parent", "priority", "gpu", "cpu", "memory"}
+_RESOURCE_KEYS = {"quota", "limit", "overQuotaWeight"}
+_REQUEST_KEYS = {"gpu", "gpuFraction", "gpuMemoryMiB", "gpuDevices", "mig", "cpu", "memory"}
+_JOB_KEYS = {"name", "queue", "priority", "preemptible", "minMember", "tasks"} | _REQUEST_KEYS
+_TASK_KEYS = {"state", "node", "gpuGroups", "priority"} | _REQUEST_KEYS
+_STATES = ("Pending", "Running", "Releasing")
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be loaded; the message names the file and the bad key."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A loaded scenario: what to simulate and how, plus the expectations (not interpreted here)."""
+
+    name: str
+    snapshot: Snapshot
+    actions: tuple[str, ...] = ACTIONS
+    rounds: int = 1
+    placement: Placement = field(default_factory=Placement)
+    expect: Mapping[str, Any] = field(default_factory=dict)
+
+
+class _Reader:
+    """Typed access to the raw document with key paths for error messages."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, path: str, message: str) -> ScenarioError:
+        return ScenarioError(f"{self.source}: {path}: {message}")
+
+    def mapping(self, value: object, path: str, allowed: set[str]) -> Mapping[str, Any]:
+        if not isinstance(value, Mapping):
+            raise self.fail(path, f"must be a mapping, got {type(value).__name__}")
+        for key in value:
+            if key not in allowed:
+                close = difflib.get_close_matches(str(key), sorted(allowed), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                where = f"{path}.{key}" if path else str(key)
+                raise self.fail(where, f"unknown key{hint}; allowed: {', '.join(sorted(allowed))}")
+        return value
+
+    def sequence(self, value: object, path: str) -> list[Any]:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise self.fail(path, f"must be a list, got {type(value).__name__}")
+        return value
+
+    def string(self, value: object, path: str) -> str:
+        if not isinstance(value, str) or not value:
+            raise self.fail(path, f"must be a non-empty string, got {value!r}")
+        return value
+
+    def integer(self, value: object, path: str, minimum: int | None = None) -> int:
+        if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+            raise self.fail(path, f"must be an integer, got {value!r}")
+        number = int(value)
+        if minimum is not None and number < minimum:
+            raise self.fail(path, f"must be >= {minimum}, got {number}")
+        return number
+
+    def number(self, value: object, path: str) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise self.fail(path, f"must be a number, got {value!r}")
+        return float(value)
+
+    def quantity(self, value: object, path: str, parse) -> int:
+        try:
+            return parse(value)
+        except ValueError as err:
+            raise self.fail(path, str(err)) from err
+
+    def mig(self, value: object, path: str) -> dict[str, int]:
+        if not isinstance(value, Mapping):
+            raise self.fail(path, f"must be a mapping of MIG resource names to counts, got {value!r}")
+        out: dict[str, int] = {}
+        for name, count in value.items():
+            if not isinstance(name, str) or not name.startswith("nvidia.com/mig-"):
+                raise self.fail(f"{path}.{name}", "must be a MIG resource name like nvidia.com/mig-1g.10gb")
+            out[name] = self.integer(count, f"{path}.{name}", minimum=0)
+        return out
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate a scenario file (.yaml/.yml or .json)."""
+    path = Path(path)
+    source = path.name
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise ScenarioError(f"{path}: cannot read file: {err.strerror or err}") from err
+    try:
+        if path.suffix.lower() == ".json":
+            document = json.loads(text)
+        else:
+            document = yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader
+    except (ValueError, yaml.YAMLError) as err:
+        raise ScenarioError(f"{source}: not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {err}") from err
+    return parse_scenario(document, source)
+
+
+def parse_scenario(document: object, source: str = "<scenario>") -> Scenario:
+    """Validate a parsed document into a Scenario."""
+    r = _Reader(source)
+    doc = r.mapping(document, "", _TOP_KEYS) if document is not None else {}
+    actions = tuple(r.sequence(doc.get("actions", list(ACTIONS)), "actions"))
+    for i, action in enumerate(actions):
+        if action not in ACTIONS:
+            raise r.fail(f"actions[{i}]", f"must be one of {', '.join(ACTIONS)}, got {action!r}")
+    rounds = r.integer(doc.get("rounds", 1), "rounds", minimum=1)
+    placement = _placement(r, doc.get("placement", {}))
+    nodes = tuple(_node(r, raw, f"nodes[{i}]") for i, raw in enumerate(r.sequence(doc.get("nodes"), "nodes")))
+    queues = tuple(_queue(r, raw, f"queues[{i}]") for i, raw in enumerate(r.sequence(doc.get("queues"), "queues")))
+    _unique(r, [n.name for n in nodes], "nodes")
+    _unique(r, [q.name for q in queues], "queues")
+    node_names = {n.name for n in nodes}
+    raw_jobs = r.sequence(doc.get("jobs"), "jobs")
+    jobs = tuple(_job(r, raw, f"jobs[{i}]", node_names) for i, raw in enumerate(raw_jobs))
+    _unique(r, [j.name for j in jobs], "jobs")
+    expect = doc.get("expect") or {}
+    if not isinstance(expect, Mapping):
+        raise r.fail("expect", "must be a mapping")
+    name = doc.get("name") or Path(source).stem
+    return Scenario(str(name), Snapshot(nodes, queues, jobs), actions, rounds, placement, expect)
+
+
+def _unique(r: _Reader, names: list[str], path: str) -> None:
+    seen: set[str] = set()
+    for i, name in enumerate(names):
+        if name in seen:
+            raise r.fail(f"{path}[{i}].name", f"duplicate name {name!r}")
+        seen.add(name)
+
+
+def _placement(r: _Reader, raw: object) -> Placement:
+    doc = r.mapping(raw or {}, "placement", {"node", "gpu"})
+    node, gpu = doc.get("node", "binpack"), doc.get("gpu", "pack")
+    if node not in ("binpack", "spread"):
+        raise r.fail("placement.node", f"must be binpack or spread, got {node!r}")
+    if gpu not in ("pack", "spread"):
+        raise r.fail("placement.gpu", f"must be pack or spread, got {gpu!r}")
+    return Placement(node=node, gpu=gpu)
+
+
+def _node(r: _Reader, raw: object, path: str) -> Node:
+    doc = r.mapping(raw, path, _NODE_KEYS)
+    name = r.string(doc.get("name"), f"{path}.name")
+    memory_mib = doc.get("gpuMemoryMiB", 100)
+    if memory_mib is not None:
+        memory_mib = r.integer(memory_mib, f"{path}.gpuMemoryMiB", minimum=0)
+    strategy = doc.get("migStrategy", "none")
+    if strategy not in ("none", "single", "mixed"):
+        raise r.fail(f"{path}.migStrategy", f"must be none, single or mixed, got {strategy!r}")
+    return Node(
+        name=name,
+        gpus=r.integer(doc.get("gpus", 0), f"{path}.gpus", minimum=0),
+        gpu_memory_mib=memory_mib,
+        cpu_millis=r.quantity(doc.get("cpu", "20000"), f"{path}.cpu", cpu_millis),
+        memory_bytes=r.quantity(doc.get("memory", "20G"), f"{path}.memory", memory_bytes),
+        pods=r.integer(doc.get("pods", 110), f"{path}.pods", minimum=0),
+        mig_strategy=strategy,
+        mig=r.mig(doc.get("mig", {}), f"{path}.mig"),
+    )
+
+
+def _queue(r: _Reader, raw: object, path: str) -> Queue:
+    doc = r.mapping(raw, path, _QUEUE_KEYS)
+    parent = doc.get("parent")
+    return Queue(
+        name=r.string(doc.get("name"), f"{path}.name"),
+        parent=r.string(parent, f"{path}.parent") if parent is not None else None,
+        priority=r.integer(doc.get("priority", 100), f"{path}.priority"),
+        gpu=_resource(r, doc.get("gpu", {}), f"{path}.gpu"),
+        cpu=_resource(r, doc.get("cpu", {}), f"{path}.cpu"),
+        memory=_resource(r, doc.get("memory", {}), f"{path}.memory"),
+    )
+
+
+def _resource(r: _Reader, raw: object, path: str) -> QueueResource:
+    doc = r.mapping(raw or {}, path, _RESOURCE_KEYS)
+    return QueueResource(
+        quota=r.number(doc.get("quota", 0), f"{path}.quota"),
+        limit=r.number(doc.get("limit", 0), f"{path}.limit"),
+        over_quota_weight=r.number(doc.get("overQuotaWeight", 0), f"{path}.overQuotaWeight"),
+    )
+
+
+def _request(r: _Reader, doc: Mapping[str, Any], base: dict[str, Any], path: str) -> dict[str, Any]:
+    """Request keys of a job (defaults) or a task (overrides), validated one by one."""
+    out = dict(base)
+    if "gpu" in doc:
+        out["gpu"] = r.integer(doc["gpu"], f"{path}.gpu", minimum=0)
+    if "gpuFraction" in doc:
+        value = doc["gpuFraction"]
+        fraction = None if value is None else r.number(value, f"{path}.gpuFraction")
+        if fraction is not None and not 0 < fraction < 1:
+            raise r.fail(f"{path}.gpuFraction", f"must be > 0 and < 1, got {value}")
+        out["gpu_fraction"] = fraction
+    if "gpuMemoryMiB" in doc:
+        value = doc["gpuMemoryMiB"]
+        out["gpu_memory_mib"] = None if value is None else r.integer(value, f"{path}.gpuMemoryMiB", minimum=1)
+    if "gpuDevices" in doc:
+        out["gpu_devices"] = r.integer(doc["gpuDevices"], f"{path}.gpuDevices", minimum=1)
+    if "mig" in doc:
+        out["mig"] = r.mig(doc["mig"], f"{path}.mig")
+    if "cpu" in doc:
+        out["cpu_millis"] = r.quantity(doc["cpu"], f"{path}.cpu", cpu_millis)
+    if "memory" in doc:
+        out["memory_bytes"] = r.quantity(doc["memory"], f"{path}.memory", memory_bytes)
+    return out
+
+
+def _check_combination(r: _Reader, request: dict[str, Any], path: str) -> None:
+    """The admission webhook's forbidden combinations (docs: gpu-fraction / gpu-memory rules)."""
+    kinds = [
+        key
+        for key, present in (
+            ("gpu", request.get("gpu", 0) > 0),
+            ("gpuFraction", request.get("gpu_fraction") is not None),
+            ("gpuMemoryMiB", request.get("gpu_memory_mib") is not None),
+            ("mig", any(request.get("mig", {}).values())),
+        )
+        if present
+    ]
+    if len(kinds) > 1:
+        raise r.fail(path, f"at most one GPU request kind per task, got {' and '.join(kinds)}")
+
+
+def _job(r: _Reader, raw: object, path: str, node_names: set[str]) -> Job:
+    doc = r.mapping(raw, path, _JOB_KEYS)
+    name = r.string(doc.get("name"), f"{path}.name")
+    queue = r.string(doc.get("queue"), f"{path}.queue")
+    priority = r.integer(doc.get("priority", 50), f"{path}.priority")
+    preemptible = doc.get("preemptible")
+    if preemptible is not None and not isinstance(preemptible, bool):
+        raise r.fail(f"{path}.preemptible", f"must be true or false, got {preemptible!r}")
+    base = _request(r, doc, {}, path)
+    raw_tasks = doc.get("tasks", 1)
+    tasks: list[Task] = []
+    if isinstance(raw_tasks, int) and not isinstance(raw_tasks, bool):
+        if raw_tasks < 1:
+            raise r.fail(f"{path}.tasks", f"must be >= 1, got {raw_tasks}")
+        _check_combination(r, base, path)
+        tasks = [Task(**base)] * raw_tasks
+    elif isinstance(raw_tasks, list) and raw_tasks:
+        for i, raw_task in enumerate(raw_tasks):
+            tasks.append(_task(r, raw_task, f"{path}.tasks[{i}]", base, node_names))
+    else:
+        raise r.fail(f"{path}.tasks", f"must be a positive count or a non-empty list, got {raw_tasks!r}")
+    min_member = doc.get("minMember")
+    if min_member is not None:
+        min_member = r.integer(min_member, f"{path}.minMember", minimum=1)
+    return Job(name, queue, tuple(tasks), priority, min_member, preemptible)
+
+
+def _task(r: _Reader, raw: object, path: str, base: dict[str, Any], node_names: set[str]) -> Task:
+    doc = r.mapping(raw if raw is not None else {}, path, _TASK_KEYS)
+    request = _request(r, doc, base, path)
+    _check_combination(r, request, path)
+    state = doc.get("state", "Pending")
+    if state not in _STATES:
+        raise r.fail(f"{path}.state", f"must be one of {', '.join(_STATES)}, got {state!r}")
+    node = doc.get("node")
+    if state == "Pending":
+        if node is not None:
+            raise r.fail(f"{path}.node", "a Pending task has no node")
+    else:
+        node = r.string(node, f"{path}.node")
+        if node not in node_names:
+            raise r.fail(f"{path}.node", f"unknown node {node!r}")
+    groups = [str(g) for g in r.sequence(doc.get("gpuGroups"), f"{path}.gpuGroups")]
+    priority = doc.get("priority")
+    if priority is not None:
+        priority = r.integer(priority, f"{path}.priority")
+    return Task(state=state, node=node, gpu_groups=tuple(groups), priority=priority, **request)

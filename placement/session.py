@@ -1,0 +1,196 @@
+"""A scheduling session: the cluster state one KAI cycle sees, rebuilt at the start of every cycle.
+
+Jobs and tasks persist across cycles (their statuses carry over, as pods do in a cluster); nodes,
+queues, fair shares and the node index are rebuilt from them each cycle, like KAI's cache snapshot.
+"""
+
+from __future__ import annotations
+
+from placement.fairshare import set_fair_shares
+from placement.model import Placement, Snapshot
+from placement.node_order import NodeIndex
+from placement.nodes import NodeState
+from placement.queues import QueueState, build_queues
+from placement.tasks import (
+    ACTIVE_ALLOCATED,
+    ACTIVE_USED,
+    ALLOCATED_STATUS,
+    PENDING,
+    RELEASING,
+    RUNNING,
+    JobState,
+    TaskState,
+)
+
+__all__ = ["Session"]
+
+
+class Session:
+    """Cluster state for one cycle plus the jobs, which outlive cycles."""
+
+    def __init__(self, snapshot: Snapshot, placement: Placement) -> None:
+        self.snapshot = snapshot
+        self.placement = placement
+        # gpusharingorder and consolidation are binpack-only (KAI operator plugin/action defaults).
+        self.gpu_sharing_order = placement.node == "binpack" and placement.gpu == "pack"
+        self.consolidation_enabled = placement.node == "binpack" and placement.gpu == "pack"
+        names = [n.name for n in snapshot.nodes]
+        if len(set(names)) != len(names):
+            raise ValueError("node names must be unique")
+        self.jobs: dict[str, JobState] = {}
+        for i, spec in enumerate(snapshot.jobs):
+            if spec.name in self.jobs:
+                raise ValueError(f"job names must be unique, {spec.name!r} repeats")
+            self.jobs[spec.name] = JobState(spec, i)
+        known = set(names)
+        self._fresh_groups: dict[str, list[TaskState]] = {}
+        for job in self.jobs.values():
+            for task in job.tasks:
+                state = task.spec.state
+                if state in (RUNNING, RELEASING):
+                    if task.spec.node not in known:
+                        raise ValueError(f"task {task.name}: node {task.spec.node!r} does not exist")
+                    task.node = task.spec.node
+                    task.groups = list(task.spec.gpu_groups)
+                    job.set_status(task, state)
+                    if task.req.shared and not task.groups:
+                        # The harness gives an unlabelled running fraction its own GPU.
+                        self._fresh_groups.setdefault(task.node, []).append(task)
+        self.nodes: dict[str, NodeState] = {}
+        self.node_list: list[NodeState] = []
+        self.queues: dict[str, QueueState] = {}
+        self.dropped_queues: list[str] = []
+        self.total = [0.0, 0.0, 0.0]
+        self.min_gpu_mem: int | None = None
+        self.max_gpu_mem: int | None = None
+        self.index: NodeIndex | None = None
+        self.cycle = 0
+
+    # ---- cycle start -----------------------------------------------------------------------------
+
+    def open(self) -> None:
+        """Rebuild nodes, queues and fair shares from the jobs' current statuses (KAI OnSessionOpen)."""
+        self.cycle += 1
+        self.nodes = {spec.name: NodeState(spec) for spec in self.snapshot.nodes}
+        self.node_list = list(self.nodes.values())
+        placed: list[TaskState] = []
+        for job in self.jobs.values():
+            job.reason = job.reason if job.has_pending() else None
+            for task in job.tasks:
+                task.virtual = False
+                if task.status in ACTIVE_USED and task.node is not None:
+                    placed.append(task)
+        for node_name, tasks in self._fresh_groups.items():
+            taken = {g for t in placed if t.node == node_name for g in t.groups}
+            serial = 0
+            for task in tasks:
+                labels = []
+                while len(labels) < max(1, task.req.count):
+                    label = f"gpu{serial}"
+                    serial += 1
+                    if label not in taken:
+                        labels.append(label)
+                task.groups = labels
+        self._fresh_groups = {}
+        # The harness adds a node's pods in pod-name order; shared-GPU accounting depends on order.
+        placed.sort(key=lambda t: t.name)
+        for task in placed:
+            node = self.nodes[task.node]  # type: ignore[index]
+            node.add(task, task.status, task.groups)
+            task.accepted = node.accepted_for(task.req)
+        gpu_mems = [n.gpu_mem for n in self.node_list if n.alloc_gpus > 0]
+        self.min_gpu_mem = min(gpu_mems) if gpu_mems else None
+        self.max_gpu_mem = max(gpu_mems) if gpu_mems else None
+        self._open_queues()
+        self.index = NodeIndex(self.nodes)
+
+    def _open_queues(self) -> None:
+        self.queues, self.dropped_queues = build_queues(self.snapshot.queues)
+        total = [0.0, 0.0, 0.0]
+        for node in self.node_list:
+            total[0] += node.alloc_cpu
+            total[1] += node.alloc_mem
+            total[2] += node.alloc_gpus
+        self.total = total
+        for job in self.jobs.values():
+            queue = self.queues.get(job.queue_name)
+            job.queue = queue
+            if queue is None:
+                continue
+            non_preemptible = not job.preemptible
+            for task in job.tasks:
+                if task.status in ALLOCATED_STATUS:
+                    queue.add(task.accepted, 1.0, non_preemptible)
+                    self._add_request(queue, task.accepted)
+                elif task.status == PENDING:
+                    req = task.req
+                    gpu = req.quota_gpus
+                    if req.kind == "memory" and self.min_gpu_mem:
+                        gpu += req.memory_fraction(self.min_gpu_mem)
+                    self._add_request(queue, (req.cpu, req.mem, gpu))
+        top = [q for q in self.queues.values() if q.parent is None]
+        set_fair_shares(top, total)
+
+    @staticmethod
+    def _add_request(queue: QueueState, vector: tuple[float, float, float]) -> None:
+        for q in queue.path:
+            q.request[0] += vector[0]
+            q.request[1] += vector[1]
+            q.request[2] += vector[2]
+
+    # ---- status changes with queue accounting ----------------------------------------------------
+
+    def set_status(self, task: TaskState, status: str) -> None:
+        """Change a task's status; queue allocation follows (KAI's Allocate/Deallocate events)."""
+        old = task.status
+        if old == status:
+            return
+        job = task.job
+        was, now = old in ACTIVE_ALLOCATED, status in ACTIVE_ALLOCATED
+        if was and not now and job.queue is not None:
+            job.queue.add(task.accepted, -1.0, not job.preemptible)
+        job.set_status(task, status)
+        if now and not was and job.queue is not None:
+            job.queue.add(task.accepted, 1.0, not job.preemptible)
+
+    # ---- helpers used by actions -----------------------------------------------------------------
+
+    def init_resources(self, job: JobState, tasks: list[TaskState]) -> tuple[float, float, float]:
+        """GetTasksToAllocateInitResource: what the tasks ask, gpu-memory converted at the smallest GPU."""
+        cpu = mem = gpu = 0.0
+        for task in tasks:
+            req = task.req
+            cpu += req.cpu
+            mem += req.mem
+            gpu += req.quota_gpus
+            if req.kind == "memory" and self.min_gpu_mem:
+                gpu += req.memory_fraction(self.min_gpu_mem)
+        return (cpu, mem, gpu)
+
+    def job_init_resources(self, job: JobState) -> tuple[float, float, float]:
+        """Init resources of the job's next allocation attempt (isRealAllocation=false), cached per version."""
+        cached = job._init_cache
+        if cached is not None and cached[0] == job.version:
+            return cached[1]
+        value = self.init_resources(job, job.tasks_to_allocate(real=False))
+        job._init_cache = (job.version, value)
+        return value
+
+    def required_quota(self, tasks: list[TaskState]) -> list[float]:
+        """getRequiredQuota for the capacity gate: gpu-memory converted at the largest GPU (#1792)."""
+        cpu = mem = gpu = 0.0
+        for task in tasks:
+            req = task.req
+            cpu += req.cpu
+            mem += req.mem
+            if req.kind == "memory":
+                if self.max_gpu_mem:
+                    gpu += req.memory_fraction(self.max_gpu_mem)
+            else:
+                gpu += req.quota_gpus
+        return [cpu, mem, gpu]
+
+    def schedulable_job(self, job: JobState) -> bool:
+        """InitializeWithJobs filters: an existing leaf queue whose parent chain exists, enough pods."""
+        queue = job.queue
+        return queue is not None and queue.is_leaf and job.is_ready()

@@ -1,0 +1,94 @@
+"""Run KAI scheduling cycles on a snapshot: `simulate(snapshot, actions, rounds, placement)`.
+
+Between cycles pods move on as in a cluster: Binding pods are Running, Releasing pods are deleted and
+come back Pending, Pipelined pods go back to Pending (FORMAT.md "Between rounds"). KAI's integration
+tests read their expectations from a snapshot rebuilt after the last cycle, i.e. with that same
+transition applied; `settle` selects it (default: when more than one action runs, as those tests do).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+from placement.allocate import allocate
+from placement.consolidation import consolidation
+from placement.model import ACTIONS, Placement, Snapshot
+from placement.preempt import preempt
+from placement.reclaim import reclaim
+from placement.result import Result, build_result
+from placement.session import Session
+from placement.tasks import BINDING, PENDING, PIPELINED, RELEASING, RUNNING
+
+__all__ = ["MAX_ROUNDS", "simulate"]
+
+MAX_ROUNDS = 50
+
+_ACTIONS: dict[str, Callable[[Session], None]] = {
+    "allocate": allocate,
+    "consolidation": consolidation,
+    "reclaim": reclaim,
+    "preempt": preempt,
+}
+
+
+def _advance(ssn: Session) -> None:
+    """The cluster between cycles: binds complete, evictions finish, pipelined pods wait again."""
+    for job in ssn.jobs.values():
+        for task in job.tasks:
+            status = task.status
+            if status == BINDING:
+                job.set_status(task, RUNNING)
+            elif status in (RELEASING, PIPELINED) or (status != RUNNING and status != PENDING):
+                job.set_status(task, PENDING)
+                task.node = None
+                task.groups = []
+
+
+def _signature(ssn: Session) -> list[tuple]:
+    return [(t.status, t.node, tuple(t.groups)) for job in ssn.jobs.values() for t in job.tasks]
+
+
+def simulate(
+    snapshot: Snapshot,
+    actions: Sequence[str] = ACTIONS,
+    rounds: int | None = 1,
+    placement: Placement | None = None,
+    settle: bool | None = None,
+    max_rounds: int = MAX_ROUNDS,
+) -> Result:
+    """Simulate KAI v0.17 scheduling cycles.
+
+    actions: run in this order each cycle (any of "allocate", "consolidation", "reclaim", "preempt").
+    rounds: number of cycles; None runs until a cycle changes nothing (at most `max_rounds`).
+    settle: apply the between-cycles transition after the last cycle too (default: len(actions) > 1).
+    Raises ValueError for an unknown action or a snapshot that references missing nodes.
+    """
+    steps = _resolve_actions(actions)
+    placement = placement or Placement()
+    if rounds is not None and rounds < 1:
+        raise ValueError(f"rounds must be at least 1, got {rounds}")
+    ssn = Session(snapshot, placement)
+    cycles = 0
+    limit = rounds if rounds is not None else max_rounds
+    while cycles < limit:
+        if cycles:
+            _advance(ssn)
+        before = _signature(ssn) if rounds is None else None
+        ssn.open()
+        for step in steps:
+            step(ssn)
+        cycles += 1
+        if rounds is None and _signature(ssn) == before:
+            break
+    if settle if settle is not None else len(steps) > 1:
+        _advance(ssn)
+    return build_result(ssn, cycles)
+
+
+def _resolve_actions(actions: Iterable[str]) -> list[Callable[[Session], None]]:
+    steps = []
+    for name in actions:
+        if name not in _ACTIONS:
+            raise ValueError(f"unknown action {name!r}; expected one of {', '.join(ACTIONS)}")
+        steps.append(_ACTIONS[name])
+    return steps

@@ -1,0 +1,238 @@
+"""Per-session job and task state: requests in KAI's terms, statuses, and the counters job order needs.
+
+A task's GPU request is normalised once into KAI's `GpuResourceRequirement` shape (count, portion,
+gpu memory, MIG devices) so that every later check reads plain attributes.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import TYPE_CHECKING
+
+from placement.model import Job, Task
+
+if TYPE_CHECKING:
+    from placement.queues import QueueState
+
+__all__ = [
+    "ACTIVE_ALLOCATED",
+    "ACTIVE_USED",
+    "ALLOCATED",
+    "ALLOCATED_STATUS",
+    "BINDING",
+    "PENDING",
+    "PIPELINED",
+    "RELEASING",
+    "RUNNING",
+    "JobState",
+    "TaskRequest",
+    "TaskState",
+    "go_round",
+    "mig_gpu_portion",
+]
+
+PENDING = "Pending"
+ALLOCATED = "Allocated"
+PIPELINED = "Pipelined"
+BINDING = "Binding"
+RUNNING = "Running"
+RELEASING = "Releasing"
+
+# pod_status groups (pkg/scheduler/api/pod_status): which statuses count as what.
+ACTIVE_ALLOCATED = frozenset({ALLOCATED, PIPELINED, BINDING, RUNNING})
+ACTIVE_USED = ACTIVE_ALLOCATED | {RELEASING}
+ALLOCATED_STATUS = frozenset({ALLOCATED, BINDING, RUNNING})
+
+KIND_CPU = "cpu"
+KIND_WHOLE = "whole"
+KIND_FRACTION = "fraction"
+KIND_MEMORY = "memory"
+KIND_MIG = "mig"
+
+_MIG_NAME = re.compile(r"^nvidia\.com/mig-(\d+)g\.(\d+)gb$")
+
+
+def go_round(x: float) -> float:
+    """Go's math.Round for non-negative values: half away from zero (Python's round() is banker's)."""
+    return float(math.floor(x + 0.5))
+
+
+def extended_gpus(portion: float, count: int) -> float:
+    """KAI's getExtendedResourceGpus: fixed-point (1/100) GPUs of `count` devices of `portion` each."""
+    return go_round(portion * 100) * count / 100
+
+
+def mig_gpu_portion(profile: str) -> int:
+    """GPUs of quota one MIG device of this profile costs ("nvidia.com/mig-2g.20gb" -> 2); 0 if unparsable."""
+    match = _MIG_NAME.match(profile)
+    return int(match.group(1)) if match else 0
+
+
+class TaskRequest:
+    """A task's request in KAI's shape. `gpus` is ResReq.GPUs(); `quota_gpus` is GetGpusQuota()."""
+
+    __slots__ = ("count", "cpu", "gpu_memory", "gpus", "kind", "mem", "mig", "mig_gpus", "portion", "quota_gpus")
+
+    def __init__(self, task: Task) -> None:
+        self.cpu = float(task.cpu_millis)
+        self.mem = float(task.memory_bytes)
+        self.mig: tuple[tuple[str, int], ...] = tuple(sorted((k, v) for k, v in task.mig.items() if v))
+        self.gpu_memory = 0
+        if self.mig:
+            self.kind, self.count, self.portion = KIND_MIG, 0, 0.0
+        elif task.gpu_memory_mib:
+            self.kind, self.count, self.portion = KIND_MEMORY, task.gpu_devices, 0.0
+            self.gpu_memory = int(task.gpu_memory_mib)
+        elif task.gpu_fraction:
+            self.kind, self.count, self.portion = KIND_FRACTION, task.gpu_devices, float(task.gpu_fraction)
+        elif task.gpu:
+            self.kind, self.count, self.portion = KIND_WHOLE, int(task.gpu), 1.0
+        else:
+            self.kind, self.count, self.portion = KIND_CPU, 0, 0.0
+        self.gpus = extended_gpus(self.portion, self.count)
+        self.mig_gpus = float(sum(mig_gpu_portion(name) * n for name, n in self.mig))
+        self.quota_gpus = self.gpus + self.mig_gpus
+
+    @property
+    def shared(self) -> bool:
+        """A fraction or gpu-memory request: placed on a shared GPU group."""
+        return self.kind == KIND_FRACTION or self.kind == KIND_MEMORY
+
+    def memory_fraction(self, gpu_memory_mib: int) -> float:
+        """GpuMemoryAsGpuFraction: the GPUs a gpu-memory request is worth on GPUs of this size."""
+        return self.count * self.gpu_memory / gpu_memory_mib if gpu_memory_mib else 0.0
+
+    def describe(self) -> str:
+        """Human-readable request, e.g. '2 GPUs', '0.5 GPU', '2 x 350 MiB GPU memory'."""
+        if self.kind == KIND_WHOLE:
+            return f"{self.count} GPU" + ("s" if self.count != 1 else "")
+        if self.kind == KIND_FRACTION:
+            each = f"{self.portion:g} GPU"
+            return each if self.count == 1 else f"{self.count} x {each}"
+        if self.kind == KIND_MEMORY:
+            each = f"{self.gpu_memory} MiB of GPU memory"
+            return each if self.count == 1 else f"{self.count} x {each}"
+        if self.kind == KIND_MIG:
+            return ", ".join(f"{n} x {name}" for name, n in self.mig)
+        return "no GPU"
+
+
+class TaskState:
+    """One pod during a session. `node` is where it is placed (Pipelined: where it will run)."""
+
+    __slots__ = ("accepted", "groups", "index", "job", "name", "node", "order", "req", "spec", "status", "virtual")
+
+    def __init__(self, job: JobState, index: int, spec: Task) -> None:
+        self.job = job
+        self.index = index
+        self.spec = spec
+        self.name = f"{job.name}-{index}"
+        self.req = TaskRequest(spec)
+        self.status = PENDING
+        self.node: str | None = None
+        self.groups: list[str] = []
+        # Set by the statement when a status changes inside a session (KAI's IsVirtualStatus).
+        self.virtual = False
+        # [cpu, memory, gpu quota] this task holds in its queue once placed (KAI's AcceptedResource).
+        self.accepted: tuple[float, float, float] = (0.0, 0.0, 0.0)
+        # KAI's taskorder: higher kai.scheduler/task-priority first, then pod UID (the pod name).
+        self.order = (-(spec.priority or 0), self.name)
+
+    def __repr__(self) -> str:
+        return f"TaskState({self.name}, {self.status}, {self.node})"
+
+
+class JobState:
+    """A PodGroup during a session, with the counters KAI's job order and gang logic read."""
+
+    __slots__ = (
+        "creation",
+        "min_member",
+        "n_active_alloc",
+        "n_active_used",
+        "n_pending",
+        "name",
+        "preemptible",
+        "priority",
+        "queue",
+        "queue_name",
+        "reason",
+        "spec",
+        "tasks",
+        "tasks_by_order",
+        "version",
+        "_init_cache",
+    )
+
+    def __init__(self, spec: Job, creation: int) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.queue_name = spec.queue
+        self.queue: QueueState | None = None
+        self.priority = spec.priority
+        self.preemptible = spec.is_preemptible
+        self.min_member = spec.gang_size
+        self.creation = creation
+        self.tasks = [TaskState(self, i, t) for i, t in enumerate(spec.tasks)]
+        self.tasks_by_order = sorted(self.tasks, key=lambda t: t.order)
+        self.n_active_alloc = 0
+        self.n_active_used = 0
+        self.n_pending = len(self.tasks)
+        # Bumped on every status change; caches keyed on it stay valid until the job changes.
+        self.version = 0
+        self._init_cache: tuple[int, tuple[float, float, float]] | None = None
+        self.reason: object = None
+
+    def set_status(self, task: TaskState, status: str) -> None:
+        old = task.status
+        if old == status:
+            return
+        if old == PENDING:
+            self.n_pending -= 1
+        if old in ACTIVE_ALLOCATED:
+            self.n_active_alloc -= 1
+        if old in ACTIVE_USED:
+            self.n_active_used -= 1
+        if status == PENDING:
+            self.n_pending += 1
+        if status in ACTIVE_ALLOCATED:
+            self.n_active_alloc += 1
+        if status in ACTIVE_USED:
+            self.n_active_used += 1
+        task.status = status
+        self.version += 1
+
+    def elastic_rank(self) -> int:
+        """elastic plugin: below minMember (0) before exactly at it (1) before above it (2)."""
+        if self.n_active_alloc < self.min_member:
+            return 0
+        return 1 if self.n_active_alloc == self.min_member else 2
+
+    def order_key(self) -> tuple[int, int, int, str]:
+        """JobOrderFn as a sort key: priority plugin, elastic plugin, then creation time and UID."""
+        return (-self.priority, self.elastic_rank(), self.creation, self.name)
+
+    def is_ready(self) -> bool:
+        """IsReadyForScheduling: enough alive pods to ever satisfy minMember."""
+        return self.n_pending + self.n_active_alloc >= self.min_member
+
+    def tasks_to_allocate(self, real: bool, tasks: list[TaskState] | None = None, min_member: int | None = None):
+        """GetTasksToAllocate: minMember minus allocated while below the gang minimum, else one more task."""
+        minimum = self.min_member if min_member is None else min_member
+        pool = self.tasks_by_order if tasks is None else tasks
+        if tasks is None:
+            allocated = self.n_active_alloc
+        else:
+            allocated = sum(1 for t in pool if t.status in ACTIVE_ALLOCATED)
+        want = 1 if allocated >= minimum else minimum - allocated
+        picked: list[TaskState] = []
+        for task in pool:
+            if task.status == PENDING or (not real and task.status == RELEASING and task.virtual):
+                picked.append(task)
+                if len(picked) >= want:
+                    break
+        return picked
+
+    def has_pending(self) -> bool:
+        return self.n_pending > 0
