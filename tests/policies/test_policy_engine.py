@@ -1,0 +1,351 @@
+"""The pack as the engine sees it: `policies/__main__.py` as a subprocess, driven over the Analyzer protocol.
+
+The engine starts the pack with the stack's config in `PULUMI_CONFIG`, reads the gRPC port from its
+stdout, calls `GetAnalyzerInfo`, `Configure` (always with an enforcement level: a PolicyConfig without
+one means ADVISORY), then `Analyze` per resource and `AnalyzeStack` once (pulumi.md §6.2). The
+resources are the dev stack as `kaistack.render` records it under mocks; each mutated copy breaks
+exactly one rule.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from google.protobuf import empty_pb2, struct_pb2
+from policy_builders import UNKNOWN
+from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
+
+from kaistack.config import read_stack_config
+from kaistack.render import RecordedResource, render_stack
+from policies.pack import POLICY_NAMES
+
+ROOT = Path(__file__).resolve().parents[2]
+STACK = "dev"
+Diagnostic = tuple[str, int, str]  # policy name, enforcement level, message
+
+
+class Pack:
+    """A running policy pack and its Analyzer stub."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "__main__.py"], cwd=ROOT / "policies", stdout=subprocess.PIPE, env=env
+        )
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        assert line.strip().isdigit(), f"the pack printed {line!r} instead of its port"
+        self.channel = grpc.insecure_channel(f"127.0.0.1:{int(line)}")
+        self.stub = analyzer_pb2_grpc.AnalyzerStub(self.channel)
+
+    def configure(self, overrides: dict[str, analyzer_pb2.PolicyConfig] | None = None) -> None:
+        config = {name: analyzer_pb2.PolicyConfig(enforcementLevel=analyzer_pb2.MANDATORY) for name in POLICY_NAMES}
+        config.update(overrides or {})
+        self.stub.Configure(analyzer_pb2.ConfigureAnalyzerRequest(policyConfig=config), timeout=30)
+
+    def analyze(self, r: RecordedResource) -> list[Diagnostic]:
+        request = analyzer_pb2.AnalyzeRequest(
+            type=r.type,
+            properties=_struct(r.inputs),
+            urn=r.urn,
+            name=r.name,
+            options=analyzer_pb2.AnalyzerResourceOptions(parent=r.parent or ""),
+            provider=_provider(r),
+        )
+        return _diagnostics(self.stub.Analyze(request, timeout=30))
+
+    def analyze_stack(self, resources: list[RecordedResource]) -> list[Diagnostic]:
+        request = analyzer_pb2.AnalyzeStackRequest(
+            resources=[
+                analyzer_pb2.AnalyzerResource(
+                    type=r.type,
+                    properties=_struct(r.inputs),
+                    urn=r.urn,
+                    name=r.name,
+                    parent=r.parent or "",
+                    provider=_provider(r),
+                    options=analyzer_pb2.AnalyzerResourceOptions(parent=r.parent or ""),
+                )
+                for r in resources
+            ]
+        )
+        return _diagnostics(self.stub.AnalyzeStack(request, timeout=120))
+
+    def analyze_all(self, resources: list[RecordedResource]) -> list[Diagnostic]:
+        return [d for r in resources for d in self.analyze(r)] + self.analyze_stack(resources)
+
+    def close(self) -> None:
+        self.channel.close()
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+def _struct(inputs: dict[str, Any]) -> struct_pb2.Struct:
+    props = struct_pb2.Struct()
+    props.update(inputs)
+    return props
+
+
+def _provider(r: RecordedResource) -> analyzer_pb2.AnalyzerProviderResource | None:
+    if not r.provider:
+        return None
+    urn = r.provider.rsplit("::", 1)[0]  # a provider reference is "<urn>::<id>"
+    return analyzer_pb2.AnalyzerProviderResource(urn=urn, type="pulumi:providers:kubernetes", name=urn.split("::")[-1])
+
+
+def _diagnostics(response: analyzer_pb2.AnalyzeResponse) -> list[Diagnostic]:
+    return [(d.policyName, d.enforcementLevel, d.message) for d in response.diagnostics]
+
+
+def _engine_config_env() -> dict[str, str]:
+    """What the engine puts in PULUMI_CONFIG: "<ns>:<key>" -> value, structured values as JSON text."""
+    raw = read_stack_config(ROOT, STACK)
+    config = {f"kaistack:{k}": v if isinstance(v, str) else json.dumps(v) for k, v in raw.items()}
+    return {"PULUMI_CONFIG": json.dumps(config), "PULUMI_PROJECT": "kaistack", "PULUMI_STACK": STACK}
+
+
+@pytest.fixture(scope="module")
+def pack() -> Iterator[Pack]:
+    running = Pack({**os.environ, **_engine_config_env()})
+    try:
+        yield running
+    finally:
+        running.close()
+
+
+@pytest.fixture(autouse=True)
+def mandatory(pack: Pack) -> None:
+    """Every test starts from the engine's default configuration: all nine policies MANDATORY."""
+    pack.configure()
+
+
+@pytest.fixture(scope="module")
+def dev_stack() -> list[RecordedResource]:
+    return render_stack(ROOT, STACK).resources
+
+
+def _named(resources: list[RecordedResource], suffix: str) -> RecordedResource:
+    return next(r for r in resources if r.name.endswith(suffix))
+
+
+Change = Callable[[dict[str, Any]], None]
+
+
+def _mutated(resources: list[RecordedResource], suffix: str, change: Change) -> list[RecordedResource]:
+    out = []
+    for r in resources:
+        if r.name.endswith(suffix):
+            inputs = copy.deepcopy(r.inputs)
+            change(inputs)
+            r = RecordedResource(r.type, r.name, r.urn, r.parent, inputs, r.custom, r.provider)
+        out.append(r)
+    return out
+
+
+def _policies(diagnostics: list[Diagnostic]) -> set[str]:
+    return {name for name, _, _ in diagnostics}
+
+
+# --- the pack itself -----------------------------------------------------------------------------
+
+
+def test_analyzer_info_lists_the_nine_policies_as_mandatory(pack: Pack) -> None:
+    info = pack.stub.GetAnalyzerInfo(empty_pb2.Empty(), timeout=30)
+    assert info.name == "kaistack"
+    assert [p.name for p in info.policies] == list(POLICY_NAMES)
+    assert {p.enforcementLevel for p in info.policies} == {analyzer_pb2.MANDATORY}
+    stack = {p.name for p in info.policies if p.policy_type == analyzer_pb2.PolicyType.POLICY_TYPE_STACK}
+    assert stack == {"kai-gpu-sharing-enabled", "kai-queue-tree", "kai-capacity", "tenant-queue-binding"}
+
+
+def test_analyzer_info_advertises_each_policys_config_schema(pack: Pack) -> None:
+    info = pack.stub.GetAnalyzerInfo(empty_pb2.Empty(), timeout=30)
+    schemas = {p.name: dict(p.configSchema.properties) for p in info.policies}
+    assert "exemptNamespaces" in schemas["kai-scheduler-name"]
+    assert "requireInTenantNamespaces" in schemas["kai-scheduler-name"]
+    assert "tenants" in schemas["tenant-queue-binding"]
+    assert all("enforcementLevel" not in s for s in schemas.values())
+
+
+# --- the dev stack -------------------------------------------------------------------------------
+
+
+def test_dev_stack_passes_every_resource_policy(pack: Pack, dev_stack: list[RecordedResource]) -> None:
+    assert [d for r in dev_stack for d in pack.analyze(r)] == []
+
+
+def test_dev_stack_passes_every_stack_policy(pack: Pack, dev_stack: list[RecordedResource]) -> None:
+    assert pack.analyze_stack(dev_stack) == []
+
+
+def _set_path(path: tuple[str, ...], value: Any) -> Callable[[dict[str, Any]], None]:
+    def change(inputs: dict[str, Any]) -> None:
+        node = inputs
+        for key in path[:-1]:
+            node = node.setdefault(key, {})
+        node[path[-1]] = value
+
+    return change
+
+
+def _delete_path(path: tuple[str, ...]) -> Callable[[dict[str, Any]], None]:
+    def change(inputs: dict[str, Any]) -> None:
+        node = inputs
+        for key in path[:-1]:
+            node = node[key]
+        del node[path[-1]]
+
+    return change
+
+
+def _vllm_utilization(value: str) -> Callable[[dict[str, Any]], None]:
+    def change(inputs: dict[str, Any]) -> None:
+        c = inputs["spec"]["template"]["spec"]["containers"][0]
+        flag = "--gpu-memory-utilization"
+        c["args"] = [f"{flag}={value}" if a.startswith(flag) else a for a in c["args"]]
+
+    return change
+
+
+TEMPLATE = ("spec", "template")
+MUTATIONS = {
+    "scheduler removed": ("vllm-test-07", _delete_path((*TEMPLATE, "spec", "schedulerName")), {"kai-scheduler-name"}),
+    "queue label removed": (
+        "vllm-test-02",
+        lambda i: (
+            i["metadata"]["labels"].pop("kai.scheduler/queue"),
+            i["spec"]["template"]["metadata"]["labels"].pop("kai.scheduler/queue"),
+        ),
+        {"kai-queue-label"},
+    ),
+    "legacy queue label": (
+        "gpu-pod",
+        lambda i: i["metadata"]["labels"].update({"runai/queue": i["metadata"]["labels"].pop("kai.scheduler/queue")}),
+        {"kai-queue-label", "tenant-queue-binding"},
+    ),
+    "undeclared queue": (
+        "vllm-test-02",
+        _set_path(("metadata", "labels", "kai.scheduler/queue"), "nope"),
+        {"kai-queue-label"},
+    ),
+    "setOwner true": (
+        "team-a-vcluster",
+        _set_path(("values", "experimental", "syncSettings", "setOwner"), True),
+        {"vcluster-set-owner-false"},
+    ),
+    "virtual scheduler on": (
+        "team-a-vcluster",
+        _set_path(("values", "controlPlane", "distro", "k8s", "scheduler", "enabled"), True),
+        {"vcluster-set-owner-false"},
+    ),
+    "both annotations": (
+        "gpu-sharing",
+        _set_path(("metadata", "annotations", "gpu-memory"), "2000"),
+        {"kai-gpu-sharing-annotations"},
+    ),
+    "fraction of one": (
+        "vllm-test-07",
+        _set_path((*TEMPLATE, "metadata", "annotations", "gpu-fraction"), "1"),
+        {"kai-gpu-sharing-annotations"},
+    ),
+    "utilization above the share": (
+        "vllm-test-02",
+        _vllm_utilization("0.5"),
+        {"gpu-memory-utilization-within-fraction"},
+    ),
+    "gpu sharing off": (
+        "kai-release",
+        _set_path(("values", "global", "gpuSharing"), False),
+        {"kai-gpu-sharing-enabled"},
+    ),
+    "queue cycle": ("queues-default", _set_path(("spec", "parentQueue"), "test"), {"kai-queue-tree"}),
+    "queue limit below quota": (
+        "queues-team-a",
+        _set_path(("spec", "resources", "gpu", "limit"), 1),
+        {"kai-queue-tree"},
+    ),
+    "queue block missing": ("queues-test", _delete_path(("spec", "resources", "memory")), {"kai-queue-tree"}),
+    "tenant uses a host queue": (
+        "gpu-pod",
+        _set_path(("metadata", "labels", "kai.scheduler/queue"), "test"),
+        {"tenant-queue-binding"},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(MUTATIONS))
+def test_mutated_dev_stack_reports_exactly_the_broken_policy(
+    pack: Pack, dev_stack: list[RecordedResource], case: str
+) -> None:
+    suffix, change, expected = MUTATIONS[case]
+    diagnostics = pack.analyze_all(_mutated(dev_stack, suffix, change))
+    assert _policies(diagnostics) == expected, diagnostics
+    assert {level for _, level, _ in diagnostics} == {analyzer_pb2.MANDATORY}
+
+
+def test_violation_message_is_the_description_then_the_finding(pack: Pack, dev_stack: list[RecordedResource]) -> None:
+    target = _mutated(dev_stack, "vllm-test-07", _delete_path((*TEMPLATE, "spec", "schedulerName")))
+    [(name, _, message)] = pack.analyze(_named(target, "vllm-test-07"))
+    assert name == "kai-scheduler-name"
+    assert message.splitlines() == [
+        "GPU workloads (and KAI-queued pods) must set schedulerName: kai-scheduler.",
+        "spec.template.spec.schedulerName is unset (default-scheduler) but the pod requests GPUs: set "
+        "schedulerName: kai-scheduler (KAI's pod-grouper only handles pods with that scheduler; no other "
+        "scheduler knows KAI queues or GPU shares)",
+    ]
+
+
+def test_unknown_value_at_preview_is_advisory_not_a_violation(pack: Pack, dev_stack: list[RecordedResource]) -> None:
+    unknown = _set_path((*TEMPLATE, "spec", "schedulerName"), UNKNOWN)
+    target = _named(_mutated(dev_stack, "vllm-test-07", unknown), "vllm-test-07")
+    diagnostics = pack.analyze(target)
+    assert diagnostics
+    assert {level for _, level, _ in diagnostics} == {analyzer_pb2.ADVISORY}
+    assert all("can't run policy" in message and "during preview" in message for _, _, message in diagnostics)
+
+
+def test_disabled_policy_reports_nothing(pack: Pack, dev_stack: list[RecordedResource]) -> None:
+    pack.configure({"kai-scheduler-name": analyzer_pb2.PolicyConfig(enforcementLevel=analyzer_pb2.DISABLED)})
+    target = _mutated(dev_stack, "vllm-test-07", _delete_path((*TEMPLATE, "spec", "schedulerName")))
+    assert pack.analyze(_named(target, "vllm-test-07")) == []
+
+
+def test_advisory_policy_reports_at_advisory(pack: Pack, dev_stack: list[RecordedResource]) -> None:
+    pack.configure({"kai-scheduler-name": analyzer_pb2.PolicyConfig(enforcementLevel=analyzer_pb2.ADVISORY)})
+    target = _mutated(dev_stack, "vllm-test-07", _delete_path((*TEMPLATE, "spec", "schedulerName")))
+    assert [(n, level) for n, level, _ in pack.analyze(_named(target, "vllm-test-07"))] == [
+        ("kai-scheduler-name", analyzer_pb2.ADVISORY)
+    ]
+
+
+def test_exempt_namespaces_come_from_policy_config(pack: Pack, dev_stack: list[RecordedResource]) -> None:
+    properties = struct_pb2.Struct()
+    properties.update({"exemptNamespaces": ["ai-workloads"]})
+    pack.configure(
+        {
+            "kai-scheduler-name": analyzer_pb2.PolicyConfig(
+                enforcementLevel=analyzer_pb2.MANDATORY, properties=properties
+            )
+        }
+    )
+    target = _mutated(dev_stack, "vllm-test-07", _delete_path((*TEMPLATE, "spec", "schedulerName")))
+    assert pack.analyze(_named(target, "vllm-test-07")) == []
+
+
+def test_declared_queues_come_from_the_stack_config_the_engine_passes(
+    pack: Pack, dev_stack: list[RecordedResource]
+) -> None:
+    """`default` has children, so it is no leaf; the pack knows that only from PULUMI_CONFIG."""
+    target = _mutated(dev_stack, "vllm-test-02", _set_path(("metadata", "labels", "kai.scheduler/queue"), "default"))
+    [(name, _, message)] = pack.analyze(_named(target, "vllm-test-02"))
+    assert name == "kai-queue-label"
+    assert "default is not a declared leaf queue" in message
+    assert "(declared leaf queues: default-queue, team-a, test)" in message
