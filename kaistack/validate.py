@@ -269,7 +269,17 @@ def check_capacity(config: StackConfig) -> CapacityVerdict:
 
 
 def _capacity_verdict(capacity: Any, config: StackConfig) -> CapacityVerdict:
-    raise NotImplementedError
+    """`kaistack.capacity.check(config)` -> report with `ok` and `reasons` (the seam the policy pack uses too)."""
+    check = getattr(capacity, "check", None)
+    if check is None:
+        return CapacityVerdict(False, "not checked: kaistack.capacity has no check(config) yet")
+    report = check(config)
+    reasons = [str(r) for r in getattr(report, "reasons", ()) or ()]
+    summary = getattr(report, "summary", None)
+    summary = summary() if callable(summary) else summary
+    if not summary:
+        summary = "fits" if report.ok else f"{len(reasons)} problem{'s' * (len(reasons) != 1)}"
+    return CapacityVerdict(bool(report.ok), str(summary), reasons)
 
 
 # --- formatting helpers ----------------------------------------------------------------------------------

@@ -25,6 +25,8 @@ from typing import Any
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
+ROOT = Path(__file__).resolve().parents[2]
+TEST_PACK = FIXTURES / "pack"
 SERVER_LIFETIME_S = 30.0
 TOKEN = "kaistack-test-token"
 
@@ -35,6 +37,13 @@ def project(tmp_path: Path) -> Path:
     target = tmp_path / "project"
     shutil.copytree(FIXTURES / "project", target)
     return target
+
+
+@pytest.fixture
+def renderable_project(project: Path) -> Path:
+    """The fixture project plus the repository's Pulumi program, so kaistack.render can run it."""
+    (project / "__main__.py").symlink_to(ROOT / "__main__.py")
+    return project
 
 
 @dataclass

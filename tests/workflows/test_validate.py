@@ -1,0 +1,200 @@
+"""`kaistack validate`: render under mocks, policy pack over the Analyzer protocol, capacity, one report.
+
+Most tests use a small pack (fixtures/pack) so they test validate's plumbing, not the real rules;
+the last ones run the repository's own pack and stacks.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from pathlib import Path
+
+import pytest
+
+from kaistack import validate as validate_module
+from kaistack.cli import main
+from kaistack.config import ConfigError
+from kaistack.progress import Progress
+from kaistack.validate import CapacityVerdict, validate_stack
+
+from .conftest import ROOT, TEST_PACK
+
+
+@pytest.fixture
+def fits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The placement checker says everything fits (capacity is tested on its own below)."""
+    monkeypatch.setattr(validate_module, "check_capacity", lambda config: CapacityVerdict(True, "fits: all placed"))
+
+
+def _validate(project: Path, *extra: str) -> int:
+    return main(["validate", "--stack", "dev", "--project", str(project), "--policy-pack", str(TEST_PACK), *extra])
+
+
+def test_clean_stack_passes_with_exit_0(renderable_project, fits, capsys):
+    """Pinned images, a Platform component, the stack config reaching the pack: PASS."""
+    code = _validate(renderable_project)
+    out = capsys.readouterr().out
+    assert code == 0
+    assert out.startswith("kaistack validate --stack dev: PASS")
+    assert "violations: none" in out
+
+
+def test_every_rendered_resource_is_counted_by_type(renderable_project, fits, capsys):
+    """The report counts resources by type token, e.g. the two Queues and the PyTorchJob of dev."""
+    _validate(renderable_project, "--json")
+    report = json.loads(capsys.readouterr().out)
+    assert report["resourcesByType"]["kubernetes:scheduling.run.ai/v2:Queue"] == 3
+    assert report["resourcesByType"]["kubernetes:kubeflow.org/v1:PyTorchJob"] == 1
+    assert report["resources"] == sum(report["resourcesByType"].values())
+
+
+def test_policy_violation_fails_with_exit_1_and_names_the_resource(renderable_project, fits, capsys):
+    """An unpinned image violates the pack's resource policy; the finding names policy, resource and message."""
+    dev = renderable_project / "Pulumi.dev.yaml"
+    dev.write_text(dev.read_text().replace("jupyter/base-notebook:2026-08-01", "jupyter/base-notebook:latest"))
+    code = _validate(renderable_project, "--json")
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert [(v["policy"], v["type"], v["name"]) for v in report["violations"]] == [
+        ("no-latest-image", "kubernetes:core/v1:Pod", "kaistack-workloads-notebook")
+    ]
+    assert report["violations"][0]["message"].endswith(
+        "container main uses jupyter/base-notebook:latest; pin a version"
+    )
+
+
+def test_every_policy_is_enforced_as_mandatory(renderable_project, fits, capsys):
+    """The pack declares no-latest-image ADVISORY; validate configures all policies MANDATORY."""
+    dev = renderable_project / "Pulumi.dev.yaml"
+    dev.write_text(dev.read_text().replace("jupyter/base-notebook:2026-08-01", "jupyter/base-notebook:latest"))
+    _validate(renderable_project, "--json")
+    assert {v["level"] for v in json.loads(capsys.readouterr().out)["violations"]} == {"mandatory"}
+
+
+def test_pack_receives_the_stack_config_like_the_engine_sends_it(renderable_project, fits, capsys):
+    """PULUMI_CONFIG carries the kaistack: keys (stack-config-seen would report otherwise)."""
+    _validate(renderable_project, "--json")
+    report = json.loads(capsys.readouterr().out)
+    assert "stack-config-seen" in report["policies"]
+    assert report["violations"] == []
+
+
+def test_stack_policies_see_all_resources(renderable_project, fits, capsys):
+    """AnalyzeStack gets every rendered resource, components included (platform-present passes)."""
+    _validate(renderable_project, "--json")
+    report = json.loads(capsys.readouterr().out)
+    assert report["policies"]["platform-present"] == "stack"
+    assert report["ok"] is True
+
+
+def test_capacity_failure_fails_with_exit_1(renderable_project, monkeypatch, capsys):
+    """Workloads that do not fit fail validation even without a policy violation."""
+    verdict = CapacityVerdict(False, "2 of 5 workloads pending", ["train: 0/2 pods placed (gang needs 2 GPUs)"])
+    monkeypatch.setattr(validate_module, "check_capacity", lambda config: verdict)
+    code = _validate(renderable_project)
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "capacity: FAIL: 2 of 5 workloads pending" in out
+    assert "train: 0/2 pods placed (gang needs 2 GPUs)" in out
+
+
+def test_invalid_config_exits_2_with_key_paths(renderable_project, fits, capsys):
+    """A stack file the model rejects is a config error (exit 2), listed by key path."""
+    dev = renderable_project / "Pulumi.dev.yaml"
+    dev.write_text(dev.read_text().replace("gpuFraction: 0.25", "gpuFraction: 1.5"))
+    code = _validate(renderable_project)
+    assert code == 2
+    assert "kaistack:workloads[1].gpuFraction" in capsys.readouterr().err
+
+
+def test_invalid_config_in_markdown_mode_still_prints_a_section(renderable_project, fits, capsys):
+    """The PR comment shows the config error instead of silently missing the stack."""
+    dev = renderable_project / "Pulumi.dev.yaml"
+    dev.write_text(dev.read_text().replace("gpuFraction: 0.25", "gpuFraction: 1.5"))
+    _validate(renderable_project, "--markdown")
+    out = capsys.readouterr().out
+    assert out.startswith("<!-- kaistack-validate:dev -->\n### ❌ `dev`: invalid config")
+
+
+def test_unknown_stack_exits_2(renderable_project, fits, capsys):
+    assert main(["validate", "--stack", "qa", "--project", str(renderable_project)]) == 2
+    assert "stacks here: dev, prod, staging" in capsys.readouterr().err
+
+
+def test_markdown_report_is_a_comment_section_with_a_marker(renderable_project, fits, capsys):
+    """--markdown: a per-stack marker, a verdict heading, a summary table and resources by type."""
+    code = _validate(renderable_project, "--markdown")
+    out = capsys.readouterr().out
+    assert code == 0
+    assert out.startswith("<!-- kaistack-validate:dev -->\n### ✅ `dev`: passes validation\n")
+    assert "| Policies | ✅ 0 violations (3 policies, `kaistack-test@0.3.0`) |" in out
+    assert "| Capacity | ✅ fits: all placed |" in out
+    assert "| `kubernetes:scheduling.run.ai/v2:Queue` | 3 |" in out
+
+
+def test_markdown_lists_violations_in_a_table(renderable_project, fits, capsys):
+    dev = renderable_project / "Pulumi.dev.yaml"
+    dev.write_text(dev.read_text().replace("jupyter/base-notebook:2026-08-01", "jupyter/base-notebook:latest"))
+    _validate(renderable_project, "--markdown")
+    out = capsys.readouterr().out
+    assert "| `no-latest-image` | `kubernetes:core/v1:Pod::kaistack-workloads-notebook` |" in out
+
+
+def test_pack_that_cannot_start_fails_with_its_stderr(renderable_project, fits, tmp_path, capsys):
+    """A pack that exits before serving is reported with its stderr tail; validation fails (exit 1)."""
+    broken = tmp_path / "broken-pack"
+    broken.mkdir()
+    (broken / "__main__.py").write_text("import sys\nsys.exit('policy pack import failed: no module named rules')\n")
+    code = main(["validate", "--stack", "dev", "--project", str(renderable_project), "--policy-pack", str(broken)])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "policy pack exited with code 1 before serving" in out
+    assert "policy pack import failed: no module named rules" in out
+
+
+def test_missing_pack_directory_is_reported(renderable_project, fits, tmp_path, capsys):
+    code = main(
+        ["validate", "--stack", "dev", "--project", str(renderable_project), "--policy-pack", str(tmp_path / "nope")]
+    )
+    assert code == 1
+    assert "missing __main__.py" in capsys.readouterr().out
+
+
+def test_progress_goes_to_stderr_when_forced(renderable_project, fits, capsys, monkeypatch):
+    """KAISTACK_PROGRESS=1 (or a TTY) shows each long step on stderr; stdout keeps only the report."""
+    monkeypatch.setenv("KAISTACK_PROGRESS", "1")
+    _validate(renderable_project, "--json")
+    captured = capsys.readouterr()
+    for step in ("rendering stack dev…", "starting policy pack…", "analyzing 23 resources…", "checking capacity…"):
+        assert step in captured.err
+    json.loads(captured.out)
+
+
+def test_progress_is_quiet_when_not_a_terminal(renderable_project, fits, capsys, monkeypatch):
+    """Under pytest (or CI) stderr is not a TTY: no progress lines."""
+    monkeypatch.delenv("KAISTACK_PROGRESS", raising=False)
+    _validate(renderable_project)
+    assert capsys.readouterr().err == ""
+
+
+def test_validate_stack_raises_config_error_for_callers(renderable_project):
+    """The library API raises ConfigError (promote turns it into a refusal)."""
+    with pytest.raises(ConfigError, match=r"no Pulumi\.qa\.yaml"):
+        validate_stack(renderable_project, "qa", progress=Progress.quiet(), pack_dir=TEST_PACK)
+
+
+def _checker_ready() -> bool:
+    try:
+        return callable(getattr(importlib.import_module("kaistack.capacity"), "check", None))
+    except ImportError:
+        return False
+
+
+@pytest.mark.skipif(not _checker_ready(), reason="kaistack.capacity.check(config) has not landed yet")
+@pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
+def test_repository_stacks_validate_with_the_real_pack(stack, capsys):
+    """The repository's own stacks pass the real policy pack and the capacity check."""
+    code = main(["validate", "--stack", stack, "--project", str(ROOT)])
+    out = capsys.readouterr().out
+    assert code == 0, out
