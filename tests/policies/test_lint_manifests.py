@@ -1,0 +1,261 @@
+"""`kaistack lint`: the pack's rules on the field guides' manifests and on kubectl/helm output."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kaistack.cli import main
+from kaistack.lint import lint_paths, load_manifests
+from policies.facts import StackFacts
+
+ROOT = Path(__file__).resolve().parents[2]
+MANIFESTS = ROOT / "tests" / "data" / "manifests"
+GUIDES = sorted(str(p) for p in MANIFESTS.glob("*.yaml"))
+
+
+def _lint(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(["lint", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _json(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict]:
+    code, out, _ = _lint(*args, "--json", capsys=capsys)
+    return code, json.loads(out)
+
+
+def _file(name: str) -> str:
+    return str(MANIFESTS / name)
+
+
+# --- verdicts on the field guides ----------------------------------------------------------------
+
+
+def test_vllm_deployment_at_its_fraction_passes(capsys: pytest.CaptureFixture[str]) -> None:
+    """002's vllm-test-07: gpu-fraction 0.7 and `vllm serve ... --gpu-memory-utilization=0.7`."""
+    code, out, _ = _lint(_file("002-vllm-test-07.yaml"), capsys=capsys)
+    assert code == 0
+    assert out == "no violations in 1 objects (1 file)\n"
+
+
+def test_gpu_pod_without_queue_label_is_flagged_by_kai_queue_label(capsys: pytest.CaptureFixture[str]) -> None:
+    code, report = _json(_file("001-gpu-pod.yaml"), capsys=capsys)
+    assert code == 1
+    assert [(v["policy"], v["kind"], v["name"], v["document"]) for v in report["violations"]] == [
+        ("kai-queue-label", "Pod", "gpu-pod", 1)
+    ]
+    assert report["errors"] == []
+
+
+def test_legacy_runai_queue_examples_get_the_hint(capsys: pytest.CaptureFixture[str]) -> None:
+    code, report = _json(_file("003-legacy-runai-queue-pods.yaml"), capsys=capsys)
+    assert code == 1
+    assert [(v["name"], v["document"]) for v in report["violations"]] == [
+        ("train-pod", 1),
+        ("build-pod", 2),
+        ("gpu-sharing", 3),
+    ]
+    assert all("use kai.scheduler/queue instead" in v["message"] for v in report["violations"])
+
+
+def test_gpu_memory_and_gpu_fraction_together_are_flagged(capsys: pytest.CaptureFixture[str]) -> None:
+    code, report = _json(_file("004-gpu-pod-both-annotations.yaml"), capsys=capsys)
+    assert code == 1
+    assert [v["policy"] for v in report["violations"]] == ["kai-gpu-sharing-annotations"]
+    assert "sets both gpu-fraction and gpu-memory" in report["violations"][0]["message"]
+
+
+@pytest.mark.parametrize("name", ["004-queues.yaml", "004-gpu-pod-memory.yaml", "001-vcluster-helmrelease.yaml"])
+def test_well_formed_guide_manifests_pass(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, report = _json(_file(name), capsys=capsys)
+    assert (code, report) == (0, {"violations": [], "errors": []})
+
+
+def test_cpu_pod_scheduled_by_kai_needs_a_queue_too(capsys: pytest.CaptureFixture[str]) -> None:
+    code, report = _json(_file("001-cpu-only-pod.yaml"), capsys=capsys)
+    assert code == 1
+    assert [v["policy"] for v in report["violations"]] == ["kai-queue-label"]
+
+
+def test_all_guides_together_report_violations_and_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    """The broken files are errors (exit 2) and every other file is still checked."""
+    code, report = _json(*GUIDES, capsys=capsys)
+    assert code == 2
+    assert sorted({(Path(v["file"]).name, v["policy"]) for v in report["violations"]}) == [
+        ("001-cpu-only-pod.yaml", "kai-queue-label"),
+        ("001-gpu-pod.yaml", "kai-queue-label"),
+        ("003-legacy-runai-queue-pods.yaml", "kai-queue-label"),
+        ("004-gpu-pod-both-annotations.yaml", "kai-gpu-sharing-annotations"),
+    ]
+    assert [(Path(e["file"]).name, e["line"]) for e in report["errors"]] == [
+        ("002-queues-broken-indentation.yaml", 1),
+        ("002-queues-broken-indentation.yaml", 20),
+        ("002-vllm-test-02-broken-indentation.yaml", 24),
+    ]
+
+
+# --- unreadable input ----------------------------------------------------------------------------
+
+
+def test_invalid_yaml_is_an_error_with_file_and_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    broken = _file("002-vllm-test-02-broken-indentation.yaml")
+    code, out, err = _lint(broken, _file("001-gpu-pod.yaml"), capsys=capsys)
+    assert code == 2
+    assert err.startswith(
+        f"{broken}:24: error: not valid YAML (document 1): mapping values are not allowed here (check the indentation"
+    )
+    assert "Traceback" not in err
+    assert "001-gpu-pod.yaml:1 Pod/gpu-pod [kai-queue-label]" in out
+
+
+def test_document_that_is_not_a_kubernetes_object_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """002's queues parse as YAML but their metadata block lost its indentation."""
+    code, report = _json(_file("002-queues-broken-indentation.yaml"), capsys=capsys)
+    assert code == 2
+    assert report["errors"][0]["message"] == (
+        "document 1 is not a Kubernetes object: Queue has no metadata.name (is the metadata block indented "
+        "under 'metadata:'?)"
+    )
+
+
+def test_missing_file_is_an_error_and_the_rest_is_checked(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, report = _json(str(tmp_path / "nope.yaml"), _file("001-gpu-pod.yaml"), capsys=capsys)
+    assert code == 2
+    missing = {"file": str(tmp_path / "nope.yaml"), "line": None, "message": "cannot read: No such file or directory"}
+    assert report["errors"] == [missing]
+    assert len(report["violations"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("- a\n- b\n", "expected a mapping with apiVersion and kind, got list"),
+        ("kind: Pod\nmetadata: {name: x}\n", "missing apiVersion"),
+        ("just text\n", "got str"),
+    ],
+)
+def test_documents_that_are_not_objects_are_errors(text: str, fragment: str) -> None:
+    objects, errors = load_manifests("f.yaml", text)
+    assert objects == []
+    assert len(errors) == 1
+    assert fragment in errors[0].message
+
+
+def test_documents_before_a_syntax_error_are_still_checked() -> None:
+    text = "apiVersion: v1\nkind: Pod\nmetadata: {name: ok}\n---\nkind: [\n"
+    objects, errors = load_manifests("f.yaml", text)
+    assert [o.name for o in objects] == ["ok"]
+    assert errors[0].line is not None
+    assert "not valid YAML (document 2)" in errors[0].message
+
+
+# --- other shapes of input -----------------------------------------------------------------------
+
+
+def _kubectl_list() -> str:
+    """What `kubectl get pods -o yaml` prints: one List with items."""
+    pods = [yaml.safe_load(Path(_file(name)).read_text()) for name in ("001-gpu-pod.yaml", "004-gpu-pod-memory.yaml")]
+    return yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": pods, "metadata": {"resourceVersion": ""}})
+
+
+def test_kubectl_list_output_is_checked_item_by_item(tmp_path: Path) -> None:
+    path = tmp_path / "pods.yaml"
+    path.write_text(_kubectl_list())
+    result = lint_paths([str(path)], StackFacts())
+    assert result.objects == 2
+    assert [(v.name, v.document, v.policy) for v in result.violations] == [("gpu-pod", 1, "kai-queue-label")]
+
+
+def test_list_items_that_are_not_objects_are_errors_with_their_line(tmp_path: Path) -> None:
+    path = tmp_path / "list.yaml"
+    path.write_text("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: a}\n- 42\n")
+    result = lint_paths([str(path)], StackFacts())
+    assert [(e.line, e.message) for e in result.errors] == [
+        (7, "document 1 items[1]: expected a mapping with apiVersion and kind, got int")
+    ]
+
+
+def test_helm_template_stream_with_empty_documents_is_read(tmp_path: Path) -> None:
+    stream = "---\n# Source: chart/templates/a.yaml\n" + Path(_file("002-vllm-test-07.yaml")).read_text() + "---\n---\n"
+    path = tmp_path / "rendered.yaml"
+    path.write_text(stream)
+    result = lint_paths([str(path)], StackFacts())
+    assert (result.objects, result.violations, result.errors) == (1, [], [])
+
+
+def test_directories_are_searched_for_manifests() -> None:
+    result = lint_paths([str(MANIFESTS)], StackFacts())
+    assert result.files == len(GUIDES)
+
+
+def test_stdin_is_read_with_a_dash(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(Path(_file("001-gpu-pod.yaml")).read_text()))
+    code, out, _ = _lint("-", capsys=capsys)
+    assert code == 1
+    assert out.startswith("-:1 Pod/gpu-pod [kai-queue-label] ")
+
+
+# --- against a stack -----------------------------------------------------------------------------
+
+
+def test_with_a_stack_a_leaf_queue_passes(capsys: pytest.CaptureFixture[str]) -> None:
+    """dev declares default -> (test, team-a): `test` is a leaf there."""
+    code, report = _json(_file("004-gpu-pod-memory.yaml"), "--stack", "dev", "--project", str(ROOT), capsys=capsys)
+    assert (code, report) == (0, {"violations": [], "errors": []})
+
+
+def test_with_a_stack_a_parent_queue_is_flagged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    variant = tmp_path / "pod.yaml"
+    text = Path(_file("004-gpu-pod-memory.yaml")).read_text()
+    variant.write_text(text.replace("kai.scheduler/queue: test", "kai.scheduler/queue: default"))
+    code, report = _json(str(variant), "--stack", "dev", "--project", str(ROOT), capsys=capsys)
+    assert code == 1
+    assert [v["policy"] for v in report["violations"]] == ["kai-queue-label"]
+    assert "default is not a declared leaf queue" in report["violations"][0]["message"]
+
+
+def test_with_a_stack_host_pods_of_a_tenant_namespace_are_bound_to_its_queues(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`kubectl get pods -n vcluster-team-a -o yaml` on the host: synced pods must use team-a's queues."""
+    synced = tmp_path / "synced.yaml"
+    text = Path(_file("004-gpu-pod-memory.yaml")).read_text()
+    synced.write_text(text.replace("namespace: gpu-workload", "namespace: vcluster-team-a"))
+    code, report = _json(str(synced), "--stack", "dev", "--project", str(ROOT), capsys=capsys)
+    assert code == 1
+    assert [v["policy"] for v in report["violations"]] == ["tenant-queue-binding"]
+    assert "tenant team-a (host namespace vcluster-team-a) uses queue test" in report["violations"][0]["message"]
+
+
+def test_unknown_stack_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _lint(_file("001-gpu-pod.yaml"), "--stack", "nope", "--project", str(ROOT), capsys=capsys)
+    assert code == 2
+    assert "stack 'nope': no Pulumi.nope.yaml" in err
+
+
+# --- the command line ----------------------------------------------------------------------------
+
+
+def test_help_shows_an_example() -> None:
+    exe = shutil.which("kaistack", path=str(Path(sys.executable).parent))
+    assert exe is not None
+    help_text = subprocess.run([exe, "lint", "--help"], capture_output=True, text=True, check=True).stdout
+    assert "kaistack lint deploy/*.yaml" in help_text
+    assert "exit codes: 0 clean, 1 violations, 2 unreadable input" in help_text
+
+
+def test_human_output_is_one_line_per_violation_and_a_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _lint(_file("003-legacy-runai-queue-pods.yaml"), _file("002-vllm-test-07.yaml"), capsys=capsys)
+    lines = out.splitlines()
+    assert code == 1
+    assert len(lines) == 4
+    assert lines[0].startswith(f"{_file('003-legacy-runai-queue-pods.yaml')}:1 Pod/train-pod [kai-queue-label] ")
+    assert lines[-1] == "3 violations in 3 of 4 objects (2 files)"
