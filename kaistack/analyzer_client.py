@@ -173,6 +173,7 @@ class PolicyPackClient:
                 properties=_struct(resource.properties),
                 urn=resource.urn,
                 name=resource.name,
+                options=analyzer_pb2.AnalyzerResourceOptions(parent=resource.parent or ""),
                 provider=_provider(resource),
             )
             pending.append((resource, self._stub.Analyze.future(request, timeout=RPC_TIMEOUT_S)))
@@ -194,6 +195,7 @@ class PolicyPackClient:
                     parent=r.parent or "",
                     dependencies=list(r.dependencies),
                     provider=_provider(r),
+                    options=analyzer_pb2.AnalyzerResourceOptions(parent=r.parent or ""),
                 )
                 for r in resources
             ]

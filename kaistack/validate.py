@@ -157,7 +157,11 @@ def validate_stack(
     config = load_stack(project_dir, stack)  # ConfigError: the caller's exit 2
     report = ValidationReport(stack=stack)
     pack_dir = pack_dir or default_pack_dir(project_dir)
-    env = {"PULUMI_CONFIG": json.dumps(engine_config(read_stack_config(project_dir, stack)))}
+    env = {
+        "PULUMI_CONFIG": json.dumps(engine_config(read_stack_config(project_dir, stack))),
+        "PULUMI_PROJECT": _project_name(project_dir),
+        "PULUMI_STACK": stack,
+    }
     with ThreadPoolExecutor(max_workers=1) as pool:
         # The pack's interpreter start and imports overlap with rendering.
         pack_future: Future[PolicyPackClient] = pool.submit(PolicyPackClient.start, pack_dir, env=env)
@@ -247,6 +251,14 @@ def default_pack_dir(project_dir: Path) -> Path:
     import policies
 
     return Path(policies.__file__).resolve().parent
+
+
+def _project_name(project_dir: Path) -> str:
+    try:
+        meta = yaml.safe_load((project_dir / "Pulumi.yaml").read_text()) or {}
+    except (OSError, yaml.YAMLError):
+        meta = {}
+    return str(meta.get("name") or "kaistack") if isinstance(meta, dict) else "kaistack"
 
 
 def engine_config(raw: Mapping[str, Any]) -> dict[str, str]:
