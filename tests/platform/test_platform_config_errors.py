@@ -1,0 +1,369 @@
+"""Bad config never gets past the edge: one ConfigError naming the key path (and the allowed values).
+
+Each model rule (kaistack/model.py field validators, model validators and StackConfig._consistent) has
+a case here; the program turns the same error into a pulumi.RunError before registering anything.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pulumi
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from platform_testlib import base_raw, dev_raw, run_program
+
+from kaistack.config import ConfigError, parse_config
+from kaistack.render import RenderError
+
+
+def _work(**fields: Any) -> dict[str, Any]:
+    return {"name": "w", "kind": "Pod", "queue": "team", "image": "x", **fields}
+
+
+def _tree(raw: dict, **changes: Any) -> None:
+    raw["queues"] = [{"name": "org"}, {"name": "team", "parent": "org"}]
+    raw.update(changes)
+
+
+# (change to base_raw(), exact problem line expected in the error)
+CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
+    "unknown-top-level-key": (
+        lambda r: r.update(clusters={}),
+        "kaistack:clusters: unknown key; allowed: cluster, gpu, kai, queues, tenants, workloads",
+    ),
+    "unknown-nested-key": (
+        lambda r: r["cluster"].update(nodepools=[]),
+        "kaistack:cluster.nodepools: unknown key; allowed: provider, name, nodePools, kind, existing, eks, "
+        "trainingOperator",
+    ),
+    "bad-enum-gpu-mode": (
+        lambda r: r["gpu"].update(mode="fakes"),
+        "kaistack:gpu.mode: Input should be 'fake', 'device-plugin', 'gpu-operator' or 'none', got 'fakes'",
+    ),
+    "bad-enum-cluster-provider": (
+        lambda r: r["cluster"].update(provider="minikube"),
+        "kaistack:cluster.provider: Input should be 'kind', 'existing' or 'eks', got 'minikube'",
+    ),
+    "bad-enum-workload-kind": (
+        lambda r: r.update(workloads=[_work(kind="StatefulSet")]),
+        "kaistack:workloads[0].kind: Input should be 'Pod', 'Deployment', 'Job' or 'PyTorchJob', got 'StatefulSet'",
+    ),
+    "bad-enum-priority-class": (
+        lambda r: r.update(workloads=[_work(priorityClass="urgent")]),
+        "kaistack:workloads[0].priorityClass: Input should be 'train', 'build-preemptible', 'build' or 'inference', "
+        "got 'urgent'",
+    ),
+    "bad-enum-pod-security-standard": (
+        lambda r: r.update(tenants=[{"name": "a", "isolation": {"podSecurityStandard": "strict"}}]),
+        "kaistack:tenants[0].isolation.podSecurityStandard: Input should be 'privileged', 'baseline' or "
+        "'restricted', got 'strict'",
+    ),
+    "missing-cluster": (lambda r: r.pop("cluster"), "kaistack:cluster: required key is missing"),
+    "not-a-mapping": (lambda r: r.update(cluster=[1, 2]), "kaistack:cluster: expected a mapping of keys, got [1, 2]"),
+    "bad-name": (
+        lambda r: r.update(queues=[{"name": "Team_A"}]),
+        "kaistack:queues[0].name: String should match pattern '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$', got 'Team_A'",
+    ),
+    "bad-quantity": (
+        lambda r: r["cluster"]["nodePools"][0].update(cpu="four"),
+        "kaistack:cluster.nodePools[0].cpu: String should match pattern",
+    ),
+    "quota-below-minus-one": (
+        lambda r: r.update(queues=[{"name": "team", "resources": {"gpu": {"quota": -2}}}]),
+        "kaistack:queues[0].resources.gpu.quota: must be -1 (unlimited) or >= 0, got -2",
+    ),
+    "negative-over-quota-weight": (
+        lambda r: r.update(queues=[{"name": "team", "resources": {"cpu": {"overQuotaWeight": -1}}}]),
+        "kaistack:queues[0].resources.cpu.overQuotaWeight: must be >= 0, got -1",
+    ),
+    "limit-below-quota": (
+        lambda r: r.update(queues=[{"name": "team", "resources": {"gpu": {"quota": 4, "limit": 2}}}]),
+        "kaistack:queues[0].resources.gpu: limit (2) is below quota (4); the limit must be >= quota",
+    ),
+    "existing-without-block": (
+        lambda r: r["cluster"].update(provider="existing"),
+        "kaistack:cluster: provider 'existing' needs an 'existing' block with 'kubeconfig' or 'context'",
+    ),
+    "existing-without-kubeconfig-or-context": (
+        lambda r: r["cluster"].update(provider="existing", existing={}),
+        "kaistack:cluster.existing: needs 'kubeconfig' (pulumi config set --secret --path "
+        "kaistack:cluster.existing.kubeconfig ...) or 'context'",
+    ),
+    "eks-without-block": (
+        lambda r: (r["cluster"].update(provider="eks"), r.update(gpu={"mode": "none"})),
+        "kaistack:cluster: provider 'eks' needs an 'eks' block with at least 'region'",
+    ),
+    "duplicate-node-pools": (
+        lambda r: r["cluster"]["nodePools"].append({"name": "gpu"}),
+        "kaistack:cluster: node pool names must be unique; repeated: gpu",
+    ),
+    "bad-mig-profile": (
+        lambda r: r["cluster"]["nodePools"][0].update(mig={"1g.10gb": 1}),
+        "kaistack:cluster.nodePools[0].mig: MIG profile '1g.10gb' must look like 'nvidia.com/mig-1g.10gb'",
+    ),
+    "kai-version-without-v": (
+        lambda r: r.update(kai={"version": "0.17.0"}),
+        "kaistack:kai.version: must be a KAI release tag with the 'v' prefix, like 'v0.17.0'",
+    ),
+    "retracted-kai-version": (
+        lambda r: r.update(kai={"version": "v0.20.0"}),
+        "kaistack:kai.version: v0.20.0 is retracted upstream; use 'v0.17.0'",
+    ),
+    "memory-isolation-on-old-kai": (
+        lambda r: (r.update(kai={"version": "v0.16.0", "memoryIsolation": True}), r.update(gpu={"mode": "none"})),
+        "kaistack:kai: memoryIsolation needs KAI >= v0.17.0 (binder hamicore plugin), got v0.16.0",
+    ),
+    "queue-label-key-on-old-kai": (
+        lambda r: r.update(kai={"version": "v0.15.0", "queueLabelKey": "x/q"}),
+        "kaistack:kai: queueLabelKey 'x/q' needs KAI >= v0.16.0 (podgrouper.queueLabelKey); v0.15.0 only reads "
+        "'kai.scheduler/queue'",
+    ),
+    "two-gpu-request-kinds": (
+        lambda r: r.update(workloads=[_work(gpu=1, gpuFraction=0.5)]),
+        "kaistack:workloads[0]: use one of gpu, gpuFraction, gpuMemoryMiB; got gpu and gpuFraction",
+    ),
+    "gpu-fraction-out-of-range": (
+        lambda r: r.update(workloads=[_work(gpuFraction=1.5)]),
+        "kaistack:workloads[0].gpuFraction: Input should be less than 1, got 1.5",
+    ),
+    "gpu-devices-without-share": (
+        lambda r: r.update(workloads=[_work(gpuDevices=2)]),
+        "kaistack:workloads[0]: gpuDevices applies only to gpuFraction or gpuMemoryMiB requests",
+    ),
+    "pytorch-settings-on-a-pod": (
+        lambda r: r.update(workloads=[_work(pytorch={"workers": 1})]),
+        "kaistack:workloads[0]: 'pytorch' applies only to kind PyTorchJob, not Pod",
+    ),
+    "replicas-on-a-pod": (
+        lambda r: r.update(workloads=[_work(replicas=2)]),
+        "kaistack:workloads[0]: 'replicas' applies to Deployment and Job (parallelism), not Pod",
+    ),
+    "duplicate-queues": (
+        lambda r: r.update(queues=[{"name": "team"}, {"name": "team"}]),
+        "kaistack:queues: names must be unique; repeated: team",
+    ),
+    "duplicate-tenants": (
+        lambda r: r.update(tenants=[{"name": "t", "nodePort": 31000}, {"name": "t", "nodePort": 31001}]),
+        "kaistack:tenants: names must be unique; repeated: t",
+    ),
+    "duplicate-workloads": (
+        lambda r: r.update(workloads=[_work(), _work()]),
+        "kaistack:workloads: names must be unique; repeated: w",
+    ),
+    "missing-parent-queue": (
+        lambda r: r.update(queues=[{"name": "team", "parent": "org"}]),
+        "kaistack:queues[0].parent: 'org' is not a declared queue; queues: default-parent-queue, default-queue, team",
+    ),
+    "queue-is-its-own-parent": (
+        lambda r: r.update(queues=[{"name": "team", "parent": "team"}]),
+        "kaistack:queues[0].parent: queue 'team' cannot be its own parent",
+    ),
+    "queue-parent-cycle": (
+        lambda r: r.update(queues=[{"name": "a", "parent": "b"}, {"name": "b", "parent": "a"}]),
+        "kaistack:queues: parent cycle a -> b -> a",
+    ),
+    "redeclared-kai-default-queue": (
+        lambda r: r.update(queues=[{"name": "default-queue"}]),
+        "kaistack:queues[0].name: 'default-queue' is KAI's default queue; set its resources under "
+        "kai.defaultQueues instead",
+    ),
+    "tenant-queue-unknown": (
+        lambda r: r.update(tenants=[{"name": "t", "queues": ["nope"]}]),
+        "kaistack:tenants[0].queues: queue 'nope' is not declared in kaistack:queues",
+    ),
+    "tenant-queue-not-a-leaf": (
+        lambda r: _tree(r, tenants=[{"name": "t", "queues": ["org"]}]),
+        "kaistack:tenants[0].queues: 'org' has child queues; only leaf queues schedule",
+    ),
+    "workload-queue-unknown": (
+        lambda r: r.update(workloads=[_work(queue="nope")]),
+        "kaistack:workloads[0].queue: 'nope' is not a declared queue; leaf queues: default-queue, team",
+    ),
+    "workload-queue-not-a-leaf": (
+        lambda r: _tree(r, workloads=[_work(queue="org")]),
+        "kaistack:workloads[0].queue: 'org' has child queues; KAI only schedules leaf queues",
+    ),
+    "workload-tenant-unknown": (
+        lambda r: r.update(workloads=[_work(tenant="nope")]),
+        "kaistack:workloads[0].tenant: 'nope' is not a declared tenant; tenants: none declared",
+    ),
+    "tenant-queue-mismatch": (
+        lambda r: r.update(
+            queues=[{"name": "team"}, {"name": "other"}],
+            tenants=[{"name": "t", "queues": ["team"]}],
+            workloads=[_work(tenant="t", queue="other")],
+        ),
+        "kaistack:workloads[0].queue: 'other' is not one of tenant 't''s queues (team)",
+    ),
+    "gpu-sharing-off-with-fractions": (
+        lambda r: r.update(kai={"gpuSharing": False}, workloads=[_work(gpuFraction=0.5)]),
+        "kaistack:workloads[0]: gpuFraction/gpuMemoryMiB need kaistack:kai.gpuSharing true",
+    ),
+    "memory-isolation-without-real-gpus": (
+        lambda r: r.update(kai={"memoryIsolation": True}),
+        "kaistack:kai.memoryIsolation: needs real GPUs (gpu.mode device-plugin or gpu-operator), got 'fake'",
+    ),
+    "fake-gpus-without-gpu-pools": (
+        lambda r: r["cluster"].update(nodePools=[{"name": "cpu"}]),
+        "kaistack:gpu.mode: 'fake' needs at least one cluster.nodePools entry with gpus > 0",
+    ),
+    "fake-gpus-on-eks": (
+        lambda r: r["cluster"].update(provider="eks", eks={"region": "us-west-2"}),
+        "kaistack:gpu.mode: 'fake' is for kind/existing clusters; EKS pools have real GPUs",
+    ),
+    "time-slicing-in-the-wrong-mode": (
+        lambda r: r["gpu"].update(devicePlugin={"timeSlicing": {"replicas": 2}}),
+        "kaistack:gpu.devicePlugin.timeSlicing: applies only with gpu.mode 'device-plugin'",
+    ),
+    "time-slicing-one-replica": (
+        lambda r: r.update(gpu={"mode": "device-plugin", "devicePlugin": {"timeSlicing": {"replicas": 1}}}),
+        "kaistack:gpu.devicePlugin.timeSlicing.replicas: Input should be greater than or equal to 2, got 1",
+    ),
+    "kind-node-port-clash": (
+        lambda r: r.update(tenants=[{"name": "a", "nodePort": 31001}, {"name": "b"}, {"name": "c"}]),
+        "kaistack:tenants: nodePort 31001 is used by more than one tenant (unset ones count up from 31000); "
+        "set tenants[].nodePort explicitly",
+    ),
+    "node-port-out-of-range": (
+        lambda r: r.update(tenants=[{"name": "a", "nodePort": 80}]),
+        "kaistack:tenants[0].nodePort: Input should be greater than or equal to 30000, got 80",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_each_model_rule_reports_its_key_path(case):
+    """The problem line starts with the full key path and says what is allowed."""
+    change, expected = CASES[case]
+    raw = base_raw()
+    change(raw)
+    with pytest.raises(ConfigError, match=re.escape(expected)) as caught:
+        parse_config(raw, source="Pulumi.unit.yaml")
+    assert any(p.startswith(expected.split(":")[0] + ":") for p in caught.value.problems)
+    assert str(caught.value).startswith("invalid kaistack config in Pulumi.unit.yaml")
+
+
+def test_all_problems_are_reported_at_once():
+    """Two independent mistakes give two problem lines in one error."""
+    raw = base_raw()
+    raw["gpu"]["mode"] = "fakes"
+    raw["queues"] = [{"name": "team", "resources": {"gpu": {"quota": 4, "limit": 2}}}]
+    with pytest.raises(ConfigError, match=r"\(2 problems\)") as caught:
+        parse_config(raw)
+    assert [p.split(":")[1].split(".")[0] for p in caught.value.problems] == ["gpu", "queues[0]"]
+
+
+def test_program_stops_with_a_run_error_before_registering_anything(mocks):
+    """__main__.py raises pulumi.RunError (shown without a traceback) and creates nothing."""
+    raw = base_raw()
+    raw["gpu"]["mode"] = "fakes"
+    mocks.set_config(raw)
+    with pytest.raises(RenderError, match=re.escape("kaistack:gpu.mode: Input should be 'fake'")):
+        mocks.run(__import__("platform_testlib").MAIN)
+    assert mocks.resources == []
+
+
+def test_program_raises_pulumi_run_error_with_the_config_error_text(mocks):
+    """__main__.py turns ConfigError into pulumi.RunError, which Pulumi prints without a traceback."""
+    import runpy
+
+    from platform_testlib import MAIN
+
+    mocks.set_config({"cluster": {"provider": "nope"}})
+
+    @pulumi.runtime.test
+    def program() -> None:
+        runpy.run_path(str(MAIN), run_name="__main__")
+
+    with pytest.raises(pulumi.RunError, match=r"kaistack:cluster\.provider: Input should be 'kind'"):
+        program()
+
+
+json_scalars = (
+    st.none() | st.booleans() | st.integers(-5, 40000) | st.floats(-2, 3, allow_nan=False) | st.text(max_size=8)
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    max_leaves=12,
+)
+# Real key names so the generator reaches deep validators, not only "unknown key".
+KEYS = st.sampled_from(
+    [
+        "provider",
+        "name",
+        "nodePools",
+        "gpus",
+        "count",
+        "mode",
+        "version",
+        "queues",
+        "parent",
+        "resources",
+        "gpu",
+        "quota",
+        "limit",
+        "kind",
+        "tenant",
+        "queue",
+        "gpuFraction",
+        "existing",
+        "context",
+        "image",
+    ]
+)
+shaped = st.recursive(
+    json_scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=5), max_leaves=16
+)
+config_shapes = st.fixed_dictionaries(
+    {},
+    optional={
+        "cluster": shaped,
+        "gpu": shaped,
+        "kai": shaped,
+        "queues": shaped,
+        "tenants": shaped,
+        "workloads": shaped,
+        "extra": json_values,
+    },
+)
+
+
+def _problems(raw: Any) -> list[str] | None:
+    """None when the config parses; the problem lines when it raises ConfigError (anything else propagates)."""
+    try:
+        parse_config(raw)
+    except ConfigError as err:
+        return err.problems
+    return None
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(raw=config_shapes | json_values)
+def test_arbitrary_config_shapes_only_ever_raise_config_error(raw):
+    """Whatever the shape, parsing returns a StackConfig or raises ConfigError, nothing else."""
+    problems = _problems(raw)
+    assert problems is None or (problems and all(p.startswith("kaistack") for p in problems))
+
+
+@settings(max_examples=60, deadline=None)
+@given(overrides=st.dictionaries(st.sampled_from(["gpu", "kai", "queues", "tenants", "workloads"]), shaped, max_size=2))
+def test_arbitrary_changes_to_the_dev_stack_only_ever_raise_config_error(overrides):
+    """The dev stack with random sections swapped in: valid, or a ConfigError."""
+    problems = _problems({**dev_raw(), **overrides})
+    assert problems is None or problems
+
+
+def test_dev_stack_is_valid():
+    """The stack file in the repository parses."""
+    assert parse_config(dev_raw()).cluster.provider == "kind"
+
+
+def test_base_config_runs_end_to_end(mocks):
+    """The config the error cases start from is valid and runs (so each case breaks one rule)."""
+    run_program(mocks, base_raw())
+    assert mocks.resources

@@ -1,0 +1,82 @@
+"""The generated kind config and scripts (pure functions of the model)."""
+
+from __future__ import annotations
+
+import pytest
+from platform_testlib import base_raw
+
+from components.cluster_kind import create_script, delete_script, kind_config, uses_nvkind
+from kaistack.config import parse_config
+
+
+def config_with(pools: list[dict], mode: str = "device-plugin", **extra):
+    raw = base_raw()
+    raw["cluster"]["nodePools"] = pools
+    raw["gpu"] = {"mode": mode}
+    raw.update(extra)
+    return parse_config(raw)
+
+
+def mounts(config) -> list[list[str]]:
+    workers = [n for n in kind_config(config)["nodes"] if n["role"] == "worker"]
+    return [[m["containerPath"].rsplit("/", 1)[1] for m in w.get("extraMounts", [])] for w in workers]
+
+
+def test_all_gpus_are_visible_to_every_worker_by_default():
+    """gpuDevices "all" -> one mount to .../all per worker (nvkind's default template)."""
+    assert mounts(config_with([{"name": "g", "count": 2, "gpus": 4}])) == [["all"], ["all"]]
+
+
+def test_a_device_list_of_count_times_gpus_is_split_between_workers():
+    """Each worker gets its own slice, so no GPU is advertised twice."""
+    config = config_with([{"name": "g", "count": 2, "gpus": 2, "gpuDevices": [0, 1, 2, 3]}])
+    assert mounts(config) == [["0", "1"], ["2", "3"]]
+
+
+def test_any_other_device_list_goes_to_every_worker():
+    """A list that does not divide evenly is given as is (the user's explicit choice)."""
+    config = config_with([{"name": "g", "count": 2, "gpus": 1, "gpuDevices": [3]}])
+    assert mounts(config) == [["3"], ["3"]]
+
+
+def test_cpu_pools_get_no_gpu_mounts_or_labels():
+    """Only pools with GPUs are wired to host GPUs."""
+    config = config_with([{"name": "g", "gpus": 1}, {"name": "c", "count": 1}])
+    workers = [n for n in kind_config(config)["nodes"] if n["role"] == "worker"]
+    assert workers[1] == {
+        "role": "worker",
+        "image": config.cluster.kind.node_image,
+        "labels": {"kaistack.io/node-pool": "c"},
+    }
+
+
+def test_pool_labels_are_kept_next_to_the_generated_ones():
+    """Declared pool labels reach the kind node."""
+    config = config_with([{"name": "g", "gpus": 1, "labels": {"team": "ml"}}], mode="fake")
+    worker = kind_config(config)["nodes"][1]
+    assert worker["labels"]["team"] == "ml"
+    assert worker["labels"]["run.ai/simulated-gpu-node-pool"] == "g"
+
+
+def test_no_pools_is_a_single_control_plane_node():
+    """Without node pools kind runs one schedulable control-plane node."""
+    config = config_with([], mode="none")
+    assert [n["role"] for n in kind_config(config)["nodes"]] == ["control-plane"]
+    assert not uses_nvkind(config)
+
+
+@pytest.mark.parametrize(
+    ("mode", "nvkind"), [("fake", False), ("none", False), ("device-plugin", True), ("gpu-operator", True)]
+)
+def test_nvkind_is_used_only_for_real_gpus(mode, nvkind):
+    """Real GPUs on kind need nvkind's in-node toolkit setup; fake or no GPUs use plain kind."""
+    config = config_with([{"name": "g", "gpus": 1}], mode=mode)
+    assert uses_nvkind(config) is nvkind
+    assert ("nvkind cluster create" in create_script(config)) is nvkind
+
+
+def test_cluster_name_is_shell_quoted_in_the_scripts():
+    """Names come from config; the scripts quote them (a DNS label needs no quotes, so none appear)."""
+    config = config_with([{"name": "g", "gpus": 1}], mode="fake")
+    assert delete_script(config) == "kind delete cluster --name unit"
+    assert create_script(config).startswith("set -eu\n")

@@ -1,0 +1,292 @@
+"""Cluster providers, GPU modes, KAI versions/options and tenant exposures, through __main__.py."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from platform_testlib import COMMAND, PROVIDER, RELEASE, base_raw, inputs, merged, named, of_type, release, run_program
+
+from kaistack import versions
+
+EXISTING_KUBECONFIG = "apiVersion: v1\nkind: Config\nusers: [{name: admin, user: {token: s3cr3t-token}}]\n"
+
+
+def existing(**cluster) -> dict:
+    raw = base_raw()
+    raw["cluster"] = {"provider": "existing", "nodePools": [{"name": "gpu", "gpus": 1}], **cluster}
+    return raw
+
+
+def gpu(mode: str, **settings) -> dict:
+    return {"mode": mode, **settings}
+
+
+def kind_values(mocks, raw: dict) -> dict:
+    run_program(mocks, raw)
+    return yaml.safe_load(inputs(named(mocks.resources, "kaistack-cluster-create"))["stdin"])
+
+
+# --- clusters ---------------------------------------------------------------------------------------
+
+
+def test_existing_cluster_with_kubeconfig_creates_no_cluster_and_keeps_it_secret(mocks):
+    """No kind command; the provider's kubeconfig comes from config and is a secret input."""
+    run_program(mocks, existing(existing={"kubeconfig": EXISTING_KUBECONFIG}))
+    assert of_type(mocks.resources, COMMAND) == []
+    provider = named(mocks.resources, "kaistack-cluster-provider")
+    assert inputs(provider)["kubeconfig"] == "[secret]"
+    assert named(mocks.resources, "kaistack-cluster").type == "kaistack:index:ExistingCluster"
+
+
+def test_existing_cluster_with_context_uses_the_users_kubeconfig(mocks):
+    """Provider(context=...) and no kubeconfig input; the export only selects that context."""
+    program = run_program(mocks, existing(existing={"context": "lab-admin"}))
+    assert inputs(named(mocks.resources, "kaistack-cluster-provider")) == {"context": "lab-admin"}
+    exported = mocks.loop.run_until_complete(program["platform"].kubeconfig.future())
+    assert yaml.safe_load(exported)["current-context"] == "lab-admin"
+    assert mocks.stack_outputs()["kubeconfig"] == "[secret]"
+
+
+def test_every_kubernetes_resource_uses_the_explicit_host_provider(mocks):
+    """Nothing falls back to an ambient kubeconfig: all host objects name the cluster's provider."""
+    run_program(mocks, merged(base_raw(), workloads=[{"name": "w", "kind": "Pod", "queue": "team", "image": "x"}]))
+    host = named(mocks.resources, "kaistack-cluster-provider").urn
+    kube = [r for r in mocks.resources if r.type.startswith("kubernetes:")]
+    assert kube
+    assert all(r.provider and r.provider.startswith(host + "::") for r in kube)
+
+
+def test_kind_real_gpus_use_nvkind_with_device_mounts(mocks):
+    """device-plugin on kind: nvkind creates the cluster; workers get /dev/null device mounts."""
+    raw = base_raw()
+    raw["cluster"]["nodePools"] = [{"name": "gpu", "count": 2, "gpus": 1, "gpuDevices": [0, 1]}]
+    raw["gpu"] = gpu("device-plugin")
+    config = kind_values(mocks, raw)
+    workers = [n for n in config["nodes"] if n["role"] == "worker"]
+    mounts = [w["extraMounts"] for w in workers]
+    assert mounts == [
+        [{"hostPath": "/dev/null", "containerPath": "/var/run/nvidia-container-devices/0"}],
+        [{"hostPath": "/dev/null", "containerPath": "/var/run/nvidia-container-devices/1"}],
+    ]
+    assert all(w["labels"]["nvidia.com/gpu.present"] == "true" for w in workers)
+    assert all("run.ai/simulated-gpu-node-pool" not in w["labels"] for w in workers)
+    create = inputs(named(mocks.resources, "kaistack-cluster-create"))["create"]
+    assert 'nvkind cluster create --name unit --config-template "$cfg"' in create
+
+
+def test_kind_pool_taints_register_through_kubeadm(mocks):
+    """Taints become a JoinConfiguration patch; KAI tolerates them in global.tolerations."""
+    raw = base_raw()
+    raw["cluster"]["nodePools"][0]["taints"] = [{"key": "nvidia.com/gpu", "value": "present"}]
+    config = kind_values(mocks, raw)
+    patch = yaml.safe_load(config["nodes"][1]["kubeadmConfigPatches"][0])
+    assert patch == {
+        "kind": "JoinConfiguration",
+        "nodeRegistration": {"taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule", "value": "present"}]},
+    }
+    kai = inputs(release(mocks.resources, "kai-scheduler/kai-scheduler"))["values"]
+    assert kai["global"]["tolerations"] == [
+        {"key": "nvidia.com/gpu", "effect": "NoSchedule", "operator": "Equal", "value": "present"}
+    ]
+
+
+# --- GPU modes ---------------------------------------------------------------------------------------
+
+
+def test_device_plugin_mode_installs_the_pinned_chart_with_gfd_and_runtime_class(mocks):
+    """nvidia-device-plugin 0.20.0 from NVIDIA's repo in namespace nvidia."""
+    run_program(mocks, merged(base_raw(), gpu=gpu("device-plugin")))
+    plugin = inputs(release(mocks.resources, "nvidia-device-plugin"))
+    assert plugin["version"] == "0.20.0"
+    assert plugin["repositoryOpts"] == {"repo": versions.DEVICE_PLUGIN_REPO}
+    assert plugin["namespace"] == "nvidia"
+    assert plugin["values"] == {"gfd": {"enabled": True}, "runtimeClassName": "nvidia"}
+
+
+def test_device_plugin_time_slicing_is_an_integrated_config_map(mocks):
+    """config.map carries the time-slicing file and config.default selects it."""
+    raw = merged(base_raw(), gpu=gpu("device-plugin", devicePlugin={"timeSlicing": {"replicas": 4}}))
+    run_program(mocks, raw)
+    config = inputs(release(mocks.resources, "nvidia-device-plugin"))["values"]["config"]
+    assert config["default"] == "time-slicing"
+    sharing = yaml.safe_load(config["map"]["time-slicing"])["sharing"]["timeSlicing"]
+    assert sharing["resources"] == [{"name": "nvidia.com/gpu", "replicas": 4}]
+
+
+def test_gpu_operator_on_kind_runs_in_nvkind_minimal_mode(mocks):
+    """v26.7.0 from NGC; driver and toolkit off on kind whatever the defaults."""
+    run_program(mocks, merged(base_raw(), gpu=gpu("gpu-operator")))
+    operator = inputs(release(mocks.resources, "gpu-operator"))
+    assert (operator["version"], operator["repositoryOpts"]) == ("v26.7.0", {"repo": versions.GPU_OPERATOR_REPO})
+    assert operator["values"]["driver"] == {"enabled": False}
+    assert operator["values"]["toolkit"] == {"enabled": False}
+    assert operator["values"]["dcgmExporter"] == {"enabled": True}
+
+
+def test_gpu_operator_on_an_existing_cluster_honours_the_toggles(mocks):
+    """Driver on, toolkit and DCGM exporter off as configured; time-slicing via devicePlugin.config."""
+    settings = {"toolkit": False, "dcgmExporter": False, "timeSlicing": {"replicas": 2}}
+    run_program(mocks, merged(existing(existing={"context": "lab"}), gpu=gpu("gpu-operator", gpuOperator=settings)))
+    values = inputs(release(mocks.resources, "gpu-operator"))["values"]
+    assert values["driver"] == {"enabled": True}
+    assert values["toolkit"] == {"enabled": False}
+    assert values["dcgmExporter"] == {"enabled": False}
+    assert values["devicePlugin"]["config"]["create"] is True
+    assert values["devicePlugin"]["config"]["default"] == "time-slicing"
+
+
+def test_gpu_mode_none_installs_no_gpu_stack(mocks):
+    """Only KAI among the releases; KAI depends on no GPU release."""
+    run_program(mocks, merged(existing(existing={"context": "lab"}), gpu=gpu("none")))
+    assert [inputs(r)["name"] for r in of_type(mocks.resources, RELEASE)] == ["kai-scheduler"]
+    assert not [r for r in mocks.resources if r.type == "kaistack:index:GpuStack"]
+
+
+# --- KAI ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("version", "chart", "runtime_key"),
+    [
+        ("v0.13.0", versions.KAI_LEGACY_CHART, "gpuPodRuntimeClassName"),
+        ("v0.15.1", versions.KAI_CHART, "gpuPodRuntimeClassName"),
+        ("v0.16.0", versions.KAI_CHART, "gpuFractionRuntimeClassName"),
+    ],
+)
+def test_kai_chart_address_and_runtime_class_key_follow_the_version(mocks, version, chart, runtime_key):
+    """Registry moved after v0.13.x; the runtime-class key was renamed in v0.16 (kai.md §1)."""
+    run_program(mocks, merged(base_raw(), kai={"version": version}))
+    kai = inputs(release(mocks.resources, "kai-scheduler"))
+    assert (kai["chart"], kai["version"]) == (chart, version)
+    assert kai["values"]["admission"] == {runtime_key: "nvidia"}
+    assert ("podgrouper" in kai["values"]) == (version >= "v0.16.0")
+
+
+def test_kai_runtime_class_none_disables_the_injection(mocks):
+    """runtimeClassName null -> "" (OpenShift with gpu-operator < v25.10)."""
+    run_program(mocks, merged(base_raw(), kai={"runtimeClassName": None}))
+    values = inputs(release(mocks.resources, "kai-scheduler"))["values"]
+    assert values["admission"] == {"gpuFractionRuntimeClassName": ""}
+    assert "binder" not in values
+
+
+def test_kai_custom_runtime_class_also_applies_to_reservation_pods(mocks):
+    """A differently named NVIDIA runtime class is needed by the binder's reservation pods too."""
+    run_program(mocks, merged(base_raw(), kai={"runtimeClassName": "nvidia-cdi"}))
+    values = inputs(release(mocks.resources, "kai-scheduler"))["values"]
+    assert values["binder"] == {"runtimeClassName": "nvidia-cdi"}
+
+
+def test_kai_memory_isolation_enables_hamicore_and_installs_the_isolator(mocks):
+    """binder.plugins.hamicore.enabled + HAMi's kai-resource-isolator after KAI."""
+    raw = merged(base_raw(), gpu=gpu("device-plugin"), kai={"memoryIsolation": True})
+    run_program(mocks, raw)
+    kai = release(mocks.resources, "kai-scheduler/kai-scheduler")
+    assert inputs(kai)["values"]["binder"] == {"plugins": {"hamicore": {"enabled": True}}}
+    isolator = release(mocks.resources, "kai-resource-isolator")
+    assert (inputs(isolator)["chart"], inputs(isolator)["version"]) == (
+        versions.KAI_RESOURCE_ISOLATOR_CHART,
+        versions.KAI_RESOURCE_ISOLATOR_VERSION,
+    )
+    assert kai.urn in isolator.dependencies
+
+
+def test_kai_gpu_sharing_off_placement_spread_and_no_default_queues(mocks):
+    """The KAI switches reach the values unchanged."""
+    kai = {"gpuSharing": False, "placementStrategy": "spread", "defaultQueues": {"create": False}}
+    run_program(mocks, merged(base_raw(), kai=kai))
+    values = inputs(release(mocks.resources, "kai-scheduler"))["values"]
+    assert values["global"]["gpuSharing"] is False
+    assert values["scheduler"] == {"placementStrategy": "spread"}
+    assert values["defaultQueue"]["createDefaultQueue"] is False
+
+
+def test_custom_queue_label_key_is_used_by_kai_and_by_workloads(mocks):
+    """podgrouper.queueLabelKey and the workload labels agree."""
+    raw = merged(
+        base_raw(),
+        kai={"queueLabelKey": "example.com/queue"},
+        workloads=[{"name": "w", "kind": "Pod", "queue": "team", "image": "x"}],
+    )
+    run_program(mocks, raw)
+    values = inputs(release(mocks.resources, "kai-scheduler"))["values"]
+    assert values["podgrouper"] == {"queueLabelKey": "example.com/queue"}
+    labels = inputs(named(mocks.resources, "kaistack-workloads-w"))["metadata"]["labels"]
+    assert labels["example.com/queue"] == "team"
+    assert "kai.scheduler/queue" not in labels
+
+
+def test_queue_optional_fields_reach_the_spec(mocks):
+    """displayName, priority and the min-runtime durations are written when declared."""
+    queue = {
+        "name": "team",
+        "displayName": "Team",
+        "priority": 150,
+        "preemptMinRuntime": "5m",
+        "reclaimMinRuntime": "1h",
+    }
+    run_program(mocks, merged(base_raw(), queues=[queue]))
+    spec = inputs(named(mocks.resources, "kaistack-queues-team"))["spec"]
+    assert (spec["displayName"], spec["priority"]) == ("Team", 150)
+    assert (spec["preemptMinRuntime"], spec["reclaimMinRuntime"]) == ("5m", "1h")
+
+
+# --- tenants -----------------------------------------------------------------------------------------
+
+
+def test_tenant_with_api_server_url_exports_that_server_and_maps_no_port(mocks):
+    """Given URL: exportKubeConfig.server and SAN, no NodePort service, no kind port mapping."""
+    tenant = {"name": "t1", "queues": ["team"], "apiServerUrl": "https://t1.example.com:443"}
+    config = kind_values(mocks, merged(base_raw(), tenants=[tenant]))
+    values = inputs(named(mocks.resources, "kaistack-t1-vcluster"))["values"]
+    assert values["exportKubeConfig"] == {"server": "https://t1.example.com:443"}
+    assert values["controlPlane"]["proxy"] == {"extraSANs": ["localhost", "t1.example.com"]}
+    assert "service" not in values["controlPlane"]
+    assert "extraPortMappings" not in config["nodes"][0]
+
+
+def test_tenant_off_kind_without_url_is_a_load_balancer_read_back_for_the_provider(mocks):
+    """LoadBalancer Service; the tenant provider's kubeconfig points at its address."""
+    raw = merged(existing(existing={"context": "lab"}), tenants=[{"name": "t1", "queues": ["team"]}])
+    program = run_program(mocks, raw)
+    values = inputs(named(mocks.resources, "kaistack-t1-vcluster"))["values"]
+    assert values["controlPlane"]["service"] == {"spec": {"type": "LoadBalancer"}}
+    assert "exportKubeConfig" not in values
+    assert named(mocks.resources, "kaistack-t1-service").resource_id == "vcluster-t1/t1"
+    kubeconfig = mocks.loop.run_until_complete(program["platform"].vclusters["t1"].kubeconfig.future())
+    assert (
+        yaml.safe_load(kubeconfig)["clusters"][0]["cluster"]["server"] == "https://t1.vcluster-t1.elb.example.com:443"
+    )
+
+
+def test_tenant_options_sync_nodes_and_relax_isolation(mocks):
+    """syncNodes -> sync.fromHost.nodes; disabled quota/limit range/netpol; no PSS."""
+    tenant = {
+        "name": "t1",
+        "namespace": "team-one",
+        "queues": ["team"],
+        "vcluster": {"syncNodes": True},
+        "isolation": {
+            "podSecurityStandard": None,
+            "resourceQuota": {"enabled": False},
+            "limitRange": False,
+            "networkPolicy": False,
+        },
+    }
+    run_program(mocks, merged(base_raw(), tenants=[tenant]))
+    vcluster = inputs(named(mocks.resources, "kaistack-t1-vcluster"))
+    assert vcluster["namespace"] == "team-one"
+    assert vcluster["values"]["sync"]["fromHost"]["nodes"] == {"enabled": True}
+    assert vcluster["values"]["policies"] == {
+        "resourceQuota": {"enabled": False},
+        "limitRange": {"enabled": False},
+        "networkPolicy": {"enabled": False},
+    }
+
+
+def test_tenant_host_namespace_is_labelled_with_the_tenant(mocks):
+    """Host-side admission can select a tenant's namespace by kaistack.io/tenant."""
+    run_program(mocks, merged(base_raw(), tenants=[{"name": "t1", "queues": ["team"]}]))
+    namespace = inputs(named(mocks.resources, "kaistack-t1-namespace"))
+    assert namespace["metadata"] == {"name": "vcluster-t1", "labels": {"kaistack.io/tenant": "t1"}}
+    assert named(mocks.resources, "kaistack-t1-provider").type == PROVIDER

@@ -1,0 +1,169 @@
+"""Every workload kind, on the host and inside a tenant's vCluster, through __main__.py."""
+
+from __future__ import annotations
+
+import pytest
+from platform_testlib import PYTORCHJOB, base_raw, inputs, merged, named, of_type, run_program
+
+from components.workloads import TRAINING_OPERATOR_KUSTOMIZATION
+
+
+def with_workloads(*workloads: dict, **changes) -> dict:
+    raw = merged(base_raw(), workloads=list(workloads), **changes)
+    raw.setdefault("tenants", [{"name": "t1", "queues": ["team"]}])
+    return raw
+
+
+def workload(name: str = "w", kind: str = "Pod", **fields) -> dict:
+    return {"name": name, "kind": kind, "queue": "team", "image": "busybox:1.37.0", **fields}
+
+
+def test_job_runs_replicas_in_parallel_to_completion(mocks):
+    """parallelism = replicas, completions default to replicas, restartPolicy Never."""
+    run_program(mocks, with_workloads(workload(kind="Job", replicas=3)))
+    job = inputs(named(mocks.resources, "kaistack-workloads-w"))
+    assert (job["apiVersion"], job["kind"]) == ("batch/v1", "Job")
+    assert (job["spec"]["parallelism"], job["spec"]["completions"]) == (3, 3)
+    assert job["spec"]["template"]["spec"]["restartPolicy"] == "Never"
+    assert job["spec"]["template"]["spec"]["schedulerName"] == "kai-scheduler"
+
+
+def test_pytorchjob_is_a_gang_of_master_and_workers(mocks):
+    """kubeflow.org/v1: Master + Worker templates, container `pytorch`, minAvailable = pod count."""
+    run_program(mocks, with_workloads(workload(kind="PyTorchJob", gpu=1, pytorch={"workers": 3})))
+    job = named(mocks.resources, "kaistack-workloads-w")
+    assert job.type == PYTORCHJOB
+    spec = inputs(job)["spec"]
+    assert spec["runPolicy"] == {"schedulingPolicy": {"minAvailable": 4}}
+    assert {role: replica["replicas"] for role, replica in spec["pytorchReplicaSpecs"].items()} == {
+        "Master": 1,
+        "Worker": 3,
+    }
+    for replica in spec["pytorchReplicaSpecs"].values():
+        pod = replica["template"]["spec"]
+        assert replica["restartPolicy"] == "OnFailure"
+        assert pod["schedulerName"] == "kai-scheduler"
+        assert pod["containers"][0]["name"] == "pytorch"
+        assert pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1"
+        assert replica["template"]["metadata"]["labels"]["kai.scheduler/queue"] == "team"
+
+
+def test_pytorchjob_min_available_can_be_smaller_than_the_job(mocks):
+    """An elastic gang: the declared minAvailable wins."""
+    run_program(mocks, with_workloads(workload(kind="PyTorchJob", pytorch={"workers": 4, "minAvailable": 2})))
+    spec = inputs(named(mocks.resources, "kaistack-workloads-w"))["spec"]
+    assert spec["runPolicy"]["schedulingPolicy"]["minAvailable"] == 2
+
+
+def test_pytorchjob_waits_for_the_training_operator_when_it_is_installed(mocks):
+    """cluster.trainingOperator: the pinned standalone kustomization, before the job."""
+    raw = with_workloads(workload(kind="PyTorchJob"))
+    raw["cluster"]["trainingOperator"] = True
+    run_program(mocks, raw)
+    operator = named(mocks.resources, "kaistack-workloads-training-operator")
+    assert inputs(operator)["directory"] == TRAINING_OPERATOR_KUSTOMIZATION
+    assert operator.urn in named(mocks.resources, "kaistack-workloads-w").dependencies
+
+
+def test_pytorchjob_without_the_operator_option_assumes_the_crd_exists(mocks):
+    """No kustomization unless asked for (OpenShift AI and others ship the operator)."""
+    run_program(mocks, with_workloads(workload(kind="PyTorchJob")))
+    assert not [r for r in mocks.resources if r.type.startswith("kubernetes:kustomize")]
+    assert len(of_type(mocks.resources, PYTORCHJOB)) == 1
+
+
+def test_tenant_pytorchjob_gets_the_training_operator_inside_the_vcluster(mocks):
+    """The operator is installed through the tenant's provider, where its PyTorchJobs live."""
+    raw = with_workloads(workload(kind="PyTorchJob", tenant="t1"))
+    raw["cluster"]["trainingOperator"] = True
+    run_program(mocks, raw)
+    operator = named(mocks.resources, "kaistack-workloads-t1-training-operator")
+    assert operator.provider.startswith(named(mocks.resources, "kaistack-t1-provider").urn + "::")
+
+
+def test_gpu_memory_request_is_an_annotation_with_device_count(mocks):
+    """gpu-memory in MiB and gpu-fraction-num-devices on the pod template."""
+    run_program(mocks, with_workloads(workload(kind="Deployment", gpuMemoryMiB=2000, gpuDevices=2)))
+    template = inputs(named(mocks.resources, "kaistack-workloads-w"))["spec"]["template"]
+    assert template["metadata"]["annotations"] == {"gpu-memory": "2000", "gpu-fraction-num-devices": "2"}
+    assert "nvidia.com/gpu" not in template["spec"]["containers"][0]["resources"]["limits"]
+
+
+def test_priority_class_is_set_in_the_spec_and_as_kais_label(mocks):
+    """spec.priorityClassName plus the priorityClassName label on object and template."""
+    run_program(mocks, with_workloads(workload(kind="Deployment", priorityClass="build")))
+    deployment = inputs(named(mocks.resources, "kaistack-workloads-w"))
+    template = deployment["spec"]["template"]
+    assert template["spec"]["priorityClassName"] == "build"
+    assert template["metadata"]["labels"]["priorityClassName"] == "build"
+    assert deployment["metadata"]["labels"]["priorityClassName"] == "build"
+
+
+@pytest.mark.parametrize(("preemptible", "label"), [(True, "preemptible"), (False, "non-preemptible")])
+def test_preemptibility_is_a_kai_label(mocks, preemptible, label):
+    """kai.scheduler/preemptibility on the object and its pods."""
+    run_program(mocks, with_workloads(workload(kind="Job", preemptible=preemptible)))
+    job = inputs(named(mocks.resources, "kaistack-workloads-w"))
+    assert job["metadata"]["labels"]["kai.scheduler/preemptibility"] == label
+    assert job["spec"]["template"]["metadata"]["labels"]["kai.scheduler/preemptibility"] == label
+
+
+def test_container_fields_are_written_out(mocks):
+    """command, args, env, ports, requests and explicit limits, node selector."""
+    fields = {
+        "command": ["python"],
+        "args": ["-m", "http.server"],
+        "env": {"MODE": "test"},
+        "ports": [8000],
+        "cpu": "500m",
+        "memory": "1Gi",
+        "cpuLimit": "2",
+        "memoryLimit": "2Gi",
+        "nodeSelector": {"kaistack.io/node-pool": "gpu"},
+    }
+    run_program(mocks, with_workloads(workload(**fields)))
+    spec = inputs(named(mocks.resources, "kaistack-workloads-w"))["spec"]
+    container = spec["containers"][0]
+    assert (container["command"], container["args"]) == (["python"], ["-m", "http.server"])
+    assert container["env"] == [{"name": "MODE", "value": "test"}]
+    assert container["ports"] == [{"containerPort": 8000, "protocol": "TCP"}]
+    assert container["resources"] == {
+        "requests": {"cpu": "500m", "memory": "1Gi"},
+        "limits": {"cpu": "2", "memory": "2Gi"},
+    }
+    assert spec["nodeSelector"] == {"kaistack.io/node-pool": "gpu"}
+
+
+def test_gpu_toleration_can_be_turned_off(mocks):
+    """tolerateGpuTaint false leaves the pod without the nvidia.com/gpu toleration."""
+    run_program(mocks, with_workloads(workload(gpu=1, tolerateGpuTaint=False)))
+    assert "tolerations" not in inputs(named(mocks.resources, "kaistack-workloads-w"))["spec"]
+
+
+def test_unlabelled_queue_defaults_to_kais_default_queue(mocks):
+    """A workload without a queue is labelled with KAI's default-queue explicitly."""
+    run_program(mocks, with_workloads({"name": "w", "kind": "Pod", "image": "x"}))
+    labels = inputs(named(mocks.resources, "kaistack-workloads-w"))["metadata"]["labels"]
+    assert labels["kai.scheduler/queue"] == "default-queue"
+
+
+def test_tenant_workload_namespace_is_created_inside_the_vcluster(mocks):
+    """The namespace goes through the tenant's provider; the workload is labelled with the tenant."""
+    run_program(mocks, with_workloads(workload(kind="Job", tenant="t1", namespace="ml")))
+    tenant = named(mocks.resources, "kaistack-t1-provider").urn
+    namespace = named(mocks.resources, "kaistack-workloads-t1-ns-ml")
+    assert inputs(namespace)["metadata"] == {"name": "ml"}
+    assert namespace.provider.startswith(tenant + "::")
+    job = named(mocks.resources, "kaistack-workloads-w")
+    assert namespace.urn in job.dependencies
+    assert inputs(job)["metadata"]["labels"]["kaistack.io/tenant"] == "t1"
+    assert inputs(job)["spec"]["template"]["metadata"]["labels"]["kaistack.io/tenant"] == "t1"
+
+
+def test_same_namespace_on_host_and_in_a_tenant_are_two_namespaces(mocks):
+    """ns `ml` on the host and `ml` inside t1 are distinct resources."""
+    raw = with_workloads(workload("a", namespace="ml"), workload("b", namespace="ml", tenant="t1"))
+    run_program(mocks, raw)
+    assert named(mocks.resources, "kaistack-workloads-ns-ml").provider != (
+        named(mocks.resources, "kaistack-workloads-t1-ns-ml").provider
+    )
