@@ -213,6 +213,9 @@ class ClusterConfig(Model):
     kind: KindSettings = KindSettings()
     existing: ExistingSettings | None = None
     eks: EksSettings | None = None
+    # Install the Kubeflow training operator (PyTorchJob CRD) into every cluster that runs a
+    # PyTorchJob (host and/or tenant vClusters); false = it is already there (components/workloads.py).
+    training_operator: bool = False
 
     @model_validator(mode="after")
     def _provider_settings(self) -> ClusterConfig:
@@ -292,6 +295,19 @@ class KaiConfig(Model):
         if value in versions.KAI_RETRACTED:
             raise ValueError(f"{value} is retracted upstream; use {versions.KAI_VERSION!r}")
         return value
+
+    @model_validator(mode="after")
+    def _version_features(self) -> KaiConfig:
+        """Settings older charts silently ignore (kai.md §1.1; HAMi integration needs v0.17)."""
+        tag = tuple(int(p) for p in self.version[1:].split("."))
+        if self.memory_isolation and tag < (0, 17, 0):
+            raise ValueError(f"memoryIsolation needs KAI >= v0.17.0 (binder hamicore plugin), got {self.version}")
+        if self.queue_label_key != "kai.scheduler/queue" and tag < (0, 16, 0):
+            raise ValueError(
+                f"queueLabelKey {self.queue_label_key!r} needs KAI >= v0.16.0 (podgrouper.queueLabelKey); "
+                f"{self.version} only reads 'kai.scheduler/queue'"
+            )
+        return self
 
 
 # --- tenants --------------------------------------------------------------------------------------
