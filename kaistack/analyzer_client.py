@@ -30,6 +30,8 @@ LEVEL_NAMES = {0: "advisory", 1: "mandatory", 2: "disabled", 3: "remediate"}
 START_TIMEOUT_S = 60.0
 RPC_TIMEOUT_S = 60.0
 MAX_IN_FLIGHT = 32
+# Linux's MAX_ARG_STRLEN (32 pages): the longest single "KEY=value" string execve accepts.
+MAX_ENV_STRING = 131072
 
 
 class PolicyPackError(Exception):
@@ -100,15 +102,26 @@ class PolicyPackClient:
         main = pack_dir / "__main__.py"
         if not main.is_file():
             raise PolicyPackError(f"no policy pack at {pack_dir} (missing __main__.py)")
+        for key, value in (env or {}).items():
+            size = len(key.encode()) + len(value.encode()) + 2  # "KEY=value\0"
+            if size > MAX_ENV_STRING:
+                raise PolicyPackError(
+                    f"{key} would be {size} bytes; Linux limits one environment string to {MAX_ENV_STRING} bytes "
+                    "(MAX_ARG_STRLEN), so the engine could not start the policy pack with it either"
+                )
         stderr_file = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close(), outlives this call
-        process = subprocess.Popen(
-            [python or sys.executable, "__main__.py"],
-            cwd=pack_dir,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=stderr_file,
-            env={**os.environ, **(env or {})},
-        )
+        try:
+            process = subprocess.Popen(
+                [python or sys.executable, "__main__.py"],
+                cwd=pack_dir,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=stderr_file,
+                env={**os.environ, **(env or {})},
+            )
+        except OSError as err:
+            stderr_file.close()
+            raise PolicyPackError(f"cannot start the policy pack in {pack_dir}: {err}") from err
         try:
             port = _read_port(process, stderr_file)
             client = cls(process, port, stderr_file)

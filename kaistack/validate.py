@@ -158,7 +158,8 @@ def validate_stack(
     report = ValidationReport(stack=stack)
     pack_dir = pack_dir or default_pack_dir(project_dir)
     env = {
-        "PULUMI_CONFIG": json.dumps(engine_config(read_stack_config(project_dir, stack))),
+        # Compact, as the engine's json.Marshal writes it.
+        "PULUMI_CONFIG": json.dumps(engine_config(read_stack_config(project_dir, stack)), separators=(",", ":")),
         "PULUMI_PROJECT": _project_name(project_dir),
         "PULUMI_STACK": stack,
     }
@@ -263,7 +264,9 @@ def _project_name(project_dir: Path) -> str:
 
 def engine_config(raw: Mapping[str, Any]) -> dict[str, str]:
     """The stack's `kaistack:` config as the engine passes it in PULUMI_CONFIG: structured values as JSON text."""
-    return {f"{NAMESPACE}:{k}": v if isinstance(v, str) else json.dumps(v) for k, v in raw.items()}
+    return {
+        f"{NAMESPACE}:{k}": v if isinstance(v, str) else json.dumps(v, separators=(",", ":")) for k, v in raw.items()
+    }
 
 
 # --- capacity ------------------------------------------------------------------------------------------

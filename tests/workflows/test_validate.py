@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from kaistack import validate as validate_module
+from kaistack.analyzer_client import PolicyPackClient, PolicyPackError
 from kaistack.cli import main
 from kaistack.config import ConfigError
 from kaistack.progress import Progress
@@ -198,3 +199,10 @@ def test_repository_stacks_validate_with_the_real_pack(stack, capsys):
     code = main(["validate", "--stack", stack, "--project", str(ROOT)])
     out = capsys.readouterr().out
     assert code == 0, out
+
+
+def test_config_too_large_for_one_environment_string_is_reported_not_crashed():
+    """The engine hands the stack config to the pack in PULUMI_CONFIG; past Linux's 128 KiB limit that cannot work."""
+    huge = {"PULUMI_CONFIG": "x" * 140_000}
+    with pytest.raises(PolicyPackError, match=r"PULUMI_CONFIG would be 140015 bytes; Linux limits one environment"):
+        PolicyPackClient.start(TEST_PACK, env=huge)
