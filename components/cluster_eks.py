@@ -56,12 +56,18 @@ class EksCluster(pulumi.ComponentResource):
     vpc: aws.ec2.Vpc | None
 
     def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
-        super().__init__("kaistack:index:EksCluster", name, None, opts)
+        # Refuse before registering anything, so a bad stack leaves no half-built component behind.
         settings = config.cluster.eks
         if config.cluster.provider != "eks" or settings is None:
             raise ValueError("EksCluster needs kaistack:cluster.provider 'eks' and a kaistack:cluster.eks block")
         _check_region(settings.region)
         _check_resolved(config.cluster.node_pools)
+        if settings.vpc_id is None and len(settings.availability_zones) < 2:
+            raise pulumi.RunError(
+                "kaistack:cluster.eks.availabilityZones: a new VPC needs 2 or more zones; "
+                "kaistack.discovery.resolve_node_pools picks them when AWS credentials are available"
+            )
+        super().__init__("kaistack:index:EksCluster", name, None, opts)
         cluster_name = config.cluster.name
         tags = {"kaistack.io/cluster": cluster_name, "kaistack.io/managed-by": "pulumi"}
         child = pulumi.ResourceOptions(parent=self)

@@ -1,0 +1,282 @@
+"""EksCluster under Pulumi mocks: what the engine would receive for the staging and prod stacks.
+
+pulumi-eks' Cluster and ManagedNodeGroup are remote components: under mocks they register with
+their inputs and create no children (pulumi.md §2), so these tests assert on those inputs. Pools are
+resolved through kaistack.discovery against moto first, as the program does.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pulumi
+import pytest
+
+from components.cluster_eks import (
+    CPU_AMI_TYPE,
+    GPU_AMI_TYPE,
+    EksCluster,
+    kubeconfig_with_region,
+    subnet_cidrs,
+)
+from kaistack.discovery import resolve_node_pools
+
+from .conftest import REGION, Harness, eks_config, eks_raw, stack
+
+SECRET_SIG = "4dabf18193072939515e22adb298388d"  # pulumi's special-signature key for secret values
+NG = "eks:index:ManagedNodeGroup"
+
+
+def _build(config: Any) -> tuple[EksCluster, pulumi.Output[Any]]:
+    cluster = EksCluster("kaistack", config)
+    done = pulumi.Output.all(cluster.provider.urn, cluster.storage_class.urn, *[a.urn for a in cluster.addons])
+    return cluster, done
+
+
+def _inputs(h: Harness, typ: str, name: str) -> dict[str, Any]:
+    return dict(h.mocks.named(typ, name).inputs)
+
+
+# --- node groups ------------------------------------------------------------------------------------
+
+
+@pulumi.runtime.test
+def test_prod_gpu_node_group(pulumi_mocks: Harness, ec2: Any) -> None:
+    """One managed node group per pool: type, scaling, NVIDIA AMI, GPU labels KAI reads, GPU taint."""
+    _, done = _build(resolve_node_pools(stack("prod"), ec2))
+
+    def check(_: Any) -> None:
+        group = _inputs(pulumi_mocks, NG, "kaistack-h100")
+        assert group["instanceTypes"] == ["p5.48xlarge"]
+        assert group["scalingConfig"] == {"minSize": 1, "desiredSize": 1, "maxSize": 2}
+        assert group["amiType"] == GPU_AMI_TYPE == "AL2023_x86_64_NVIDIA"
+        assert group["capacityType"] == "ON_DEMAND"
+        assert group["diskSize"] == 500
+        assert group["labels"] == {
+            "nvidia.com/gpu.product": "NVIDIA-H100",
+            "nvidia.com/gpu.count": "8",
+            "nvidia.com/gpu.memory": "81920",
+            "kaistack.io/node-pool": "h100",
+        }
+        assert group["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]
+
+    return done.apply(check)
+
+
+@pulumi.runtime.test
+def test_staging_gpu_node_group_and_discovered_labels(pulumi_mocks: Harness, ec2: Any) -> None:
+    _, done = _build(resolve_node_pools(stack("staging"), ec2))
+
+    def check(_: Any) -> None:
+        group = _inputs(pulumi_mocks, NG, "kaistack-l4")
+        assert group["instanceTypes"] == ["g6.xlarge"]
+        assert group["scalingConfig"] == {"minSize": 0, "desiredSize": 2, "maxSize": 3}
+        assert group["amiType"] == GPU_AMI_TYPE
+        assert group["labels"]["nvidia.com/gpu.memory"] == "22888"
+        assert group["labels"]["nvidia.com/gpu.product"] == "NVIDIA-L4"
+
+    return done.apply(check)
+
+
+@pulumi.runtime.test
+def test_system_node_group_is_untainted_standard_ami(pulumi_mocks: Harness, ec2: Any) -> None:
+    _, done = _build(resolve_node_pools(stack("prod"), ec2))
+
+    def check(_: Any) -> None:
+        group = _inputs(pulumi_mocks, NG, "kaistack-system")
+        assert group["instanceTypes"] == ["m6i.xlarge"]
+        assert group["amiType"] == CPU_AMI_TYPE
+        assert group["scalingConfig"] == {"minSize": 2, "desiredSize": 2, "maxSize": 4}
+        assert group["labels"] == {"kaistack.io/node-pool": "system"}
+        assert "taints" not in group
+
+    return done.apply(check)
+
+
+@pulumi.runtime.test
+def test_undeclared_pool_sizes_default_to_count(pulumi_mocks: Harness, ec2: Any) -> None:
+    """minSize/maxSize left out: the group stays at `count` nodes (what the checker plans)."""
+    _, done = _build(resolve_node_pools(eks_config(count=3), ec2))
+
+    def check(_: Any) -> None:
+        group = _inputs(pulumi_mocks, NG, "kaistack-l4")
+        assert group["scalingConfig"] == {"minSize": 3, "desiredSize": 3, "maxSize": 3}
+
+    return done.apply(check)
+
+
+# --- the cluster ------------------------------------------------------------------------------------
+
+
+@pulumi.runtime.test
+def test_cluster_inputs(pulumi_mocks: Harness, ec2: Any) -> None:
+    """No default node group; access entries with the node role as EC2_LINUX; the stack's name/version."""
+    _, done = _build(resolve_node_pools(stack("prod"), ec2))
+
+    def check(_: Any) -> None:
+        cluster = _inputs(pulumi_mocks, "eks:index:Cluster", "kaistack-eks")
+        assert cluster["name"] == "kaistack-prod"
+        assert cluster["version"] == "1.33"
+        assert cluster["skipDefaultNodeGroup"] is True
+        assert cluster["authenticationMode"] == "API"
+        assert cluster["accessEntries"]["nodes"] == {
+            "principalArn": "arn:aws:iam::123456789012:role/kaistack-node-role",
+            "type": "EC2_LINUX",
+        }
+        assert len(cluster["publicSubnetIds"]) == len(cluster["privateSubnetIds"]) == 3
+
+    return done.apply(check)
+
+
+@pulumi.runtime.test
+def test_prod_protects_the_control_plane_and_its_network(pulumi_mocks: Harness, ec2: Any) -> None:
+    _, done = _build(resolve_node_pools(stack("prod"), ec2))
+
+    def check(_: Any) -> None:
+        protect = pulumi_mocks.monitor.protect
+        assert protect[("eks:index:Cluster", "kaistack-eks")] is True
+        assert protect[("aws:ec2/vpc:Vpc", "kaistack-vpc")] is True
+        assert protect[("aws:ec2/natGateway:NatGateway", "kaistack-nat")] is True
+        assert _inputs(pulumi_mocks, "eks:index:Cluster", "kaistack-eks")["deletionProtection"] is True
+        # Node groups stay replaceable (an instance-type change is an ordinary update).
+        assert protect[(NG, "kaistack-h100")] is False
+
+    return done.apply(check)
+
+
+@pulumi.runtime.test
+def test_staging_protects_nothing(pulumi_mocks: Harness, ec2: Any) -> None:
+    _, done = _build(resolve_node_pools(stack("staging"), ec2))
+
+    def check(_: Any) -> None:
+        assert not any(pulumi_mocks.monitor.protect.values())
+        assert "deletionProtection" not in _inputs(pulumi_mocks, "eks:index:Cluster", "kaistack-eks")
+
+    return done.apply(check)
+
+
+@pulumi.runtime.test
+def test_kubeconfig_is_a_secret_with_the_region(pulumi_mocks: Harness, ec2: Any) -> None:
+    cluster, done = _build(resolve_node_pools(stack("prod"), ec2))
+
+    def check(args: Any) -> None:
+        _, kubeconfig, is_secret = args
+        assert is_secret
+        exec_args = json.loads(kubeconfig)["users"][0]["user"]["exec"]["args"]
+        assert exec_args[:2] == ["--region", REGION]
+        provider = _inputs(pulumi_mocks, "pulumi:providers:kubernetes", "kaistack-k8s")
+        assert provider["kubeconfig"][SECRET_SIG]  # handed to the provider still marked secret
+
+    is_secret = pulumi.Output.from_input(cluster.kubeconfig.is_secret())
+    return pulumi.Output.all(done, cluster.kubeconfig, is_secret).apply(check)
+
+
+@pulumi.runtime.test
+def test_children_are_parented_to_the_component(pulumi_mocks: Harness, ec2: Any) -> None:
+    _, done = _build(resolve_node_pools(stack("staging"), ec2))
+
+    def check(_: Any) -> None:
+        parents = pulumi_mocks.monitor.parents
+        children = {
+            k: v for k, v in parents.items() if k[0] not in ("kaistack:index:EksCluster", "pulumi:pulumi:Stack")
+        }
+        assert children
+        assert all("kaistack:index:EksCluster::kaistack" in p for p in children.values()), children
+
+    return done.apply(check)
+
+
+@pulumi.runtime.test
+def test_storage_for_vcluster(pulumi_mocks: Harness, ec2: Any) -> None:
+    """EBS CSI driver (Pod Identity) and a default gp3 StorageClass, so vCluster's PVC binds."""
+    _, done = _build(resolve_node_pools(stack("staging"), ec2))
+
+    def check(_: Any) -> None:
+        addons = {a.inputs["addonName"]: a.inputs for a in pulumi_mocks.mocks.of_type("aws:eks/addon:Addon")}
+        assert set(addons) == {"eks-pod-identity-agent", "aws-ebs-csi-driver"}
+        assert addons["aws-ebs-csi-driver"]["podIdentityAssociations"][0]["serviceAccount"] == "ebs-csi-controller-sa"
+        sc = _inputs(pulumi_mocks, "kubernetes:storage.k8s.io/v1:StorageClass", "kaistack-gp3")
+        assert sc["provisioner"] == "ebs.csi.aws.com"
+        assert sc["metadata"]["annotations"] == {"storageclass.kubernetes.io/is-default-class": "true"}
+
+    return done.apply(check)
+
+
+# --- the network ------------------------------------------------------------------------------------
+
+
+@pulumi.runtime.test
+def test_prod_nodes_sit_in_private_subnets_behind_one_nat(pulumi_mocks: Harness, ec2: Any) -> None:
+    _, done = _build(resolve_node_pools(stack("prod"), ec2))
+
+    def check(_: Any) -> None:
+        assert len(pulumi_mocks.mocks.of_type("aws:ec2/natGateway:NatGateway")) == 1
+        subnets = {s.name: s.inputs for s in pulumi_mocks.mocks.of_type("aws:ec2/subnet:Subnet")}
+        assert sorted(s["availabilityZone"] for s in subnets.values()) == sorted(
+            ["us-west-2a", "us-west-2b", "us-west-2c"] * 2
+        )
+        private = sorted(f"{n}_id" for n in subnets if "-private-" in n)
+        assert sorted(_inputs(pulumi_mocks, NG, "kaistack-h100")["subnetIds"]) == private
+
+    return done.apply(check)
+
+
+@pulumi.runtime.test
+def test_staging_nodes_use_public_subnets_without_nat(pulumi_mocks: Harness, ec2: Any) -> None:
+    _, done = _build(resolve_node_pools(stack("staging"), ec2))
+
+    def check(_: Any) -> None:
+        assert not pulumi_mocks.mocks.of_type("aws:ec2/natGateway:NatGateway")
+        subnets = pulumi_mocks.mocks.of_type("aws:ec2/subnet:Subnet")
+        assert [s.inputs["mapPublicIpOnLaunch"] for s in subnets] == [True, True]
+        assert sorted(_inputs(pulumi_mocks, NG, "kaistack-l4")["subnetIds"]) == sorted(f"{s.name}_id" for s in subnets)
+
+    return done.apply(check)
+
+
+@pulumi.runtime.test
+def test_existing_vpc_creates_no_network(pulumi_mocks: Harness, ec2: Any) -> None:
+    raw = eks_raw()
+    raw["cluster"]["eks"] = {"region": REGION, "vpcId": "vpc-0abc", "subnetIds": ["subnet-1", "subnet-2"]}
+    _, done = _build(resolve_node_pools(eks_config(raw), ec2))
+
+    def check(_: Any) -> None:
+        assert not [r for r in pulumi_mocks.mocks.resources if r.typ.startswith("aws:ec2/")]
+        cluster = _inputs(pulumi_mocks, "eks:index:Cluster", "kaistack-eks")
+        assert (cluster["vpcId"], cluster["subnetIds"]) == ("vpc-0abc", ["subnet-1", "subnet-2"])
+
+    return done.apply(check)
+
+
+# --- refusals and helpers ---------------------------------------------------------------------------
+
+
+@pulumi.runtime.test  # also awaits the root Stack's registration the fixture started
+def test_a_different_aws_region_is_refused(pulumi_mocks: Harness, ec2: Any) -> None:
+    config = resolve_node_pools(stack("staging"), ec2)
+    pulumi.runtime.set_all_config({"aws:region": "eu-west-1"})
+    with pytest.raises(pulumi.RunError, match=r"aws:region is 'eu-west-1' but kaistack:cluster\.eks\.region"):
+        EksCluster("kaistack", config)
+
+
+@pulumi.runtime.test
+def test_unresolved_pools_are_refused(pulumi_mocks: Harness, no_aws: None) -> None:
+    with pytest.raises(pulumi.RunError, match=r"not resolved \(kaistack:cluster\.nodePools\[0\]\)"):
+        EksCluster("kaistack", eks_config())
+
+
+def test_kubeconfig_with_region_keeps_an_existing_region() -> None:
+    doc = {"users": [{"user": {"exec": {"command": "aws", "args": ["--region", "eu-west-1", "eks", "get-token"]}}}]}
+    assert json.loads(kubeconfig_with_region(json.dumps(doc), REGION)) == doc
+
+
+@pytest.mark.parametrize(
+    ("zones", "expected_public", "expected_private"),
+    [
+        (2, ["10.0.0.0/18", "10.0.64.0/18"], ["10.0.128.0/18", "10.0.192.0/18"]),
+        (3, ["10.0.0.0/19", "10.0.32.0/19", "10.0.64.0/19"], ["10.0.96.0/19", "10.0.128.0/19", "10.0.160.0/19"]),
+    ],
+)
+def test_subnet_cidrs_do_not_overlap(zones: int, expected_public: list[str], expected_private: list[str]) -> None:
+    assert subnet_cidrs("10.0.0.0/16", zones) == (expected_public, expected_private)
