@@ -15,19 +15,23 @@ Read-only checks against the Kubernetes API (`kaistack.kube_client`):
 - `gpu-group`: fractional pods carry a `runai-gpu-group` label, and under `placementStrategy: binpack`
   no two GPU groups on one node hold fractions that would fit on one GPU together. KAI's gpupack opens
   a new group only when the pod fits no existing one, so (without pod departures) any two groups on a
-  node sum to more than one GPU; a pair that fits together means the pods were spread.
+  node sum to more than one GPU; a pair that fits together means the pods were spread. When the
+  placement checker is available, the live groups (as multisets of workload names) must also equal
+  the ones it plans (`kaistack.capacity.plan` + `placement.simulate`); nodes are not compared, since
+  the checker's node names are its own.
 - `vcluster-owner-refs`: pods synced from each tenant's vCluster carry no ownerReferences
   (`experimental.syncSettings.setOwner: false`, vcluster-and-gpu.md §1.1).
 """
 
 from __future__ import annotations
 
+import importlib
 import math
 import os
 import re
 import shutil
 import subprocess
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -172,7 +176,7 @@ def verify_stack(
     with progress.step(f"checking {len(config.workloads)} workloads"):
         pods = _WorkloadPods(config, client)
         report.results += check_workloads(config, pods)
-        report.results += check_gpu_groups(config, client, pods)
+        report.results += check_gpu_groups(config, client, pods, expected_gpu_groups(config))
     with progress.step(f"checking {len(config.tenants)} vClusters' synced pods"):
         report.results += check_vcluster_owner_refs(config, client)
     return report
@@ -298,14 +302,47 @@ def check_workloads(config: StackConfig, pods: _WorkloadPods) -> list[CheckResul
     return results
 
 
-def check_gpu_groups(config: StackConfig, client: KubeClient, pods: _WorkloadPods) -> list[CheckResult]:
+def expected_gpu_groups(config: StackConfig) -> Counter[tuple[str, ...]] | None:
+    """The placement checker's shared GPUs: one sorted tuple of workload names per GPU group.
+
+    None when the checker (kaistack.capacity + placement) is not available.
+    """
+    try:
+        capacity = importlib.import_module("kaistack.capacity")
+        from placement.simulation import simulate  # the submodule: robust to a stale editable install
+    except ImportError:
+        return None
+    plan = capacity.plan(config)
+    result = simulate(plan.snapshot, placement=plan.placement)
+    workload_of = {f"{ref.job}-{ref.task_index}": wp.workload.name for wp in plan.workloads for ref in wp.pods}
+    return Counter(
+        tuple(sorted(workload_of.get(task, task) for task in device.tasks))
+        for node in result.nodes.values()
+        for device in node.devices
+        if device.shared
+    )
+
+
+def check_gpu_groups(
+    config: StackConfig,
+    client: KubeClient,
+    pods: _WorkloadPods,
+    expected: Counter[tuple[str, ...]] | None = None,
+) -> list[CheckResult]:
     sharing = [w for w in config.workloads if w.shares_gpu and w.pod_count]
     if not sharing:
         return []
     results = []
     declared_uids: dict[str, str] = {}
+    live_groups: dict[str, list[str]] = defaultdict(list)
+    all_placed = True
     for work in sharing:
-        placed = [p for p in pods.of(work) if (p.get("spec") or {}).get("nodeName")]
+        matched = pods.of(work)
+        placed = [p for p in matched if (p.get("spec") or {}).get("nodeName")]
+        all_placed = all_placed and len(placed) >= work.pod_count
+        for pod in placed:
+            for group in _gpu_groups(pod):
+                live_groups[group].append(work.name)
         unlabelled = [p for p in placed if not _gpu_groups(p)]
         subject = work.name if work.tenant is None else f"{work.tenant}/{work.name}"
         if unlabelled:
@@ -358,7 +395,19 @@ def check_gpu_groups(config: StackConfig, client: KubeClient, pods: _WorkloadPod
         else:
             shown = ", ".join(f"{g[:8]}: {_num(loads[g]) if loads[g] is not None else '?'} GPU" for g in ordered)
             results.append(CheckResult("gpu-group", f"node {node}", True, f"{len(groups)} GPU groups ({shown})"))
+    if expected is not None and all_placed:
+        actual = Counter(tuple(sorted(names)) for names in live_groups.values())
+        ok = actual == expected
+        detail = f"GPU groups as the checker planned: {_show_groups(expected)}"
+        if not ok:
+            detail = f"checker plans {_show_groups(expected)}; cluster has {_show_groups(actual)}"
+        results.append(CheckResult("gpu-group", "placement checker", ok, detail))
     return results
+
+
+def _show_groups(groups: Counter[tuple[str, ...]]) -> str:
+    shown = sorted(" + ".join(names) for names, n in groups.items() for _ in range(n))
+    return ", ".join(f"[{g}]" for g in shown) or "none"
 
 
 def check_vcluster_owner_refs(config: StackConfig, client: KubeClient) -> list[CheckResult]:

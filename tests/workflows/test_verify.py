@@ -153,22 +153,49 @@ def test_omitted_queue_limit_counts_as_zero(project, fake_kube, capsys):
 
 
 def test_fractional_pods_on_different_gpu_groups_fail(project, fake_kube, capsys):
-    """Two 0.5 shares on one node in two GPU groups: binpack would have put them on one GPU."""
+    """Two 0.5 shares on one node in two GPU groups: binpack (and the checker) put them on one GPU."""
     pod = fake_kube.pod(ML_PODS, "infer-7c9d8b6f4-q9m4z")
     pod["metadata"]["labels"]["runai-gpu-group"] = "c1d2e3f4-0000-4b4b-8c8c-123456789abc"
     code, report = _verify(project, fake_kube, capsys)
     assert code == 1
-    assert _failed(report) == [("gpu-group", "node kaistack-dev-worker")]
+    assert _failed(report) == [("gpu-group", "node kaistack-dev-worker"), ("gpu-group", "placement checker")]
     assert "fit one GPU but are on two" in _detail(report, "gpu-group", "node kaistack-dev-worker")
+    assert _detail(report, "gpu-group", "placement checker") == (
+        "checker plans [infer + infer], [notebook]; cluster has [infer], [infer], [notebook]"
+    )
 
 
-def test_fractional_groups_that_cannot_merge_pass(project, fake_kube, capsys):
-    """Two groups on one node whose shares exceed one GPU together are what binpack produces: pass."""
-    pod = fake_kube.pod(ML_PODS, "infer-7c9d8b6f4-q9m4z")
-    pod["metadata"]["labels"]["runai-gpu-group"] = "c1d2e3f4-0000-4b4b-8c8c-123456789abc"
-    pod["metadata"]["annotations"]["gpu-fraction"] = "0.75"
+def test_gpu_groups_match_the_placement_checker(project, fake_kube, capsys):
+    """Healthy: the live GPU groups are the checker's, as multisets of workload names."""
+    code, report = _verify(project, fake_kube, capsys)
+    assert code == 0
+    assert _detail(report, "gpu-group", "placement checker") == (
+        "GPU groups as the checker planned: [infer + infer], [notebook]"
+    )
+
+
+def test_groups_on_one_node_that_cannot_merge_pass(project, fake_kube, capsys):
+    """notebook's group next to infer's full GPU on one node: together above one GPU, as binpack leaves them."""
+    pod = fake_kube.pod(ML_PODS, "notebook")
+    pod["spec"]["nodeName"] = "kaistack-dev-worker"
     code, report = _verify(project, fake_kube, capsys)
     assert (code, _failed(report)) == (0, [])
+    assert _detail(report, "gpu-group", "node kaistack-dev-worker").startswith("2 GPU groups")
+
+
+def test_unrelated_pod_in_a_group_counts_toward_its_load(project, fake_kube, capsys):
+    """Another team's 0.6 share in notebook's group makes it too full to merge with a 0.5 group."""
+    notebook = fake_kube.pod(ML_PODS, "notebook")
+    other = json.loads(json.dumps(notebook))
+    other["metadata"] |= {"name": "other-team-pod", "namespace": "other", "uid": "0d6c0c1e-aaaa-4bbb-8ccc-000000000001"}
+    other["metadata"]["labels"] = {"runai-gpu-group": notebook["metadata"]["labels"]["runai-gpu-group"]}
+    other["metadata"]["annotations"] = {"gpu-fraction": "0.6"}
+    fake_kube.items("/api/v1/pods").append(other)
+    fake_kube.pod(ML_PODS, "infer-7c9d8b6f4-q9m4z")["spec"]["nodeName"] = "kaistack-dev-worker2"
+    fake_kube.pod(ML_PODS, "infer-7c9d8b6f4-q9m4z")["metadata"]["labels"]["runai-gpu-group"] = "c1d2e3f4-0000"
+    _, report = _verify(project, fake_kube, capsys)
+    assert ("gpu-group", "node kaistack-dev-worker2") not in _failed(report)
+    assert _detail(report, "gpu-group", "node kaistack-dev-worker2").startswith("2 GPU groups")
 
 
 def test_fractional_pod_without_gpu_group_label_fails(project, fake_kube, capsys):
