@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from placement.nodes import NodeState
-from placement.tasks import KIND_CPU, KIND_MEMORY, KIND_MIG, KIND_WHOLE, TaskState
+from placement.tasks import KIND_CPU, KIND_MEMORY, KIND_MIG, KIND_WHOLE, TaskRequest, TaskState
 
 if TYPE_CHECKING:
     from placement.session import Session
@@ -31,9 +31,8 @@ __all__ = ["NodeIndex", "exhaustive_order", "ordered_nodes", "share_level"]
 SHARING, AVAILABILITY, RESOURCE_TYPE, MAX_DENSITY = 10000, 1000, 10, 9
 
 
-def share_level(node: NodeState) -> int:
-    """Largest shared-GPU room on the node in 1/100 GPU steps, -1 when no shared GPU has room."""
-    free = node.max_group_free()
+def share_level(node: NodeState, free: int) -> int:
+    """Largest shared-GPU room (`free` MiB) in 1/100 GPU steps, -1 when no shared GPU has room."""
     if free <= 0:
         return -1
     if node.gpu_mem <= 0:
@@ -59,26 +58,34 @@ class _Sorted:
 
 
 class NodeIndex:
-    """Clean GPU nodes by idle whole GPUs, and by shared-GPU room; every other node is 'dirty'."""
+    """Clean GPU nodes by idle whole GPUs, and by shared-GPU room; every other node is 'dirty'.
+
+    Shared-GPU room is indexed per GPU memory size in 1/100 GPU levels, so a request's threshold is
+    exact within each size and only nodes at the boundary level need checking.
+    """
 
     def __init__(self, nodes: dict[str, NodeState]) -> None:
         self.nodes = nodes
         self.whole: dict[int, _Sorted] = {}
-        self.share: dict[int, dict[int, _Sorted]] = {}
-        self.level_count = [0] * 101
+        self.share: dict[int, dict[tuple[int, int], _Sorted]] = {}
+        self.level_count: dict[int, list[int]] = {}
         self.dirty: set[str] = set()
-        self.where: dict[str, tuple[bool, int, int]] = {}
+        self.where: dict[str, tuple[bool, int, int, int]] = {}
         # Non-allocated (idle + releasing) whole GPUs per node and in total, for fail-fast checks.
         self.free: dict[str, int] = {}
         self.free_total = 0
+        # Largest shared-GPU room per clean node (MiB).
+        self.room: dict[str, int] = {}
         for node in nodes.values():
             self.update(node)
             node.on_change = self.update
 
-    def _locate(self, node: NodeState) -> tuple[bool, int, int]:
+    def _locate(self, node: NodeState) -> tuple[bool, int, int, int]:
         if node.has_releasing():
-            return (True, 0, -1)
-        return (False, int(node.idle_gpus), share_level(node))
+            return (True, 0, 0, -1)
+        room = node.max_group_free() if node.sh_used else 0
+        self.room[node.name] = room
+        return (False, int(node.idle_gpus), node.gpu_mem, share_level(node, room))
 
     def update(self, node: NodeState) -> None:
         if node.alloc_gpus <= 0 and not node.mig_enabled:
@@ -95,36 +102,44 @@ class NodeIndex:
         self._insert(node.name, new)
         self.where[node.name] = new
 
-    def _insert(self, name: str, place: tuple[bool, int, int]) -> None:
-        dirty, idle, level = place
+    def _insert(self, name: str, place: tuple[bool, int, int, int]) -> None:
+        dirty, idle, memory, level = place
         if dirty:
             self.dirty.add(name)
             return
         if idle > 0:
             self.whole.setdefault(idle, _Sorted()).add(name)
         if level >= 0:
-            self.share.setdefault(idle, {}).setdefault(level, _Sorted()).add(name)
-            self.level_count[level] += 1
+            self.share.setdefault(idle, {}).setdefault((memory, level), _Sorted()).add(name)
+            self.level_count.setdefault(memory, [0] * 101)[level] += 1
 
-    def _remove(self, name: str, place: tuple[bool, int, int]) -> None:
-        dirty, idle, level = place
+    def _remove(self, name: str, place: tuple[bool, int, int, int]) -> None:
+        dirty, idle, memory, level = place
         if dirty:
             self.dirty.discard(name)
             return
         if idle > 0:
             self.whole[idle].discard(name)
         if level >= 0:
-            self.share[idle][level].discard(name)
-            self.level_count[level] -= 1
+            self.share[idle][(memory, level)].discard(name)
+            self.level_count[memory][level] -= 1
 
     def free_whole_gpus(self) -> int:
         return self.free_total
 
-    def max_level(self) -> int:
-        for level in range(100, -1, -1):
-            if self.level_count[level]:
-                return level
-        return -1
+    def share_thresholds(self, req: TaskRequest) -> dict[int, int]:
+        """Per GPU memory size, the lowest room level a node needs; sizes where no node has it are left out."""
+        out: dict[int, int] = {}
+        for memory, counts in self.level_count.items():
+            if memory <= 0:
+                lowest = 0
+            elif req.kind == KIND_MEMORY:
+                lowest = req.gpu_memory * 100 // memory
+            else:
+                lowest = int(req.portion * memory) * 100 // memory
+            if lowest <= 100 and any(counts[lowest:]):
+                out[memory] = lowest
+        return out
 
     def clean_whole(self, minimum: int) -> Iterator[NodeState]:
         """Clean nodes with at least `minimum` idle GPUs, fewest idle first, then by name."""
@@ -132,11 +147,14 @@ class NodeIndex:
             for name in self.whole[idle].items:
                 yield self.nodes[name]
 
-    def clean_shared(self, lowest_level: int) -> Iterator[NodeState]:
-        """Clean nodes with shared-GPU room of at least `lowest_level`, by idle GPUs then name."""
+    def clean_shared(self, thresholds: dict[int, int]) -> Iterator[NodeState]:
+        """Clean nodes whose shared-GPU room reaches the threshold of their GPU size, by idle GPUs then name."""
         for idle in sorted(self.share):
-            levels = self.share[idle]
-            lists = [levels[lv].items for lv in levels if lv >= lowest_level and levels[lv].items]
+            lists = [
+                bucket.items
+                for (memory, level), bucket in self.share[idle].items()
+                if bucket.items and memory in thresholds and level >= thresholds[memory]
+            ]
             if not lists:
                 continue
             names = lists[0] if len(lists) == 1 else heapq.merge(*lists)
@@ -241,16 +259,13 @@ def _clean_order(ssn: Session, task: TaskState) -> Iterator[tuple[int, float, st
     # Shared GPU request: first nodes with a shared GPU it fits on, then nodes with a free whole GPU.
     sharing = SHARING if ssn.gpu_sharing_order else 0
     seen: set[str] = set()
-    if req.kind == KIND_MEMORY:
-        largest = max(ssn.max_gpu_mem or 0, 1)
-        lowest = max(0, req.gpu_memory * 100 // largest - 1)
-    else:
-        lowest = max(0, math.floor(req.portion * 100) - 1)
     shared_first: list[tuple[int, float, str, NodeState]] = []
-    if index.max_level() >= lowest:
-        for node in index.clean_shared(lowest):
+    thresholds = index.share_thresholds(req)
+    if thresholds:
+        room = index.room
+        for node in index.clean_shared(thresholds):
             gmem = node.request_memory(req)
-            if node.max_group_free() >= gmem and node.fits(task, releasing=False):
+            if room[node.name] >= gmem and node.fits(task, releasing=False):
                 seen.add(node.name)
                 item = (-(sharing + AVAILABILITY), float(node.idle_gpus), node.name, node)
                 if sharing:

@@ -271,7 +271,7 @@ class NodeState:
     def add(self, task: TaskState, status: str, groups: list[str]) -> Entry:
         entry = Entry(task, status, groups, self)
         self.entries[task.name] = entry
-        if status == RELEASING or status == PIPELINED:
+        if status in (RELEASING, PIPELINED):
             self.n_moving += 1
         self._track(entry, 1)
         if entry.shared:

@@ -187,10 +187,12 @@ def allocate_job(
     if record and _short_of_whole_gpus(ssn, to_allocate):
         job.reason = ("placement", to_allocate[0], 0, len(to_allocate))
         return False
+    checkpoint = stmt.checkpoint()
     for i, task in enumerate(to_allocate):
         if not allocate_task(ssn, stmt, task, pipeline_only, nodes):
             if record:
                 job.reason = ("placement", task, i, len(to_allocate))
+            stmt.rollback(checkpoint)
             return False
     return True
 

@@ -57,21 +57,55 @@ class _ShareTie:
         return self.creation < other.creation
 
 
+def _base_values(ssn: Session, queue: QueueState) -> tuple:
+    """The job-independent part of a queue's order key, cached until its allocation changes."""
+    cached = queue._key_cache
+    if cached is not None and cached[0] == queue.version:
+        return cached
+    alloc, fair = queue.alloc, queue.fair
+    over = fair[0] < alloc[0] and fair[1] < alloc[1] and fair[2] < alloc[2]
+    allocatable = queue.allocatable
+    # Per resource: the divisor of the dominant share, or None for the "no share" x1000 penalty.
+    divisors = []
+    for r in range(3):
+        a = allocatable[r]
+        if a == UNLIMITED:
+            a = ssn.total[r]
+        divisors.append(a if a != 0 else None)
+    drf_without = _dominant_share(alloc, allocatable, ssn.total)
+    cached = (queue.version, over, -queue.priority, drf_without, _ShareTie(allocatable, queue.creation), divisors)
+    queue._key_cache = cached
+    return cached
+
+
 def queue_values(ssn: Session, queue: QueueState, extra: Sequence[float], minus: Sequence[float]) -> tuple:
     """GetQueueOrderResult as a sort key (smaller is better) for a queue with a job of `extra` resources.
 
     `minus` is the allocation of victims already taken from the queue (victim order only).
     """
-    alloc, fair = queue.alloc, queue.fair
-    over = fair[0] < alloc[0] and fair[1] < alloc[1] and fair[2] < alloc[2]
-    with_job = [alloc[0] + extra[0], alloc[1] + extra[1], alloc[2] + extra[2]]
-    starved = less_equal(with_job, queue.deserved)
-    allocatable = queue.allocatable
-    violation = any(allocatable[r] == 0 and with_job[r] > 0 for r in range(3))
-    drf_values = [with_job[r] - minus[r] for r in range(3)]
-    drf_with = _dominant_share(drf_values, allocatable, ssn.total)
-    drf_without = _dominant_share(alloc, allocatable, ssn.total)
-    return (over, not starved, -queue.priority, violation, drf_with, drf_without, _ShareTie(allocatable, queue.creation))
+    _, over, priority, drf_without, tie, divisors = _base_values(ssn, queue)
+    alloc, deserved = queue.alloc, queue.deserved
+    starved = True
+    violation = False
+    drf_with = 0.0
+    for r in range(3):
+        value = alloc[r] + extra[r]
+        d = deserved[r]
+        if starved and d != UNLIMITED and (value == UNLIMITED or value > d):
+            starved = False
+        divisor = divisors[r]
+        if divisor is None:
+            if value > 0:
+                violation = True
+            share = (value - minus[r]) * 1000
+        else:
+            share = (value - minus[r]) / divisor
+        if share > drf_with:
+            drf_with = share
+    if violation:
+        # penalizeZeroShare looks at allocatable shares of exactly 0, not at unlimited ones.
+        violation = any(queue.allocatable[r] == 0 and alloc[r] + extra[r] > 0 for r in range(3))
+    return (over, not starved, priority, violation, drf_with, drf_without, tie)
 
 
 class _QNode:
@@ -96,8 +130,18 @@ class JobsOrder:
         self.root: list = []
         self.qnodes: dict[str, _QNode] = {}
         self._seq = itertools.count()
+        # Build each leaf's heap in one go, then link leaves with keys computed from their best job.
+        by_leaf: dict[str, list] = {}
         for job in jobs:
-            self.push(job)
+            queue = job.queue
+            if queue is not None and queue.is_leaf:
+                by_leaf.setdefault(queue.name, []).append((job.order_key(), job))
+        for name, entries in by_leaf.items():
+            heapq.heapify(entries)
+            leaf = _QNode(entries[0][1].queue, None, True)
+            leaf.heap = entries
+            self.qnodes[name] = leaf
+            self._link(leaf)
 
     def __bool__(self) -> bool:
         return bool(self.root)

@@ -22,20 +22,24 @@ class QueueState:
     """One queue. `fair`/`alloc`/`alloc_np`/`request` are [cpu, memory, gpu] lists updated in place."""
 
     __slots__ = (
-        "allocatable",
+        "_key_cache",
         "alloc",
         "alloc_np",
+        "allocatable",
         "children",
         "creation",
         "deserved",
         "fair",
+        "guaranteed",
         "limit",
+        "limited",
         "name",
         "parent",
         "path",
         "priority",
         "request",
         "spec",
+        "version",
         "weight",
     )
 
@@ -55,12 +59,18 @@ class QueueState:
             float(spec.memory.over_quota_weight),
             float(spec.gpu.over_quota_weight),
         ]
+        # (resource, value) pairs the capacity gates check: limits and quotas that are not -1.
+        self.limited = [(r, v) for r, v in enumerate(self.limit) if v != UNLIMITED]
+        self.guaranteed = [(r, v) for r, v in enumerate(self.deserved) if v != UNLIMITED]
         self.fair = [0.0, 0.0, 0.0]
         self.alloc = [0.0, 0.0, 0.0]
         self.alloc_np = [0.0, 0.0, 0.0]
         self.request = [0.0, 0.0, 0.0]
         self.allocatable = [0.0, 0.0, 0.0]
         self.path: list[QueueState] = [self]
+        # Bumped whenever `alloc` changes, so queue-order keys can be cached per allocation state.
+        self.version = 0
+        self._key_cache: tuple | None = None
 
     @property
     def is_leaf(self) -> bool:
@@ -87,6 +97,7 @@ class QueueState:
         """Add (or with sign -1 remove) a task's accepted resources here and in every ancestor."""
         cpu, mem, gpu = vector[0] * sign, vector[1] * sign, vector[2] * sign
         for q in self.path:
+            q.version += 1
             a = q.alloc
             a[0] += cpu
             a[1] += mem
@@ -177,12 +188,9 @@ class CapacityFailure:
 def over_limit(queue: QueueState, requested: Sequence[float]) -> CapacityFailure | None:
     """resultsOverLimit: any resource with a limit whose allocated + requested exceeds it, leaf to root."""
     for q in queue.path:
-        for r in range(3):
-            limit = q.limit[r]
+        for r, limit in q.limited:
             req = requested[r]
-            if limit == UNLIMITED or req == 0:
-                continue
-            if limit < q.alloc[r] + req:
+            if req != 0 and limit < q.alloc[r] + req:
                 return CapacityFailure("over-limit", q.name, r, limit, q.alloc[r], req)
     return None
 
@@ -190,12 +198,9 @@ def over_limit(queue: QueueState, requested: Sequence[float]) -> CapacityFailure
 def over_quota(queue: QueueState, requested: Sequence[float]) -> CapacityFailure | None:
     """resultsWithNonPreemptibleOverQuota: non-preemptible work never exceeds deserved, at any level."""
     for q in queue.path:
-        for r in range(3):
-            deserved = q.deserved[r]
+        for r, deserved in q.guaranteed:
             req = requested[r]
-            if deserved == UNLIMITED or req == 0:
-                continue
-            if deserved < q.alloc_np[r] + req:
+            if req != 0 and deserved < q.alloc_np[r] + req:
                 return CapacityFailure("over-quota", q.name, r, deserved, q.alloc_np[r], req)
     return None
 

@@ -31,7 +31,7 @@ class Resources:
         return cls(gpu=vector[2], cpu_millis=vector[0], memory_mb=memory)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TaskResult:
     """One pod after the simulation. `gpus` counts fractions (a gpu-memory pod: its share on its node)."""
 
@@ -174,12 +174,15 @@ def build_result(ssn: Session, cycles: int) -> Result:
             statuses=tuple(t.status for t in job.tasks),
         )
     queues = {name: _queue_result(q) for name, q in ssn.queues.items()}
-    nodes = {node.name: _node_result(node, tasks) for node in ssn.node_list}
+    by_node: dict[str, list[TaskResult]] = {}
+    for t in tasks.values():
+        if t.node is not None:
+            by_node.setdefault(t.node, []).append(t)
+    nodes = {node.name: _node_result(node, by_node.get(node.name, [])) for node in ssn.node_list}
     return Result(tasks=tasks, jobs=jobs, queues=queues, nodes=nodes, cycles=cycles, _session=ssn)
 
 
-def _node_result(node, tasks: dict[str, TaskResult]) -> NodeResult:
-    on_node = [t for t in tasks.values() if t.node == node.name]
+def _node_result(node, on_node: list[TaskResult]) -> NodeResult:
     shared: dict[str, list[str]] = {}
     devices: list[GpuResult] = []
     serial = 0

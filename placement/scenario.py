@@ -122,10 +122,7 @@ def load_scenario(path: str | Path) -> Scenario:
     except OSError as err:
         raise ScenarioError(f"{path}: cannot read file: {err.strerror or err}") from err
     try:
-        if path.suffix.lower() == ".json":
-            document = json.loads(text)
-        else:
-            document = yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader
+        document = json.loads(text) if path.suffix.lower() == ".json" else yaml.load(text, Loader=_LOADER)
     except (ValueError, yaml.YAMLError) as err:
         raise ScenarioError(f"{source}: not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {err}") from err
     return parse_scenario(document, source)

@@ -65,6 +65,8 @@ class Session:
         self.max_gpu_mem: int | None = None
         self.index: NodeIndex | None = None
         self.cycle = 0
+        # Committed statements that changed something; a cycle that commits none changes nothing.
+        self.commits = 0
 
     # ---- cycle start -----------------------------------------------------------------------------
 

@@ -219,8 +219,7 @@ class JobSolver:
         nodes = list(feasible.values())
         victim_jobs = {t.job.name for t in victims}
         candidates: list = [
-            j for j in ssn.jobs.values()
-            if j is not preemptor.job and (j.name in victim_jobs or j.has_pending())
+            j for j in ssn.jobs.values() if j is not preemptor.job and (j.name in victim_jobs or j.has_pending())
         ]
         order = JobsOrder(ssn, [*candidates, preemptor])
         placed = False

@@ -44,6 +44,8 @@ class Statement:
 
     def commit(self) -> None:
         """Allocated pods start binding; evictions become real (no longer re-placeable this cycle)."""
+        if self.journal:
+            self.ssn.commits += 1
         for task in self.touched:
             if task.status == ALLOCATED:
                 self.ssn.set_status(task, BINDING)
@@ -69,9 +71,7 @@ class Statement:
         update it in place or it moves to a different shared GPU there.
         """
         entry = node.entries.get(task.name)
-        shared_move = (
-            entry is not None and bool(task.groups) and task.req.shared and task.groups != entry.groups
-        )
+        shared_move = entry is not None and bool(task.groups) and task.req.shared and task.groups != entry.groups
         if entry is not None and not update_if_exists and not shared_move:
             task.groups = list(entry.groups)
             return self.unevict(task)

@@ -123,12 +123,12 @@ class TaskState:
 
     __slots__ = ("accepted", "groups", "index", "job", "name", "node", "order", "req", "spec", "status", "virtual")
 
-    def __init__(self, job: JobState, index: int, spec: Task) -> None:
+    def __init__(self, job: JobState, index: int, spec: Task, req: TaskRequest | None = None) -> None:
         self.job = job
         self.index = index
         self.spec = spec
-        self.name = f"{job.name}-{index}"
-        self.req = TaskRequest(spec)
+        self.name = job.name + "-" + str(index)
+        self.req = req if req is not None else TaskRequest(spec)
         self.status = PENDING
         self.node: str | None = None
         self.groups: list[str] = []
@@ -147,6 +147,7 @@ class JobState:
     """A PodGroup during a session, with the counters KAI's job order and gang logic read."""
 
     __slots__ = (
+        "_init_cache",
         "creation",
         "min_member",
         "n_active_alloc",
@@ -162,7 +163,6 @@ class JobState:
         "tasks",
         "tasks_by_order",
         "version",
-        "_init_cache",
     )
 
     def __init__(self, spec: Job, creation: int) -> None:
@@ -174,8 +174,15 @@ class JobState:
         self.preemptible = spec.is_preemptible
         self.min_member = spec.gang_size
         self.creation = creation
-        self.tasks = [TaskState(self, i, t) for i, t in enumerate(spec.tasks)]
-        self.tasks_by_order = sorted(self.tasks, key=lambda t: t.order)
+        # Identical pods of a count-style job share one spec object, so they share one parsed request.
+        requests: dict[int, TaskRequest] = {}
+        self.tasks = []
+        for i, t in enumerate(spec.tasks):
+            req = requests.get(id(t))
+            if req is None:
+                req = requests[id(t)] = TaskRequest(t)
+            self.tasks.append(TaskState(self, i, t, req))
+        self.tasks_by_order = sorted(self.tasks, key=lambda t: t.order) if len(self.tasks) > 1 else self.tasks
         self.n_active_alloc = 0
         self.n_active_used = 0
         self.n_pending = len(self.tasks)
@@ -219,12 +226,14 @@ class JobState:
 
     def tasks_to_allocate(self, real: bool, tasks: list[TaskState] | None = None, min_member: int | None = None):
         """GetTasksToAllocate: minMember minus allocated while below the gang minimum, else one more task."""
+        if tasks is None and len(self.tasks) == 1:
+            task = self.tasks[0]
+            if task.status == PENDING or (not real and task.status == RELEASING and task.virtual):
+                return [task]
+            return []
         minimum = self.min_member if min_member is None else min_member
         pool = self.tasks_by_order if tasks is None else tasks
-        if tasks is None:
-            allocated = self.n_active_alloc
-        else:
-            allocated = sum(1 for t in pool if t.status in ACTIVE_ALLOCATED)
+        allocated = self.n_active_alloc if tasks is None else sum(1 for t in pool if t.status in ACTIVE_ALLOCATED)
         want = 1 if allocated >= minimum else minimum - allocated
         picked: list[TaskState] = []
         for task in pool:
