@@ -1,0 +1,220 @@
+"""`kaistack.capacity`: the stack declaration as KAI would schedule it, and `kaistack check`'s reports."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kaistack.capacity import check, plan
+from kaistack.capacity_html import to_html
+from kaistack.capacity_report import to_json, to_markdown
+from kaistack.config import load_stack, parse_config
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _stack(**overrides: Any) -> dict[str, Any]:
+    """A small kind stack: one node with 2 GPUs of 10000 MiB, a `team` queue with 2 GPUs of quota."""
+    raw: dict[str, Any] = {
+        "cluster": {
+            "provider": "kind",
+            "nodePools": [{"name": "gpu", "count": 1, "gpus": 2, "gpuMemoryMiB": 10000, "cpu": "8", "memory": "32Gi"}],
+        },
+        "gpu": {"mode": "fake"},
+        "queues": [
+            {"name": "org"},
+            {"name": "team", "parent": "org", "resources": {"gpu": {"quota": 2, "limit": 2}}},
+        ],
+        "workloads": [],
+    }
+    raw.update(overrides)
+    return raw
+
+
+def _work(name: str, **fields: Any) -> dict[str, Any]:
+    return {"name": name, "kind": "Pod", "image": "busybox:1.37.0", "queue": "team", **fields}
+
+
+def _verdicts(raw: dict[str, Any]) -> dict[str, Any]:
+    report = check(parse_config(raw))
+    return {w.name: w for w in report.workloads}
+
+
+def test_dev_stack_fits_and_the_two_vllm_servers_share_one_gpu() -> None:
+    """The field guide's 0.7 + 0.2 vLLM pair lands on one shared GPU (KAI gpupack)."""
+    report = check(load_stack(REPO, "dev"), "dev")
+    assert report.ok, report.reasons
+    pods = {w.name: w.pods[0] for w in report.workloads}
+    seven, two = pods["vllm-test-07"], pods["vllm-test-02"]
+    assert (seven.node, seven.gpu_groups) == (two.node, two.gpu_groups)
+    assert len(seven.gpu_groups) == 1
+    gpu = next(g for n in report.nodes if n.name == seven.node for g in n.gpus if g.id == seven.gpu_groups[0])
+    assert sorted(gpu.fractions) == [0.2, 0.7]
+
+
+def test_host_deployment_in_a_zero_quota_queue_stays_pending_as_non_preemptible() -> None:
+    """Deployments default to `inference` (125): non-preemptible jobs never exceed their queue's quota."""
+    raw = _stack(
+        queues=[{"name": "org"}, {"name": "team", "parent": "org", "resources": {"gpu": {"quota": 0}}}],
+        workloads=[_work("api", kind="Deployment", gpu=1)],
+    )
+    api = _verdicts(raw)["api"]
+    assert api.status == "Pending"
+    assert api.priority_class == "inference"
+    assert any("non-preemptible" in r and "quota" in r for r in api.reasons)
+
+
+def test_the_same_deployment_inside_a_tenant_is_a_bare_train_pod_and_runs() -> None:
+    """vCluster syncs pods without owners, so KAI sees bare pods: class `train`, preemptible, over quota allowed."""
+    raw = _stack(
+        queues=[{"name": "org"}, {"name": "team", "parent": "org", "resources": {"gpu": {"quota": 0}}}],
+        tenants=[{"name": "acme", "queues": ["team"]}],
+        workloads=[_work("api", kind="Deployment", gpu=1, tenant="acme")],
+    )
+    api = _verdicts(raw)["api"]
+    assert (api.status, api.priority_class) == ("Running", "train")
+
+
+def test_unlabelled_workload_lands_in_kai_default_queue_whose_quota_zero_blocks_inference() -> None:
+    """No queue label -> `default-queue` (chart default quota 0): the classic silent Pending."""
+    raw = _stack(workloads=[{"name": "api", "kind": "Deployment", "image": "busybox:1.37.0", "cpu": "100m"}])
+    api = _verdicts(raw)["api"]
+    assert api.queue == "default-queue"
+    assert api.status == "Pending"
+    assert any("default-queue" in r or "default-parent-queue" in r for r in api.reasons)
+
+
+def test_queue_gpu_limit_blocks_the_job_that_would_exceed_it() -> None:
+    raw = _stack(workloads=[_work("a", gpu=2), _work("b", gpu=1)])
+    verdicts = _verdicts(raw)
+    assert verdicts["a"].status == "Running"
+    assert verdicts["b"].status == "Pending"
+    assert any("limit" in r for r in verdicts["b"].reasons)
+
+
+def test_fraction_that_fits_no_shared_gpu_reports_fragmentation() -> None:
+    """Two 0.5 pods open two GPUs' worth... then 0.6 fits neither leftover 0.5 and no GPU is free."""
+    workloads = [_work("p1", gpuFraction=0.5), _work("p2", gpuFraction=0.6), _work("p3", gpuFraction=0.6)]
+    raw = _stack(queues=[{"name": "org"}, {"name": "team", "parent": "org"}], workloads=workloads)
+    verdicts = _verdicts(raw)
+    assert verdicts["p3"].status == "Pending"
+    assert any("fits no shared GPU" in r for r in verdicts["p3"].reasons)
+
+
+def test_gpu_memory_request_without_the_memory_label_explains_the_missing_label() -> None:
+    raw = _stack(
+        cluster={"provider": "kind", "nodePools": [{"name": "gpu", "gpus": 2}]},
+        gpu={"mode": "device-plugin"},
+        queues=[{"name": "org"}, {"name": "team", "parent": "org"}],
+        workloads=[_work("m", gpuMemoryMiB=2000)],
+    )
+    m = _verdicts(raw)["m"]
+    assert m.status == "Pending"
+    assert any("nvidia.com/gpu.memory" in r for r in m.reasons)
+
+
+def test_pytorch_gang_larger_than_the_cluster_places_no_pod_at_all() -> None:
+    """All or nothing: a 3-pod gang of 1-GPU pods on 2 GPUs leaves every pod Pending."""
+    raw = _stack(
+        queues=[{"name": "org"}, {"name": "team", "parent": "org"}],
+        workloads=[_work("ddp", kind="PyTorchJob", gpu=1, pytorch={"master": 1, "workers": 2})],
+    )
+    ddp = _verdicts(raw)["ddp"]
+    assert ddp.status == "Pending"
+    assert all(p.node is None for p in ddp.pods)
+    assert len(ddp.pods) == 3
+
+
+def test_plan_expands_deployment_replicas_into_one_podgroup_each_and_pytorchjob_into_one_gang() -> None:
+    raw = _stack(
+        queues=[{"name": "org"}, {"name": "team", "parent": "org"}],
+        workloads=[
+            _work("web", kind="Deployment", replicas=3, cpu="100m"),
+            _work("ddp", kind="PyTorchJob", gpu=1, pytorch={"master": 1, "workers": 3, "minAvailable": 2}),
+        ],
+    )
+    jobs = plan(parse_config(raw)).snapshot.jobs
+    web = [j for j in jobs if j.name.startswith("web")]
+    ddp = [j for j in jobs if j.name.startswith("ddp")]
+    assert [(len(j.tasks), j.min_member, j.priority) for j in web] == [(1, 1, 125)] * 3
+    assert [(len(j.tasks), j.min_member, j.priority) for j in ddp] == [(4, 2, 50)]
+
+
+def test_report_json_has_the_documented_shape_and_gpu_ids_match_between_pods_and_nodes() -> None:
+    data = to_json(check(load_stack(REPO, "dev"), "dev"))
+    assert data["fits"] is True
+    assert {"name", "queue", "status", "reason", "pods"} <= set(data["workloads"][0])
+    assert {"name", "quota", "limit", "fairShare", "allocated"} <= set(data["queues"][0])
+    node_gpus = {(n["name"], g["id"]): g["pods"] for n in data["nodes"] for g in n["gpus"]}
+    for work in data["workloads"]:
+        for pod in work["pods"]:
+            for group in pod["gpuGroups"]:
+                assert pod["name"] in node_gpus[(pod["node"], group)]
+
+
+def test_markdown_and_html_show_pending_workloads_with_their_reason() -> None:
+    raw = _stack(workloads=[_work("a", gpu=2), _work("b", gpu=1)])
+    report = check(parse_config(raw), "over")
+    markdown, html = to_markdown(report), to_html(report)
+    assert markdown.startswith("### ❌ Capacity")
+    assert "**Pending**" in markdown
+    assert "limit" in markdown
+    assert "<!DOCTYPE html>" in html
+    assert "limit" in html
+    assert "<script" not in html
+    assert "http" not in html.split("<body>")[1]
+
+
+# --- the command ------------------------------------------------------------------------------------
+
+
+def _project(tmp_path: Path, raw: dict[str, Any], stack: str = "over") -> Path:
+    (tmp_path / "Pulumi.yaml").write_text("name: kaistack\nruntime: python\n")
+    config = {f"kaistack:{k}": v for k, v in raw.items()}
+    (tmp_path / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump({"config": config}))
+    return tmp_path
+
+
+def _kaistack(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kaistack", *args], capture_output=True, text=True, check=False)
+
+
+def test_check_command_exits_0_on_the_dev_stack() -> None:
+    run = _kaistack("check", "--stack", "dev", "--project", str(REPO))
+    assert run.returncode == 0, run.stderr
+    assert "fits" in run.stdout
+
+
+@pytest.mark.parametrize("form", ["text", "--json", "--markdown"])
+def test_check_command_exits_1_with_reasons_when_work_cannot_fit(tmp_path: Path, form: str) -> None:
+    project = _project(tmp_path, _stack(workloads=[_work("a", gpu=2), _work("b", gpu=1)]))
+    extra = [] if form == "text" else [form]
+    run = _kaistack("check", "--stack", "over", "--project", str(project), *extra)
+    assert run.returncode == 1, run.stderr
+    assert "queue team is over its gpu limit" in run.stdout
+    if form == "--json":
+        data = json.loads(run.stdout)
+        assert data["fits"] is False
+        assert [w["status"] for w in data["workloads"]] == ["Running", "Pending"]
+
+
+def test_check_command_writes_an_html_page(tmp_path: Path) -> None:
+    project = _project(tmp_path, _stack(workloads=[_work("a", gpuFraction=0.5)]))
+    page = tmp_path / "capacity.html"
+    run = _kaistack("check", "--stack", "over", "--project", str(project), "--html", str(page))
+    assert run.returncode == 0, run.stderr
+    assert 'class="slice"' in page.read_text()
+
+
+def test_check_command_on_bad_config_prints_the_key_path_and_exits_2(tmp_path: Path) -> None:
+    project = _project(tmp_path, _stack(workloads=[_work("a", gpu=1, queue="nope")]))
+    run = _kaistack("check", "--stack", "over", "--project", str(project))
+    assert run.returncode == 2
+    assert "kaistack:workloads[0].queue" in run.stderr
+    assert "Traceback" not in run.stderr
