@@ -152,9 +152,16 @@ class JobsOrder:
         return node.heap[0][1]
 
     def _entry(self, node: _QNode) -> tuple:
-        job = self._best_job(node)
-        key = queue_values(self.ssn, node.queue, self.ssn.job_init_resources(job), _ZERO)
-        return (key, next(self._seq), node)
+        best = node
+        while not best.is_leaf:
+            best = best.heap[0][2]
+        job = best.heap[0][1]
+        cached = job._init_cache
+        if cached is not None and cached[0] == job.version:
+            extra = cached[1]
+        else:
+            extra = self.ssn.job_init_resources(job)
+        return (queue_values(self.ssn, node.queue, extra, _ZERO), next(self._seq), node)
 
     def push(self, job: JobState) -> None:
         queue = job.queue
@@ -193,13 +200,15 @@ class JobsOrder:
     def pop(self) -> JobState | None:
         heap = self.root
         leaf = None
+        entry = self._entry
+        heapreplace = heapq.heapreplace
         while leaf is None:
             if not heap:
                 return None
             node = heap[0][2]
             if node.dirty:
                 node.dirty = False
-                heapq.heapreplace(heap, self._entry(node))
+                heapreplace(heap, entry(node))
                 continue
             if node.is_leaf:
                 leaf = node

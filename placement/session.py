@@ -120,16 +120,20 @@ class Session:
             if queue is None:
                 continue
             non_preemptible = not job.preemptible
+            cpu = mem = gpu = 0.0
             for task in job.tasks:
                 if task.status in ALLOCATED_STATUS:
                     queue.add(task.accepted, 1.0, non_preemptible)
                     self._add_request(queue, task.accepted)
                 elif task.status == PENDING:
                     req = task.req
-                    gpu = req.quota_gpus
+                    cpu += req.cpu
+                    mem += req.mem
+                    gpu += req.quota_gpus
                     if req.kind == "memory" and self.min_gpu_mem:
                         gpu += req.memory_fraction(self.min_gpu_mem)
-                    self._add_request(queue, (req.cpu, req.mem, gpu))
+            if job.n_pending:
+                self._add_request(queue, (cpu, mem, gpu))
         top = [q for q in self.queues.values() if q.parent is None]
         set_fair_shares(top, total)
 
