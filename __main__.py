@@ -6,8 +6,19 @@ config stops the program before any resource is registered, with every problem l
 
 import pulumi
 
+from kaistack.capacity import CapacityError, gate
 from kaistack.config import TOP_LEVEL_KEYS, ConfigError, parse_config
 from kaistack.model import StackConfig
+
+
+def capacity_gate(config: StackConfig) -> None:
+    """Refuse, at preview and up alike, a stack whose declared work KAI would leave Pending."""
+    try:
+        report = gate(config, pulumi.get_stack())
+    except CapacityError as err:
+        raise pulumi.RunError(str(err)) from None
+    if report is not None and not report.ok:
+        pulumi.log.warn("\n".join([report.summary(), *report.reasons]))
 
 
 def load_config() -> StackConfig:
@@ -32,6 +43,7 @@ def load_config() -> StackConfig:
 
 
 stack_config = load_config()
+capacity_gate(stack_config)
 
 from components.platform import Platform  # noqa: E402  (only once the config is known to be valid)
 

@@ -323,3 +323,27 @@ def _node_verdict(
     gpus.extend(GpuVerdict(f"gpu{i}", 0.0, False, (), ()) for i in range(len(ordered), node.gpus))
     pods = tuple(pod_name.get(t, t) for t in (computed.tasks if computed else ()))
     return NodeVerdict(node.name, pool, node.gpu_memory_mib, tuple(gpus), pods)
+
+
+class CapacityError(Exception):
+    """The declared work does not fit: raised by `gate` so the program stops before creating anything."""
+
+    def __init__(self, report: CapacityReport) -> None:
+        self.report = report
+        lines = [f"kaistack capacity check failed for stack {report.stack}: {report.summary()}"]
+        lines += [f"  {reason}" for reason in report.reasons]
+        lines.append(
+            "  (kaistack check --stack NAME shows where everything lands; set kaistack:kai.capacityCheck to "
+            "'warn' to deploy anyway, e.g. on an autoscaling cluster)"
+        )
+        super().__init__("\n".join(lines))
+
+
+def gate(config: StackConfig, stack: str) -> CapacityReport | None:
+    """The program's pre-flight: None when skipped, the report when it fits or only warns, else raises."""
+    if config.kai.capacity_check == "off":
+        return None
+    report = check(config, stack)
+    if not report.ok and config.kai.capacity_check == "enforce":
+        raise CapacityError(report)
+    return report

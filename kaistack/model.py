@@ -286,6 +286,9 @@ class KaiConfig(Model):
     memory_isolation: bool = False
     queue_label_key: str = "kai.scheduler/queue"
     default_queues: DefaultQueues = DefaultQueues()
+    # What `pulumi preview/up` does when the placement checker says declared work stays Pending:
+    # fail before creating anything (enforce), log a warning (warn, e.g. an autoscaling cluster), or skip.
+    capacity_check: Literal["enforce", "warn", "off"] = "enforce"
 
     @field_validator("version")
     @classmethod
