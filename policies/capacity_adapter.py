@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from policies.facts import StackFacts
@@ -134,8 +135,15 @@ def _workload(wl: Workload, t: PodTemplate, facts: StackFacts, name: str) -> dic
     return work
 
 
-def declaration(resources: Sequence[Res], s: Settings, facts: StackFacts) -> tuple[dict[str, Any], list[str]]:
-    """The raw `kaistack:` config (camelCase) the checker plans from, and what was left out."""
+@dataclass(frozen=True)
+class Declaration:
+    raw: dict[str, Any]  # `kaistack:` config keys, camelCase, as parse_config reads them
+    origin: dict[str, Res]  # declared workload name -> the resource it came from
+    left_out: list[str]  # workloads the model cannot express, and why
+
+
+def declaration(resources: Sequence[Res], s: Settings, facts: StackFacts) -> Declaration:
+    """The declaration the checker plans from, rebuilt from the stack's resources."""
     from kaistack.model import Workload as WorkloadModel
 
     platform = next((r.props for r in resources if r.type == PLATFORM_TYPE), None)
@@ -167,7 +175,7 @@ def declaration(resources: Sequence[Res], s: Settings, facts: StackFacts) -> tup
     declared_leaves = {q["name"] for q in queues} - {q.get("parent") for q in queues} | defaults
     workloads: list[dict[str, Any]] = []
     left_out: list[str] = []
-    names: set[str] = set()
+    origin: dict[str, Res] = {}
     for res in resources:
         wl = subject(res, s)
         if wl is None or wl.kind not in ("Pod", "Deployment", "Job", "PyTorchJob", "StatefulSet", "ReplicaSet"):
@@ -176,8 +184,8 @@ def declaration(resources: Sequence[Res], s: Settings, facts: StackFacts) -> tup
         if template is None:
             continue
         name = _dns(wl.name)
-        while name in names:
-            name = _dns(f"{name[:58]}-{len(names)}")
+        while name in origin:
+            name = _dns(f"{name[:58]}-{len(origin)}")
         work = _workload(wl, template, facts, name)
         try:
             WorkloadModel.model_validate(work)
@@ -189,7 +197,7 @@ def declaration(resources: Sequence[Res], s: Settings, facts: StackFacts) -> tup
         if queue not in declared_leaves or (tenant and tenant.queues and queue not in tenant.queues):
             left_out.append(f"{wl.describe()} (queue {queue} is not one it may use)")
             continue
-        names.add(name)
+        origin[name] = res
         workloads.append(work)
     kai_config: dict[str, Any] = {"gpuSharing": True, "queueLabelKey": facts.queue_label_key}
     for key in ("version", "placementStrategy"):
@@ -205,29 +213,36 @@ def declaration(resources: Sequence[Res], s: Settings, facts: StackFacts) -> tup
         "tenants": tenants,
         "workloads": workloads,
     }
-    return raw, left_out
+    return Declaration(raw, origin, left_out)
 
 
 def check_capacity(resources: Sequence[Res], s: Settings, facts: StackFacts) -> list[Finding]:
     if not any(r.type == PLATFORM_TYPE for r in resources) and facts.node_pools is None:
         return []  # not a kaistack platform stack: nothing declares capacity
-    raw, left_out = declaration(resources, s, facts)
+    decl = declaration(resources, s, facts)
     from kaistack.config import ConfigError, parse_config
 
     try:
-        config = parse_config(raw, source="the stack's resources")
+        config = parse_config(decl.raw, source="the stack's resources")
     except ConfigError as err:
         raise CheckerUnavailable(f"the stack's resources do not form a declaration the checker reads: {err}") from err
     try:
-        from kaistack import capacity
+        from kaistack.capacity import check
     except ImportError as err:
-        raise CheckerUnavailable(f"the placement checker is not available: {err}") from err
-    check = getattr(capacity, "check", None)
-    if check is None:
-        raise CheckerUnavailable("kaistack.capacity has no check(config) -> report yet; capacity not checked")
+        raise CheckerUnavailable(f"the placement checker (kaistack.capacity.check) is not available: {err}") from err
     report = check(config)
-    if getattr(report, "ok", True):
+    if report.ok:
         return []
     platform = next((r for r in resources if r.type == PLATFORM_TYPE), None)
-    note = f" (not modelled: {'; '.join(left_out)})" if left_out else ""
-    return [Finding(f"{reason}{note}", platform) for reason in getattr(report, "reasons", ())]
+    findings = [
+        Finding(
+            f"{w.kind} {w.name} ({w.where}, queue {w.queue}) would stay {w.status}: "
+            f"{'; '.join(w.reasons) or 'no placement found'}",
+            decl.origin.get(w.name, platform),
+        )
+        for w in report.workloads
+        if w.pending
+    ]
+    if decl.left_out and findings:
+        findings.append(Finding(f"not part of the capacity check: {'; '.join(decl.left_out)}", platform))
+    return findings

@@ -224,7 +224,8 @@ MUTATIONS = {
             i["metadata"]["labels"].pop("kai.scheduler/queue"),
             i["spec"]["template"]["metadata"]["labels"].pop("kai.scheduler/queue"),
         ),
-        {"kai-queue-label"},
+        # default-queue has quota 0, so the inference Deployment also stays Pending.
+        {"kai-queue-label", "kai-capacity"},
     ),
     "legacy queue label": (
         "gpu-pod",
@@ -272,7 +273,20 @@ MUTATIONS = {
         _set_path(("spec", "resources", "gpu", "limit"), 1),
         {"kai-queue-tree"},
     ),
-    "queue block missing": ("queues-test", _delete_path(("spec", "resources", "memory")), {"kai-queue-tree"}),
+    # An omitted block is limit 0 to KAI, so test's workloads stay Pending too.
+    "queue block missing": (
+        "queues-test",
+        _delete_path(("spec", "resources", "memory")),
+        {"kai-queue-tree", "kai-capacity"},
+    ),
+    "over-capacity workloads": ("vllm-test-07", _set_path(("spec", "replicas"), 10), {"kai-capacity"}),
+    "whole GPUs over the tenant's queue limit": (
+        "gpu-pod",
+        lambda i: [
+            i["spec"]["containers"][0]["resources"][k].update({"nvidia.com/gpu": "3"}) for k in ("requests", "limits")
+        ],
+        {"kai-capacity"},
+    ),
     "tenant uses a host queue": (
         "gpu-pod",
         _set_path(("metadata", "labels", "kai.scheduler/queue"), "test"),

@@ -1,0 +1,126 @@
+"""kai-capacity: the adapter rebuilds the stack's declaration from its resources; the checker judges it."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+from policy_builders import container, deployment, engine, queue, res
+
+from kaistack.config import load_stack, parse_config
+from kaistack.render import RecordedResource, render_stack
+from placement.quantity import cpu_millis, memory_bytes
+from policies.capacity_adapter import declaration
+from policies.facts import StackFacts, facts_from_stack
+from policies.podspec import Res
+from policies.settings import Settings
+from policies.stack_rules import CheckerUnavailable, kai_capacity, stack_facts
+
+ROOT = Path(__file__).resolve().parents[2]
+DELETE = object()
+
+
+@pytest.fixture(scope="module")
+def dev_recorded() -> list[RecordedResource]:
+    return render_stack(ROOT, "dev").resources
+
+
+def _resources(recorded: list[RecordedResource], change: dict[str, Any] | None = None) -> list[Res]:
+    """Engine-proxied resources; `change` maps a name suffix to {dotted.path: value}."""
+    out = []
+    for r in recorded:
+        inputs = copy.deepcopy(r.inputs)
+        for suffix, edits in (change or {}).items():
+            if r.name.endswith(suffix):
+                for path, value in edits.items():
+                    *parents, last = path.split(".")
+                    node = inputs
+                    for key in parents:
+                        node = node[key]
+                    if value is DELETE:
+                        del node[last]
+                    else:
+                        node[last] = value
+        out.append(Res(r.type, r.name, engine(inputs), r.urn, r.parent, r.provider))
+    return out
+
+
+def _facts(resources: list[Res]) -> StackFacts:
+    return stack_facts(resources, facts_from_stack(load_stack(ROOT, "dev")))
+
+
+def test_declaration_rebuilt_from_the_dev_stack_matches_its_config(dev_recorded: list[RecordedResource]) -> None:
+    resources = _resources(dev_recorded)
+    rebuilt = parse_config(declaration(resources, Settings(), _facts(resources)).raw)
+    declared = load_stack(ROOT, "dev")
+
+    def summary(w: Any) -> tuple[Any, ...]:
+        requests = (w.gpu, w.gpu_fraction, w.gpu_memory_mi_b, cpu_millis(w.cpu), memory_bytes(w.memory))
+        return (w.name, w.kind, w.queue, w.tenant, w.pod_count, *requests)
+
+    assert sorted(map(summary, rebuilt.workloads)) == sorted(map(summary, declared.workloads))
+    assert sorted((q.name, q.parent, q.resources) for q in rebuilt.all_queues()) == sorted(
+        (q.name, q.parent, q.resources) for q in declared.all_queues()
+    )
+    assert [p.gpus for p in rebuilt.cluster.node_pools] == [p.gpus for p in declared.cluster.node_pools]
+
+
+def test_dev_stack_fits(dev_recorded: list[RecordedResource]) -> None:
+    resources = _resources(dev_recorded)
+    assert kai_capacity(resources, Settings(), _facts(resources)) == []
+
+
+def test_pending_workloads_are_reported_against_their_resources(dev_recorded: list[RecordedResource]) -> None:
+    resources = _resources(dev_recorded, {"vllm-test-07": {"spec.replicas": 10}})
+    found = kai_capacity(resources, Settings(), _facts(resources))
+    subjects = [f.subject.name for f in found if f.subject is not None]
+    assert "kaistack-workloads-vllm-test-07" in subjects
+    message = next(f.message for f in found if f.subject and f.subject.name.endswith("vllm-test-07"))
+    assert message.startswith("Deployment vllm-test-07 (host, queue test) would stay Partial: fraction 0.7 fits no")
+
+
+def test_omitted_queue_fields_count_as_zero_like_kai(dev_recorded: list[RecordedResource]) -> None:
+    """KAI reads an omitted limit as 0 (kai.md §3): test's workloads can no longer get any memory."""
+    resources = _resources(dev_recorded, {"queues-test": {"spec.resources.memory.limit": DELETE}})
+    found = kai_capacity(resources, Settings(), _facts(resources))
+    assert found
+    assert all("queue test" in f.message for f in found)
+
+
+def test_without_node_pools_the_check_cannot_run() -> None:
+    platform = res("Platform", {"kai": {}})
+    with pytest.raises(CheckerUnavailable, match="no node pools"):
+        kai_capacity([platform], Settings(), StackFacts())
+
+
+def test_stacks_without_a_platform_are_not_checked() -> None:
+    assert kai_capacity([res("Deployment", deployment())], Settings(), StackFacts()) == []
+
+
+def _platform_facts() -> StackFacts:
+    return StackFacts(
+        leaf_queues=frozenset({"team-a"}),
+        node_pools=({"name": "gpu", "count": 1, "gpus": 1, "gpuMemoryMiB": 16000, "cpu": "8", "memory": "32Gi"},),
+    )
+
+
+def test_statefulsets_are_planned_like_jobs() -> None:
+    """KAI groups a StatefulSet as one PodGroup per owner, minMember 1, class train — as a Job."""
+    sts = deployment(name="db")
+    sts["kind"] = "StatefulSet"
+    sts["spec"]["replicas"] = 3
+    resources = [res("StatefulSet", sts), res("Queue", queue("team-a"))]
+    decl = declaration(resources, Settings(), _platform_facts())
+    [work] = decl.raw["workloads"]
+    assert (work["kind"], work["replicas"], work["gpu"]) == ("Job", 3, 1)
+
+
+def test_workloads_the_model_cannot_express_are_left_out_and_named() -> None:
+    both = deployment(name="both", annotations={"gpu-fraction": "0.5"}, containers=[container(gpus=1)])
+    resources = [res("Deployment", both), res("Queue", queue("team-a"))]
+    decl = declaration(resources, Settings(), _platform_facts())
+    assert decl.raw["workloads"] == []
+    assert len(decl.left_out) == 1
+    assert decl.left_out[0].startswith("Deployment/both (")
