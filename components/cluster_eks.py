@@ -116,6 +116,9 @@ class EksCluster(pulumi.ComponentResource):
             access_entries={
                 "nodes": eks.AccessEntryArgs(principal_arn=self.node_role.arn, type=eks.AccessEntryType.EC2_LINUX)
             },
+            # Tenants' vCluster NetworkPolicies (tenants[].isolation.networkPolicy) are only enforced
+            # when the VPC CNI's network policy agent is on; EKS ships it off.
+            vpc_cni_options=eks.VpcCniOptionsArgs(enable_network_policy=True),
             # EKS-side deletion protection backs up Pulumi's protect for prod.
             deletion_protection=settings.protect or None,
             tags=tags,

@@ -125,6 +125,7 @@ def test_cluster_inputs(pulumi_mocks: Harness, ec2: Any) -> None:
             "type": "EC2_LINUX",
         }
         assert len(cluster["publicSubnetIds"]) == len(cluster["privateSubnetIds"]) == 3
+        assert cluster["vpcCniOptions"]["enableNetworkPolicy"] is True
 
     return done.apply(check)
 
