@@ -101,6 +101,10 @@ class Platform(pulumi.ComponentResource):
             t.name: Tenant(f"{name}-{t.name}", config, t, host_provider=self.provider, opts=k8s_opts)
             for t in config.tenants
         }
+        # Host-side admission: synced tenant pods must use KAI, the tenant's queues and valid GPU shares.
+        from components.admission import TenantAdmission
+
+        self.admission = TenantAdmission(f"{name}-admission", config, opts=k8s_opts)
         self.workloads = Workloads(
             f"{name}-workloads",
             config,
