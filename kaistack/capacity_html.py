@@ -18,13 +18,13 @@ h1 { font-size: 1.4rem; } h2 { font-size: 1.1rem; margin-top: 2rem; }
 .nodes { display: flex; flex-wrap: wrap; gap: 1rem; }
 .node { border: 1px solid #d0d7de; border-radius: 8px; padding: .8rem; min-width: 14rem; }
 .node h3 { margin: 0 0 .5rem 0; font-size: .95rem; } .node .pool { color: #656d76; font-weight: normal; }
-.gpus { display: flex; gap: .5rem; align-items: flex-end; }
-.gpu { width: 4.5rem; height: 10rem; border: 2px solid #57606a; border-radius: 4px; display: flex;
+.gpus { display: flex; gap: .8rem; align-items: flex-end; }
+.gpu { width: 7.5rem; height: 10rem; border: 2px solid #57606a; border-radius: 4px; display: flex;
        flex-direction: column-reverse; background: repeating-linear-gradient(45deg, #f6f8fa, #f6f8fa 6px, #eaeef2 6px,
        #eaeef2 12px); overflow: hidden; }
 .slice { color: #fff; font-size: .7rem; text-align: center; overflow: hidden; border-top: 1px solid #fff;
          display: flex; align-items: center; justify-content: center; line-height: 1.1; }
-.gpu-label { text-align: center; font-size: .75rem; color: #656d76; }
+.gpu-label { width: 7.5rem; text-align: center; font-size: .72rem; color: #656d76; }
 table { border-collapse: collapse; margin-top: .5rem; } td, th { border: 1px solid #d0d7de; padding: .3rem .6rem; }
 th { background: #f6f8fa; text-align: left; } .pending { color: #cf222e; font-weight: 600; }
 .cpu-only { color: #656d76; font-size: .8rem; }
