@@ -214,14 +214,14 @@ def lint_objects(objects: Sequence[ManifestObject], facts: StackFacts, settings:
             result.notes.append(f"{policy}: not checked: {err}")
             continue
         for finding in findings:
-            obj = by_urn.get(finding.subject.urn) if finding.subject else None
+            origin = by_urn.get(finding.subject.urn) if finding.subject else None
             result.violations.append(
                 Violation(
                     policy,
-                    obj.file if obj else "-",
-                    obj.document if obj else 0,
-                    obj.kind if obj else "-",
-                    obj.name if obj else "-",
+                    origin.file if origin else "-",
+                    origin.document if origin else 0,
+                    origin.kind if origin else "-",
+                    origin.name if origin else "-",
                     finding.message,
                 )
             )

@@ -163,7 +163,7 @@ def declaration(resources: Sequence[Res], s: Settings, facts: StackFacts) -> Dec
     }
     queues = []
     for q in queue_decls(resources):
-        entry = {"name": q.name, "resources": _queue_resources(q.resources)}
+        entry: dict[str, Any] = {"name": q.name, "resources": _queue_resources(q.resources)}
         if q.parent:
             entry["parent"] = q.parent
         priority = mapping(q.res.props.get("spec")).get("priority")

@@ -52,17 +52,13 @@ class StackFacts:
 def facts_from_stack(config: Any, source: str = "") -> StackFacts:
     """From a kaistack.model.StackConfig (duck-typed so this module imports no pydantic)."""
     fake_mib = config.gpu.fake.gpu_memory_mi_b if config.gpu.mode == "fake" else None
-    memory = tuple(
-        p.gpu_memory_mi_b or fake_mib
-        for p in config.cluster.node_pools
-        if p.gpu_count and (p.gpu_memory_mi_b or fake_mib)
-    )
+    memory = [p.gpu_memory_mi_b or fake_mib for p in config.cluster.node_pools if p.gpu_count]
     return StackFacts(
         leaf_queues=frozenset(config.leaf_queue_names()),
         queue_label_key=config.kai.queue_label_key,
         tenants=tuple(TenantFacts(t.name, t.host_namespace, tuple(t.queues)) for t in config.tenants),
         gpu_sharing=config.kai.gpu_sharing,
-        gpu_memory_mib=tuple(int(m) for m in memory),
+        gpu_memory_mib=tuple(int(m) for m in memory if m),
         node_pools=tuple(p.model_dump(by_alias=True, mode="json") for p in config.cluster.node_pools),
         source=source,
     )

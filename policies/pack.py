@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from functools import cache
 
 from pulumi_policy import (
+    Policy,
     PolicyConfigSchema,
     PolicyResource,
     ReportViolation,
@@ -91,8 +92,8 @@ def stack_policy(name: str, rule: StackRule) -> StackValidationPolicy:
     )
 
 
-def build_policies() -> list[ResourceValidationPolicy | StackValidationPolicy]:
-    out: list[ResourceValidationPolicy | StackValidationPolicy] = []
+def build_policies() -> list[Policy]:
+    out: list[Policy] = []
     for name in POLICY_NAMES:
         if name in RESOURCE_RULES:
             out.append(resource_policy(name, RESOURCE_RULES[name]))

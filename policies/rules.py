@@ -255,8 +255,8 @@ def pod_share(t: PodTemplate, gpu_memory_mib: int | None) -> tuple[float, str] |
     if fraction is not None:
         return float(fraction), f"gpu-fraction {float(fraction):g}"
     if gpu_memory_mib:
-        share = int(memory) / gpu_memory_mib
-        return share, f"gpu-memory {int(memory)} MiB of a {gpu_memory_mib} MiB GPU = {share:.3g}"
+        share = int(str(memory)) / gpu_memory_mib
+        return share, f"gpu-memory {memory} MiB of a {gpu_memory_mib} MiB GPU = {share:.3g}"
     return None  # gpu-memory without a known GPU size: the share depends on the node
 
 

@@ -79,9 +79,13 @@ def run(args: argparse.Namespace) -> int:
 
 def _summary(result: LintResult) -> str:
     flagged = len({(v.file, v.document, v.kind, v.name) for v in result.violations})
-    files = f"{result.files} file{'s' * (result.files != 1)}"
-    errors = f"; {len(result.errors)} error{'s' * (len(result.errors) != 1)}" if result.errors else ""
+    files = _plural(result.files, "file")
+    errors = f"; {_plural(len(result.errors), 'error')}" if result.errors else ""
     if not result.violations:
-        return f"no violations in {result.objects} objects ({files}){errors}"
-    count = len(result.violations)
-    return f"{count} violation{'s' * (count != 1)} in {flagged} of {result.objects} objects ({files}){errors}"
+        return f"no violations in {_plural(result.objects, 'object')} ({files}){errors}"
+    count = _plural(len(result.violations), "violation")
+    return f"{count} in {flagged} of {_plural(result.objects, 'object')} ({files}){errors}"
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' * (count != 1)}"

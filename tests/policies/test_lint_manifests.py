@@ -43,7 +43,7 @@ def test_vllm_deployment_at_its_fraction_passes(capsys: pytest.CaptureFixture[st
     """002's vllm-test-07: gpu-fraction 0.7 and `vllm serve ... --gpu-memory-utilization=0.7`."""
     code, out, _ = _lint(_file("002-vllm-test-07.yaml"), capsys=capsys)
     assert code == 0
-    assert out == "no violations in 1 objects (1 file)\n"
+    assert out == "no violations in 1 object (1 file)\n"
 
 
 def test_gpu_pod_without_queue_label_is_flagged_by_kai_queue_label(capsys: pytest.CaptureFixture[str]) -> None:
