@@ -56,13 +56,21 @@ def no_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
 
 
+# One moto mock for the session, switched on per test without resetting its backends: EC2's
+# instance-type data is read-only here, and reloading it for every test costs ~2 s each.
+_MOTO = moto.mock_aws()
+
+
 @pytest.fixture
 def aws(no_aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """moto's fake AWS with fake credentials, for code that builds its own boto3 client."""
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    with moto.mock_aws():
+    _MOTO.start(reset=False)
+    try:
         yield
+    finally:
+        _MOTO.stop(remove_data=False)
 
 
 @pytest.fixture
