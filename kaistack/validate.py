@@ -54,6 +54,7 @@ class ValidationReport:
     findings: list[Finding] = field(default_factory=list)
     capacity: CapacityVerdict | None = None
     errors: list[str] = field(default_factory=list)  # steps that could not run (render, pack)
+    analyzed: bool = False  # the pack answered for every resource and the stack
     timings: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -90,6 +91,7 @@ class ValidationReport:
             "violations": [f.as_dict() for f in self.findings],
             "capacity": self.capacity.as_dict() if self.capacity else None,
             "errors": self.errors,
+            "analyzed": self.analyzed,
             "timings": {k: round(v, 3) for k, v in self.timings.items()},
         }
 
@@ -101,7 +103,9 @@ class ValidationReport:
         for type_, count in sorted(self.resource_counts.items(), key=lambda kv: (-kv[1], kv[0])):
             lines.append(f"    {count:>5}  {type_}")
         lines.append(f"  policies: {len(self.policies)} from {self.pack or 'the policy pack'}, all MANDATORY")
-        if self.findings:
+        if not self.analyzed:
+            lines.append("  violations: not analyzed (see errors)")
+        elif self.findings:
             lines.append(f"  violations: {len(self.findings)}")
             lines += [f"    {f.policy} on {_subject(f)}: {_message(f)}" for f in self.findings]
         else:
@@ -175,6 +179,7 @@ def validate_stack(
                     report.pack = f"{pack.info.name}@{_pack_version(pack_dir, pack.info.version)}"
                     report.policies = dict(pack.info.policies)
                     report.findings = _analyze(pack, resources, report)
+                    report.analyzed = bool(resources) and not report.errors
         finally:
             _close_if_started(pack_future)
     with progress.step("checking capacity"):
@@ -312,7 +317,7 @@ def _message(finding: Finding) -> str:
 
 
 def _policy_cell(report: ValidationReport) -> str:
-    if not report.policies:
+    if not report.analyzed:
         return "❌ not run"
     count = len(report.findings)
     icon = "✅" if not count else "❌"

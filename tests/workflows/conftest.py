@@ -1,34 +1,13 @@
-"""Fixtures for the team workflows: a copy of the fixture project, and a fake Kubernetes API on loopback.
-
-The fake API serves recorded-looking JSON responses (`fixtures/kube-healthy.json`, keyed by path)
-from a `ThreadingHTTPServer` on 127.0.0.1, port 0. It implements the little of the API that
-`kaistack verify` relies on: `labelSelector` (`key`, `!key`, `key=value`, `key!=value`, comma = and),
-`limit`/`continue` paging, Bearer-token auth, and 404 Status bodies. Each server shuts itself down
-after SERVER_LIFETIME_S even if a test forgets it.
-"""
+"""Fixtures for the team workflows (promote, verify, validate): a project copy and a fake Kubernetes API."""
 
 from __future__ import annotations
 
-import copy
-import json
 import shutil
-import ssl
-import subprocess
-import threading
-import urllib.parse
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
-
-FIXTURES = Path(__file__).parent / "fixtures"
-ROOT = Path(__file__).resolve().parents[2]
-TEST_PACK = FIXTURES / "pack"
-SERVER_LIFETIME_S = 30.0
-TOKEN = "kaistack-test-token"
+from workflow_testlib import FIXTURES, ROOT, FakeKube, Pki, healthy_responses, make_pki, serve, server_tls
 
 
 @pytest.fixture
@@ -46,220 +25,21 @@ def renderable_project(project: Path) -> Path:
     return project
 
 
-@dataclass
-class FakeKube:
-    """Responses by path (mutable per test), the requests seen, and the server's base URL."""
-
-    responses: dict[str, Any]
-    token: str | None = TOKEN
-    requests: list[tuple[str, dict[str, str]]] = field(default_factory=list)
-    url: str = ""
-
-    def items(self, path: str) -> list[dict[str, Any]]:
-        return self.responses[path]["items"]
-
-    def pod(self, path: str, name: str) -> dict[str, Any]:
-        """A pod in a list response, changed in place in every list that holds it (same object)."""
-        return next(p for p in self.items(path) if p["metadata"]["name"] == name)
-
-    def kubeconfig(self, tmp_path: Path, *, token: str | None = None) -> Path:
-        file = tmp_path / "kubeconfig"
-        file.write_text(
-            json.dumps(
-                {
-                    "apiVersion": "v1",
-                    "kind": "Config",
-                    "current-context": "kind-kaistack-dev",
-                    "clusters": [{"name": "kind-kaistack-dev", "cluster": {"server": self.url}}],
-                    "contexts": [
-                        {"name": "kind-kaistack-dev", "context": {"cluster": "kind-kaistack-dev", "user": "admin"}}
-                    ],
-                    "users": [{"name": "admin", "user": {"token": token or self.token or ""}}],
-                }
-            )
-        )
-        return file
-
-
-def healthy_responses() -> dict[str, Any]:
-    """The healthy dev cluster, with pods shared by object identity between the per-namespace and all-pod lists."""
-    responses = json.loads((FIXTURES / "kube-healthy.json").read_text())
-    by_uid: dict[str, Any] = {}
-    for path, body in responses.items():
-        if path.endswith("/pods"):
-            items = []
-            for pod in body["items"]:
-                uid = pod["metadata"]["uid"]
-                items.append(by_uid.setdefault(uid, pod))
-            body["items"] = items
-    return responses
-
-
 @pytest.fixture
 def fake_kube() -> Iterator[FakeKube]:
-    yield from _serve(FakeKube(healthy_responses()), None)
-
-
-@dataclass(frozen=True)
-class Pki:
-    """A throwaway CA with a server certificate for 127.0.0.1 and a client certificate (openssl CLI)."""
-
-    ca: Path
-    server_cert: Path
-    server_key: Path
-    client_cert: Path
-    client_key: Path
+    """The healthy dev cluster's API over plain HTTP on 127.0.0.1 (Bearer token auth)."""
+    yield from serve(FakeKube(healthy_responses()), None)
 
 
 @pytest.fixture(scope="session")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
-    openssl = shutil.which("openssl")
-    if openssl is None:
+    made = make_pki(tmp_path_factory.mktemp("pki"))
+    if made is None:
         pytest.skip("openssl CLI not installed")
-    d = tmp_path_factory.mktemp("pki")
-
-    def run(*args: str) -> None:
-        subprocess.run([openssl, *args], cwd=d, check=True, capture_output=True, timeout=60)
-
-    run(
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.crt",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=kaistack-test-ca",
-    )
-    (d / "san.ext").write_text("subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n")
-    (d / "client.ext").write_text("extendedKeyUsage=clientAuth\n")
-    for name, subject, ext in (
-        ("server", "/CN=127.0.0.1", "san.ext"),
-        ("client", "/O=system:masters/CN=admin", "client.ext"),
-    ):
-        run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", subject)
-        run(
-            "x509",
-            "-req",
-            "-in",
-            f"{name}.csr",
-            "-CA",
-            "ca.crt",
-            "-CAkey",
-            "ca.key",
-            "-CAcreateserial",
-            "-out",
-            f"{name}.crt",
-            "-days",
-            "2",
-            "-extfile",
-            ext,
-        )
-    return Pki(d / "ca.crt", d / "server.crt", d / "server.key", d / "client.crt", d / "client.key")
+    return made
 
 
 @pytest.fixture
 def fake_kube_tls(pki: Pki) -> Iterator[FakeKube]:
     """The fake API over HTTPS, requiring a client certificate signed by the test CA (no token)."""
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cafile=str(pki.ca))
-    context.load_cert_chain(pki.server_cert, pki.server_key)
-    context.verify_mode = ssl.CERT_REQUIRED
-    yield from _serve(FakeKube(healthy_responses(), token=None), context)
-
-
-def _serve(state: FakeKube, tls: ssl.SSLContext | None) -> Iterator[FakeKube]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
-    server.daemon_threads = True
-    if tls is not None:
-        server.socket = tls.wrap_socket(server.socket, server_side=True)
-    scheme = "https" if tls is not None else "http"
-    state.url = f"{scheme}://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    watchdog = threading.Timer(SERVER_LIFETIME_S, server.shutdown)
-    watchdog.daemon = True
-    watchdog.start()
-    try:
-        yield state
-    finally:
-        watchdog.cancel()
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
-
-
-def _handler(state: FakeKube) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            url = urllib.parse.urlsplit(self.path)
-            params = dict(urllib.parse.parse_qsl(url.query))
-            state.requests.append((url.path, params))
-            if state.token and self.headers.get("Authorization") != f"Bearer {state.token}":
-                return self._send(401, _status(401, "Unauthorized", "Unauthorized"))
-            body = state.responses.get(url.path)
-            if body is None:
-                return self._send(
-                    404, _status(404, "NotFound", f'the server could not find the requested resource "{url.path}"')
-                )
-            if "items" in body:
-                body = _list_page(body, params)
-            return self._send(200, body)
-
-        def _send(self, code: int, body: Any) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, *args: Any) -> None:  # keep pytest output clean
-            pass
-
-    return Handler
-
-
-def _list_page(body: dict[str, Any], params: dict[str, str]) -> dict[str, Any]:
-    items = [i for i in body["items"] if _selected(i, params.get("labelSelector", ""))]
-    start = int(params.get("continue") or 0)
-    limit = int(params.get("limit") or 0) or len(items)
-    page = copy.deepcopy(body)
-    page["items"] = items[start : start + limit]
-    page.setdefault("metadata", {})["continue"] = str(start + limit) if start + limit < len(items) else ""
-    return page
-
-
-def _selected(item: dict[str, Any], selector: str) -> bool:
-    labels = item.get("metadata", {}).get("labels") or {}
-    for term in filter(None, (t.strip() for t in selector.split(","))):
-        if "!=" in term:
-            key, value = term.split("!=", 1)
-            if labels.get(key) == value:
-                return False
-        elif "=" in term:
-            key, value = term.split("=", 1)
-            if labels.get(key) != value.lstrip("="):
-                return False
-        elif term.startswith("!"):
-            if term[1:] in labels:
-                return False
-        elif term not in labels:
-            return False
-    return True
-
-
-def _status(code: int, reason: str, message: str) -> dict[str, Any]:
-    return {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "reason": reason,
-        "code": code,
-    }
+    yield from serve(FakeKube(healthy_responses(), token=None), server_tls(pki))

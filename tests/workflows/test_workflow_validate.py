@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
 from pathlib import Path
 
 import pytest
+from workflow_testlib import ROOT, TEST_PACK
 
 from kaistack import validate as validate_module
 from kaistack.analyzer_client import PolicyPackClient, PolicyPackError
@@ -18,8 +20,6 @@ from kaistack.cli import main
 from kaistack.config import ConfigError
 from kaistack.progress import Progress
 from kaistack.validate import CapacityVerdict, validate_stack
-
-from .conftest import ROOT, TEST_PACK
 
 
 @pytest.fixture
@@ -167,8 +167,13 @@ def test_progress_goes_to_stderr_when_forced(renderable_project, fits, capsys, m
     monkeypatch.setenv("KAISTACK_PROGRESS", "1")
     _validate(renderable_project, "--json")
     captured = capsys.readouterr()
-    for step in ("rendering stack dev…", "starting policy pack…", "analyzing 23 resources…", "checking capacity…"):
-        assert step in captured.err
+    assert re.fullmatch(
+        r"rendering stack dev… done \(\d+\.\d s\)\n"
+        r"starting policy pack… done \(\d+\.\d s\)\n"
+        r"analyzing \d+ resources… done \(\d+\.\d s\)\n"
+        r"checking capacity… done \(\d+\.\d s\)\n",
+        captured.err,
+    )
     json.loads(captured.out)
 
 

@@ -8,14 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from workflow_testlib import FakeKube
 
 from kaistack import kube_client
 from kaistack.cli import main
 from kaistack.config import load_stack
 from kaistack.kube_client import KubeClient, KubeError
 from kaistack.verify import WORKLOAD_LABEL, resolve_kubeconfig, verify_stack
-
-from .conftest import FakeKube
 
 ML_PODS = "/api/v1/namespaces/ml/pods"
 TENANT_PODS = "/api/v1/namespaces/vcluster-team-a/pods"
