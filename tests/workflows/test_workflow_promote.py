@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import stat
 from pathlib import Path
@@ -239,3 +240,20 @@ def test_validation_runs_on_an_overlay_not_the_real_file(project, monkeypatch):
     assert "version: v0.17.0" in seen["overlay"]
     assert "version: v0.16.0" in seen["real"]
     assert seen["dir"] != str(project)
+
+
+def _checker_ready() -> bool:
+    try:
+        return callable(getattr(importlib.import_module("kaistack.capacity"), "check", None))
+    except ImportError:
+        return False
+
+
+@pytest.mark.skipif(not _checker_ready(), reason="kaistack.capacity.check(config) has not landed yet")
+def test_promotion_is_validated_by_the_real_pack_and_checker(renderable_project, capsys):
+    """End to end: the promoted staging renders, passes the repository's policy pack and fits; then it is written."""
+    code = main(["promote", "dev", "staging", "--project", str(renderable_project), "--yes"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "validation of promoted staging: passed" in out
+    assert "version: v0.17.0" in (renderable_project / "Pulumi.staging.yaml").read_text()
