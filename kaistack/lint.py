@@ -138,8 +138,10 @@ def load_manifests(path: str, text: str) -> tuple[list[ManifestObject], list[Lin
         problem = getattr(err, "problem", None) or str(err)
         context = getattr(err, "context", None)
         detail = f"{context}: {problem}" if context else problem
-        if "mapping values are not allowed" in detail or "cannot start any token" in detail:
-            detail += " (check the indentation; tabs are not allowed)"
+        if "cannot start any token" in detail:
+            detail += " (tabs cannot indent YAML)"
+        elif "mapping values are not allowed" in detail or "expected <block end>" in detail:
+            detail += " (check the indentation)"
         errors.append(
             LintError(path, mark.line + 1 if mark else None, f"not valid YAML (document {document + 1}): {detail}")
         )

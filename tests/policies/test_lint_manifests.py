@@ -110,7 +110,7 @@ def test_invalid_yaml_is_an_error_with_file_and_line_and_exit_2(capsys: pytest.C
     code, out, err = _lint(broken, _file("001-gpu-pod.yaml"), capsys=capsys)
     assert code == 2
     assert err.startswith(
-        f"{broken}:24: error: not valid YAML (document 1): mapping values are not allowed here (check the indentation"
+        f"{broken}:24: error: not valid YAML (document 1): mapping values are not allowed here (check the indentation)"
     )
     assert "Traceback" not in err
     assert "001-gpu-pod.yaml:1 Pod/gpu-pod [kai-queue-label]" in out
