@@ -171,8 +171,12 @@ def declaration(resources: Sequence[Res], s: Settings, facts: StackFacts) -> Dec
             entry["priority"] = int(priority)
         if q.name not in defaults:
             queues.append(entry)
-    tenants = [{"name": t.name, "namespace": t.namespace, "queues": list(t.queues)} for t in facts.tenants or ()]
     declared_leaves = {q["name"] for q in queues} - {q.get("parent") for q in queues} | defaults
+    # A tenant queue missing from the stack is kai-queue-tree's and tenant-queue-binding's finding.
+    tenants = [
+        {"name": t.name, "namespace": t.namespace, "queues": [q for q in t.queues if q in declared_leaves]}
+        for t in facts.tenants or ()
+    ]
     workloads: list[dict[str, Any]] = []
     left_out: list[str] = []
     origin: dict[str, Res] = {}

@@ -213,15 +213,30 @@ def _search(node: Any, path: str, depth: int) -> Iterator[PodTemplate]:
     if depth <= 0:
         return
     if isinstance(node, Mapping):
-        spec = node.get("spec")
-        if path and isinstance(spec, Mapping) and seq(spec.get("containers")):
+        spec = _known(node, "spec")
+        if path and isinstance(spec, Mapping) and seq(_known(spec, "containers")):
             yield _template(path, node)
             return
         for key in node:
-            yield from _search(node[key], f"{path}.{key}" if path else str(key), depth - 1)
+            yield from _search(_known(node, key), f"{path}.{key}" if path else str(key), depth - 1)
     elif isinstance(node, Sequence) and not isinstance(node, str | bytes):
-        for i, item in enumerate(node):
-            yield from _search(item, f"{path}[{i}]", depth - 1)
+        for i in range(len(node)):
+            yield from _search(_known(node, i), f"{path}[{i}]", depth - 1)
+
+
+def _known(node: Any, key: Any) -> Any:
+    """node[key], or None for a preview-unknown value.
+
+    Only the generic search skips unknowns: it walks every field of an unfamiliar kind (a computed
+    `status` is unknown at preview) looking for pod templates, and an unknown there is no template.
+    The rules themselves still raise on an unknown value they need.
+    """
+    try:
+        return node.get(key) if isinstance(node, Mapping) else node[key]
+    except Exception as err:
+        if type(err).__name__ == "UnknownValueError":  # pulumi_policy.proxy, not imported here
+            return None
+        raise
 
 
 # --- what a pod asks of KAI ----------------------------------------------------------------------

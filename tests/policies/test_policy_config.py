@@ -108,3 +108,17 @@ def test_platform_props_override_the_config_facts() -> None:
     assert facts.gpu_memory_mib == (81559,)
     assert facts.node_pools is not None
     assert len(facts.node_pools) == 2
+
+
+def test_example_pack_config_fits_every_policys_schema() -> None:
+    import jsonschema
+
+    example = json.loads((ROOT / "policies" / "policy-config.example.json").read_text())
+    for name, value in example.items():
+        if name == "all" or not isinstance(value, dict):
+            continue
+        properties = {
+            **config_schema(name),
+            "enforcementLevel": {"enum": ["advisory", "mandatory", "remediate", "disabled"]},
+        }
+        jsonschema.validate(value, {"type": "object", "properties": properties, "additionalProperties": False})

@@ -363,3 +363,30 @@ def test_declared_queues_come_from_the_stack_config_the_engine_passes(
     assert name == "kai-queue-label"
     assert "default is not a declared leaf queue" in message
     assert "(declared leaf queues: default-queue, team-a, test)" in message
+
+
+def test_capacity_is_not_applicable_when_the_stack_does_not_form_a_declaration(pack: Pack) -> None:
+    """A queue with limit < quota is no declaration the checker can read: no verdict, only not-applicable."""
+    spec = {
+        "resources": {
+            r: {"quota": 2, "limit": 1 if r == "gpu" else -1, "overQuotaWeight": 1} for r in ("gpu", "cpu", "memory")
+        }
+    }
+    queue = RecordedResource(
+        "kubernetes:scheduling.run.ai/v2:Queue",
+        "q",
+        "urn:pulumi:dev::kaistack::kubernetes:scheduling.run.ai/v2:Queue::q",
+        None,
+        {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": "q"}, "spec": spec},
+        True,
+        None,
+    )
+    request = analyzer_pb2.AnalyzeStackRequest(
+        resources=[
+            analyzer_pb2.AnalyzerResource(type=queue.type, properties=_struct(queue.inputs), urn=queue.urn, name="q")
+        ]
+    )
+    response = pack.stub.AnalyzeStack(request, timeout=30)
+    assert {d.policyName for d in response.diagnostics} == {"kai-queue-tree"}
+    [skipped] = [n for n in response.not_applicable if n.policy_name == "kai-capacity"]
+    assert "do not form a declaration the checker reads" in skipped.reason

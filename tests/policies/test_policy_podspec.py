@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from policy_builders import TYPES, container, deployment, engine, pod, pod_template, res
+from policy_builders import TYPES, UNKNOWN, container, deployment, engine, pod, pod_template, res
 
 from policies.podspec import (
     Res,
@@ -109,3 +109,12 @@ def test_resources_of_the_program_are_not_chart_children() -> None:
 def test_type_tokens_and_manifest_api_versions_convert_both_ways(token: str, api_version: str, kind: str) -> None:
     assert split_type(token) == (api_version, kind)
     assert type_token(api_version, kind) == token
+
+
+def test_unknown_fields_of_unfamiliar_kinds_do_not_hide_their_templates() -> None:
+    """At preview a custom resource's computed fields are unknown; the template search skips them."""
+    props = _template_owner("JobSet")
+    props["status"] = UNKNOWN
+    props["spec"]["suspend"] = UNKNOWN
+    templates = list(pod_templates("JobSet", engine(props)))
+    assert [t.path for t in templates] == ["spec.replicatedJobs[0].template.spec.template"]
