@@ -7,6 +7,7 @@ new place - queue allocations do not change.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from placement.allocate import pending_jobs
@@ -64,7 +65,7 @@ def consolidation(ssn: Session) -> None:
             return
         if not _enough_gpus(ssn, job):
             continue
-        solver = JobSolver(ssn, feasible_nodes(ssn, job), _all_reallocated, lambda job=job: _victims(ssn, job))
+        solver = JobSolver(ssn, feasible_nodes(ssn, job), _all_reallocated, partial(_victims, ssn, job))
         statement = solver.solve(job)
         if statement is not None:
             statement.commit()

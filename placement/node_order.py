@@ -232,6 +232,7 @@ def ordered_nodes(ssn: Session, task: TaskState, subset: list[NodeState] | None 
         yield from exhaustive_order(ssn, task, pool)
         return
     index = ssn.index
+    assert index is not None, "the session is open"
     dirty = [ssn.nodes[name] for name in sorted(index.dirty)]
     dirty_keyed = []
     for node in dirty:
@@ -251,6 +252,7 @@ def _clean_order(ssn: Session, task: TaskState) -> Iterator[tuple[int, float, st
     """Clean nodes that fit the task, in KAI order, as (-tier, free GPUs, name, node)."""
     req = task.req
     index = ssn.index
+    assert index is not None, "the session is open"
     if req.kind == KIND_WHOLE:
         for node in index.clean_whole(req.count):
             if node.fits(task, releasing=False):

@@ -381,7 +381,7 @@ class NodeState:
             self.sh_alloc[g] = self.sh_alloc.get(g, 0) - mem
             if used <= 0 and self.gpu_count >= self.idle_gpus + self.used_gpu_count():
                 self.idle_gpus += 1
-            rel = self.sh_rel.get(g)
-            if used != 0 and rel is not None and rel == used and g not in self.sh_marked:
+            releasing = self.sh_rel.get(g)
+            if used != 0 and releasing is not None and releasing == used and g not in self.sh_marked:
                 self.rel_gpus += 1
                 self.sh_marked.add(g)

@@ -6,6 +6,7 @@ preemptor must stay within non-preemptible quota. No fairness validator applies.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from placement.allocate import pending_jobs
@@ -43,7 +44,7 @@ def preempt(ssn: Session) -> None:
             requested = ssn.required_quota(job.tasks_to_allocate(real=False))
             if over_quota(job.queue, requested) is not None:  # type: ignore[arg-type]
                 continue
-        solver = JobSolver(ssn, feasible_nodes(ssn, job), None, lambda job=job: _victims(ssn, job))
+        solver = JobSolver(ssn, feasible_nodes(ssn, job), None, partial(_victims, ssn, job))
         statement = solver.solve(job)
         if statement is not None:
             statement.commit()

@@ -157,10 +157,8 @@ class JobsOrder:
             best = best.heap[0][2]
         job = best.heap[0][1]
         cached = job._init_cache
-        if cached is not None and cached[0] == job.version:
-            extra = cached[1]
-        else:
-            extra = self.ssn.job_init_resources(job)
+        fresh = cached is not None and cached[0] == job.version
+        extra = cached[1] if fresh else self.ssn.job_init_resources(job)  # type: ignore[index]
         return (queue_values(self.ssn, node.queue, extra, _ZERO), next(self._seq), node)
 
     def push(self, job: JobState) -> None:
@@ -215,14 +213,14 @@ class JobsOrder:
             else:
                 heap = node.heap
         _, job = heapq.heappop(leaf.heap)
-        node: _QNode | None = leaf
-        while node is not None and not node.heap:
-            heapq.heappop(node.parent.heap if node.parent else self.root)
-            del self.qnodes[node.queue.name]
-            node = node.parent
-        while node is not None:
-            node.dirty = True
-            node = node.parent
+        up: _QNode | None = leaf
+        while up is not None and not up.heap:
+            heapq.heappop(up.parent.heap if up.parent else self.root)
+            del self.qnodes[up.queue.name]
+            up = up.parent
+        while up is not None:
+            up.dirty = True
+            up = up.parent
         return job
 
 

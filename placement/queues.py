@@ -161,7 +161,8 @@ def build_queues(specs: Iterable[Queue]) -> tuple[dict[str, QueueState], list[st
             q.parent = queues[parent]
             q.parent.children.append(q)
     for q in queues.values():
-        node, path = q, []
+        node: QueueState | None = q
+        path: list[QueueState] = []
         while node is not None:
             path.append(node)
             node = node.parent

@@ -97,7 +97,16 @@ def explain(ssn: Session, job: JobState) -> Reason:
         _, task, placed, wanted = recorded
         reason = diagnose_task(ssn, task)
         if wanted > 1:
-            message = f"gang of {wanted} needs {wanted} pods placed at once; only {placed} fit: {reason.message}"
+            placed = max(placed, _greedy_fit(ssn, job, wanted))
+            detail = reason.message
+            if reason.code == NO_NODE and "closest" not in detail:
+                # One pod alone fits: the gang fails on the cluster's total room, not on a predicate.
+                need = sum(
+                    t.req.count for t in job.tasks_by_order if t.status == "Pending" and t.req.kind == KIND_WHOLE
+                )
+                free = sum(n.nonallocated_gpus() for n in ssn.node_list)
+                detail = f"{free} whole GPUs free, {need} needed" if need else "the cluster has room for fewer pods"
+            message = f"gang of {wanted} needs {wanted} pods placed at once; only {placed} fit ({detail})"
             return Reason(GANG, message, queue=reason.queue, node=reason.node)
         return reason
     if any(t.status == "Pipelined" for t in job.tasks):
@@ -110,12 +119,39 @@ def explain(ssn: Session, job: JobState) -> Reason:
     return Reason(NOT_ATTEMPTED, "no scheduling action placed the job in the simulated cycles")
 
 
+def _greedy_fit(ssn: Session, job: JobState, wanted: int) -> int:
+    """How many of the gang's pending whole-GPU/CPU pods fit side by side in the final cluster.
+
+    The allocate attempt may have stopped early (the whole-GPU fail-fast places nothing), so the count it
+    recorded understates what fits; shared-GPU pods are not counted here (their recorded count stands).
+    """
+    free = {n.name: [n.nonallocated_gpus(), n.idle_cpu + n.rel_cpu, n.idle_mem + n.rel_mem] for n in ssn.node_list}
+    typed_nodes = ssn.node_list
+    count = 0
+    for task in [t for t in job.tasks_by_order if t.status == "Pending"][:wanted]:
+        req = task.req
+        if req.kind not in (KIND_WHOLE, KIND_CPU):
+            return 0
+        for node in typed_nodes:
+            room = free[node.name]
+            if type_error(task, node) is None and room[0] >= req.count and room[1] >= req.cpu and room[2] >= req.mem:
+                room[0] -= req.count
+                room[1] -= req.cpu
+                room[2] -= req.mem
+                count += 1
+                break
+    return count
+
+
 def _free_text(node: NodeState, task: TaskState) -> str:
     req = task.req
     if req.kind == KIND_WHOLE:
         return f"needs {req.count} GPU{'s' if req.count != 1 else ''}, {node.nonallocated_gpus()} free"
     if req.kind == KIND_CPU:
         return f"needs {req.cpu:g}m CPU, {node.idle_cpu + node.rel_cpu:g}m free"
+    if req.kind == KIND_MIG:
+        free = ", ".join(f"{node.idle_mig.get(k, 0) + node.rel_mig.get(k, 0)} {k}" for k, _ in req.mig)
+        return f"{free} free"
     return f"{node.nonallocated_gpus()} whole GPUs free"
 
 

@@ -7,6 +7,7 @@ the evicted pods are Releasing and the reclaimer is Pipelined onto their resourc
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from placement.allocate import pending_jobs
@@ -75,7 +76,7 @@ def reclaim(ssn: Session) -> None:
             needed = ssn.init_resources(job, pending)
             return check.reclaimable(job.queue, needed, job.preemptible, _taken_by_queue(scenario))  # type: ignore[arg-type]
 
-        solver = JobSolver(ssn, feasible_nodes(ssn, job), validator, lambda job=job, r=required: _victims(ssn, job, r))
+        solver = JobSolver(ssn, feasible_nodes(ssn, job), validator, partial(_victims, ssn, job, required))
         statement = solver.solve(job)
         if statement is not None:
             statement.commit()

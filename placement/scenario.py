@@ -58,7 +58,7 @@ class _Reader:
         self.source = source
 
     def fail(self, path: str, message: str) -> ScenarioError:
-        return ScenarioError(f"{self.source}: {path}: {message}")
+        return ScenarioError(f"{self.source}: {path or 'top level'}: {message}")
 
     def mapping(self, value: object, path: str, allowed: set[str]) -> Mapping[str, Any]:
         if not isinstance(value, Mapping):
@@ -115,17 +115,28 @@ class _Reader:
 
 def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a scenario file (.yaml/.yml or .json)."""
+    source = str(path)
     path = Path(path)
-    source = path.name
     try:
         text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise ScenarioError(f"{path}: cannot read file: {err.strerror or err}") from err
+    except (OSError, UnicodeDecodeError) as err:
+        detail = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        raise ScenarioError(f"{source}: cannot read file: {detail}") from err
+    is_json = path.suffix.lower() == ".json"
     try:
-        document = json.loads(text) if path.suffix.lower() == ".json" else yaml.load(text, Loader=_LOADER)
+        document = json.loads(text) if is_json else yaml.load(text, Loader=_LOADER)
     except (ValueError, yaml.YAMLError) as err:
-        raise ScenarioError(f"{source}: not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {err}") from err
+        raise ScenarioError(f"{source}: not valid {'JSON' if is_json else 'YAML'}: {_one_line(err)}") from err
     return parse_scenario(document, source)
+
+
+def _one_line(err: Exception) -> str:
+    """A parser error as one line with its position (PyYAML's own text spans several lines)."""
+    mark = getattr(err, "problem_mark", None)
+    problem = getattr(err, "problem", None)
+    if problem and mark is not None:
+        return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
+    return " ".join(str(err).split())
 
 
 def parse_scenario(document: object, source: str = "<scenario>") -> Scenario:

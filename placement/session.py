@@ -86,7 +86,7 @@ class Session:
             taken = {g for t in placed if t.node == node_name for g in t.groups}
             serial = 0
             for task in tasks:
-                labels = []
+                labels: list[str] = []
                 while len(labels) < max(1, task.req.count):
                     label = f"gpu{serial}"
                     serial += 1

@@ -221,7 +221,7 @@ class JobSolver:
         candidates: list = [
             j for j in ssn.jobs.values() if j is not preemptor.job and (j.name in victim_jobs or j.has_pending())
         ]
-        order = JobsOrder(ssn, [*candidates, preemptor])
+        order = JobsOrder(ssn, [*candidates, preemptor])  # type: ignore[list-item]
         placed = False
         while True:
             job = order.pop()

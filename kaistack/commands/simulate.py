@@ -77,14 +77,14 @@ def run(args: argparse.Namespace) -> int:
 def render_table(name: str, result: Any) -> str:
     """A readable summary: pods, queues, then why pending jobs wait."""
     lines = [f"scenario {name}: {result.cycles} cycle(s)", ""]
-    rows = [("POD", "STATUS", "NODE", "GPUS", "GPU GROUPS")]
+    rows: list[tuple[str, ...]] = [("POD", "STATUS", "NODE", "GPUS", "GPU GROUPS")]
     for task in result.tasks.values():
         rows.append((task.name, task.status, task.node or "-", f"{task.gpus:g}", ",".join(task.gpu_groups) or "-"))
     lines += _columns(rows)
     lines.append("")
-    rows = [("QUEUE", "PARENT", "GPU QUOTA", "GPU LIMIT", "FAIR SHARE", "ALLOCATED")]
+    queue_rows: list[tuple[str, ...]] = [("QUEUE", "PARENT", "GPU QUOTA", "GPU LIMIT", "FAIR SHARE", "ALLOCATED")]
     for q in result.queues.values():
-        rows.append(
+        queue_rows.append(
             (
                 q.name,
                 q.parent or "-",
@@ -94,7 +94,7 @@ def render_table(name: str, result: Any) -> str:
                 f"{q.allocated.gpu:g}",
             )
         )
-    lines += _columns(rows)
+    lines += _columns(queue_rows)
     reasons = result.reasons
     if reasons:
         lines += ["", "pending:"]

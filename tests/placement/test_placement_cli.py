@@ -1,0 +1,109 @@
+"""`kaistack simulate`: --json shape for the scorer, readable table, exit code 2 on bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from placement_testlib import DATA, queue
+
+ROOT = Path(__file__).resolve().parents[2]
+S07 = DATA / "kai-conformance" / "s07-fractional-pack-groups.yaml"
+
+
+def _simulate(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kaistack", "simulate", *args], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+
+
+def test_json_output_has_exactly_the_scorer_shape() -> None:
+    run = _simulate(str(S07), "--json")
+    assert run.returncode == 0, run.stderr
+    tasks = json.loads(run.stdout)["tasks"]
+    assert set(json.loads(run.stdout)) == {"tasks"}
+    assert all(set(t) == {"status", "node", "gpuGroups", "gpus"} for t in tasks.values())
+    assert tasks["pending_shared_gpu_job0-0"] == {"status": "Binding", "node": "node0", "gpuGroups": ["1"], "gpus": 0.6}
+
+
+def test_json_lists_every_task_of_every_job() -> None:
+    doc = yaml.safe_load(S07.read_text())
+    expected = {
+        f"{j['name']}-{i}"
+        for j in doc["jobs"]
+        for i in range(j.get("tasks", 1) if isinstance(j.get("tasks", 1), int) else len(j["tasks"]))
+    }
+    assert set(json.loads(_simulate(str(S07), "--json").stdout)["tasks"]) == expected
+
+
+def test_pending_task_has_null_node_and_zero_gpus() -> None:
+    tasks = json.loads(_simulate(str(S07), "--json").stdout)["tasks"]
+    assert tasks["pending_shared_gpu_job2-0"] == {"status": "Pending", "node": None, "gpuGroups": [], "gpus": 0}
+
+
+def test_table_shows_pods_queues_and_pending_reasons() -> None:
+    run = _simulate(str(S07))
+    assert run.returncode == 0
+    assert "pending_shared_gpu_job0-0  Binding" in run.stdout
+    assert "QUEUE" in run.stdout
+    assert "pending_shared_gpu_job2: [over-quota]" in run.stdout
+
+
+def test_malformed_scenario_exits_2_with_one_line_naming_file_and_key(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(
+        yaml.safe_dump(
+            {"nodes": [{"name": "n0"}], "queues": [queue("q")], "jobs": [{"name": "a", "queue": "q", "gpuFraction": 2}]}
+        )
+    )
+    run = _simulate(str(path), "--json")
+    assert run.returncode == 2
+    assert run.stdout == ""
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert "bad.yaml: jobs[0].gpuFraction: must be > 0 and < 1, got 2" in lines[0]
+
+
+def test_missing_file_exits_2_without_traceback(tmp_path: Path) -> None:
+    run = _simulate(str(tmp_path / "missing.yaml"))
+    assert run.returncode == 2
+    assert "missing.yaml: cannot read file" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+def test_invalid_yaml_exits_2(tmp_path: Path) -> None:
+    path = tmp_path / "broken.yaml"
+    path.write_text("jobs: [\n")
+    run = _simulate(str(path))
+    assert run.returncode == 2
+    assert "broken.yaml: not valid YAML" in run.stderr
+
+
+def test_unknown_action_override_exits_2() -> None:
+    run = _simulate(str(S07), "--actions", "allocate,backfill")
+    assert run.returncode == 2
+    assert "unknown action 'backfill'" in run.stderr
+
+
+def test_rounds_override_runs_more_cycles() -> None:
+    # Two cycles: the pods bound in the first are Running in the second.
+    tasks = json.loads(_simulate(str(S07), "--json", "--rounds", "2").stdout)["tasks"]
+    assert tasks["pending_shared_gpu_job1-0"]["status"] == "Running"
+
+
+def test_help_includes_an_example() -> None:
+    run = _simulate("--help")
+    assert run.returncode == 0
+    assert "kaistack simulate scenario.yaml --json" in run.stdout
+
+
+@pytest.mark.parametrize("flag", ["--json", ""])
+def test_same_input_same_output(flag: str) -> None:
+    args = [str(DATA / "kai-conformance" / "s16c-consolidate-fullcycle.yaml")] + ([flag] if flag else [])
+    first, second = _simulate(*args), _simulate(*args)
+    assert first.returncode == 0
+    assert first.stdout == second.stdout

@@ -1,0 +1,49 @@
+"""Every conformance scenario (KAI's own test expectations) passes, checked the way score.py checks them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from placement_testlib import DATA, GroupMap, expectation_problems
+
+from placement import simulate
+from placement.scenario import load_scenario
+
+PUBLIC = sorted((DATA / "kai-conformance").glob("*.yaml"))
+EXTRA = sorted((DATA / "kai-extra").glob("*.yaml"))
+
+
+def _run(path: Path) -> dict:
+    s = load_scenario(path)
+    return simulate(s.snapshot, actions=s.actions, rounds=s.rounds, placement=s.placement).to_json()["tasks"]
+
+
+def test_public_scenarios_are_all_present() -> None:
+    assert len(PUBLIC) == 23
+
+
+@pytest.mark.parametrize("path", PUBLIC + EXTRA, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_scenario_meets_its_expectations(path: Path) -> None:
+    doc = yaml.safe_load(path.read_text())
+    assert doc.get("expect"), "a scenario without expectations checks nothing"
+    assert expectation_problems(doc, _run(path)) == []
+
+
+@pytest.mark.parametrize("path", EXTRA, ids=lambda p: p.stem)
+def test_extra_scenario_names_its_upstream_test(path: Path) -> None:
+    doc = yaml.safe_load(path.read_text())
+    assert "_test.go" in doc["source"]
+
+
+def test_group_map_rejects_two_labels_on_one_gpu() -> None:
+    groups = GroupMap()
+    assert groups.fit("n0", ["0"], ["a"])
+    assert not groups.fit("n0", ["1"], ["a"])
+
+
+def test_group_map_renames_per_node() -> None:
+    groups = GroupMap()
+    assert groups.fit("n0", ["0"], ["a"])
+    assert groups.fit("n1", ["0"], ["b"])

@@ -1,0 +1,116 @@
+"""GPU sharing: per-node gpu-memory conversion, fraction groups (pack vs spread), devices, MIG, pod slots."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from placement_testlib import queue, run
+
+
+def _doc(nodes: list[dict[str, Any]], jobs: list[dict[str, Any]], gpu: str = "pack") -> dict[str, Any]:
+    return {
+        "actions": ["allocate"],
+        "placement": {"node": "binpack", "gpu": gpu},
+        "nodes": nodes,
+        "queues": [queue("q")],
+        "jobs": jobs,
+    }
+
+
+@pytest.mark.parametrize(
+    ("node_mib", "request_mib", "share"),
+    [(40000, 30000, 0.75), (80000, 30000, 0.38), (100, 50, 0.5), (81920, 10000, 0.13)],
+)
+def test_gpu_memory_becomes_a_fraction_of_the_node_gpu_rounded_up(
+    node_mib: int, request_mib: int, share: float
+) -> None:
+    result = run(
+        _doc(
+            [{"name": "n0", "gpus": 1, "gpuMemoryMiB": node_mib}],
+            [{"name": "a", "queue": "q", "gpuMemoryMiB": request_mib}],
+        )
+    )
+    assert result.tasks["a-0"].status == "Binding"
+    assert result.tasks["a-0"].gpus == pytest.approx(share, abs=1e-9)
+
+
+def test_same_gpu_memory_request_costs_differently_per_node() -> None:
+    nodes = [{"name": "n0", "gpus": 1, "gpuMemoryMiB": 40000}, {"name": "n1", "gpus": 1, "gpuMemoryMiB": 80000}]
+    jobs = [{"name": "a", "queue": "q", "gpuMemoryMiB": 30000}, {"name": "b", "queue": "q", "gpuMemoryMiB": 30000}]
+    tasks = run(_doc(nodes, jobs)).tasks
+    assert {tasks["a-0"].node: tasks["a-0"].gpus, tasks["b-0"].node: tasks["b-0"].gpus} == {"n0": 0.75, "n1": 0.38}
+
+
+def test_gpu_memory_larger_than_the_gpu_does_not_fit() -> None:
+    result = run(
+        _doc([{"name": "n0", "gpus": 1, "gpuMemoryMiB": 1000}], [{"name": "a", "queue": "q", "gpuMemoryMiB": 1500}])
+    )
+    assert result.tasks["a-0"].status == "Pending"
+    assert result.reasons["a"].code == "gpu-memory-too-large"
+
+
+def test_fraction_and_gpu_memory_share_one_gpu_by_mib() -> None:
+    # 0.25 of a 1000 MiB GPU is 250 MiB, leaving exactly the 750 MiB the second pod asks for.
+    nodes = [{"name": "n0", "gpus": 2, "gpuMemoryMiB": 1000}]
+    jobs = [{"name": "a", "queue": "q", "gpuFraction": 0.25}, {"name": "b", "queue": "q", "gpuMemoryMiB": 750}]
+    result = run(_doc(nodes, jobs))
+    assert result.tasks["a-0"].gpu_groups == result.tasks["b-0"].gpu_groups
+    (device,) = result.nodes["n0"].devices
+    assert (device.shared, device.used, device.tasks) == (True, 1.0, ("a-0", "b-0"))
+    assert result.nodes["n0"].free_gpus == 1
+
+
+def test_gpupack_puts_fractions_on_the_same_gpu() -> None:
+    jobs = [{"name": "a", "queue": "q", "gpuFraction": 0.3}, {"name": "b", "queue": "q", "gpuFraction": 0.3}]
+    tasks = run(_doc([{"name": "n0", "gpus": 2}], jobs, gpu="pack")).tasks
+    assert tasks["a-0"].gpu_groups == tasks["b-0"].gpu_groups
+
+
+def test_gpuspread_puts_fractions_on_different_gpus() -> None:
+    jobs = [{"name": "a", "queue": "q", "gpuFraction": 0.3}, {"name": "b", "queue": "q", "gpuFraction": 0.3}]
+    tasks = run(_doc([{"name": "n0", "gpus": 2}], jobs, gpu="spread")).tasks
+    assert tasks["a-0"].gpu_groups != tasks["b-0"].gpu_groups
+
+
+def test_multi_device_fraction_takes_distinct_gpus() -> None:
+    result = run(_doc([{"name": "n0", "gpus": 2}], [{"name": "a", "queue": "q", "gpuFraction": 0.5, "gpuDevices": 2}]))
+    task = result.tasks["a-0"]
+    assert len(set(task.gpu_groups)) == 2
+    assert task.gpus == 1.0
+
+
+def test_multi_device_fraction_needs_that_many_gpus() -> None:
+    result = run(_doc([{"name": "n0", "gpus": 1}], [{"name": "a", "queue": "q", "gpuFraction": 0.5, "gpuDevices": 2}]))
+    assert result.tasks["a-0"].status == "Pending"
+
+
+def test_fraction_on_a_fresh_gpu_needs_a_second_pod_slot_for_the_reservation_pod() -> None:
+    result = run(_doc([{"name": "n0", "gpus": 1, "pods": 1}], [{"name": "a", "queue": "q", "gpuFraction": 0.3}]))
+    assert result.tasks["a-0"].status == "Pending"
+    assert result.reasons["a"].code == "too-many-pods"
+
+
+def test_fraction_fits_with_two_pod_slots() -> None:
+    result = run(_doc([{"name": "n0", "gpus": 1, "pods": 2}], [{"name": "a", "queue": "q", "gpuFraction": 0.3}]))
+    assert result.tasks["a-0"].status == "Binding"
+
+
+def test_shared_gpu_is_not_available_as_a_whole_gpu() -> None:
+    jobs = [{"name": "a", "queue": "q", "gpuFraction": 0.1}, {"name": "b", "queue": "q", "gpu": 1}]
+    result = run(_doc([{"name": "n0", "gpus": 1}], jobs))
+    assert (result.tasks["a-0"].status, result.tasks["b-0"].status) == ("Binding", "Pending")
+
+
+def test_mig_pods_use_mig_devices_and_count_no_whole_gpus() -> None:
+    node = {"name": "n0", "gpus": 1, "migStrategy": "mixed", "mig": {"nvidia.com/mig-1g.10gb": 2}}
+    job = {"name": "a", "queue": "q", "mig": {"nvidia.com/mig-1g.10gb": 1}, "tasks": 3, "minMember": 1}
+    result = run(_doc([node], [job]))
+    assert [t.status for t in result.tasks.values()] == ["Binding", "Binding", "Pending"]
+    assert all(t.gpus == 0 for t in result.tasks.values())
+
+
+def test_whole_gpu_pod_cannot_use_a_mixed_mig_node() -> None:
+    node = {"name": "n0", "gpus": 1, "migStrategy": "mixed", "mig": {"nvidia.com/mig-1g.10gb": 2}}
+    result = run(_doc([node], [{"name": "a", "queue": "q", "gpu": 1}]))
+    assert result.tasks["a-0"].status == "Pending"

@@ -1,0 +1,148 @@
+"""Every job left Pending gets a reason in KAI's terms: a stable code plus a message with the numbers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from placement_testlib import queue, run
+
+
+def _doc(nodes: list[dict[str, Any]], queues: list[dict[str, Any]], jobs: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"actions": ["allocate"], "nodes": nodes, "queues": queues, "jobs": jobs}
+
+
+def test_queue_over_gpu_limit() -> None:
+    result = run(
+        _doc(
+            [{"name": "n0", "gpus": 4}],
+            [queue("q", {"quota": 1, "limit": 2, "overQuotaWeight": 1})],
+            [{"name": "a", "queue": "q", "gpu": 2}, {"name": "b", "queue": "q", "gpu": 2}],
+        )
+    )
+    reason = result.reason("b")
+    assert reason is not None
+    assert (reason.code, reason.queue) == ("over-limit", "q")
+    assert reason.message == "queue q is over its gpu limit (limit 2, allocated 2, requested 2)"
+    assert result.reason("a") is None
+
+
+def test_non_preemptible_job_over_ancestor_quota() -> None:
+    result = run(
+        _doc(
+            [{"name": "n0", "gpus": 4}],
+            [queue("dept", {"quota": 0, "limit": -1}), queue("q", {"quota": 1, "limit": -1}, parent="dept")],
+            [{"name": "a", "queue": "q", "gpu": 1, "priority": 125}],
+        )
+    )
+    reason = result.reason("a")
+    assert reason is not None
+    assert (reason.code, reason.queue) == ("over-quota", "dept")
+    assert reason.message.startswith(
+        "non-preemptible job would exceed quota of queue dept (quota 0, allocated 0, requested 1 gpu"
+    )
+
+
+def test_preemptible_job_may_exceed_quota() -> None:
+    result = run(
+        _doc(
+            [{"name": "n0", "gpus": 4}],
+            [queue("dept", {"quota": 0, "limit": -1}), queue("q", {"quota": 1, "limit": -1}, parent="dept")],
+            [{"name": "a", "queue": "q", "gpu": 1, "priority": 50}],
+        )
+    )
+    assert result.tasks["a-0"].status == "Binding"
+    assert result.reasons == {}
+
+
+def test_fraction_blocked_by_fragmentation_lists_free_portions() -> None:
+    result = run(
+        _doc(
+            [{"name": "n0", "gpus": 2}],
+            [queue("q")],
+            [{"name": n, "queue": "q", "gpuFraction": 0.6} for n in ("a", "b", "c")],
+        )
+    )
+    reason = result.reason("c")
+    assert reason is not None
+    assert reason.code == "fragmentation"
+    assert "fraction 0.6 fits no shared GPU and no whole GPU is free" in reason.message
+    assert "0.40 free on n0/" in reason.message
+
+
+def test_gpu_memory_without_node_label() -> None:
+    result = run(
+        _doc(
+            [{"name": "n0", "gpus": 2, "gpuMemoryMiB": None}],
+            [queue("q")],
+            [{"name": "a", "queue": "q", "gpuMemoryMiB": 50}],
+        )
+    )
+    reason = result.reason("a")
+    assert reason is not None
+    assert reason.code == "gpu-memory-label"
+    assert "nvidia.com/gpu.memory" in reason.message
+
+
+def test_gang_counts_how_many_pods_fit() -> None:
+    result = run(_doc([{"name": "n0", "gpus": 2}], [queue("q")], [{"name": "a", "queue": "q", "gpu": 1, "tasks": 4}]))
+    reason = result.reason("a")
+    assert reason is not None
+    assert reason.code == "gang"
+    assert reason.message == "gang of 4 needs 4 pods placed at once; only 2 fit (2 whole GPUs free, 4 needed)"
+    assert {t.status for t in result.tasks.values()} == {"Pending"}
+
+
+def test_no_node_fits_names_the_closest_miss() -> None:
+    result = run(
+        _doc(
+            [{"name": "n0", "gpus": 1}, {"name": "n1", "gpus": 1}],
+            [queue("q")],
+            [{"name": "a", "queue": "q", "gpu": 2}],
+        )
+    )
+    reason = result.reason("a")
+    assert reason is not None
+    assert (reason.code, reason.node) == ("no-node-fits", "n1")
+    assert reason.message == "no node fits 2 GPUs: closest miss n1 (needs 2 GPUs, 1 free)"
+
+
+def test_queue_that_does_not_exist() -> None:
+    result = run(_doc([{"name": "n0", "gpus": 1}], [queue("q")], [{"name": "a", "queue": "nope", "gpu": 1}]))
+    reason = result.reason("a")
+    assert reason is not None
+    assert (reason.code, reason.message) == ("queue-missing", "queue nope does not exist")
+
+
+def test_job_in_a_parent_queue_never_schedules() -> None:
+    result = run(
+        _doc(
+            [{"name": "n0", "gpus": 1}],
+            [queue("dept"), queue("q", parent="dept")],
+            [{"name": "a", "queue": "dept", "gpu": 1}],
+        )
+    )
+    assert result.tasks["a-0"].status == "Pending"
+    reason = result.reason("a")
+    assert reason is not None
+    assert reason.code == "queue-not-leaf"
+
+
+def test_queue_with_missing_parent_is_dropped() -> None:
+    result = run(
+        _doc([{"name": "n0", "gpus": 1}], [queue("q", parent="ghost")], [{"name": "a", "queue": "q", "gpu": 1}])
+    )
+    assert result.tasks["a-0"].status == "Pending"
+    reason = result.reason("a")
+    assert reason is not None
+    assert reason.code == "queue-orphaned"
+    assert "q" not in result.queues
+
+
+def test_reason_str_is_its_message() -> None:
+    result = run(_doc([{"name": "n0", "gpus": 1}], [queue("q")], [{"name": "a", "queue": "nope", "gpu": 1}]))
+    assert str(result.reasons["a"]) == "queue nope does not exist"
+
+
+def test_placed_jobs_have_no_reason() -> None:
+    result = run(_doc([{"name": "n0", "gpus": 1}], [queue("q")], [{"name": "a", "queue": "q", "gpu": 1}]))
+    assert result.reasons == {}

@@ -1,0 +1,154 @@
+"""Scenario files load with FORMAT.md's defaults; malformed ones fail naming the file and the key path."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from placement_testlib import queue, scenario
+
+from placement import UNLIMITED
+from placement.scenario import ScenarioError, load_scenario
+
+
+def _doc(**job: Any) -> dict[str, Any]:
+    return {
+        "nodes": [{"name": "n0", "gpus": 2}],
+        "queues": [queue("q")],
+        "jobs": [{"name": "a", "queue": "q", **job}],
+    }
+
+
+def test_node_defaults_follow_the_format() -> None:
+    node = scenario({"nodes": [{"name": "n0"}]}).snapshot.nodes[0]
+    assert (node.gpus, node.gpu_memory_mib, node.cpu_millis, node.memory_bytes, node.pods, node.mig_strategy) == (
+        0,
+        100,
+        20_000_000,
+        20 * 10**9,
+        110,
+        "none",
+    )
+
+
+def test_task_defaults_one_cpu_one_gigabyte_no_gpu() -> None:
+    task = scenario(_doc()).snapshot.jobs[0].tasks[0]
+    assert (task.gpu, task.cpu_millis, task.memory_bytes, task.state, task.gpu_devices) == (
+        0,
+        1000,
+        10**9,
+        "Pending",
+        1,
+    )
+
+
+def test_job_defaults_priority_50_gang_of_all_tasks_preemptible() -> None:
+    job = scenario(_doc(tasks=3)).snapshot.jobs[0]
+    assert (job.priority, job.gang_size, job.is_preemptible) == (50, 3, True)
+
+
+def test_priority_100_job_is_not_preemptible_by_default() -> None:
+    assert not scenario(_doc(priority=100)).snapshot.jobs[0].is_preemptible
+
+
+def test_omitted_queue_resource_is_zero_not_unlimited() -> None:
+    q = scenario({"queues": [{"name": "q"}]}).snapshot.queues[0]
+    assert (q.cpu.quota, q.cpu.limit, q.cpu.over_quota_weight) == (0, 0, 0)
+
+
+def test_unlimited_queue_resource_keeps_minus_one() -> None:
+    assert scenario(_doc()).snapshot.queues[0].gpu.limit == UNLIMITED
+
+
+def test_scenario_defaults_to_one_round_of_every_action() -> None:
+    s = scenario(_doc())
+    assert (s.actions, s.rounds) == (("allocate", "consolidation", "reclaim", "preempt"), 1)
+
+
+def test_task_list_overrides_job_defaults() -> None:
+    doc = _doc(gpu=1, tasks=[{}, {"gpu": 2, "state": "Running", "node": "n0"}])
+    tasks = scenario(doc).snapshot.jobs[0].tasks
+    assert [(t.gpu, t.state, t.node) for t in tasks] == [(1, "Pending", None), (2, "Running", "n0")]
+
+
+def test_missing_gpu_memory_label_is_none() -> None:
+    node = scenario({"nodes": [{"name": "n0", "gpus": 1, "gpuMemoryMiB": None}]}).snapshot.nodes[0]
+    assert node.gpu_memory_mib is None
+
+
+def test_fraction_out_of_range_names_job_index_and_key() -> None:
+    doc = _doc()
+    doc["jobs"] += [{"name": "b", "queue": "q"}, {"name": "c", "queue": "q", "gpuFraction": 1.5}]
+    with pytest.raises(ScenarioError, match=r"^s\.yaml: jobs\[2\]\.gpuFraction: must be > 0 and < 1, got 1\.5$"):
+        scenario(doc, "s.yaml")
+
+
+def test_bad_node_quantity_names_the_key_and_value() -> None:
+    doc = _doc()
+    doc["nodes"][0]["cpu"] = "lots"
+    with pytest.raises(ScenarioError, match=r"s\.yaml: nodes\[0\]\.cpu: invalid quantity 'lots'"):
+        scenario(doc, "s.yaml")
+
+
+def test_unknown_key_suggests_the_closest_one() -> None:
+    with pytest.raises(ScenarioError, match=r"jobs\[0\]\.gpuu: unknown key \(did you mean 'gpu'\?\)"):
+        scenario(_doc(gpuu=1))
+
+
+def test_running_task_must_name_a_known_node() -> None:
+    with pytest.raises(ScenarioError, match=r"jobs\[0\]\.tasks\[0\]\.node: unknown node 'nx'"):
+        scenario(_doc(tasks=[{"state": "Running", "node": "nx"}]))
+
+
+def test_duplicate_job_name_is_refused() -> None:
+    doc = _doc()
+    doc["jobs"].append({"name": "a", "queue": "q"})
+    with pytest.raises(ScenarioError, match=r"jobs\[1\]\.name: duplicate name 'a'"):
+        scenario(doc)
+
+
+def test_two_gpu_request_kinds_are_refused() -> None:
+    with pytest.raises(ScenarioError, match=r"jobs\[0\]: at most one GPU request kind per task"):
+        scenario(_doc(gpu=1, gpuMemoryMiB=10))
+
+
+def test_unknown_action_is_refused() -> None:
+    doc = _doc()
+    doc["actions"] = ["allocate", "backfill"]
+    with pytest.raises(ScenarioError, match=r"actions\[1\]: must be one of .*got 'backfill'"):
+        scenario(doc)
+
+
+def test_queue_quota_must_be_a_number() -> None:
+    doc = _doc()
+    doc["queues"][0]["gpu"] = {"quota": "two"}
+    with pytest.raises(ScenarioError, match=r"queues\[0\]\.gpu\.quota: must be a number, got 'two'"):
+        scenario(doc)
+
+
+def test_document_must_be_a_mapping() -> None:
+    with pytest.raises(ScenarioError, match="top level: must be a mapping"):
+        scenario([1, 2])  # type: ignore[arg-type]
+
+
+def test_invalid_yaml_is_one_line_naming_file_and_position(tmp_path: Path) -> None:
+    path = tmp_path / "broken.yaml"
+    path.write_text("nodes: [\n")
+    with pytest.raises(ScenarioError, match=r"broken\.yaml: not valid YAML: .* at line 2, column 1$") as err:
+        load_scenario(path)
+    assert "\n" not in str(err.value)
+
+
+def test_missing_file_is_a_scenario_error(tmp_path: Path) -> None:
+    with pytest.raises(ScenarioError, match=r"nope\.yaml: cannot read file"):
+        load_scenario(tmp_path / "nope.yaml")
+
+
+def test_json_scenario_loads_like_yaml(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(_doc(gpu=1, tasks=2)))
+    loaded = load_scenario(path)
+    assert loaded.name == "s"
+    assert [t.gpu for t in loaded.snapshot.jobs[0].tasks] == [1, 1]

@@ -1,0 +1,150 @@
+"""The library API: Snapshot in, Result out; rounds, actions, determinism, queue and node reports."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from placement import Job, Node, Placement, Queue, QueueResource, Snapshot, Task, simulate
+
+GPU_Q = QueueResource(quota=4, limit=-1, over_quota_weight=1)
+
+
+def _snapshot(jobs: tuple[Job, ...], nodes: tuple[Node, ...] = (Node("n0", gpus=4),)) -> Snapshot:
+    return Snapshot(nodes=nodes, queues=(Queue("q", gpu=GPU_Q),), jobs=jobs)
+
+
+def test_simulate_places_a_pending_job_and_reports_binding() -> None:
+    result = simulate(_snapshot((Job("a", "q", (Task(gpu=2),)),)), actions=["allocate"])
+    task = result.tasks["a-0"]
+    assert (task.status, task.node, task.gpus, task.gpu_groups) == ("Binding", "n0", 2.0, ())
+    assert result.cycles == 1
+
+
+def test_second_round_turns_binding_into_running() -> None:
+    result = simulate(_snapshot((Job("a", "q", (Task(gpu=1),)),)), actions=["allocate"], rounds=2)
+    assert result.tasks["a-0"].status == "Running"
+
+
+def test_rounds_none_runs_until_nothing_changes() -> None:
+    # An elastic job grows one pod per attempt but all attempts happen in one allocate; cycle 2 is idle.
+    job = Job("a", "q", tuple(Task(gpu=1) for _ in range(3)), min_member=1)
+    result = simulate(_snapshot((job,)), actions=["allocate"], rounds=None)
+    assert result.cycles == 2
+    assert [t.status for t in result.tasks.values()] == ["Running"] * 3
+
+
+def test_unknown_action_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="unknown action 'backfill'"):
+        simulate(_snapshot(()), actions=["backfill"])
+
+
+def test_zero_rounds_is_a_value_error() -> None:
+    with pytest.raises(ValueError, match="rounds must be at least 1"):
+        simulate(_snapshot(()), rounds=0)
+
+
+def test_placement_rejects_unknown_strategy() -> None:
+    with pytest.raises(ValueError, match="'binpack' or 'spread'"):
+        Placement(node="pack")
+
+
+def test_binpack_fills_the_fuller_node_first() -> None:
+    nodes = (Node("n0", gpus=4), Node("n1", gpus=4))
+    jobs = (Job("busy", "q", (Task(gpu=2, state="Running", node="n1"),)), Job("a", "q", (Task(gpu=1),)))
+    result = simulate(_snapshot(jobs, nodes), actions=["allocate"])
+    assert result.tasks["a-0"].node == "n1"
+
+
+def test_spread_prefers_the_emptier_node() -> None:
+    nodes = (Node("n0", gpus=4), Node("n1", gpus=4))
+    jobs = (Job("busy", "q", (Task(gpu=2, state="Running", node="n1"),)), Job("a", "q", (Task(gpu=1),)))
+    result = simulate(_snapshot(jobs, nodes), actions=["allocate"], placement=Placement("spread", "spread"))
+    assert result.tasks["a-0"].node == "n0"
+
+
+def test_gang_is_all_or_nothing() -> None:
+    jobs = (Job("a", "q", (Task(gpu=2), Task(gpu=2), Task(gpu=2))),)
+    result = simulate(_snapshot(jobs), actions=["allocate"])
+    assert {t.status for t in result.tasks.values()} == {"Pending"}
+    assert result.nodes["n0"].free_gpus == 4
+
+
+def test_elastic_job_places_what_fits_beyond_min_member() -> None:
+    jobs = (Job("a", "q", tuple(Task(gpu=2) for _ in range(3)), min_member=1),)
+    result = simulate(_snapshot(jobs), actions=["allocate"])
+    assert [t.status for t in result.tasks.values()] == ["Binding", "Binding", "Pending"]
+
+
+def test_higher_priority_job_in_a_queue_goes_first() -> None:
+    jobs = (Job("train", "q", (Task(gpu=4),), priority=50), Job("build", "q", (Task(gpu=4),), priority=100))
+    result = simulate(_snapshot(jobs), actions=["allocate"])
+    assert (result.tasks["build-0"].status, result.tasks["train-0"].status) == ("Binding", "Pending")
+
+
+def test_preempt_evicts_lower_priority_job_in_the_same_queue() -> None:
+    jobs = (
+        Job("train", "q", (Task(gpu=4, state="Running", node="n0"),), priority=50),
+        Job("build", "q", (Task(gpu=4),), priority=100),
+    )
+    result = simulate(_snapshot(jobs), actions=["preempt"])
+    assert (result.tasks["train-0"].status, result.tasks["build-0"].status) == ("Releasing", "Pipelined")
+    assert result.tasks["build-0"].node == "n0"
+
+
+def test_reclaim_takes_back_over_quota_gpus_for_a_starved_queue() -> None:
+    queues = (
+        Queue("a", gpu=QueueResource(2, -1, 1)),
+        Queue("b", gpu=QueueResource(2, -1, 1)),
+    )
+    jobs = (
+        Job("hog", "a", tuple(Task(gpu=1, state="Running", node="n0") for _ in range(4)), min_member=1),
+        Job("want", "b", (Task(gpu=2),)),
+    )
+    result = simulate(Snapshot((Node("n0", gpus=4),), queues, jobs), actions=["reclaim"])
+    statuses = [result.tasks[f"hog-{i}"].status for i in range(4)]
+    assert sorted(statuses) == ["Releasing", "Releasing", "Running", "Running"]
+    assert result.tasks["want-0"].status == "Pipelined"
+
+
+def test_queue_report_carries_quota_limit_fair_share_and_allocation() -> None:
+    queues = (
+        Queue("a", gpu=QueueResource(1, 3, 1)),
+        Queue("b", gpu=QueueResource(1, -1, 1)),
+    )
+    jobs = (Job("x", "a", tuple(Task(gpu=1) for _ in range(4)), min_member=1), Job("y", "b", (Task(gpu=1),)))
+    result = simulate(Snapshot((Node("n0", gpus=4),), queues, jobs), actions=["allocate"])
+    a = result.queues["a"]
+    assert (a.deserved.gpu, a.limit.gpu, a.allocated.gpu) == (1, 3, 3)
+    assert a.fair_share.gpu == pytest.approx(3)
+    assert result.queues["b"].allocated.gpu == 1
+
+
+def test_node_report_lists_whole_gpus_per_task() -> None:
+    result = simulate(_snapshot((Job("a", "q", (Task(gpu=2),)),)), actions=["allocate"])
+    node = result.nodes["n0"]
+    assert (node.free_gpus, node.tasks) == (2, ("a-0",))
+    assert [(d.id, d.tasks, d.shared) for d in node.devices] == [("gpu0", ("a-0",), False), ("gpu1", ("a-0",), False)]
+
+
+def _random_snapshot(seed: int) -> Snapshot:
+    rnd = random.Random(seed)
+    nodes = tuple(Node(f"n{i}", gpus=rnd.choice([2, 4, 8])) for i in range(6))
+    queues = (Queue("q1", gpu=QueueResource(4, -1, 1)), Queue("q2", gpu=QueueResource(4, -1, 2)))
+    jobs = []
+    for j in range(40):
+        kind = rnd.random()
+        task = Task(gpu=rnd.randint(1, 3)) if kind < 0.6 else Task(gpu_fraction=rnd.choice([0.25, 0.5, 0.7]))
+        jobs.append(Job(f"j{j}", rnd.choice(["q1", "q2"]), (task,) * rnd.randint(1, 3), priority=rnd.choice([50, 100])))
+    return Snapshot(nodes, queues, tuple(jobs))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_same_snapshot_same_result(seed: int) -> None:
+    snapshot = _random_snapshot(seed)
+    first = simulate(snapshot, rounds=3)
+    second = simulate(snapshot, rounds=3)
+    assert first.to_json() == second.to_json()
+    assert list(first.tasks) == list(second.tasks)
+    assert {k: r.message for k, r in first.reasons.items()} == {k: r.message for k, r in second.reasons.items()}
