@@ -196,11 +196,11 @@ def _pins(
     if mode in GPU_PIN_BLOCK:
         block = GPU_PIN_BLOCK[mode]
         attr = {"fake": "fake", "devicePlugin": "device_plugin", "gpuOperator": "gpu_operator"}[block]
-        src_gpu_raw = src_raw.get("gpu") if isinstance(src_raw.get("gpu"), Mapping) else {}
-        src_sets = isinstance(src_gpu_raw.get(block), Mapping) and "version" in src_gpu_raw[block]
+        src_gpu_raw = _block(src_raw, "gpu")
+        src_sets = "version" in _block(src_gpu_raw, block)
         key = f"gpu.{block}.version"
         if src.gpu.mode == mode or src_sets:
-            dst_gpu_raw = dst_raw.get("gpu") if isinstance(dst_raw.get("gpu"), Mapping) else {}
+            dst_gpu_raw = _block(dst_raw, "gpu")
             pin(
                 key,
                 (f"{NAMESPACE}:gpu", block, "version"),
@@ -358,6 +358,11 @@ def promote(
 
 
 # --- helpers ----------------------------------------------------------------------------------------
+
+
+def _block(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = raw.get(key)
+    return value if isinstance(value, Mapping) else {}
 
 
 def _load_document(text: str, name: str) -> dict[str, Any]:

@@ -346,8 +346,8 @@ def check_gpu_groups(
         unlabelled = [p for p in placed if not _gpu_groups(p)]
         subject = work.name if work.tenant is None else f"{work.tenant}/{work.name}"
         if unlabelled:
-            names = ", ".join(_name(p) for p in unlabelled[:3])
-            results.append(CheckResult("gpu-group", subject, False, f"no {GPU_GROUP_LABEL} label on {names}"))
+            listed = ", ".join(_name(p) for p in unlabelled[:3])
+            results.append(CheckResult("gpu-group", subject, False, f"no {GPU_GROUP_LABEL} label on {listed}"))
         for pod in placed:
             declared_uids[pod["metadata"].get("uid") or _name(pod)] = subject
     # Every fractional pod on a shared GPU, declared or not, counts toward its group's load; the
@@ -359,10 +359,10 @@ def check_gpu_groups(
     ]
     by_node: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for pod in shared:
-        node = (pod.get("spec") or {}).get("nodeName")
-        groups = _gpu_groups(pod)
-        if node and len(groups) == 1 and _device_count(pod) == 1:
-            by_node[node][groups[0]].append(pod)
+        host = (pod.get("spec") or {}).get("nodeName")
+        pod_groups = _gpu_groups(pod)
+        if host and len(pod_groups) == 1 and _device_count(pod) == 1:
+            by_node[host][pod_groups[0]].append(pod)
     node_memory: dict[str, int | None] = {}
     for node in sorted(by_node):
         groups = by_node[node]
@@ -378,11 +378,12 @@ def check_gpu_groups(
             )
             continue
         ordered = sorted(groups)
+        known = {g: load for g, load in loads.items() if load is not None}
         mergeable = [
             (a, b)
             for i, a in enumerate(ordered)
             for b in ordered[i + 1 :]
-            if loads[a] is not None and loads[b] is not None and loads[a] + loads[b] <= 1 + 1e-9
+            if a in known and b in known and known[a] + known[b] <= 1 + 1e-9
         ]
         if mergeable:
             a, b = mergeable[0]

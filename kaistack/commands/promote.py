@@ -6,6 +6,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kaistack.promote import PromotionPlan, PromotionResult
 
 DESCRIPTION = """\
 Copy the release pins of SOURCE's stack file into TARGET's: kaistack:kai.version, each shared
@@ -49,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from kaistack.config import ConfigError, find_project_dir
     from kaistack.progress import Progress
-    from kaistack.promote import PromotionError, PromotionPlan, promote
+    from kaistack.promote import PromotionError, promote
 
     interactive = sys.stdin.isatty() and not args.json
     if not (args.yes or args.dry_run or interactive):
@@ -84,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     return 1 if result.refused and result.refused != "not confirmed" else 0
 
 
-def _print_plan(plan) -> None:  # type: ignore[no-untyped-def]
+def _print_plan(plan: PromotionPlan) -> None:
     if not plan.changed:
         print(f"{plan.target} already runs {plan.source}'s pins; nothing to promote")
     else:
@@ -103,7 +107,7 @@ def _print_plan(plan) -> None:  # type: ignore[no-untyped-def]
         print(plan.diff(), end="")
 
 
-def _print_outcome(result, *, dry_run: bool) -> None:  # type: ignore[no-untyped-def]
+def _print_outcome(result: PromotionResult, *, dry_run: bool) -> None:
     plan, check = result.plan, result.check
     if check is not None:
         print()
