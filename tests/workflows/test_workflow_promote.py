@@ -257,3 +257,15 @@ def test_promotion_is_validated_by_the_real_pack_and_checker(renderable_project,
     assert code == 0, out
     assert "validation of promoted staging: passed" in out
     assert "version: v0.17.0" in (renderable_project / "Pulumi.staging.yaml").read_text()
+
+
+def test_interactive_run_asks_before_writing(project, passing, capsys, monkeypatch):
+    """On a terminal without --yes the plan is shown and an answer other than y/yes writes nothing."""
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr("builtins.input", lambda prompt: "n")
+    before = _staging(project)
+    assert main(["promote", "dev", "staging", "--project", str(project)]) == 0
+    assert _staging(project) == before
+    monkeypatch.setattr("builtins.input", lambda prompt: "yes")
+    assert main(["promote", "dev", "staging", "--project", str(project)]) == 0
+    assert "version: v0.17.0" in _staging(project).decode()
