@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from policies.facts import StackFacts
+from policies.facts import StackFacts, workload_tenant
 from policies.podspec import (
     FRACTION,
     GPU_RESOURCE,
@@ -35,7 +35,7 @@ from policies.podspec import (
 )
 from policies.rules import subject, valid_count, valid_fraction
 from policies.settings import Settings
-from policies.stack_rules import CheckerUnavailable, Finding, queue_decls, workload_tenant
+from policies.stack_rules import CheckerUnavailable, Finding, queue_decls
 
 KAI_CLASSES = ("train", "build-preemptible", "build", "inference")
 _AS_JOB = ("Job", "StatefulSet", "ReplicaSet")
@@ -87,12 +87,12 @@ def _workload(wl: Workload, t: PodTemplate, facts: StackFacts, name: str) -> dic
     work: dict[str, Any] = {"name": name, "kind": kind, "namespace": _dns(wl.namespace), "cpu": cpu, "memory": memory}
     first = t.containers()[0] if t.containers() else {}
     work["image"] = str(first.get("image") or "unknown")
-    queue, _ = queue_label(wl, t, facts.queue_label_key)
-    if queue:
-        work["queue"] = queue
     tenant, _ = workload_tenant(wl, facts.tenants or ())
     if tenant:
         work["tenant"] = tenant
+    queue, _ = queue_label(wl, t, facts.queue_label_key, top_owner=tenant is None)
+    if queue:
+        work["queue"] = queue
     spec = mapping(wl.res.props.get("spec"))
     if kind == "Deployment":
         work["replicas"] = int(_number(spec.get("replicas"), 1))

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from policies.podspec import PLATFORM_TYPE, Res, mapping, seq
+from policies.podspec import PLATFORM_TYPE, Res, Workload, mapping, seq, tenant_label, urn_types
 
 DEFAULT_QUEUE_LABEL = "kai.scheduler/queue"
 LEGACY_QUEUE_LABEL = "runai/queue"  # before KAI v0.6.0 (docs/migrationguides/v0.6.0)
@@ -140,3 +140,39 @@ def leaf_names(parents: Mapping[str, str | None]) -> frozenset[str]:
     """Queues nobody names as parent (only leaf queues schedule: kai.md §3)."""
     used = {p for p in parents.values() if p}
     return frozenset(name for name in parents if name not in used)
+
+
+# --- whose workload is it ------------------------------------------------------------------------
+
+TENANT_COMPONENT = "kaistack:index:Tenant"  # components/tenant.py: the vCluster and its provider
+
+
+def _names_tenant(name: str, tenant: str) -> bool:
+    """`kaistack-team-a-provider` names tenant `team-a` (whole dash-separated words only)."""
+    words, wanted = name.split("-"), tenant.split("-")
+    return any(words[i : i + len(wanted)] == wanted for i in range(len(words) - len(wanted) + 1))
+
+
+def _tenant_scoped_name(urn: str | None) -> str:
+    """The name in a URN (or provider reference `<urn>::<id>`) of a Tenant component or its child."""
+    parts = urn.split("::") if urn and urn.startswith("urn:") else []
+    if len(parts) < 4 or TENANT_COMPONENT not in urn_types("::".join(parts[:4])):
+        return ""
+    return parts[3]
+
+
+def workload_tenant(wl: Workload, tenants: Sequence[TenantFacts]) -> tuple[str | None, str]:
+    """Which tenant a workload belongs to, and how we know: its label, its host namespace, or the
+    vCluster provider / Tenant component it was created through."""
+    label = tenant_label(wl)
+    if label:
+        return label, "label kaistack.io/tenant"
+    for t in tenants:
+        if wl.namespace == t.namespace:
+            return t.name, f"host namespace {t.namespace}"
+    for via, urn in (("provider", wl.res.provider), ("parent", wl.res.parent)):
+        name = _tenant_scoped_name(urn)
+        for t in tenants if name else ():
+            if _names_tenant(name, t.name):
+                return t.name, f"{via} {name}"
+    return None, ""

@@ -273,9 +273,14 @@ def shares_gpu(template: PodTemplate) -> bool:
     return FRACTION in template.annotations or MEMORY in template.annotations
 
 
-def queue_label(wl: Workload, template: PodTemplate, key: str) -> tuple[str | None, str]:
-    """The queue KAI's pod-grouper reads: the top owner's label first, then the pod's (labels only)."""
-    for labels, where in ((wl.labels, "metadata.labels"), (template.labels, template.at("metadata.labels"))):
+def queue_label(wl: Workload, template: PodTemplate, key: str, top_owner: bool = True) -> tuple[str | None, str]:
+    """The queue KAI's pod-grouper reads: the top owner's label first, then the pod's (labels only).
+
+    `top_owner=False` for workloads inside a vCluster: with setOwner false the host sees bare pods,
+    so only the pod template's labels reach KAI (vcluster-and-gpu.md §1.1-1.3).
+    """
+    places = ((wl.labels, "metadata.labels"), (template.labels, template.at("metadata.labels")))
+    for labels, where in places if top_owner else places[1:]:
         value = labels.get(key)
         if value is not None:
             return str(value), where

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from policies.facts import LEGACY_QUEUE_LABEL, StackFacts
+from policies.facts import LEGACY_QUEUE_LABEL, StackFacts, workload_tenant
 from policies.podspec import (
     FRACTION,
     HELM_TYPES,
@@ -102,12 +102,19 @@ def kai_queue_label(res: Res, s: Settings, facts: StackFacts) -> list[str]:
     key = s.queue_label_key or facts.queue_label_key
     leaves = s.queues if s.queues is not None else facts.leaf_queues
     listed = f" (declared leaf queues: {', '.join(sorted(leaves))})" if leaves else ""
+    tenant, _ = workload_tenant(wl, facts.tenants or ())
+    bare = tenant is not None and bool(wl.templates[0].path)  # a tenant's Deployment/Job/...: bare pods on the host
     out = []
     for t in wl.templates:
         if t.spec.get("schedulerName") != s.scheduler_name:
             continue
-        queue, where = queue_label(wl, t, key)
-        if queue is None:
+        queue, where = queue_label(wl, t, key, top_owner=not bare)
+        if queue is None and bare and queue_label(wl, t, key)[0] is not None:
+            out.append(
+                f"{key} is only on the {wl.kind}'s metadata.labels; inside tenant {tenant}'s vCluster the host sees "
+                f"bare pods (setOwner: false), so KAI reads only the pod's labels: add it to {t.at('metadata.labels')}"
+            )
+        elif queue is None:
             legacy, legacy_where = queue_label(wl, t, LEGACY_QUEUE_LABEL)
             if legacy is not None:
                 out.append(

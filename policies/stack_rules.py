@@ -10,9 +10,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from policies.facts import StackFacts, TenantFacts, facts_from_platform, platform_props
+from policies.facts import StackFacts, facts_from_platform, platform_props, workload_tenant
 from policies.podspec import FRACTION, MEMORY, QUEUE_TYPE, Res, Workload, dig, mapping, queue_label, shares_gpu
-from policies.podspec import tenant_label as workload_tenant_label
 from policies.rules import EPSILON, chart_name, helm_values, subject
 from policies.settings import Settings
 
@@ -229,36 +228,6 @@ def kai_queue_tree(resources: Sequence[Res], s: Settings, facts: StackFacts) -> 
 # --- tenant-queue-binding ------------------------------------------------------------------------
 
 
-def _names_tenant(name: str, tenant: str) -> bool:
-    """`vcluster-team-a`, `team-a-provider` name tenant `team-a` (whole dash-separated words only)."""
-    words, wanted = name.split("-"), tenant.split("-")
-    return any(words[i : i + len(wanted)] == wanted for i in range(len(words) - len(wanted) + 1))
-
-
-def _urn_name(urn: str | None) -> str:
-    """The name part of a URN or of a provider reference (`<urn>::<id>`)."""
-    parts = urn.split("::") if urn and urn.startswith("urn:") else []
-    return parts[3] if len(parts) >= 4 else ""
-
-
-def workload_tenant(wl: Workload, tenants: Sequence[TenantFacts]) -> tuple[str | None, str]:
-    """Which tenant a workload belongs to, and how we know: label, host namespace, provider or parent."""
-    label = workload_tenant_label(wl)
-    if label:
-        return label, "label kaistack.io/tenant"
-    for t in tenants:
-        if wl.namespace == t.namespace:
-            return t.name, f"host namespace {t.namespace}"
-    provider = _urn_name(wl.res.provider)
-    parent = _urn_name(wl.res.parent)
-    for t in tenants:
-        if provider and _names_tenant(provider, t.name):
-            return t.name, f"provider {provider}"
-        if parent and _names_tenant(parent, t.name):
-            return t.name, f"parent {parent}"
-    return None, ""
-
-
 def tenant_queue_binding(resources: Sequence[Res], s: Settings, facts: StackFacts) -> list[Finding]:
     tenants = s.tenants if s.tenants is not None else facts.tenants
     if not tenants:
@@ -284,7 +253,8 @@ def tenant_queue_binding(resources: Sequence[Res], s: Settings, facts: StackFact
         for t in wl.templates:
             if t.spec.get("schedulerName") != s.scheduler_name:
                 continue
-            queue, where = queue_label(wl, t, key)
+            # Inside a vCluster only the pod's labels reach the host (bare pods, setOwner: false).
+            queue, where = queue_label(wl, t, key, top_owner=False)
             if queue is None:
                 out.append(
                     Finding(

@@ -230,3 +230,17 @@ def test_every_template_of_a_training_job_is_checked() -> None:
 
 def test_kai_scheduler_constant_matches_the_contract() -> None:
     assert KAI == Settings().scheduler_name == "kai-scheduler"
+
+
+def test_tenant_deployment_needs_the_queue_on_its_pod_template() -> None:
+    """Inside a vCluster the host sees bare pods (setOwner: false): the Deployment's own labels never reach KAI."""
+    props = deployment(queue=None, top_labels={"kai.scheduler/queue": "team-a", "kaistack.io/tenant": "alpha"})
+    found = kai_queue_label(res("Deployment", props), Settings(), FACTS)
+    assert len(found) == 1
+    assert "inside tenant alpha's vCluster the host sees bare pods (setOwner: false)" in found[0]
+    assert "add it to spec.template.metadata.labels" in found[0]
+
+
+def test_host_deployment_may_carry_the_queue_on_itself_only() -> None:
+    props = deployment(queue=None, top_labels={"kai.scheduler/queue": "team-a"})
+    assert kai_queue_label(res("Deployment", props), Settings(), FACTS) == []

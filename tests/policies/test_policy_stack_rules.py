@@ -8,7 +8,7 @@ import pytest
 from policy_builders import FACTS, UNKNOWN, container, pod, queue, release, res
 from pulumi_policy.proxy import UnknownValueError
 
-from policies.facts import StackFacts
+from policies.facts import StackFacts, TenantFacts
 from policies.podspec import Res
 from policies.settings import Settings, settings
 from policies.stack_rules import (
@@ -228,3 +228,20 @@ def test_configured_tenants_override_the_stack() -> None:
     s = settings({"tenants": [{"name": "alpha", "queues": ["team-b"]}]})
     r = res("Pod", pod(queue="team-b", labels={"kaistack.io/tenant": "alpha"}))
     assert tenant_queue_binding([r], s, FACTS) == []
+
+
+def test_host_provider_named_like_a_tenant_does_not_make_host_workloads_tenant_workloads() -> None:
+    """Only a provider created by a Tenant component binds: `kaistack-cluster-provider` is not tenant `cluster`."""
+    facts = StackFacts(tenants=(TenantFacts("cluster", "vcluster-cluster", ("q",)),))
+    kind = "kaistack:index:KindCluster$pulumi:providers:kubernetes"
+    host = f"urn:pulumi:dev::kaistack::{kind}::kaistack-cluster-provider::id"
+    r = res("Pod", pod(queue="test"), provider=host)
+    assert tenant_queue_binding([r], Settings(), facts) == []
+
+
+def test_workloads_parented_to_a_tenant_component_belong_to_it() -> None:
+    parent = "urn:pulumi:dev::kaistack::kaistack:index:Platform$kaistack:index:Tenant::kaistack-beta"
+    r = res("Pod", pod(name="p", queue="team-a"), parent=parent)
+    found = _messages(tenant_queue_binding([r], Settings(), FACTS))
+    assert len(found) == 1
+    assert "of tenant beta (parent kaistack-beta)" in found[0]
