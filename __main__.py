@@ -36,7 +36,14 @@ def load_config() -> StackConfig:
     try:
         if problems:
             raise ConfigError(problems, f"stack {pulumi.get_stack()}")
-        return parse_config(raw, source=f"stack {pulumi.get_stack()}")
+        config = parse_config(raw, source=f"stack {pulumi.get_stack()}")
+        if config.cluster.provider == "eks":
+            # GPU count/model/memory per node from EC2 (declared values without credentials), so the
+            # capacity gate, node labels and policies all see AWS's numbers.
+            from kaistack.discovery import resolve_node_pools
+
+            config = resolve_node_pools(config)
+        return config
     except ConfigError as err:
         # RunError prints the message alone (no traceback) and fails the update before any resource.
         raise pulumi.RunError(str(err)) from None

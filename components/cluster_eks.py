@@ -127,11 +127,14 @@ class EksCluster(pulumi.ComponentResource):
 
         node_subnets = network.node_subnet_ids
         after = [*attachments, *network.ready]
+        # Node groups take `cluster.core` and the role's ARN, plain data rather than resource
+        # references (pulumi-eks' own managed-nodegroups example does the same): the in-process mock
+        # engine behind `kaistack render` cannot rehydrate references to other resources.
         system = settings.system_node_group
         self.system_node_group = eks.ManagedNodeGroup(
             f"{name}-system",
-            cluster=self.cluster,
-            node_role=self.node_role,
+            cluster=self.cluster.core,
+            node_role_arn=self.node_role.arn,
             instance_types=[system.instance_type],
             ami_type=CPU_AMI_TYPE,
             scaling_config=aws.eks.NodeGroupScalingConfigArgs(
@@ -259,8 +262,8 @@ def _pool_node_group(
     has_gpus = pool.gpu_count > 0
     return eks.ManagedNodeGroup(
         f"{name}-{pool.name}",
-        cluster=cluster,
-        node_role=role,
+        cluster=cluster.core,
+        node_role_arn=role.arn,
         instance_types=[pool.instance_type],
         ami_type=GPU_AMI_TYPE if has_gpus else CPU_AMI_TYPE,
         capacity_type="ON_DEMAND",
@@ -307,9 +310,10 @@ def kubeconfig_with_region(kubeconfig: Any, region: str) -> str:
 
 
 def _check_region(region: str) -> None:
-    # The default AWS provider reads aws:region (or AWS_REGION); the model's region drives discovery
-    # and the kubeconfig. Two different regions would create the cluster where nothing else looks.
-    in_use = aws.config.region
+    # The default AWS provider reads aws:region; the model's region drives discovery and the
+    # kubeconfig. Two different regions would create the cluster where nothing else looks. (Only the
+    # stack's config is compared: an AWS_REGION in the shell of an offline `kaistack render` is not.)
+    in_use = pulumi.Config("aws").get("region")
     if in_use and in_use != region:
         raise pulumi.RunError(
             f"aws:region is {in_use!r} but kaistack:cluster.eks.region is {region!r}; set both to the same "

@@ -13,6 +13,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from components.cluster_eks import EksCluster
 from components.cluster_existing import ExistingCluster
 from components.cluster_kind import KindCluster
 from components.gpu import GpuStack
@@ -72,7 +73,7 @@ class Platform(pulumi.ComponentResource):
     names into output attributes, so the child components live under other names.
     """
 
-    cluster: KindCluster | ExistingCluster
+    cluster: KindCluster | ExistingCluster | EksCluster
     gpu: GpuStack | None
     scheduler: KaiScheduler
     queues: QueueTree
@@ -122,10 +123,15 @@ class Platform(pulumi.ComponentResource):
         )
 
     @staticmethod
-    def _cluster(name: str, config: StackConfig, opts: pulumi.ResourceOptions) -> KindCluster | ExistingCluster:
+    def _cluster(
+        name: str, config: StackConfig, opts: pulumi.ResourceOptions
+    ) -> KindCluster | ExistingCluster | EksCluster:
         provider = config.cluster.provider
         if provider == "kind":
             return KindCluster(name, config, opts=opts)
         if provider == "existing":
             return ExistingCluster(name, config, opts=opts)
+        if provider == "eks":
+            # `config` comes resolved by kaistack.discovery (__main__.py): GPU facts, labels, taint.
+            return EksCluster(name, config, opts=opts)
         raise pulumi.RunError(f"cluster.provider {provider!r} is not wired into components/platform.py yet")

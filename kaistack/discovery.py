@@ -42,6 +42,7 @@ EVICTION_HARD_MIB = 100
 # default client are cached: an injected client (tests, a caller's own session) is asked every time.
 _FACTS: dict[tuple[str, str], InstanceFacts] = {}
 _OFFERS: dict[tuple[str, str], frozenset[str]] = {}
+_WARNED: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -140,6 +141,7 @@ def clear_cache() -> None:
     """Forget what AWS said (tests; a long-lived process that wants fresh answers)."""
     _FACTS.clear()
     _OFFERS.clear()
+    _WARNED.clear()
 
 
 # --- shape checks that need no AWS ------------------------------------------------------------------
@@ -519,7 +521,9 @@ def _from_declared(config: StackConfig, reason: str) -> StackConfig:
         pools.append(pool.model_copy(update={"labels": labels, "taints": taints}))
     if problems:
         raise ConfigError(problems)
-    log.warning("kaistack: %s; using the declared EKS node pool facts without checking them against AWS", reason)
+    if reason not in _WARNED:  # render checks, then runs the program: say it once per process
+        _WARNED.add(reason)
+        log.warning("kaistack: %s; using the declared EKS node pool facts without checking them against AWS", reason)
     return _with_pools(config, pools)
 
 

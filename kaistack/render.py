@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
+import yaml
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc
 from pulumi.runtime.settings import SETTINGS, get_root_resource
@@ -129,6 +130,13 @@ class PlatformMocks(pulumi_mocks.Mocks):
         if args.typ == "command:local:Command":
             # `kind get kubeconfig` output; secret like the real one (additional_secret_outputs).
             state.update(stdout=rpc.wrap_rpc_secret(MOCK_KUBECONFIG), stderr="")
+        elif args.typ == "eks:index:Cluster":
+            # pulumi-eks computes the kubeconfig (an object, secret); the EKS component reads it.
+            kubeconfig = yaml.safe_load(_mock_kubeconfig("https://mock.eks.amazonaws.com", "eks-mock"))
+            state["kubeconfig"] = rpc.wrap_rpc_secret(kubeconfig)
+        elif args.typ.startswith("aws:") and args.custom:
+            # Every AWS resource has an ARN; the EKS component passes the node role's to the cluster.
+            state.setdefault("arn", f"arn:aws:mock::123456789012:{args.name}")
         elif args.typ == "kubernetes:core/v1:Secret" and args.resource_id:
             namespace, _, name = args.resource_id.rpartition("/")
             tenant = name.removeprefix("vc-")
@@ -314,7 +322,13 @@ def render_stack(project_dir: Path, stack: str) -> Rendered:
     project_dir = Path(project_dir).resolve()
     raw = read_stack_config(project_dir, stack)
     # Validate first so callers get ConfigError (problem list) rather than the program's RunError.
-    parse_config(raw, source=stack_file(project_dir, stack).name)
+    config = parse_config(raw, source=stack_file(project_dir, stack).name)
+    if config.cluster.provider == "eks":
+        # Discovery's problems (a fact contradicting AWS, an unknown type, facts undeclared without
+        # credentials) are config problems too; the program's own call is then served from the cache.
+        from kaistack.discovery import resolve_node_pools
+
+        resolve_node_pools(config)
     return render_program(project_dir / MAIN, stack, raw)
 
 
