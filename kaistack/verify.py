@@ -274,31 +274,21 @@ def check_workloads(config: StackConfig, pods: _WorkloadPods) -> list[CheckResul
         if not matched:
             continue
         wrong = [p for p in matched if (p.get("spec") or {}).get("schedulerName") != SCHEDULER_NAME]
-        results.append(
-            CheckResult(
-                "workload-scheduler",
-                subject,
-                not wrong,
-                f"{len(matched)} pods use {SCHEDULER_NAME}"
-                if not wrong
-                else "; ".join(
-                    f"{_name(p)} uses {(p.get('spec') or {}).get('schedulerName') or 'default-scheduler'}"
-                    for p in wrong[:3]
-                ),
+        scheduler_detail = f"{_pods(len(matched))} scheduled by {SCHEDULER_NAME}"
+        if wrong:
+            scheduler_detail = "; ".join(
+                f"{_name(p)} uses {(p.get('spec') or {}).get('schedulerName') or 'default-scheduler'}"
+                for p in wrong[:3]
             )
-        )
+        results.append(CheckResult("workload-scheduler", subject, not wrong, scheduler_detail))
         missing = [p for p in matched if not _annotations(p).get(POD_GROUP_ANNOTATION)]
-        groups = sorted({_annotations(p).get(POD_GROUP_ANNOTATION, "") for p in matched} - {""})
-        results.append(
-            CheckResult(
-                "workload-pod-group",
-                subject,
-                not missing,
-                f"{POD_GROUP_ANNOTATION}: {', '.join(groups[:3])}{' …' if len(groups) > 3 else ''}"
-                if not missing
-                else f"no {POD_GROUP_ANNOTATION} annotation on {', '.join(_name(p) for p in missing[:3])}",
-            )
+        groups = {_annotations(p).get(POD_GROUP_ANNOTATION) for p in matched} - {None, ""}
+        group_detail = (
+            f"{POD_GROUP_ANNOTATION} on {_pods(len(matched))} ({len(groups)} PodGroup{'s' * (len(groups) != 1)})"
         )
+        if missing:
+            group_detail = f"no {POD_GROUP_ANNOTATION} annotation on {', '.join(_name(p) for p in missing[:3])}"
+        results.append(CheckResult("workload-pod-group", subject, not missing, group_detail))
     return results
 
 
@@ -563,6 +553,10 @@ def _node_gpu_memory(client: KubeClient, node: str, cache: dict[str, int | None]
         except (KubeAPIError, ValueError):
             cache[node] = None
     return cache[node]
+
+
+def _pods(count: int) -> str:
+    return f"{count} pod{'s' * (count != 1)}"
 
 
 def _pod_state(pod: Mapping[str, Any]) -> str:
