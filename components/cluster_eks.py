@@ -53,6 +53,7 @@ class EksCluster(pulumi.ComponentResource):
     node_role: aws.iam.Role
     addons: list[pulumi.Resource]
     storage_class: k8s.storage.v1.StorageClass
+    runtime_class: k8s.node.v1.RuntimeClass | None
     vpc: aws.ec2.Vpc | None
 
     def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
@@ -179,6 +180,18 @@ class EksCluster(pulumi.ComponentResource):
             allow_volume_expansion=True,
             opts=pulumi.ResourceOptions(parent=self, provider=self.provider),
         )
+        self.runtime_class = None
+        if config.gpu.mode == "device-plugin":
+            # KAI's fractional pods and GPU reservation pods ask for RuntimeClass `nvidia` by name. The
+            # NVIDIA AMI defines containerd runtime `nvidia` (its default runtime), but only the GPU
+            # Operator creates the RuntimeClass object (nvkind does on kind); with the device plugin alone
+            # the cluster has to.
+            self.runtime_class = k8s.node.v1.RuntimeClass(
+                f"{name}-nvidia",
+                metadata=k8s.meta.v1.ObjectMetaArgs(name="nvidia"),
+                handler="nvidia",
+                opts=pulumi.ResourceOptions(parent=self, provider=self.provider),
+            )
         self.register_outputs(
             {
                 "kubeconfig": self.kubeconfig,
@@ -285,8 +298,15 @@ def scaling(pool: NodePool) -> tuple[int, int, int]:
 
 
 def node_labels(pool: NodePool) -> dict[str, str]:
-    """The pool's labels (discovery already added nvidia.com/gpu.{product,count,memory}) plus its name."""
-    return {**pool.labels, POOL_LABEL: pool.name}
+    """The pool's labels (discovery already added nvidia.com/gpu.{product,count,memory}) plus its name.
+
+    GPU pools also get `nvidia.com/gpu.present=true`, which the device plugin's default node affinity
+    accepts without NFD (vcluster-and-gpu.md §2), as on kind (cluster_kind.REAL_GPU_NODE_LABELS).
+    """
+    labels = {**pool.labels, POOL_LABEL: pool.name}
+    if pool.gpu_count:
+        labels.setdefault("nvidia.com/gpu.present", "true")
+    return labels
 
 
 def node_group_taint(taint: Taint) -> aws.eks.NodeGroupTaintArgs:

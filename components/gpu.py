@@ -98,12 +98,14 @@ def device_plugin_values(config: StackConfig) -> dict[str, Any]:
 
 def gpu_operator_values(config: StackConfig) -> dict[str, Any]:
     settings = config.gpu.gpu_operator
-    on_kind = config.cluster.provider == "kind"
+    # On kind the host's driver and nvkind's in-node toolkit are used: nvkind's minimal mode
+    # (NVIDIA/nvkind .github/workflows/gpu-e2e.yaml; vcluster-and-gpu.md §3). EKS GPU node groups run
+    # the AL2023 NVIDIA AMI (components/cluster_eks.py), which ships the driver and the container
+    # toolkit already wired into containerd; the operator's own would fight them.
+    preinstalled = config.cluster.provider in ("kind", "eks")
     values: dict[str, Any] = {
-        # On kind the host's driver and nvkind's in-node toolkit are used: nvkind's minimal mode
-        # (NVIDIA/nvkind .github/workflows/gpu-e2e.yaml; vcluster-and-gpu.md §3).
-        "driver": {"enabled": settings.driver and not on_kind},
-        "toolkit": {"enabled": settings.toolkit and not on_kind},
+        "driver": {"enabled": settings.driver and not preinstalled},
+        "toolkit": {"enabled": settings.toolkit and not preinstalled},
         "dcgmExporter": {"enabled": settings.dcgm_exporter},
     }
     if settings.time_slicing is not None:

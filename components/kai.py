@@ -113,6 +113,11 @@ def kai_values(config: StackConfig) -> dict[str, Any]:
     return values
 
 
+def protect_kai(config: StackConfig) -> bool:
+    eks = config.cluster.eks
+    return bool(config.cluster.provider == "eks" and eks is not None and eks.protect)
+
+
 class KaiScheduler(pulumi.ComponentResource):
     release: k8s.helm.v3.Release
     isolator: k8s.helm.v3.Release | None
@@ -139,7 +144,8 @@ class KaiScheduler(pulumi.ComponentResource):
             timeout=TIMEOUT_SECONDS,
             # The fake GPU operator goes first, so the KAI operator sees run.ai/fake.gpu nodes when it
             # renders the binder (vcluster-and-gpu.md §5, KAI hack/setup-e2e-cluster.sh).
-            opts=child_opts.merge(pulumi.ResourceOptions(depends_on=depends_on or [])),
+            # `cluster.eks.protect` (prod) also protects KAI: without it no GPU workload gets scheduled.
+            opts=child_opts.merge(pulumi.ResourceOptions(depends_on=depends_on or [], protect=protect_kai(config))),
         )
         self.isolator = None
         if kai.memory_isolation:

@@ -57,6 +57,7 @@ def test_prod_gpu_node_group(pulumi_mocks: Harness, ec2: Any) -> None:
             "nvidia.com/gpu.product": "NVIDIA-H100",
             "nvidia.com/gpu.count": "8",
             "nvidia.com/gpu.memory": "81920",
+            "nvidia.com/gpu.present": "true",
             "kaistack.io/node-pool": "h100",
         }
         assert group["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]
@@ -202,6 +203,27 @@ def test_storage_for_vcluster(pulumi_mocks: Harness, ec2: Any) -> None:
         assert sc["metadata"]["annotations"] == {"storageclass.kubernetes.io/is-default-class": "true"}
 
     return done.apply(check)
+
+
+@pulumi.runtime.test
+def test_device_plugin_mode_creates_runtime_class_nvidia(pulumi_mocks: Harness, ec2: Any) -> None:
+    raw = eks_raw()
+    raw["gpu"] = {"mode": "device-plugin"}
+    cluster, done = _build(resolve_node_pools(eks_config(raw), ec2))
+    assert cluster.runtime_class is not None
+
+    def check(_: Any) -> None:
+        rc = _inputs(pulumi_mocks, "kubernetes:node.k8s.io/v1:RuntimeClass", "kaistack-nvidia")
+        assert (rc["metadata"]["name"], rc["handler"]) == ("nvidia", "nvidia")
+
+    return pulumi.Output.all(done, cluster.runtime_class.urn).apply(check)
+
+
+@pulumi.runtime.test
+def test_gpu_operator_mode_leaves_runtime_class_to_the_operator(pulumi_mocks: Harness, ec2: Any) -> None:
+    cluster, done = _build(resolve_node_pools(stack("prod"), ec2))
+    assert cluster.runtime_class is None
+    return done
 
 
 # --- the network ------------------------------------------------------------------------------------
