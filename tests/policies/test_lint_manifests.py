@@ -259,3 +259,14 @@ def test_human_output_is_one_line_per_violation_and_a_summary(capsys: pytest.Cap
     assert len(lines) == 4
     assert lines[0].startswith(f"{_file('003-legacy-runai-queue-pods.yaml')}:1 Pod/train-pod [kai-queue-label] ")
     assert lines[-1] == "3 violations in 3 of 4 objects (2 files)"
+
+
+def test_flux_vcluster_release_without_set_owner_false_is_flagged(tmp_path: Path) -> None:
+    release = yaml.safe_load(Path(_file("001-vcluster-helmrelease.yaml")).read_text())
+    del release["spec"]["values"]["experimental"]
+    path = tmp_path / "vcluster.yaml"
+    path.write_text(yaml.safe_dump(release))
+    result = lint_paths([str(path)], StackFacts())
+    assert [(v.policy, v.kind, v.name) for v in result.violations] == [
+        ("vcluster-set-owner-false", "HelmRelease", "my-vcluster")
+    ]
