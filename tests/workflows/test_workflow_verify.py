@@ -389,3 +389,11 @@ def test_wait_rechecks_until_pods_are_running(project, fake_kube, capsys, monkey
     assert code == 0
     assert "1 checks failing; checking again in 15 s" in captured.err
     assert captured.out.rstrip().endswith("all checks passed")
+
+
+def test_verify_looks_for_the_labels_the_components_write():
+    """verify finds workload pods by the label components/podspec.py puts on them, and the same scheduler name."""
+    from components import podspec
+    from kaistack import verify
+
+    assert (verify.WORKLOAD_LABEL, verify.SCHEDULER_NAME) == (podspec.WORKLOAD_LABEL, podspec.SCHEDULER_NAME)
