@@ -390,3 +390,19 @@ def test_capacity_is_not_applicable_when_the_stack_does_not_form_a_declaration(p
     assert {d.policyName for d in response.diagnostics} == {"kai-queue-tree"}
     [skipped] = [n for n in response.not_applicable if n.policy_name == "kai-capacity"]
     assert "do not form a declaration the checker reads" in skipped.reason
+
+
+def test_the_engines_python_launcher_starts_the_pack_too() -> None:
+    """The CLI runs `python -m pulumi.policy <engine> .` in the pack directory (runpy on the directory)."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pulumi.policy", "127.0.0.1:1", "."], cwd=ROOT / "policies", stdout=subprocess.PIPE
+    )
+    try:
+        assert process.stdout is not None
+        port = int(process.stdout.readline())
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            info = analyzer_pb2_grpc.AnalyzerStub(channel).GetAnalyzerInfo(empty_pb2.Empty(), timeout=30)
+        assert len(info.policies) == len(POLICY_NAMES)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
