@@ -28,7 +28,6 @@ from policies.podspec import (
     mapping,
     queue_label,
     requests_gpu,
-    tenant_label,
     workload,
 )
 from policies.settings import Settings
@@ -59,9 +58,8 @@ def _unique(messages: list[str]) -> list[str]:
 
 
 def is_tenant_workload(wl: Workload, s: Settings, facts: StackFacts) -> bool:
-    return bool(
-        tenant_label(wl) or wl.namespace in s.tenant_namespaces or facts.tenant_of_namespace(wl.namespace) is not None
-    )
+    """Label kaistack.io/tenant, a tenant's host namespace or vCluster provider, or a configured namespace."""
+    return wl.namespace in s.tenant_namespaces or workload_tenant(wl, facts.tenants or ())[0] is not None
 
 
 def kai_scheduler_name(res: Res, s: Settings, facts: StackFacts) -> list[str]:

@@ -244,3 +244,12 @@ def test_tenant_deployment_needs_the_queue_on_its_pod_template() -> None:
 def test_host_deployment_may_carry_the_queue_on_itself_only() -> None:
     props = deployment(queue=None, top_labels={"kai.scheduler/queue": "team-a"})
     assert kai_queue_label(res("Deployment", props), Settings(), FACTS) == []
+
+
+def test_workload_created_through_a_tenants_vcluster_provider_is_a_tenant_workload() -> None:
+    provider = (
+        "urn:pulumi:dev::kaistack::kaistack:index:Tenant$pulumi:providers:kubernetes::kaistack-alpha-provider::id"
+    )
+    props = pod(scheduler=None, queue=None, containers=[container()])
+    s = settings({"requireInTenantNamespaces": True})
+    assert kai_scheduler_name(res("Pod", props, provider=provider), s, FACTS)
