@@ -8,12 +8,11 @@ not exist yet).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.cluster_eks import EksCluster
 from components.cluster_existing import ExistingCluster
 from components.cluster_kind import KindCluster
 from components.gpu import GpuStack
@@ -22,6 +21,9 @@ from components.queues import QueueTree
 from components.tenant import Tenant
 from components.workloads import Workloads
 from kaistack.model import StackConfig
+
+if TYPE_CHECKING:  # pulumi_aws/pulumi_eks are slow to import; only EKS stacks load them
+    from components.cluster_eks import EksCluster
 
 
 def platform_summary(config: StackConfig) -> dict[str, Any]:
@@ -73,7 +75,9 @@ class Platform(pulumi.ComponentResource):
     names into output attributes, so the child components live under other names.
     """
 
-    cluster: KindCluster | ExistingCluster | EksCluster
+    # KindCluster, ExistingCluster or EksCluster (not named here: the SDK evaluates these annotations,
+    # and EksCluster is imported only for EKS stacks).
+    cluster: pulumi.ComponentResource
     gpu: GpuStack | None
     scheduler: KaiScheduler
     queues: QueueTree
@@ -132,6 +136,8 @@ class Platform(pulumi.ComponentResource):
         if provider == "existing":
             return ExistingCluster(name, config, opts=opts)
         if provider == "eks":
+            from components.cluster_eks import EksCluster
+
             # `config` comes resolved by kaistack.discovery (__main__.py): GPU facts, labels, taint.
             return EksCluster(name, config, opts=opts)
         raise pulumi.RunError(f"cluster.provider {provider!r} is not wired into components/platform.py yet")

@@ -49,7 +49,8 @@ def base_raw() -> dict[str, Any]:
         "cluster": {
             "provider": "kind",
             "name": "unit",
-            "nodePools": [{"name": "gpu", "count": 1, "gpus": 2, "cpu": "4", "memory": "8Gi"}],
+            # Room for every test workload, so the program's capacity gate (kai.capacityCheck) passes.
+            "nodePools": [{"name": "gpu", "count": 2, "gpus": 4, "cpu": "16", "memory": "64Gi"}],
         },
         "gpu": {"mode": "fake"},
         "queues": [{"name": "team"}],
