@@ -397,3 +397,34 @@ def test_verify_looks_for_the_labels_the_components_write():
     from kaistack import verify
 
     assert (verify.WORKLOAD_LABEL, verify.SCHEDULER_NAME) == (podspec.WORKLOAD_LABEL, podspec.SCHEDULER_NAME)
+
+
+def test_exec_credential_plugin_token_is_used(project, fake_kube, tmp_path, capsys):
+    """EKS kubeconfigs run `aws eks get-token`; any exec plugin printing an ExecCredential works the same way."""
+    plugin = tmp_path / "get-token"
+    plugin.write_text(
+        "#!/bin/sh\n"
+        'echo \'{"apiVersion": "client.authentication.k8s.io/v1beta1", "kind": "ExecCredential",'
+        f' "status": {{"token": "{fake_kube.token}"}}}}\'\n'
+    )
+    plugin.chmod(0o755)
+    kubeconfig = tmp_path / "kubeconfig-exec"
+    kubeconfig.write_text(
+        json.dumps(
+            {
+                "current-context": "eks",
+                "clusters": [{"name": "eks", "cluster": {"server": fake_kube.url}}],
+                "contexts": [{"name": "eks", "context": {"cluster": "eks", "user": "eks"}}],
+                "users": [
+                    {
+                        "name": "eks",
+                        "user": {
+                            "exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": str(plugin)}
+                        },
+                    }
+                ],
+            }
+        )
+    )
+    code = main(["verify", "--stack", "dev", "--project", str(project), "--kubeconfig", str(kubeconfig)])
+    assert code == 0, capsys.readouterr().err
