@@ -266,7 +266,7 @@ def _pool_node_group(
     settings: EksSettings,
     cluster: eks.Cluster,
     role: aws.iam.Role,
-    subnet_ids: pulumi.Input[Sequence[str]] | None,
+    subnet_ids: Sequence[pulumi.Input[str]] | None,
     tags: Mapping[str, str],
     after: Sequence[pulumi.Resource],
     parent: pulumi.Resource,
@@ -277,7 +277,7 @@ def _pool_node_group(
         f"{name}-{pool.name}",
         cluster=cluster.core,
         node_role_arn=role.arn,
-        instance_types=[pool.instance_type],
+        instance_types=[pool.instance_type or ""],  # never empty: _check_resolved refuses such pools
         ami_type=GPU_AMI_TYPE if has_gpus else CPU_AMI_TYPE,
         capacity_type="ON_DEMAND",
         scaling_config=aws.eks.NodeGroupScalingConfigArgs(min_size=low, desired_size=desired, max_size=high),
@@ -373,7 +373,7 @@ class _Network:
         if settings.vpc_id is not None:
             self.vpc_id: pulumi.Input[str] = settings.vpc_id
             self.subnet_ids = list(settings.subnet_ids)
-            self.node_subnet_ids: pulumi.Input[Sequence[str]] | None = list(settings.subnet_ids)
+            self.node_subnet_ids: Sequence[pulumi.Input[str]] | None = list(settings.subnet_ids)
             return
 
         zones = settings.availability_zones

@@ -539,7 +539,16 @@ def _with_pools(config: StackConfig, pools: Iterable[NodePool], zones: list[str]
 # --- Kubernetes quantities (only what pools use; the placement checker has the exact parser) --------
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18, "m": Decimal("0.001")}
+_DECIMAL: dict[str, int | Decimal] = {
+    "": 1,
+    "k": 10**3,
+    "M": 10**6,
+    "G": 10**9,
+    "T": 10**12,
+    "P": 10**15,
+    "E": 10**18,
+    "m": Decimal("0.001"),
+}
 
 
 def _quantity(text: str) -> Decimal | None:
@@ -553,7 +562,7 @@ def _quantity(text: str) -> Decimal | None:
     suffix = match.group(2) or ""
     if suffix[:1] in ("e", "E") and len(suffix) > 1:
         return number * (Decimal(10) ** int(suffix[1:]))
-    return number * Decimal(_BINARY.get(suffix) or _DECIMAL[suffix])
+    return number * Decimal(_BINARY[suffix] if suffix in _BINARY else _DECIMAL[suffix])
 
 
 def _cpu_millis(text: str) -> Decimal | None:
