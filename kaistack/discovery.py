@@ -122,6 +122,16 @@ def resolve_node_pools(config: StackConfig, ec2: Any = None) -> StackConfig:
     if not zones and cluster.eks.vpc_id is None and not problems:
         zones, zone_problems = _pick_zones(client, region, list(facts.values()), cached)
         problems += zone_problems
+        picked = f"picked {', '.join(zones)}"
+        if not zone_problems and picked not in _WARNED:
+            # Offerings change over time; a different pick later would replace the VPC's subnets.
+            _WARNED.add(picked)
+            log.warning(
+                "kaistack: cluster.eks.availabilityZones not set; %s. Pin them: "
+                "pulumi config set --path 'kaistack:cluster.eks.availabilityZones[0]' %s (and [1], ...)",
+                picked,
+                zones[0],
+            )
     pools: list[NodePool] = []
     for i, pool in enumerate(cluster.node_pools):
         where = f"kaistack:cluster.nodePools[{i}]"

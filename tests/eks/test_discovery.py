@@ -224,13 +224,15 @@ def test_one_zone_is_not_enough_for_eks(no_aws: None) -> None:
         resolve_node_pools(eks_config(raw))
 
 
-def test_without_zones_kaistack_picks_three_that_offer_every_type(ec2: Any) -> None:
-    """g5.xlarge is not offered in us-west-2d (moto), so d is never picked for it."""
+def test_without_zones_kaistack_picks_three_that_offer_every_type(ec2: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """g5.xlarge is not offered in us-west-2d (moto), so d is never picked for it; the pick is announced."""
     raw = eks_raw(instanceType="g5.xlarge")
     del raw["cluster"]["eks"]["availabilityZones"]
-    resolved = resolve_node_pools(eks_config(raw), ec2)
+    with caplog.at_level(logging.WARNING, logger="kaistack.discovery"):
+        resolved = resolve_node_pools(eks_config(raw), ec2)
     assert resolved.cluster.eks is not None
     assert resolved.cluster.eks.availability_zones == ["us-west-2a", "us-west-2b", "us-west-2c"]
+    assert "picked us-west-2a, us-west-2b, us-west-2c. Pin them" in caplog.text
 
 
 def test_without_zones_a_type_offered_in_one_zone_is_an_error(ec2: Any) -> None:
