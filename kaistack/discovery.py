@@ -20,11 +20,12 @@ import logging
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from kaistack.config import ConfigError
 from kaistack.model import NodePool, StackConfig, Taint
+from placement.quantity import cpu_millis, memory_bytes
 
 log = logging.getLogger(__name__)
 
@@ -435,14 +436,12 @@ def _merge(pool: NodePool, facts: InstanceFacts, where: str) -> tuple[NodePool, 
     # cpu/memory: a declared value may be below the machine (what the team wants to plan with),
     # never above it. Undeclared ones become the EKS AMI's allocatable estimate.
     if "cpu" in declared:
-        millis = _cpu_millis(pool.cpu)
-        if millis is not None and millis > facts.vcpus * 1000:
+        if cpu_millis(pool.cpu) > facts.vcpus * 1000:
             problems.append(f"{where}.cpu: declared {pool.cpu} but AWS says {itype} has {facts.vcpus} vCPUs")
     else:
         update["cpu"] = f"{facts.allocatable_cpu_millis}m"
     if "memory" in declared:
-        mib = _memory_mib(pool.memory)
-        if mib is not None and mib > facts.memory_mib:
+        if memory_bytes(pool.memory) > facts.memory_mib * 2**20:
             problems.append(
                 f"{where}.memory: declared {pool.memory} but AWS says {itype} has {facts.memory_mib}Mi of memory"
             )
@@ -544,42 +543,3 @@ def _with_pools(config: StackConfig, pools: Iterable[NodePool], zones: list[str]
         update["eks"] = eks.model_copy(update={"availability_zones": zones})
     cluster = config.cluster.model_copy(update=update)
     return config.model_copy(update={"cluster": cluster})
-
-
-# --- Kubernetes quantities (only what pools use; the placement checker has the exact parser) --------
-
-_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL: dict[str, int | Decimal] = {
-    "": 1,
-    "k": 10**3,
-    "M": 10**6,
-    "G": 10**9,
-    "T": 10**12,
-    "P": 10**15,
-    "E": 10**18,
-    "m": Decimal("0.001"),
-}
-
-
-def _quantity(text: str) -> Decimal | None:
-    match = re.fullmatch(r"\+?([0-9.]+)([eE][-+]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E|m)?", text.strip())
-    if not match:
-        return None
-    try:
-        number = Decimal(match.group(1))
-    except InvalidOperation:
-        return None
-    suffix = match.group(2) or ""
-    if suffix[:1] in ("e", "E") and len(suffix) > 1:
-        return number * (Decimal(10) ** int(suffix[1:]))
-    return number * Decimal(_BINARY[suffix] if suffix in _BINARY else _DECIMAL[suffix])
-
-
-def _cpu_millis(text: str) -> Decimal | None:
-    value = _quantity(text)
-    return None if value is None else value * 1000
-
-
-def _memory_mib(text: str) -> Decimal | None:
-    value = _quantity(text)
-    return None if value is None else value / Decimal(2**20)

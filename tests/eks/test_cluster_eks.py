@@ -12,6 +12,7 @@ from typing import Any
 
 import pulumi
 import pytest
+from eks_testlib import REGION, Harness, eks_config, eks_raw, stack
 
 from components.cluster_eks import (
     CPU_AMI_TYPE,
@@ -21,8 +22,6 @@ from components.cluster_eks import (
     subnet_cidrs,
 )
 from kaistack.discovery import resolve_node_pools
-
-from .conftest import REGION, Harness, eks_config, eks_raw, stack
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"  # pulumi's special-signature key for secret values
 NG = "eks:index:ManagedNodeGroup"

@@ -9,13 +9,12 @@ import boto3
 import moto
 import pytest
 from botocore.stub import Stubber
+from eks_testlib import REGION, eks_config, eks_raw, stack
 
 from kaistack import discovery
 from kaistack.config import ConfigError
 from kaistack.discovery import GPU_TAINT, resolve_node_pools
 from kaistack.model import Taint
-
-from .conftest import REGION, eks_config, eks_raw, stack
 
 
 def _pool(config: Any, index: int = 0) -> Any:

@@ -18,14 +18,13 @@ from typing import Any
 import pulumi
 import pytest
 import yaml
+from eks_testlib import AWS_ENV, MOTO, PROJECT_DIR, Harness, stack
 
 from components.kai import KaiScheduler
 from kaistack import cli, versions
 from kaistack.config import ConfigError
 from kaistack.discovery import clear_cache, resolve_node_pools
 from kaistack.render import Rendered, render_stack
-
-from .conftest import _MOTO, AWS_ENV, PROJECT_DIR, Harness, stack
 
 STACKS = ("staging", "prod")
 NOT_BUILTIN = (
@@ -67,11 +66,11 @@ def rendered() -> Iterator[dict[str, Rendered]]:
         os.environ.pop(key, None)
     os.environ.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_EC2_METADATA_DISABLED="true")
     clear_cache()
-    _MOTO.start(reset=False)
+    MOTO.start(reset=False)
     try:
         yield {name: render_stack(PROJECT_DIR, name) for name in STACKS}
     finally:
-        _MOTO.stop(remove_data=False)
+        MOTO.stop(remove_data=False)
         clear_cache()
         for key, value in saved.items():
             if value is None:
