@@ -1,8 +1,7 @@
 """Helpers for the EKS tests: stack/config factories, recording Pulumi mocks, the session's moto mock.
 
-Imported by name: pytest's prepend import mode puts tests/eks on sys.path. The directory has no
-__init__.py so that `tests/` itself never lands on sys.path, where tests/placement would shadow the
-`placement` package.
+Imported by name: pytest's prepend import mode puts tests/eks on sys.path (the directory has no
+__init__.py).
 """
 
 from __future__ import annotations

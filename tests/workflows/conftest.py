@@ -3,27 +3,11 @@
 from __future__ import annotations
 
 import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-# pytest puts `tests/` on sys.path (tests/conftest.py, package-style test directories), where
-# `tests/placement` and `tests/policies` (no __init__) would shadow the real packages as namespace
-# packages: the project root goes first, and a namespace import made earlier is forgotten.
-_ROOT = Path(__file__).resolve().parents[2]
-if str(_ROOT) not in sys.path:
-    sys.path.insert(0, str(_ROOT))
-_shadowed = {
-    top
-    for top in ("placement", "policies", "components")
-    if top in sys.modules and getattr(sys.modules[top], "__file__", None) is None
-}
-for _name in [m for m in sys.modules if m.split(".")[0] in _shadowed]:
-    del sys.modules[_name]
-
-from workflow_testlib import (  # noqa: E402
+from workflow_testlib import (
     FIXTURES,
     ROOT,
     FakeKube,

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from .placement_testlib import queue, run
+from placement_testlib import queue, run
 
 
 def _doc(nodes: list[dict[str, Any]], jobs: list[dict[str, Any]], gpu: str = "pack") -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .placement_testlib import queue, run
+from placement_testlib import queue, run
 
 
 def _doc(nodes: list[dict[str, Any]], queues: list[dict[str, Any]], jobs: list[dict[str, Any]]) -> dict[str, Any]:

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from .placement_testlib import DATA, queue
+from placement_testlib import DATA, queue
 
 ROOT = Path(__file__).resolve().parents[2]
 S07 = DATA / "kai-conformance" / "s07-fractional-pack-groups.yaml"

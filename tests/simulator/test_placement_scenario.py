@@ -7,11 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from placement_testlib import queue, scenario
 
 from placement import UNLIMITED
 from placement.scenario import ScenarioError, load_scenario
-
-from .placement_testlib import queue, scenario
 
 
 def _doc(**job: Any) -> dict[str, Any]:

@@ -6,11 +6,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from placement_testlib import DATA, GroupMap, expectation_problems
 
 from placement import simulate
 from placement.scenario import load_scenario
-
-from .placement_testlib import DATA, GroupMap, expectation_problems
 
 PUBLIC = sorted((DATA / "kai-conformance").glob("*.yaml"))
 EXTRA = sorted((DATA / "kai-extra").glob("*.yaml"))

@@ -1,1 +1,0 @@
-"""Shared fixtures for the placement tests (none yet; see `placement_testlib` for helpers)."""
