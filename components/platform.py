@@ -114,7 +114,8 @@ class Platform(pulumi.ComponentResource):
             f"{name}-workloads",
             config,
             tenants=self.vclusters,
-            depends_on=[self.scheduler.release, *self.queues.queues.values()],
+            queues=self.queues.queues,
+            depends_on=[self.scheduler.release],
             opts=k8s_opts,
         )
         self.register_outputs(

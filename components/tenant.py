@@ -112,12 +112,13 @@ def vcluster_values(config: StackConfig, tenant: TenantModel) -> dict[str, Any]:
             "spec": {"type": "NodePort"},
             "httpsNodePort": config.tenant_node_port(tenant),
         }
-        if isolation.network_policy:
-            # Let the API port through from outside the namespace (the kind port mapping on the
-            # Pulumi host); NetworkPolicies are additive, so this only widens the chart's rules.
-            policies["networkPolicy"]["controlPlane"] = {
-                "ingress": [{"ports": [{"port": VCLUSTER_API_PORT, "protocol": "TCP"}]}]
-            }
+    if isolation.network_policy:
+        # The Pulumi host reaches the API from outside the namespace (kind's port mapping, or the
+        # LoadBalancer on EKS, where the VPC CNI enforces NetworkPolicies): let the API port through.
+        # NetworkPolicies are additive, so this only widens the chart's own rules.
+        policies["networkPolicy"]["controlPlane"] = {
+            "ingress": [{"ports": [{"port": VCLUSTER_API_PORT, "protocol": "TCP"}]}]
+        }
     return values
 
 

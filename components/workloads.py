@@ -9,6 +9,7 @@ there (see README).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pulumi
@@ -51,6 +52,7 @@ class Workloads(pulumi.ComponentResource):
         name: str,
         config: StackConfig,
         tenants: dict[str, Tenant],
+        queues: Mapping[str, pulumi.Resource] | None = None,
         depends_on: list[pulumi.Resource] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
@@ -66,6 +68,12 @@ class Workloads(pulumi.ComponentResource):
             if work.tenant is not None:
                 placement = pulumi.ResourceOptions(parent=self, provider=tenants[work.tenant].provider)
             needs: list[pulumi.Resource] = list(after)
+            # Only the workload's own queue: KAI leaves a pod of a missing queue unscheduled, and
+            # depending on every queue makes a stack of N workloads x M queues quadratic to register.
+            # KAI's default queues come with the release (in `after`).
+            own_queue = (queues or {}).get(config.queue_of(work))
+            if own_queue is not None:
+                needs.append(own_queue)
             namespace = self._namespace(name, target, work.namespace, placement, after)
             if namespace is not None:
                 needs.append(namespace)

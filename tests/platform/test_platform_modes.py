@@ -259,6 +259,17 @@ def test_tenant_off_kind_without_url_is_a_load_balancer_read_back_for_the_provid
     )
 
 
+def test_load_balancer_tenant_with_network_policy_lets_the_api_port_in(mocks):
+    """Off kind the Pulumi host reaches the vCluster API through its LoadBalancer: port 8443 is allowed in."""
+    raw = merged(existing(existing={"context": "lab"}), tenants=[{"name": "t1", "queues": ["team"]}])
+    run_program(mocks, raw)
+    values = inputs(named(mocks.resources, "kaistack-t1-vcluster"))["values"]
+    assert values["policies"]["networkPolicy"]["enabled"] is True
+    assert values["policies"]["networkPolicy"]["controlPlane"] == {
+        "ingress": [{"ports": [{"port": 8443, "protocol": "TCP"}]}]
+    }
+
+
 def test_tenant_options_sync_nodes_and_relax_isolation(mocks):
     """syncNodes -> sync.fromHost.nodes; disabled quota/limit range/netpol; no PSS."""
     tenant = {
