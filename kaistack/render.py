@@ -126,7 +126,8 @@ class PlatformMocks(pulumi_mocks.Mocks):
 
     def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         state = dict(args.inputs)
-        metadata = state.get("metadata") if isinstance(state.get("metadata"), Mapping) else {}
+        raw_metadata = state.get("metadata")
+        metadata: Mapping[str, Any] = raw_metadata if isinstance(raw_metadata, Mapping) else {}
         if args.typ == "command:local:Command":
             # `kind get kubeconfig` output; secret like the real one (additional_secret_outputs).
             state.update(stdout=rpc.wrap_rpc_secret(MOCK_KUBECONFIG), stderr="")
@@ -337,7 +338,8 @@ def render_stack(project_dir: Path, stack: str) -> Rendered:
 
 def _detail(record: RecordedResource) -> str:
     inputs = record.masked_inputs
-    metadata = inputs.get("metadata") if isinstance(inputs.get("metadata"), dict) else {}
+    raw_metadata = inputs.get("metadata")
+    metadata: Mapping[str, Any] = raw_metadata if isinstance(raw_metadata, Mapping) else {}
     if record.type == "kubernetes:helm.sh/v3:Release":
         repo = (inputs.get("repositoryOpts") or {}).get("repo")
         chart = f"{repo}/{inputs.get('chart')}" if repo else inputs.get("chart")
