@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from kaistack.commands import add_project_argument, project_dir
+
 DESCRIPTION = """\
 Simulates KAI v0.17's scheduling cycle (allocate, consolidation, reclaim, preempt) on the stack's
 declaration until nothing changes: node pools as nodes, the queue tree including KAI's default
@@ -40,17 +42,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     form.add_argument("--json", action="store_true", help="print the report as JSON")
     form.add_argument("--markdown", action="store_true", help="print the report as Markdown (PR comment)")
     parser.add_argument("--html", type=Path, metavar="FILE", help="also write a self-contained HTML page to FILE")
-    parser.add_argument(
-        "--project", type=Path, default=None, help="project directory (default: nearest with Pulumi.yaml)"
-    )
+    add_project_argument(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from kaistack.config import ConfigError, find_project_dir, load_stack
+    from kaistack.config import ConfigError, load_stack
 
     try:
-        project = args.project if args.project is not None else find_project_dir()
+        project = project_dir(args)
         config = load_stack(project, args.stack)
         if config.cluster.provider == "eks":
             from kaistack.discovery import resolve_node_pools

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING
+
+from kaistack.commands import add_project_argument, project_dir
 
 if TYPE_CHECKING:
     from kaistack.lint import LintResult
@@ -42,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     parser.add_argument("files", nargs="+", metavar="FILE", help="manifest files or directories; - for stdin")
     parser.add_argument("--stack", metavar="NAME", help="check queues/tenants against Pulumi.<NAME>.yaml")
-    parser.add_argument("--project", metavar="DIR", type=Path, help="kaistack project directory (default: search up)")
+    add_project_argument(parser)
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(func=run)
 
@@ -55,10 +56,10 @@ def run(args: argparse.Namespace) -> int:
 
     facts = StackFacts()
     if args.stack:
-        from kaistack.config import ConfigError, find_project_dir, load_stack
+        from kaistack.config import ConfigError, load_stack
 
         try:
-            project = args.project or find_project_dir()
+            project = project_dir(args)
             facts = facts_from_stack(load_stack(project, args.stack), source=f"stack {args.stack}")
         except ConfigError as err:
             print(f"kaistack lint: {err}", file=sys.stderr)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
+
+from kaistack.commands import add_project_argument, project_dir
 
 if TYPE_CHECKING:
     from kaistack.promote import PromotionPlan, PromotionResult
@@ -42,7 +43,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("source", metavar="SOURCE", help="stack whose pins were tested (e.g. dev)")
     parser.add_argument("target", metavar="TARGET", help="stack to promote into (e.g. staging)")
-    parser.add_argument("--project", type=Path, default=None, help="project directory (default: nearest Pulumi.yaml)")
+    add_project_argument(parser)
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--yes", "-y", action="store_true", help="write without asking")
     mode.add_argument("--dry-run", action="store_true", help="show diff and validation; write nothing")
@@ -51,7 +52,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kaistack.config import ConfigError, find_project_dir
+    from kaistack.config import ConfigError
     from kaistack.progress import Progress
     from kaistack.promote import PromotionError, promote
 
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         return answer.strip().lower() in ("y", "yes")
 
     try:
-        project = args.project.resolve() if args.project else find_project_dir()
+        project = project_dir(args)
         result = promote(
             project, args.source, args.target, write=not args.dry_run, progress=Progress.for_cli(), confirm=confirm
         )

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
+
+from kaistack.commands import add_project_argument, project_dir
 
 DESCRIPTION = """\
 Runs the Pulumi program (__main__.py) in-process under Pulumi mocks with the config from
@@ -38,21 +39,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--stack", "-s", required=True, help="stack name (reads Pulumi.<stack>.yaml)")
     parser.add_argument("--json", action="store_true", help="print a JSON array instead of a tree")
-    parser.add_argument(
-        "--project", type=Path, default=None, help="project directory (default: nearest with Pulumi.yaml)"
-    )
+    add_project_argument(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from kaistack.config import ConfigError, find_project_dir
+    from kaistack.config import ConfigError
+
+    # Imported here, not at module level: pulumi and the components are heavy, and `kaistack --help`
+    # should stay fast.
+    from kaistack.render import RenderError, render_stack
 
     try:
-        project = args.project if args.project is not None else find_project_dir()
-        # Imported here: pulumi and the components are heavy, and `kaistack --help` should stay fast.
-        from kaistack.render import RenderError, render_stack
-
-        rendered = render_stack(project, args.stack)
+        rendered = render_stack(project_dir(args), args.stack)
     except (ConfigError, RenderError) as err:
         print(err, file=sys.stderr)
         return 2

@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from kaistack.commands import add_project_argument, project_dir
+
 DESCRIPTION = """\
 Validate a stack without an engine, a cluster or cloud credentials: render the Pulumi program under
 mocks, run the policy pack over every resource through the Analyzer protocol (as `pulumi preview
@@ -37,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--stack", "-s", required=True, help="stack name (Pulumi.<stack>.yaml)")
-    parser.add_argument("--project", type=Path, default=None, help="project directory (default: nearest Pulumi.yaml)")
+    add_project_argument(parser)
     parser.add_argument("--policy-pack", type=Path, default=None, help="policy pack directory (default: policies/)")
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -46,12 +48,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kaistack.config import ConfigError, find_project_dir
+    from kaistack.config import ConfigError
     from kaistack.progress import Progress
     from kaistack.validate import validate_stack
 
     try:
-        project = args.project.resolve() if args.project else find_project_dir()
+        project = project_dir(args)
         report = validate_stack(project, args.stack, progress=Progress.for_cli(), pack_dir=args.policy_pack)
     except ConfigError as err:
         if args.markdown:

@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+from kaistack.commands import add_project_argument, project_dir
+
 RETRY_INTERVAL_S = 15.0
 _sleep = time.sleep  # tests replace it
 
@@ -43,7 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--stack", "-s", required=True, help="stack name (Pulumi.<stack>.yaml)")
     parser.add_argument("--kubeconfig", type=Path, default=None, help="kubeconfig file for the stack's cluster")
     parser.add_argument("--context", default=None, help="kubeconfig context (default: current-context)")
-    parser.add_argument("--project", type=Path, default=None, help="project directory (default: nearest Pulumi.yaml)")
+    add_project_argument(parser)
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per API request (default 10)")
     parser.add_argument(
         "--wait",
@@ -57,13 +59,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kaistack.config import ConfigError, find_project_dir, load_stack
+    from kaistack.config import ConfigError, load_stack
     from kaistack.kube_client import KubeClient, KubeError
     from kaistack.progress import Progress
     from kaistack.verify import resolve_kubeconfig, verify_stack
 
     try:
-        project = args.project.resolve() if args.project else find_project_dir()
+        project = project_dir(args)
         config = load_stack(project, args.stack)
     except ConfigError as err:
         print(f"kaistack verify: {err}", file=sys.stderr)

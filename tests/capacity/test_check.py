@@ -218,3 +218,19 @@ def test_check_command_on_bad_config_prints_the_key_path_and_exits_2(tmp_path: P
     assert run.returncode == 2
     assert "kaistack:workloads[0].queue" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("command", ["check", "render", "validate"])
+def test_stack_commands_outside_a_project_say_so_and_exit_2(tmp_path: Path, command: str) -> None:
+    """No Pulumi.yaml here or above: a clear message naming --project, never a traceback."""
+    run = subprocess.run(
+        [sys.executable, "-m", "kaistack", command, "--stack", "dev"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert run.returncode == 2
+    assert "no Pulumi.yaml" in run.stderr
+    assert "--project" in run.stderr
+    assert "Traceback" not in run.stderr
