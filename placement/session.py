@@ -71,15 +71,25 @@ class Session:
     # ---- cycle start -----------------------------------------------------------------------------
 
     def open(self) -> None:
-        """Rebuild nodes, queues and fair shares from the jobs' current statuses (KAI OnSessionOpen)."""
+        """Start a cycle: forget finished jobs' reasons, then rebuild the cluster (KAI OnSessionOpen)."""
         self.cycle += 1
-        self.nodes = {spec.name: NodeState(spec) for spec in self.snapshot.nodes}
-        self.node_list = list(self.nodes.values())
-        placed: list[TaskState] = []
         for job in self.jobs.values():
             job.reason = job.reason if job.has_pending() else None
             for task in job.tasks:
                 task.virtual = False
+        self.rebuild()
+
+    def rebuild(self) -> None:
+        """Rebuild nodes, queues and fair shares from the jobs' current statuses, as a cache snapshot would.
+
+        Node and queue accounting is derived from the pods' statuses and changed only through statements;
+        after pods move on outside a cycle (the between-rounds transition) it must be rebuilt.
+        """
+        self.nodes = {spec.name: NodeState(spec) for spec in self.snapshot.nodes}
+        self.node_list = list(self.nodes.values())
+        placed: list[TaskState] = []
+        for job in self.jobs.values():
+            for task in job.tasks:
                 if task.status in ACTIVE_USED and task.node is not None:
                     placed.append(task)
         for node_name, tasks in self._fresh_groups.items():

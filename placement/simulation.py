@@ -57,7 +57,8 @@ def simulate(
 
     actions: run in this order each cycle (any of "allocate", "consolidation", "reclaim", "preempt").
     rounds: number of cycles; None runs until a cycle changes nothing (at most `max_rounds`).
-    settle: apply the between-cycles transition after the last cycle too (default: len(actions) > 1).
+    settle: apply the between-cycles transition after the last cycle too (default: len(actions) > 1); nodes and
+        queues are then reported as rebuilt from the settled pods.
     Raises ValueError for an unknown action or a snapshot that references missing nodes.
     """
     steps = _resolve_actions(actions)
@@ -98,6 +99,9 @@ def _run(
             break
     if settle if settle is not None else len(steps) > 1:
         _advance(ssn)
+        # The transition moved pods without the cycle's accounting (evicted pods left, pipelined ones went
+        # back to Pending): report nodes and queues as the next cycle would see them.
+        ssn.rebuild()
     return build_result(ssn, cycles)
 
 

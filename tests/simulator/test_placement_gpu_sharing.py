@@ -7,6 +7,8 @@ from typing import Any
 import pytest
 from placement_testlib import queue, run
 
+from placement import Job, Node, Placement, Queue, QueueResource, Result, Snapshot, Task, simulate
+
 
 def _doc(nodes: list[dict[str, Any]], jobs: list[dict[str, Any]], gpu: str = "pack") -> dict[str, Any]:
     return {
@@ -114,3 +116,59 @@ def test_whole_gpu_pod_cannot_use_a_mixed_mig_node() -> None:
     node = {"name": "n0", "gpus": 1, "migStrategy": "mixed", "mig": {"nvidia.com/mig-1g.10gb": 2}}
     result = run(_doc([node], [{"name": "a", "queue": "q", "gpu": 1}]))
     assert result.tasks["a-0"].status == "Pending"
+
+
+def _shared_use_matches_its_pods(result: Result) -> None:
+    """Every shared GPU is at most full and its `used` is exactly the share of the pods listed on it."""
+    for node in result.nodes.values():
+        for device in node.devices:
+            if device.shared:
+                per_device = sum(result.tasks[t].gpus / len(result.tasks[t].gpu_groups) for t in device.tasks)
+                assert device.used == pytest.approx(per_device), (node.name, device)
+                assert device.used <= 1 + 1e-9, (node.name, device)
+
+
+def test_settled_shared_gpu_drops_the_evicted_and_the_pipelined_pod() -> None:
+    # Reclaim evicts hog from the shared GPU and pipelines want onto its memory: 1.5 GPUs for one cycle.
+    # After the transition hog is gone and want is Pending again, so the GPU holds keep alone.
+    queues = (Queue("a", gpu=QueueResource(0, -1, 1)), Queue("b", gpu=QueueResource(1, -1, 1)))
+    running = Task(gpu_fraction=0.5, state="Running", node="n0", gpu_groups=("g",))
+    jobs = (
+        Job("keep", "a", (running,), priority=100),
+        Job("hog", "a", (running,)),
+        Job("want", "b", (Task(gpu_fraction=0.5),)),
+    )
+    snapshot = Snapshot((Node("n0", gpus=1),), queues, jobs)
+    mid = simulate(snapshot, settle=False)
+    assert [t.status for t in mid.tasks.values()] == ["Running", "Releasing", "Pipelined"]
+    result = simulate(snapshot)
+    assert [t.status for t in result.tasks.values()] == ["Running", "Pending", "Pending"]
+    (device,) = result.nodes["n0"].devices
+    assert (device.id, device.tasks, device.used) == ("g", ("keep-0",), 0.5)
+    assert result.queues["b"].allocated.gpu == 0
+    _shared_use_matches_its_pods(result)
+
+
+def test_multi_device_fraction_never_over_fills_a_shared_gpu() -> None:
+    # Hypothesis' example: j4-2 is evicted off GPU 2 (which j0's two-GPU fraction shares) and re-pipelined
+    # onto GPU 0; j1-2 is pipelined onto GPU 2's released memory. Both are Pending after the transition.
+    memory = Task(gpu_memory_mib=50, cpu_millis=500)
+    tenth = Task(gpu_fraction=0.1, cpu_millis=500)
+    jobs = (
+        Job("j0", "q0", (Task(gpu_fraction=0.5, gpu_devices=2, cpu_millis=500),), min_member=1),
+        Job("j1", "q2", (memory,) * 3, min_member=1),
+        Job("j2", "q1", (Task(gpu=1, cpu_millis=500),), min_member=1),
+        Job("j3", "q0", (Task(gpu=1, cpu_millis=500),), min_member=1),
+        Job("j4", "q1", (tenth,) * 3, min_member=1),
+        Job("j5", "q1", (tenth,), min_member=1),
+    )
+    queues = (
+        Queue("q0", gpu=QueueResource(4, -1, 0)),
+        Queue("q1", gpu=QueueResource(-1, -1, 0)),
+        Queue("q2", gpu=QueueResource(2, -1, 0)),
+    )
+    nodes = (Node("n0", gpus=4, cpu_millis=8000), Node("n1", gpus=1, cpu_millis=8000))
+    result = simulate(Snapshot(nodes, queues, jobs), placement=Placement("spread", "spread"))
+    assert len(set(result.tasks["j0-0"].gpu_groups)) == 2
+    assert result.tasks["j1-2"].status == "Pending"
+    _shared_use_matches_its_pods(result)
