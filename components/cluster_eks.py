@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import ipaddress
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pulumi
@@ -398,23 +398,19 @@ class _Network:
             tags={**tags, "Name": f"{cluster_name}-public"},
             opts=under,
         )
-        public = []
-        for zone, cidr in zip(zones, public_cidrs, strict=True):
-            subnet = aws.ec2.Subnet(
-                f"{name}-public-{zone}",
-                vpc_id=self.vpc.id,
-                cidr_block=cidr,
-                availability_zone=zone,
-                # Nodes in public subnets need public IPs to reach ECR/EKS without a NAT gateway.
-                map_public_ip_on_launch=not settings.private_nodes,
-                tags={**tags, **owned, "Name": f"{cluster_name}-public-{zone}", "kubernetes.io/role/elb": "1"},
-                opts=under,
-            )
-            assoc = aws.ec2.RouteTableAssociation(
-                f"{name}-public-{zone}", subnet_id=subnet.id, route_table_id=public_rt.id, opts=under
-            )
-            public.append(subnet)
-            self.ready.append(assoc)
+        public = self._subnets(
+            name,
+            "public",
+            self.vpc,
+            zip(zones, public_cidrs, strict=True),
+            public_rt,
+            {**tags, **owned},
+            cluster_name,
+            "kubernetes.io/role/elb",
+            under,
+            # Nodes in public subnets need public IPs to reach ECR/EKS without a NAT gateway.
+            public_ips=not settings.private_nodes,
+        )
         self.public_subnet_ids = [s.id for s in public]
         self.node_subnet_ids = self.public_subnet_ids
         if not settings.private_nodes:
@@ -437,28 +433,51 @@ class _Network:
             tags={**tags, "Name": f"{cluster_name}-private"},
             opts=under,
         )
-        private = []
-        for zone, cidr in zip(zones, private_cidrs, strict=True):
-            subnet = aws.ec2.Subnet(
-                f"{name}-private-{zone}",
-                vpc_id=self.vpc.id,
-                cidr_block=cidr,
-                availability_zone=zone,
-                tags={
-                    **tags,
-                    **owned,
-                    "Name": f"{cluster_name}-private-{zone}",
-                    "kubernetes.io/role/internal-elb": "1",
-                },
-                opts=under,
-            )
-            assoc = aws.ec2.RouteTableAssociation(
-                f"{name}-private-{zone}", subnet_id=subnet.id, route_table_id=private_rt.id, opts=under
-            )
-            private.append(subnet)
-            self.ready.append(assoc)
+        private = self._subnets(
+            name,
+            "private",
+            self.vpc,
+            zip(zones, private_cidrs, strict=True),
+            private_rt,
+            {**tags, **owned},
+            cluster_name,
+            "kubernetes.io/role/internal-elb",
+            under,
+        )
         self.private_subnet_ids = [s.id for s in private]
         self.node_subnet_ids = self.private_subnet_ids
+
+    def _subnets(
+        self,
+        name: str,
+        tier: str,
+        vpc: aws.ec2.Vpc,
+        zones_and_cidrs: Iterable[tuple[str, str]],
+        route_table: aws.ec2.RouteTable,
+        tags: dict[str, str],
+        cluster_name: str,
+        role_tag: str,
+        opts: pulumi.ResourceOptions,
+        public_ips: bool | None = None,
+    ) -> list[aws.ec2.Subnet]:
+        """One subnet per zone in `tier`, tagged for the load balancer role, routed through `route_table`."""
+        subnets = []
+        for zone, cidr in zones_and_cidrs:
+            subnet = aws.ec2.Subnet(
+                f"{name}-{tier}-{zone}",
+                vpc_id=vpc.id,
+                cidr_block=cidr,
+                availability_zone=zone,
+                map_public_ip_on_launch=public_ips,
+                tags={**tags, "Name": f"{cluster_name}-{tier}-{zone}", role_tag: "1"},
+                opts=opts,
+            )
+            assoc = aws.ec2.RouteTableAssociation(
+                f"{name}-{tier}-{zone}", subnet_id=subnet.id, route_table_id=route_table.id, opts=opts
+            )
+            subnets.append(subnet)
+            self.ready.append(assoc)
+        return subnets
 
 
 def subnet_cidrs(vpc_cidr: str, zones: int) -> tuple[list[str], list[str]]:
