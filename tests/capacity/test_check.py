@@ -99,7 +99,7 @@ def test_queue_gpu_limit_blocks_the_job_that_would_exceed_it() -> None:
 
 
 def test_fraction_that_fits_no_shared_gpu_reports_fragmentation() -> None:
-    """Two 0.5 pods open two GPUs' worth... then 0.6 fits neither leftover 0.5 and no GPU is free."""
+    """0.5 and 0.6 cannot share a GPU, so each opens one; a second 0.6 fits neither remainder and no GPU is free."""
     workloads = [_work("p1", gpuFraction=0.5), _work("p2", gpuFraction=0.6), _work("p3", gpuFraction=0.6)]
     raw = _stack(queues=[{"name": "org"}, {"name": "team", "parent": "org"}], workloads=workloads)
     verdicts = _verdicts(raw)
