@@ -1,14 +1,14 @@
 """kaistack's Pulumi program: read the `kaistack:` config once, validate it, build the Platform.
 
-Everything the stack declares lives in Pulumi.<stack>.yaml under six keys (kaistack.config). A bad
+Everything the stack declares lives in Pulumi.<stack>.yaml under six keys (kaistack.declaration). A bad
 config stops the program before any resource is registered, with every problem listed by key path.
 """
 
 import pulumi
 
-from kaistack.capacity import CapacityError, gate
-from kaistack.config import TOP_LEVEL_KEYS, ConfigError, parse_config
-from kaistack.model import StackConfig
+from kaistack.capacity.check import CapacityError, gate
+from kaistack.declaration.model import StackConfig
+from kaistack.declaration.parse import TOP_LEVEL_KEYS, ConfigError, parse_config
 
 
 def capacity_gate(config: StackConfig) -> None:
@@ -40,7 +40,7 @@ def load_config() -> StackConfig:
         if config.cluster.provider == "eks":
             # GPU count/model/memory per node from EC2 (declared values without credentials), so the
             # capacity gate, node labels and policies all see AWS's numbers.
-            from kaistack.discovery import resolve_node_pools
+            from kaistack.stack.eks import resolve_node_pools
 
             config = resolve_node_pools(config)
         return config

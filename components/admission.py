@@ -25,7 +25,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from kaistack.model import StackConfig, Tenant
+from kaistack.declaration.model import StackConfig, Tenant
 
 SCHEDULER = "kai-scheduler"
 MANAGED_BY = "vcluster.loft.sh/managed-by"

@@ -4,7 +4,7 @@ Same contract as KindCluster (docs/architecture.md, "Cluster components"): `kube
 secret) and `provider` (an explicit pulumi_kubernetes.Provider every platform resource uses).
 
 Built on the official `pulumi_eks` components. The pools it gets must already be resolved by
-`kaistack.discovery.resolve_node_pools` (GPU count, product and memory per node, the GPU labels and
+`kaistack.stack.eks.resolve_node_pools` (GPU count, product and memory per node, the GPU labels and
 taint); this module only turns them into AWS resources, so the placement checker, the node labels and
 the policies all read the same facts.
 """
@@ -22,7 +22,7 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
-from kaistack.model import EksSettings, NodePool, StackConfig, Taint
+from kaistack.declaration.model import EksSettings, NodePool, StackConfig, Taint
 
 # EKS-optimized Amazon Linux 2023 AMIs. The NVIDIA variant ships the driver and the NVIDIA
 # container toolkit (registered as containerd's runtime), so the GPU Operator runs with driver and
@@ -66,7 +66,7 @@ class EksCluster(pulumi.ComponentResource):
         if settings.vpc_id is None and len(settings.availability_zones) < 2:
             raise pulumi.RunError(
                 "kaistack:cluster.eks.availabilityZones: a new VPC needs 2 or more zones; "
-                "kaistack.discovery.resolve_node_pools picks them when AWS credentials are available"
+                "kaistack.stack.eks.resolve_node_pools picks them when AWS credentials are available"
             )
         super().__init__("kaistack:index:EksCluster", name, None, opts)
         cluster_name = config.cluster.name
@@ -349,7 +349,7 @@ def _check_resolved(pools: Sequence[NodePool]) -> None:
     ]
     if missing:
         raise pulumi.RunError(
-            f"EKS node pools not resolved ({', '.join(missing)}): call kaistack.discovery.resolve_node_pools "
+            f"EKS node pools not resolved ({', '.join(missing)}): call kaistack.stack.eks.resolve_node_pools "
             "on the config before building the platform"
         )
 

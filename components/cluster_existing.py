@@ -11,7 +11,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from kaistack.model import StackConfig
+from kaistack.declaration.model import StackConfig
 
 
 def context_kubeconfig(context: str) -> str:

@@ -16,7 +16,7 @@ import pulumi_command.local as local
 import pulumi_kubernetes as k8s
 import yaml
 
-from kaistack.model import NodePool, StackConfig
+from kaistack.declaration.model import NodePool, StackConfig
 
 # run:ai fake-gpu-operator opts nodes in by this label (topology.nodePoolLabelKey); the value names
 # the pool in topology.nodePools (vcluster-and-gpu.md §5).

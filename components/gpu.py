@@ -14,8 +14,8 @@ import yaml
 
 from components.cluster_kind import FAKE_POOL_LABEL
 from components.kai import RESERVATION_NAMESPACE
-from kaistack import versions
-from kaistack.model import StackConfig, TimeSlicing
+from kaistack.declaration import versions
+from kaistack.declaration.model import StackConfig, TimeSlicing
 
 # Every GPU stack runs privileged DaemonSets (device plugins, exporters, the operator's validators).
 PRIVILEGED_NAMESPACE_LABELS = {

@@ -13,8 +13,8 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from kaistack import versions
-from kaistack.model import QueueResources, StackConfig
+from kaistack.declaration import versions
+from kaistack.declaration.model import QueueResources, StackConfig
 
 RELEASE_NAME = "kai-scheduler"
 # Where the binder puts GPU reservation pods (chart global.resourceReservation.namespace); the fake GPU

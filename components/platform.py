@@ -20,7 +20,7 @@ from components.kai import KaiScheduler, resource_values
 from components.queues import QueueTree
 from components.tenant import Tenant
 from components.workloads import Workloads
-from kaistack.model import StackConfig
+from kaistack.declaration.model import StackConfig
 
 if TYPE_CHECKING:  # pulumi_aws/pulumi_eks are slow to import; only EKS stacks load them
     from components.cluster_eks import EksCluster
@@ -139,6 +139,6 @@ class Platform(pulumi.ComponentResource):
         if provider == "eks":
             from components.cluster_eks import EksCluster
 
-            # `config` comes resolved by kaistack.discovery (__main__.py): GPU facts, labels, taint.
+            # `config` comes resolved by kaistack.stack.eks (__main__.py): GPU facts, labels, taint.
             return EksCluster(name, config, opts=opts)
         raise pulumi.RunError(f"cluster.provider {provider!r} is not wired into components/platform.py yet")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kaistack.model import StackConfig, Workload
+from kaistack.declaration.model import StackConfig, Workload
 
 SCHEDULER_NAME = "kai-scheduler"
 TENANT_LABEL = "kaistack.io/tenant"

@@ -13,7 +13,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.kai import resource_values
-from kaistack.model import Queue, StackConfig
+from kaistack.declaration.model import Queue, StackConfig
 
 
 def queue_spec(queue: Queue) -> dict[str, Any]:

@@ -16,9 +16,9 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from components.podspec import TENANT_LABEL
-from kaistack import versions
-from kaistack.model import StackConfig
-from kaistack.model import Tenant as TenantModel
+from kaistack.declaration import versions
+from kaistack.declaration.model import StackConfig
+from kaistack.declaration.model import Tenant as TenantModel
 
 VCLUSTER_API_PORT = 8443  # controlPlane.proxy.port, which vCluster does not let you change
 

@@ -17,7 +17,7 @@ import pulumi_kubernetes as k8s
 
 from components.podspec import manifest
 from components.tenant import Tenant
-from kaistack.model import StackConfig, Workload
+from kaistack.declaration.model import StackConfig, Workload
 
 # Kubeflow training operator (v1 API, kubeflow.org/v1 PyTorchJob), the stable release the Kubeflow
 # install guide names (kubeflow.org/docs/components/training/installation: `kubectl apply

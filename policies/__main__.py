@@ -2,7 +2,7 @@
 
 Only assembles the pack. `PolicyPack(...)` starts the gRPC Analyzer server, prints its port and
 serves until killed, so nothing here is importable; the policies live in `policies.pack` and the
-rules in `policies.rules` / `policies.stack_rules`.
+rules in `kaistack.guardrails.rules` / `kaistack.guardrails.stack_rules`.
 """
 
 import sys

@@ -22,11 +22,11 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from policies.facts import StackFacts, facts_from_environ
-from policies.podspec import Res
-from policies.rules import DESCRIPTIONS, RESOURCE_RULES, ResourceRule
-from policies.settings import config_schema, settings
-from policies.stack_rules import STACK_DESCRIPTIONS, STACK_RULES, CheckerUnavailable, StackRule, stack_facts
+from kaistack.guardrails.facts import StackFacts, facts_from_environ
+from kaistack.guardrails.podspec import Res
+from kaistack.guardrails.rules import DESCRIPTIONS, RESOURCE_RULES, ResourceRule
+from kaistack.guardrails.settings import config_schema, settings
+from kaistack.guardrails.stack_rules import STACK_DESCRIPTIONS, STACK_RULES, CheckerUnavailable, StackRule, stack_facts
 
 # The order `GetAnalyzerInfo` lists them in.
 POLICY_NAMES = (

@@ -17,8 +17,8 @@ PROJECT_DIR = Path(__file__).resolve().parents[1]
 
 @pytest.fixture
 def mocks() -> Iterator[object]:
-    """A `kaistack.render.MockSession` for stack "dev": `.set_config(raw)`, `.run(main)`, `.resources`."""
-    from kaistack.render import MockSession
+    """A `kaistack.ops.render.MockSession` for stack "dev": `.set_config(raw)`, `.run(main)`, `.resources`."""
+    from kaistack.ops.render import MockSession
 
     with MockSession(stack="dev") as session:
         yield session

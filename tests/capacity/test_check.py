@@ -1,4 +1,4 @@
-"""`kaistack.capacity`: the stack declaration as KAI would schedule it, and `kaistack check`'s reports."""
+"""`kaistack.capacity.check`: the stack declaration as KAI would schedule it, and `kaistack check`'s reports."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 import yaml
 
-from kaistack.capacity import check, plan
-from kaistack.capacity_html import to_html
-from kaistack.capacity_report import to_json, to_markdown
-from kaistack.config import load_stack, parse_config
+from kaistack.capacity.check import check, plan
+from kaistack.capacity.html import to_html
+from kaistack.capacity.report import to_json, to_markdown
+from kaistack.declaration.parse import parse_config
+from kaistack.stack.files import load_stack
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kaistack.render import RenderError, render_stack
+from kaistack.ops.render import RenderError, render_stack
 
 REPO = Path(__file__).resolve().parents[2]
 

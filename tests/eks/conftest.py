@@ -16,7 +16,7 @@ import pulumi
 import pytest
 from eks_testlib import AWS_ENV, MOTO, REGION, Harness, RecordingMocks, RecordingMonitor
 
-from kaistack import discovery
+from kaistack.stack import eks as discovery
 
 
 @pytest.fixture(autouse=True)

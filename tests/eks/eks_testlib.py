@@ -13,8 +13,9 @@ from typing import Any
 import moto
 import pulumi
 
-from kaistack.config import load_stack, parse_config
-from kaistack.model import StackConfig
+from kaistack.declaration.model import StackConfig
+from kaistack.declaration.parse import parse_config
+from kaistack.stack.files import load_stack
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 REGION = "us-west-2"

@@ -2,7 +2,7 @@
 
 pulumi-eks' Cluster and ManagedNodeGroup are remote components: under mocks they register with
 their inputs and create no children (pulumi.md §2), so these tests assert on those inputs. Pools are
-resolved through kaistack.discovery against moto first, as the program does.
+resolved through kaistack.stack.eks against moto first, as the program does.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from components.cluster_eks import (
     kubeconfig_with_region,
     subnet_cidrs,
 )
-from kaistack.discovery import resolve_node_pools
+from kaistack.stack.eks import resolve_node_pools
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"  # pulumi's special-signature key for secret values
 NG = "eks:index:ManagedNodeGroup"

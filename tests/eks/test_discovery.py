@@ -1,4 +1,4 @@
-"""kaistack.discovery against moto's EC2 (its real instance-type and offering data), never real AWS."""
+"""kaistack.stack.eks against moto's EC2 (its real instance-type and offering data), never real AWS."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 from botocore.stub import Stubber
 from eks_testlib import REGION, eks_config, eks_raw, stack
 
-from kaistack import discovery
-from kaistack.config import ConfigError
-from kaistack.discovery import GPU_TAINT, resolve_node_pools
-from kaistack.model import Taint
+from kaistack.declaration.model import Taint
+from kaistack.declaration.parse import ConfigError
+from kaistack.stack import eks as discovery
+from kaistack.stack.eks import GPU_TAINT, resolve_node_pools
 
 
 def _pool(config: Any, index: int = 0) -> Any:
@@ -227,7 +227,7 @@ def test_without_zones_kaistack_picks_three_that_offer_every_type(ec2: Any, capl
     """g5.xlarge is not offered in us-west-2d (moto), so d is never picked for it; the pick is announced."""
     raw = eks_raw(instanceType="g5.xlarge")
     del raw["cluster"]["eks"]["availabilityZones"]
-    with caplog.at_level(logging.WARNING, logger="kaistack.discovery"):
+    with caplog.at_level(logging.WARNING, logger="kaistack.stack.eks"):
         resolved = resolve_node_pools(eks_config(raw), ec2)
     assert resolved.cluster.eks is not None
     assert resolved.cluster.eks.availability_zones == ["us-west-2a", "us-west-2b", "us-west-2c"]
@@ -269,7 +269,7 @@ def test_an_existing_vpc_needs_subnets_and_is_checked_region_wide(ec2: Any) -> N
 
 def test_without_credentials_declared_values_are_used(no_aws: None, caplog: pytest.LogCaptureFixture) -> None:
     config = eks_config(gpus=1, gpuProduct="NVIDIA-L4", gpuMemoryMiB=22888, cpu="3920m")
-    with caplog.at_level(logging.WARNING, logger="kaistack.discovery"):
+    with caplog.at_level(logging.WARNING, logger="kaistack.stack.eks"):
         pool = _pool(resolve_node_pools(config))
     assert (pool.gpus, pool.gpu_product, pool.gpu_memory_mi_b, pool.cpu) == (1, "NVIDIA-L4", 22888, "3920m")
     assert pool.labels["nvidia.com/gpu.memory"] == "22888"

@@ -21,10 +21,11 @@ import yaml
 from eks_testlib import AWS_ENV, MOTO, PROJECT_DIR, Harness, stack
 
 from components.kai import KaiScheduler
-from kaistack import cli, versions
-from kaistack.config import ConfigError
-from kaistack.discovery import clear_cache, resolve_node_pools
-from kaistack.render import Rendered, render_stack
+from kaistack import cli
+from kaistack.declaration import versions
+from kaistack.declaration.parse import ConfigError
+from kaistack.ops.render import Rendered, render_stack
+from kaistack.stack.eks import clear_cache, resolve_node_pools
 
 STACKS = ("staging", "prod")
 NOT_BUILTIN = (

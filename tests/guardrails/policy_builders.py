@@ -11,8 +11,8 @@ from typing import Any
 
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
-from policies.facts import StackFacts, TenantFacts
-from policies.podspec import Res
+from kaistack.guardrails.facts import StackFacts, TenantFacts
+from kaistack.guardrails.podspec import Res
 
 UNKNOWN = UNKNOWN_STRING_VALUE
 KAI = "kai-scheduler"

@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from kaistack.cli import main
-from kaistack.lint import lint_paths, load_manifests
-from policies.facts import StackFacts
+from kaistack.guardrails.facts import StackFacts
+from kaistack.ops.lint import lint_paths, load_manifests
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFESTS = ROOT / "tests" / "data" / "manifests"

@@ -26,13 +26,13 @@ from components.admission import (
     tenant_binding,
     tenant_policy,
 )
-from kaistack.config import load_stack
-from kaistack.model import StackConfig
-from policies.facts import facts_from_stack
-from policies.podspec import Res
-from policies.rules import kai_gpu_sharing_annotations, kai_queue_label, kai_scheduler_name
-from policies.settings import settings
-from policies.stack_rules import tenant_queue_binding
+from kaistack.declaration.model import StackConfig
+from kaistack.guardrails.facts import facts_from_stack
+from kaistack.guardrails.podspec import Res
+from kaistack.guardrails.rules import kai_gpu_sharing_annotations, kai_queue_label, kai_scheduler_name
+from kaistack.guardrails.settings import settings
+from kaistack.guardrails.stack_rules import tenant_queue_binding
+from kaistack.stack.files import load_stack
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST_NAMESPACE = "vcluster-team-a"

@@ -9,14 +9,15 @@ from typing import Any
 import pytest
 from policy_builders import container, deployment, engine, queue, res
 
-from kaistack.config import load_stack, parse_config
-from kaistack.render import RecordedResource, render_stack
+from kaistack.declaration.parse import parse_config
+from kaistack.guardrails.capacity_adapter import declaration
+from kaistack.guardrails.facts import StackFacts, facts_from_stack
+from kaistack.guardrails.podspec import Res
+from kaistack.guardrails.settings import Settings
+from kaistack.guardrails.stack_rules import CheckerUnavailable, kai_capacity, stack_facts
+from kaistack.ops.render import RecordedResource, render_stack
+from kaistack.stack.files import load_stack
 from placement.quantity import cpu_millis, memory_bytes
-from policies.capacity_adapter import declaration
-from policies.facts import StackFacts, facts_from_stack
-from policies.podspec import Res
-from policies.settings import Settings
-from policies.stack_rules import CheckerUnavailable, kai_capacity, stack_facts
 
 ROOT = Path(__file__).resolve().parents[2]
 DELETE = object()

@@ -3,7 +3,7 @@
 The engine starts the pack with the stack's config in `PULUMI_CONFIG`, reads the gRPC port from its
 stdout, calls `GetAnalyzerInfo`, `Configure` (always with an enforcement level: a PolicyConfig without
 one means ADVISORY), then `Analyze` per resource and `AnalyzeStack` once (pulumi.md §6.2). The
-resources are the dev stack as `kaistack.render` records it under mocks; each mutated copy breaks
+resources are the dev stack as `kaistack.ops.render` records it under mocks; each mutated copy breaks
 exactly one rule.
 """
 
@@ -24,8 +24,8 @@ from google.protobuf import empty_pb2, struct_pb2
 from policy_builders import UNKNOWN
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
-from kaistack.config import read_stack_config
-from kaistack.render import RecordedResource, render_stack
+from kaistack.ops.render import RecordedResource, render_stack
+from kaistack.stack.files import read_stack_config
 from policies.pack import POLICY_NAMES
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from policy_builders import TYPES, UNKNOWN, container, deployment, engine, pod, pod_template, res
 
-from policies.podspec import (
+from kaistack.guardrails.podspec import (
     Res,
     is_chart_child,
     pod_templates,

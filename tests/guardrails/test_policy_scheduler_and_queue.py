@@ -8,9 +8,9 @@ import pytest
 from policy_builders import FACTS, KAI, UNKNOWN, container, deployment, pod, pod_template, res
 from pulumi_policy.proxy import UnknownValueError
 
-from policies.facts import StackFacts
-from policies.rules import kai_queue_label, kai_scheduler_name
-from policies.settings import Settings, settings
+from kaistack.guardrails.facts import StackFacts
+from kaistack.guardrails.rules import kai_queue_label, kai_scheduler_name
+from kaistack.guardrails.settings import Settings, settings
 
 NO_FACTS = StackFacts()
 

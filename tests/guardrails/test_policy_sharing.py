@@ -8,14 +8,14 @@ import pytest
 from policy_builders import FACTS, UNKNOWN, container, deployment, pod, release, res
 from pulumi_policy.proxy import UnknownValueError
 
-from policies.facts import StackFacts
-from policies.podspec import Res
-from policies.rules import (
+from kaistack.guardrails.facts import StackFacts
+from kaistack.guardrails.podspec import Res
+from kaistack.guardrails.rules import (
     gpu_memory_utilization_within_fraction,
     kai_gpu_sharing_annotations,
     vcluster_set_owner_false,
 )
-from policies.settings import Settings, settings
+from kaistack.guardrails.settings import Settings, settings
 
 NO_FACTS = StackFacts()
 GOOD_VCLUSTER = {

@@ -8,10 +8,10 @@ import pytest
 from policy_builders import FACTS, UNKNOWN, container, pod, queue, release, res
 from pulumi_policy.proxy import UnknownValueError
 
-from policies.facts import StackFacts, TenantFacts
-from policies.podspec import Res
-from policies.settings import Settings, settings
-from policies.stack_rules import (
+from kaistack.guardrails.facts import StackFacts, TenantFacts
+from kaistack.guardrails.podspec import Res
+from kaistack.guardrails.settings import Settings, settings
+from kaistack.guardrails.stack_rules import (
     Finding,
     kai_gpu_sharing_enabled,
     kai_queue_tree,

@@ -16,8 +16,8 @@ import jsonschema
 import kubernetes_validate
 import yaml
 
-from kaistack.config import read_stack_config
-from kaistack.render import MockSession, RecordedResource, mask
+from kaistack.ops.render import MockSession, RecordedResource, mask
+from kaistack.stack.files import read_stack_config
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 MAIN = PROJECT_DIR / "__main__.py"

@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from platform_testlib import base_raw, dev_raw, run_program
 
-from kaistack.config import ConfigError, parse_config
-from kaistack.render import RenderError
+from kaistack.declaration.parse import ConfigError, parse_config
+from kaistack.ops.render import RenderError
 
 
 def _work(**fields: Any) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from platform_testlib import (
     run_program,
 )
 
-from kaistack import versions
+from kaistack.declaration import versions
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import pytest
 from platform_testlib import base_raw
 
 from components.cluster_kind import create_script, delete_script, kind_config, uses_nvkind
-from kaistack.config import parse_config
+from kaistack.declaration.parse import parse_config
 
 
 def config_with(pools: list[dict], mode: str = "device-plugin", **extra):

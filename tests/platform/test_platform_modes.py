@@ -6,7 +6,7 @@ import pytest
 import yaml
 from platform_testlib import COMMAND, PROVIDER, RELEASE, base_raw, inputs, merged, named, of_type, release, run_program
 
-from kaistack import versions
+from kaistack.declaration import versions
 
 EXISTING_KUBECONFIG = "apiVersion: v1\nkind: Config\nusers: [{name: admin, user: {token: s3cr3t-token}}]\n"
 

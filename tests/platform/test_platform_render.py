@@ -1,4 +1,4 @@
-"""`kaistack render` and `kaistack.render.render_stack`: what is listed, how, and that secrets stay hidden."""
+"""`kaistack render` and `kaistack.ops.render.render_stack`: what is listed, how, and that secrets stay hidden."""
 
 from __future__ import annotations
 
@@ -22,8 +22,8 @@ from platform_testlib import (
     validate_vcluster_values,
 )
 
-from kaistack.config import ConfigError
-from kaistack.render import MOCK_KUBECONFIG, RenderError, render_program, render_stack
+from kaistack.declaration.parse import ConfigError
+from kaistack.ops.render import MOCK_KUBECONFIG, RenderError, render_program, render_stack
 
 SECRET_MARKERS = ("client-key-data", "client-certificate-data", "mock credential", "bW9jayBjcmVkZW50aWFs")
 

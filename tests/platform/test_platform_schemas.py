@@ -30,7 +30,7 @@ from platform_testlib import (
     validate_vcluster_values,
 )
 
-from kaistack import versions
+from kaistack.declaration import versions
 
 
 def _everything() -> dict:
@@ -46,7 +46,7 @@ def _everything() -> dict:
         "memoryIsolation": True,
         "runtimeClassName": "nvidia-cdi",
         "placementStrategy": "spread",
-        # Manifest shapes are under test here, not whether this odd mix fits (kaistack.capacity).
+        # Manifest shapes are under test here, not whether this odd mix fits (kaistack.capacity.check).
         "capacityCheck": "off",
     }
     raw["queues"] = [

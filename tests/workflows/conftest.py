@@ -29,7 +29,7 @@ def project(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def renderable_project(project: Path) -> Path:
-    """The fixture project plus the repository's Pulumi program, so kaistack.render can run it."""
+    """The fixture project plus the repository's Pulumi program, so kaistack.ops.render can run it."""
     (project / "__main__.py").symlink_to(ROOT / "__main__.py")
     return project
 

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kaistack import promote as promote_module
-from kaistack.analyzer_client import Finding
 from kaistack.cli import main
-from kaistack.config import ConfigError
-from kaistack.promote import TargetChanged, plan_promotion, write_promotion
-from kaistack.validate import CapacityVerdict, ValidationReport
+from kaistack.declaration.parse import ConfigError
+from kaistack.ops import promote as promote_module
+from kaistack.ops.analyzer_client import Finding
+from kaistack.ops.promote import TargetChanged, plan_promotion, write_promotion
+from kaistack.ops.validate import CapacityVerdict, ValidationReport
 
 STAGING_SECRET = (
     "secure: v1:q8Zl3mJ0Yx1rVd2w:dGhpcyBpcyBub3QgYSByZWFsIGNpcGhlcnRleHQsIGp1c3QgYnl0ZXMgdGhhdCBtdXN0IHN1cnZpdmU="
@@ -244,7 +244,7 @@ def test_validation_runs_on_an_overlay_not_the_real_file(project, monkeypatch):
 
 def _checker_ready() -> bool:
     try:
-        return callable(getattr(importlib.import_module("kaistack.capacity"), "check", None))
+        return callable(getattr(importlib.import_module("kaistack.capacity.check"), "check", None))
     except ImportError:
         return False
 

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from workflow_testlib import ROOT, TEST_PACK
 
-from kaistack import validate as validate_module
-from kaistack.analyzer_client import PolicyPackClient, PolicyPackError
 from kaistack.cli import main
-from kaistack.config import ConfigError
+from kaistack.declaration.parse import ConfigError
+from kaistack.ops import validate as validate_module
+from kaistack.ops.analyzer_client import PolicyPackClient, PolicyPackError
+from kaistack.ops.validate import CapacityVerdict, validate_stack
 from kaistack.progress import Progress
-from kaistack.validate import CapacityVerdict, validate_stack
 
 
 @pytest.fixture
@@ -192,7 +192,7 @@ def test_validate_stack_raises_config_error_for_callers(renderable_project):
 
 def _checker_ready() -> bool:
     try:
-        return callable(getattr(importlib.import_module("kaistack.capacity"), "check", None))
+        return callable(getattr(importlib.import_module("kaistack.capacity.check"), "check", None))
     except ImportError:
         return False
 

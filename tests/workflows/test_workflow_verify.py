@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from workflow_testlib import FakeKube
 
-from kaistack import kube_client
 from kaistack.cli import main
-from kaistack.config import load_stack
-from kaistack.kube_client import KubeClient, KubeError
-from kaistack.verify import WORKLOAD_LABEL, resolve_kubeconfig, verify_stack
+from kaistack.kube import client as kube_client
+from kaistack.kube.client import KubeClient, KubeError
+from kaistack.ops.verify import WORKLOAD_LABEL, resolve_kubeconfig, verify_stack
+from kaistack.stack.files import load_stack
 
 ML_PODS = "/api/v1/namespaces/ml/pods"
 TENANT_PODS = "/api/v1/namespaces/vcluster-team-a/pods"
@@ -375,7 +375,7 @@ def test_tls_server_not_signed_by_the_kubeconfig_ca_exits_2(project, fake_kube_t
 
 def test_wait_rechecks_until_pods_are_running(project, fake_kube, capsys, monkeypatch):
     """--wait re-runs the checks after a pause; a pod that starts meanwhile turns the result green."""
-    from kaistack.commands import verify as verify_command
+    from kaistack.cli import verify as verify_command
 
     pod = fake_kube.pod(ML_PODS, "notebook")
     running = pod["status"]
@@ -394,7 +394,7 @@ def test_wait_rechecks_until_pods_are_running(project, fake_kube, capsys, monkey
 def test_verify_looks_for_the_labels_the_components_write():
     """verify finds workload pods by the label components/podspec.py puts on them, and the same scheduler name."""
     from components import podspec
-    from kaistack import verify
+    from kaistack.ops import verify
 
     assert (verify.WORKLOAD_LABEL, verify.SCHEDULER_NAME) == (podspec.WORKLOAD_LABEL, podspec.SCHEDULER_NAME)
 

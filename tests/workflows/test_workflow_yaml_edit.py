@@ -1,11 +1,11 @@
-"""kaistack.yaml_edit: text-level YAML edits that leave every other byte alone, or refuse."""
+"""kaistack.ops.yaml_edit: text-level YAML edits that leave every other byte alone, or refuse."""
 
 from __future__ import annotations
 
 import pytest
 import yaml
 
-from kaistack.yaml_edit import YamlEditError, format_scalar, set_values
+from kaistack.ops.yaml_edit import YamlEditError, format_scalar, set_values
 
 DOC = """\
 # header comment

@@ -1,0 +1,349 @@
+"""From a stack declaration to the cluster snapshot KAI would see.
+
+Workloads are expanded into PodGroups the way KAI's pod-grouper forms them (kai.md §5), which is
+where most "why is it Pending" surprises come from:
+
+- host Deployment: one PodGroup per pod, never a gang, default class `inference` (non-preemptible);
+- host Job (KAI >= v0.15): one PodGroup per Job, minMember 1, so it grows elastically, class `train`;
+- host PyTorchJob: one gang of master + workers (`minAvailable` if set), class `train`;
+- bare Pod: one PodGroup, class `train`;
+- anything inside a tenant's vCluster: vCluster syncs pods to the host as bare pods without owner
+  references (`setOwner: false`), so every pod is its own PodGroup with minMember 1 and, unless the
+  workload names a priority class, the bare-pod default `train` (vcluster-and-gpu.md §1.2).
+
+Nodes come from the declared node pools; the control plane is not schedulable and not listed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kaistack.declaration.model import KAI_PRIORITY_CLASSES, NodePool, StackConfig, Workload
+from kaistack.declaration.model import Queue as DeclaredQueue
+from placement import ACTIONS, Resources, Result, simulate
+from placement.model import Job, Node, Placement, Queue, QueueResource, Snapshot, Task
+from placement.quantity import cpu_millis, memory_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class PodRef:
+    """Where a pod of a declared workload sits in the snapshot."""
+
+    name: str  # the pod as a person would call it: <workload>-<index>
+    job: str
+    task_index: int
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadPlan:
+    workload: Workload
+    queue: str
+    priority_class: str
+    pods: tuple[PodRef, ...]
+
+    @property
+    def where(self) -> str:
+        return f"tenant {self.workload.tenant}" if self.workload.tenant else "host"
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    snapshot: Snapshot
+    placement: Placement
+    workloads: tuple[WorkloadPlan, ...]
+    # Node name -> node pool name, so reports can group nodes.
+    node_pools: dict[str, str]
+
+
+def plan(config: StackConfig) -> Plan:
+    """The snapshot for `config`: declared nodes, every queue (KAI's defaults too), every pod."""
+    nodes: list[Node] = []
+    pools: dict[str, str] = {}
+    for pool in config.cluster.node_pools:
+        for i in range(pool.count):
+            node = _node(config, pool, f"{pool.name}-{i}")
+            nodes.append(node)
+            pools[node.name] = pool.name
+    queues = tuple(_queue(q) for q in config.all_queues())
+    jobs: list[Job] = []
+    plans: list[WorkloadPlan] = []
+    for work in config.workloads:
+        new_jobs, plan_ = _expand(config, work)
+        jobs.extend(new_jobs)
+        plans.append(plan_)
+    strategy = config.kai.placement_strategy
+    placement = Placement(node=strategy, gpu="pack" if strategy == "binpack" else "spread")
+    return Plan(Snapshot(tuple(nodes), queues, tuple(jobs)), placement, tuple(plans), pools)
+
+
+def _node(config: StackConfig, pool: NodePool, name: str) -> Node:
+    # The nvidia.com/gpu.memory label exists when something sets it: the fake operator's exporter,
+    # GFD (device plugin / GPU Operator) or an EKS pool's discovered labels. The checker can only use
+    # a value it knows, so an undeclared memory is treated as a missing label.
+    label = pool.labels.get("nvidia.com/gpu.memory")
+    gpu_memory = pool.gpu_memory_mi_b or (int(label) if label and label.isdigit() else None)
+    if config.gpu.mode == "fake" and pool.gpu_count and gpu_memory is None:
+        gpu_memory = config.gpu.fake.gpu_memory_mi_b
+    return Node(
+        name=name,
+        gpus=pool.gpu_count,
+        gpu_memory_mib=gpu_memory,
+        cpu_millis=cpu_millis(pool.cpu),
+        memory_bytes=memory_bytes(pool.memory),
+        pods=pool.pods,
+        mig_strategy=pool.mig_strategy,
+        mig=dict(pool.mig),
+    )
+
+
+def _queue(queue: DeclaredQueue) -> Queue:
+    res = queue.resources
+    return Queue(
+        name=queue.name,
+        parent=queue.parent,
+        priority=queue.priority,
+        gpu=QueueResource(res.gpu.quota, res.gpu.limit, res.gpu.over_quota_weight),
+        cpu=QueueResource(res.cpu.quota, res.cpu.limit, res.cpu.over_quota_weight),
+        memory=QueueResource(res.memory.quota, res.memory.limit, res.memory.over_quota_weight),
+    )
+
+
+def _task(work: Workload) -> Task:
+    return Task(
+        gpu=work.gpu or 0,
+        gpu_fraction=work.gpu_fraction,
+        gpu_memory_mib=work.gpu_memory_mi_b,
+        gpu_devices=work.gpu_devices or 1,
+        cpu_millis=cpu_millis(work.cpu),
+        memory_bytes=memory_bytes(work.memory),
+    )
+
+
+def priority_class(work: Workload) -> str:
+    """The class KAI resolves: the declared one, else the default of the kind KAI sees on the host."""
+    if work.priority_class is not None:
+        return work.priority_class
+    return "train" if work.tenant is not None else work.default_priority_class
+
+
+def _expand(config: StackConfig, work: Workload) -> tuple[list[Job], WorkloadPlan]:
+    queue = config.queue_of(work)
+    klass = priority_class(work)
+    priority = KAI_PRIORITY_CLASSES[klass]
+    task = _task(work)
+    count = work.pod_count
+    jobs: list[Job] = []
+    pods: list[PodRef] = []
+    if work.tenant is not None or work.kind in ("Pod", "Deployment"):
+        # One PodGroup per pod (bare pods, Deployment pods, anything synced from a vCluster).
+        for i in range(count):
+            job = f"{work.name}#{i}"
+            jobs.append(Job(job, queue, (task,), priority, min_member=1, preemptible=work.preemptible))
+            pods.append(PodRef(f"{work.name}-{i}", job, 0))
+    else:
+        # A PyTorchJob is a gang (minAvailable, else every replica); a Job is one elastic PodGroup.
+        minimum = (work.pytorch.min_available or count) if work.kind == "PyTorchJob" else 1
+        tasks = tuple(task for _ in range(count))
+        job = work.name
+        if count:
+            jobs.append(Job(job, queue, tasks, priority, min_member=min(minimum, count), preemptible=work.preemptible))
+        pods.extend(PodRef(f"{work.name}-{i}", job, i) for i in range(count))
+    return jobs, WorkloadPlan(work, queue, klass, tuple(pods))
+
+
+# --- the verdict ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PodPlacement:
+    name: str
+    status: str
+    node: str | None
+    gpu_groups: tuple[str, ...]
+    gpus: float
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadVerdict:
+    name: str
+    kind: str
+    where: str
+    queue: str
+    priority_class: str
+    status: str  # Running | Partial | Pending | Empty
+    reasons: tuple[str, ...]
+    pods: tuple[PodPlacement, ...]
+
+    @property
+    def pending(self) -> bool:
+        return self.status in ("Pending", "Partial")
+
+
+@dataclass(frozen=True, slots=True)
+class QueueVerdict:
+    name: str
+    parent: str | None
+    quota: dict[str, float]
+    limit: dict[str, float]
+    fair_share: dict[str, float]
+    allocated: dict[str, float]
+
+
+@dataclass(frozen=True, slots=True)
+class GpuVerdict:
+    id: str
+    used: float
+    shared: bool
+    pods: tuple[str, ...]
+    fractions: tuple[float, ...]  # each pod's share of this GPU, in `pods` order
+
+
+@dataclass(frozen=True, slots=True)
+class NodeVerdict:
+    name: str
+    pool: str
+    gpu_memory_mib: int | None
+    gpus: tuple[GpuVerdict, ...]
+    pods: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityReport:
+    """Will the declared work fit the declared capacity? `ok` is False when any workload stays Pending."""
+
+    stack: str
+    workloads: tuple[WorkloadVerdict, ...]
+    queues: tuple[QueueVerdict, ...]
+    nodes: tuple[NodeVerdict, ...]
+    cycles: int
+
+    @property
+    def ok(self) -> bool:
+        return not any(w.pending for w in self.workloads)
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """One line per pending workload: `<name> (<queue>): <why>` — what a failing gate prints."""
+        return tuple(
+            f"{w.name} ({w.where}, queue {w.queue}): {'; '.join(w.reasons) or 'stays Pending'}"
+            for w in self.workloads
+            if w.pending
+        )
+
+    def summary(self) -> str:
+        placed = sum(1 for w in self.workloads if not w.pending)
+        if self.ok:
+            return f"fits: all {placed} workloads are placed"
+        pending = len(self.workloads) - placed
+        return f"does not fit: {pending} of {len(self.workloads)} workloads would stay Pending"
+
+
+def check(config: StackConfig, stack: str = "") -> CapacityReport:
+    """Run KAI's cycle (allocate, consolidation, reclaim, preempt) on the declaration to a steady state."""
+    the_plan = plan(config)
+    result = simulate(the_plan.snapshot, actions=ACTIONS, rounds=None, placement=the_plan.placement)
+    pod_name = {f"{ref.job}-{ref.task_index}": ref.name for wp in the_plan.workloads for ref in wp.pods}
+    gpu_ids: dict[tuple[str, str], str] = {}
+    nodes = tuple(
+        _node_verdict(node, the_plan.node_pools[node.name], result, pod_name, gpu_ids)
+        for node in the_plan.snapshot.nodes
+    )
+    workloads = tuple(_workload_verdict(wp, result, gpu_ids) for wp in the_plan.workloads)
+    queues = tuple(_queue_verdict(q, result) for q in config.all_queues())
+    return CapacityReport(stack, workloads, queues, nodes, result.cycles)
+
+
+PLACED = ("Running", "Binding")
+
+
+def _workload_verdict(wp: WorkloadPlan, result: Result, gpu_ids: dict[tuple[str, str], str]) -> WorkloadVerdict:
+    pods: list[PodPlacement] = []
+    reasons: list[str] = []
+    for ref in wp.pods:
+        task = result.tasks[f"{ref.job}-{ref.task_index}"]
+        groups = tuple(gpu_ids.get((task.node or "", g), g) for g in task.gpu_groups)
+        pods.append(PodPlacement(ref.name, task.status, task.node, groups, task.gpus))
+        reason = result.reason(ref.job)
+        if task.status not in PLACED and reason is not None and reason.message not in reasons:
+            reasons.append(reason.message)
+    placed = sum(1 for p in pods if p.status in PLACED)
+    if not pods:
+        status = "Empty"
+    elif placed == len(pods):
+        status = "Running"
+    else:
+        status = "Pending" if placed == 0 else "Partial"
+    work = wp.workload
+    return WorkloadVerdict(
+        work.name, work.kind, wp.where, wp.queue, wp.priority_class, status, tuple(reasons), tuple(pods)
+    )
+
+
+def _resources(gpu: float, cpu: float, memory: float) -> dict[str, float]:
+    return {"gpu": round(gpu, 6), "cpu": round(cpu, 6), "memory": round(memory, 6)}
+
+
+def _queue_verdict(queue: DeclaredQueue, result: Result) -> QueueVerdict:
+    res = queue.resources
+    computed = result.queues.get(queue.name)
+    zero = _resources(0, 0, 0)
+    return QueueVerdict(
+        name=queue.name,
+        parent=queue.parent,
+        # Declared values (CRD units: GPUs, millicores, MB); -1 = unlimited.
+        quota=_resources(res.gpu.quota, res.cpu.quota, res.memory.quota),
+        limit=_resources(res.gpu.limit, res.cpu.limit, res.memory.limit),
+        fair_share=_vector(computed.fair_share) if computed else zero,
+        allocated=_vector(computed.allocated) if computed else zero,
+    )
+
+
+def _vector(res: Resources) -> dict[str, float]:
+    return _resources(res.gpu, res.cpu_millis, res.memory_mb)
+
+
+def _node_verdict(
+    node: Node, pool: str, result: Result, pod_name: dict[str, str], gpu_ids: dict[tuple[str, str], str]
+) -> NodeVerdict:
+    """The node's physical GPUs numbered gpu0..: whole-GPU pods first, then shared GPUs, then idle ones.
+
+    Records each shared group's number in `gpu_ids`, so pods name their GPU the same way.
+    """
+    computed = result.nodes.get(node.name)
+    devices = computed.devices if computed else ()
+    ordered = [d for d in devices if not d.shared] + [d for d in devices if d.shared]
+    gpus: list[GpuVerdict] = []
+    for index, device in enumerate(ordered):
+        gpu_id = f"gpu{index}"
+        if device.shared:
+            gpu_ids[(node.name, device.id)] = gpu_id
+        names = tuple(pod_name.get(t, t) for t in device.tasks)
+        fractions = tuple(round(result.tasks[t].gpus, 6) if device.shared else 1.0 for t in device.tasks)
+        gpus.append(GpuVerdict(gpu_id, round(device.used, 6), device.shared, names, fractions))
+    gpus.extend(GpuVerdict(f"gpu{i}", 0.0, False, (), ()) for i in range(len(ordered), node.gpus))
+    pods = tuple(pod_name.get(t, t) for t in (computed.tasks if computed else ()))
+    return NodeVerdict(node.name, pool, node.gpu_memory_mib, tuple(gpus), pods)
+
+
+class CapacityError(Exception):
+    """The declared work does not fit: raised by `gate` so the program stops before creating anything."""
+
+    def __init__(self, report: CapacityReport) -> None:
+        self.report = report
+        lines = [f"kaistack capacity check failed for stack {report.stack}: {report.summary()}"]
+        lines += [f"  {reason}" for reason in report.reasons]
+        lines.append(
+            "  (kaistack check --stack NAME shows where everything lands; set kaistack:kai.capacityCheck to "
+            "'warn' to deploy anyway, e.g. on an autoscaling cluster)"
+        )
+        super().__init__("\n".join(lines))
+
+
+def gate(config: StackConfig, stack: str) -> CapacityReport | None:
+    """The program's pre-flight: None when skipped, the report when it fits or only warns, else raises."""
+    if config.kai.capacity_check == "off":
+        return None
+    report = check(config, stack)
+    if not report.ok and config.kai.capacity_check == "enforce":
+        raise CapacityError(report)
+    return report

@@ -1,0 +1,158 @@
+"""The placement checker's verdict as text, JSON and Markdown (a PR comment). HTML is in capacity_html."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kaistack.capacity.check import CapacityReport, NodeVerdict, QueueVerdict, WorkloadVerdict
+
+
+def to_json(report: CapacityReport) -> dict[str, Any]:
+    return {
+        "stack": report.stack,
+        "fits": report.ok,
+        "summary": report.summary(),
+        "workloads": [_workload_json(w) for w in report.workloads],
+        "queues": [_queue_json(q) for q in report.queues],
+        "nodes": [_node_json(n) for n in report.nodes],
+    }
+
+
+def _workload_json(w: WorkloadVerdict) -> dict[str, Any]:
+    return {
+        "name": w.name,
+        "kind": w.kind,
+        "where": w.where,
+        "queue": w.queue,
+        "priorityClass": w.priority_class,
+        "status": w.status,
+        "reason": "; ".join(w.reasons) if w.reasons else None,
+        "pods": [
+            {"name": p.name, "status": p.status, "node": p.node, "gpuGroups": list(p.gpu_groups), "gpus": p.gpus}
+            for p in w.pods
+        ],
+    }
+
+
+def _queue_json(q: QueueVerdict) -> dict[str, Any]:
+    return {
+        "name": q.name,
+        "parent": q.parent,
+        "quota": q.quota,
+        "limit": q.limit,
+        "fairShare": q.fair_share,
+        "allocated": q.allocated,
+    }
+
+
+def _node_json(n: NodeVerdict) -> dict[str, Any]:
+    return {
+        "name": n.name,
+        "pool": n.pool,
+        "gpuMemoryMiB": n.gpu_memory_mib,
+        "pods": list(n.pods),
+        "gpus": [
+            {"id": g.id, "used": g.used, "shared": g.shared, "pods": list(g.pods), "fractions": list(g.fractions)}
+            for g in n.gpus
+        ],
+    }
+
+
+# --- text -------------------------------------------------------------------------------------------
+
+
+def _placement(w: WorkloadVerdict) -> str:
+    if w.status == "Empty":
+        return "no pods (0 replicas)"
+    spots = []
+    for pod in w.pods:
+        if pod.node is None:
+            spots.append(f"{pod.name}: {pod.status}")
+            continue
+        gpu = f"/{','.join(pod.gpu_groups)}" if pod.gpu_groups else ""
+        share = f" ({pod.gpus:g} GPU)" if pod.gpus else ""
+        spots.append(f"{pod.name} -> {pod.node}{gpu}{share}")
+    return ", ".join(spots)
+
+
+def _amount(value: float) -> str:
+    return "unlimited" if value == -1 else f"{value:g}"
+
+
+def to_text(report: CapacityReport) -> str:
+    lines = [f"capacity check{f' for stack {report.stack}' if report.stack else ''}: {report.summary()}", ""]
+    lines.append("workloads:")
+    for w in report.workloads:
+        mark = "ok  " if not w.pending else "FAIL"
+        lines.append(f"  {mark} {w.name} [{w.kind}, {w.where}, queue {w.queue}, {w.priority_class}] {w.status}")
+        lines.append(f"       {_placement(w)}")
+        lines.extend(f"       why: {reason}" for reason in w.reasons)
+    lines += ["", "queues (gpu: quota / limit / fair share / allocated):"]
+    for q in report.queues:
+        parent = f" (in {q.parent})" if q.parent else ""
+        lines.append(
+            f"  {q.name}{parent}: {_amount(q.quota['gpu'])} / {_amount(q.limit['gpu'])} / "
+            f"{q.fair_share['gpu']:g} / {q.allocated['gpu']:g}"
+        )
+    lines += ["", "GPUs:"]
+    for n in report.nodes:
+        if not n.gpus:
+            lines.append(f"  {n.name} [{n.pool}] no GPUs; pods: {', '.join(n.pods) or '-'}")
+            continue
+        for g in n.gpus:
+            content = ", ".join(f"{p} {f:g}" for p, f in zip(g.pods, g.fractions, strict=True)) or "idle"
+            lines.append(f"  {n.name}/{g.id} [{n.pool}] {g.used:.0%} used: {content}")
+    return "\n".join(lines)
+
+
+# --- markdown ---------------------------------------------------------------------------------------
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(report: CapacityReport) -> str:
+    icon = "✅" if report.ok else "❌"
+    title = f"### {icon} Capacity{f' — stack `{report.stack}`' if report.stack else ''}: {report.summary()}"
+    lines = [
+        title,
+        "",
+        "| Workload | Where | Queue | Class | Status | Placement / why Pending |",
+        "|---|---|---|---|---|---|",
+    ]
+    for w in report.workloads:
+        status = f"**{w.status}**" if w.pending else w.status
+        detail = "; ".join(w.reasons) if w.pending else _placement(w)
+        lines.append(
+            f"| `{w.name}` ({w.kind}) | {w.where} | `{w.queue}` | {w.priority_class} | {status} | {_cell(detail)} |"
+        )
+    lines += [
+        "",
+        "<details><summary>Queues (GPUs)</summary>",
+        "",
+        "| Queue | Parent | Quota | Limit | Fair share | Allocated |",
+        "|---|---|---|---|---|---|",
+    ]
+    for q in report.queues:
+        lines.append(
+            f"| `{q.name}` | {q.parent or '—'} | {_amount(q.quota['gpu'])} | {_amount(q.limit['gpu'])} | "
+            f"{q.fair_share['gpu']:g} | {q.allocated['gpu']:g} |"
+        )
+    lines += [
+        "",
+        "</details>",
+        "",
+        "<details><summary>GPUs</summary>",
+        "",
+        "| Node | GPU | Used | Pods |",
+        "|---|---|---|---|",
+    ]
+    for n in report.nodes:
+        for g in n.gpus:
+            content = ", ".join(f"`{p}` {f:g}" for p, f in zip(g.pods, g.fractions, strict=True)) or "idle"
+            lines.append(
+                f"| {n.name} ({n.pool}) | {g.id}{' (shared)' if g.shared else ''} | {g.used:.0%} | {content} |"
+            )
+    lines += ["", "</details>"]
+    return "\n".join(lines)

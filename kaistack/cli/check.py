@@ -1,0 +1,85 @@
+"""`kaistack check --stack NAME`: will the declared workloads fit the declared capacity, and where?"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from kaistack.cli.args import add_project_argument, project_dir
+
+DESCRIPTION = """\
+Simulates KAI v0.17's scheduling cycle (allocate, consolidation, reclaim, preempt) on the stack's
+declaration until nothing changes: node pools as nodes, the queue tree including KAI's default
+queues, and every workload expanded into the pods KAI would see (Deployment pods one PodGroup each,
+PyTorchJob gangs, tenant pods as bare pods, default priority per kind). Reports per queue its quota,
+limit, fair share and allocation; per node and GPU what lands there; and for every workload that
+would stay Pending, why, in KAI's terms. No cluster is needed.
+"""
+
+EPILOG = """\
+examples:
+  kaistack check --stack dev
+  kaistack check --stack prod --json | jq '.workloads[] | select(.status != "Running")'
+  kaistack check --stack dev --markdown > capacity.md      # for a PR comment
+  kaistack check --stack dev --html capacity.html          # GPUs drawn with their fractions
+
+exit codes: 0 every workload is placed, 1 some workload would stay Pending, 2 bad config or stack
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "check",
+        help="will the declared workloads fit the declared GPUs? (KAI simulated, offline)",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--stack", "-s", required=True, help="stack name (reads Pulumi.<stack>.yaml)")
+    form = parser.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true", help="print the report as JSON")
+    form.add_argument("--markdown", action="store_true", help="print the report as Markdown (PR comment)")
+    parser.add_argument("--html", type=Path, metavar="FILE", help="also write a self-contained HTML page to FILE")
+    add_project_argument(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kaistack.declaration.parse import ConfigError
+    from kaistack.stack.files import load_stack
+
+    try:
+        project = project_dir(args)
+        config = load_stack(project, args.stack)
+        if config.cluster.provider == "eks":
+            from kaistack.stack.eks import resolve_node_pools
+
+            config = resolve_node_pools(config)
+    except ConfigError as err:
+        print(err, file=sys.stderr)
+        return 2
+
+    from kaistack.capacity.check import check
+    from kaistack.capacity.report import to_json, to_markdown, to_text
+
+    report = check(config, args.stack)
+    if args.html is not None:
+        from kaistack.capacity.html import to_html
+
+        try:
+            args.html.write_text(to_html(report))
+        except OSError as err:
+            print(f"cannot write {args.html}: {err.strerror}", file=sys.stderr)
+            return 2
+    if args.json:
+        json.dump(to_json(report), sys.stdout, indent=2)
+        print()
+    elif args.markdown:
+        print(to_markdown(report))
+    else:
+        print(to_text(report))
+        if args.html is not None:
+            print(f"\nwrote {args.html}")
+    return 0 if report.ok else 1

@@ -1,0 +1,127 @@
+"""`kaistack promote SOURCE TARGET`: copy tested release pins from one stack file into another."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING
+
+from kaistack.cli.args import add_project_argument, project_dir
+
+if TYPE_CHECKING:
+    from kaistack.ops.promote import PromotionPlan, PromotionResult
+
+DESCRIPTION = """\
+Copy the release pins of SOURCE's stack file into TARGET's: kaistack:kai.version, each shared
+tenant's vcluster.version, the GPU chart version for TARGET's gpu.mode, and the image of workloads
+SOURCE marks `promoted: true`. TARGET's cluster, node pools, tenants, queues and secrets stay as
+they are; only the changed values' bytes are edited (comments and `secure:` values survive).
+
+The promoted file is validated first (model, policy pack, capacity); on failure, or if TARGET's
+file changes while validating, nothing is written.
+"""
+
+EPILOG = """\
+examples:
+  kaistack promote dev staging --dry-run      show the diff and the validation, write nothing
+  kaistack promote dev staging --yes          validate and write Pulumi.staging.yaml
+  kaistack promote staging prod --yes --json  machine-readable result (pins, diff, validation)
+
+exit codes: 0 promoted (or nothing to promote), 1 refused (validation failed, target changed),
+            2 unknown stack, invalid config, or no --yes/--dry-run without a terminal
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "promote",
+        help="copy tested release pins from one stack to the next",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("source", metavar="SOURCE", help="stack whose pins were tested (e.g. dev)")
+    parser.add_argument("target", metavar="TARGET", help="stack to promote into (e.g. staging)")
+    add_project_argument(parser)
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--yes", "-y", action="store_true", help="write without asking")
+    mode.add_argument("--dry-run", action="store_true", help="show diff and validation; write nothing")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kaistack.declaration.parse import ConfigError
+    from kaistack.ops.promote import PromotionError, promote
+    from kaistack.progress import Progress
+
+    interactive = sys.stdin.isatty() and not args.json
+    if not (args.yes or args.dry_run or interactive):
+        print("kaistack promote: pass --yes to write, or --dry-run to only show the change", file=sys.stderr)
+        return 2
+
+    def confirm(plan: PromotionPlan) -> bool:
+        if args.yes:
+            return True
+        _print_plan(plan)
+        answer = input(f"write {plan.target_file.name}? [y/N] ")
+        return answer.strip().lower() in ("y", "yes")
+
+    try:
+        project = project_dir(args)
+        result = promote(
+            project, args.source, args.target, write=not args.dry_run, progress=Progress.for_cli(), confirm=confirm
+        )
+    except ConfigError as err:
+        print(f"kaistack promote: {err}", file=sys.stderr)
+        return 2
+    except PromotionError as err:
+        print(f"kaistack promote: {err}", file=sys.stderr)
+        return 1
+
+    if args.json:
+        print(json.dumps(result.as_dict(), indent=2))
+    else:
+        if args.yes or args.dry_run or not result.plan.changed or result.check is None or not result.check.ok:
+            _print_plan(result.plan)
+        _print_outcome(result, dry_run=args.dry_run)
+    return 1 if result.refused and result.refused != "not confirmed" else 0
+
+
+def _print_plan(plan: PromotionPlan) -> None:
+    if not plan.changed:
+        print(f"{plan.target} already runs {plan.source}'s pins; nothing to promote")
+    else:
+        count = len(plan.pins)
+        print(f"promote {plan.source} -> {plan.target}: {count} pin{'s' * (count != 1)} into {plan.target_file.name}")
+        width = max(len(p.key) for p in plan.pins)
+        for pin in plan.pins:
+            note = "  (added; was the default)" if pin.added else ""
+            print(f"  {pin.key:<{width}}  {pin.old} -> {pin.new}{note}")
+    if plan.skipped:
+        print("left alone:")
+        for skip in plan.skipped:
+            print(f"  {skip.key}: {skip.reason}")
+    if plan.changed:
+        print()
+        print(plan.diff(), end="")
+
+
+def _print_outcome(result: PromotionResult, *, dry_run: bool) -> None:
+    plan, check = result.plan, result.check
+    if check is not None:
+        print()
+        if check.ok:
+            summary = check.report.summary_line() if check.report is not None else "passed"
+            print(f"validation of promoted {plan.target}: passed ({summary})")
+        else:
+            print(f"validation of promoted {plan.target}: FAILED")
+            for problem in check.problems:
+                print(f"  {problem}")
+    if result.written:
+        print(f"wrote {plan.target_file.name}; next: commit it and `pulumi up --stack {plan.target}`")
+    elif result.refused:
+        print(f"refused: {result.refused}; {plan.target_file.name} unchanged", file=sys.stderr)
+    elif dry_run and plan.changed:
+        print(f"dry run: {plan.target_file.name} unchanged")

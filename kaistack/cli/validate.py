@@ -1,0 +1,73 @@
+"""`kaistack validate --stack NAME`: render + policy pack + capacity, offline, in one report."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from kaistack.cli.args import add_project_argument, project_dir
+
+DESCRIPTION = """\
+Validate a stack without an engine, a cluster or cloud credentials: render the Pulumi program under
+mocks, run the policy pack over every resource through the Analyzer protocol (as `pulumi preview
+--policy-pack policies` would, every policy MANDATORY), and run the placement checker on the
+declared workloads. Passes only with no violation and capacity that fits.
+
+Progress goes to stderr when it is a terminal (KAISTACK_PROGRESS=1/0 forces it on/off); the report
+goes to stdout.
+"""
+
+EPILOG = """\
+examples:
+  kaistack validate --stack dev                     text report
+  kaistack validate --stack staging --json          machine-readable (resources, violations, capacity)
+  kaistack validate --stack prod --markdown >> pr-comment.md   a section for a sticky PR comment
+
+exit codes: 0 all pass, 1 policy violations, capacity failure or a step that could not run,
+            2 invalid stack config or unknown stack
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "validate",
+        help="render + policies + capacity for a stack, offline",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--stack", "-s", required=True, help="stack name (Pulumi.<stack>.yaml)")
+    add_project_argument(parser)
+    parser.add_argument("--policy-pack", type=Path, default=None, help="policy pack directory (default: policies/)")
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print the report as JSON")
+    output.add_argument("--markdown", action="store_true", help="print the report as Markdown (PR comment)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kaistack.declaration.parse import ConfigError
+    from kaistack.ops.validate import validate_stack
+    from kaistack.progress import Progress
+
+    try:
+        project = project_dir(args)
+        report = validate_stack(project, args.stack, progress=Progress.for_cli(), pack_dir=args.policy_pack)
+    except ConfigError as err:
+        if args.markdown:
+            print(
+                f"<!-- kaistack-validate:{args.stack} -->\n### ❌ `{args.stack}`: invalid config\n\n```\n{err}\n```\n"
+            )
+        elif args.json:
+            print(json.dumps({"stack": args.stack, "ok": False, "configErrors": err.problems}, indent=2))
+        print(f"kaistack validate: {err}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(report.as_dict(), indent=2))
+    elif args.markdown:
+        print(report.to_markdown())
+    else:
+        print(report.to_text())
+    return 0 if report.ok else 1

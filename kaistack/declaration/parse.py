@@ -1,0 +1,133 @@
+"""The config edge: raw `kaistack:` config (a stack file or Pulumi's config) -> a frozen StackConfig.
+
+Every problem is reported with its full key path, the bad value and what is allowed, all at once,
+before anything is created.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any, Literal, get_args, get_origin
+
+from pydantic import BaseModel, ValidationError
+
+from kaistack.declaration.model import StackConfig
+
+NAMESPACE = "kaistack"
+TOP_LEVEL_KEYS = tuple(f.alias or n for n, f in StackConfig.model_fields.items())
+# Stand-in for `secure:` values when a stack file is read without Pulumi (render, check, lint): the
+# ciphertext cannot be decrypted offline and must never be printed.
+SECRET_PLACEHOLDER = "[secret]"
+
+
+class ConfigError(Exception):
+    """Invalid stack configuration; `problems` holds one "key.path: message" line per problem."""
+
+    def __init__(self, problems: list[str], source: str = "") -> None:
+        self.problems = problems
+        self.source = source
+        super().__init__(self.__str__())
+
+    def __str__(self) -> str:
+        where = f" in {self.source}" if self.source else ""
+        head = f"invalid kaistack config{where} ({len(self.problems)} problem{'s' * (len(self.problems) != 1)}):"
+        return "\n".join([head, *(f"  {p}" for p in self.problems)])
+
+
+def parse_config(raw: Mapping[str, Any], source: str = "") -> StackConfig:
+    """Validate the `kaistack:` keys (without the prefix) into a StackConfig or raise ConfigError."""
+    if not isinstance(raw, Mapping):
+        raise ConfigError([f"{NAMESPACE}: expected a mapping of keys, got {type(raw).__name__}"], source)
+    unknown = [k for k in raw if k not in TOP_LEVEL_KEYS]
+    problems = [f"{NAMESPACE}:{k}: unknown key; allowed: {', '.join(TOP_LEVEL_KEYS)}" for k in unknown]
+    known = {k: v for k, v in raw.items() if k in TOP_LEVEL_KEYS}
+    try:
+        config = StackConfig.model_validate(known)
+    except ValidationError as err:
+        problems += [line for e in err.errors(include_url=False) for line in _describe(e)]
+    else:
+        if not problems:
+            return config
+    raise ConfigError(problems, source)
+
+
+# --- pydantic errors -> "kaistack:key.path: message" ------------------------------------------------
+
+
+def _describe(error: Mapping[str, Any]) -> list[str]:
+    loc = tuple(error.get("loc", ()))
+    path = _format_path(loc)
+    kind = error.get("type", "")
+    value = error.get("input")
+    if kind == "extra_forbidden":
+        allowed = _allowed_keys(loc[:-1])
+        hint = f"; allowed: {', '.join(allowed)}" if allowed else ""
+        return [f"{path}: unknown key{hint}"]
+    if kind == "missing":
+        return [f"{path}: required key is missing"]
+    message = str(error.get("msg", "invalid"))
+    message = message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    if kind == "value_error" and not loc:
+        # Cross-field problems carry their own key paths, one per line.
+        return [f"{NAMESPACE}:{part}" for part in message.split("\n")]
+    if kind in ("model_type", "model_attributes_type", "dict_type"):
+        return [f"{path}: expected a mapping of keys, got {_show(value)}"]
+    if kind == "value_error" or kind.startswith("model_"):
+        return [f"{path}: {message}"]
+    return [f"{path}: {message}, got {_show(value)}"]
+
+
+def _format_path(loc: tuple[Any, ...]) -> str:
+    text = NAMESPACE
+    for i, part in enumerate(loc):
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif str(part).startswith(("literal[", "function-", "list[", "union[", "int", "str")):
+            continue  # pydantic's union-branch markers are not keys
+        else:
+            text += (":" if i == 0 else ".") + str(part)
+    return text
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
+    """Walk the model types along `loc` to list the keys allowed where an unknown key was found."""
+    model: Any = StackConfig
+    for part in loc:
+        model = _unwrap(model)
+        if isinstance(part, int) or part in ("literal", "dict"):
+            continue
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            return []
+        field = next((f for n, f in model.model_fields.items() if part in (n, f.alias)), None)
+        if field is None:
+            return []
+        model = field.annotation
+    model = _unwrap(model)
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        return [f.alias or n for n, f in model.model_fields.items()]
+    return []
+
+
+def _unwrap(annotation: Any) -> Any:
+    """Optional[X] / list[X] / Annotated[X, ...] -> X (the first model type inside)."""
+    for _ in range(5):
+        origin = get_origin(annotation)
+        if origin in (typing.Union, types.UnionType):
+            candidates = [a for a in get_args(annotation) if a is not type(None)]
+            models = [a for a in candidates if isinstance(a, type) and issubclass(a, BaseModel)]
+            annotation = models[0] if models else candidates[0]
+        elif origin in (list, typing.Annotated) or (origin is not None and origin is not Literal):
+            args = get_args(annotation)
+            if not args:
+                return annotation
+            annotation = args[-1] if origin is dict else args[0]
+        else:
+            return annotation
+    return annotation

@@ -1,0 +1,252 @@
+"""kai-capacity's adapter: the stack's resources -> the declaration the placement checker reads.
+
+`kaistack.capacity.check` plans from a `StackConfig` (node pools, queues, tenants, workloads), so the
+adapter rebuilds that declaration from what the stack actually registers:
+- node pools (their GPUs, GPU memory, CPU, memory, pods): the Platform component's `nodePools` props;
+- queues: the stack's Queue resources (KAI's default pair from the Platform's `kai.defaultQueues`);
+- tenants: the Platform's `tenants`; a workload's tenant from its label, provider or namespace;
+- workloads: every KAI-scheduled Pod/Deployment/Job/PyTorchJob (StatefulSet/ReplicaSet as a Job:
+  KAI groups them as one PodGroup per owner with minMember 1 and class train, as it does a Job).
+Workloads the model cannot express (invalid annotations, undeclared queues) are left out and named
+in the note: kai-gpu-sharing-annotations / kai-queue-label / tenant-queue-binding report them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kaistack.guardrails.facts import StackFacts, workload_tenant
+from kaistack.guardrails.podspec import (
+    FRACTION,
+    GPU_RESOURCE,
+    MEMORY,
+    NUM_DEVICES,
+    PLATFORM_TYPE,
+    PodTemplate,
+    Res,
+    Workload,
+    dig,
+    mapping,
+    queue_label,
+    seq,
+)
+from kaistack.guardrails.rules import subject, valid_count, valid_fraction
+from kaistack.guardrails.settings import Settings
+from kaistack.guardrails.stack_rules import CheckerUnavailable, Finding, queue_decls
+
+KAI_CLASSES = ("train", "build-preemptible", "build", "inference")
+_AS_JOB = ("Job", "StatefulSet", "ReplicaSet")
+_DNS = re.compile(r"[^a-z0-9-]+")
+
+
+def _dns(name: str) -> str:
+    return _DNS.sub("-", name.lower()).strip("-")[:63].strip("-") or "x"
+
+
+def _number(value: Any, default: float) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else default
+
+
+def _queue_resources(block: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    # KAI reads an omitted field as 0 (kai.md §3); kai-queue-tree reports the omission itself.
+    return {
+        r: {f: _number(mapping(block.get(r)).get(f), 0.0) for f in ("quota", "limit", "overQuotaWeight")}
+        for r in ("gpu", "cpu", "memory")
+    }
+
+
+def _requests(t: PodTemplate) -> tuple[str, str]:
+    """Summed container requests (a missing request defaults to the limit, as the API server does)."""
+    from placement.quantity import cpu_millis, memory_bytes
+
+    cpu = memory = 0
+    for c in t.containers():
+        res = mapping(c.get("resources"))
+        requests, limits = mapping(res.get("requests")), mapping(res.get("limits"))
+        cpu += cpu_millis(requests.get("cpu", limits.get("cpu", 0)))
+        memory += memory_bytes(requests.get("memory", limits.get("memory", 0)))
+    return f"{cpu}m", str(memory)
+
+
+def _gpus(t: PodTemplate) -> int:
+    total = 0.0
+    for c in t.containers():
+        value = mapping(dig(c, "resources", "limits")).get(GPU_RESOURCE)
+        if value is not None:
+            total += float(str(value))
+    return int(total)
+
+
+def _workload(wl: Workload, t: PodTemplate, facts: StackFacts, name: str) -> dict[str, Any]:
+    kind = "Job" if wl.kind in _AS_JOB else wl.kind
+    ann = t.annotations
+    cpu, memory = _requests(t)
+    work: dict[str, Any] = {"name": name, "kind": kind, "namespace": _dns(wl.namespace), "cpu": cpu, "memory": memory}
+    first = t.containers()[0] if t.containers() else {}
+    work["image"] = str(first.get("image") or "unknown")
+    tenant, _ = workload_tenant(wl, facts.tenants or ())
+    if tenant:
+        work["tenant"] = tenant
+    queue, _ = queue_label(wl, t, facts.queue_label_key, top_owner=tenant is None)
+    if queue:
+        work["queue"] = queue
+    spec = mapping(wl.res.props.get("spec"))
+    if kind == "Deployment":
+        work["replicas"] = int(_number(spec.get("replicas"), 1))
+    elif kind == "Job":
+        count = spec.get("parallelism") if wl.kind == "Job" else spec.get("replicas")
+        work["replicas"] = int(_number(count, 1))
+        if wl.kind == "Job" and spec.get("completions") is not None:
+            work["completions"] = int(_number(spec.get("completions"), 1))
+    elif kind == "PyTorchJob":
+        roles = mapping(spec.get("pytorchReplicaSpecs"))
+        master, worker = mapping(roles.get("Master")), mapping(roles.get("Worker"))
+        work["pytorch"] = {
+            "master": int(_number(master.get("replicas"), 1)) if master else 0,
+            "workers": int(_number(worker.get("replicas"), 1)) if worker else 0,
+        }
+        minimum = dig(spec, "runPolicy", "schedulingPolicy", "minAvailable")
+        if minimum is not None:
+            work["pytorch"]["minAvailable"] = int(_number(minimum, 1))
+    if _gpus(t):
+        work["gpu"] = _gpus(t)
+    if valid_fraction(ann.get(FRACTION)):
+        work["gpuFraction"] = float(ann[FRACTION])
+    if valid_count(ann.get(MEMORY)):
+        work["gpuMemoryMiB"] = int(ann[MEMORY])
+    if valid_count(ann.get(NUM_DEVICES)):
+        work["gpuDevices"] = int(ann[NUM_DEVICES])
+    klass = wl.labels.get("priorityClassName") or t.labels.get("priorityClassName") or t.spec.get("priorityClassName")
+    if klass in KAI_CLASSES:
+        work["priorityClass"] = klass
+    preemptibility = wl.labels.get("kai.scheduler/preemptibility") or t.labels.get("kai.scheduler/preemptibility")
+    if preemptibility in ("preemptible", "non-preemptible"):
+        work["preemptible"] = preemptibility == "preemptible"
+    selector = {str(k): str(v) for k, v in mapping(t.spec.get("nodeSelector")).items()}
+    if selector:
+        work["nodeSelector"] = selector
+    tolerations = [mapping(x) for x in seq(t.spec.get("tolerations"))]
+    work["tolerateGpuTaint"] = any(
+        x.get("key") == GPU_RESOURCE or (not x.get("key") and x.get("operator") == "Exists") for x in tolerations
+    )
+    return work
+
+
+@dataclass(frozen=True)
+class Declaration:
+    raw: dict[str, Any]  # `kaistack:` config keys, camelCase, as parse_config reads them
+    origin: dict[str, Res]  # declared workload name -> the resource it came from
+    left_out: list[str]  # workloads the model cannot express, and why
+
+
+def declaration(resources: Sequence[Res], s: Settings, facts: StackFacts) -> Declaration:
+    """The declaration the checker plans from, rebuilt from the stack's resources."""
+    from kaistack.declaration.model import Workload as WorkloadModel
+
+    platform = next((r.props for r in resources if r.type == PLATFORM_TYPE), None)
+    if facts.node_pools is None:
+        raise CheckerUnavailable("no node pools: the stack has no Platform component with nodePools props")
+    pools = []
+    for pool in facts.node_pools:
+        p = {k: v for k, v in mapping(pool).items() if v is not None}
+        if p.get("gpus") and not p.get("gpuMemoryMiB") and facts.gpu_memory_mib:
+            p["gpuMemoryMiB"] = max(facts.gpu_memory_mib)  # fake-GPU pools take the stack's fake GPU size
+        pools.append(p)
+    kai = mapping(mapping(platform).get("kai")) if platform else {}
+    default_queues = {k: v for k, v in mapping(kai.get("defaultQueues")).items()}
+    defaults = {
+        default_queues.get("parentName", "default-parent-queue"),
+        default_queues.get("childName", "default-queue"),
+    }
+    queues = []
+    for q in queue_decls(resources):
+        entry: dict[str, Any] = {"name": q.name, "resources": _queue_resources(q.resources)}
+        if q.parent:
+            entry["parent"] = q.parent
+        priority = mapping(q.res.props.get("spec")).get("priority")
+        if isinstance(priority, int | float):
+            entry["priority"] = int(priority)
+        if q.name not in defaults:
+            queues.append(entry)
+    declared_leaves = {q["name"] for q in queues} - {q.get("parent") for q in queues} | defaults
+    # A tenant queue missing from the stack is kai-queue-tree's and tenant-queue-binding's finding.
+    tenants = [
+        {"name": t.name, "namespace": t.namespace, "queues": [q for q in t.queues if q in declared_leaves]}
+        for t in facts.tenants or ()
+    ]
+    workloads: list[dict[str, Any]] = []
+    left_out: list[str] = []
+    origin: dict[str, Res] = {}
+    for res in resources:
+        wl = subject(res, s)
+        if wl is None or wl.kind not in ("Pod", "Deployment", "Job", "PyTorchJob", "StatefulSet", "ReplicaSet"):
+            continue
+        template = next((t for t in wl.templates if t.spec.get("schedulerName") == s.scheduler_name), None)
+        if template is None:
+            continue
+        name = _dns(wl.name)
+        while name in origin:
+            name = _dns(f"{name[:58]}-{len(origin)}")
+        work = _workload(wl, template, facts, name)
+        try:
+            WorkloadModel.model_validate(work)
+        except ValueError as err:
+            left_out.append(f"{wl.describe()} ({str(err).splitlines()[-1].strip()})")
+            continue
+        tenant = next((t for t in facts.tenants or () if t.name == work.get("tenant")), None)
+        queue = work.get("queue", default_queues.get("childName", "default-queue"))
+        if queue not in declared_leaves or (tenant and tenant.queues and queue not in tenant.queues):
+            left_out.append(f"{wl.describe()} (queue {queue} is not one it may use)")
+            continue
+        origin[name] = res
+        workloads.append(work)
+    kai_config: dict[str, Any] = {"gpuSharing": True, "queueLabelKey": facts.queue_label_key}
+    for key in ("version", "placementStrategy"):
+        if kai.get(key):
+            kai_config[key] = kai[key]
+    if default_queues:
+        kai_config["defaultQueues"] = default_queues
+    raw = {
+        # The provider does not change capacity; kind needs no provider block.
+        "cluster": {"provider": "kind", "nodePools": pools},
+        "kai": kai_config,
+        "queues": queues,
+        "tenants": tenants,
+        "workloads": workloads,
+    }
+    return Declaration(raw, origin, left_out)
+
+
+def check_capacity(resources: Sequence[Res], s: Settings, facts: StackFacts) -> list[Finding]:
+    if not any(r.type == PLATFORM_TYPE for r in resources) and facts.node_pools is None:
+        return []  # not a kaistack platform stack: nothing declares capacity
+    decl = declaration(resources, s, facts)
+    from kaistack.declaration.parse import ConfigError, parse_config
+
+    try:
+        config = parse_config(decl.raw, source="the stack's resources")
+    except ConfigError as err:
+        raise CheckerUnavailable(f"the stack's resources do not form a declaration the checker reads: {err}") from err
+    try:
+        from kaistack.capacity.check import check
+    except ImportError as err:
+        raise CheckerUnavailable(f"the placement checker (kaistack.capacity.check) is not available: {err}") from err
+    report = check(config)
+    if report.ok:
+        return []
+    platform = next((r for r in resources if r.type == PLATFORM_TYPE), None)
+    findings = [
+        Finding(
+            f"{w.kind} {w.name} ({w.where}, queue {w.queue}) would stay {w.status}: "
+            f"{'; '.join(w.reasons) or 'no placement found'}",
+            decl.origin.get(w.name, platform),
+        )
+        for w in report.workloads
+        if w.pending
+    ]
+    if decl.left_out and findings:
+        findings.append(Finding(f"not part of the capacity check: {'; '.join(decl.left_out)}", platform))
+    return findings

@@ -1,0 +1,178 @@
+"""What the rules need to know about the stack: declared leaf queues, tenants, KAI settings, GPUs.
+
+Sources, in the order callers prefer them:
+- the `kaistack:` stack config (`kaistack lint --stack`, or `PULUMI_CONFIG`, which the engine sets
+  for a policy pack's process: pulumi `analyzer_plugin.go` `constructEnv`);
+- the Platform component's props (`nodePools`, `kai`, `tenants`; docs/architecture.md), for stack
+  policies, which see every resource;
+- the Queue resources of the stack (kai-queue-tree, kai-capacity).
+When nothing is known, `leaf_queues`/`tenants` stay None and rules only check what needs no stack.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from kaistack.guardrails.podspec import PLATFORM_TYPE, Res, Workload, mapping, seq, tenant_label, urn_types
+
+DEFAULT_QUEUE_LABEL = "kai.scheduler/queue"
+LEGACY_QUEUE_LABEL = "runai/queue"  # before KAI v0.6.0 (docs/migrationguides/v0.6.0)
+CONFIG_NAMESPACE = "kaistack"
+
+
+@dataclass(frozen=True)
+class TenantFacts:
+    name: str
+    namespace: str  # the tenant's vCluster host namespace
+    queues: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class StackFacts:
+    leaf_queues: frozenset[str] | None = None
+    queue_label_key: str = DEFAULT_QUEUE_LABEL
+    tenants: tuple[TenantFacts, ...] | None = None
+    gpu_sharing: bool | None = None
+    # Memory (MiB) of one GPU in each GPU node pool; the utilization rule uses the largest.
+    gpu_memory_mib: tuple[int, ...] = ()
+    # The Platform component's camelCase `nodePools` summary (kai-capacity's node capacity).
+    node_pools: tuple[Mapping[str, Any], ...] | None = None
+    source: str = ""
+
+    def tenant(self, name: str) -> TenantFacts | None:
+        return next((t for t in self.tenants or () if t.name == name), None)
+
+    def tenant_of_namespace(self, namespace: str) -> TenantFacts | None:
+        return next((t for t in self.tenants or () if t.namespace == namespace), None)
+
+
+def facts_from_stack(config: Any, source: str = "") -> StackFacts:
+    """From a kaistack.declaration.model.StackConfig (duck-typed so this module imports no pydantic)."""
+    fake_mib = config.gpu.fake.gpu_memory_mi_b if config.gpu.mode == "fake" else None
+    memory = [p.gpu_memory_mi_b or fake_mib for p in config.cluster.node_pools if p.gpu_count]
+    return StackFacts(
+        leaf_queues=frozenset(config.leaf_queue_names()),
+        queue_label_key=config.kai.queue_label_key,
+        tenants=tuple(TenantFacts(t.name, t.host_namespace, tuple(t.queues)) for t in config.tenants),
+        gpu_sharing=config.kai.gpu_sharing,
+        gpu_memory_mib=tuple(int(m) for m in memory if m),
+        node_pools=tuple(p.model_dump(by_alias=True, mode="json") for p in config.cluster.node_pools),
+        source=source,
+    )
+
+
+def facts_from_raw_config(raw: Mapping[str, Any], source: str = "") -> StackFacts:
+    """From raw `kaistack:` keys (prefix stripped). An invalid config fails the program before any
+    resource is registered, so no rule ever needs facts from one: return "unknown" facts."""
+    from kaistack.declaration.parse import ConfigError, parse_config
+
+    try:
+        return facts_from_stack(parse_config(raw, source), source)
+    except ConfigError:
+        return StackFacts(source=source)
+
+
+def facts_from_environ(environ: Mapping[str, str]) -> StackFacts:
+    """From `PULUMI_CONFIG` (JSON object of "<ns>:<key>" -> value; structured values as JSON text)."""
+    text = environ.get("PULUMI_CONFIG")
+    if not text:
+        return StackFacts()
+    try:
+        config = json.loads(text)
+    except json.JSONDecodeError:
+        return StackFacts()
+    prefix = f"{CONFIG_NAMESPACE}:"
+    raw = {k[len(prefix) :]: _json_value(v) for k, v in mapping(config).items() if str(k).startswith(prefix)}
+    if not raw:
+        return StackFacts()
+    return facts_from_raw_config(raw, source="stack config (PULUMI_CONFIG)")
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, str) and value[:1] in "[{":
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+def platform_props(resources: Sequence[Res]) -> Mapping[str, Any] | None:
+    return next((r.props for r in resources if r.type == PLATFORM_TYPE), None)
+
+
+def facts_from_platform(props: Mapping[str, Any], base: StackFacts) -> StackFacts:
+    """Overlay the Platform component's summary on `base` (it describes the stack being deployed)."""
+    kai = mapping(props.get("kai"))
+    tenants = [mapping(t) for t in seq(props.get("tenants"))]
+    pools = [mapping(p) for p in seq(props.get("nodePools"))]
+    facts = base
+    if kai.get("queueLabelKey"):
+        facts = replace(facts, queue_label_key=str(kai["queueLabelKey"]))
+    if isinstance(kai.get("gpuSharing"), bool):
+        facts = replace(facts, gpu_sharing=kai["gpuSharing"])
+    if tenants:
+        facts = replace(
+            facts,
+            tenants=tuple(
+                TenantFacts(
+                    name=str(t.get("name")),
+                    namespace=str(t.get("namespace") or f"vcluster-{t.get('name')}"),
+                    queues=tuple(str(q) for q in seq(t.get("queues"))),
+                )
+                for t in tenants
+            ),
+        )
+    if pools:
+        memory = tuple(
+            int(p["gpuMemoryMiB"])
+            for p in pools
+            if isinstance(p.get("gpuMemoryMiB"), int | float) and isinstance(p.get("gpus"), int | float) and p["gpus"]
+        )
+        facts = replace(facts, node_pools=tuple(pools), gpu_memory_mib=memory or facts.gpu_memory_mib)
+    return replace(facts, source=facts.source or "Platform component")
+
+
+def leaf_names(parents: Mapping[str, str | None]) -> frozenset[str]:
+    """Queues nobody names as parent (only leaf queues schedule: kai.md §3)."""
+    used = {p for p in parents.values() if p}
+    return frozenset(name for name in parents if name not in used)
+
+
+# --- whose workload is it ------------------------------------------------------------------------
+
+TENANT_COMPONENT = "kaistack:index:Tenant"  # components/tenant.py: the vCluster and its provider
+
+
+def _names_tenant(name: str, tenant: str) -> bool:
+    """`kaistack-team-a-provider` names tenant `team-a` (whole dash-separated words only)."""
+    words, wanted = name.split("-"), tenant.split("-")
+    return any(words[i : i + len(wanted)] == wanted for i in range(len(words) - len(wanted) + 1))
+
+
+def _tenant_scoped_name(urn: str | None) -> str:
+    """The name in a URN (or provider reference `<urn>::<id>`) of a Tenant component or its child."""
+    parts = urn.split("::") if urn and urn.startswith("urn:") else []
+    if len(parts) < 4 or TENANT_COMPONENT not in urn_types("::".join(parts[:4])):
+        return ""
+    return parts[3]
+
+
+def workload_tenant(wl: Workload, tenants: Sequence[TenantFacts]) -> tuple[str | None, str]:
+    """Which tenant a workload belongs to, and how we know: its label, its host namespace, or the
+    vCluster provider / Tenant component it was created through."""
+    label = tenant_label(wl)
+    if label:
+        return label, "label kaistack.io/tenant"
+    for t in tenants:
+        if wl.namespace == t.namespace:
+            return t.name, f"host namespace {t.namespace}"
+    for via, urn in (("provider", wl.res.provider), ("parent", wl.res.parent)):
+        name = _tenant_scoped_name(urn)
+        for t in tenants if name else ():
+            if _names_tenant(name, t.name):
+                return t.name, f"{via} {name}"
+    return None, ""

@@ -1,0 +1,316 @@
+"""Resource rules: pure functions `(Res, Settings, StackFacts) -> [message]`, one per policy.
+
+The same functions run in the CrossGuard pack (props are engine proxies) and in `kaistack lint`
+(props are plain dicts from manifests). Sources for every rule: kai.md §4 (workload contract),
+vcluster-and-gpu.md §1.1/§1.4 (vCluster settings KAI needs).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kaistack.guardrails.facts import LEGACY_QUEUE_LABEL, StackFacts, workload_tenant
+from kaistack.guardrails.podspec import (
+    FRACTION,
+    HELM_TYPES,
+    MEMORY,
+    NUM_DEVICES,
+    PodTemplate,
+    Res,
+    Workload,
+    dig,
+    gpu_limit_containers,
+    is_chart_child,
+    kind_of,
+    mapping,
+    queue_label,
+    requests_gpu,
+    workload,
+)
+from kaistack.guardrails.settings import Settings
+from kaistack.guardrails.vllm import FLAG, runs_vllm, utilizations
+
+ResourceRule = Callable[[Res, Settings, StackFacts], list[str]]
+
+# The same grammar the admission CEL uses (components/admission.py), so both agree on every value:
+# a plain decimal for fractions, a plain integer (<= 18 digits, fits int64) for MiB and devices.
+DECIMAL = re.compile(r"^([0-9]+([.][0-9]*)?|[.][0-9]+)$")
+INTEGER = re.compile(r"^[0-9]{1,18}$")
+EPSILON = 1e-9
+
+
+def subject(res: Res, s: Settings) -> Workload | None:
+    """The workload to check, unless it belongs to the platform's own charts or an exempt namespace."""
+    wl = workload(res)
+    if wl is None or wl.namespace in s.exempt_namespaces or is_chart_child(res):
+        return None
+    return wl
+
+
+def _unique(messages: list[str]) -> list[str]:
+    return list(dict.fromkeys(messages))
+
+
+# --- kai-scheduler-name --------------------------------------------------------------------------
+
+
+def is_tenant_workload(wl: Workload, s: Settings, facts: StackFacts) -> bool:
+    """Label kaistack.io/tenant, a tenant's host namespace or vCluster provider, or a configured namespace."""
+    return wl.namespace in s.tenant_namespaces or workload_tenant(wl, facts.tenants or ())[0] is not None
+
+
+def kai_scheduler_name(res: Res, s: Settings, facts: StackFacts) -> list[str]:
+    wl = subject(res, s)
+    if wl is None:
+        return []
+    key = s.queue_label_key or facts.queue_label_key
+    tenant_scope = s.require_in_tenant_namespaces and is_tenant_workload(wl, s, facts)
+    out = []
+    for t in wl.templates:
+        name = t.spec.get("schedulerName")
+        if name == s.scheduler_name:
+            continue
+        if requests_gpu(t):
+            why = "the pod requests GPUs"
+        elif queue_label(wl, t, key)[0] is not None:
+            why = f"the pod is labelled for a KAI queue ({key})"
+        elif tenant_scope:
+            why = "it is a tenant workload (requireInTenantNamespaces)"
+        else:
+            continue
+        shown = f"{name!r}" if name else "unset (default-scheduler)"
+        out.append(
+            f"{t.at('spec.schedulerName')} is {shown} but {why}: set schedulerName: {s.scheduler_name} "
+            "(KAI's pod-grouper only handles pods with that scheduler; no other scheduler knows KAI queues "
+            "or GPU shares)"
+        )
+    return _unique(out)
+
+
+# --- kai-queue-label -----------------------------------------------------------------------------
+
+
+def kai_queue_label(res: Res, s: Settings, facts: StackFacts) -> list[str]:
+    wl = subject(res, s)
+    if wl is None:
+        return []
+    key = s.queue_label_key or facts.queue_label_key
+    leaves = s.queues if s.queues is not None else facts.leaf_queues
+    listed = f" (declared leaf queues: {', '.join(sorted(leaves))})" if leaves else ""
+    tenant, _ = workload_tenant(wl, facts.tenants or ())
+    bare = tenant is not None and bool(wl.templates[0].path)  # a tenant's Deployment/Job/...: bare pods on the host
+    out = []
+    for t in wl.templates:
+        if t.spec.get("schedulerName") != s.scheduler_name:
+            continue
+        queue, where = queue_label(wl, t, key, top_owner=not bare)
+        if queue is None and bare and queue_label(wl, t, key)[0] is not None:
+            out.append(
+                f"{key} is only on the {wl.kind}'s metadata.labels; inside tenant {tenant}'s vCluster the host sees "
+                f"bare pods (setOwner: false), so KAI reads only the pod's labels: add it to {t.at('metadata.labels')}"
+            )
+        elif queue is None:
+            legacy, legacy_where = queue_label(wl, t, LEGACY_QUEUE_LABEL)
+            if legacy is not None:
+                out.append(
+                    f"{legacy_where} has the legacy label {LEGACY_QUEUE_LABEL}: {legacy}, which KAI stopped reading "
+                    f"in v0.6.0: use {key} instead ({key}: {legacy})"
+                )
+            elif key in wl.annotations or key in t.annotations:
+                out.append(f"{key} is set as an annotation; KAI reads only labels: move it to metadata.labels")
+            else:
+                where = (
+                    f"on the {wl.kind} (metadata.labels) or its pod template ({t.at('metadata.labels')})"
+                    if t.path
+                    else "in metadata.labels"
+                )
+                out.append(
+                    f"no {key} label {where}: KAI puts the pod in default-queue (quota 0 in the chart defaults); "
+                    f"add {key}: <leaf queue>{listed}"
+                )
+        elif leaves is not None and queue not in leaves:
+            out.append(f"{where} {key}: {queue} is not a declared leaf queue (KAI only schedules leaf queues){listed}")
+    return _unique(out)
+
+
+# --- vcluster-set-owner-false --------------------------------------------------------------------
+
+
+def chart_name(res: Res) -> str | None:
+    """`vcluster`, `loft/vcluster`, `oci://.../vcluster`, `.../vcluster-0.36.1.tgz` -> `vcluster`."""
+    props = res.props
+    if res.type in HELM_TYPES:
+        chart = props.get("chart")
+    elif kind_of(res.type) == "HelmRelease":  # Flux (lint of GitOps repos)
+        chart = dig(props, "spec", "chart", "spec", "chart")
+    else:
+        return None
+    if not isinstance(chart, str) or not chart:
+        return None
+    base = chart.rstrip("/").rsplit("/", 1)[-1].removesuffix(".tgz")
+    return re.sub(r"-v?\d+\.\d+\.\d+.*$", "", base)
+
+
+def helm_values(res: Res) -> Mapping[str, Any]:
+    if res.type in HELM_TYPES:
+        return mapping(res.props.get("values"))
+    return mapping(dig(res.props, "spec", "values"))
+
+
+# Either one runs a kube-scheduler inside the vCluster (vcluster-and-gpu.md §1.4); the first is deprecated.
+VIRTUAL_SCHEDULER_KEYS = (
+    ("controlPlane", "advanced", "virtualScheduler", "enabled"),
+    ("controlPlane", "distro", "k8s", "scheduler", "enabled"),
+)
+
+
+def vcluster_set_owner_false(res: Res, s: Settings, facts: StackFacts) -> list[str]:
+    if chart_name(res) not in s.vcluster_charts:
+        return []
+    values = helm_values(res)
+    out = []
+    set_owner = dig(values, "experimental", "syncSettings", "setOwner")
+    if set_owner is not False:
+        shown = "unset (the chart default is true)" if set_owner is None else repr(set_owner)
+        out.append(
+            f"values experimental.syncSettings.setOwner is {shown}: set it to false. With owner references to "
+            "the vCluster Service, KAI's pod-grouper cannot group the synced pods and they are never scheduled"
+        )
+    for path in VIRTUAL_SCHEDULER_KEYS:
+        if dig(values, *path) in (True, "true"):
+            out.append(
+                f"values {'.'.join(path)} is true: keep the virtual scheduler off so tenant pods reach the host "
+                "unscheduled and KAI (on the host) schedules them"
+            )
+    return out
+
+
+# --- kai-gpu-sharing-annotations -----------------------------------------------------------------
+
+
+def valid_fraction(value: Any) -> bool:
+    return isinstance(value, str) and bool(DECIMAL.match(value)) and 0 < float(value) < 1
+
+
+def valid_count(value: Any) -> bool:
+    return isinstance(value, str) and bool(INTEGER.match(value)) and int(value) > 0
+
+
+def sharing_problems(t: PodTemplate) -> list[str]:
+    """KAI's annotation rules (gpu_request_validator.go); components/admission.py mirrors them in CEL."""
+    ann = t.annotations
+    where = t.at("metadata.annotations")
+    out = []
+    fraction, memory, devices = ann.get(FRACTION), ann.get(MEMORY), ann.get(NUM_DEVICES)
+    if fraction is not None and not valid_fraction(fraction):
+        out.append(
+            f"{where} {FRACTION}: {fraction!r} must be a quoted decimal strictly between 0 and 1 "
+            "(use an nvidia.com/gpu limit for whole GPUs)"
+        )
+    if memory is not None and not valid_count(memory):
+        out.append(f"{where} {MEMORY}: {memory!r} must be a quoted positive integer (MiB)")
+    if fraction is not None and memory is not None:
+        out.append(f"{where} sets both {FRACTION} and {MEMORY}; KAI rejects the pod: use one")
+    if fraction is not None or memory is not None:
+        for name in gpu_limit_containers(t):
+            share = FRACTION if fraction is not None else MEMORY
+            out.append(
+                f"container {name} has an nvidia.com/gpu limit and the pod asks for a {share} share; KAI rejects "
+                "the combination: drop one"
+            )
+    if devices is not None:
+        if not valid_count(devices):
+            out.append(f"{where} {NUM_DEVICES}: {devices!r} must be a quoted positive integer")
+        if fraction is None and memory is None:
+            out.append(f"{where} {NUM_DEVICES} applies only together with {FRACTION} or {MEMORY}")
+    return out
+
+
+def kai_gpu_sharing_annotations(res: Res, s: Settings, facts: StackFacts) -> list[str]:
+    wl = subject(res, s)
+    if wl is None:
+        return []
+    out = []
+    for t in wl.templates:
+        out += sharing_problems(t)
+        if t.path and any(k in wl.annotations and k not in t.annotations for k in (FRACTION, MEMORY)):
+            out.append(
+                f"{FRACTION}/{MEMORY} is on the {wl.kind}'s own metadata.annotations; KAI reads the pod's: move it "
+                f"to {t.at('metadata.annotations')}"
+            )
+    return _unique(out)
+
+
+# --- gpu-memory-utilization-within-fraction ------------------------------------------------------
+
+
+def _floor3(value: float) -> float:
+    """A suggestion never above the share (0.4883 -> 0.488, not 0.489)."""
+    return math.floor(value * 1000 + EPSILON) / 1000
+
+
+def pod_share(t: PodTemplate, gpu_memory_mib: int | None) -> tuple[float, str] | None:
+    """The part of one GPU the pod was promised, or None when the annotations don't say (validly)."""
+    fraction, memory = t.annotations.get(FRACTION), t.annotations.get(MEMORY)
+    if sharing_problems(t) or (fraction is None and memory is None):
+        return None
+    if fraction is not None:
+        return float(fraction), f"gpu-fraction {float(fraction):g}"
+    if gpu_memory_mib:
+        share = int(str(memory)) / gpu_memory_mib
+        return share, f"gpu-memory {memory} MiB of a {gpu_memory_mib} MiB GPU = {share:.3g}"
+    return None  # gpu-memory without a known GPU size: the share depends on the node
+
+
+def gpu_memory_utilization_within_fraction(res: Res, s: Settings, facts: StackFacts) -> list[str]:
+    wl = subject(res, s)
+    if wl is None:
+        return []
+    # The pod may land on any GPU pool; vLLM takes u x the GPU it lands on, so the largest GPU is the bound.
+    gpu_mib = s.node_gpu_memory_mib or (max(facts.gpu_memory_mib) if facts.gpu_memory_mib else None)
+    out = []
+    for t in wl.templates:
+        share = pod_share(t, gpu_mib)
+        if share is None:
+            continue
+        bound, desc = share
+        for i, c in enumerate(t.containers()):
+            name = c.get("name", i)
+            found = utilizations(c, s.utilization_env_vars)
+            for u in found:
+                if u.value is not None and u.value > bound + EPSILON:
+                    out.append(
+                        f"container {name} sets GPU memory utilization {u.value:g} ({u.where}), above the pod's "
+                        f"share ({desc}); KAI does not isolate GPU memory, so it would take memory promised to "
+                        f"the GPU's other pods: use at most {_floor3(bound):g}"
+                    )
+            if not found and runs_vllm(c) and s.vllm_default_utilization > bound + EPSILON:
+                out.append(
+                    f"container {name} runs vLLM without {FLAG}, so vLLM takes its default "
+                    f"{s.vllm_default_utilization:g} of the GPU's memory, above the pod's share ({desc}): "
+                    f"add {FLAG}={_floor3(bound):g} (or less)"
+                )
+    return _unique(out)
+
+
+RESOURCE_RULES: dict[str, ResourceRule] = {
+    "kai-scheduler-name": kai_scheduler_name,
+    "kai-queue-label": kai_queue_label,
+    "vcluster-set-owner-false": vcluster_set_owner_false,
+    "kai-gpu-sharing-annotations": kai_gpu_sharing_annotations,
+    "gpu-memory-utilization-within-fraction": gpu_memory_utilization_within_fraction,
+}
+
+DESCRIPTIONS: dict[str, str] = {
+    "kai-scheduler-name": "GPU workloads (and KAI-queued pods) must set schedulerName: kai-scheduler.",
+    "kai-queue-label": "Pods scheduled by KAI carry the kai.scheduler/queue label naming a declared leaf queue.",
+    "vcluster-set-owner-false": "vCluster releases set experimental.syncSettings.setOwner: false and keep the "
+    "virtual scheduler off.",
+    "kai-gpu-sharing-annotations": "KAI GPU-sharing annotations are valid: 0 < gpu-fraction < 1, gpu-memory a "
+    "positive integer (MiB), never both, never with an nvidia.com/gpu limit.",
+    "gpu-memory-utilization-within-fraction": "A shared-GPU pod's server (vLLM) takes no more GPU memory than the "
+    "pod's share.",
+}

@@ -1,0 +1,311 @@
+"""Stack rules: pure functions `(resources, Settings, StackFacts) -> [Finding]` over every resource.
+
+They need more than one resource at a time: the KAI release's values next to the workloads, the
+whole queue tree, the tenants' queues next to their workloads, and the capacity of the node pools.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kaistack.guardrails.facts import StackFacts, facts_from_platform, platform_props, workload_tenant
+from kaistack.guardrails.podspec import (
+    FRACTION,
+    MEMORY,
+    QUEUE_TYPE,
+    Res,
+    Workload,
+    dig,
+    mapping,
+    queue_label,
+    shares_gpu,
+)
+from kaistack.guardrails.rules import EPSILON, chart_name, helm_values, subject
+from kaistack.guardrails.settings import Settings
+
+KAI_CHART = "kai-scheduler"
+QUEUE_RESOURCES = ("gpu", "cpu", "memory")
+QUEUE_FIELDS = ("quota", "limit", "overQuotaWeight")
+
+
+@dataclass(frozen=True)
+class Finding:
+    message: str
+    subject: Res | None = None  # reported against this resource's URN
+
+
+class CheckerUnavailable(Exception):
+    """The capacity checker cannot run here; the policy reports itself not applicable, never a verdict."""
+
+
+StackRule = Callable[[Sequence[Res], Settings, StackFacts], list[Finding]]
+
+
+def stack_facts(resources: Sequence[Res], base: StackFacts) -> StackFacts:
+    props = platform_props(resources)
+    return facts_from_platform(props, base) if props is not None else base
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+# --- kai-gpu-sharing-enabled ---------------------------------------------------------------------
+
+
+def kai_releases(resources: Sequence[Res]) -> list[Res]:
+    return [r for r in resources if chart_name(r) == KAI_CHART]
+
+
+def kai_gpu_sharing_enabled(resources: Sequence[Res], s: Settings, facts: StackFacts) -> list[Finding]:
+    sharing: list[tuple[Workload, str]] = []
+    for res in resources:
+        wl = subject(res, s)
+        for t in wl.templates if wl else ():
+            if shares_gpu(t):
+                key = FRACTION if FRACTION in t.annotations else MEMORY
+                sharing.append((wl, f"{key}: {t.annotations.get(key)}"))  # type: ignore[arg-type]
+                break
+    if not sharing:
+        return []
+    releases = kai_releases(resources)
+    if releases:
+        if any(dig(helm_values(r), "global", "gpuSharing") in (True, "true") for r in releases):
+            return []
+        why = f"the KAI release {releases[0].name} does not set values global.gpuSharing: true"
+    elif facts.gpu_sharing is False:
+        why = f"kaistack:kai.gpuSharing is false ({facts.source})"
+    else:
+        return []  # KAI is not part of this stack and nothing says how it is configured
+    return [
+        Finding(
+            f"{wl.kind}/{wl.name} asks for a GPU share ({ask}) but {why}: KAI's admission webhook rejects "
+            "shared-GPU pods; turn GPU sharing on (kaistack:kai.gpuSharing: true)",
+            wl.res,
+        )
+        for wl, ask in sharing
+    ]
+
+
+# --- kai-queue-tree ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class QueueDecl:
+    res: Res
+    name: str
+    parent: str | None
+    resources: Mapping[str, Any]
+
+
+def queue_decls(resources: Sequence[Res]) -> list[QueueDecl]:
+    out = []
+    for res in resources:
+        if res.type != QUEUE_TYPE:
+            continue
+        spec = mapping(res.props.get("spec"))
+        name = dig(res.props, "metadata", "name") or res.name
+        parent = spec.get("parentQueue") or None
+        out.append(QueueDecl(res, str(name), str(parent) if parent else None, mapping(spec.get("resources"))))
+    return out
+
+
+def chart_default_queues(resources: Sequence[Res]) -> set[str]:
+    """The KAI chart creates default-parent-queue -> default-queue itself unless told not to."""
+    names: set[str] = set()
+    for release in kai_releases(resources):
+        dq = mapping(helm_values(release).get("defaultQueue"))
+        if dq.get("createDefaultQueue", True) not in (False, "false"):
+            names |= {str(dq.get("parentName") or "default-parent-queue"), str(dq.get("childName") or "default-queue")}
+    return names
+
+
+def _cycles(parents: Mapping[str, str | None]) -> list[list[str]]:
+    cycles: list[list[str]] = []
+    seen_in_cycle: set[str] = set()
+    for start in parents:
+        path: list[str] = []
+        node: str | None = start
+        while node is not None and node in parents and node not in path:
+            path.append(node)
+            node = parents[node]
+        if node is not None and node in path and node not in seen_in_cycle:
+            cycle = path[path.index(node) :]
+            seen_in_cycle |= set(cycle)
+            cycles.append([*cycle, node])
+    return cycles
+
+
+def _block_findings(q: QueueDecl) -> list[Finding]:
+    out = []
+    for rname in QUEUE_RESOURCES:
+        block = q.resources.get(rname)
+        if not isinstance(block, Mapping):
+            out.append(
+                Finding(
+                    f"queue {q.name}: spec.resources.{rname} is missing; write quota, limit and overQuotaWeight "
+                    "(KAI reads an omitted limit as 0: no resources allowed; -1 means unlimited)",
+                    q.res,
+                )
+            )
+            continue
+        values = {f: _number(block.get(f)) for f in QUEUE_FIELDS}
+        for field, value in values.items():
+            if value is None:
+                state = "missing" if field not in block else "not a number"
+                out.append(
+                    Finding(
+                        f"queue {q.name}: spec.resources.{rname}.{field} is {state}"
+                        " (KAI reads an omitted field as 0, not unlimited; write -1 for unlimited)",
+                        q.res,
+                    )
+                )
+            elif value < 0 and (field == "overQuotaWeight" or value != -1):
+                allowed = ">= 0" if field == "overQuotaWeight" else "-1 (unlimited) or >= 0"
+                out.append(
+                    Finding(f"queue {q.name}: spec.resources.{rname}.{field} is {value:g}; use {allowed}", q.res)
+                )
+        quota, limit = values["quota"], values["limit"]
+        if quota is not None and limit is not None and quota >= 0 and limit >= 0 and limit < quota:
+            out.append(
+                Finding(
+                    f"queue {q.name}: {rname} limit ({limit:g}) is below its quota ({quota:g}); use limit >= quota",
+                    q.res,
+                )
+            )
+    return out
+
+
+def _quota(q: QueueDecl, rname: str) -> float | None:
+    return _number(mapping(q.resources.get(rname)).get("quota"))
+
+
+def kai_queue_tree(resources: Sequence[Res], s: Settings, facts: StackFacts) -> list[Finding]:
+    queues = queue_decls(resources)
+    if not queues:
+        return []
+    out: list[Finding] = []
+    by_name: dict[str, QueueDecl] = {}
+    for q in queues:
+        if q.name in by_name:
+            out.append(Finding(f"queue {q.name} is declared twice", q.res))
+        by_name.setdefault(q.name, q)
+    known = set(by_name) | s.external_queues | chart_default_queues(resources)
+    for q in queues:
+        if q.parent is not None and q.parent not in known:
+            out.append(
+                Finding(
+                    f"queue {q.name}: parentQueue {q.parent} does not exist; KAI drops a queue with a missing parent, "
+                    f"and its children (queues: {', '.join(sorted(known))})",
+                    q.res,
+                )
+            )
+    for cycle in _cycles({q.name: q.parent for q in by_name.values()}):
+        out.append(Finding(f"queues form a parentQueue cycle: {' -> '.join(cycle)}", by_name[cycle[0]].res))
+    for q in queues:
+        out += _block_findings(q)
+    for parent in by_name.values():
+        children = [c for c in by_name.values() if c.parent == parent.name and c is not parent]
+        for rname in QUEUE_RESOURCES if children else ():
+            cap = _quota(parent, rname)
+            if cap is None or cap == -1:
+                continue
+            quotas = {c.name: _quota(c, rname) for c in children}
+            unlimited = [n for n, v in quotas.items() if v == -1]
+            total = sum(v for v in quotas.values() if v is not None and v > 0)
+            if unlimited:
+                out.append(
+                    Finding(
+                        f"queue {parent.name}: child queue(s) {', '.join(unlimited)} have unlimited {rname} quota (-1) "
+                        f"under the parent's {rname} quota {cap:g}; give them quotas that sum to at most {cap:g}",
+                        parent.res,
+                    )
+                )
+            elif total > cap + EPSILON:
+                parts = ", ".join(f"{n} {v:g}" for n, v in quotas.items() if v)
+                out.append(
+                    Finding(
+                        f"queue {parent.name}: its children's {rname} quotas ({parts}; sum {total:g}) exceed its own "
+                        f"{rname} quota {cap:g}",
+                        parent.res,
+                    )
+                )
+    return out
+
+
+# --- tenant-queue-binding ------------------------------------------------------------------------
+
+
+def tenant_queue_binding(resources: Sequence[Res], s: Settings, facts: StackFacts) -> list[Finding]:
+    tenants = s.tenants if s.tenants is not None else facts.tenants
+    if not tenants:
+        return []
+    key = s.queue_label_key or facts.queue_label_key
+    owner = {q: t.name for t in tenants for q in t.queues}
+    out = []
+    for res in resources:
+        wl = subject(res, s)
+        if wl is None:
+            continue
+        name, how = workload_tenant(wl, tenants)
+        if name is None:
+            continue
+        tenant = next((t for t in tenants if t.name == name), None)
+        if tenant is None:
+            declared = ", ".join(t.name for t in tenants)
+            out.append(Finding(f"{wl.describe()}: tenant {name} ({how}) is not a declared tenant ({declared})", res))
+            continue
+        if not tenant.queues:
+            continue  # a tenant without a queue list may use any declared leaf queue (kai-queue-label checks those)
+        allowed = ", ".join(tenant.queues)
+        for t in wl.templates:
+            if t.spec.get("schedulerName") != s.scheduler_name:
+                continue
+            # Inside a vCluster only the pod's labels reach the host (bare pods, setOwner: false).
+            queue, where = queue_label(wl, t, key, top_owner=False)
+            if queue is None:
+                out.append(
+                    Finding(
+                        f"{wl.describe()} of tenant {name} ({how}) names no queue, so KAI would use default-queue; "
+                        f"use one of {name}'s queues: {allowed}",
+                        res,
+                    )
+                )
+            elif queue not in tenant.queues:
+                other = f" (it belongs to tenant {owner[queue]})" if queue in owner else ""
+                out.append(
+                    Finding(
+                        f"{wl.describe()} of tenant {name} ({how}) uses queue {queue} ({where}){other}; "
+                        f"tenant {name} may only use its own queues: {allowed}",
+                        res,
+                    )
+                )
+    return list({f.message: f for f in out}.values())
+
+
+# --- kai-capacity --------------------------------------------------------------------------------
+
+
+def kai_capacity(resources: Sequence[Res], s: Settings, facts: StackFacts) -> list[Finding]:
+    """The placement checker (kaistack.capacity.check) over what the stack declares; its reasons are the findings."""
+    from kaistack.guardrails.capacity_adapter import check_capacity
+
+    return check_capacity(resources, s, facts)
+
+
+STACK_RULES: dict[str, StackRule] = {
+    "kai-gpu-sharing-enabled": kai_gpu_sharing_enabled,
+    "kai-queue-tree": kai_queue_tree,
+    "kai-capacity": kai_capacity,
+    "tenant-queue-binding": tenant_queue_binding,
+}
+
+STACK_DESCRIPTIONS: dict[str, str] = {
+    "kai-gpu-sharing-enabled": "GPU fractions and GPU memory requests need KAI's global.gpuSharing: true.",
+    "kai-queue-tree": "KAI queues form a tree: parents exist, no cycles, every resource block explicit, limit >= "
+    "quota, children's quotas within the parent's.",
+    "kai-capacity": "The declared workloads fit the declared node pools and queues (KAI placement checker).",
+    "tenant-queue-binding": "Workloads of a tenant's vCluster use only that tenant's queues.",
+}

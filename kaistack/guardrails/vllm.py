@@ -1,0 +1,92 @@
+"""How much GPU memory a container tells its inference server to take.
+
+KAI does not isolate GPU memory (kai.md §6.4; docs/gpu-sharing/README.md): a pod with
+`gpu-fraction: 0.5` shares the physical GPU with others, and a vLLM inside it preallocates
+`--gpu-memory-utilization` x the whole GPU's memory. The setting hides in three places: a flag in
+`command`/`args` (also inside one shell string, `sh -c "vllm serve M --gpu-memory-utilization=0.7"`),
+or an environment variable; `$(VAR)` references resolve against the container's literal env.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kaistack.guardrails.podspec import mapping, seq
+
+FLAG = "--gpu-memory-utilization"
+_VAR_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+
+
+@dataclass(frozen=True)
+class Utilization:
+    value: float | None  # None: set, but to something we cannot resolve ($(VAR) from a Secret, ${SHELL_VAR})
+    where: str  # "args", "command" or "env VLLM_GPU_MEMORY_UTILIZATION"
+
+
+def tokens(strings: Sequence[Any]) -> list[str]:
+    """Argv tokens, with shell strings (those holding whitespace) split the way `sh -c` would."""
+    out: list[str] = []
+    for item in strings:
+        text = str(item)
+        if any(ch.isspace() for ch in text.strip()):
+            try:
+                out.extend(shlex.split(text, comments=False))
+            except ValueError:  # unbalanced quotes: fall back to whitespace
+                out.extend(text.split())
+        else:
+            out.append(text.strip())
+    return out
+
+
+def _flag_values(argv: list[str]) -> Iterator[str]:
+    for i, token in enumerate(argv):
+        if token == FLAG and i + 1 < len(argv):
+            yield argv[i + 1]
+        elif token.startswith(FLAG + "="):
+            yield token[len(FLAG) + 1 :]
+
+
+def _literal_env(container: Mapping[str, Any]) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for item in seq(container.get("env")):
+        item = mapping(item)
+        if "name" in item and isinstance(item.get("value"), str | int | float):
+            env[str(item["name"])] = str(item["value"])
+    return env
+
+
+def _number(text: str, env: Mapping[str, str]) -> float | None:
+    text = _VAR_REF.sub(lambda m: env.get(m.group(1), m.group(0)), text.strip().strip("'\""))
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if value == value else None  # NaN
+
+
+def utilizations(container: Mapping[str, Any], env_vars: Sequence[str]) -> list[Utilization]:
+    env = _literal_env(container)
+    found: list[Utilization] = []
+    for field in ("command", "args"):
+        found += [Utilization(_number(raw, env), field) for raw in _flag_values(tokens(seq(container.get(field))))]
+    found += [Utilization(_number(env[name], env), f"env {name}") for name in env_vars if name in env]
+    return found
+
+
+def runs_vllm(container: Mapping[str, Any]) -> bool:
+    """vLLM images (vllm/vllm-openai, ...) or a `vllm serve` / `vllm.entrypoints` command line."""
+    image = str(container.get("image") or "").lower()
+    if "vllm" in image.rsplit("/", 1)[-1] or "/vllm" in image:
+        return True
+    argv = tokens([*seq(container.get("command")), *seq(container.get("args"))])
+    for i, token in enumerate(argv):
+        base = token.rsplit("/", 1)[-1]
+        if base == "vllm" and i + 1 < len(argv) and argv[i + 1] == "serve":
+            return True
+        if token.startswith("vllm.entrypoints"):
+            return True
+    return False

@@ -1,0 +1,249 @@
+"""The policy pack's rules over plain Kubernetes manifests (`kaistack lint`).
+
+Reads multi-document YAML (hand-written manifests, `helm template` output, `kubectl get -o yaml`
+output, `List` objects with `items`), turns every object into the props shape the CrossGuard rules
+read (a manifest *is* camelCase inputs; its apiVersion/kind become the Pulumi type token), and runs
+the same rule functions (`kaistack.guardrails.rules`, `kaistack.guardrails.stack_rules`). Unreadable input is an error
+naming the file and line, never a traceback, and never stops the other files from being checked.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kaistack.guardrails.facts import StackFacts
+from kaistack.guardrails.podspec import Res, type_token
+from kaistack.guardrails.rules import RESOURCE_RULES
+from kaistack.guardrails.settings import Settings
+from kaistack.guardrails.stack_rules import STACK_RULES, CheckerUnavailable
+
+# Needs the stack's node pools and its whole declared load, not a handful of manifests.
+STACK_ONLY_POLICIES = ("kai-capacity",)
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+@dataclass(frozen=True)
+class Violation:
+    policy: str
+    file: str
+    document: int
+    kind: str
+    name: str
+    message: str
+
+    def human(self) -> str:
+        return f"{self.file}:{self.document} {self.kind}/{self.name} [{self.policy}] {self.message}"
+
+
+@dataclass(frozen=True)
+class LintError:
+    file: str
+    line: int | None
+    message: str
+
+    def human(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        return f"{where}: error: {self.message}"
+
+
+@dataclass(frozen=True)
+class ManifestObject:
+    file: str
+    document: int  # 1-based YAML document index in the file
+    line: int  # 1-based line where the object starts
+    obj: Mapping[str, Any]
+
+    @property
+    def kind(self) -> str:
+        return str(self.obj.get("kind"))
+
+    @property
+    def name(self) -> str:
+        meta = self.obj.get("metadata") or {}
+        return str(meta.get("name") or meta.get("generateName") or "?")
+
+    def res(self, index: int) -> Res:
+        return Res(
+            type=type_token(str(self.obj["apiVersion"]), self.kind),
+            name=self.name,
+            props=self.obj,
+            urn=f"lint:{index}",
+        )
+
+
+@dataclass
+class LintResult:
+    violations: list[Violation] = field(default_factory=list)
+    errors: list[LintError] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    objects: int = 0
+    files: int = 0
+
+    @property
+    def exit_code(self) -> int:
+        return 2 if self.errors else 1 if self.violations else 0
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "violations": [v.__dict__ for v in self.violations],
+            "errors": [e.__dict__ for e in self.errors],
+        }
+
+
+# --- reading -------------------------------------------------------------------------------------
+
+
+def expand_paths(paths: Iterable[str]) -> list[str]:
+    """Files as given; directories -> their *.yaml/*.yml/*.json files (recursively, sorted)."""
+    out: list[str] = []
+    for p in paths:
+        path = Path(p)
+        if p != "-" and path.is_dir():
+            out += sorted(str(f) for f in path.rglob("*") if f.suffix in MANIFEST_SUFFIXES and f.is_file())
+        else:
+            out.append(p)
+    return out
+
+
+def read_text(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    return Path(path).read_text(encoding="utf-8")
+
+
+def load_manifests(path: str, text: str) -> tuple[list[ManifestObject], list[LintError]]:
+    """Every Kubernetes object in a YAML stream; documents before a syntax error are still returned."""
+    objects: list[ManifestObject] = []
+    errors: list[LintError] = []
+    loader = yaml.SafeLoader(text)
+    document = 0
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            document += 1
+            if node is None:
+                continue
+            data = loader.construct_document(node)
+            objs, errs = _objects(path, document, node, data)
+            objects += objs
+            errors += errs
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+        problem = getattr(err, "problem", None) or str(err)
+        context = getattr(err, "context", None)
+        detail = f"{context}: {problem}" if context else problem
+        if "cannot start any token" in detail:
+            detail += " (tabs cannot indent YAML)"
+        elif "mapping values are not allowed" in detail or "expected <block end>" in detail:
+            detail += " (check the indentation)"
+        errors.append(
+            LintError(path, mark.line + 1 if mark else None, f"not valid YAML (document {document + 1}): {detail}")
+        )
+    finally:
+        loader.dispose()
+    return objects, errors
+
+
+def _objects(path: str, document: int, node: yaml.Node, data: Any) -> tuple[list[ManifestObject], list[LintError]]:
+    line = node.start_mark.line + 1
+    if data is None:
+        return [], []  # an empty document (a trailing `---`)
+    problem = _not_an_object(data)
+    if problem is None and str(data["kind"]).endswith("List") and isinstance(data.get("items"), list):
+        objects, errors = [], []
+        item_nodes = _items_nodes(node)
+        for i, item in enumerate(data["items"]):
+            item_line = item_nodes[i].start_mark.line + 1 if i < len(item_nodes) else line
+            item_problem = _not_an_object(item)
+            if item_problem:
+                errors.append(LintError(path, item_line, f"document {document} items[{i}]: {item_problem}"))
+            else:
+                objects.append(ManifestObject(path, document, item_line, item))
+        return objects, errors
+    if problem is None and not _named(data):
+        problem = f"{data['kind']} has no metadata.name (is the metadata block indented under 'metadata:'?)"
+    if problem:
+        return [], [LintError(path, line, f"document {document} is not a Kubernetes object: {problem}")]
+    return [ManifestObject(path, document, line, data)], []
+
+
+def _not_an_object(data: Any) -> str | None:
+    if not isinstance(data, dict):
+        return f"expected a mapping with apiVersion and kind, got {type(data).__name__}"
+    missing = [k for k in ("apiVersion", "kind") if not isinstance(data.get(k), str) or not data.get(k)]
+    if missing:
+        return f"missing {' and '.join(missing)}"
+    return None
+
+
+def _named(data: Mapping[str, Any]) -> bool:
+    meta = data.get("metadata")
+    return isinstance(meta, dict) and bool(meta.get("name") or meta.get("generateName"))
+
+
+def _items_nodes(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if getattr(key, "value", None) == "items" and isinstance(value, yaml.SequenceNode):
+                return list(value.value)
+    return []
+
+
+# --- checking ------------------------------------------------------------------------------------
+
+
+def lint_objects(objects: Sequence[ManifestObject], facts: StackFacts, settings: Settings | None = None) -> LintResult:
+    s = settings or Settings()
+    result = LintResult(objects=len(objects))
+    resources = [o.res(i) for i, o in enumerate(objects)]
+    by_urn = dict(zip((r.urn for r in resources), objects, strict=True))
+    for obj, res in zip(objects, resources, strict=True):
+        for policy, rule in RESOURCE_RULES.items():
+            for message in rule(res, s, facts):
+                result.violations.append(Violation(policy, obj.file, obj.document, obj.kind, obj.name, message))
+    for policy, stack_rule in STACK_RULES.items():
+        if policy in STACK_ONLY_POLICIES:
+            continue
+        try:
+            findings = stack_rule(resources, s, facts)
+        except CheckerUnavailable as err:
+            result.notes.append(f"{policy}: not checked: {err}")
+            continue
+        for finding in findings:
+            origin = by_urn.get(finding.subject.urn) if finding.subject else None
+            result.violations.append(
+                Violation(
+                    policy,
+                    origin.file if origin else "-",
+                    origin.document if origin else 0,
+                    origin.kind if origin else "-",
+                    origin.name if origin else "-",
+                    finding.message,
+                )
+            )
+    return result
+
+
+def lint_paths(paths: Iterable[str], facts: StackFacts, settings: Settings | None = None) -> LintResult:
+    files = expand_paths(paths)
+    objects: list[ManifestObject] = []
+    errors: list[LintError] = []
+    for path in files:
+        try:
+            text = read_text(path)
+        except (OSError, UnicodeDecodeError) as err:
+            errors.append(LintError(path, None, f"cannot read: {getattr(err, 'strerror', None) or err}"))
+            continue
+        objs, errs = load_manifests(path, text)
+        objects += objs
+        errors += errs
+    result = lint_objects(objects, facts, settings)
+    result.errors = errors + result.errors
+    result.files = len(files)
+    return result

@@ -1,0 +1,392 @@
+"""`kaistack promote SOURCE TARGET`: copy tested release pins from one stack's file into the next one's.
+
+What moves (the *release*): `kaistack:kai.version`; `vcluster.version` of every tenant present in
+both stacks; the GPU stack's chart version for the target's `gpu.mode` (`gpu.fake.version`,
+`gpu.devicePlugin.version`, `gpu.gpuOperator.version`); the `image` of every workload the source
+marks `promoted: true` that the target also declares (matched by name). What stays (the
+*environment*): cluster, node pools, tenants, queues, secrets and everything else in the target.
+
+Values compared are the *effective* ones (the model's defaults fill what a file leaves out), so a
+pin the source inherits from `kaistack.declaration.versions` is written into the target only when the target
+would otherwise run something else. The GPU chart pin is taken only when the source runs the same
+`gpu.mode` or sets that key explicitly; a default of a mode the source never ran is not a tested pin.
+
+The flow, and its seams:
+1. `plan_promotion` reads the target file once (bytes + sha256) and computes the edited text with
+   `kaistack.ops.yaml_edit` (comments, order, quoting and `secure:` values are kept byte for byte).
+2. `check_candidate` parses the would-be target into the model (`kaistack.declaration.parse.parse_config`), then
+   runs `validate_project` (module attribute: policies + capacity through `kaistack.ops.validate`) on an
+   overlay of the project where only the target's stack file is replaced. Nothing is written yet.
+3. `write_promotion` re-hashes the target right before an atomic replace (temp file in the same
+   directory + `os.replace`) and raises `TargetChanged` if anyone edited it since step 1.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import os
+import tempfile
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kaistack.declaration.model import StackConfig
+from kaistack.declaration.parse import NAMESPACE, SECRET_PLACEHOLDER, ConfigError, parse_config
+from kaistack.ops.yaml_edit import YamlEditError, set_values
+from kaistack.progress import Progress
+from kaistack.stack.files import read_stack_config, stack_file
+
+# gpu.mode -> the settings block whose chart `version` is the GPU stack's pin.
+GPU_PIN_BLOCK = {"fake": "fake", "device-plugin": "devicePlugin", "gpu-operator": "gpuOperator"}
+
+
+class PromotionError(Exception):
+    """Promotion refused; the target file was not changed."""
+
+
+class TargetChanged(PromotionError):
+    """The target stack file changed between reading it and writing the promotion."""
+
+
+@dataclass(frozen=True)
+class Pin:
+    """One value copied from source to target."""
+
+    key: str  # as users write it: "kaistack:tenants[team-a].vcluster.version"
+    path: tuple[str | int, ...]  # where it lives in the stack file document
+    old: str  # the target's effective value before
+    new: str
+    added: bool  # the target file did not set the key (it ran the default)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "from": self.old, "to": self.new, "added": self.added}
+
+
+@dataclass(frozen=True)
+class Skipped:
+    key: str
+    reason: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"key": self.key, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class PromotionPlan:
+    project_dir: Path
+    source: str
+    target: str
+    target_file: Path
+    original_bytes: bytes
+    digest: str
+    new_text: str
+    pins: tuple[Pin, ...]
+    skipped: tuple[Skipped, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.pins)
+
+    def diff(self) -> str:
+        name = self.target_file.name
+        return "".join(
+            difflib.unified_diff(
+                self.original_bytes.decode("utf-8").splitlines(keepends=True),
+                self.new_text.splitlines(keepends=True),
+                fromfile=f"a/{name}",
+                tofile=f"b/{name}",
+            )
+        )
+
+
+@dataclass
+class CandidateCheck:
+    """The would-be target validated: model parse, then policies and capacity."""
+
+    ok: bool
+    problems: list[str] = field(default_factory=list)
+    report: Any = None  # kaistack.ops.validate.ValidationReport when the model parsed
+
+    def as_dict(self) -> dict[str, Any]:
+        result: dict[str, Any] = {"ok": self.ok, "problems": self.problems}
+        if self.report is not None:
+            result["report"] = self.report.as_dict()
+        return result
+
+
+@dataclass
+class PromotionResult:
+    plan: PromotionPlan
+    check: CandidateCheck | None
+    written: bool
+    refused: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.plan.source,
+            "target": self.plan.target,
+            "file": self.plan.target_file.name,
+            "pins": [p.as_dict() for p in self.plan.pins],
+            "skipped": [s.as_dict() for s in self.plan.skipped],
+            "diff": self.plan.diff(),
+            "validation": self.check.as_dict() if self.check else None,
+            "written": self.written,
+            "refused": self.refused,
+        }
+
+
+# --- 1. plan ----------------------------------------------------------------------------------------
+
+
+def plan_promotion(project_dir: Path, source: str, target: str) -> PromotionPlan:
+    """Read both stacks and compute the edited target text. Raises ConfigError for unknown or invalid stacks."""
+    if source == target:
+        raise ConfigError([f"source and target are both {source!r}; promote between two stacks"])
+    source_raw = read_stack_config(project_dir, source)
+    source_config = parse_config(source_raw, source=stack_file(project_dir, source).name)
+    target_file = stack_file(project_dir, target)
+    if not target_file.is_file():
+        read_stack_config(project_dir, target)  # raises the standard "no Pulumi.<stack>.yaml; stacks here: ..."
+    original = target_file.read_bytes()
+    text = original.decode("utf-8")
+    document = _load_document(text, target_file.name)
+    target_raw = _kaistack_keys(document.get("config") or {})
+    target_config = parse_config(_mask(target_raw), source=target_file.name)
+    pins, skipped = _pins(source, source_config, source_raw, target_config, target_raw)
+    try:
+        new_text = set_values(text, [(p.path, p.new) for p in pins]) if pins else text
+    except YamlEditError as err:
+        raise PromotionError(f"cannot edit {target_file.name}: {err}") from err
+    return PromotionPlan(
+        project_dir=project_dir,
+        source=source,
+        target=target,
+        target_file=target_file,
+        original_bytes=original,
+        digest=hashlib.sha256(original).hexdigest(),
+        new_text=new_text,
+        pins=tuple(pins),
+        skipped=tuple(skipped),
+    )
+
+
+def _pins(
+    source: str,
+    src: StackConfig,
+    src_raw: Mapping[str, Any],
+    dst: StackConfig,
+    dst_raw: Mapping[str, Any],
+) -> tuple[list[Pin], list[Skipped]]:
+    pins: list[Pin] = []
+    skipped: list[Skipped] = []
+
+    def pin(key: str, path: tuple[str | int, ...], old: str, new: str, raw_block: Any, raw_key: str) -> None:
+        if old != new:
+            added = not (isinstance(raw_block, Mapping) and raw_key in raw_block)
+            pins.append(Pin(f"{NAMESPACE}:{key}", ("config", *path), old, new, added))
+
+    kai_raw = dst_raw.get("kai")
+    pin("kai.version", (f"{NAMESPACE}:kai", "version"), dst.kai.version, src.kai.version, kai_raw, "version")
+
+    mode = dst.gpu.mode
+    if mode in GPU_PIN_BLOCK:
+        block = GPU_PIN_BLOCK[mode]
+        attr = {"fake": "fake", "devicePlugin": "device_plugin", "gpuOperator": "gpu_operator"}[block]
+        src_gpu_raw = _block(src_raw, "gpu")
+        src_sets = "version" in _block(src_gpu_raw, block)
+        key = f"gpu.{block}.version"
+        if src.gpu.mode == mode or src_sets:
+            dst_gpu_raw = _block(dst_raw, "gpu")
+            pin(
+                key,
+                (f"{NAMESPACE}:gpu", block, "version"),
+                getattr(dst.gpu, attr).version,
+                getattr(src.gpu, attr).version,
+                dst_gpu_raw.get(block),
+                "version",
+            )
+        else:
+            skipped.append(
+                Skipped(
+                    f"{NAMESPACE}:{key}",
+                    f"{source} runs gpu.mode {src.gpu.mode!r} and does not set {key}; no tested pin to copy",
+                )
+            )
+
+    src_tenants = {t.name: t for t in src.tenants}
+    raw_tenants = dst_raw.get("tenants") or []
+    for index, tenant in enumerate(dst.tenants):
+        if tenant.name not in src_tenants:
+            skipped.append(Skipped(f"{NAMESPACE}:tenants[{tenant.name}]", f"tenant not declared in {source}"))
+            continue
+        raw = raw_tenants[index] if index < len(raw_tenants) and isinstance(raw_tenants[index], Mapping) else {}
+        pin(
+            f"tenants[{tenant.name}].vcluster.version",
+            (f"{NAMESPACE}:tenants", index, "vcluster", "version"),
+            tenant.vcluster.version,
+            src_tenants[tenant.name].vcluster.version,
+            raw.get("vcluster"),
+            "version",
+        )
+
+    dst_workloads = {w.name: i for i, w in enumerate(dst.workloads)}
+    for work in src.workloads:
+        if not work.promoted:
+            continue
+        if work.name not in dst_workloads:
+            skipped.append(Skipped(f"{NAMESPACE}:workloads[{work.name}]", "promoted workload not declared in target"))
+            continue
+        index = dst_workloads[work.name]
+        pin(
+            f"workloads[{work.name}].image",
+            (f"{NAMESPACE}:workloads", index, "image"),
+            dst.workloads[index].image,
+            work.image,
+            {"image": True},  # image is required, so the target always sets it
+            "image",
+        )
+    return pins, skipped
+
+
+# --- 2. check -----------------------------------------------------------------------------------------
+
+
+def validate_project(project_dir: Path, stack: str, progress: Progress) -> Any:
+    """Policies + capacity for `stack` in `project_dir` (the seam tests replace). Returns a ValidationReport."""
+    from kaistack.ops import validate
+
+    return validate.validate_stack(project_dir, stack, progress=progress)
+
+
+def check_candidate(plan: PromotionPlan, progress: Progress | None = None) -> CandidateCheck:
+    """Validate the would-be target without touching the real file."""
+    progress = progress or Progress.quiet()
+    document = _load_document(plan.new_text, plan.target_file.name)
+    raw = _mask(_kaistack_keys(document.get("config") or {}))
+    try:
+        parse_config(raw, source=f"{plan.target_file.name} (after promotion)")
+    except ConfigError as err:
+        return CandidateCheck(ok=False, problems=list(err.problems))
+    with _overlay(plan) as project:
+        try:
+            report = validate_project(project, plan.target, progress)
+        except ConfigError as err:
+            return CandidateCheck(ok=False, problems=list(err.problems))
+    return CandidateCheck(ok=bool(report.ok), problems=list(report.problem_lines()), report=report)
+
+
+@contextmanager
+def _overlay(plan: PromotionPlan) -> Iterator[Path]:
+    """A temporary project dir: symlinks to the real one, with the target's stack file replaced."""
+    with tempfile.TemporaryDirectory(prefix="kaistack-promote-") as tmp:
+        root = Path(tmp)
+        for entry in plan.project_dir.iterdir():
+            if entry.name != plan.target_file.name:
+                (root / entry.name).symlink_to(entry.resolve(), target_is_directory=entry.is_dir())
+        (root / plan.target_file.name).write_text(plan.new_text)
+        yield root
+
+
+# --- 3. write -----------------------------------------------------------------------------------------
+
+
+def write_promotion(plan: PromotionPlan) -> None:
+    """Atomically replace the target file, unless it changed since `plan_promotion` read it."""
+    target = plan.target_file
+    _ensure_unchanged(plan)
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(plan.new_text.encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, target.stat().st_mode & 0o7777)
+        _ensure_unchanged(plan)  # last look right before the rename
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _ensure_unchanged(plan: PromotionPlan) -> None:
+    try:
+        current = plan.target_file.read_bytes()
+    except FileNotFoundError as err:
+        raise TargetChanged(f"{plan.target_file.name} was removed after it was read; nothing written") from err
+    if hashlib.sha256(current).hexdigest() != plan.digest:
+        raise TargetChanged(
+            f"{plan.target_file.name} changed after it was read (sha256 {plan.digest[:12]}…); nothing written. "
+            "Re-run `kaistack promote` on the current file."
+        )
+
+
+# --- the whole flow -------------------------------------------------------------------------------------
+
+
+def promote(
+    project_dir: Path,
+    source: str,
+    target: str,
+    *,
+    write: bool,
+    progress: Progress | None = None,
+    confirm: Callable[[PromotionPlan], bool] | None = None,
+) -> PromotionResult:
+    """Plan, validate, and (when `write` and `confirm` agree) write. Raises ConfigError for bad stacks."""
+    progress = progress or Progress.quiet()
+    with progress.step(f"reading {source} and {target}"):
+        plan = plan_promotion(project_dir, source, target)
+    if not plan.changed:
+        return PromotionResult(plan, None, written=False)
+    check = check_candidate(plan, progress)
+    if not check.ok:
+        return PromotionResult(plan, check, written=False, refused="validation of the promoted target failed")
+    if not write:
+        return PromotionResult(plan, check, written=False)
+    if confirm is not None and not confirm(plan):
+        return PromotionResult(plan, check, written=False, refused="not confirmed")
+    try:
+        write_promotion(plan)
+    except TargetChanged as err:
+        return PromotionResult(plan, check, written=False, refused=str(err))
+    return PromotionResult(plan, check, written=True)
+
+
+# --- helpers ----------------------------------------------------------------------------------------
+
+
+def _block(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = raw.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+def _load_document(text: str, name: str) -> dict[str, Any]:
+    try:
+        document = yaml.safe_load(text) or {}
+    except yaml.YAMLError as err:
+        raise ConfigError([f"{name}: not valid YAML: {getattr(err, 'problem', err)}"]) from err
+    if not isinstance(document, dict) or not isinstance(document.get("config") or {}, Mapping):
+        raise ConfigError([f"{name}: 'config' must be a mapping"])
+    return document
+
+
+def _kaistack_keys(config: Mapping[str, Any]) -> dict[str, Any]:
+    prefix = f"{NAMESPACE}:"
+    return {str(k)[len(prefix) :]: v for k, v in config.items() if str(k).startswith(prefix)}
+
+
+def _mask(value: Any) -> Any:
+    """`{secure: ...}` -> the placeholder, as kaistack.stack.files does when reading a stack file offline."""
+    if isinstance(value, Mapping):
+        if set(value) == {"secure"}:
+            return SECRET_PLACEHOLDER
+        return {k: _mask(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask(v) for v in value]
+    return value

@@ -1,0 +1,545 @@
+"""EKS node pools: what each EC2 instance type really has, asked of AWS once per process.
+
+`resolve_node_pools(config)` fills the GPU facts (`gpus`, `gpuMemoryMiB`, `gpuProduct`) and the
+allocatable `cpu`, `memory` and `pods` of every EKS pool from EC2 `DescribeInstanceTypes`, checks
+that each type is offered in the stack's availability zones (`DescribeInstanceTypeOfferings`), and
+adds what a GPU node needs before GPU feature discovery runs: the `nvidia.com/gpu.{product,count,
+memory}` labels KAI reads for GPU-memory sharing and the `nvidia.com/gpu=true:NoSchedule` taint.
+The placement checker, the node labels and the policies then all see the same numbers.
+
+A value declared by hand is kept when AWS agrees with it and is a ConfigError naming both values
+when it does not. Without credentials (or without a network) the declared values are used as they
+are, and a pool missing one is a ConfigError naming the key to declare.
+
+boto3 only; no Pulumi import, so the CLI's `render`/`check` and the program share it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from kaistack.declaration.model import NodePool, StackConfig, Taint
+from kaistack.declaration.parse import ConfigError
+from placement.quantity import cpu_millis, memory_bytes
+
+log = logging.getLogger(__name__)
+
+GPU_TAINT = Taint(key="nvidia.com/gpu", value="true", effect="NoSchedule")
+PRODUCT_LABEL = "nvidia.com/gpu.product"
+COUNT_LABEL = "nvidia.com/gpu.count"
+MEMORY_LABEL = "nvidia.com/gpu.memory"
+# AWS quotes GPU memory in marketing units (an L4's "24 GB" is 22888 MiB; the driver reports 23034
+# MiB). A declared value within this relative distance of AWS's is the same GPU, not a contradiction.
+GPU_MEMORY_TOLERANCE = Decimal("0.05")
+# Kubelet's default hard eviction threshold on the EKS AMIs (memory.available<100Mi).
+EVICTION_HARD_MIB = 100
+
+# Per-process caches (region, instance type) -> facts / zones offering it. Only calls through the
+# default client are cached: an injected client (tests, a caller's own session) is asked every time.
+_FACTS: dict[tuple[str, str], InstanceFacts] = {}
+_OFFERS: dict[tuple[str, str], frozenset[str]] = {}
+_WARNED: set[str] = set()
+
+
+@dataclass(frozen=True)
+class InstanceFacts:
+    """What EC2 says about one instance type, plus the EKS AMI's allocatable estimate."""
+
+    instance_type: str
+    vcpus: int
+    memory_mib: int
+    architectures: tuple[str, ...]
+    gpus: int = 0
+    gpu_name: str | None = None
+    gpu_manufacturer: str | None = None
+    gpu_memory_mib: int | None = None
+    max_enis: int = 0
+    ipv4_per_eni: int = 0
+
+    @property
+    def gpu_product(self) -> str | None:
+        """The GFD-style product (`NVIDIA-L4`), so the label matches what GFD writes later."""
+        if not self.gpu_name:
+            return None
+        name = re.sub(r"\s+", "-", self.gpu_name.strip())
+        maker = (self.gpu_manufacturer or "").strip()
+        return name if not maker or name.upper().startswith(maker.upper()) else f"{maker}-{name}"
+
+    @property
+    def max_pods(self) -> int:
+        """EKS's max-pods for the VPC CNI without prefix delegation, capped like max-pods-calculator.sh.
+
+        ENIs x (IPv4 per ENI - 1) + 2 (awslabs/amazon-eks-ami `eni-max-pods.txt` formula); the
+        calculator recommends at most 110 pods below 30 vCPUs and 250 above.
+        """
+        by_eni = self.max_enis * (self.ipv4_per_eni - 1) + 2 if self.max_enis else 110
+        return max(1, min(by_eni, 110 if self.vcpus < 30 else 250))
+
+    @property
+    def allocatable_cpu_millis(self) -> int:
+        """vCPUs minus the EKS AMI's kube-reserved CPU: 6% of core 1, 1% of core 2, 0.5% of cores 3-4, 0.25% after."""
+        reserved = Decimal(0)
+        for core in range(1, self.vcpus + 1):
+            reserved += Decimal(60 if core == 1 else 10 if core == 2 else 5 if core <= 4 else "2.5")
+        return self.vcpus * 1000 - int(reserved.to_integral_value(rounding="ROUND_CEILING"))
+
+    @property
+    def allocatable_memory_mib(self) -> int:
+        """Memory minus the EKS AMI's kube-reserved (11 MiB x max pods + 255 MiB) and the eviction threshold."""
+        return self.memory_mib - (11 * self.max_pods + 255) - EVICTION_HARD_MIB
+
+
+class _AwsUnavailable(Exception):
+    """AWS cannot be asked (no credentials, no network, not authorized): use the declared values."""
+
+
+def resolve_node_pools(config: StackConfig, ec2: Any = None) -> StackConfig:
+    """The config with every EKS pool's facts filled from EC2 (or checked against it).
+
+    `ec2` is a boto3 EC2 client to use instead of one built from the default credential chain for
+    `cluster.eks.region` (tests inject a moto-backed client). Non-EKS stacks are returned unchanged.
+    Raises ConfigError (one "kaistack:key.path: message" per problem) on contradictions, unknown
+    instance types, types not offered in a chosen zone, or, without AWS, facts left undeclared.
+    """
+    cluster = config.cluster
+    if cluster.provider != "eks" or cluster.eks is None:
+        return config
+    problems = _shape_problems(config)
+    if problems:
+        raise ConfigError(problems)
+    region = cluster.eks.region
+    cached = ec2 is None
+    try:
+        client = ec2 if ec2 is not None else _default_client(region)
+        facts, problems = _ask_aws(config, client, cached)
+    except _AwsUnavailable as err:
+        return _from_declared(config, str(err))
+    zones = list(cluster.eks.availability_zones)
+    if not zones and cluster.eks.vpc_id is None and not problems:
+        zones, zone_problems = _pick_zones(client, region, list(facts.values()), cached)
+        problems += zone_problems
+        picked = f"picked {', '.join(zones)}"
+        if not zone_problems and picked not in _WARNED:
+            # Offerings change over time; a different pick later would replace the VPC's subnets.
+            _WARNED.add(picked)
+            log.warning(
+                "kaistack: cluster.eks.availabilityZones not set; %s. Pin them: "
+                "pulumi config set --path 'kaistack:cluster.eks.availabilityZones[0]' %s (and [1], ...)",
+                picked,
+                zones[0],
+            )
+    pools: list[NodePool] = []
+    for i, pool in enumerate(cluster.node_pools):
+        where = f"kaistack:cluster.nodePools[{i}]"
+        pool_facts = facts.get(pool.instance_type or "")
+        if pool_facts is None:
+            pools.append(pool)  # its unknown type is already a problem
+            continue
+        merged, pool_problems = _merge(pool, pool_facts, where)
+        problems += pool_problems
+        pools.append(merged)
+    if problems:
+        raise ConfigError(sorted(problems))  # key-path order: pool by pool
+    return _with_pools(config, pools, zones)
+
+
+def clear_cache() -> None:
+    """Forget what AWS said (tests; a long-lived process that wants fresh answers)."""
+    _FACTS.clear()
+    _OFFERS.clear()
+    _WARNED.clear()
+
+
+# --- shape checks that need no AWS ------------------------------------------------------------------
+
+
+def _shape_problems(config: StackConfig) -> list[str]:
+    eks = config.cluster.eks
+    assert eks is not None
+    problems: list[str] = []
+    for i, pool in enumerate(config.cluster.node_pools):
+        where = f"kaistack:cluster.nodePools[{i}]"
+        if not pool.instance_type:
+            problems.append(f"{where}.instanceType: required on EKS (an EC2 instance type such as 'g6.xlarge')")
+        low = pool.min_size if pool.min_size is not None else pool.count
+        high = pool.max_size if pool.max_size is not None else max(pool.count, 1)
+        if not low <= pool.count <= high:
+            problems.append(
+                f"{where}.count: {pool.count} must lie between minSize ({low}) and maxSize ({high}); "
+                "count is the node group's desired size"
+            )
+        if high < 1:
+            problems.append(f"{where}.maxSize: EKS node groups need maxSize >= 1, got {high}")
+    system = eks.system_node_group
+    if not system.min_size <= system.desired_size <= system.max_size:
+        problems.append(
+            f"kaistack:cluster.eks.systemNodeGroup.desiredSize: {system.desired_size} must lie between "
+            f"minSize ({system.min_size}) and maxSize ({system.max_size})"
+        )
+    if eks.vpc_id is None and len(eks.availability_zones) == 1:
+        problems.append(
+            "kaistack:cluster.eks.availabilityZones: EKS needs subnets in at least 2 zones; list 2 or more "
+            f"zones of {eks.region}, or leave the key out and kaistack picks zones offering every pool's type"
+        )
+    if eks.vpc_id is not None and len(eks.subnet_ids) < 2:
+        problems.append(
+            "kaistack:cluster.eks.subnetIds: with an existing vpcId give at least 2 subnet ids in different zones"
+        )
+    for zone in eks.availability_zones:
+        if not zone.startswith(eks.region):
+            problems.append(f"kaistack:cluster.eks.availabilityZones: {zone!r} is not a zone of region {eks.region!r}")
+    return problems
+
+
+# --- asking AWS -------------------------------------------------------------------------------------
+
+
+def _default_client(region: str) -> Any:
+    import boto3
+    from botocore.config import Config
+
+    session = boto3.session.Session(region_name=region)
+    # Checked up front so a machine without credentials falls back at once, without a signed call.
+    if session.get_credentials() is None:
+        raise _AwsUnavailable("no AWS credentials found")
+    # Short timeouts and few retries: render/check must not hang on a machine with no network.
+    settings = Config(connect_timeout=5, read_timeout=15, retries={"max_attempts": 2, "mode": "standard"})
+    return session.client("ec2", config=settings)
+
+
+def _ask_aws(config: StackConfig, client: Any, cached: bool) -> tuple[dict[str, InstanceFacts], list[str]]:
+    eks = config.cluster.eks
+    assert eks is not None
+    region = eks.region
+    system_type = eks.system_node_group.instance_type
+    wanted: dict[str, list[str]] = {}  # instance type -> key paths using it
+    for i, pool in enumerate(config.cluster.node_pools):
+        if pool.instance_type:
+            wanted.setdefault(pool.instance_type, []).append(f"kaistack:cluster.nodePools[{i}].instanceType")
+    wanted.setdefault(system_type, []).append("kaistack:cluster.eks.systemNodeGroup.instanceType")
+    facts: dict[str, InstanceFacts] = {}
+    problems: list[str] = []
+    for instance_type, keys in wanted.items():
+        found = _describe(client, region, instance_type, cached)
+        if found is None:
+            problems += [
+                f"{key}: {instance_type!r} is not an EC2 instance type AWS knows in {region} "
+                "(DescribeInstanceTypes: InvalidInstanceType)"
+                for key in keys
+            ]
+            continue
+        facts[instance_type] = found
+        if "x86_64" not in found.architectures:
+            problems += [
+                f"{key}: {instance_type} is {'/'.join(found.architectures)}; kaistack's EKS node groups use the "
+                "x86_64 AL2023 AMIs, pick an x86_64 instance type"
+                for key in keys
+            ]
+        problems += [f"{key}: {message}" for key in keys for message in _offer_problems(client, eks, found, cached)]
+    return facts, problems
+
+
+def _describe(client: Any, region: str, instance_type: str, cached: bool) -> InstanceFacts | None:
+    key = (region, instance_type)
+    if cached and key in _FACTS:
+        return _FACTS[key]
+    # One call per type: AWS fails the whole request when any listed type is unknown, so asking for
+    # each separately tells which pool named the bad one.
+    try:
+        response = _call(client.describe_instance_types, InstanceTypes=[instance_type])
+    except _ClientCodeError as err:
+        if err.code in ("InvalidInstanceType", "InvalidParameterValue"):
+            return None
+        raise
+    items = response.get("InstanceTypes") or []
+    if not items:
+        return None
+    found = _facts_from(items[0])
+    if cached:
+        _FACTS[key] = found
+    return found
+
+
+def _offered_zones(client: Any, region: str, instance_type: str, cached: bool) -> frozenset[str]:
+    key = (region, instance_type)
+    if cached and key in _OFFERS:
+        return _OFFERS[key]
+    zones: set[str] = set()
+    kwargs: dict[str, Any] = {
+        "LocationType": "availability-zone",
+        "Filters": [{"Name": "instance-type", "Values": [instance_type]}],
+    }
+    while True:
+        response = _call(client.describe_instance_type_offerings, **kwargs)
+        zones.update(o["Location"] for o in response.get("InstanceTypeOfferings", []))
+        token = response.get("NextToken")
+        if not token:
+            break
+        kwargs["NextToken"] = token
+    offered = frozenset(zones)
+    if cached:
+        _OFFERS[key] = offered
+    return offered
+
+
+def _offer_problems(client: Any, eks: Any, facts: InstanceFacts, cached: bool) -> list[str]:
+    offered = _offered_zones(client, eks.region, facts.instance_type, cached)
+    if not offered:
+        return [f"{facts.instance_type} is offered in no availability zone of {eks.region}"]
+    if not eks.availability_zones:
+        return []  # an existing VPC without listed zones: the region offering it is all we can check
+    missing = [z for z in eks.availability_zones if z not in offered]
+    if not missing:
+        return []
+    return [
+        f"{facts.instance_type} is not offered in {', '.join(missing)} (kaistack:cluster.eks.availabilityZones); "
+        f"AWS offers it in {', '.join(sorted(offered))}"
+    ]
+
+
+# A VPC kaistack creates spans this many zones when the stack names none: EKS needs 2, a third keeps
+# the control plane's ENIs and the nodes spread without adding fixed cost (one NAT gateway either way).
+AUTO_ZONES = 3
+
+
+def _pick_zones(client: Any, region: str, facts: list[InstanceFacts], cached: bool) -> tuple[list[str], list[str]]:
+    """The first zones (by name) of the region that are available and offer every pool's type."""
+    response = _call(
+        client.describe_availability_zones,
+        Filters=[{"Name": "zone-type", "Values": ["availability-zone"]}, {"Name": "state", "Values": ["available"]}],
+    )
+    candidates = {z["ZoneName"] for z in response.get("AvailabilityZones", [])}
+    for found in facts:
+        candidates &= _offered_zones(client, region, found.instance_type, cached)
+    zones = sorted(candidates)[:AUTO_ZONES]
+    if len(zones) >= 2:
+        return zones, []
+    types = ", ".join(sorted(f.instance_type for f in facts))
+    return zones, [
+        f"kaistack:cluster.eks.availabilityZones: EKS needs 2 zones, but only {len(zones)} zone(s) of {region} "
+        f"offer all of {types} ({', '.join(zones) or 'none'}); use other instance types or another region"
+    ]
+
+
+class _ClientCodeError(Exception):
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+_UNAVAILABLE_CODES = frozenset(
+    {
+        "AuthFailure",
+        "UnauthorizedOperation",
+        "InvalidClientTokenId",
+        "ExpiredToken",
+        "RequestExpired",
+        "SignatureDoesNotMatch",
+        "OptInRequired",
+    }
+)
+
+
+def _call(method: Any, **kwargs: Any) -> Mapping[str, Any]:
+    """One EC2 call; credential and network trouble becomes _AwsUnavailable, API errors keep their code."""
+    from botocore.exceptions import (
+        BotoCoreError,
+        ClientError,
+        NoCredentialsError,
+        NoRegionError,
+        PartialCredentialsError,
+    )
+
+    try:
+        return method(**kwargs)
+    except (NoCredentialsError, PartialCredentialsError) as err:
+        raise _AwsUnavailable(f"no usable AWS credentials ({err})") from err
+    except NoRegionError as err:
+        raise _AwsUnavailable(f"no AWS region ({err})") from err
+    except ClientError as err:
+        error = err.response.get("Error", {})
+        code = str(error.get("Code", ""))
+        if code in _UNAVAILABLE_CODES:
+            raise _AwsUnavailable(f"AWS refused {err.operation_name} ({code}: {error.get('Message', '')})") from err
+        raise _ClientCodeError(code, str(err)) from err
+    except BotoCoreError as err:  # EndpointConnectionError, ConnectTimeoutError, ...
+        raise _AwsUnavailable(f"AWS is unreachable ({err})") from err
+
+
+def _facts_from(item: Mapping[str, Any]) -> InstanceFacts:
+    gpu_info = item.get("GpuInfo") or {}
+    gpus = gpu_info.get("Gpus") or []
+    first = gpus[0] if gpus else {}
+    network = item.get("NetworkInfo") or {}
+    return InstanceFacts(
+        instance_type=item["InstanceType"],
+        vcpus=int(item["VCpuInfo"]["DefaultVCpus"]),
+        memory_mib=int(item["MemoryInfo"]["SizeInMiB"]),
+        architectures=tuple((item.get("ProcessorInfo") or {}).get("SupportedArchitectures") or ("x86_64",)),
+        gpus=sum(int(g.get("Count", 0)) for g in gpus),
+        gpu_name=first.get("Name"),
+        gpu_manufacturer=first.get("Manufacturer"),
+        gpu_memory_mib=(first.get("MemoryInfo") or {}).get("SizeInMiB"),
+        max_enis=int(network.get("MaximumNetworkInterfaces") or 0),
+        ipv4_per_eni=int(network.get("Ipv4AddressesPerInterface") or 0),
+    )
+
+
+# --- merging AWS facts with what the stack declares -------------------------------------------------
+
+
+def _merge(pool: NodePool, facts: InstanceFacts, where: str) -> tuple[NodePool, list[str]]:
+    declared = pool.model_fields_set
+    itype = facts.instance_type
+    gpu_desc = f" ({facts.gpu_product})" if facts.gpu_product else ""
+    problems: list[str] = []
+    update: dict[str, Any] = {}
+
+    if facts.gpus and (facts.gpu_manufacturer or "").upper() != "NVIDIA":
+        problems.append(
+            f"{where}.instanceType: {itype} has {facts.gpu_manufacturer} GPUs; kaistack's GPU stack "
+            "(device plugin / GPU Operator, KAI GPU sharing) needs NVIDIA GPUs"
+        )
+    if pool.gpus is not None and pool.gpus != facts.gpus:
+        problems.append(
+            f"{where}.gpus: declared {pool.gpus} but AWS says {itype} has {facts.gpus} GPU"
+            f"{'s' * (facts.gpus != 1)}{gpu_desc}"
+        )
+    update["gpus"] = facts.gpus
+    if facts.gpus:
+        if pool.gpu_product is not None and not _same_product(pool.gpu_product, facts):
+            problems.append(
+                f"{where}.gpuProduct: declared {pool.gpu_product!r} but AWS says {itype} has "
+                f"{facts.gpu_manufacturer} {facts.gpu_name} GPUs (label value {facts.gpu_product!r})"
+            )
+        # A consistent declared product is kept: it may be GFD's longer name (NVIDIA-H100-80GB-HBM3).
+        update["gpu_product"] = pool.gpu_product or facts.gpu_product
+        aws_mib = facts.gpu_memory_mib
+        if pool.gpu_memory_mi_b is not None and aws_mib and not _close(pool.gpu_memory_mi_b, aws_mib):
+            problems.append(
+                f"{where}.gpuMemoryMiB: declared {pool.gpu_memory_mi_b} but AWS says {itype} has {aws_mib} MiB "
+                f"per GPU{gpu_desc}"
+            )
+        update["gpu_memory_mi_b"] = pool.gpu_memory_mi_b or aws_mib
+    else:
+        for key, field in (("gpuProduct", "gpu_product"), ("gpuMemoryMiB", "gpu_memory_mi_b")):
+            if getattr(pool, field) is not None:
+                problems.append(f"{where}.{key}: declared {getattr(pool, field)!r} but AWS says {itype} has no GPUs")
+        update["gpu_product"] = None
+        update["gpu_memory_mi_b"] = None
+
+    # cpu/memory: a declared value may be below the machine (what the team wants to plan with),
+    # never above it. Undeclared ones become the EKS AMI's allocatable estimate.
+    if "cpu" in declared:
+        if cpu_millis(pool.cpu) > facts.vcpus * 1000:
+            problems.append(f"{where}.cpu: declared {pool.cpu} but AWS says {itype} has {facts.vcpus} vCPUs")
+    else:
+        update["cpu"] = f"{facts.allocatable_cpu_millis}m"
+    if "memory" in declared:
+        if memory_bytes(pool.memory) > facts.memory_mib * 2**20:
+            problems.append(
+                f"{where}.memory: declared {pool.memory} but AWS says {itype} has {facts.memory_mib}Mi of memory"
+            )
+    else:
+        update["memory"] = f"{facts.allocatable_memory_mib}Mi"
+    if "pods" not in declared:
+        update["pods"] = facts.max_pods
+
+    merged = pool.model_copy(update=update)
+    labels, taints, label_problems = _gpu_node_marks(merged, where)
+    problems += label_problems
+    return merged.model_copy(update={"labels": labels, "taints": taints}), problems
+
+
+def _gpu_node_marks(pool: NodePool, where: str) -> tuple[dict[str, str], list[Taint], list[str]]:
+    """Labels KAI needs before GFD runs, and the GPU taint, added to what the pool declares."""
+    labels = dict(pool.labels)
+    taints = list(pool.taints)
+    problems: list[str] = []
+    if not pool.gpu_count:
+        return labels, taints, problems
+    wanted = {COUNT_LABEL: str(pool.gpu_count)}
+    if pool.gpu_product:
+        wanted[PRODUCT_LABEL] = pool.gpu_product
+    if pool.gpu_memory_mi_b:
+        wanted[MEMORY_LABEL] = str(pool.gpu_memory_mi_b)
+    for key, value in wanted.items():
+        if key in labels and labels[key] != value:
+            problems.append(f"{where}.labels: {key}={labels[key]!r} contradicts the pool's GPU facts ({key}={value!r})")
+        labels.setdefault(key, value)
+    if not any(t.key == GPU_TAINT.key for t in taints):
+        taints.append(GPU_TAINT)
+    return labels, taints, problems
+
+
+def _same_product(declared: str, facts: InstanceFacts) -> bool:
+    """`NVIDIA-L4`, `L4`, `nvidia l4` and GFD's `NVIDIA-H100-80GB-HBM3` all name AWS's L4 / H100."""
+
+    def norm(text: str) -> str:
+        text = re.sub(r"[\s_]+", "-", text.strip().upper())
+        maker = (facts.gpu_manufacturer or "").upper()
+        return text.removeprefix(f"{maker}-") if maker else text
+
+    name = norm(facts.gpu_name or "")
+    value = norm(declared)
+    return bool(name) and (value == name or value.startswith(f"{name}-"))
+
+
+def _close(declared: int, aws: int) -> bool:
+    return abs(Decimal(declared) - Decimal(aws)) <= GPU_MEMORY_TOLERANCE * Decimal(aws)
+
+
+# --- without AWS ------------------------------------------------------------------------------------
+
+
+def _from_declared(config: StackConfig, reason: str) -> StackConfig:
+    """Use the declared facts unverified, or name every key that must be declared."""
+    problems: list[str] = []
+    pools: list[NodePool] = []
+    hint = (
+        "declare it, or give AWS credentials (aws configure / AWS_PROFILE) so kaistack can read it from "
+        "EC2 DescribeInstanceTypes"
+    )
+    eks = config.cluster.eks
+    if eks is not None and eks.vpc_id is None and not eks.availability_zones:
+        problems.append(
+            f"kaistack:cluster.eks.availabilityZones: not declared and AWS cannot be asked ({reason}); list 2 or "
+            f"more zones of {eks.region} that offer every pool's instance type, or give AWS credentials"
+        )
+    for i, pool in enumerate(config.cluster.node_pools):
+        where = f"kaistack:cluster.nodePools[{i}]"
+        itype = pool.instance_type or "?"
+        if pool.gpus is None:
+            problems.append(f"{where}.gpus: not declared and AWS cannot be asked ({reason}); {hint} for {itype}")
+        elif pool.gpus > 0:
+            if pool.gpu_memory_mi_b is None:
+                problems.append(
+                    f"{where}.gpuMemoryMiB: not declared and AWS cannot be asked ({reason}); {hint} for {itype}"
+                )
+            if pool.gpu_product is None:
+                problems.append(
+                    f"{where}.gpuProduct: not declared and AWS cannot be asked ({reason}); {hint} for {itype}"
+                )
+        labels, taints, mark_problems = _gpu_node_marks(pool, where)
+        problems += mark_problems
+        pools.append(pool.model_copy(update={"labels": labels, "taints": taints}))
+    if problems:
+        raise ConfigError(problems)
+    if reason not in _WARNED:  # render checks, then runs the program: say it once per process
+        _WARNED.add(reason)
+        log.warning("kaistack: %s; using the declared EKS node pool facts without checking them against AWS", reason)
+    return _with_pools(config, pools)
+
+
+def _with_pools(config: StackConfig, pools: Iterable[NodePool], zones: list[str] | None = None) -> StackConfig:
+    update: dict[str, Any] = {"node_pools": list(pools)}
+    eks = config.cluster.eks
+    if eks is not None and zones is not None and zones != eks.availability_zones:
+        update["eks"] = eks.model_copy(update={"availability_zones": zones})
+    cluster = config.cluster.model_copy(update=update)
+    return config.model_copy(update={"cluster": cluster})

@@ -1,0 +1,63 @@
+"""Stack files on disk: where a project is, which stacks it has, the `kaistack:` part of one stack file."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kaistack.declaration.model import StackConfig
+from kaistack.declaration.parse import NAMESPACE, SECRET_PLACEHOLDER, ConfigError, parse_config
+
+
+def stack_file(project_dir: Path, stack: str) -> Path:
+    return project_dir / f"Pulumi.{stack}.yaml"
+
+
+def read_stack_config(project_dir: Path, stack: str) -> dict[str, Any]:
+    """The `kaistack:` part of Pulumi.<stack>.yaml, prefix stripped, secure values masked."""
+    path = stack_file(project_dir, stack)
+    if not path.is_file():
+        known = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in project_dir.glob("Pulumi.*.yaml"))
+        raise ConfigError(
+            [f"stack {stack!r}: no {path.name} in {project_dir}; stacks here: {', '.join(known) or 'none'}"]
+        )
+    try:
+        document = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line = f" line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError([f"{path.name}{line}: not valid YAML: {getattr(err, 'problem', err)}"]) from err
+    config = document.get("config") or {} if isinstance(document, Mapping) else None
+    if not isinstance(config, Mapping):
+        raise ConfigError([f"{path.name}: 'config' must be a mapping"])
+    prefix = f"{NAMESPACE}:"
+    return {k[len(prefix) :]: _mask_secure(v) for k, v in config.items() if str(k).startswith(prefix)}
+
+
+def load_stack(project_dir: Path, stack: str) -> StackConfig:
+    raw = read_stack_config(project_dir, stack)
+    return parse_config(raw, source=stack_file(project_dir, stack).name)
+
+
+def find_project_dir(start: Path | None = None) -> Path:
+    """The nearest directory at or above `start` holding kaistack's Pulumi.yaml."""
+    here = (start or Path.cwd()).resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / "Pulumi.yaml").is_file():
+            return candidate
+    raise ConfigError([f"no Pulumi.yaml in {here} or its parents; run from the kaistack project or pass --project"])
+
+
+def _mask_secure(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        if set(value) == {"secure"}:
+            return SECRET_PLACEHOLDER
+        return {k: _mask_secure(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask_secure(v) for v in value]
+    return value
+
+
