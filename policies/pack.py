@@ -26,7 +26,8 @@ from kaistack.guardrails.facts import StackFacts, facts_from_environ
 from kaistack.guardrails.podspec import Res
 from kaistack.guardrails.rules import DESCRIPTIONS, RESOURCE_RULES, ResourceRule
 from kaistack.guardrails.settings import config_schema, settings
-from kaistack.guardrails.stack_rules import STACK_DESCRIPTIONS, STACK_RULES, CheckerUnavailable, StackRule, stack_facts
+from kaistack.guardrails.stack_model import CheckerUnavailable
+from kaistack.guardrails.stack_rules import STACK_DESCRIPTIONS, STACK_RULES, StackRule, stack_facts
 
 # The order `GetAnalyzerInfo` lists them in.
 POLICY_NAMES = (

@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kaistack.capacity.check import check
+from kaistack.declaration.parse import ConfigError, parse_config
 from kaistack.guardrails.facts import StackFacts, workload_tenant
 from kaistack.guardrails.podspec import (
     FRACTION,
@@ -35,7 +37,8 @@ from kaistack.guardrails.podspec import (
 )
 from kaistack.guardrails.rules import subject, valid_count, valid_fraction
 from kaistack.guardrails.settings import Settings
-from kaistack.guardrails.stack_rules import CheckerUnavailable, Finding, queue_decls
+from kaistack.guardrails.stack_model import CheckerUnavailable, Finding, queue_decls
+from placement.quantity import cpu_millis, memory_bytes
 
 KAI_CLASSES = ("train", "build-preemptible", "build", "inference")
 _AS_JOB = ("Job", "StatefulSet", "ReplicaSet")
@@ -60,8 +63,6 @@ def _queue_resources(block: Mapping[str, Any]) -> dict[str, dict[str, float]]:
 
 def _requests(t: PodTemplate) -> tuple[str, str]:
     """Summed container requests (a missing request defaults to the limit, as the API server does)."""
-    from placement.quantity import cpu_millis, memory_bytes
-
     cpu = memory = 0
     for c in t.containers():
         res = mapping(c.get("resources"))
@@ -224,16 +225,10 @@ def check_capacity(resources: Sequence[Res], s: Settings, facts: StackFacts) -> 
     if not any(r.type == PLATFORM_TYPE for r in resources) and facts.node_pools is None:
         return []  # not a kaistack platform stack: nothing declares capacity
     decl = declaration(resources, s, facts)
-    from kaistack.declaration.parse import ConfigError, parse_config
-
     try:
         config = parse_config(decl.raw, source="the stack's resources")
     except ConfigError as err:
         raise CheckerUnavailable(f"the stack's resources do not form a declaration the checker reads: {err}") from err
-    try:
-        from kaistack.capacity.check import check
-    except ImportError as err:
-        raise CheckerUnavailable(f"the placement checker (kaistack.capacity.check) is not available: {err}") from err
     report = check(config)
     if report.ok:
         return []

@@ -7,14 +7,13 @@ whole queue tree, the tenants' queues next to their workloads, and the capacity 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from kaistack.guardrails.capacity_adapter import check_capacity
 from kaistack.guardrails.facts import StackFacts, facts_from_platform, platform_props, workload_tenant
 from kaistack.guardrails.podspec import (
     FRACTION,
     MEMORY,
-    QUEUE_TYPE,
     Res,
     Workload,
     dig,
@@ -24,20 +23,11 @@ from kaistack.guardrails.podspec import (
 )
 from kaistack.guardrails.rules import EPSILON, chart_name, helm_values, subject
 from kaistack.guardrails.settings import Settings
+from kaistack.guardrails.stack_model import Finding, QueueDecl, queue_decls
 
 KAI_CHART = "kai-scheduler"
 QUEUE_RESOURCES = ("gpu", "cpu", "memory")
 QUEUE_FIELDS = ("quota", "limit", "overQuotaWeight")
-
-
-@dataclass(frozen=True)
-class Finding:
-    message: str
-    subject: Res | None = None  # reported against this resource's URN
-
-
-class CheckerUnavailable(Exception):
-    """The capacity checker cannot run here; the policy reports itself not applicable, never a verdict."""
 
 
 StackRule = Callable[[Sequence[Res], Settings, StackFacts], list[Finding]]
@@ -90,26 +80,6 @@ def kai_gpu_sharing_enabled(resources: Sequence[Res], s: Settings, facts: StackF
 
 
 # --- kai-queue-tree ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class QueueDecl:
-    res: Res
-    name: str
-    parent: str | None
-    resources: Mapping[str, Any]
-
-
-def queue_decls(resources: Sequence[Res]) -> list[QueueDecl]:
-    out = []
-    for res in resources:
-        if res.type != QUEUE_TYPE:
-            continue
-        spec = mapping(res.props.get("spec"))
-        name = dig(res.props, "metadata", "name") or res.name
-        parent = spec.get("parentQueue") or None
-        out.append(QueueDecl(res, str(name), str(parent) if parent else None, mapping(spec.get("resources"))))
-    return out
 
 
 def chart_default_queues(resources: Sequence[Res]) -> set[str]:
@@ -290,8 +260,6 @@ def tenant_queue_binding(resources: Sequence[Res], s: Settings, facts: StackFact
 
 def kai_capacity(resources: Sequence[Res], s: Settings, facts: StackFacts) -> list[Finding]:
     """The placement checker (kaistack.capacity.check) over what the stack declares; its reasons are the findings."""
-    from kaistack.guardrails.capacity_adapter import check_capacity
-
     return check_capacity(resources, s, facts)
 
 

@@ -21,7 +21,8 @@ from kaistack.guardrails.facts import StackFacts
 from kaistack.guardrails.podspec import Res, type_token
 from kaistack.guardrails.rules import RESOURCE_RULES
 from kaistack.guardrails.settings import Settings
-from kaistack.guardrails.stack_rules import STACK_RULES, CheckerUnavailable
+from kaistack.guardrails.stack_model import CheckerUnavailable
+from kaistack.guardrails.stack_rules import STACK_RULES
 
 # Needs the stack's node pools and its whole declared load, not a handful of manifests.
 STACK_ONLY_POLICIES = ("kai-capacity",)

@@ -15,7 +15,6 @@ level) and capacity fits.
 
 from __future__ import annotations
 
-import importlib
 import json
 import time
 from collections import Counter
@@ -27,6 +26,7 @@ from typing import Any
 
 import yaml
 
+from kaistack.capacity.check import check as capacity_check
 from kaistack.declaration.model import StackConfig
 from kaistack.declaration.parse import NAMESPACE
 from kaistack.ops.analyzer_client import AnalyzedResource, Finding, PolicyPackClient, PolicyPackError
@@ -280,27 +280,8 @@ def engine_config(raw: Mapping[str, Any]) -> dict[str, str]:
 
 def check_capacity(config: StackConfig) -> CapacityVerdict:
     """The placement checker's verdict on the declared workloads (kaistack.capacity.check)."""
-    try:
-        capacity = importlib.import_module("kaistack.capacity.check")
-    except ModuleNotFoundError as err:
-        if err.name != "kaistack.capacity.check":
-            raise
-        return CapacityVerdict(False, "not checked: kaistack.capacity.check is not available")
-    return _capacity_verdict(capacity, config)
-
-
-def _capacity_verdict(capacity: Any, config: StackConfig) -> CapacityVerdict:
-    """`kaistack.capacity.check(config)` -> report with `ok` and `reasons` (the seam the policy pack uses too)."""
-    check = getattr(capacity, "check", None)
-    if check is None:
-        return CapacityVerdict(False, "not checked: kaistack.capacity.check has no check(config) yet")
-    report = check(config)
-    reasons = [str(r) for r in getattr(report, "reasons", ()) or ()]
-    summary = getattr(report, "summary", None)
-    summary = summary() if callable(summary) else summary
-    if not summary:
-        summary = "fits" if report.ok else f"{len(reasons)} problem{'s' * (len(reasons) != 1)}"
-    return CapacityVerdict(bool(report.ok), str(summary), reasons)
+    report = capacity_check(config)
+    return CapacityVerdict(report.ok, report.summary(), list(report.reasons))
 
 
 # --- formatting helpers ----------------------------------------------------------------------------------

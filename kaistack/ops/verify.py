@@ -25,7 +25,6 @@ Read-only checks against the Kubernetes API (`kaistack.kube.client`):
 
 from __future__ import annotations
 
-import importlib
 import math
 import os
 import re
@@ -37,9 +36,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kaistack.capacity.check import plan as capacity_plan
 from kaistack.declaration.model import Queue, StackConfig, Tenant, Workload
 from kaistack.kube.client import KubeAPIError, KubeClient, KubeError
 from kaistack.progress import Progress
+from placement import simulate
 
 SCHEDULER_NAME = "kai-scheduler"
 POD_GROUP_ANNOTATION = "pod-group-name"
@@ -295,14 +296,8 @@ def check_workloads(config: StackConfig, pods: _WorkloadPods) -> list[CheckResul
 def expected_gpu_groups(config: StackConfig) -> Counter[tuple[str, ...]] | None:
     """The placement checker's shared GPUs: one sorted tuple of workload names per GPU group.
 
-    None when the checker (kaistack.capacity.check + placement) is not available.
     """
-    try:
-        capacity = importlib.import_module("kaistack.capacity.check")
-        from placement.simulation import simulate  # the submodule: robust to a stale editable install
-    except ImportError:
-        return None
-    plan = capacity.plan(config)
+    plan = capacity_plan(config)
     result = simulate(plan.snapshot, placement=plan.placement)
     workload_of = {f"{ref.job}-{ref.task_index}": wp.workload.name for wp in plan.workloads for ref in wp.pods}
     return Counter(

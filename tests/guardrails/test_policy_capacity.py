@@ -14,7 +14,8 @@ from kaistack.guardrails.capacity_adapter import declaration
 from kaistack.guardrails.facts import StackFacts, facts_from_stack
 from kaistack.guardrails.podspec import Res
 from kaistack.guardrails.settings import Settings
-from kaistack.guardrails.stack_rules import CheckerUnavailable, kai_capacity, stack_facts
+from kaistack.guardrails.stack_model import CheckerUnavailable
+from kaistack.guardrails.stack_rules import kai_capacity, stack_facts
 from kaistack.ops.render import RecordedResource, render_stack
 from kaistack.stack.files import load_stack
 from placement.quantity import cpu_millis, memory_bytes

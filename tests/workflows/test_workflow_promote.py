@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import stat
 from pathlib import Path
@@ -242,14 +241,6 @@ def test_validation_runs_on_an_overlay_not_the_real_file(project, monkeypatch):
     assert seen["dir"] != str(project)
 
 
-def _checker_ready() -> bool:
-    try:
-        return callable(getattr(importlib.import_module("kaistack.capacity.check"), "check", None))
-    except ImportError:
-        return False
-
-
-@pytest.mark.skipif(not _checker_ready(), reason="kaistack.capacity.check(config) has not landed yet")
 def test_promotion_is_validated_by_the_real_pack_and_checker(renderable_project, capsys):
     """End to end: the promoted staging renders, passes the repository's policy pack and fits; then it is written."""
     code = main(["promote", "dev", "staging", "--project", str(renderable_project), "--yes"])

@@ -6,7 +6,6 @@ the last ones run the repository's own pack and stacks.
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
 from pathlib import Path
@@ -190,14 +189,6 @@ def test_validate_stack_raises_config_error_for_callers(renderable_project):
         validate_stack(renderable_project, "qa", progress=Progress.quiet(), pack_dir=TEST_PACK)
 
 
-def _checker_ready() -> bool:
-    try:
-        return callable(getattr(importlib.import_module("kaistack.capacity.check"), "check", None))
-    except ImportError:
-        return False
-
-
-@pytest.mark.skipif(not _checker_ready(), reason="kaistack.capacity.check(config) has not landed yet")
 @pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
 def test_repository_stacks_validate_with_the_real_pack(stack, capsys):
     """The repository's own stacks pass the real policy pack and the capacity check."""
