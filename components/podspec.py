@@ -68,8 +68,8 @@ def resources(work: Workload) -> dict[str, dict[str, str]]:
     Whole GPUs are an extended resource (requests must equal limits); shares request no
     nvidia.com/gpu at all, since KAI forbids a fraction next to a GPU limit (kai.md §4).
     """
-    requests = {"cpu": work.cpu, "memory": work.memory}
-    limits = {"cpu": work.cpu_limit or work.cpu, "memory": work.memory_limit or work.memory}
+    requests = {"cpu": str(work.cpu), "memory": str(work.memory)}
+    limits = {"cpu": str(work.cpu_limit or work.cpu), "memory": str(work.memory_limit or work.memory)}
     if work.gpu is not None:
         requests[GPU_RESOURCE] = limits[GPU_RESOURCE] = str(work.gpu)
     return {"requests": requests, "limits": limits}

@@ -37,5 +37,3 @@ def queue_decls(resources: Sequence[Res]) -> list[QueueDecl]:
         parent = spec.get("parentQueue") or None
         out.append(QueueDecl(res, str(name), str(parent) if parent else None, mapping(spec.get("resources"))))
     return out
-
-

@@ -294,9 +294,7 @@ def check_workloads(config: StackConfig, pods: _WorkloadPods) -> list[CheckResul
 
 
 def expected_gpu_groups(config: StackConfig) -> Counter[tuple[str, ...]] | None:
-    """The placement checker's shared GPUs: one sorted tuple of workload names per GPU group.
-
-    """
+    """The placement checker's shared GPUs: one sorted tuple of workload names per GPU group."""
     plan = capacity_plan(config)
     result = simulate(plan.snapshot, placement=plan.placement)
     workload_of = {f"{ref.job}-{ref.task_index}": wp.workload.name for wp in plan.workloads for ref in wp.pods}

@@ -450,10 +450,10 @@ def _merge(pool: NodePool, facts: InstanceFacts, where: str) -> tuple[NodePool, 
     if "pods" not in declared:
         update["pods"] = facts.max_pods
 
-    merged = pool.model_copy(update=update)
+    merged = pool.replace(**update)
     labels, taints, label_problems = _gpu_node_marks(merged, where)
     problems += label_problems
-    return merged.model_copy(update={"labels": labels, "taints": taints}), problems
+    return merged.replace(labels=labels, taints=taints), problems
 
 
 def _gpu_node_marks(pool: NodePool, where: str) -> tuple[dict[str, str], list[Taint], list[str]]:
@@ -527,7 +527,7 @@ def _from_declared(config: StackConfig, reason: str) -> StackConfig:
                 )
         labels, taints, mark_problems = _gpu_node_marks(pool, where)
         problems += mark_problems
-        pools.append(pool.model_copy(update={"labels": labels, "taints": taints}))
+        pools.append(pool.replace(labels=labels, taints=taints))
     if problems:
         raise ConfigError(problems)
     if reason not in _WARNED:  # render checks, then runs the program: say it once per process
@@ -540,6 +540,5 @@ def _with_pools(config: StackConfig, pools: Iterable[NodePool], zones: list[str]
     update: dict[str, Any] = {"node_pools": list(pools)}
     eks = config.cluster.eks
     if eks is not None and zones is not None and zones != eks.availability_zones:
-        update["eks"] = eks.model_copy(update={"availability_zones": zones})
-    cluster = config.cluster.model_copy(update=update)
-    return config.model_copy(update={"cluster": cluster})
+        update["eks"] = eks.replace(availability_zones=zones)
+    return config.replace(cluster=config.cluster.replace(**update))

@@ -59,5 +59,3 @@ def _mask_secure(value: Any) -> Any:
     if isinstance(value, list):
         return [_mask_secure(v) for v in value]
     return value
-
-

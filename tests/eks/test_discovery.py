@@ -42,7 +42,7 @@ def test_p5_48xlarge_gpu_facts_come_from_describe_instance_types(ec2: Any) -> No
 def test_cpu_memory_pods_are_the_eks_ami_allocatable_estimate(ec2: Any) -> None:
     """4 vCPU / 16 GiB / 4 ENIs x 15 IPs: 80m and 11x58+255 MiB kube-reserved, 100Mi eviction, 58 pods."""
     pool = _pool(resolve_node_pools(eks_config(), ec2))
-    assert (pool.cpu, pool.memory, pool.pods) == ("3920m", "15391Mi", 58)
+    assert (str(pool.cpu), str(pool.memory), pool.pods) == ("3920m", "15391Mi", 58)
 
 
 def test_gpu_pools_get_the_labels_kai_reads_and_the_gpu_taint(ec2: Any) -> None:
@@ -75,7 +75,8 @@ def test_declared_values_that_agree_with_aws_are_kept(ec2: Any) -> None:
         instanceType="p5.48xlarge", count=1, gpus=8, gpuProduct="NVIDIA-H100-80GB-HBM3", gpuMemoryMiB=81559, cpu="96"
     )
     pool = _pool(resolve_node_pools(config, ec2))
-    assert (pool.gpus, pool.gpu_product, pool.gpu_memory_mi_b, pool.cpu) == (8, "NVIDIA-H100-80GB-HBM3", 81559, "96")
+    facts = (pool.gpus, pool.gpu_product, pool.gpu_memory_mi_b, str(pool.cpu))
+    assert facts == (8, "NVIDIA-H100-80GB-HBM3", 81559, "96")
 
 
 def test_resolving_twice_gives_the_same_config(ec2: Any) -> None:
@@ -271,7 +272,7 @@ def test_without_credentials_declared_values_are_used(no_aws: None, caplog: pyte
     config = eks_config(gpus=1, gpuProduct="NVIDIA-L4", gpuMemoryMiB=22888, cpu="3920m")
     with caplog.at_level(logging.WARNING, logger="kaistack.stack.eks"):
         pool = _pool(resolve_node_pools(config))
-    assert (pool.gpus, pool.gpu_product, pool.gpu_memory_mi_b, pool.cpu) == (1, "NVIDIA-L4", 22888, "3920m")
+    assert (pool.gpus, pool.gpu_product, pool.gpu_memory_mi_b, str(pool.cpu)) == (1, "NVIDIA-L4", 22888, "3920m")
     assert pool.labels["nvidia.com/gpu.memory"] == "22888"
     assert pool.taints == [GPU_TAINT]
     assert "no AWS credentials found" in caplog.text

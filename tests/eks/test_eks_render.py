@@ -140,10 +140,8 @@ def test_gpu_operator_driver_stays_off_on_eks_even_when_left_at_its_default() ->
     from components.gpu import gpu_operator_values
 
     config = stack("prod")
-    default_gpu = config.gpu.model_copy(
-        update={"gpu_operator": config.gpu.gpu_operator.model_copy(update={"driver": True, "toolkit": True})}
-    )
-    values = gpu_operator_values(config.model_copy(update={"gpu": default_gpu}))
+    default_gpu = config.gpu.replace(gpu_operator=config.gpu.gpu_operator.replace(driver=True, toolkit=True))
+    values = gpu_operator_values(config.replace(gpu=default_gpu))
     assert (values["driver"], values["toolkit"]) == ({"enabled": False}, {"enabled": False})
 
 

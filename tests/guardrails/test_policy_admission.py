@@ -167,7 +167,7 @@ def test_policy_matches_pod_creates_and_updates(dev: StackConfig) -> None:
 
 
 def test_tenant_without_queues_may_use_any_leaf_queue(dev: StackConfig) -> None:
-    open_tenant = dev.tenant("team-a").model_copy(update={"queues": []})
+    open_tenant = dev.tenant("team-a").replace(queues=[])
     queue_rule = tenant_policy(dev, open_tenant)["spec"]["validations"][1]["expression"]
     assert "['default-queue', 'team-a', 'test']" in queue_rule
 

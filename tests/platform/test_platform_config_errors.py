@@ -70,7 +70,7 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
     ),
     "bad-quantity": (
         lambda r: r["cluster"]["nodePools"][0].update(cpu="four"),
-        "kaistack:cluster.nodePools[0].cpu: String should match pattern",
+        "kaistack:cluster.nodePools[0].cpu: invalid quantity 'four': expected a Kubernetes quantity",
     ),
     "quota-below-minus-one": (
         lambda r: r.update(queues=[{"name": "team", "resources": {"gpu": {"quota": -2}}}]),

@@ -1,0 +1,29 @@
+"""Every size a user controls, bounded before work starts (the README's limits table is this file).
+
+The bounds are far above the largest real clusters (KAI runs 4,000+ nodes and 140,000+ pods) and far
+below what would exhaust a CI runner: a bad or hostile input is refused with the key and the limit,
+never left to hang, recurse or swap. Scenario limits live with the simulator (placement.scenario),
+which imports nothing from kaistack.
+"""
+
+from __future__ import annotations
+
+# -- input files ---------------------------------------------------------------------------------
+MAX_STACK_FILE_BYTES = 16 * 2**20  # a Pulumi.<stack>.yaml
+MAX_MANIFEST_FILE_BYTES = 64 * 2**20  # one file (or stdin) given to `kaistack lint`
+MAX_DOCUMENTS = 20_000  # YAML documents in one file
+MAX_DEPTH = 64  # nesting of mappings/sequences in any YAML or JSON input
+MAX_ALIAS_EXPANSION = 1_000_000  # nodes reachable through YAML aliases (anchors) in one document
+
+# -- the declaration -----------------------------------------------------------------------------
+MAX_NODE_POOLS = 1_000
+MAX_NODES = 20_000  # sum of every pool's count (and maxSize)
+MAX_GPUS_PER_NODE = 128
+MAX_QUEUES = 10_000
+MAX_QUEUE_DEPTH = 32  # parent chain length from a top-level queue
+MAX_TENANTS = 1_000
+MAX_WORKLOADS = 20_000
+MAX_REPLICAS = 100_000  # pods of one workload (replicas, PyTorchJob workers)
+MAX_PODS = 500_000  # pods of all workloads together
+MAX_LIST_ITEMS = 1_000  # command, args, env, ports, labels, annotations, taints of one object
+MAX_STRING = 4_096  # any one string value (images, URLs, commands)

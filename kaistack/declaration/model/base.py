@@ -1,0 +1,61 @@
+"""What every part of the model shares: the frozen base class, names, quantities, KAI's priority classes."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, WithJsonSchema
+from pydantic.alias_generators import to_camel
+
+from kaistack.declaration import limits
+from placement.quantity import Quantity
+
+DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+# Queue, workload and tenant names end up in object names, label values and Pulumi URNs.
+Name = Annotated[str, Field(pattern=DNS_LABEL, min_length=1, max_length=63)]
+Text = Annotated[str, Field(max_length=limits.MAX_STRING)]
+
+
+def _quantity(value: Any) -> Quantity:
+    return Quantity.parse(value)
+
+
+# A Kubernetes quantity ("500m", "16Gi", 2): the one grammar of placement.quantity, exact value, and
+# the text as written (what manifests carry).
+KubeQuantity = Annotated[
+    Quantity,
+    PlainValidator(_quantity),
+    PlainSerializer(str, return_type=str),
+    WithJsonSchema(
+        {
+            "type": ["string", "number"],
+            "pattern": r"^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][+-]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?$",
+        }
+    ),
+]
+
+KAI_PRIORITY_CLASSES: dict[str, int] = {"train": 50, "build-preemptible": 75, "build": 100, "inference": 125}
+# Unset tenants[].nodePort on kind count up from here, in declaration order.
+TENANT_NODE_PORT_BASE = 31000
+# KAI: priority >= 100 is non-preemptible unless kai.scheduler/preemptibility says otherwise.
+NON_PREEMPTIBLE_THRESHOLD = 100
+
+
+class Model(BaseModel):
+    """Base for every config object: frozen, camelCase keys, unknown keys rejected."""
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True, str_strip_whitespace=True
+    )
+
+    def replace(self, **changes: Any) -> Self:
+        """A copy with `changes` (field names), validated again like the original.
+
+        What was declared stays declared (`model_fields_set`); changed fields count as declared.
+        """
+        data = {name: getattr(self, name) for name in self.model_fields_set}
+        return self.model_validate({**data, **changes})
+
+
+def priority_value(class_name: str) -> int:
+    return KAI_PRIORITY_CLASSES[class_name]

@@ -1,0 +1,209 @@
+"""The cluster: provider (kind, existing, EKS), node pools (the capacity the checker plans with) and EKS shape rules."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from kaistack.declaration import limits, versions
+from kaistack.declaration.model.base import KubeQuantity, Model, Name, Text
+from placement.quantity import Quantity
+
+Labels = Annotated[dict[Text, Text], Field(max_length=limits.MAX_LIST_ITEMS)]
+
+
+class Taint(Model):
+    key: Text = Field(description="Taint key, e.g. nvidia.com/gpu")
+    value: Text | None = Field(default=None, description="Taint value (none = the key alone)")
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = Field(
+        default="NoSchedule", description="Taint effect"
+    )
+
+
+class NodePool(Model):
+    """A group of identical worker nodes; its declared capacity is what the placement checker uses.
+
+    For kind, `count` workers are created; for EKS, the managed node group scales between
+    `minSize` and `maxSize` and the checker plans for `count` (the desired size). GPU facts left
+    unset on an EKS pool are discovered from EC2.
+    """
+
+    name: Name = Field(description="Pool name (a DNS label); nodes are labelled kaistack.io/node-pool=<name>")
+    count: int = Field(default=1, ge=0, le=limits.MAX_NODES, description="Nodes in the pool (EKS: desired size)")
+    min_size: int | None = Field(default=None, ge=0, le=limits.MAX_NODES, description="EKS: smallest node count")
+    max_size: int | None = Field(default=None, ge=0, le=limits.MAX_NODES, description="EKS: largest node count")
+    instance_type: Text | None = Field(default=None, description="EKS: EC2 instance type, e.g. g6.xlarge")
+    gpus: int | None = Field(
+        default=None, ge=0, le=limits.MAX_GPUS_PER_NODE, description="Whole GPUs per node (EKS: from EC2 if unset)"
+    )
+    gpu_memory_mi_b: int | None = Field(
+        default=None,
+        gt=0,
+        le=2**31,
+        alias="gpuMemoryMiB",
+        description="Memory of one GPU, in MiB (the nvidia.com/gpu.memory label KAI reads)",
+    )
+    gpu_product: Text | None = Field(default=None, description="GPU model label value, e.g. NVIDIA-L4")
+    # kind + real GPUs: which host GPUs this pool's workers see (nvkind's extraMounts); "all" or indices.
+    gpu_devices: Literal["all"] | Annotated[list[Annotated[int, Field(ge=0, le=1023)]], Field(max_length=1024)] = Field(
+        default="all", description="kind + real GPUs: host GPU indices for this pool's workers, or 'all'"
+    )
+    cpu: KubeQuantity = Field(
+        default=Quantity.parse("8"), description="Allocatable CPU per node, a Kubernetes quantity in cores ('8')"
+    )
+    memory: KubeQuantity = Field(
+        default=Quantity.parse("32Gi"), description="Allocatable memory per node, a Kubernetes quantity ('32Gi')"
+    )
+    pods: int = Field(default=110, gt=0, le=100_000, description="Max pods per node")
+    mig_strategy: Literal["none", "single", "mixed"] = Field(default="none", description="nvidia.com/mig.strategy")
+    mig: dict[Text, int] = Field(
+        default_factory=dict, description="mixed MIG: devices per node by resource, e.g. nvidia.com/mig-1g.10gb: 7"
+    )
+    labels: Labels = Field(default_factory=dict, description="Extra node labels")
+    taints: Annotated[list[Taint], Field(max_length=limits.MAX_LIST_ITEMS)] = Field(
+        default_factory=list, description="Node taints"
+    )
+
+    @property
+    def gpu_count(self) -> int:
+        return self.gpus or 0
+
+    @field_validator("mig")
+    @classmethod
+    def _mig_profiles(cls, value: dict[str, int]) -> dict[str, int]:
+        for profile, count in value.items():
+            if not re.fullmatch(r"nvidia\.com/mig-\d+g\.\d+gb", profile):
+                raise ValueError(f"MIG profile {profile!r} must look like 'nvidia.com/mig-1g.10gb'")
+            most = limits.MAX_GPUS_PER_NODE * 7  # 7 is the most MIG slices one GPU splits into
+            if not 0 <= count <= most:
+                raise ValueError(f"MIG device count for {profile} must be 0..{most}, got {count}")
+        return value
+
+
+class KindSettings(Model):
+    node_image: Text = Field(default=versions.KIND_NODE_IMAGE, description="kindest/node image (pin by digest)")
+
+
+class ExistingSettings(Model):
+    """An existing cluster (OpenShift, OpenNebula, ...): a kubeconfig (secret config) or a context."""
+
+    kubeconfig: Annotated[str, Field(max_length=1_000_000)] | None = Field(
+        default=None, description="Admin kubeconfig (set it as a Pulumi secret)"
+    )
+    context: Text | None = Field(default=None, description="A context of your own kubeconfig ($KUBECONFIG)")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ExistingSettings:
+        if not self.kubeconfig and not self.context:
+            raise ValueError(
+                "needs 'kubeconfig' (pulumi config set --secret --path kaistack:cluster.existing.kubeconfig ...) "
+                "or 'context'"
+            )
+        return self
+
+
+class SystemNodeGroup(Model):
+    instance_type: Text = Field(default="m6i.large", description="EC2 instance type of the system nodes")
+    min_size: int = Field(default=2, ge=1, le=1000, description="Smallest system node count")
+    max_size: int = Field(default=3, ge=1, le=1000, description="Largest system node count")
+    desired_size: int = Field(default=2, ge=1, le=1000, description="Desired system node count")
+
+
+class EksSettings(Model):
+    region: Text = Field(description="AWS region, e.g. us-west-2")
+    version: Text = Field(default=versions.EKS_KUBERNETES_VERSION, description="EKS Kubernetes version")
+    vpc_id: Text | None = Field(default=None, description="An existing VPC (else kaistack creates one)")
+    subnet_ids: Annotated[list[Text], Field(max_length=100)] = Field(
+        default_factory=list, description="Subnets of the existing VPC (2+ zones)"
+    )
+    availability_zones: Annotated[list[Text], Field(max_length=32)] = Field(
+        default_factory=list, description="Zones for a new VPC (unset: picked from EC2 offerings)"
+    )
+    vpc_cidr: Text = Field(default="10.0.0.0/16", description="CIDR of a new VPC")
+    system_node_group: SystemNodeGroup = Field(default=SystemNodeGroup(), description="The non-GPU system nodes")
+    # Nodes in private subnets behind one NAT gateway (~$0.045/h + $0.045/GB); false puts them in
+    # public subnets with public IPs (no NAT cost, inbound still closed by the node security group).
+    # Only used when kaistack creates the VPC.
+    private_nodes: bool = Field(default=True, description="Nodes in private subnets behind one NAT gateway")
+    # Root volume per GPU node: the NVIDIA AMI plus CUDA/PyTorch images outgrow EKS's 20 GiB default.
+    gpu_node_disk_gi_b: int = Field(
+        default=200, ge=20, le=16384, alias="gpuNodeDiskGiB", description="Root volume per GPU node, in GiB"
+    )
+    protect: bool = Field(default=False, description="Protect the cluster, its VPC and KAI from deletion")
+
+
+class ClusterConfig(Model):
+    provider: Literal["kind", "existing", "eks"] = Field(description="Where the cluster comes from")
+    name: Name = Field(default="kaistack", description="Cluster name")
+    node_pools: Annotated[list[NodePool], Field(max_length=limits.MAX_NODE_POOLS)] = Field(
+        default_factory=list, description="Worker node pools: the capacity the placement checker plans with"
+    )
+    kind: KindSettings = Field(default=KindSettings(), description="kind settings")
+    existing: ExistingSettings | None = Field(default=None, description="How to reach an existing cluster")
+    eks: EksSettings | None = Field(default=None, description="EKS settings")
+    # Install the Kubeflow training operator (PyTorchJob CRD) into every cluster that runs a
+    # PyTorchJob (host and/or tenant vClusters); false = it is already there (components/workloads.py).
+    training_operator: bool = Field(
+        default=False, description="Install the Kubeflow training operator where a PyTorchJob runs"
+    )
+
+    @model_validator(mode="after")
+    def _provider_settings(self) -> ClusterConfig:
+        if self.provider == "existing" and self.existing is None:
+            raise ValueError("provider 'existing' needs an 'existing' block with 'kubeconfig' or 'context'")
+        if self.provider == "eks" and self.eks is None:
+            raise ValueError("provider 'eks' needs an 'eks' block with at least 'region'")
+        names = [p.name for p in self.node_pools]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"node pool names must be unique; repeated: {', '.join(dupes)}")
+        total = sum(max(p.count, p.max_size or 0) for p in self.node_pools)
+        if total > limits.MAX_NODES:
+            raise ValueError(f"node pools add up to {total} nodes; kaistack plans for at most {limits.MAX_NODES}")
+        return self
+
+
+def eks_shape_problems(cluster: ClusterConfig) -> list[str]:
+    """What an EKS cluster must look like, before AWS is asked anything (each line starts with its key path)."""
+    eks = cluster.eks
+    if cluster.provider != "eks" or eks is None:
+        return []
+    problems: list[str] = []
+    for i, pool in enumerate(cluster.node_pools):
+        where = f"cluster.nodePools[{i}]"
+        if not pool.instance_type:
+            problems.append(f"{where}.instanceType: required on EKS (an EC2 instance type such as 'g6.xlarge')")
+        low, _, high = eks_scaling(pool)
+        if not low <= pool.count <= high:
+            problems.append(
+                f"{where}.count: {pool.count} must lie between minSize ({low}) and maxSize ({high}); "
+                "count is the node group's desired size"
+            )
+        if high < 1:
+            problems.append(f"{where}.maxSize: EKS node groups need maxSize >= 1, got {high}")
+    system = eks.system_node_group
+    if not system.min_size <= system.desired_size <= system.max_size:
+        problems.append(
+            f"cluster.eks.systemNodeGroup.desiredSize: {system.desired_size} must lie between "
+            f"minSize ({system.min_size}) and maxSize ({system.max_size})"
+        )
+    if eks.vpc_id is None and len(eks.availability_zones) == 1:
+        problems.append(
+            "cluster.eks.availabilityZones: EKS needs subnets in at least 2 zones; list 2 or more "
+            f"zones of {eks.region}, or leave the key out and kaistack picks zones offering every pool's type"
+        )
+    if eks.vpc_id is not None and len(eks.subnet_ids) < 2:
+        problems.append("cluster.eks.subnetIds: with an existing vpcId give at least 2 subnet ids in different zones")
+    for zone in eks.availability_zones:
+        if not zone.startswith(eks.region):
+            problems.append(f"cluster.eks.availabilityZones: {zone!r} is not a zone of region {eks.region!r}")
+    return problems
+
+
+def eks_scaling(pool: NodePool) -> tuple[int, int, int]:
+    """(min, desired, max) of an EKS node group: desired is the pool's count, the size the checker plans for."""
+    low = pool.min_size if pool.min_size is not None else pool.count
+    high = pool.max_size if pool.max_size is not None else max(pool.count, 1)
+    return low, pool.count, high

@@ -1,0 +1,186 @@
+"""StackConfig: everything under `kaistack:` for one stack, and the rules that span its parts."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from typing import Annotated
+
+from pydantic import Field, model_validator
+
+from kaistack.declaration import limits
+from kaistack.declaration.model.base import TENANT_NODE_PORT_BASE, Model
+from kaistack.declaration.model.cluster import ClusterConfig, NodePool, eks_shape_problems
+from kaistack.declaration.model.gpu import GpuConfig
+from kaistack.declaration.model.kai import KaiConfig
+from kaistack.declaration.model.queues import Queue, depths, find_cycle, parents_first
+from kaistack.declaration.model.tenants import Tenant
+from kaistack.declaration.model.workloads import Workload
+
+
+class StackConfig(Model):
+    """Everything under `kaistack:` for one stack."""
+
+    cluster: ClusterConfig = Field(description="The cluster and its node pools")
+    gpu: GpuConfig = Field(default=GpuConfig(mode="none"), description="GPU enablement")
+    kai: KaiConfig = Field(default=KaiConfig(), description="The KAI scheduler")
+    queues: Annotated[list[Queue], Field(max_length=limits.MAX_QUEUES)] = Field(
+        default_factory=list, description="KAI queues, a flat list with parent links"
+    )
+    tenants: Annotated[list[Tenant], Field(max_length=limits.MAX_TENANTS)] = Field(
+        default_factory=list, description="Tenants, one vCluster each"
+    )
+    workloads: Annotated[list[Workload], Field(max_length=limits.MAX_WORKLOADS)] = Field(
+        default_factory=list, description="Workloads on the host or inside tenants"
+    )
+
+    # -- derived views (used by components, checker and policies alike) --
+
+    def all_queues(self) -> list[Queue]:
+        """Declared queues plus KAI's default pair, parents before children."""
+        extra: list[Queue] = []
+        dq = self.kai.default_queues
+        if dq.create:
+            extra = [
+                Queue(name=dq.parent_name, resources=dq.parent_resources),
+                Queue(name=dq.child_name, parent=dq.parent_name, resources=dq.child_resources),
+            ]
+        return parents_first([*extra, *self.queues])
+
+    def leaf_queue_names(self) -> set[str]:
+        queues = self.all_queues()
+        parents = {q.parent for q in queues if q.parent}
+        return {q.name for q in queues if q.name not in parents}
+
+    def queue_of(self, workload: Workload) -> str:
+        """The queue KAI puts the workload in: its label, else `default-queue`."""
+        return workload.queue or self.kai.default_queues.child_name
+
+    def tenant(self, name: str) -> Tenant:
+        for tenant in self.tenants:
+            if tenant.name == name:
+                return tenant
+        raise KeyError(name)
+
+    def tenant_node_port(self, tenant: Tenant) -> int:
+        """The NodePort a kind cluster maps to localhost for this tenant's vCluster API."""
+        if tenant.node_port is not None:
+            return tenant.node_port
+        return TENANT_NODE_PORT_BASE + [t.name for t in self.tenants].index(tenant.name)
+
+    def gpu_pools(self) -> Iterator[NodePool]:
+        return (p for p in self.cluster.node_pools if p.gpu_count > 0 or p.instance_type)
+
+    # -- cross-field rules --
+
+    @model_validator(mode="after")
+    def _consistent(self) -> StackConfig:
+        problems: list[str] = []
+        problems += _queue_tree_problems(self)
+        names = {q.name for q in self.all_queues()}
+        leaves = self.leaf_queue_names()
+        tenants = {t.name: t for t in self.tenants}
+        problems += _duplicates("tenants", [t.name for t in self.tenants])
+        problems += _duplicates("workloads", [w.name for w in self.workloads])
+        pods = sum(w.pod_count for w in self.workloads)
+        if pods > limits.MAX_PODS:
+            problems.append(f"workloads: {pods} pods in all; kaistack plans for at most {limits.MAX_PODS}")
+        for i, tenant in enumerate(self.tenants):
+            for queue in tenant.queues:
+                if queue not in names:
+                    problems.append(f"tenants[{i}].queues: queue {queue!r} is not declared in kaistack:queues")
+                elif queue not in leaves:
+                    problems.append(f"tenants[{i}].queues: {queue!r} has child queues; only leaf queues schedule")
+        for i, work in enumerate(self.workloads):
+            problems += _workload_problems(self, i, work, names, leaves, tenants)
+        if self.kai.memory_isolation and self.gpu.mode not in ("device-plugin", "gpu-operator"):
+            problems.append(
+                f"kai.memoryIsolation: needs real GPUs (gpu.mode device-plugin or gpu-operator), got {self.gpu.mode!r}"
+            )
+        if self.gpu.mode == "fake" and not any(p.gpu_count for p in self.cluster.node_pools):
+            problems.append("gpu.mode: 'fake' needs at least one cluster.nodePools entry with gpus > 0")
+        if self.gpu.mode == "fake" and self.cluster.provider == "eks":
+            problems.append("gpu.mode: 'fake' is for kind/existing clusters; EKS pools have real GPUs")
+        if self.gpu.device_plugin.time_slicing is not None and self.gpu.mode != "device-plugin":
+            problems.append("gpu.devicePlugin.timeSlicing: applies only with gpu.mode 'device-plugin'")
+        if self.cluster.provider == "kind":
+            problems += _kind_ports(self)
+        problems += eks_shape_problems(self.cluster)
+        if problems:
+            # One problem per line, each starting with its own key path (kaistack.declaration.parse splits them).
+            raise ValueError("\n".join(problems))
+        return self
+
+
+def _workload_problems(
+    stack: StackConfig, i: int, work: Workload, names: set[str], leaves: set[str], tenants: dict[str, Tenant]
+) -> list[str]:
+    problems: list[str] = []
+    queue = stack.queue_of(work)
+    where = f"workloads[{i}]"
+    if queue not in names:
+        allowed = ", ".join(sorted(leaves)) or "none declared"
+        problems.append(f"{where}.queue: {queue!r} is not a declared queue; leaf queues: {allowed}")
+    elif queue not in leaves:
+        problems.append(f"{where}.queue: {queue!r} has child queues; KAI only schedules leaf queues")
+    if work.tenant is not None:
+        if work.tenant not in tenants:
+            allowed = ", ".join(sorted(tenants)) or "none declared"
+            problems.append(f"{where}.tenant: {work.tenant!r} is not a declared tenant; tenants: {allowed}")
+        elif tenants[work.tenant].queues and queue not in tenants[work.tenant].queues:
+            problems.append(
+                f"{where}.queue: {queue!r} is not one of tenant {work.tenant!r}'s queues "
+                f"({', '.join(tenants[work.tenant].queues)})"
+            )
+    if work.shares_gpu and not stack.kai.gpu_sharing:
+        problems.append(
+            f"{where}: gpuFraction/gpuMemoryMiB need kaistack:kai.gpuSharing true "
+            "(KAI's admission webhook rejects shared-GPU pods otherwise)"
+        )
+    return problems
+
+
+def _duplicates(key: str, names: list[str]) -> list[str]:
+    dupes = sorted(n for n, c in Counter(names).items() if c > 1)
+    return [f"{key}: names must be unique; repeated: {', '.join(dupes)}"] if dupes else []
+
+
+def _queue_tree_problems(stack: StackConfig) -> list[str]:
+    queues = stack.all_queues()
+    problems = _duplicates("queues", [q.name for q in queues])
+    by_name = {q.name: q for q in queues}
+    for i, queue in enumerate(stack.queues):
+        if queue.parent is not None and queue.parent not in by_name:
+            allowed = ", ".join(sorted(by_name)) or "none"
+            if len(allowed) > 300:
+                allowed = allowed[:297] + "..."
+            problems.append(f"queues[{i}].parent: {queue.parent!r} is not a declared queue; queues: {allowed}")
+        if queue.parent == queue.name:
+            problems.append(f"queues[{i}].parent: queue {queue.name!r} cannot be its own parent")
+    cycle = find_cycle(queues)
+    if cycle:
+        problems.append(f"queues: parent cycle {' -> '.join(cycle)}")
+    deepest = max(depths(queues).items(), key=lambda kv: kv[1], default=("", 0))
+    if deepest[1] > limits.MAX_QUEUE_DEPTH:
+        problems.append(
+            f"queues: {deepest[0]!r} is {deepest[1]} levels deep; kaistack allows at most {limits.MAX_QUEUE_DEPTH}"
+        )
+    if stack.kai.default_queues.create:
+        dq = stack.kai.default_queues
+        for i, queue in enumerate(stack.queues):
+            if queue.name in (dq.parent_name, dq.child_name):
+                problems.append(
+                    f"queues[{i}].name: {queue.name!r} is KAI's default queue; set its resources under "
+                    "kai.defaultQueues instead"
+                )
+    return problems
+
+
+def _kind_ports(stack: StackConfig) -> list[str]:
+    counts = Counter(stack.tenant_node_port(t) for t in stack.tenants)
+    return [
+        f"tenants: nodePort {p} is used by more than one tenant (unset ones count up from "
+        f"{TENANT_NODE_PORT_BASE}); set tenants[].nodePort explicitly"
+        for p in sorted(counts)
+        if counts[p] > 1
+    ]

@@ -1,0 +1,50 @@
+"""Tenants: one vCluster each, in its own host namespace, scheduled by the host's KAI through its queues."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from kaistack.declaration import limits, versions
+from kaistack.declaration.model.base import Model, Name, Text
+
+
+class TenantResourceQuota(Model):
+    enabled: bool = Field(default=True, description="Render vCluster's ResourceQuota in the host namespace")
+    quota: Annotated[dict[Text, Text | int], Field(max_length=limits.MAX_LIST_ITEMS)] = Field(
+        default_factory=dict, description="Overrides of the quota map (Kubernetes quantities)"
+    )
+
+
+class TenantIsolation(Model):
+    pod_security_standard: Literal["privileged", "baseline", "restricted"] | None = Field(
+        default="baseline", description="Pod Security Standard for the tenant's namespaces"
+    )
+    resource_quota: TenantResourceQuota = Field(default=TenantResourceQuota(), description="Host-side ResourceQuota")
+    limit_range: bool = Field(default=True, description="Render vCluster's LimitRange")
+    network_policy: bool = Field(default=True, description="Render vCluster's NetworkPolicies")
+
+
+class VClusterSettings(Model):
+    version: Text = Field(default=versions.VCLUSTER_VERSION, description="vCluster chart version (no 'v')")
+    # Expose real node labels (nvidia.com/gpu.product, ...) inside the tenant.
+    sync_nodes: bool = Field(default=False, description="Show the real nodes (and their GPU labels) inside")
+
+
+class Tenant(Model):
+    name: Name = Field(description="Tenant name: the vCluster release and its kubeconfig Secret vc-<name>")
+    namespace: Name | None = Field(default=None, description="Host namespace (default vcluster-<name>)")
+    queues: Annotated[list[Name], Field(max_length=limits.MAX_LIST_ITEMS)] = Field(
+        default_factory=list, description="Leaf queues the tenant's pods may use"
+    )
+    vcluster: VClusterSettings = Field(default=VClusterSettings(), description="vCluster release")
+    isolation: TenantIsolation = Field(default=TenantIsolation(), description="Quota, limits, policies")
+    # How the Pulumi host reaches the vCluster API: kind maps a NodePort to localhost; elsewhere give
+    # the URL the vCluster API is reachable at (LoadBalancer/Ingress).
+    node_port: int | None = Field(default=None, ge=30000, le=32767, description="kind: the API's NodePort")
+    api_server_url: Text | None = Field(default=None, description="Where the vCluster API is reachable (not kind)")
+
+    @property
+    def host_namespace(self) -> str:
+        return self.namespace or f"vcluster-{self.name}"

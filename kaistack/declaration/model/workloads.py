@@ -1,0 +1,113 @@
+"""Workloads: a Pod, Deployment, Job or PyTorchJob, on the host or inside a tenant's vCluster."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from kaistack.declaration import limits
+from kaistack.declaration.model.base import KubeQuantity, Model, Name, Text
+from placement.quantity import Quantity
+
+StringList = Annotated[list[Text], Field(max_length=limits.MAX_LIST_ITEMS)]
+StringMap = Annotated[dict[Text, Text], Field(max_length=limits.MAX_LIST_ITEMS)]
+
+
+class PyTorchReplicas(Model):
+    master: int = Field(default=1, ge=0, le=1, description="Master replicas (0 or 1)")
+    workers: int = Field(default=1, ge=0, le=limits.MAX_REPLICAS, description="Worker replicas")
+    min_available: int | None = Field(
+        default=None, ge=1, le=limits.MAX_REPLICAS, description="Gang minimum (default: all replicas)"
+    )
+
+
+class Workload(Model):
+    """A Pod, Deployment, Job or PyTorchJob scheduled by KAI, on the host or inside a tenant's vCluster.
+
+    GPU requests use the placement checker's scenario names: `gpu` (whole GPUs), `gpuFraction`,
+    `gpuMemoryMiB`, with `gpuDevices` for multi-device fractions.
+    """
+
+    name: Name = Field(description="Object name (a DNS label)")
+    kind: Literal["Pod", "Deployment", "Job", "PyTorchJob"] = Field(description="Kubernetes kind")
+    namespace: Name = Field(default="default", description="Namespace (inside the tenant's vCluster for tenants)")
+    tenant: Name | None = Field(default=None, description="The tenant whose vCluster runs it (none = host)")
+    queue: Name | None = Field(default=None, description="Leaf queue (kai.scheduler/queue); none = default-queue")
+    image: Text = Field(description="Container image")
+    # `kaistack promote` copies the image of workloads marked promoted from stack to stack.
+    promoted: bool = Field(default=False, description="kaistack promote copies this image to the next stack")
+    command: StringList = Field(default_factory=list, description="Container command")
+    args: StringList = Field(default_factory=list, description="Container args")
+    env: StringMap = Field(default_factory=dict, description="Environment variables")
+    ports: Annotated[list[Annotated[int, Field(gt=0, lt=65536)]], Field(max_length=limits.MAX_LIST_ITEMS)] = Field(
+        default_factory=list, description="Container ports"
+    )
+    replicas: int = Field(
+        default=1, ge=0, le=limits.MAX_REPLICAS, description="Deployment replicas / Job parallelism (pods)"
+    )
+    completions: int | None = Field(default=None, ge=1, le=limits.MAX_REPLICAS, description="Job completions")
+    pytorch: PyTorchReplicas = Field(default=PyTorchReplicas(), description="PyTorchJob master/workers")
+    gpu: int | None = Field(default=None, ge=1, le=limits.MAX_GPUS_PER_NODE, description="Whole GPUs per pod")
+    gpu_fraction: float | None = Field(
+        default=None, gt=0, lt=1, allow_inf_nan=False, description="Share of one GPU per pod (0 < f < 1)"
+    )
+    gpu_memory_mi_b: int | None = Field(
+        default=None, gt=0, le=2**31, alias="gpuMemoryMiB", description="GPU memory per pod, in MiB"
+    )
+    gpu_devices: int | None = Field(
+        default=None, ge=1, le=limits.MAX_GPUS_PER_NODE, description="GPUs the share is taken on (multi-device)"
+    )
+    cpu: KubeQuantity = Field(default=Quantity.parse("100m"), description="CPU request per pod, in cores ('500m')")
+    memory: KubeQuantity = Field(default=Quantity.parse("128Mi"), description="Memory request per pod ('1Gi')")
+    cpu_limit: KubeQuantity | None = Field(default=None, description="CPU limit per pod (default: the request)")
+    memory_limit: KubeQuantity | None = Field(default=None, description="Memory limit per pod (default: the request)")
+    priority_class: Literal["train", "build-preemptible", "build", "inference"] | None = Field(
+        default=None, description="KAI priority class (default by kind: Deployment inference, else train)"
+    )
+    preemptible: bool | None = Field(default=None, description="Override preemptibility (priority < 100 preempts)")
+    labels: StringMap = Field(default_factory=dict, description="Extra labels")
+    annotations: StringMap = Field(default_factory=dict, description="Extra annotations")
+    node_selector: StringMap = Field(default_factory=dict, description="Node selector")
+    tolerate_gpu_taint: bool = Field(default=True, description="Tolerate nvidia.com/gpu taints when using GPUs")
+
+    @model_validator(mode="after")
+    def _one_gpu_request(self) -> Workload:
+        given = [
+            k
+            for k, v in (("gpu", self.gpu), ("gpuFraction", self.gpu_fraction), ("gpuMemoryMiB", self.gpu_memory_mi_b))
+            if v is not None
+        ]
+        if len(given) > 1:
+            raise ValueError(
+                f"use one of gpu, gpuFraction, gpuMemoryMiB; got {' and '.join(given)} "
+                "(KAI rejects fraction + memory and any share combined with whole GPUs)"
+            )
+        if self.gpu_devices is not None and not (self.gpu_fraction or self.gpu_memory_mi_b):
+            raise ValueError("gpuDevices applies only to gpuFraction or gpuMemoryMiB requests")
+        if self.kind != "PyTorchJob" and "pytorch" in self.model_fields_set:
+            raise ValueError(f"'pytorch' applies only to kind PyTorchJob, not {self.kind}")
+        if self.kind not in ("Deployment", "Job") and "replicas" in self.model_fields_set:
+            raise ValueError(f"'replicas' applies to Deployment and Job (parallelism), not {self.kind}")
+        return self
+
+    @property
+    def shares_gpu(self) -> bool:
+        return self.gpu_fraction is not None or self.gpu_memory_mi_b is not None
+
+    @property
+    def uses_gpu(self) -> bool:
+        return self.gpu is not None or self.shares_gpu
+
+    @property
+    def default_priority_class(self) -> str:
+        """The class KAI's pod-grouper assigns when none is set (kai.md §2, §5)."""
+        return "inference" if self.kind == "Deployment" else "train"
+
+    @property
+    def pod_count(self) -> int:
+        if self.kind == "Pod":
+            return 1
+        if self.kind == "PyTorchJob":
+            return self.pytorch.master + self.pytorch.workers
+        return self.replicas
