@@ -8,7 +8,8 @@ import pulumi
 
 from kaistack.capacity.check import CapacityError, gate
 from kaistack.declaration.model import StackConfig
-from kaistack.declaration.parse import TOP_LEVEL_KEYS, ConfigError, parse_config
+from kaistack.declaration.parse import TOP_LEVEL_KEYS, ConfigError
+from kaistack.stack.load import resolve
 
 
 def capacity_gate(config: StackConfig) -> None:
@@ -36,14 +37,12 @@ def load_config() -> StackConfig:
     try:
         if problems:
             raise ConfigError(problems, f"stack {pulumi.get_stack()}")
-        config = parse_config(raw, source=f"stack {pulumi.get_stack()}")
-        if config.cluster.provider == "eks":
-            # GPU count/model/memory per node from EC2 (declared values without credentials), so the
-            # capacity gate, node labels and policies all see AWS's numbers.
-            from kaistack.stack.eks import resolve_node_pools
-
-            config = resolve_node_pools(config)
-        return config
+        # The one load path (kaistack.stack.load): the model `kaistack check` and `validate` see, EKS
+        # pools resolved from EC2 (declared values without credentials).
+        stack = resolve(raw, stack=pulumi.get_stack(), source=f"stack {pulumi.get_stack()}")
+        for note in stack.notes:
+            pulumi.log.warn(f"kaistack: {note}")
+        return stack.config
     except ConfigError as err:
         # RunError prints the message alone (no traceback) and fails the update before any resource.
         raise pulumi.RunError(str(err)) from None

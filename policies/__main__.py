@@ -15,8 +15,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:] = [str(HERE.parent), *(p for p in sys.path if Path(p or ".").resolve() != HERE)]
 
+import os  # noqa: E402
+
 from pulumi_policy import EnforcementLevel, PolicyPack  # noqa: E402
 
-from policies.pack import build_policies  # noqa: E402
+from policies.pack import build_policies, facts_from_environ  # noqa: E402
 
-PolicyPack(name="kaistack", policies=build_policies(), enforcement_level=EnforcementLevel.MANDATORY)
+PolicyPack(
+    name="kaistack",
+    policies=build_policies(facts_from_environ(os.environ)),
+    enforcement_level=EnforcementLevel.MANDATORY,
+)

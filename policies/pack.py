@@ -1,15 +1,14 @@
-"""The `pulumi_policy` side: wraps the pure rules into the nine policies `__main__.py` serves.
+"""The `pulumi_policy` side: wraps the pure rules (kaistack.guardrails) into the nine policies `__main__.py` serves.
 
 Resource policies get the stack's facts from `PULUMI_CONFIG` (the engine passes the stack config to
-the pack's process); stack policies also read the Platform component's props. Enforcement defaults
+the pack's process when it starts it), loaded once through kaistack.stack.load; stack policies also
+read the Platform component's props. Enforcement defaults
 to the pack's MANDATORY; each policy's level and knobs come from `--policy-pack-config`.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Sequence
-from functools import cache
+from collections.abc import Mapping, Sequence
 
 from pulumi_policy import (
     Policy,
@@ -22,12 +21,14 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from kaistack.guardrails.facts import StackFacts, facts_from_environ
+from kaistack.declaration.parse import ConfigError
+from kaistack.guardrails.facts import StackFacts, facts_from_stack
 from kaistack.guardrails.podspec import Res
 from kaistack.guardrails.rules import DESCRIPTIONS, RESOURCE_RULES, ResourceRule
 from kaistack.guardrails.settings import config_schema, settings
 from kaistack.guardrails.stack_model import CheckerUnavailable
 from kaistack.guardrails.stack_rules import STACK_DESCRIPTIONS, STACK_RULES, StackRule, stack_facts
+from kaistack.stack.load import LoadOptions, from_engine_config
 
 # The order `GetAnalyzerInfo` lists them in.
 POLICY_NAMES = (
@@ -43,10 +44,18 @@ POLICY_NAMES = (
 )
 
 
-@cache
-def environ_facts() -> StackFacts:
-    """The stack config does not change during one engine run; parse it once per process."""
-    return facts_from_environ(os.environ)
+def facts_from_environ(environ: Mapping[str, str]) -> StackFacts:
+    """The stack the engine describes in `PULUMI_CONFIG`, through the one load path.
+
+    Nothing is discovered here (the Platform component's props carry the resolved capacity to stack
+    policies). An invalid config fails the program before any resource is registered, so no rule
+    ever needs facts from one: it gives "unknown" facts.
+    """
+    try:
+        stack = from_engine_config(environ, LoadOptions(discover=False))
+    except ConfigError:
+        return StackFacts(source="stack config (PULUMI_CONFIG)")
+    return facts_from_stack(stack.config, stack.source) if stack is not None else StackFacts()
 
 
 def _res(resource_type: str, name: str, props: object, urn: str, parent: str | None, provider: object) -> Res:
@@ -59,11 +68,11 @@ def _stack_res(r: PolicyResource) -> Res:
     return _res(r.resource_type, r.name, r.props, r.urn, parent, r.provider)
 
 
-def resource_policy(name: str, rule: ResourceRule) -> ResourceValidationPolicy:
+def resource_policy(name: str, rule: ResourceRule, facts: StackFacts) -> ResourceValidationPolicy:
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
         parent = args.opts.parent if args.opts is not None else None
         res = _res(args.resource_type, args.name, args.props, args.urn, parent, args.provider)
-        for message in rule(res, settings(args.get_config()), environ_facts()):
+        for message in rule(res, settings(args.get_config()), facts):
             report(message, None)
 
     return ResourceValidationPolicy(
@@ -74,11 +83,11 @@ def resource_policy(name: str, rule: ResourceRule) -> ResourceValidationPolicy:
     )
 
 
-def stack_policy(name: str, rule: StackRule) -> StackValidationPolicy:
+def stack_policy(name: str, rule: StackRule, facts: StackFacts) -> StackValidationPolicy:
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         resources: Sequence[Res] = [_stack_res(r) for r in args.resources]
         try:
-            findings = rule(resources, settings(args.get_config()), stack_facts(resources, environ_facts()))
+            findings = rule(resources, settings(args.get_config()), stack_facts(resources, facts))
         except CheckerUnavailable as err:
             args.not_applicable(str(err))
             return
@@ -93,11 +102,12 @@ def stack_policy(name: str, rule: StackRule) -> StackValidationPolicy:
     )
 
 
-def build_policies() -> list[Policy]:
+def build_policies(facts: StackFacts) -> list[Policy]:
+    """The nine policies over `facts`, the stack the engine runs the pack for (see facts_from_environ)."""
     out: list[Policy] = []
     for name in POLICY_NAMES:
         if name in RESOURCE_RULES:
-            out.append(resource_policy(name, RESOURCE_RULES[name]))
+            out.append(resource_policy(name, RESOURCE_RULES[name], facts))
         else:
-            out.append(stack_policy(name, STACK_RULES[name]))
+            out.append(stack_policy(name, STACK_RULES[name], facts))
     return out

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from kaistack.cli.args import add_project_argument, project_dir
+from kaistack.cli.args import add_project_argument, load
 
 DESCRIPTION = """\
 Simulates KAI v0.17's scheduling cycle (allocate, consolidation, reclaim, preempt) on the stack's
@@ -48,15 +48,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kaistack.declaration.parse import ConfigError
-    from kaistack.stack.files import load_stack
 
     try:
-        project = project_dir(args)
-        config = load_stack(project, args.stack)
-        if config.cluster.provider == "eks":
-            from kaistack.stack.eks import resolve_node_pools
-
-            config = resolve_node_pools(config)
+        config = load(args).config
     except ConfigError as err:
         print(err, file=sys.stderr)
         return 2

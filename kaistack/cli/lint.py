@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
-from kaistack.cli.args import add_project_argument, project_dir
+from kaistack.cli.args import add_project_argument, load
 
 if TYPE_CHECKING:
     from kaistack.ops.lint import LintResult
@@ -57,11 +57,9 @@ def run(args: argparse.Namespace) -> int:
     facts = StackFacts()
     if args.stack:
         from kaistack.declaration.parse import ConfigError
-        from kaistack.stack.files import load_stack
 
         try:
-            project = project_dir(args)
-            facts = facts_from_stack(load_stack(project, args.stack), source=f"stack {args.stack}")
+            facts = facts_from_stack(load(args).config, source=f"stack {args.stack}")
         except ConfigError as err:
             print(f"kaistack lint: {err}", file=sys.stderr)
             return 2

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from kaistack.cli.args import add_project_argument, project_dir
+from kaistack.cli.args import add_project_argument, load, project_dir
 
 RETRY_INTERVAL_S = 15.0
 _sleep = time.sleep  # tests replace it
@@ -63,11 +63,10 @@ def run(args: argparse.Namespace) -> int:
     from kaistack.kube.client import KubeClient, KubeError
     from kaistack.ops.verify import resolve_kubeconfig, verify_stack
     from kaistack.progress import Progress
-    from kaistack.stack.files import load_stack
 
     try:
         project = project_dir(args)
-        config = load_stack(project, args.stack)
+        config = load(args).config
     except ConfigError as err:
         print(f"kaistack verify: {err}", file=sys.stderr)
         return 2

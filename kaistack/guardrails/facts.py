@@ -1,8 +1,8 @@
 """What the rules need to know about the stack: declared leaf queues, tenants, KAI settings, GPUs.
 
 Sources, in the order callers prefer them:
-- the `kaistack:` stack config (`kaistack lint --stack`, or `PULUMI_CONFIG`, which the engine sets
-  for a policy pack's process: pulumi `analyzer_plugin.go` `constructEnv`);
+- the stack model, loaded through kaistack.stack.load (`kaistack lint --stack`; the policy pack
+  loads the `PULUMI_CONFIG` the engine sets for its process: pulumi `analyzer_plugin.go` `constructEnv`);
 - the Platform component's props (`nodePools`, `kai`, `tenants`; docs/architecture.md), for stack
   policies, which see every resource;
 - the Queue resources of the stack (kai-queue-tree, kai-capacity).
@@ -11,7 +11,6 @@ When nothing is known, `leaf_queues`/`tenants` stay None and rules only check wh
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -62,42 +61,6 @@ def facts_from_stack(config: Any, source: str = "") -> StackFacts:
         node_pools=tuple(p.model_dump(by_alias=True, mode="json") for p in config.cluster.node_pools),
         source=source,
     )
-
-
-def facts_from_raw_config(raw: Mapping[str, Any], source: str = "") -> StackFacts:
-    """From raw `kaistack:` keys (prefix stripped). An invalid config fails the program before any
-    resource is registered, so no rule ever needs facts from one: return "unknown" facts."""
-    from kaistack.declaration.parse import ConfigError, parse_config
-
-    try:
-        return facts_from_stack(parse_config(raw, source), source)
-    except ConfigError:
-        return StackFacts(source=source)
-
-
-def facts_from_environ(environ: Mapping[str, str]) -> StackFacts:
-    """From `PULUMI_CONFIG` (JSON object of "<ns>:<key>" -> value; structured values as JSON text)."""
-    text = environ.get("PULUMI_CONFIG")
-    if not text:
-        return StackFacts()
-    try:
-        config = json.loads(text)
-    except json.JSONDecodeError:
-        return StackFacts()
-    prefix = f"{CONFIG_NAMESPACE}:"
-    raw = {k[len(prefix) :]: _json_value(v) for k, v in mapping(config).items() if str(k).startswith(prefix)}
-    if not raw:
-        return StackFacts()
-    return facts_from_raw_config(raw, source="stack config (PULUMI_CONFIG)")
-
-
-def _json_value(value: Any) -> Any:
-    if isinstance(value, str) and value[:1] in "[{":
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            return value
-    return value
 
 
 def platform_props(resources: Sequence[Res]) -> Mapping[str, Any] | None:

@@ -36,10 +36,11 @@ from typing import Any
 import yaml
 
 from kaistack.declaration.model import StackConfig
-from kaistack.declaration.parse import NAMESPACE, SECRET_PLACEHOLDER, ConfigError, parse_config
+from kaistack.declaration.parse import NAMESPACE, SECRET_PLACEHOLDER, ConfigError
 from kaistack.ops.yaml_edit import YamlEditError, set_values
 from kaistack.progress import Progress
 from kaistack.stack.files import read_stack_config, stack_file
+from kaistack.stack.load import LoadOptions, resolve
 
 # gpu.mode -> the settings block whose chart `version` is the GPU stack's pin.
 GPU_PIN_BLOCK = {"fake": "fake", "device-plugin": "devicePlugin", "gpu-operator": "gpuOperator"}
@@ -148,7 +149,7 @@ def plan_promotion(project_dir: Path, source: str, target: str) -> PromotionPlan
     if source == target:
         raise ConfigError([f"source and target are both {source!r}; promote between two stacks"])
     source_raw = read_stack_config(project_dir, source)
-    source_config = parse_config(source_raw, source=stack_file(project_dir, source).name)
+    source_config = _resolve(source_raw, source, stack_file(project_dir, source).name)
     target_file = stack_file(project_dir, target)
     if not target_file.is_file():
         read_stack_config(project_dir, target)  # raises the standard "no Pulumi.<stack>.yaml; stacks here: ..."
@@ -156,7 +157,7 @@ def plan_promotion(project_dir: Path, source: str, target: str) -> PromotionPlan
     text = original.decode("utf-8")
     document = _load_document(text, target_file.name)
     target_raw = _kaistack_keys(document.get("config") or {})
-    target_config = parse_config(_mask(target_raw), source=target_file.name)
+    target_config = _resolve(_mask(target_raw), target, target_file.name)
     pins, skipped = _pins(source, source_config, source_raw, target_config, target_raw)
     try:
         new_text = set_values(text, [(p.path, p.new) for p in pins]) if pins else text
@@ -253,6 +254,12 @@ def _pins(
     return pins, skipped
 
 
+def _resolve(raw: Mapping[str, Any], stack: str, source: str) -> StackConfig:
+    """The stack's model through the one load path; pins are versions, so nothing is discovered here
+    (the candidate's full validation, `validate_project`, loads it again with discovery)."""
+    return resolve(raw, stack=stack, source=source, options=LoadOptions(discover=False)).config
+
+
 # --- 2. check -----------------------------------------------------------------------------------------
 
 
@@ -269,7 +276,7 @@ def check_candidate(plan: PromotionPlan, progress: Progress | None = None) -> Ca
     document = _load_document(plan.new_text, plan.target_file.name)
     raw = _mask(_kaistack_keys(document.get("config") or {}))
     try:
-        parse_config(raw, source=f"{plan.target_file.name} (after promotion)")
+        _resolve(raw, plan.target, f"{plan.target_file.name} (after promotion)")
     except ConfigError as err:
         return CandidateCheck(ok=False, problems=list(err.problems))
     with _overlay(plan) as project:

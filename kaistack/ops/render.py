@@ -32,8 +32,8 @@ from pulumi.runtime.settings import SETTINGS, get_root_resource
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from kaistack.declaration.parse import NAMESPACE, SECRET_PLACEHOLDER, parse_config
-from kaistack.stack.files import read_stack_config, stack_file
+from kaistack.declaration.parse import NAMESPACE, SECRET_PLACEHOLDER
+from kaistack.stack.load import LoadOptions, ResolvedStack, load_stack
 
 PROJECT = "kaistack"
 SECRET_MASK = SECRET_PLACEHOLDER
@@ -319,19 +319,20 @@ def render_program(main: Path, stack: str, raw: Mapping[str, Any], project: str 
         return Rendered(stack=stack, resources=session.resources, outputs=session.stack_outputs())
 
 
-def render_stack(project_dir: Path, stack: str) -> Rendered:
-    """Every resource `pulumi up --stack <stack>` would register; ConfigError for a bad stack file."""
-    project_dir = Path(project_dir).resolve()
-    raw = read_stack_config(project_dir, stack)
-    # Validate first so callers get ConfigError (problem list) rather than the program's RunError.
-    config = parse_config(raw, source=stack_file(project_dir, stack).name)
-    if config.cluster.provider == "eks":
-        # Discovery's problems (a fact contradicting AWS, an unknown type, facts undeclared without
-        # credentials) are config problems too; the program's own call is then served from the cache.
-        from kaistack.stack.eks import resolve_node_pools
+def render_stack(project_dir: Path, stack: str, options: LoadOptions | None = None) -> Rendered:
+    """Every resource `pulumi up --stack <stack>` would register; ConfigError for a bad stack file.
 
-        resolve_node_pools(config)
-    return render_program(project_dir / MAIN, stack, raw)
+    The stack is loaded first (kaistack.stack.load) so callers get ConfigError, with every problem,
+    rather than the program's RunError; the program then loads the same config itself, as under
+    `pulumi up`, and answers the same (discovery included: nothing is cached between the two).
+    """
+    project_dir = Path(project_dir).resolve()
+    return render_loaded(project_dir, load_stack(project_dir, stack, options))
+
+
+def render_loaded(project_dir: Path, loaded: ResolvedStack) -> Rendered:
+    """Render a stack already loaded through kaistack.stack.load (validate loads once for everything)."""
+    return render_program(Path(project_dir).resolve() / MAIN, loaded.name, loaded.raw)
 
 
 # --- human-readable tree --------------------------------------------------------------------------

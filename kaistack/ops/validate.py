@@ -31,7 +31,7 @@ from kaistack.declaration.model import StackConfig
 from kaistack.declaration.parse import NAMESPACE
 from kaistack.ops.analyzer_client import AnalyzedResource, Finding, PolicyPackClient, PolicyPackError
 from kaistack.progress import Progress
-from kaistack.stack.files import load_stack, read_stack_config
+from kaistack.stack.load import ResolvedStack, load_stack
 
 MARKDOWN_MARKER = "<!-- kaistack-validate -->"
 
@@ -159,12 +159,12 @@ def validate_stack(
     progress = progress or Progress.quiet()
     project_dir = Path(project_dir).resolve()
     started = time.perf_counter()
-    config = load_stack(project_dir, stack)  # ConfigError: the caller's exit 2
+    loaded = load_stack(project_dir, stack)  # ConfigError: the caller's exit 2
     report = ValidationReport(stack=stack)
     pack_dir = pack_dir or default_pack_dir(project_dir)
     env = {
         # Compact, as the engine's json.Marshal writes it.
-        "PULUMI_CONFIG": json.dumps(engine_config(read_stack_config(project_dir, stack)), separators=(",", ":")),
+        "PULUMI_CONFIG": json.dumps(engine_config(loaded.raw), separators=(",", ":")),
         "PULUMI_PROJECT": _project_name(project_dir),
         "PULUMI_STACK": stack,
     }
@@ -172,7 +172,7 @@ def validate_stack(
         # The pack's interpreter start and imports overlap with rendering.
         pack_future: Future[PolicyPackClient] = pool.submit(PolicyPackClient.start, pack_dir, env=env)
         try:
-            resources = _render(project_dir, stack, report, progress)
+            resources = _render(project_dir, loaded, report, progress)
             with progress.step("starting policy pack"):
                 pack = _pack(pack_future, report)
             if pack is not None:
@@ -184,18 +184,21 @@ def validate_stack(
         finally:
             _close_if_started(pack_future)
     with progress.step("checking capacity"):
-        report.capacity = check_capacity(config)
+        report.capacity = check_capacity(loaded.config)
     report.timings.update(progress.timings)
     report.timings["total"] = time.perf_counter() - started
     return report
 
 
-def _render(project_dir: Path, stack: str, report: ValidationReport, progress: Progress) -> list[AnalyzedResource]:
-    from kaistack.ops.render import RenderError, render_stack
+def _render(
+    project_dir: Path, loaded: ResolvedStack, report: ValidationReport, progress: Progress
+) -> list[AnalyzedResource]:
+    # pulumi and the components are heavy: imported when a stack is rendered, not with the CLI.
+    from kaistack.ops.render import RenderError, render_loaded
 
-    with progress.step(f"rendering stack {stack}"):
+    with progress.step(f"rendering stack {loaded.name}"):
         try:
-            rendered = render_stack(project_dir, stack)
+            rendered = render_loaded(project_dir, loaded)
         except RenderError as err:
             report.errors.append(f"the program stopped while rendering: {err}")
             return []

@@ -1,4 +1,4 @@
-"""EKS node pools: what each EC2 instance type really has, asked of AWS once per process.
+"""EKS node pools: what each EC2 instance type really has, asked of AWS while a stack is loaded.
 
 `resolve_node_pools(config)` fills the GPU facts (`gpus`, `gpuMemoryMiB`, `gpuProduct`) and the
 allocatable `cpu`, `memory` and `pods` of every EKS pool from EC2 `DescribeInstanceTypes`, checks
@@ -11,12 +11,14 @@ A value declared by hand is kept when AWS agrees with it and is a ConfigError na
 when it does not. Without credentials (or without a network) the declared values are used as they
 are, and a pool missing one is a ConfigError naming the key to declare.
 
-boto3 only; no Pulumi import, so the CLI's `render`/`check` and the program share it.
+boto3 only; no Pulumi import, so the CLI's `render`/`check` and the program share it. The shape
+rules that need no AWS (instanceType set, sizes in range, zones) are the model's
+(`kaistack.declaration.model.cluster.eks_shape_problems`). Answers are kept for one resolution only:
+no module-level cache, so a long-lived process never plans with stale offerings.
 """
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -27,8 +29,6 @@ from kaistack.declaration.model import NodePool, StackConfig, Taint
 from kaistack.declaration.parse import ConfigError
 from placement.quantity import cpu_millis, memory_bytes
 
-log = logging.getLogger(__name__)
-
 GPU_TAINT = Taint(key="nvidia.com/gpu", value="true", effect="NoSchedule")
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 COUNT_LABEL = "nvidia.com/gpu.count"
@@ -38,12 +38,6 @@ MEMORY_LABEL = "nvidia.com/gpu.memory"
 GPU_MEMORY_TOLERANCE = Decimal("0.05")
 # Kubelet's default hard eviction threshold on the EKS AMIs (memory.available<100Mi).
 EVICTION_HARD_MIB = 100
-
-# Per-process caches (region, instance type) -> facts / zones offering it. Only calls through the
-# default client are cached: an injected client (tests, a caller's own session) is asked every time.
-_FACTS: dict[tuple[str, str], InstanceFacts] = {}
-_OFFERS: dict[tuple[str, str], frozenset[str]] = {}
-_WARNED: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -99,39 +93,38 @@ class _AwsUnavailable(Exception):
 
 
 def resolve_node_pools(config: StackConfig, ec2: Any = None) -> StackConfig:
-    """The config with every EKS pool's facts filled from EC2 (or checked against it).
+    """The config with every EKS pool's facts filled from EC2 (or checked against it); see `discover`."""
+    return discover(config, ec2)[0]
+
+
+def discover(config: StackConfig, ec2: Any = None) -> tuple[StackConfig, list[str]]:
+    """The config with every EKS pool's facts filled from EC2 (or checked against it), and notes.
 
     `ec2` is a boto3 EC2 client to use instead of one built from the default credential chain for
     `cluster.eks.region` (tests inject a moto-backed client). Non-EKS stacks are returned unchanged.
     Raises ConfigError (one "kaistack:key.path: message" per problem) on contradictions, unknown
     instance types, types not offered in a chosen zone, or, without AWS, facts left undeclared.
+    The notes say what the caller should tell the user (zones picked, facts taken unverified).
     """
     cluster = config.cluster
     if cluster.provider != "eks" or cluster.eks is None:
-        return config
-    problems = _shape_problems(config)
-    if problems:
-        raise ConfigError(problems)
+        return config, []
     region = cluster.eks.region
-    cached = ec2 is None
+    ask = _Ec2(ec2, region)
     try:
-        client = ec2 if ec2 is not None else _default_client(region)
-        facts, problems = _ask_aws(config, client, cached)
+        facts, problems = _ask_aws(config, ask)
     except _AwsUnavailable as err:
         return _from_declared(config, str(err))
+    notes: list[str] = []
     zones = list(cluster.eks.availability_zones)
     if not zones and cluster.eks.vpc_id is None and not problems:
-        zones, zone_problems = _pick_zones(client, region, list(facts.values()), cached)
+        zones, zone_problems = _pick_zones(ask, region, list(facts.values()))
         problems += zone_problems
-        picked = f"picked {', '.join(zones)}"
-        if not zone_problems and picked not in _WARNED:
+        if not zone_problems:
             # Offerings change over time; a different pick later would replace the VPC's subnets.
-            _WARNED.add(picked)
-            log.warning(
-                "kaistack: cluster.eks.availabilityZones not set; %s. Pin them: "
-                "pulumi config set --path 'kaistack:cluster.eks.availabilityZones[0]' %s (and [1], ...)",
-                picked,
-                zones[0],
+            notes.append(
+                f"cluster.eks.availabilityZones not set; picked {', '.join(zones)}. Pin them: pulumi config set "
+                f"--path 'kaistack:cluster.eks.availabilityZones[0]' {zones[0]} (and [1], ...)"
             )
     pools: list[NodePool] = []
     for i, pool in enumerate(cluster.node_pools):
@@ -145,55 +138,7 @@ def resolve_node_pools(config: StackConfig, ec2: Any = None) -> StackConfig:
         pools.append(merged)
     if problems:
         raise ConfigError(sorted(problems))  # key-path order: pool by pool
-    return _with_pools(config, pools, zones)
-
-
-def clear_cache() -> None:
-    """Forget what AWS said (tests; a long-lived process that wants fresh answers)."""
-    _FACTS.clear()
-    _OFFERS.clear()
-    _WARNED.clear()
-
-
-# --- shape checks that need no AWS ------------------------------------------------------------------
-
-
-def _shape_problems(config: StackConfig) -> list[str]:
-    eks = config.cluster.eks
-    assert eks is not None
-    problems: list[str] = []
-    for i, pool in enumerate(config.cluster.node_pools):
-        where = f"kaistack:cluster.nodePools[{i}]"
-        if not pool.instance_type:
-            problems.append(f"{where}.instanceType: required on EKS (an EC2 instance type such as 'g6.xlarge')")
-        low = pool.min_size if pool.min_size is not None else pool.count
-        high = pool.max_size if pool.max_size is not None else max(pool.count, 1)
-        if not low <= pool.count <= high:
-            problems.append(
-                f"{where}.count: {pool.count} must lie between minSize ({low}) and maxSize ({high}); "
-                "count is the node group's desired size"
-            )
-        if high < 1:
-            problems.append(f"{where}.maxSize: EKS node groups need maxSize >= 1, got {high}")
-    system = eks.system_node_group
-    if not system.min_size <= system.desired_size <= system.max_size:
-        problems.append(
-            f"kaistack:cluster.eks.systemNodeGroup.desiredSize: {system.desired_size} must lie between "
-            f"minSize ({system.min_size}) and maxSize ({system.max_size})"
-        )
-    if eks.vpc_id is None and len(eks.availability_zones) == 1:
-        problems.append(
-            "kaistack:cluster.eks.availabilityZones: EKS needs subnets in at least 2 zones; list 2 or more "
-            f"zones of {eks.region}, or leave the key out and kaistack picks zones offering every pool's type"
-        )
-    if eks.vpc_id is not None and len(eks.subnet_ids) < 2:
-        problems.append(
-            "kaistack:cluster.eks.subnetIds: with an existing vpcId give at least 2 subnet ids in different zones"
-        )
-    for zone in eks.availability_zones:
-        if not zone.startswith(eks.region):
-            problems.append(f"kaistack:cluster.eks.availabilityZones: {zone!r} is not a zone of region {eks.region!r}")
-    return problems
+    return _with_pools(config, pools, zones), notes
 
 
 # --- asking AWS -------------------------------------------------------------------------------------
@@ -212,7 +157,70 @@ def _default_client(region: str) -> Any:
     return session.client("ec2", config=settings)
 
 
-def _ask_aws(config: StackConfig, client: Any, cached: bool) -> tuple[dict[str, InstanceFacts], list[str]]:
+class _Ec2:
+    """One resolution's view of EC2: the client (built on first use) and what it has answered so far.
+
+    Each instance type is asked about once per resolution, however many pools name it.
+    """
+
+    def __init__(self, client: Any, region: str) -> None:
+        self._client = client
+        self.region = region
+        self._facts: dict[str, InstanceFacts | None] = {}
+        self._offers: dict[str, frozenset[str]] = {}
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            self._client = _default_client(self.region)
+        return self._client
+
+    def describe(self, instance_type: str) -> InstanceFacts | None:
+        if instance_type not in self._facts:
+            self._facts[instance_type] = self._describe(instance_type)
+        return self._facts[instance_type]
+
+    def _describe(self, instance_type: str) -> InstanceFacts | None:
+        # One call per type: AWS fails the whole request when any listed type is unknown, so asking for
+        # each separately tells which pool named the bad one.
+        try:
+            response = _call(self.client.describe_instance_types, InstanceTypes=[instance_type])
+        except _ClientCodeError as err:
+            if err.code in ("InvalidInstanceType", "InvalidParameterValue"):
+                return None
+            raise
+        items = response.get("InstanceTypes") or []
+        return _facts_from(items[0]) if items else None
+
+    def offered_zones(self, instance_type: str) -> frozenset[str]:
+        if instance_type not in self._offers:
+            zones: set[str] = set()
+            kwargs: dict[str, Any] = {
+                "LocationType": "availability-zone",
+                "Filters": [{"Name": "instance-type", "Values": [instance_type]}],
+            }
+            while True:
+                response = _call(self.client.describe_instance_type_offerings, **kwargs)
+                zones.update(o["Location"] for o in response.get("InstanceTypeOfferings", []))
+                token = response.get("NextToken")
+                if not token:
+                    break
+                kwargs["NextToken"] = token
+            self._offers[instance_type] = frozenset(zones)
+        return self._offers[instance_type]
+
+    def available_zones(self) -> set[str]:
+        response = _call(
+            self.client.describe_availability_zones,
+            Filters=[
+                {"Name": "zone-type", "Values": ["availability-zone"]},
+                {"Name": "state", "Values": ["available"]},
+            ],
+        )
+        return {z["ZoneName"] for z in response.get("AvailabilityZones", [])}
+
+
+def _ask_aws(config: StackConfig, ec2: _Ec2) -> tuple[dict[str, InstanceFacts], list[str]]:
     eks = config.cluster.eks
     assert eks is not None
     region = eks.region
@@ -225,7 +233,7 @@ def _ask_aws(config: StackConfig, client: Any, cached: bool) -> tuple[dict[str, 
     facts: dict[str, InstanceFacts] = {}
     problems: list[str] = []
     for instance_type, keys in wanted.items():
-        found = _describe(client, region, instance_type, cached)
+        found = ec2.describe(instance_type)
         if found is None:
             problems += [
                 f"{key}: {instance_type!r} is not an EC2 instance type AWS knows in {region} "
@@ -240,55 +248,12 @@ def _ask_aws(config: StackConfig, client: Any, cached: bool) -> tuple[dict[str, 
                 "x86_64 AL2023 AMIs, pick an x86_64 instance type"
                 for key in keys
             ]
-        problems += [f"{key}: {message}" for key in keys for message in _offer_problems(client, eks, found, cached)]
+        problems += [f"{key}: {message}" for key in keys for message in _offer_problems(ec2, eks, found)]
     return facts, problems
 
 
-def _describe(client: Any, region: str, instance_type: str, cached: bool) -> InstanceFacts | None:
-    key = (region, instance_type)
-    if cached and key in _FACTS:
-        return _FACTS[key]
-    # One call per type: AWS fails the whole request when any listed type is unknown, so asking for
-    # each separately tells which pool named the bad one.
-    try:
-        response = _call(client.describe_instance_types, InstanceTypes=[instance_type])
-    except _ClientCodeError as err:
-        if err.code in ("InvalidInstanceType", "InvalidParameterValue"):
-            return None
-        raise
-    items = response.get("InstanceTypes") or []
-    if not items:
-        return None
-    found = _facts_from(items[0])
-    if cached:
-        _FACTS[key] = found
-    return found
-
-
-def _offered_zones(client: Any, region: str, instance_type: str, cached: bool) -> frozenset[str]:
-    key = (region, instance_type)
-    if cached and key in _OFFERS:
-        return _OFFERS[key]
-    zones: set[str] = set()
-    kwargs: dict[str, Any] = {
-        "LocationType": "availability-zone",
-        "Filters": [{"Name": "instance-type", "Values": [instance_type]}],
-    }
-    while True:
-        response = _call(client.describe_instance_type_offerings, **kwargs)
-        zones.update(o["Location"] for o in response.get("InstanceTypeOfferings", []))
-        token = response.get("NextToken")
-        if not token:
-            break
-        kwargs["NextToken"] = token
-    offered = frozenset(zones)
-    if cached:
-        _OFFERS[key] = offered
-    return offered
-
-
-def _offer_problems(client: Any, eks: Any, facts: InstanceFacts, cached: bool) -> list[str]:
-    offered = _offered_zones(client, eks.region, facts.instance_type, cached)
+def _offer_problems(ec2: _Ec2, eks: Any, facts: InstanceFacts) -> list[str]:
+    offered = ec2.offered_zones(facts.instance_type)
     if not offered:
         return [f"{facts.instance_type} is offered in no availability zone of {eks.region}"]
     if not eks.availability_zones:
@@ -307,15 +272,11 @@ def _offer_problems(client: Any, eks: Any, facts: InstanceFacts, cached: bool) -
 AUTO_ZONES = 3
 
 
-def _pick_zones(client: Any, region: str, facts: list[InstanceFacts], cached: bool) -> tuple[list[str], list[str]]:
+def _pick_zones(ec2: _Ec2, region: str, facts: list[InstanceFacts]) -> tuple[list[str], list[str]]:
     """The first zones (by name) of the region that are available and offer every pool's type."""
-    response = _call(
-        client.describe_availability_zones,
-        Filters=[{"Name": "zone-type", "Values": ["availability-zone"]}, {"Name": "state", "Values": ["available"]}],
-    )
-    candidates = {z["ZoneName"] for z in response.get("AvailabilityZones", [])}
+    candidates = ec2.available_zones()
     for found in facts:
-        candidates &= _offered_zones(client, region, found.instance_type, cached)
+        candidates &= ec2.offered_zones(found.instance_type)
     zones = sorted(candidates)[:AUTO_ZONES]
     if len(zones) >= 2:
         return zones, []
@@ -497,7 +458,7 @@ def _close(declared: int, aws: int) -> bool:
 # --- without AWS ------------------------------------------------------------------------------------
 
 
-def _from_declared(config: StackConfig, reason: str) -> StackConfig:
+def _from_declared(config: StackConfig, reason: str) -> tuple[StackConfig, list[str]]:
     """Use the declared facts unverified, or name every key that must be declared."""
     problems: list[str] = []
     pools: list[NodePool] = []
@@ -530,10 +491,8 @@ def _from_declared(config: StackConfig, reason: str) -> StackConfig:
         pools.append(pool.replace(labels=labels, taints=taints))
     if problems:
         raise ConfigError(problems)
-    if reason not in _WARNED:  # render checks, then runs the program: say it once per process
-        _WARNED.add(reason)
-        log.warning("kaistack: %s; using the declared EKS node pool facts without checking them against AWS", reason)
-    return _with_pools(config, pools)
+    note = f"{reason}; using the declared EKS node pool facts without checking them against AWS"
+    return _with_pools(config, pools), [note]
 
 
 def _with_pools(config: StackConfig, pools: Iterable[NodePool], zones: list[str] | None = None) -> StackConfig:

@@ -8,8 +8,7 @@ from typing import Any
 
 import yaml
 
-from kaistack.declaration.model import StackConfig
-from kaistack.declaration.parse import NAMESPACE, SECRET_PLACEHOLDER, ConfigError, parse_config
+from kaistack.declaration.parse import NAMESPACE, SECRET_PLACEHOLDER, ConfigError
 
 
 def stack_file(project_dir: Path, stack: str) -> Path:
@@ -35,11 +34,6 @@ def read_stack_config(project_dir: Path, stack: str) -> dict[str, Any]:
         raise ConfigError([f"{path.name}: 'config' must be a mapping"])
     prefix = f"{NAMESPACE}:"
     return {k[len(prefix) :]: _mask_secure(v) for k, v in config.items() if str(k).startswith(prefix)}
-
-
-def load_stack(project_dir: Path, stack: str) -> StackConfig:
-    raw = read_stack_config(project_dir, stack)
-    return parse_config(raw, source=stack_file(project_dir, stack).name)
 
 
 def find_project_dir(start: Path | None = None) -> Path:

@@ -15,7 +15,7 @@ from kaistack.capacity.check import check, plan
 from kaistack.capacity.html import to_html
 from kaistack.capacity.report import to_json, to_markdown
 from kaistack.declaration.parse import parse_config
-from kaistack.stack.files import load_stack
+from kaistack.stack.load import load_stack
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -49,7 +49,7 @@ def _verdicts(raw: dict[str, Any]) -> dict[str, Any]:
 
 def test_dev_stack_fits_and_the_two_vllm_servers_share_one_gpu() -> None:
     """The field guide's 0.7 + 0.2 vLLM pair lands on one shared GPU (KAI gpupack)."""
-    report = check(load_stack(REPO, "dev"), "dev")
+    report = check(load_stack(REPO, "dev").config, "dev")
     assert report.ok, report.reasons
     pods = {w.name: w.pods[0] for w in report.workloads}
     seven, two = pods["vllm-test-07"], pods["vllm-test-02"]
@@ -148,7 +148,7 @@ def test_plan_expands_deployment_replicas_into_one_podgroup_each_and_pytorchjob_
 
 
 def test_report_json_has_the_documented_shape_and_gpu_ids_match_between_pods_and_nodes() -> None:
-    data = to_json(check(load_stack(REPO, "dev"), "dev"))
+    data = to_json(check(load_stack(REPO, "dev").config, "dev"))
     assert data["fits"] is True
     assert {"name", "queue", "status", "reason", "pods"} <= set(data["workloads"][0])
     assert {"name", "quota", "limit", "fairShare", "allocated"} <= set(data["queues"][0])

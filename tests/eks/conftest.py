@@ -16,15 +16,6 @@ import pulumi
 import pytest
 from eks_testlib import AWS_ENV, MOTO, REGION, Harness, RecordingMocks, RecordingMonitor
 
-from kaistack.stack import eks as discovery
-
-
-@pytest.fixture(autouse=True)
-def _fresh_discovery_cache() -> Iterator[None]:
-    discovery.clear_cache()
-    yield
-    discovery.clear_cache()
-
 
 @pytest.fixture
 def no_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ import pulumi
 
 from kaistack.declaration.model import StackConfig
 from kaistack.declaration.parse import parse_config
-from kaistack.stack.files import load_stack
+from kaistack.stack.load import LoadOptions, load_stack
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 REGION = "us-west-2"
@@ -59,7 +59,7 @@ def eks_config(raw: dict[str, Any] | None = None, **pool_overrides: Any) -> Stac
 
 
 def stack(name: str) -> StackConfig:
-    return load_stack(PROJECT_DIR, name)
+    return load_stack(PROJECT_DIR, name, LoadOptions(discover=False)).config
 
 
 # --- Pulumi mocks (pulumi.md §3: fresh loop per test, reset_options, preview=False) ---------------

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import boto3
@@ -14,7 +13,7 @@ from eks_testlib import REGION, eks_config, eks_raw, stack
 from kaistack.declaration.model import Taint
 from kaistack.declaration.parse import ConfigError
 from kaistack.stack import eks as discovery
-from kaistack.stack.eks import GPU_TAINT, resolve_node_pools
+from kaistack.stack.eks import GPU_TAINT, discover, resolve_node_pools
 
 
 def _pool(config: Any, index: int = 0) -> Any:
@@ -224,15 +223,14 @@ def test_one_zone_is_not_enough_for_eks(no_aws: None) -> None:
         resolve_node_pools(eks_config(raw))
 
 
-def test_without_zones_kaistack_picks_three_that_offer_every_type(ec2: Any, caplog: pytest.LogCaptureFixture) -> None:
+def test_without_zones_kaistack_picks_three_that_offer_every_type(ec2: Any) -> None:
     """g5.xlarge is not offered in us-west-2d (moto), so d is never picked for it; the pick is announced."""
     raw = eks_raw(instanceType="g5.xlarge")
     del raw["cluster"]["eks"]["availabilityZones"]
-    with caplog.at_level(logging.WARNING, logger="kaistack.stack.eks"):
-        resolved = resolve_node_pools(eks_config(raw), ec2)
+    resolved, notes = discover(eks_config(raw), ec2)
     assert resolved.cluster.eks is not None
     assert resolved.cluster.eks.availability_zones == ["us-west-2a", "us-west-2b", "us-west-2c"]
-    assert "picked us-west-2a, us-west-2b, us-west-2c. Pin them" in caplog.text
+    assert any("picked us-west-2a, us-west-2b, us-west-2c. Pin them" in note for note in notes)
 
 
 def test_without_zones_a_type_offered_in_one_zone_is_an_error(ec2: Any) -> None:
@@ -268,14 +266,14 @@ def test_an_existing_vpc_needs_subnets_and_is_checked_region_wide(ec2: Any) -> N
 # --- without AWS ------------------------------------------------------------------------------------
 
 
-def test_without_credentials_declared_values_are_used(no_aws: None, caplog: pytest.LogCaptureFixture) -> None:
+def test_without_credentials_declared_values_are_used(no_aws: None) -> None:
     config = eks_config(gpus=1, gpuProduct="NVIDIA-L4", gpuMemoryMiB=22888, cpu="3920m")
-    with caplog.at_level(logging.WARNING, logger="kaistack.stack.eks"):
-        pool = _pool(resolve_node_pools(config))
+    resolved, notes = discover(config)
+    pool = _pool(resolved)
     assert (pool.gpus, pool.gpu_product, pool.gpu_memory_mi_b, str(pool.cpu)) == (1, "NVIDIA-L4", 22888, "3920m")
     assert pool.labels["nvidia.com/gpu.memory"] == "22888"
     assert pool.taints == [GPU_TAINT]
-    assert "no AWS credentials found" in caplog.text
+    assert any("no AWS credentials found" in note for note in notes)
 
 
 def test_without_credentials_undeclared_facts_name_the_keys_to_declare(no_aws: None) -> None:
@@ -308,15 +306,22 @@ def test_access_denied_falls_back_to_declared_values() -> None:
             resolve_node_pools(eks_config(gpus=1, gpuMemoryMiB=22888), client)
 
 
-def test_default_client_answers_are_cached_per_process(aws: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The second resolve (render after check, the program after discovery) asks AWS nothing."""
-    first = resolve_node_pools(eks_config())
+def test_each_instance_type_is_asked_about_once_per_resolution(ec2: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two pools of one type cost one DescribeInstanceTypes call; nothing is kept between resolutions."""
+    raw = eks_raw()
+    raw["cluster"]["nodePools"].append({**raw["cluster"]["nodePools"][0], "name": "second"})
+    asked: list[str] = []
+    real = discovery._call
 
-    def refuse(*_: Any, **__: Any) -> Any:
-        raise AssertionError("AWS asked again")
+    def counting(method: Any, **kwargs: Any) -> Any:
+        asked.extend(kwargs.get("InstanceTypes", []))
+        return real(method, **kwargs)
 
-    monkeypatch.setattr(discovery, "_call", refuse)
-    assert resolve_node_pools(eks_config()) == first
+    monkeypatch.setattr(discovery, "_call", counting)
+    resolve_node_pools(eks_config(raw), ec2)
+    assert asked.count("g6.xlarge") == 1
+    resolve_node_pools(eks_config(raw), ec2)
+    assert asked.count("g6.xlarge") == 2
 
 
 # --- the stacks -------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from kaistack import cli
 from kaistack.declaration import versions
 from kaistack.declaration.parse import ConfigError
 from kaistack.ops.render import Rendered, render_stack
-from kaistack.stack.eks import clear_cache, resolve_node_pools
+from kaistack.stack.eks import resolve_node_pools
 
 STACKS = ("staging", "prod")
 NOT_BUILTIN = (
@@ -66,13 +66,11 @@ def rendered() -> Iterator[dict[str, Rendered]]:
     for key in AWS_ENV:
         os.environ.pop(key, None)
     os.environ.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_EC2_METADATA_DISABLED="true")
-    clear_cache()
     MOTO.start(reset=False)
     try:
         yield {name: render_stack(PROJECT_DIR, name) for name in STACKS}
     finally:
         MOTO.stop(remove_data=False)
-        clear_cache()
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)

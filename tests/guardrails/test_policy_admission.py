@@ -32,7 +32,7 @@ from kaistack.guardrails.podspec import Res
 from kaistack.guardrails.rules import kai_gpu_sharing_annotations, kai_queue_label, kai_scheduler_name
 from kaistack.guardrails.settings import settings
 from kaistack.guardrails.stack_rules import tenant_queue_binding
-from kaistack.stack.files import load_stack
+from kaistack.stack.load import load_stack
 
 ROOT = Path(__file__).resolve().parents[2]
 HOST_NAMESPACE = "vcluster-team-a"
@@ -40,7 +40,7 @@ HOST_NAMESPACE = "vcluster-team-a"
 
 @pytest.fixture(scope="module")
 def dev() -> StackConfig:
-    return load_stack(ROOT, "dev")
+    return load_stack(ROOT, "dev").config
 
 
 def host_pod(

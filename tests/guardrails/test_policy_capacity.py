@@ -17,7 +17,7 @@ from kaistack.guardrails.settings import Settings
 from kaistack.guardrails.stack_model import CheckerUnavailable
 from kaistack.guardrails.stack_rules import kai_capacity, stack_facts
 from kaistack.ops.render import RecordedResource, render_stack
-from kaistack.stack.files import load_stack
+from kaistack.stack.load import load_stack
 from placement.quantity import cpu_millis, memory_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,13 +50,13 @@ def _resources(recorded: list[RecordedResource], change: dict[str, Any] | None =
 
 
 def _facts(resources: list[Res]) -> StackFacts:
-    return stack_facts(resources, facts_from_stack(load_stack(ROOT, "dev")))
+    return stack_facts(resources, facts_from_stack(load_stack(ROOT, "dev").config))
 
 
 def test_declaration_rebuilt_from_the_dev_stack_matches_its_config(dev_recorded: list[RecordedResource]) -> None:
     resources = _resources(dev_recorded)
     rebuilt = parse_config(declaration(resources, Settings(), _facts(resources)).raw)
-    declared = load_stack(ROOT, "dev")
+    declared = load_stack(ROOT, "dev").config
 
     def summary(w: Any) -> tuple[Any, ...]:
         requests = (w.gpu, w.gpu_fraction, w.gpu_memory_mi_b, cpu_millis(w.cpu), memory_bytes(w.memory))

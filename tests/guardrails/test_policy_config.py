@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from policy_builders import engine
 
-from kaistack.guardrails.facts import StackFacts, TenantFacts, facts_from_environ, facts_from_platform
+from kaistack.guardrails.facts import StackFacts, TenantFacts, facts_from_platform
 from kaistack.guardrails.podspec import DEFAULT_EXEMPT_NAMESPACES
 from kaistack.guardrails.settings import POLICY_KNOBS, Settings, config_schema, settings
 from kaistack.stack.files import read_stack_config
-from policies.pack import POLICY_NAMES
+from policies.pack import POLICY_NAMES, facts_from_environ
 
 ROOT = Path(__file__).resolve().parents[2]
 

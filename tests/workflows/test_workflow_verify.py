@@ -14,7 +14,7 @@ from kaistack.cli import main
 from kaistack.kube import client as kube_client
 from kaistack.kube.client import KubeClient, KubeError
 from kaistack.ops.verify import WORKLOAD_LABEL, resolve_kubeconfig, verify_stack
-from kaistack.stack.files import load_stack
+from kaistack.stack.load import load_stack
 
 ML_PODS = "/api/v1/namespaces/ml/pods"
 TENANT_PODS = "/api/v1/namespaces/vcluster-team-a/pods"
@@ -321,7 +321,7 @@ def test_pulumi_stack_output_is_the_last_resort(tmp_path):
 def test_verify_stack_is_usable_as_a_library(project, fake_kube):
     """verify_stack(config, client) returns a report; the CLI is a thin layer on it."""
     client = KubeClient.from_kubeconfig(fake_kube.kubeconfig(project.parent).read_text())
-    report = verify_stack(load_stack(project, "dev"), client, stack="dev")
+    report = verify_stack(load_stack(project, "dev").config, client, stack="dev")
     assert report.ok
     assert report.as_dict()["failed"] == 0
 

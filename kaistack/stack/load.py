@@ -1,0 +1,100 @@
+"""The one load path: a stack's `kaistack:` config -> the resolved, validated model every consumer uses.
+
+`load_stack(project_dir, stack)` reads `Pulumi.<stack>.yaml`; `resolve(raw, ...)` takes config that
+arrived another way (the Pulumi program's `pulumi.Config`, the policy pack's `PULUMI_CONFIG`). Both
+then do the same three things, so every command sees the same stack:
+
+1. parse and validate the keys into the frozen model (`kaistack.declaration.parse`), every problem
+   named by key path, with the version rules of the model (KAI/vCluster features by version);
+2. resolve capacity the declaration leaves to discovery: EKS pools from EC2 (`kaistack.stack.eks`,
+   the declared values when AWS cannot be asked);
+3. return the model with notes that say what resolution did (zones picked, facts taken unverified).
+
+`__main__.py`, render, validate, check, verify, lint `--stack`, promote and the policy pack all call it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kaistack.declaration.model import StackConfig
+from kaistack.declaration.parse import NAMESPACE, parse_config
+from kaistack.stack import eks
+from kaistack.stack.files import read_stack_config, stack_file
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """How much of the outside world resolution may ask.
+
+    `discover=False` takes every declared fact as it is and asks nobody (the policy pack, which
+    reads the resolved capacity from the Platform component's props instead). `ec2` is a boto3 EC2
+    client to use instead of one from the default credential chain (tests pass a moto client).
+    """
+
+    discover: bool = True
+    ec2: Any = None
+
+
+@dataclass(frozen=True)
+class ResolvedStack:
+    """A stack ready for every consumer: the model plus where it came from and what resolution did."""
+
+    name: str
+    source: str  # "Pulumi.dev.yaml", or "stack dev" for config from the engine
+    raw: Mapping[str, Any]  # the `kaistack:` keys as read (secure values masked)
+    config: StackConfig
+    notes: tuple[str, ...] = field(default=())
+
+
+def resolve(raw: Mapping[str, Any], *, stack: str, source: str, options: LoadOptions | None = None) -> ResolvedStack:
+    """Parse, validate and resolve `kaistack:` keys (prefix stripped); ConfigError lists every problem."""
+    options = options or LoadOptions()
+    config = parse_config(raw, source=source)
+    notes: list[str] = []
+    if options.discover:
+        config, found = eks.discover(config, options.ec2)
+        notes += found
+    return ResolvedStack(stack, source, raw, config, tuple(notes))
+
+
+def load_stack(project_dir: Path, stack: str, options: LoadOptions | None = None) -> ResolvedStack:
+    """`Pulumi.<stack>.yaml` in `project_dir`, resolved; ConfigError for a missing or invalid stack."""
+    raw = read_stack_config(Path(project_dir), stack)
+    return resolve(raw, stack=stack, source=stack_file(Path(project_dir), stack).name, options=options)
+
+
+def from_engine_config(environ: Mapping[str, str], options: LoadOptions | None = None) -> ResolvedStack | None:
+    """The stack the engine describes in `PULUMI_CONFIG` (a policy pack's environment), or None.
+
+    The engine passes structured values as JSON text (pulumi `analyzer_plugin.go` `constructEnv`).
+    None when there is no `kaistack:` config; ConfigError when there is and it is invalid.
+    """
+    text = environ.get("PULUMI_CONFIG")
+    if not text:
+        return None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(document, Mapping):
+        return None
+    prefix = f"{NAMESPACE}:"
+    raw = {k[len(prefix) :]: _json_value(v) for k, v in document.items() if str(k).startswith(prefix)}
+    if not raw:
+        return None
+    stack = environ.get("PULUMI_STACK", "")
+    return resolve(raw, stack=stack, source="stack config (PULUMI_CONFIG)", options=options)
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, str) and value[:1] in "[{":
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
