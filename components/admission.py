@@ -25,11 +25,13 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from kaistack.declaration import kai_api
+from kaistack.declaration.kai_api import SCHEDULER_NAME as SCHEDULER
+from kaistack.declaration.marks import TENANT_LABEL
 from kaistack.declaration.model import StackConfig, Tenant
+from kaistack.declaration.vcluster_api import MANAGED_BY_LABEL as MANAGED_BY
+from kaistack.declaration.vcluster_api import VIRTUAL_NAMESPACE_LABEL as VIRTUAL_NAMESPACE
 
-SCHEDULER = "kai-scheduler"
-MANAGED_BY = "vcluster.loft.sh/managed-by"
-VIRTUAL_NAMESPACE = "vcluster.loft.sh/namespace"
 # Same grammar as policies/rules.py DECIMAL / INTEGER; `[.]` instead of `\\.` keeps the CEL free of escapes.
 DECIMAL = "^([0-9]+([.][0-9]*)?|[.][0-9]+)$"
 INTEGER = "^[0-9]{1,18}$"
@@ -67,10 +69,10 @@ def match_conditions() -> list[dict[str, str]]:
 def pod_validations(queues: Sequence[str], queue_label_key: str, tenant: str) -> list[dict[str, str]]:
     """The CEL validations for one tenant's pods (each one expression, message, reason)."""
     labels = "object.metadata.labels"
-    share = f"({_has_annotation('gpu-fraction')} || {_has_annotation('gpu-memory')})"
-    fraction = _annotation("gpu-fraction")
-    memory = _annotation("gpu-memory")
-    devices = _annotation("gpu-fraction-num-devices")
+    share = f"({_has_annotation(kai_api.GPU_FRACTION)} || {_has_annotation(kai_api.GPU_MEMORY)})"
+    fraction = _annotation(kai_api.GPU_FRACTION)
+    memory = _annotation(kai_api.GPU_MEMORY)
+    devices = _annotation(kai_api.GPU_FRACTION_NUM_DEVICES)
     rules = [
         (
             f"has(object.spec.schedulerName) && object.spec.schedulerName == '{SCHEDULER}'",
@@ -82,16 +84,17 @@ def pod_validations(queues: Sequence[str], queue_label_key: str, tenant: str) ->
             f"{', '.join(queues)}",
         ),
         (
-            f"!{HAS_ANN} || !{_has_annotation('gpu-fraction')} || ({fraction}.matches('{DECIMAL}') && "
+            f"!{HAS_ANN} || !{_has_annotation(kai_api.GPU_FRACTION)} || ({fraction}.matches('{DECIMAL}') && "
             f"double({fraction}) > 0.0 && double({fraction}) < 1.0)",
             "gpu-fraction must be a decimal strictly between 0 and 1 (use an nvidia.com/gpu limit for whole GPUs)",
         ),
         (
-            f"!{HAS_ANN} || !{_has_annotation('gpu-memory')} || ({memory}.matches('{INTEGER}') && int({memory}) > 0)",
+            f"!{HAS_ANN} || !{_has_annotation(kai_api.GPU_MEMORY)} || "
+            f"({memory}.matches('{INTEGER}') && int({memory}) > 0)",
             "gpu-memory must be a positive integer (MiB)",
         ),
         (
-            f"!{HAS_ANN} || !({_has_annotation('gpu-fraction')} && {_has_annotation('gpu-memory')})",
+            f"!{HAS_ANN} || !({_has_annotation(kai_api.GPU_FRACTION)} && {_has_annotation(kai_api.GPU_MEMORY)})",
             "use gpu-fraction or gpu-memory, not both",
         ),
         (
@@ -100,7 +103,7 @@ def pod_validations(queues: Sequence[str], queue_label_key: str, tenant: str) ->
             "a pod with gpu-fraction or gpu-memory must not also have an nvidia.com/gpu limit",
         ),
         (
-            f"!{HAS_ANN} || !{_has_annotation('gpu-fraction-num-devices')} || ({devices}.matches('{INTEGER}') && "
+            f"!{HAS_ANN} || !{_has_annotation(kai_api.GPU_FRACTION_NUM_DEVICES)} || ({devices}.matches('{INTEGER}') && "
             f"int({devices}) > 0 && {share})",
             "gpu-fraction-num-devices must be a positive integer and comes with gpu-fraction or gpu-memory",
         ),
@@ -121,7 +124,7 @@ def tenant_policy(config: StackConfig, tenant: Tenant) -> dict[str, Any]:
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingAdmissionPolicy",
-        "metadata": {"name": policy_name(tenant), "labels": {"kaistack.io/tenant": tenant.name}},
+        "metadata": {"name": policy_name(tenant), "labels": {TENANT_LABEL: tenant.name}},
         "spec": {
             "failurePolicy": "Fail",
             "matchConstraints": {
@@ -144,7 +147,7 @@ def tenant_binding(config: StackConfig, tenant: Tenant) -> dict[str, Any]:
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingAdmissionPolicyBinding",
-        "metadata": {"name": policy_name(tenant), "labels": {"kaistack.io/tenant": tenant.name}},
+        "metadata": {"name": policy_name(tenant), "labels": {TENANT_LABEL: tenant.name}},
         "spec": {
             "policyName": policy_name(tenant),
             "validationActions": ["Deny"],

@@ -22,6 +22,8 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
+from kaistack.declaration.kai_api import GPU_PRESENT_LABEL
+from kaistack.declaration.marks import NODE_POOL_LABEL as POOL_LABEL
 from kaistack.declaration.model import EksSettings, NodePool, StackConfig, Taint
 
 # EKS-optimized Amazon Linux 2023 AMIs. The NVIDIA variant ships the driver and the NVIDIA
@@ -31,7 +33,6 @@ from kaistack.declaration.model import EksSettings, NodePool, StackConfig, Taint
 GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"
 CPU_AMI_TYPE = "AL2023_x86_64_STANDARD"
 SYSTEM_DISK_GIB = 50
-POOL_LABEL = "kaistack.io/node-pool"
 # EKS's node group API spells taint effects in upper snake case.
 TAINT_EFFECTS = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
 # What every EKS worker role needs (EKS user guide, "Amazon EKS node IAM role").
@@ -305,7 +306,7 @@ def node_labels(pool: NodePool) -> dict[str, str]:
     """
     labels = {**pool.labels, POOL_LABEL: pool.name}
     if pool.gpu_count:
-        labels.setdefault("nvidia.com/gpu.present", "true")
+        labels.setdefault(GPU_PRESENT_LABEL, "true")
     return labels
 
 

@@ -16,6 +16,8 @@ import pulumi_command.local as local
 import pulumi_kubernetes as k8s
 import yaml
 
+from kaistack.declaration.kai_api import GPU_PRESENT_LABEL
+from kaistack.declaration.marks import NODE_POOL_LABEL as POOL_LABEL
 from kaistack.declaration.model import NodePool, StackConfig
 
 # run:ai fake-gpu-operator opts nodes in by this label (topology.nodePoolLabelKey); the value names
@@ -29,8 +31,7 @@ FAKE_GPU_NODE_LABELS = {
     "nvidia.com/gpu.deploy.dcgm-exporter": "true",
 }
 # Lets the NVIDIA device plugin's default node affinity match without NFD (vcluster-and-gpu.md §2).
-REAL_GPU_NODE_LABELS = {"nvidia.com/gpu.present": "true"}
-POOL_LABEL = "kaistack.io/node-pool"
+REAL_GPU_NODE_LABELS = {GPU_PRESENT_LABEL: "true"}
 REAL_GPU_MODES = ("device-plugin", "gpu-operator")
 
 

@@ -13,8 +13,8 @@ import pulumi_kubernetes as k8s
 import yaml
 
 from components.cluster_kind import FAKE_POOL_LABEL
-from components.kai import RESERVATION_NAMESPACE
 from kaistack.declaration import versions
+from kaistack.declaration.kai_api import GPU_RESOURCE, RESERVATION_NAMESPACE
 from kaistack.declaration.model import StackConfig, TimeSlicing
 
 # Every GPU stack runs privileged DaemonSets (device plugins, exporters, the operator's validators).
@@ -28,7 +28,7 @@ TIME_SLICING_CONFIG = "time-slicing"
 # The device plugin chart's own default tolerations (values.yaml), kept when pool taints are added.
 DEVICE_PLUGIN_TOLERATIONS = [
     {"key": "CriticalAddonsOnly", "operator": "Exists"},
-    {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+    {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"},
 ]
 
 
@@ -62,7 +62,7 @@ def time_slicing_config(slicing: TimeSlicing) -> str:
             "timeSlicing": {
                 "renameByDefault": slicing.rename_by_default,
                 "failRequestsGreaterThanOne": slicing.fail_requests_greater_than_one,
-                "resources": [{"name": "nvidia.com/gpu", "replicas": slicing.replicas}],
+                "resources": [{"name": GPU_RESOURCE, "replicas": slicing.replicas}],
             }
         },
     }
@@ -73,7 +73,7 @@ def _pool_tolerations(config: StackConfig) -> list[dict[str, str]]:
     extra = []
     for pool in config.cluster.node_pools:
         for taint in pool.taints:
-            if taint.key != "nvidia.com/gpu":
+            if taint.key != GPU_RESOURCE:
                 extra.append({"key": taint.key, "operator": "Exists", "effect": taint.effect})
     return extra
 

@@ -9,16 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from kaistack.declaration import kai_api
+from kaistack.declaration.kai_api import GPU_RESOURCE, SCHEDULER_NAME
+from kaistack.declaration.marks import TENANT_LABEL, WORKLOAD_LABEL
 from kaistack.declaration.model import StackConfig, Workload
 
-SCHEDULER_NAME = "kai-scheduler"
-TENANT_LABEL = "kaistack.io/tenant"
-WORKLOAD_LABEL = "app"
-# KAI reads the class from this *label* on the top owner or pod before spec.priorityClassName
-# (kai.md §2), and labels survive vCluster sync unchanged (vcluster-and-gpu.md §1.3).
-PRIORITY_LABEL = "priorityClassName"
-PREEMPTIBILITY_LABEL = "kai.scheduler/preemptibility"
-GPU_RESOURCE = "nvidia.com/gpu"
 # The taint GPU node pools conventionally carry; NVIDIA's own DaemonSets tolerate it the same way.
 GPU_TOLERATION = {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}
 # Kubeflow's training operator only wires rendezvous env/ports into the container named "pytorch"
@@ -42,9 +37,11 @@ def object_labels(config: StackConfig, work: Workload) -> dict[str, str]:
     if work.tenant is not None:
         labels[TENANT_LABEL] = work.tenant
     if work.priority_class is not None:
-        labels[PRIORITY_LABEL] = work.priority_class
+        # KAI reads the class from this *label* on the top owner or pod before spec.priorityClassName
+        # (kai.md §2), and labels survive vCluster sync unchanged (vcluster-and-gpu.md §1.3).
+        labels[kai_api.PRIORITY_CLASS_LABEL] = work.priority_class
     if work.preemptible is not None:
-        labels[PREEMPTIBILITY_LABEL] = "preemptible" if work.preemptible else "non-preemptible"
+        labels[kai_api.PREEMPTIBILITY_LABEL] = "preemptible" if work.preemptible else "non-preemptible"
     return labels
 
 
@@ -52,11 +49,11 @@ def pod_annotations(work: Workload) -> dict[str, str]:
     """GPU-sharing requests are pod annotations, not resources (kai.md §4)."""
     annotations = dict(work.annotations)
     if work.gpu_fraction is not None:
-        annotations["gpu-fraction"] = _num(work.gpu_fraction)
+        annotations[kai_api.GPU_FRACTION] = _num(work.gpu_fraction)
     if work.gpu_memory_mi_b is not None:
-        annotations["gpu-memory"] = str(work.gpu_memory_mi_b)
+        annotations[kai_api.GPU_MEMORY] = str(work.gpu_memory_mi_b)
     if work.gpu_devices is not None:
-        annotations["gpu-fraction-num-devices"] = str(work.gpu_devices)
+        annotations[kai_api.GPU_FRACTION_NUM_DEVICES] = str(work.gpu_devices)
     return annotations
 
 

@@ -13,6 +13,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.kai import resource_values
+from kaistack.declaration import kai_api
 from kaistack.declaration.model import Queue, StackConfig
 
 
@@ -76,8 +77,8 @@ class QueueTree(pulumi.ComponentResource):
                 depends.append(self.queues[queue.parent])
             self.queues[queue.name] = k8s.apiextensions.CustomResource(
                 f"{name}-{queue.name}",
-                api_version="scheduling.run.ai/v2",
-                kind="Queue",
+                api_version=kai_api.QUEUE.api_version,
+                kind=kai_api.QUEUE.kind,
                 metadata={"name": queue.name},
                 spec=queue_spec(queue),
                 opts=child_opts.merge(pulumi.ResourceOptions(depends_on=depends)),

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kaistack.declaration.model import KAI_PRIORITY_CLASSES, NodePool, StackConfig, Workload
+from kaistack.declaration import kai_api
+from kaistack.declaration.model import NodePool, StackConfig, Workload
 from kaistack.declaration.model import Queue as DeclaredQueue
 from placement import ACTIONS, Resources, Result, simulate
 from placement.model import Job, Node, Placement, Queue, QueueResource, Snapshot, Task
@@ -80,7 +81,7 @@ def _node(config: StackConfig, pool: NodePool, name: str) -> Node:
     # The nvidia.com/gpu.memory label exists when something sets it: the fake operator's exporter,
     # GFD (device plugin / GPU Operator) or an EKS pool's discovered labels. The checker can only use
     # a value it knows, so an undeclared memory is treated as a missing label.
-    label = pool.labels.get("nvidia.com/gpu.memory")
+    label = pool.labels.get(kai_api.GPU_MEMORY_LABEL)
     gpu_memory = pool.gpu_memory_mi_b or (int(label) if label and label.isdigit() else None)
     if config.gpu.mode == "fake" and pool.gpu_count and gpu_memory is None:
         gpu_memory = config.gpu.fake.gpu_memory_mi_b
@@ -129,7 +130,7 @@ def priority_class(work: Workload) -> str:
 def _expand(config: StackConfig, work: Workload) -> tuple[list[Job], WorkloadPlan]:
     queue = config.queue_of(work)
     klass = priority_class(work)
-    priority = KAI_PRIORITY_CLASSES[klass]
+    priority = kai_api.PRIORITY_CLASSES[klass]
     task = _task(work)
     count = work.pod_count
     jobs: list[Job] = []

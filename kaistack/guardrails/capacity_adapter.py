@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kaistack.capacity.check import check
+from kaistack.declaration import kai_api
+from kaistack.declaration.marks import PLATFORM_TYPE
 from kaistack.declaration.parse import ConfigError, parse_config
 from kaistack.guardrails.facts import StackFacts, workload_tenant
 from kaistack.guardrails.podspec import (
@@ -26,7 +28,6 @@ from kaistack.guardrails.podspec import (
     GPU_RESOURCE,
     MEMORY,
     NUM_DEVICES,
-    PLATFORM_TYPE,
     PodTemplate,
     Res,
     Workload,
@@ -40,7 +41,7 @@ from kaistack.guardrails.settings import Settings
 from kaistack.guardrails.stack_model import CheckerUnavailable, Finding, queue_decls
 from placement.quantity import cpu_millis, memory_bytes
 
-KAI_CLASSES = ("train", "build-preemptible", "build", "inference")
+KAI_CLASSES = tuple(kai_api.PRIORITY_CLASSES)
 _AS_JOB = ("Job", "StatefulSet", "ReplicaSet")
 _DNS = re.compile(r"[^a-z0-9-]+")
 
@@ -120,10 +121,11 @@ def _workload(wl: Workload, t: PodTemplate, facts: StackFacts, name: str) -> dic
         work["gpuMemoryMiB"] = int(ann[MEMORY])
     if valid_count(ann.get(NUM_DEVICES)):
         work["gpuDevices"] = int(ann[NUM_DEVICES])
-    klass = wl.labels.get("priorityClassName") or t.labels.get("priorityClassName") or t.spec.get("priorityClassName")
+    label = kai_api.PRIORITY_CLASS_LABEL
+    klass = wl.labels.get(label) or t.labels.get(label) or t.spec.get("priorityClassName")
     if klass in KAI_CLASSES:
         work["priorityClass"] = klass
-    preemptibility = wl.labels.get("kai.scheduler/preemptibility") or t.labels.get("kai.scheduler/preemptibility")
+    preemptibility = wl.labels.get(kai_api.PREEMPTIBILITY_LABEL) or t.labels.get(kai_api.PREEMPTIBILITY_LABEL)
     if preemptibility in ("preemptible", "non-preemptible"):
         work["preemptible"] = preemptibility == "preemptible"
     selector = {str(k): str(v) for k, v in mapping(t.spec.get("nodeSelector")).items()}

@@ -15,11 +15,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kaistack.guardrails.podspec import PLATFORM_TYPE, Res, Workload, mapping, seq, tenant_label, urn_types
+from kaistack.declaration import kai_api
+from kaistack.declaration.marks import PLATFORM_TYPE, TENANT_TYPE
+from kaistack.guardrails.podspec import Res, Workload, mapping, seq, tenant_label, urn_types
 
-DEFAULT_QUEUE_LABEL = "kai.scheduler/queue"
-LEGACY_QUEUE_LABEL = "runai/queue"  # before KAI v0.6.0 (docs/migrationguides/v0.6.0)
-CONFIG_NAMESPACE = "kaistack"
+DEFAULT_QUEUE_LABEL = kai_api.QUEUE_LABEL
+LEGACY_QUEUE_LABEL = kai_api.LEGACY_QUEUE_LABEL
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ def leaf_names(parents: Mapping[str, str | None]) -> frozenset[str]:
 
 # --- whose workload is it ------------------------------------------------------------------------
 
-TENANT_COMPONENT = "kaistack:index:Tenant"  # components/tenant.py: the vCluster and its provider
+TENANT_COMPONENT = TENANT_TYPE  # components/tenant.py: the vCluster and its provider
 
 
 def _names_tenant(name: str, tenant: str) -> bool:

@@ -13,14 +13,21 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kaistack.declaration import kai_api
+from kaistack.declaration.marks import TENANT_LABEL
+
 # KAI's own and the GPU stack's chart workloads: not tenant workloads, never KAI-scheduled.
-DEFAULT_EXEMPT_NAMESPACES = ("kai-scheduler", "kai-resource-reservation", "gpu-operator", "nvidia", "kube-system")
+DEFAULT_EXEMPT_NAMESPACES = (
+    kai_api.DEFAULT_NAMESPACE,
+    kai_api.RESERVATION_NAMESPACE,
+    "gpu-operator",
+    "nvidia",
+    "kube-system",
+)
 # Children of these components are rendered vendor objects (KAI, GPU operator, vCluster charts).
 CHART_COMPONENT_TYPES = ("kubernetes:helm.sh/v4:Chart", "kubernetes:helm.sh/v3:Chart")
 HELM_TYPES = ("kubernetes:helm.sh/v3:Release", *CHART_COMPONENT_TYPES)
-QUEUE_TYPE = "kubernetes:scheduling.run.ai/v2:Queue"
-PLATFORM_TYPE = "kaistack:index:Platform"
-TENANT_LABEL = "kaistack.io/tenant"
+QUEUE_TYPE = kai_api.QUEUE.pulumi_type
 
 # Where each built-in kind keeps its pod template(s) (pulumi.md §6.6). Other kinds are searched.
 _TEMPLATE_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
@@ -241,11 +248,11 @@ def _known(node: Any, key: Any) -> Any:
 
 # --- what a pod asks of KAI ----------------------------------------------------------------------
 
-GPU_RESOURCE = "nvidia.com/gpu"
-FRACTION = "gpu-fraction"
-MEMORY = "gpu-memory"
-NUM_DEVICES = "gpu-fraction-num-devices"
-CONTAINER_NAME = "gpu-fraction-container-name"
+GPU_RESOURCE = kai_api.GPU_RESOURCE
+FRACTION = kai_api.GPU_FRACTION
+MEMORY = kai_api.GPU_MEMORY
+NUM_DEVICES = kai_api.GPU_FRACTION_NUM_DEVICES
+CONTAINER_NAME = kai_api.GPU_FRACTION_CONTAINER_NAME
 
 
 def gpu_limit_containers(template: PodTemplate) -> list[str]:
@@ -264,7 +271,7 @@ def requests_gpu(template: PodTemplate) -> bool:
     for container in template.containers():
         resources = mapping(container.get("resources"))
         for block in (mapping(resources.get("limits")), mapping(resources.get("requests"))):
-            if any(str(k) == GPU_RESOURCE or str(k).startswith("nvidia.com/mig-") for k in block):
+            if any(str(k) == GPU_RESOURCE or str(k).startswith(kai_api.MIG_RESOURCE_PREFIX) for k in block):
                 return True
     return False
 

@@ -11,10 +11,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kaistack.declaration import kai_api
 from kaistack.guardrails.facts import TenantFacts
 from kaistack.guardrails.podspec import DEFAULT_EXEMPT_NAMESPACES, mapping, seq
 
-KAI_SCHEDULER = "kai-scheduler"
+KAI_SCHEDULER = kai_api.SCHEDULER_NAME
 VLLM_DEFAULT_UTILIZATION = 0.9  # vLLM EngineArgs.gpu_memory_utilization default
 UTILIZATION_ENV_VARS = ("VLLM_GPU_MEMORY_UTILIZATION", "GPU_MEMORY_UTILIZATION")
 

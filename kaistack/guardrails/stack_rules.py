@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from kaistack.declaration import kai_api
 from kaistack.guardrails.capacity_adapter import check_capacity
 from kaistack.guardrails.facts import StackFacts, facts_from_platform, platform_props, workload_tenant
 from kaistack.guardrails.podspec import (
@@ -25,7 +26,7 @@ from kaistack.guardrails.rules import EPSILON, chart_name, helm_values, subject
 from kaistack.guardrails.settings import Settings
 from kaistack.guardrails.stack_model import Finding, QueueDecl, queue_decls
 
-KAI_CHART = "kai-scheduler"
+KAI_CHART = kai_api.RELEASE_NAME
 QUEUE_RESOURCES = ("gpu", "cpu", "memory")
 QUEUE_FIELDS = ("quota", "limit", "overQuotaWeight")
 

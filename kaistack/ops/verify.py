@@ -37,24 +37,17 @@ from pathlib import Path
 from typing import Any
 
 from kaistack.capacity.check import plan as capacity_plan
+from kaistack.declaration import kai_api, vcluster_api
+from kaistack.declaration.kai_api import SCHEDULER_NAME
+from kaistack.declaration.marks import WORKLOAD_LABEL
 from kaistack.declaration.model import Queue, StackConfig, Tenant, Workload
 from kaistack.kube.client import KubeAPIError, KubeClient, KubeError
 from kaistack.progress import Progress
 from placement import simulate
 
-SCHEDULER_NAME = "kai-scheduler"
-POD_GROUP_ANNOTATION = "pod-group-name"
-GPU_GROUP_LABEL = "runai-gpu-group"
-GPU_FRACTION_ANNOTATION = "gpu-fraction"
-GPU_MEMORY_ANNOTATION = "gpu-memory"
-GPU_DEVICES_ANNOTATION = "gpu-fraction-num-devices"
-NODE_GPU_MEMORY_LABEL = "nvidia.com/gpu.memory"
-# components/podspec.py puts `app: <workload>` on every workload object and pod template (and vCluster
-# copies labels to host pods); pod names are the fallback when no pod in the namespace has the key.
-WORKLOAD_LABEL = "app"
-VCLUSTER_MANAGED_BY = "vcluster.loft.sh/managed-by"
-VCLUSTER_OBJECT_NAME = "vcluster.loft.sh/object-name"
-VCLUSTER_OBJECT_NAMESPACE = "vcluster.loft.sh/object-namespace"
+# components/podspec.py puts `app: <workload>` (WORKLOAD_LABEL) on every workload object and pod
+# template (and vCluster copies labels to host pods); pod names are the fallback when no pod in the
+# namespace has the key.
 KAI_DEPLOYMENTS = (
     "admission",
     "binder",
@@ -282,13 +275,13 @@ def check_workloads(config: StackConfig, pods: _WorkloadPods) -> list[CheckResul
                 for p in wrong[:3]
             )
         results.append(CheckResult("workload-scheduler", subject, not wrong, scheduler_detail))
-        missing = [p for p in matched if not _annotations(p).get(POD_GROUP_ANNOTATION)]
-        groups = {_annotations(p).get(POD_GROUP_ANNOTATION) for p in matched} - {None, ""}
+        missing = [p for p in matched if not _annotations(p).get(kai_api.POD_GROUP_NAME)]
+        groups = {_annotations(p).get(kai_api.POD_GROUP_NAME) for p in matched} - {None, ""}
         group_detail = (
-            f"{POD_GROUP_ANNOTATION} on {_pods(len(matched))} ({len(groups)} PodGroup{'s' * (len(groups) != 1)})"
+            f"{kai_api.POD_GROUP_NAME} on {_pods(len(matched))} ({len(groups)} PodGroup{'s' * (len(groups) != 1)})"
         )
         if missing:
-            group_detail = f"no {POD_GROUP_ANNOTATION} annotation on {', '.join(_name(p) for p in missing[:3])}"
+            group_detail = f"no {kai_api.POD_GROUP_NAME} annotation on {', '.join(_name(p) for p in missing[:3])}"
         results.append(CheckResult("workload-pod-group", subject, not missing, group_detail))
     return results
 
@@ -330,15 +323,15 @@ def check_gpu_groups(
         subject = work.name if work.tenant is None else f"{work.tenant}/{work.name}"
         if unlabelled:
             listed = ", ".join(_name(p) for p in unlabelled[:3])
-            results.append(CheckResult("gpu-group", subject, False, f"no {GPU_GROUP_LABEL} label on {listed}"))
+            results.append(CheckResult("gpu-group", subject, False, f"no {kai_api.GPU_GROUP_LABEL} label on {listed}"))
         for pod in placed:
             declared_uids[pod["metadata"].get("uid") or _name(pod)] = subject
     # Every fractional pod on a shared GPU, declared or not, counts toward its group's load; the
     # group's reservation pod (kai-resource-reservation, a whole nvidia.com/gpu) carries the label too.
     shared = [
         p
-        for p in client.list("/api/v1/pods", label_selector=GPU_GROUP_LABEL)
-        if _gpu_groups(p) and {GPU_FRACTION_ANNOTATION, GPU_MEMORY_ANNOTATION} & set(_annotations(p))
+        for p in client.list("/api/v1/pods", label_selector=kai_api.GPU_GROUP_LABEL)
+        if _gpu_groups(p) and {kai_api.GPU_FRACTION, kai_api.GPU_MEMORY} & set(_annotations(p))
     ]
     by_node: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for pod in shared:
@@ -398,7 +391,8 @@ def check_vcluster_owner_refs(config: StackConfig, client: KubeClient) -> list[C
     results = []
     for tenant in config.tenants:
         namespace = tenant.host_namespace
-        synced = [p for p in client.list(f"/api/v1/namespaces/{namespace}/pods") if VCLUSTER_MANAGED_BY in _labels(p)]
+        pods = client.list(f"/api/v1/namespaces/{namespace}/pods")
+        synced = [p for p in pods if vcluster_api.MANAGED_BY_LABEL in _labels(p)]
         owned = [p for p in synced if (p.get("metadata") or {}).get("ownerReferences")]
         subject = f"{tenant.name} ({namespace})"
         if owned:
@@ -438,8 +432,8 @@ class _WorkloadPods:
             pods = [
                 p
                 for p in pods
-                if VCLUSTER_MANAGED_BY in _labels(p)
-                and _annotations(p).get(VCLUSTER_OBJECT_NAMESPACE, work.namespace) == work.namespace
+                if vcluster_api.MANAGED_BY_LABEL in _labels(p)
+                and _annotations(p).get(vcluster_api.OBJECT_NAMESPACE_ANNOTATION, work.namespace) == work.namespace
             ]
         pods = [p for p in pods if not (p.get("metadata") or {}).get("deletionTimestamp")]
         labelled = [p for p in pods if _labels(p).get(WORKLOAD_LABEL) == work.name]
@@ -495,19 +489,19 @@ def _name(pod: Mapping[str, Any]) -> str:
 
 
 def _virtual_name(pod: Mapping[str, Any]) -> str:
-    return _annotations(pod).get(VCLUSTER_OBJECT_NAME) or _name(pod)
+    return _annotations(pod).get(vcluster_api.OBJECT_NAME_ANNOTATION) or _name(pod)
 
 
 def _gpu_groups(pod: Mapping[str, Any]) -> list[str]:
     labels = _labels(pod)
-    if labels.get(GPU_GROUP_LABEL):
-        return [labels[GPU_GROUP_LABEL]]
-    return sorted(k.split("/", 1)[1] for k in labels if k.startswith(f"{GPU_GROUP_LABEL}/"))
+    if labels.get(kai_api.GPU_GROUP_LABEL):
+        return [labels[kai_api.GPU_GROUP_LABEL]]
+    return sorted(k.split("/", 1)[1] for k in labels if k.startswith(f"{kai_api.GPU_GROUP_LABEL}/"))
 
 
 def _device_count(pod: Mapping[str, Any]) -> int:
     try:
-        return int(_annotations(pod).get(GPU_DEVICES_ANNOTATION, "1"))
+        return int(_annotations(pod).get(kai_api.GPU_FRACTION_NUM_DEVICES, "1"))
     except ValueError:
         return 1
 
@@ -524,13 +518,13 @@ def _fraction(pod: Mapping[str, Any], node_memory: Callable[[], int | None]) -> 
     """The share of one GPU a fractional pod holds (gpu-memory converted like KAI: ceil to 1/100)."""
     annotations = _annotations(pod)
     try:
-        if GPU_FRACTION_ANNOTATION in annotations:
-            return float(annotations[GPU_FRACTION_ANNOTATION])
-        if GPU_MEMORY_ANNOTATION in annotations:
+        if kai_api.GPU_FRACTION in annotations:
+            return float(annotations[kai_api.GPU_FRACTION])
+        if kai_api.GPU_MEMORY in annotations:
             memory = node_memory()
             if not memory:
                 return None
-            return math.ceil(int(annotations[GPU_MEMORY_ANNOTATION]) / memory * 100) / 100
+            return math.ceil(int(annotations[kai_api.GPU_MEMORY]) / memory * 100) / 100
     except ValueError:
         return None
     return None
@@ -540,7 +534,7 @@ def _node_gpu_memory(client: KubeClient, node: str, cache: dict[str, int | None]
     if node not in cache:
         try:
             labels = (client.get(f"/api/v1/nodes/{node}").get("metadata") or {}).get("labels") or {}
-            value = int(labels.get(NODE_GPU_MEMORY_LABEL, "0"))
+            value = int(labels.get(kai_api.GPU_MEMORY_LABEL, "0"))
             value = value // (1024 * 1024) if value >= 1048576 else value  # KAI: values >= 1 MiB are bytes
             cache[node] = (value // 100) * 100 or None
         except (KubeAPIError, ValueError):

@@ -25,14 +25,12 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from kaistack.declaration.kai_api import GPU_COUNT_LABEL, GPU_MEMORY_LABEL, GPU_PRODUCT_LABEL, GPU_RESOURCE
 from kaistack.declaration.model import NodePool, StackConfig, Taint
 from kaistack.declaration.parse import ConfigError
 from placement.quantity import cpu_millis, memory_bytes
 
-GPU_TAINT = Taint(key="nvidia.com/gpu", value="true", effect="NoSchedule")
-PRODUCT_LABEL = "nvidia.com/gpu.product"
-COUNT_LABEL = "nvidia.com/gpu.count"
-MEMORY_LABEL = "nvidia.com/gpu.memory"
+GPU_TAINT = Taint(key=GPU_RESOURCE, value="true", effect="NoSchedule")
 # AWS quotes GPU memory in marketing units (an L4's "24 GB" is 22888 MiB; the driver reports 23034
 # MiB). A declared value within this relative distance of AWS's is the same GPU, not a contradiction.
 GPU_MEMORY_TOLERANCE = Decimal("0.05")
@@ -424,11 +422,11 @@ def _gpu_node_marks(pool: NodePool, where: str) -> tuple[dict[str, str], list[Ta
     problems: list[str] = []
     if not pool.gpu_count:
         return labels, taints, problems
-    wanted = {COUNT_LABEL: str(pool.gpu_count)}
+    wanted = {GPU_COUNT_LABEL: str(pool.gpu_count)}
     if pool.gpu_product:
-        wanted[PRODUCT_LABEL] = pool.gpu_product
+        wanted[GPU_PRODUCT_LABEL] = pool.gpu_product
     if pool.gpu_memory_mi_b:
-        wanted[MEMORY_LABEL] = str(pool.gpu_memory_mi_b)
+        wanted[GPU_MEMORY_LABEL] = str(pool.gpu_memory_mi_b)
     for key, value in wanted.items():
         if key in labels and labels[key] != value:
             problems.append(f"{where}.labels: {key}={labels[key]!r} contradicts the pool's GPU facts ({key}={value!r})")

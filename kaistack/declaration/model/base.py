@@ -7,7 +7,7 @@ from typing import Annotated, Any, Self
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, WithJsonSchema
 from pydantic.alias_generators import to_camel
 
-from kaistack.declaration import limits
+from kaistack.declaration import kai_api, limits
 from placement.quantity import Quantity
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
@@ -34,11 +34,10 @@ KubeQuantity = Annotated[
     ),
 ]
 
-KAI_PRIORITY_CLASSES: dict[str, int] = {"train": 50, "build-preemptible": 75, "build": 100, "inference": 125}
+KAI_PRIORITY_CLASSES = kai_api.PRIORITY_CLASSES
+NON_PREEMPTIBLE_THRESHOLD = kai_api.NON_PREEMPTIBLE_THRESHOLD
 # Unset tenants[].nodePort on kind count up from here, in declaration order.
 TENANT_NODE_PORT_BASE = 31000
-# KAI: priority >= 100 is non-preemptible unless kai.scheduler/preemptibility says otherwise.
-NON_PREEMPTIBLE_THRESHOLD = 100
 
 
 class Model(BaseModel):

@@ -7,14 +7,14 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from kaistack.declaration import versions
+from kaistack.declaration import kai_api, versions
 from kaistack.declaration.model.base import Model, Name, Text
 from kaistack.declaration.model.queues import DefaultQueues
 
 
 class KaiConfig(Model):
     version: Text = Field(default=versions.KAI_VERSION, description="KAI release tag, with the 'v' (e.g. v0.17.0)")
-    namespace: Name = Field(default="kai-scheduler", description="Namespace of the KAI release")
+    namespace: Name = Field(default=kai_api.DEFAULT_NAMESPACE, description="Namespace of the KAI release")
     gpu_sharing: bool = Field(default=True, description="Allow fractional GPUs (global.gpuSharing)")
     placement_strategy: Literal["binpack", "spread"] = Field(default="binpack", description="Node placement strategy")
     # Injected into fractional pods without one; None disables (OpenShift + gpu-operator < v25.10).
@@ -22,7 +22,7 @@ class KaiConfig(Model):
         default="nvidia", description="RuntimeClass KAI injects into fractional pods (none disables)"
     )
     memory_isolation: bool = Field(default=False, description="GPU memory isolation with HAMi-core (real GPUs)")
-    queue_label_key: Text = Field(default="kai.scheduler/queue", description="Label that names a pod's queue")
+    queue_label_key: Text = Field(default=kai_api.QUEUE_LABEL, description="Label that names a pod's queue")
     default_queues: DefaultQueues = Field(default=DefaultQueues(), description="KAI's own default queue pair")
     # What `pulumi preview/up` does when the placement checker says declared work stays Pending:
     # fail before creating anything (enforce), log a warning (warn, e.g. an autoscaling cluster), or skip.
@@ -45,7 +45,7 @@ class KaiConfig(Model):
         tag = tuple(int(p) for p in self.version[1:].split("."))
         if self.memory_isolation and tag < (0, 17, 0):
             raise ValueError(f"memoryIsolation needs KAI >= v0.17.0 (binder hamicore plugin), got {self.version}")
-        if self.queue_label_key != "kai.scheduler/queue" and tag < (0, 16, 0):
+        if self.queue_label_key != kai_api.QUEUE_LABEL and tag < (0, 16, 0):
             raise ValueError(
                 f"queueLabelKey {self.queue_label_key!r} needs KAI >= v0.16.0 (podgrouper.queueLabelKey); "
                 f"{self.version} only reads 'kai.scheduler/queue'"

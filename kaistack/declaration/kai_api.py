@@ -1,0 +1,86 @@
+"""KAI's API names, in one place: the scheduler, labels, annotations, resources, CRDs and priority classes.
+
+Every other module imports these; none spells them itself. Sources (kai-scheduler/KAI-Scheduler@v0.17.0):
+pkg/common/constants/constants.go, pkg/podgrouper/podgrouper/plugins/constants/constants.go,
+pkg/common/resources/gpu_sharing.go, the CRDs in deployments/kai-scheduler/crds/, and the chart's
+templates/priorityclasses/ (see ../shared/reference/kai.md §2-§5). Names that differ by KAI version
+come from the version table (kaistack.declaration.versions).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+# -- the scheduler and its namespaces ------------------------------------------------------------
+SCHEDULER_NAME = "kai-scheduler"  # pod spec.schedulerName; other pods are ignored by the pod-grouper
+DEFAULT_NAMESPACE = "kai-scheduler"  # DefaultKAINamespace
+RELEASE_NAME = "kai-scheduler"  # the Helm release and chart name
+RESERVATION_NAMESPACE = "kai-resource-reservation"  # global.resourceReservation.namespace (GPU reservation pods)
+
+# -- labels (on the top owner and/or the pod) ----------------------------------------------------
+QUEUE_LABEL = "kai.scheduler/queue"  # default of podgrouper.queueLabelKey
+LEGACY_QUEUE_LABEL = "runai/queue"  # read before v0.6.0 only (docs/migrationguides/v0.6.0)
+PRIORITY_CLASS_LABEL = "priorityClassName"  # beats spec.priorityClassName (calcPodGroupPriorityClass)
+PREEMPTIBILITY_LABEL = "kai.scheduler/preemptibility"  # preemptible | non-preemptible
+NODE_POOL_LABEL = "kai.scheduler/node-pool"  # scheduling shard partition
+SUBGROUP_LABEL = "kai.scheduler/subgroup-name"  # which PodGroup subgroup a pod belongs to
+GPU_GROUP_LABEL = "runai-gpu-group"  # set on fractional pods: the shared GPU they were bound to
+
+# -- annotations (on the pod) ---------------------------------------------------------------------
+GPU_FRACTION = "gpu-fraction"  # 0 < f < 1 (strconv.ParseFloat, and a valid quantity)
+GPU_MEMORY = "gpu-memory"  # positive integer MiB
+GPU_FRACTION_NUM_DEVICES = "gpu-fraction-num-devices"  # positive integer, with a fraction or memory
+GPU_FRACTION_CONTAINER_NAME = "gpu-fraction-container-name"  # the container that gets the share
+MPS = "mps"  # "true": MPS, only with a fraction or memory
+POD_GROUP_NAME = "pod-group-name"  # the PodGroup a pod belongs to (set by the pod-grouper, or by hand)
+SKIP_PODGROUPER = "kai.scheduler/skip-podgrouper"  # "true": the pod-grouper leaves the pod alone
+BATCH_MIN_MEMBER = "kai.scheduler/batch-min-member"  # Job/JobSet minMember (v0.15+)
+PREEMPTION_DELAY = "kai.scheduler/preemption-delay"  # v0.17
+STALENESS_GRACE_PERIOD = "kai.scheduler/staleness-grace-period"
+TOPOLOGY = "kai.scheduler/topology"
+TOPOLOGY_REQUIRED_PLACEMENT = "kai.scheduler/topology-required-placement"
+TOPOLOGY_PREFERRED_PLACEMENT = "kai.scheduler/topology-preferred-placement"
+GPU_SHARING_ANNOTATIONS = (GPU_FRACTION, GPU_MEMORY)
+
+# -- resources ------------------------------------------------------------------------------------
+GPU_RESOURCE = "nvidia.com/gpu"  # whole GPUs (an extended resource)
+MIG_RESOURCE_PREFIX = "nvidia.com/mig-"  # nvidia.com/mig-<G>g.<M>gb
+
+# -- node labels KAI reads (written by GPU feature discovery, the fake GPU operator, or kaistack) ---
+GPU_MEMORY_LABEL = "nvidia.com/gpu.memory"  # MiB per GPU; KAI floors it to a multiple of 100
+GPU_COUNT_LABEL = "nvidia.com/gpu.count"
+GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"  # the device plugin's default node affinity
+MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"  # single | mixed
+FAKE_GPU_LABEL = "run.ai/fake.gpu"  # fake-gpu-operator nodes: KAI's binder runs --fake-gpu-nodes
+
+
+# -- custom resources -----------------------------------------------------------------------------
+class Crd(NamedTuple):
+    group: str
+    version: str
+    kind: str
+    plural: str
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}"
+
+    @property
+    def pulumi_type(self) -> str:
+        """The type token pulumi-kubernetes gives such an object (`kubernetes:<group>/<version>:<Kind>`)."""
+        return f"kubernetes:{self.group}/{self.version}:{self.kind}"
+
+
+QUEUE = Crd("scheduling.run.ai", "v2", "Queue", "queues")  # cluster-scoped
+POD_GROUP = Crd("scheduling.run.ai", "v2alpha2", "PodGroup", "podgroups")
+BIND_REQUEST = Crd("scheduling.run.ai", "v1alpha2", "BindRequest", "bindrequests")
+TOPOLOGY_CRD = Crd("kai.scheduler", "v1alpha1", "Topology", "topologies")  # cluster-scoped
+CONFIG = Crd("kai.scheduler", "v1", "Config", "configs")
+SCHEDULING_SHARD = Crd("kai.scheduler", "v1", "SchedulingShard", "schedulingshards")
+
+# -- priority classes the chart installs (templates/priorityclasses/) ------------------------------
+PRIORITY_CLASSES: dict[str, int] = {"train": 50, "build-preemptible": 75, "build": 100, "inference": 125}
+# priority >= 100 is non-preemptible unless kai.scheduler/preemptibility says otherwise
+# (nonPreemptiblePriorityThreshold, pkg/common/podgroup/preemptible.go).
+NON_PREEMPTIBLE_THRESHOLD = 100
