@@ -81,9 +81,12 @@ class Quantity:
         number = Fraction(match["number"])
         if match["exp"]:
             exponent = int(match["exp"][1:])
-            if abs(exponent) > MAX_EXPONENT:
-                raise QuantityError(f"invalid quantity {_show(raw)}: exponent out of range (at most e{MAX_EXPONENT})")
-            number *= Fraction(10) ** exponent
+            if number and exponent > MAX_EXPONENT:
+                raise QuantityError(f"invalid quantity {_show(raw)}: larger than Kubernetes allows (2^63-1)")
+            if number and exponent < -MAX_EXPONENT:
+                raise QuantityError(f"invalid quantity {_show(raw)}: exponent out of range (at least e-{MAX_EXPONENT})")
+            if number:
+                number *= Fraction(10) ** exponent
         else:
             number *= _SUFFIXES[match["suffix"] or ""]
         if match["sign"] == "-" and number != 0:

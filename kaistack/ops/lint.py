@@ -19,6 +19,7 @@ import yaml
 
 from kaistack.guardrails.facts import StackFacts
 from kaistack.guardrails.podspec import Res, type_token
+from kaistack.guardrails.quantities import invalid_quantities
 from kaistack.guardrails.rules import RESOURCE_RULES
 from kaistack.guardrails.settings import Settings
 from kaistack.guardrails.stack_model import CheckerUnavailable
@@ -205,6 +206,8 @@ def lint_objects(objects: Sequence[ManifestObject], facts: StackFacts, settings:
     resources = [o.res(i) for i, o in enumerate(objects)]
     by_urn = dict(zip((r.urn for r in resources), objects, strict=True))
     for obj, res in zip(objects, resources, strict=True):
+        for problem in invalid_quantities(res):
+            result.errors.append(LintError(obj.file, obj.line, f"{obj.kind}/{obj.name} {problem}"))
         for policy, rule in RESOURCE_RULES.items():
             for message in rule(res, s, facts):
                 result.violations.append(Violation(policy, obj.file, obj.document, obj.kind, obj.name, message))

@@ -5,12 +5,23 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, WithJsonSchema, field_validator, model_validator
 
 from kaistack.declaration.model.base import Model, Name, Text
 from placement.quantity import Quantity, QuantityError
+
+# A CRD number, or a Kubernetes quantity string that QueueResources converts to the block's unit.
+_CRD_NUMBER_OR_QUANTITY = {
+    "anyOf": [
+        {"type": "number"},
+        {
+            "type": "string",
+            "pattern": r"^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][+-]?[0-9]+|Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?$",
+        },
+    ]
+}
 
 
 def _in_crd_units(resource: str, value: Any) -> Any:
@@ -37,9 +48,13 @@ class ResourceBlock(Model):
     every field. Defaults are the field guides' working setup: -1 (unlimited) and weight 1.
     """
 
-    quota: float = Field(default=-1, description="Deserved amount, in the block's unit; -1 = unlimited")
-    limit: float = Field(
-        default=-1, description="Hard cap, in the block's unit; -1 = unlimited (KAI reads an omitted limit as 0)"
+    quota: Annotated[float, WithJsonSchema(_CRD_NUMBER_OR_QUANTITY)] = Field(
+        default=-1, description="Deserved amount, in the block's unit (or a quantity string); -1 = unlimited"
+    )
+    limit: Annotated[float, WithJsonSchema(_CRD_NUMBER_OR_QUANTITY)] = Field(
+        default=-1,
+        description="Hard cap, in the block's unit (or a quantity string); -1 = unlimited (KAI reads an omitted "
+        "limit as 0)",
     )
     over_quota_weight: float = Field(default=1, description="Share of spare capacity beyond quota (a weight, >= 0)")
 
