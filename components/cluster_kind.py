@@ -146,7 +146,7 @@ class KindCluster(pulumi.ComponentResource):
             triggers=[config_yaml],
             # stdout is the admin kubeconfig: never logged, never kept in clear in the state, and not
             # re-injected into the next run's environment.
-            logging="none",
+            logging=local.Logging.NONE,
             add_previous_output_in_env=False,
             opts=child_opts.merge(
                 pulumi.ResourceOptions(additional_secret_outputs=["stdout"], delete_before_replace=True)

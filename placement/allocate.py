@@ -16,11 +16,12 @@ from placement.statement import Statement
 
 if TYPE_CHECKING:
     from placement.session import Session
+    from placement.tasks import JobState
 
 __all__ = ["allocate"]
 
 
-def pending_jobs(ssn: Session) -> list:
+def pending_jobs(ssn: Session) -> list[JobState]:
     """Jobs allocate-like actions consider: pending pods, ready (pods >= minMember), in a leaf queue."""
     return [job for job in ssn.jobs.values() if job.has_pending() and ssn.schedulable_job(job)]
 

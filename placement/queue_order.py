@@ -15,7 +15,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from placement.model import UNLIMITED
 from placement.queues import QueueState, less_equal
@@ -57,7 +57,7 @@ class _ShareTie:
         return self.creation < other.creation
 
 
-def _base_values(ssn: Session, queue: QueueState) -> tuple:
+def _base_values(ssn: Session, queue: QueueState) -> tuple[Any, ...]:
     """The job-independent part of a queue's order key, cached until its allocation changes."""
     cached = queue._key_cache
     if cached is not None and cached[0] == queue.version:
@@ -78,7 +78,7 @@ def _base_values(ssn: Session, queue: QueueState) -> tuple:
     return cached
 
 
-def queue_values(ssn: Session, queue: QueueState, extra: Sequence[float], minus: Sequence[float]) -> tuple:
+def queue_values(ssn: Session, queue: QueueState, extra: Sequence[float], minus: Sequence[float]) -> tuple[Any, ...]:
     """GetQueueOrderResult as a sort key (smaller is better) for a queue with a job of `extra` resources.
 
     `minus` is the allocation of victims already taken from the queue (victim order only).
@@ -115,7 +115,7 @@ class _QNode:
         self.queue = queue
         self.parent = parent
         self.is_leaf = is_leaf
-        self.heap: list = []
+        self.heap: list[Any] = []
         self.dirty = False
 
 
@@ -127,11 +127,11 @@ class JobsOrder:
 
     def __init__(self, ssn: Session, jobs: Iterable[JobState] = ()) -> None:
         self.ssn = ssn
-        self.root: list = []
+        self.root: list[Any] = []
         self.qnodes: dict[str, _QNode] = {}
         self._seq = itertools.count()
         # Build each leaf's heap in one go, then link leaves with keys computed from their best job.
-        by_leaf: dict[str, list] = {}
+        by_leaf: dict[str, list[Any]] = {}
         for job in jobs:
             queue = job.queue
             if queue is not None and queue.is_leaf:
@@ -149,16 +149,17 @@ class JobsOrder:
     def _best_job(self, node: _QNode) -> JobState:
         while not node.is_leaf:
             node = node.heap[0][2]
-        return node.heap[0][1]
+        best: JobState = node.heap[0][1]
+        return best
 
-    def _entry(self, node: _QNode) -> tuple:
+    def _entry(self, node: _QNode) -> tuple[Any, ...]:
         best = node
         while not best.is_leaf:
             best = best.heap[0][2]
         job = best.heap[0][1]
         cached = job._init_cache
         fresh = cached is not None and cached[0] == job.version
-        extra = cached[1] if fresh else self.ssn.job_init_resources(job)  # type: ignore[index]
+        extra = cached[1] if fresh and cached is not None else self.ssn.job_init_resources(job)
         return (queue_values(self.ssn, node.queue, extra, _ZERO), next(self._seq), node)
 
     def push(self, job: JobState) -> None:
@@ -212,7 +213,8 @@ class JobsOrder:
                 leaf = node
             else:
                 heap = node.heap
-        _, job = heapq.heappop(leaf.heap)
+        popped: JobState
+        _, popped = heapq.heappop(leaf.heap)
         up: _QNode | None = leaf
         while up is not None and not up.heap:
             heapq.heappop(up.parent.heap if up.parent else self.root)
@@ -221,7 +223,7 @@ class JobsOrder:
         while up is not None:
             up.dirty = True
             up = up.parent
-        return job
+        return popped
 
 
 class VictimJob:
@@ -291,7 +293,7 @@ class VictimsOrder:
             return bool(self.leaves.get(queue.name))
         return any(self._has_jobs(c) for c in queue.children)
 
-    def _key(self, queue: QueueState) -> tuple:
+    def _key(self, queue: QueueState) -> tuple[Any, ...]:
         minus = [0.0, 0.0, 0.0]
         for victim in self._victims_of(queue):
             a = victim.allocated()

@@ -8,6 +8,7 @@ as in KAI: `0.1 + 0.2` GPUs against a quota of 0.3 is over quota there (#2209), 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from placement.model import UNLIMITED, Queue
 
@@ -70,7 +71,7 @@ class QueueState:
         self.path: list[QueueState] = [self]
         # Bumped whenever `alloc` changes, so queue-order keys can be cached per allocation state.
         self.version = 0
-        self._key_cache: tuple | None = None
+        self._key_cache: tuple[Any, ...] | None = None
 
     @property
     def is_leaf(self) -> bool:

@@ -10,6 +10,7 @@ from placement.reasons import Reason, explain
 from placement.tasks import ACTIVE_USED, KIND_MIG, PENDING, TaskState
 
 if TYPE_CHECKING:
+    from placement.nodes import NodeState
     from placement.session import Session
 
 __all__ = ["GpuResult", "JobResult", "NodeResult", "QueueResult", "Resources", "Result", "TaskResult"]
@@ -182,7 +183,7 @@ def build_result(ssn: Session, cycles: int) -> Result:
     return Result(tasks=tasks, jobs=jobs, queues=queues, nodes=nodes, cycles=cycles, _session=ssn)
 
 
-def _node_result(node, on_node: list[TaskResult]) -> NodeResult:
+def _node_result(node: NodeState, on_node: list[TaskResult]) -> NodeResult:
     shared: dict[str, list[str]] = {}
     devices: list[GpuResult] = []
     serial = 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -96,7 +96,7 @@ class _Reader:
             raise self.fail(path, f"must be a number, got {value!r}")
         return float(value)
 
-    def quantity(self, value: object, path: str, parse) -> int:
+    def quantity(self, value: object, path: str, parse: Callable[[object], int]) -> int:
         try:
             return parse(value)
         except ValueError as err:

@@ -11,7 +11,7 @@ reusing the victims the previous step needed.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from placement.nodes import NodeState, gpu_memory_fraction
 from placement.placing import allocate_job
@@ -181,7 +181,7 @@ class JobSolver:
             scenario.add_potential(victim.job, tasks)
             return True
 
-    def _try(self, scenario: Scenario, feasible: dict[str, NodeState]):
+    def _try(self, scenario: Scenario, feasible: dict[str, NodeState]) -> Any:
         """byPodSolver.solve: None = no solution here, False = rejected by the validator, else result."""
         ssn = self.ssn
         stmt = Statement(ssn)
@@ -212,22 +212,24 @@ class JobSolver:
         stmt.discard()
         return None
 
-    def _simulate(self, stmt: Statement, scenario: Scenario, feasible: dict[str, NodeState], victims: list[TaskState]):
+    def _simulate(
+        self, stmt: Statement, scenario: Scenario, feasible: dict[str, NodeState], victims: list[TaskState]
+    ) -> Any:
         """Re-place victims and the pending job on releasing resources, in queue order."""
         ssn = self.ssn
         preemptor = scenario.preemptor
         nodes = list(feasible.values())
         victim_jobs = {t.job.name for t in victims}
-        candidates: list = [
+        candidates: list[Any] = [
             j for j in ssn.jobs.values() if j is not preemptor.job and (j.name in victim_jobs or j.has_pending())
         ]
-        order = JobsOrder(ssn, [*candidates, preemptor])  # type: ignore[list-item]
+        order = JobsOrder(ssn, [*candidates, preemptor])  # type: ignore[list-item]  # a PartialJob orders like a job
         placed = False
         while True:
             job = order.pop()
             if job is None:
                 break
-            if job is preemptor:
+            if job is preemptor:  # type: ignore[comparison-overlap]  # the order holds PartialJobs too
                 if not allocate_job(
                     ssn, stmt, preemptor.job, True, nodes, tasks=preemptor.tasks, min_member=preemptor.min_member
                 ):

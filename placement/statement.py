@@ -7,7 +7,7 @@ turns Allocated pods into Binding ones; evictions stay Releasing and pipelined p
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from placement.nodes import NodeState
 from placement.tasks import ALLOCATED, BINDING, PIPELINED, RELEASING, TaskState
@@ -27,7 +27,7 @@ class Statement:
 
     def __init__(self, ssn: Session) -> None:
         self.ssn = ssn
-        self.journal: list[tuple] = []
+        self.journal: list[tuple[Any, ...]] = []
         self.touched: list[TaskState] = []
 
     def checkpoint(self) -> int:
@@ -133,7 +133,7 @@ class Statement:
         task.virtual = virtual
         self.touched.append(task)
 
-    def _undo(self, op: tuple) -> None:
+    def _undo(self, op: tuple[Any, ...]) -> None:
         kind, task = op[0], op[1]
         ssn = self.ssn
         if kind == _PLACE:

@@ -224,7 +224,9 @@ class JobState:
         """IsReadyForScheduling: enough alive pods to ever satisfy minMember."""
         return self.n_pending + self.n_active_alloc >= self.min_member
 
-    def tasks_to_allocate(self, real: bool, tasks: list[TaskState] | None = None, min_member: int | None = None):
+    def tasks_to_allocate(
+        self, real: bool, tasks: list[TaskState] | None = None, min_member: int | None = None
+    ) -> list[TaskState]:
         """GetTasksToAllocate: minMember minus allocated while below the gang minimum, else one more task."""
         if tasks is None and len(self.tasks) == 1:
             task = self.tasks[0]
