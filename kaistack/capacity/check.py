@@ -231,6 +231,16 @@ class CapacityReport:
             if w.pending
         )
 
+    @property
+    def totals(self) -> dict[str, int]:
+        """What the verdict was reached on: nodes and GPUs planned with, workloads and the pending ones."""
+        return {
+            "nodes": len(self.nodes),
+            "gpus": sum(len(n.gpus) for n in self.nodes),
+            "workloads": len(self.workloads),
+            "pending": sum(1 for w in self.workloads if w.pending),
+        }
+
     def summary(self) -> str:
         placed = sum(1 for w in self.workloads if not w.pending)
         if self.ok:

@@ -12,6 +12,7 @@ def to_json(report: CapacityReport) -> dict[str, Any]:
         "stack": report.stack,
         "fits": report.ok,
         "summary": report.summary(),
+        "totals": report.totals,
         "workloads": [_workload_json(w) for w in report.workloads],
         "queues": [_queue_json(q) for q in report.queues],
         "nodes": [_node_json(n) for n in report.nodes],

@@ -41,9 +41,10 @@ class CapacityVerdict:
     ok: bool
     summary: str
     details: list[str] = field(default_factory=list)
+    totals: dict[str, int] = field(default_factory=dict)  # nodes, gpus, workloads, pending (as check reports)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "summary": self.summary, "details": self.details}
+        return {"ok": self.ok, "summary": self.summary, "details": self.details, "totals": self.totals}
 
 
 @dataclass
@@ -284,7 +285,7 @@ def engine_config(raw: Mapping[str, Any]) -> dict[str, str]:
 def check_capacity(config: StackConfig) -> CapacityVerdict:
     """The placement checker's verdict on the declared workloads (kaistack.capacity.check)."""
     report = capacity_check(config)
-    return CapacityVerdict(report.ok, report.summary(), list(report.reasons))
+    return CapacityVerdict(report.ok, report.summary(), list(report.reasons), dict(report.totals))
 
 
 # --- formatting helpers ----------------------------------------------------------------------------------

@@ -192,9 +192,15 @@ def test_validate_stack_raises_config_error_for_callers(renderable_project):
 @pytest.mark.parametrize("stack", ["dev", "staging", "prod"])
 def test_repository_stacks_validate_with_the_real_pack(stack, capsys):
     """The repository's own stacks pass the real policy pack and the capacity check."""
-    code = main(["validate", "--stack", stack, "--project", str(ROOT)])
+    code = main(["validate", "--stack", stack, "--project", str(ROOT), "--json"])
     out = capsys.readouterr().out
     assert code == 0, out
+    validated = json.loads(out)["capacity"]
+    # validate and check load the stack through the same path: same verdict, same nodes and GPUs.
+    assert main(["check", "--stack", stack, "--project", str(ROOT), "--json"]) == 0
+    checked = json.loads(capsys.readouterr().out)
+    assert (validated["ok"], validated["totals"]) == (checked["fits"], checked["totals"])
+    assert validated["totals"]["gpus"] > 0
 
 
 def test_config_too_large_for_one_environment_string_is_reported_not_crashed():
