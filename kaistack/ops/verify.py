@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kaistack.capacity.check import plan as capacity_plan
+from kaistack.capacity.plan import plan as capacity_plan
 from kaistack.declaration import kai_api, vcluster_api
 from kaistack.declaration.kai_api import SCHEDULER_NAME
 from kaistack.declaration.marks import WORKLOAD_LABEL

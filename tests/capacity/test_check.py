@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
-from kaistack.capacity.check import check, plan
+from kaistack.capacity.check import check
 from kaistack.capacity.html import to_html
+from kaistack.capacity.plan import plan
 from kaistack.capacity.report import to_json, to_markdown
 from kaistack.declaration.parse import parse_config
 from kaistack.stack.load import load_stack

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kaistack.capacity.check import plan
+from kaistack.capacity.plan import plan
 from kaistack.cli import main
 from kaistack.declaration.parse import parse_config
 from kaistack.guardrails.capacity_adapter import _requests

@@ -12,7 +12,7 @@ from eks_testlib import REGION, eks_config, eks_raw, stack
 
 from kaistack.declaration.model import Taint
 from kaistack.declaration.parse import ConfigError
-from kaistack.stack import eks as discovery
+from kaistack.stack import ec2 as ec2_module
 from kaistack.stack.eks import GPU_TAINT, discover, resolve_node_pools
 
 
@@ -311,13 +311,13 @@ def test_each_instance_type_is_asked_about_once_per_resolution(ec2: Any, monkeyp
     raw = eks_raw()
     raw["cluster"]["nodePools"].append({**raw["cluster"]["nodePools"][0], "name": "second"})
     asked: list[str] = []
-    real = discovery._call
+    real = ec2_module.call
 
     def counting(method: Any, **kwargs: Any) -> Any:
         asked.extend(kwargs.get("InstanceTypes", []))
         return real(method, **kwargs)
 
-    monkeypatch.setattr(discovery, "_call", counting)
+    monkeypatch.setattr(ec2_module, "call", counting)
     resolve_node_pools(eks_config(raw), ec2)
     assert asked.count("g6.xlarge") == 1
     resolve_node_pools(eks_config(raw), ec2)

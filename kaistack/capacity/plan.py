@@ -1,0 +1,151 @@
+"""From a stack declaration to the cluster snapshot KAI would see.
+
+Workloads are expanded into PodGroups the way KAI's pod-grouper forms them (kai.md §5), which is
+where most "why is it Pending" surprises come from:
+
+- host Deployment: one PodGroup per pod, never a gang, default class `inference` (non-preemptible);
+- host Job (KAI >= v0.15): one PodGroup per Job, minMember 1, so it grows elastically, class `train`;
+- host PyTorchJob: one gang of master + workers (`minAvailable` if set), class `train`;
+- bare Pod: one PodGroup, class `train`;
+- anything inside a tenant's vCluster: vCluster syncs pods to the host as bare pods without owner
+  references (`setOwner: false`), so every pod is its own PodGroup with minMember 1 and, unless the
+  workload names a priority class, the bare-pod default `train` (vcluster-and-gpu.md §1.2).
+
+Nodes come from the declared node pools; the control plane is not schedulable and not listed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kaistack.declaration import kai_api
+from kaistack.declaration.model import NodePool, StackConfig, Workload
+from kaistack.declaration.model import Queue as DeclaredQueue
+from placement.model import Job, Node, Placement, Queue, QueueResource, Snapshot, Task
+from placement.quantity import cpu_millis, memory_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class PodRef:
+    """Where a pod of a declared workload sits in the snapshot."""
+
+    name: str  # the pod as a person would call it: <workload>-<index>
+    job: str
+    task_index: int
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadPlan:
+    workload: Workload
+    queue: str
+    priority_class: str
+    pods: tuple[PodRef, ...]
+
+    @property
+    def where(self) -> str:
+        return f"tenant {self.workload.tenant}" if self.workload.tenant else "host"
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    snapshot: Snapshot
+    placement: Placement
+    workloads: tuple[WorkloadPlan, ...]
+    # Node name -> node pool name, so reports can group nodes.
+    node_pools: dict[str, str]
+
+
+def plan(config: StackConfig) -> Plan:
+    """The snapshot for `config`: declared nodes, every queue (KAI's defaults too), every pod."""
+    nodes: list[Node] = []
+    pools: dict[str, str] = {}
+    for pool in config.cluster.node_pools:
+        for i in range(pool.count):
+            node = _node(config, pool, f"{pool.name}-{i}")
+            nodes.append(node)
+            pools[node.name] = pool.name
+    queues = tuple(_queue(q) for q in config.all_queues())
+    jobs: list[Job] = []
+    plans: list[WorkloadPlan] = []
+    for work in config.workloads:
+        new_jobs, plan_ = _expand(config, work)
+        jobs.extend(new_jobs)
+        plans.append(plan_)
+    strategy = config.kai.placement_strategy
+    placement = Placement(node=strategy, gpu="pack" if strategy == "binpack" else "spread")
+    return Plan(Snapshot(tuple(nodes), queues, tuple(jobs)), placement, tuple(plans), pools)
+
+
+def _node(config: StackConfig, pool: NodePool, name: str) -> Node:
+    # The nvidia.com/gpu.memory label exists when something sets it: the fake operator's exporter,
+    # GFD (device plugin / GPU Operator) or an EKS pool's discovered labels. The checker can only use
+    # a value it knows, so an undeclared memory is treated as a missing label.
+    label = pool.labels.get(kai_api.GPU_MEMORY_LABEL)
+    gpu_memory = pool.gpu_memory_mi_b or (int(label) if label and label.isdigit() else None)
+    if config.gpu.mode == "fake" and pool.gpu_count and gpu_memory is None:
+        gpu_memory = config.gpu.fake.gpu_memory_mi_b
+    return Node(
+        name=name,
+        gpus=pool.gpu_count,
+        gpu_memory_mib=gpu_memory,
+        cpu_millis=cpu_millis(pool.cpu),
+        memory_bytes=memory_bytes(pool.memory),
+        pods=pool.pods,
+        mig_strategy=pool.mig_strategy,
+        mig=dict(pool.mig),
+    )
+
+
+def _queue(queue: DeclaredQueue) -> Queue:
+    res = queue.resources
+    return Queue(
+        name=queue.name,
+        parent=queue.parent,
+        priority=queue.priority,
+        gpu=QueueResource(res.gpu.quota, res.gpu.limit, res.gpu.over_quota_weight),
+        cpu=QueueResource(res.cpu.quota, res.cpu.limit, res.cpu.over_quota_weight),
+        memory=QueueResource(res.memory.quota, res.memory.limit, res.memory.over_quota_weight),
+    )
+
+
+def _task(work: Workload) -> Task:
+    return Task(
+        gpu=work.gpu or 0,
+        gpu_fraction=work.gpu_fraction,
+        gpu_memory_mib=work.gpu_memory_mi_b,
+        gpu_devices=work.gpu_devices or 1,
+        cpu_millis=cpu_millis(work.cpu),
+        memory_bytes=memory_bytes(work.memory),
+    )
+
+
+def priority_class(work: Workload) -> str:
+    """The class KAI resolves: the declared one, else the default of the kind KAI sees on the host."""
+    if work.priority_class is not None:
+        return work.priority_class
+    return "train" if work.tenant is not None else work.default_priority_class
+
+
+def _expand(config: StackConfig, work: Workload) -> tuple[list[Job], WorkloadPlan]:
+    queue = config.queue_of(work)
+    klass = priority_class(work)
+    priority = kai_api.PRIORITY_CLASSES[klass]
+    task = _task(work)
+    count = work.pod_count
+    jobs: list[Job] = []
+    pods: list[PodRef] = []
+    if work.tenant is not None or work.kind in ("Pod", "Deployment"):
+        # One PodGroup per pod (bare pods, Deployment pods, anything synced from a vCluster).
+        for i in range(count):
+            job = f"{work.name}#{i}"
+            jobs.append(Job(job, queue, (task,), priority, min_member=1, preemptible=work.preemptible))
+            pods.append(PodRef(f"{work.name}-{i}", job, 0))
+    else:
+        # A PyTorchJob is a gang (minAvailable, else every replica); a Job is one elastic PodGroup.
+        minimum = (work.pytorch.min_available or count) if work.kind == "PyTorchJob" else 1
+        tasks = tuple(task for _ in range(count))
+        job = work.name
+        if count:
+            jobs.append(Job(job, queue, tasks, priority, min_member=min(minimum, count), preemptible=work.preemptible))
+        pods.extend(PodRef(f"{work.name}-{i}", job, i) for i in range(count))
+    return jobs, WorkloadPlan(work, queue, klass, tuple(pods))
