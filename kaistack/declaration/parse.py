@@ -14,6 +14,7 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 
 from kaistack.declaration.model import StackConfig
+from kaistack.errors import InputError
 
 NAMESPACE = "kaistack"
 TOP_LEVEL_KEYS = tuple(f.alias or n for n, f in StackConfig.model_fields.items())
@@ -22,7 +23,7 @@ TOP_LEVEL_KEYS = tuple(f.alias or n for n, f in StackConfig.model_fields.items()
 SECRET_PLACEHOLDER = "[secret]"
 
 
-class ConfigError(Exception):
+class ConfigError(InputError):
     """Invalid stack configuration; `problems` holds one "key.path: message" line per problem."""
 
     def __init__(self, problems: list[str], source: str = "") -> None:

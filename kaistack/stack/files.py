@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from kaistack.declaration import limits
 from kaistack.declaration.parse import NAMESPACE, SECRET_PLACEHOLDER, ConfigError
+from kaistack.declaration.yaml_load import YamlInputError, load_one, read_text
+
+# Pulumi's stack names; never a path (`--stack ../x` must not read ../x.yaml).
+_STACK_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}")
 
 
 def stack_file(project_dir: Path, stack: str) -> Path:
+    """`Pulumi.<stack>.yaml`; a stack name is a Pulumi stack name (letters, digits, '-', '_', '.'), never a path."""
+    if not _STACK_NAME.fullmatch(stack):
+        raise ConfigError(
+            [f"stack {stack[:80]!r}: not a stack name (letters, digits, '-', '_' and '.', at most 100, no leading '.')"]
+        )
     return project_dir / f"Pulumi.{stack}.yaml"
 
 
@@ -24,12 +33,10 @@ def read_stack_config(project_dir: Path, stack: str) -> dict[str, Any]:
             [f"stack {stack!r}: no {path.name} in {project_dir}; stacks here: {', '.join(known) or 'none'}"]
         )
     try:
-        document = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        line = f" line {mark.line + 1}" if mark is not None else ""
-        raise ConfigError([f"{path.name}{line}: not valid YAML: {getattr(err, 'problem', err)}"]) from err
-    config = document.get("config") or {} if isinstance(document, Mapping) else None
+        document = load_one(read_text(path, max_bytes=limits.MAX_STACK_FILE_BYTES, what="stack file"), path.name)
+    except YamlInputError as err:
+        raise ConfigError([str(err)]) from None
+    config = (document.get("config") or {}) if isinstance(document, Mapping) else None if document else {}
     if not isinstance(config, Mapping):
         raise ConfigError([f"{path.name}: 'config' must be a mapping"])
     prefix = f"{NAMESPACE}:"

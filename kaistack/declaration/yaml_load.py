@@ -1,0 +1,260 @@
+"""The one way kaistack reads YAML and JSON: bounded before the parser builds anything.
+
+Every input a user or tenant hands kaistack (stack files, manifests for `lint`, scenarios for
+`simulate`, cluster dumps) goes through here. PyYAML's composer recurses once per nesting level (the C
+loader segfaults around 50,000 levels) and expands aliases without limit (a "billion laughs" document
+takes gigabytes), so a first pass over the parser's *event* stream — which libyaml produces without
+recursion — refuses, with the line:
+
+- nesting deeper than `limits.MAX_DEPTH`;
+- aliases that would expand past `limits.MAX_ALIAS_EXPANSION` nodes, and aliases to an anchor that
+  is still open (a cycle, which PyYAML would build as a self-referencing object);
+- `.nan` / `.inf` scalars (kaistack's numbers are finite, and JSON cannot carry them);
+- more than `limits.MAX_DOCUMENTS` documents.
+
+Only then is the document composed and constructed (with the C loader when present). Errors are
+`InputError`s naming the source, the line and the problem; a stream's documents are read one by one,
+so one broken document does not hide the others.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kaistack.declaration import limits
+from kaistack.errors import InputError
+
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# YAML 1.1 plain scalars PyYAML resolves to float infinity or NaN.
+_NON_FINITE = re.compile(r"[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)")
+# A document starts at a `---` marker in column 0 (or at the top); `...` ends one.
+_MARKER = re.compile(r"^(---|\.\.\.)(\s|$)")
+
+
+class YamlInputError(InputError):
+    """A YAML or JSON input kaistack refuses; the message names the source and line."""
+
+
+@dataclass(frozen=True)
+class Document:
+    """One document of a stream: 1-based index and start line, the data, and its node (for line numbers)."""
+
+    index: int
+    line: int
+    data: Any
+    node: Any
+
+
+@dataclass(frozen=True)
+class DocumentError:
+    index: int
+    line: int | None
+    message: str
+
+
+def read_text(path: str | Path, *, max_bytes: int, what: str = "file") -> str:
+    """A UTF-8 file (or stdin for "-"), refused before reading when it is larger than `max_bytes`."""
+    name = str(path)
+    try:
+        if name == "-":
+            data = sys.stdin.buffer.read(max_bytes + 1)
+        else:
+            size = Path(path).stat().st_size
+            if size > max_bytes:
+                raise YamlInputError(f"{name}: {what} is {size} bytes; kaistack reads at most {max_bytes}")
+            data = Path(path).read_bytes()
+    except OSError as err:
+        raise YamlInputError(f"{name}: cannot read: {err.strerror or err}") from err
+    if len(data) > max_bytes:
+        raise YamlInputError(f"{name}: {what} is larger than {max_bytes} bytes; kaistack reads at most that")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise YamlInputError(f"{name}: not UTF-8 text (byte {err.start})") from err
+
+
+def load_documents(text: str, source: str) -> tuple[list[Document], list[DocumentError]]:
+    """Every document of a YAML stream; a document that cannot be read is an error, the rest still load."""
+    documents: list[Document] = []
+    errors: list[DocumentError] = []
+    for index, (first_line, chunk) in enumerate(_chunks(text), start=1):
+        if index > limits.MAX_DOCUMENTS:
+            errors.append(DocumentError(index, first_line, f"more than {limits.MAX_DOCUMENTS} documents"))
+            break
+        try:
+            document = _load_chunk(chunk, source, index, first_line)
+        except YamlInputError as err:
+            errors.append(DocumentError(index, getattr(err, "line", None), str(err)))
+            continue
+        if document is not None:
+            documents.append(document)
+    return documents, errors
+
+
+def load_one(text: str, source: str) -> Any:
+    """A single-document input (stack file, scenario): its data, None when empty; YamlInputError otherwise."""
+    documents, errors = load_documents(text, source)
+    if errors:
+        raise YamlInputError(errors[0].message)
+    if len(documents) > 1:
+        raise YamlInputError(f"{source}: {len(documents)} YAML documents; expected one")
+    return documents[0].data if documents else None
+
+
+def load_json(text: str, source: str) -> Any:
+    """A JSON document, refused when it nests deeper than MAX_DEPTH or holds NaN/Infinity."""
+
+    def refuse_constant(name: str) -> Any:
+        raise YamlInputError(f"{source}: {name} is not a number kaistack accepts (numbers must be finite)")
+
+    try:
+        data = json.loads(text, parse_constant=refuse_constant)
+    except RecursionError:
+        raise YamlInputError(f"{source}: nested deeper than {limits.MAX_DEPTH} levels") from None
+    except json.JSONDecodeError as err:
+        raise YamlInputError(f"{source}: not valid JSON: {err.msg} at line {err.lineno}, column {err.colno}") from err
+    except ValueError as err:  # a number too long to convert (int max str digits)
+        raise YamlInputError(f"{source}: not valid JSON: {err}") from err
+    _check_depth(data, source)
+    return data
+
+
+def load_file(path: str | Path, *, max_bytes: int, what: str = "file") -> Any:
+    """A single-document file: JSON when it ends in .json, YAML otherwise (JSON is YAML too)."""
+    text = read_text(path, max_bytes=max_bytes, what=what)
+    if str(path).lower().endswith(".json"):
+        return load_json(text, str(path))
+    return load_one(text, str(path))
+
+
+# --- one document ----------------------------------------------------------------------------------
+
+
+def _chunks(text: str) -> Iterator[tuple[int, str]]:
+    """Documents of a stream as (first line, text), split at column-0 markers; empty ones dropped."""
+    lines = text.splitlines(keepends=True)
+    start = 0
+    for i, line in enumerate(lines):
+        if _MARKER.match(line) and i > start:
+            chunk = "".join(lines[start:i])
+            if chunk.strip() and not chunk.lstrip().startswith("..."):
+                yield start + 1, chunk
+            start = i
+    chunk = "".join(lines[start:])
+    if chunk.strip():
+        yield start + 1, chunk
+
+
+def _load_chunk(chunk: str, source: str, index: int, first_line: int) -> Document | None:
+    _prescan(chunk, source, index, first_line)
+    loader = _Loader(chunk)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        data = loader.construct_document(node)
+    except yaml.YAMLError as err:
+        raise _yaml_error(err, source, index, first_line, chunk) from None
+    except (ValueError, TypeError, RecursionError) as err:  # a constructor's own error (huge ints, bad dates)
+        detail = "a number longer than 4300 digits" if "integer string conversion" in str(err) else str(err)
+        raise _error(source, index, first_line + node.start_mark.line, f"cannot read a value: {detail}") from None
+    finally:
+        loader.dispose()
+    return Document(index, first_line + node.start_mark.line, data, node)
+
+
+def _prescan(chunk: str, source: str, index: int, first_line: int) -> None:
+    """Walk the event stream once (no recursion, nothing built) and refuse what would hurt."""
+    open_sizes: list[int] = []  # nodes so far in each open collection, outermost first
+    open_anchors: list[str | None] = []
+    anchor_sizes: dict[str, int] = {}
+    total = 0
+    try:
+        for event in yaml.parse(chunk, Loader=_Loader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                if len(open_sizes) >= limits.MAX_DEPTH:
+                    raise _error(source, index, first_line + event.start_mark.line, _DEPTH)
+                open_sizes.append(1)
+                open_anchors.append(event.anchor)
+            elif isinstance(event, yaml.CollectionEndEvent):
+                size = open_sizes.pop()
+                anchor = open_anchors.pop()
+                if anchor is not None:
+                    anchor_sizes[anchor] = size
+                if open_sizes:
+                    open_sizes[-1] += size
+                else:
+                    total += size
+            elif isinstance(event, yaml.ScalarEvent | yaml.AliasEvent):
+                size = 1
+                if isinstance(event, yaml.AliasEvent):
+                    if event.anchor in open_anchors:
+                        message = f"alias *{event.anchor} refers to its own anchor (a cycle)"
+                        raise _error(source, index, first_line + event.start_mark.line, message)
+                    size = anchor_sizes.get(event.anchor, 1)
+                elif event.implicit[0] and not event.style and _NON_FINITE.fullmatch(event.value):
+                    message = f"{event.value} is not a number kaistack accepts (numbers must be finite)"
+                    raise _error(source, index, first_line + event.start_mark.line, message)
+                elif event.anchor is not None:
+                    anchor_sizes[event.anchor] = 1
+                if open_sizes:
+                    open_sizes[-1] += size
+                else:
+                    total += size
+            if sum(open_sizes) + total > limits.MAX_ALIAS_EXPANSION:
+                message = f"expands to more than {limits.MAX_ALIAS_EXPANSION} nodes (aliases repeated too often)"
+                raise _error(source, index, first_line + event.start_mark.line, message)
+    except yaml.YAMLError as err:
+        raise _yaml_error(err, source, index, first_line, chunk) from None
+
+
+_DEPTH = f"nested deeper than {limits.MAX_DEPTH} levels"
+
+
+def _check_depth(data: Any, source: str) -> None:
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limits.MAX_DEPTH:
+            raise YamlInputError(f"{source}: {_DEPTH}")
+        for child in node.values() if isinstance(node, dict) else node if isinstance(node, list) else ():
+            if isinstance(child, dict | list):
+                stack.append((child, depth + 1))
+            elif isinstance(child, float) and not math.isfinite(child):
+                raise YamlInputError(f"{source}: {child} is not a number kaistack accepts (numbers must be finite)")
+    if isinstance(data, float) and not math.isfinite(data):
+        raise YamlInputError(f"{source}: {data} is not a number kaistack accepts (numbers must be finite)")
+
+
+def _error(source: str, index: int, line: int | None, message: str) -> YamlInputError:
+    where = f"{source}:{line}" if line is not None else source
+    error = YamlInputError(f"{where}: document {index}: {message}")
+    error.line = line  # type: ignore[attr-defined]
+    return error
+
+
+def _yaml_error(err: yaml.YAMLError, source: str, index: int, first_line: int, chunk: str) -> YamlInputError:
+    if isinstance(err, yaml.reader.ReaderError):
+        line = first_line + chunk.count("\n", 0, max(err.position, 0))
+        character = err.character if isinstance(err.character, int) else ord(str(err.character)[:1] or " ")
+        return _error(source, index, line, f"not valid YAML: control character #x{character:04x} is not allowed")
+    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+    problem = getattr(err, "problem", None) or str(err)
+    context = getattr(err, "context", None)
+    detail = f"{context}: {problem}" if context else str(problem)
+    if "cannot start any token" in detail:
+        detail += " (tabs cannot indent YAML)"
+    elif "mapping values are not allowed" in detail or "expected <block end>" in detail:
+        detail += " (check the indentation)"
+    detail = " ".join(detail.split())
+    at = first_line + int(mark.line) if mark is not None else None
+    return _error(source, index, at, f"not valid YAML: {detail}")
