@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from placement.scenario import load_scenario  # noqa: E402
+from kaistack.ops.scenarios import load_scenario  # noqa: E402
 from placement.simulation import simulate  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "out"

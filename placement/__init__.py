@@ -4,7 +4,8 @@
     result = simulate(snapshot, actions=["allocate"], rounds=1, placement=Placement("binpack", "pack"))
     result.tasks["train-0"].status, result.reasons["train"].message
 
-Scenario files (the kai-conformance FORMAT) load with `placement.scenario.load_scenario`.
+Scenario documents (the kai-conformance FORMAT) parse with `placement.scenario.parse_scenario`; kaistack
+reads the files (`kaistack.ops.scenarios.load_scenario`).
 """
 
 from placement.model import (

@@ -9,21 +9,17 @@ Anything malformed raises `ScenarioError` naming the file and the key path of th
 from __future__ import annotations
 
 import difflib
-import json
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from placement.model import ACTIONS, Job, Node, Placement, Queue, QueueResource, Snapshot, Task
 from placement.quantity import cpu_millis, memory_bytes
 
-__all__ = ["Scenario", "ScenarioError", "load_scenario", "parse_scenario"]
+__all__ = ["Scenario", "ScenarioError", "parse_scenario"]
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 _TOP_KEYS = {"name", "source", "note", "actions", "rounds", "placement", "nodes", "queues", "jobs", "expect"}
 _NODE_KEYS = {"name", "gpus", "gpuMemoryMiB", "cpu", "memory", "pods", "migStrategy", "mig"}
@@ -111,32 +107,6 @@ class _Reader:
                 raise self.fail(f"{path}.{name}", "must be a MIG resource name like nvidia.com/mig-1g.10gb")
             out[name] = self.integer(count, f"{path}.{name}", minimum=0)
         return out
-
-
-def load_scenario(path: str | Path) -> Scenario:
-    """Read and validate a scenario file (.yaml/.yml or .json)."""
-    source = str(path)
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        detail = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
-        raise ScenarioError(f"{source}: cannot read file: {detail}") from err
-    is_json = path.suffix.lower() == ".json"
-    try:
-        document = json.loads(text) if is_json else yaml.load(text, Loader=_LOADER)
-    except (ValueError, yaml.YAMLError) as err:
-        raise ScenarioError(f"{source}: not valid {'JSON' if is_json else 'YAML'}: {_one_line(err)}") from err
-    return parse_scenario(document, source)
-
-
-def _one_line(err: Exception) -> str:
-    """A parser error as one line with its position (PyYAML's own text spans several lines)."""
-    mark = getattr(err, "problem_mark", None)
-    problem = getattr(err, "problem", None)
-    if problem and mark is not None:
-        return f"{problem} at line {mark.line + 1}, column {mark.column + 1}"
-    return " ".join(str(err).split())
 
 
 def parse_scenario(document: object, source: str = "<scenario>") -> Scenario:

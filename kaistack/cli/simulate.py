@@ -49,7 +49,8 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from placement.scenario import ScenarioError, load_scenario
+    from kaistack.ops.scenarios import load_scenario
+    from placement.scenario import ScenarioError
     from placement.simulation import simulate
 
     try:

@@ -43,6 +43,11 @@ _MARKER = re.compile(r"^(---|\.\.\.)(\s|$)")
 class YamlInputError(InputError):
     """A YAML or JSON input kaistack refuses; the message names the source and line."""
 
+    def __init__(self, message: str, *, line: int | None = None, problem: str | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+        self.problem = problem or message
+
 
 @dataclass(frozen=True)
 class Document:
@@ -56,8 +61,11 @@ class Document:
 
 @dataclass(frozen=True)
 class DocumentError:
+    """A document that could not be read: `problem` names the document, `message` also the source and line."""
+
     index: int
     line: int | None
+    problem: str
     message: str
 
 
@@ -73,7 +81,7 @@ def read_text(path: str | Path, *, max_bytes: int, what: str = "file") -> str:
                 raise YamlInputError(f"{name}: {what} is {size} bytes; kaistack reads at most {max_bytes}")
             data = Path(path).read_bytes()
     except OSError as err:
-        raise YamlInputError(f"{name}: cannot read: {err.strerror or err}") from err
+        raise YamlInputError(f"{name}: cannot read file: {err.strerror or err}") from err
     if len(data) > max_bytes:
         raise YamlInputError(f"{name}: {what} is larger than {max_bytes} bytes; kaistack reads at most that")
     try:
@@ -88,12 +96,13 @@ def load_documents(text: str, source: str) -> tuple[list[Document], list[Documen
     errors: list[DocumentError] = []
     for index, (first_line, chunk) in enumerate(_chunks(text), start=1):
         if index > limits.MAX_DOCUMENTS:
-            errors.append(DocumentError(index, first_line, f"more than {limits.MAX_DOCUMENTS} documents"))
+            error = _error(source, first_line, f"document {index}: more than {limits.MAX_DOCUMENTS} documents")
+            errors.append(DocumentError(index, first_line, error.problem, str(error)))
             break
         try:
             document = _load_chunk(chunk, source, index, first_line)
         except YamlInputError as err:
-            errors.append(DocumentError(index, getattr(err, "line", None), str(err)))
+            errors.append(DocumentError(index, err.line, err.problem, str(err)))
             continue
         if document is not None:
             documents.append(document)
@@ -166,7 +175,8 @@ def _load_chunk(chunk: str, source: str, index: int, first_line: int) -> Documen
         raise _yaml_error(err, source, index, first_line, chunk) from None
     except (ValueError, TypeError, RecursionError) as err:  # a constructor's own error (huge ints, bad dates)
         detail = "a number longer than 4300 digits" if "integer string conversion" in str(err) else str(err)
-        raise _error(source, index, first_line + node.start_mark.line, f"cannot read a value: {detail}") from None
+        line = first_line + node.start_mark.line
+        raise _error(source, line, f"document {index}: cannot read a value: {detail}") from None
     finally:
         loader.dispose()
     return Document(index, first_line + node.start_mark.line, data, node)
@@ -182,7 +192,7 @@ def _prescan(chunk: str, source: str, index: int, first_line: int) -> None:
         for event in yaml.parse(chunk, Loader=_Loader):
             if isinstance(event, yaml.CollectionStartEvent):
                 if len(open_sizes) >= limits.MAX_DEPTH:
-                    raise _error(source, index, first_line + event.start_mark.line, _DEPTH)
+                    raise _error(source, first_line + event.start_mark.line, f"document {index}: {_DEPTH}")
                 open_sizes.append(1)
                 open_anchors.append(event.anchor)
             elif isinstance(event, yaml.CollectionEndEvent):
@@ -199,11 +209,11 @@ def _prescan(chunk: str, source: str, index: int, first_line: int) -> None:
                 if isinstance(event, yaml.AliasEvent):
                     if event.anchor in open_anchors:
                         message = f"alias *{event.anchor} refers to its own anchor (a cycle)"
-                        raise _error(source, index, first_line + event.start_mark.line, message)
+                        raise _error(source, first_line + event.start_mark.line, f"document {index}: {message}")
                     size = anchor_sizes.get(event.anchor, 1)
                 elif event.implicit[0] and not event.style and _NON_FINITE.fullmatch(event.value):
                     message = f"{event.value} is not a number kaistack accepts (numbers must be finite)"
-                    raise _error(source, index, first_line + event.start_mark.line, message)
+                    raise _error(source, first_line + event.start_mark.line, f"document {index}: {message}")
                 elif event.anchor is not None:
                     anchor_sizes[event.anchor] = 1
                 if open_sizes:
@@ -212,7 +222,7 @@ def _prescan(chunk: str, source: str, index: int, first_line: int) -> None:
                     total += size
             if sum(open_sizes) + total > limits.MAX_ALIAS_EXPANSION:
                 message = f"expands to more than {limits.MAX_ALIAS_EXPANSION} nodes (aliases repeated too often)"
-                raise _error(source, index, first_line + event.start_mark.line, message)
+                raise _error(source, first_line + event.start_mark.line, f"document {index}: {message}")
     except yaml.YAMLError as err:
         raise _yaml_error(err, source, index, first_line, chunk) from None
 
@@ -235,26 +245,27 @@ def _check_depth(data: Any, source: str) -> None:
         raise YamlInputError(f"{source}: {data} is not a number kaistack accepts (numbers must be finite)")
 
 
-def _error(source: str, index: int, line: int | None, message: str) -> YamlInputError:
+def _error(source: str, line: int | None, problem: str) -> YamlInputError:
     where = f"{source}:{line}" if line is not None else source
-    error = YamlInputError(f"{where}: document {index}: {message}")
-    error.line = line  # type: ignore[attr-defined]
-    return error
+    return YamlInputError(f"{where}: {problem}", line=line, problem=problem)
 
 
 def _yaml_error(err: yaml.YAMLError, source: str, index: int, first_line: int, chunk: str) -> YamlInputError:
     if isinstance(err, yaml.reader.ReaderError):
         line = first_line + chunk.count("\n", 0, max(err.position, 0))
         character = err.character if isinstance(err.character, int) else ord(str(err.character)[:1] or " ")
-        return _error(source, index, line, f"not valid YAML: control character #x{character:04x} is not allowed")
+        detail = f"control character #x{character:04x} is not allowed"
+        return _error(source, line, f"not valid YAML (document {index}): {detail}")
     mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
     problem = getattr(err, "problem", None) or str(err)
     context = getattr(err, "context", None)
     detail = f"{context}: {problem}" if context else str(problem)
+    # libyaml words two messages differently from PyYAML; say them one way whichever parser ran.
+    detail = detail.replace("not allowed in this context", "not allowed here")
     if "cannot start any token" in detail:
         detail += " (tabs cannot indent YAML)"
     elif "mapping values are not allowed" in detail or "expected <block end>" in detail:
         detail += " (check the indentation)"
     detail = " ".join(detail.split())
     at = first_line + int(mark.line) if mark is not None else None
-    return _error(source, index, at, f"not valid YAML: {detail}")
+    return _error(source, at, f"not valid YAML (document {index}): {detail}")

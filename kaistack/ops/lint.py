@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from kaistack.declaration.yaml_load import load_documents
 from kaistack.guardrails.facts import StackFacts
 from kaistack.guardrails.podspec import Res, type_token
 from kaistack.guardrails.quantities import invalid_quantities
@@ -120,40 +121,23 @@ def read_text(path: str) -> str:
 
 
 def load_manifests(path: str, text: str) -> tuple[list[ManifestObject], list[LintError]]:
-    """Every Kubernetes object in a YAML stream; documents before a syntax error are still returned."""
+    """Every Kubernetes object in a YAML stream; a document that cannot be read is an error, the rest load."""
     objects: list[ManifestObject] = []
     errors: list[LintError] = []
-    loader = yaml.SafeLoader(text)
-    document = 0
-    try:
-        while loader.check_node():
-            node = loader.get_node()
-            document += 1
-            if node is None:
-                continue
-            data = loader.construct_document(node)
-            objs, errs = _objects(path, document, node, data)
-            objects += objs
-            errors += errs
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
-        problem = getattr(err, "problem", None) or str(err)
-        context = getattr(err, "context", None)
-        detail = f"{context}: {problem}" if context else problem
-        if "cannot start any token" in detail:
-            detail += " (tabs cannot indent YAML)"
-        elif "mapping values are not allowed" in detail or "expected <block end>" in detail:
-            detail += " (check the indentation)"
-        errors.append(
-            LintError(path, mark.line + 1 if mark else None, f"not valid YAML (document {document + 1}): {detail}")
-        )
-    finally:
-        loader.dispose()
-    return objects, errors
+    documents, problems = load_documents(text, path)
+    for document in documents:
+        objs, errs = _objects(path, document.index, document.line, document.node, document.data)
+        objects += objs
+        errors += errs
+    errors += [LintError(path, p.line, p.problem) for p in problems]
+    return objects, sorted(errors, key=lambda e: e.line or 0)
 
 
-def _objects(path: str, document: int, node: yaml.Node, data: Any) -> tuple[list[ManifestObject], list[LintError]]:
-    line = node.start_mark.line + 1
+def _objects(
+    path: str, document: int, line: int, node: yaml.Node, data: Any
+) -> tuple[list[ManifestObject], list[LintError]]:
+    # Node marks count from the document's own first line; `line` is the document's line in the file.
+    base = line - node.start_mark.line
     if data is None:
         return [], []  # an empty document (a trailing `---`)
     problem = _not_an_object(data)
@@ -161,7 +145,7 @@ def _objects(path: str, document: int, node: yaml.Node, data: Any) -> tuple[list
         objects, errors = [], []
         item_nodes = _items_nodes(node)
         for i, item in enumerate(data["items"]):
-            item_line = item_nodes[i].start_mark.line + 1 if i < len(item_nodes) else line
+            item_line = base + item_nodes[i].start_mark.line if i < len(item_nodes) else line
             item_problem = _not_an_object(item)
             if item_problem:
                 errors.append(LintError(path, item_line, f"document {document} items[{i}]: {item_problem}"))

@@ -80,7 +80,7 @@ def test_invalid_yaml_exits_2(tmp_path: Path) -> None:
     path.write_text("jobs: [\n")
     run = _simulate(str(path))
     assert run.returncode == 2
-    assert "broken.yaml: not valid YAML" in run.stderr
+    assert "broken.yaml:2: not valid YAML" in run.stderr
 
 
 def test_unknown_action_override_exits_2() -> None:

@@ -8,8 +8,8 @@ import pytest
 import yaml
 from placement_testlib import DATA, GroupMap, expectation_problems
 
+from kaistack.ops.scenarios import load_scenario
 from placement import simulate
-from placement.scenario import load_scenario
 
 PUBLIC = sorted((DATA / "kai-conformance").glob("*.yaml"))
 EXTRA = sorted((DATA / "kai-extra").glob("*.yaml"))

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from placement_testlib import queue, scenario
 
+from kaistack.ops.scenarios import load_scenario
 from placement import UNLIMITED
-from placement.scenario import ScenarioError, load_scenario
+from placement.scenario import ScenarioError
 
 
 def _doc(**job: Any) -> dict[str, Any]:
@@ -136,13 +137,13 @@ def test_document_must_be_a_mapping() -> None:
 def test_invalid_yaml_is_one_line_naming_file_and_position(tmp_path: Path) -> None:
     path = tmp_path / "broken.yaml"
     path.write_text("nodes: [\n")
-    with pytest.raises(ScenarioError, match=r"broken\.yaml: not valid YAML: .* at line 2, column 1$") as err:
+    with pytest.raises(ScenarioError, match=r"broken\.yaml:2: not valid YAML \(document 1\): ") as err:
         load_scenario(path)
     assert "\n" not in str(err.value)
 
 
 def test_missing_file_is_a_scenario_error(tmp_path: Path) -> None:
-    with pytest.raises(ScenarioError, match=r"nope\.yaml: cannot read file"):
+    with pytest.raises(ScenarioError, match=r"nope\.yaml: cannot read file: No such file"):
         load_scenario(tmp_path / "nope.yaml")
 
 
