@@ -26,7 +26,7 @@ def _in_crd_units(resource: str, value: Any) -> Any:
         quantity = Quantity.parse(value)
     except QuantityError:
         return value  # the field reports it, at its own key path
-    scale = {"gpu": 1, "cpu": 1000, "memory": Fraction(1, 10**6)}[resource]
+    scale = {"gpu": Fraction(1), "cpu": Fraction(1000), "memory": Fraction(1, 10**6)}[resource]
     return float(quantity.value * scale)
 
 
