@@ -23,7 +23,8 @@ examples:
   kaistack promote dev staging              copy tested release pins from dev into staging
   kaistack verify --stack dev               after `pulumi up`: does KAI schedule as declared?
 
-exit codes: 0 ok, 1 findings (violations, pending workloads, failed checks), 2 bad input or config
+exit codes: 0 ok, 1 findings (violations, pending workloads, failed checks), 2 bad input or config,
+  3 environment (a cluster, credentials or tool that cannot be used)
 """
 
 
