@@ -24,7 +24,8 @@ examples:
   kaistack verify --stack dev               after `pulumi up`: does KAI schedule as declared?
   kaistack schema > schema/stack.schema.json  the stack file's JSON Schema, for editors
 
-exit codes: 0 ok, 1 findings (violations, pending workloads, failed checks), 2 bad input or config
+exit codes: 0 ok, 1 findings (violations, pending workloads, failed checks), 2 bad input or config,
+  3 environment (a cluster, credentials or tool that cannot be used)
 """
 
 

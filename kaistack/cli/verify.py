@@ -30,7 +30,8 @@ examples:
   kaistack verify --stack dev --json | jq '.checks[] | select(.ok | not)'
   kaistack verify --stack staging --wait 600             after `pulumi up`: until pods are Running
 
-exit codes: 0 all checks passed, 1 a check failed, 2 bad config or kubeconfig, cluster unreachable
+exit codes: 0 all checks passed, 1 a check failed, 2 bad stack config,
+  3 the cluster cannot be used (kubeconfig, credentials, TLS, unreachable API server)
 """
 
 
@@ -72,19 +73,20 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         kubeconfig = resolve_kubeconfig(args.stack, args.kubeconfig, project)
-        client = KubeClient.from_kubeconfig(
+        with KubeClient.from_kubeconfig(
             kubeconfig.text, context=args.context, base_dir=kubeconfig.base_dir, timeout=args.timeout
-        )
-        progress = Progress.for_cli()
-        deadline = time.monotonic() + args.wait
-        while True:
-            report = verify_stack(config, client, stack=args.stack, kubeconfig=kubeconfig.origin, progress=progress)
-            if report.ok or time.monotonic() + RETRY_INTERVAL_S > deadline:
-                break
-            print(f"{len(report.failures)} checks failing; checking again in {RETRY_INTERVAL_S:.0f} s", file=sys.stderr)
-            _sleep(RETRY_INTERVAL_S)
+        ) as client:
+            progress = Progress.for_cli()
+            deadline = time.monotonic() + args.wait
+            while True:
+                report = verify_stack(config, client, stack=args.stack, kubeconfig=kubeconfig.origin, progress=progress)
+                if report.ok or time.monotonic() + RETRY_INTERVAL_S > deadline:
+                    break
+                failing = len(report.failures)
+                print(f"{failing} checks failing; checking again in {RETRY_INTERVAL_S:.0f} s", file=sys.stderr)
+                _sleep(RETRY_INTERVAL_S)
     except KubeError as err:
         print(f"kaistack verify: {err}", file=sys.stderr)
-        return 2
+        return int(err.exit_code)
     print(json.dumps(report.as_dict(), indent=2) if args.json else report.table())
     return 0 if report.ok else 1

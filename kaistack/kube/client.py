@@ -1,42 +1,59 @@
-"""A small read-only Kubernetes REST client: kubeconfig -> urllib + ssl, JSON in, dicts out.
+"""Read-only Kubernetes access for kaistack: a thin adapter over `lightkube.Client`.
 
-No kubernetes client library is a kaistack dependency, and `kaistack verify` needs only a handful
-of GETs. Supported kubeconfig features: the current (or a named) context; cluster `server`
-(https, or http for `kubectl proxy`), `certificate-authority-data` / `certificate-authority`,
-`insecure-skip-tls-verify`; user `token` / `tokenFile`, `client-certificate(-data)` +
-`client-key(-data)`, `username`/`password`, and `exec` credential plugins (e.g. `aws eks get-token`,
-which pulumi-eks kubeconfigs use). Not supported: `auth-provider` (removed from kubectl),
-`tls-server-name`, HTTP(S) proxies, merging several kubeconfig files.
+lightkube speaks the protocol: kubeconfig users (token, tokenFile, client certificates, username and
+password, `exec` credential plugins such as `aws eks get-token`), TLS, and `continue` pagination.
+This adapter adds what kaistack's callers rely on:
+
+- kinds are the handles in `kaistack.kube.resources`; results are plain dicts with the API's camelCase
+  keys, so checks read objects the way `kubectl get -o json` shows them;
+- errors in kaistack's terms: `KubeError` is an environment problem (exit 3), and `KubeAPIError` keeps
+  the HTTP status, so a caller can skip what it may not read (403) or what is not installed (404);
+- relative and `~` file paths in the kubeconfig resolve against the kubeconfig's directory (lightkube
+  leaves `tokenFile` relative to the working directory), and a context without a user is anonymous.
+
+Messages name the server, the path, the context and the user, never a credential: a kubeconfig that is
+not valid YAML is reported by line and column, without the line's text.
+
+Not supported (lightkube 1.0): `auth-provider` (removed from kubectl too), `tls-server-name`,
+`proxy-url`, and exec plugins declared as `client.authentication.k8s.io/v1` or answering with a client
+certificate instead of a token (`aws eks get-token` answers v1beta1 with a token).
 """
 
 from __future__ import annotations
 
-import base64
-import json
 import os
 import ssl
-import subprocess
-import tempfile
-import urllib.error
-import urllib.parse
-import urllib.request
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx2
+import lightkube
+import msgspec
 import yaml
+from lightkube.config.models import User
+from lightkube.core.client import LabelSelector
+from lightkube.core.resource import GlobalResource, NamespacedResource, Resource
+
+from kaistack.errors import EnvironmentProblem
 
 DEFAULT_TIMEOUT_S = 10.0
-PAGE_SIZE = 500
+PAGE_SIZE = 500  # items per list request; lightkube asks for the next page while `continue` is set
+Kind = type[Resource]  # a class from kaistack.kube.resources (any lightkube resource class works)
+_MESSAGE_LIMIT = 300  # exec plugins can print a lot on stderr; the first lines say what went wrong
+
+# kubeconfig keys that name files, per section (client-go's ResolvePaths resolves the same ones).
+_CLUSTER_FILES = ("certificate-authority",)
+_USER_FILES = ("client-certificate", "client-key", "tokenFile")
 
 
-class KubeError(Exception):
-    """The cluster cannot be used: bad kubeconfig, unreachable API server, credentials rejected."""
+class KubeError(EnvironmentProblem):
+    """The cluster cannot be used: bad kubeconfig, unreachable API server, TLS, credentials, exec plugin."""
 
 
 class KubeAPIError(KubeError):
-    """The API server answered with an error status."""
+    """The API server answered with an error status (`status`: 401, 403, 404, ...)."""
 
     def __init__(self, status: int, path: str, message: str) -> None:
         self.status = status
@@ -44,114 +61,170 @@ class KubeAPIError(KubeError):
         super().__init__(f"GET {path}: HTTP {status}: {message}")
 
 
-@dataclass
 class KubeClient:
-    server: str
-    context: ssl.SSLContext | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-    timeout: float = DEFAULT_TIMEOUT_S
+    """Reads objects from one cluster. Build it with `from_kubeconfig`; close it (or use `with`) when done."""
 
-    # -- construction --------------------------------------------------------------------------------
+    def __init__(self, client: lightkube.Client, *, user: str = "", exec_command: str | None = None) -> None:
+        self._client = client
+        self._user = user
+        self._exec_command = exec_command
 
     @classmethod
     def from_kubeconfig(
         cls, text: str, *, context: str | None = None, base_dir: Path | None = None, timeout: float = DEFAULT_TIMEOUT_S
     ) -> KubeClient:
-        """Build a client from kubeconfig text. Raises KubeError naming what is missing or wrong."""
+        """A client for `context` (default: current-context). Raises KubeError naming what is missing or wrong."""
+        selected = _select(_parse(text), context, base_dir or Path.cwd())
+        name = selected["current-context"]
+        user = (selected.get("users") or [{"name": "", "user": {}}])[0]
+        exec_spec = user["user"].get("exec")
         try:
-            config = yaml.safe_load(text)
-        except yaml.YAMLError as err:
-            raise KubeError(f"kubeconfig is not valid YAML: {err}") from err
-        if not isinstance(config, Mapping):
-            raise KubeError("kubeconfig is not a mapping (expected apiVersion: v1, kind: Config)")
-        base = base_dir or Path.cwd()
-        name = context or config.get("current-context")
-        if not name:
-            raise KubeError("kubeconfig has no current-context; pass one with --context or set it")
-        ctx = _named(config, "contexts", "context", name)
-        cluster = _named(config, "clusters", "cluster", ctx.get("cluster"))
-        user = _named(config, "users", "user", ctx.get("user")) if ctx.get("user") else {}
-        server = str(cluster.get("server") or "").rstrip("/")
-        if not server.startswith(("https://", "http://")):
-            raise KubeError(f"cluster {ctx.get('cluster')!r} has no https:// server in the kubeconfig")
+            config = lightkube.KubeConfig.from_dict(selected).get(name)
+            if config is None:  # get() returns None only when no context is named; ours always is
+                raise KubeError(f"kubeconfig has no context named {name!r}")
+            if config.user is None:
+                # lightkube requires a user; kubectl treats a context without one as anonymous.
+                config = config._replace(user=User())
+            # trust_env=False: the kubeconfig alone decides where and how to connect, as kubectl
+            # without proxy variables does; an HTTP(S)_PROXY meant for the internet must not
+            # capture the API server.
+            client = lightkube.Client(config, timeout=httpx2.Timeout(timeout), trust_env=False)
+        except ssl.SSLError as err:
+            raise KubeError(
+                f"kubeconfig context {name!r}: the CA or client certificate cannot be loaded: {err}"
+            ) from err
+        except OSError as err:
+            raise KubeError(f"kubeconfig context {name!r}: cannot read {err.filename}: {err.strerror}") from err
+        except (lightkube.ConfigError, msgspec.MsgspecError) as err:
+            raise KubeError(f"kubeconfig context {name!r}: {_clip(err)}") from err
+        except ValueError as err:  # certificate data that is not base64
+            raise KubeError(f"kubeconfig context {name!r}: certificate data is not valid base64") from err
+        return cls(
+            client,
+            user=str(user["name"]),
+            exec_command=str(exec_spec.get("command")) if isinstance(exec_spec, Mapping) else None,
+        )
 
-        headers = {"Accept": "application/json", "User-Agent": "kaistack-verify"}
-        cert_pem: bytes | None = None
-        key_pem: bytes | None = None
-        if "exec" in user:
-            status = _run_exec(user["exec"])
-            if status.get("token"):
-                headers["Authorization"] = f"Bearer {status['token']}"
-            if status.get("clientCertificateData"):
-                cert_pem = status["clientCertificateData"].encode()
-                key_pem = str(status.get("clientKeyData", "")).encode()
-        if user.get("token"):
-            headers["Authorization"] = f"Bearer {user['token']}"
-        elif user.get("tokenFile"):
-            headers["Authorization"] = f"Bearer {_read(base, user['tokenFile']).decode().strip()}"
-        elif user.get("username") and user.get("password"):
-            basic = base64.b64encode(f"{user['username']}:{user['password']}".encode()).decode()
-            headers["Authorization"] = f"Basic {basic}"
-        cert_pem = _data_or_file(user, "client-certificate", base) or cert_pem
-        key_pem = _data_or_file(user, "client-key", base) or key_pem
+    @property
+    def server(self) -> str:
+        return self._client.config.cluster.server.rstrip("/")
 
-        ssl_context = None
-        if server.startswith("https://"):
-            ssl_context = ssl.create_default_context()
-            ca = _data_or_file(cluster, "certificate-authority", base)
-            if cluster.get("insecure-skip-tls-verify"):
-                ssl_context.check_hostname = False
-                ssl_context.verify_mode = ssl.CERT_NONE
-            elif ca:
-                ssl_context.load_verify_locations(cadata=ca.decode())
-            if cert_pem:
-                if not key_pem:
-                    raise KubeError(f"user {ctx.get('user')!r} has a client certificate but no client key")
-                _load_cert_chain(ssl_context, cert_pem, key_pem)
-        return cls(server=server, context=ssl_context, headers=headers, timeout=timeout)
+    def get(self, kind: Kind, name: str, *, namespace: str | None = None) -> dict[str, Any]:
+        """One object; namespaced kinds need `namespace`. Raises KubeAPIError (status 404) when it does not exist."""
+        if issubclass(kind, NamespacedResource):
+            if namespace is None:
+                raise ValueError(f"{kind.__name__} is namespaced: pass namespace=")
+            with self._translated():
+                return _plain(self._client.get(kind, name, namespace=namespace))
+        cluster_scoped = _cluster_scoped(kind, namespace)
+        with self._translated():
+            return _plain(self._client.get(cluster_scoped, name))
 
-    # -- requests --------------------------------------------------------------------------------------
+    def list(
+        self, kind: Kind, *, namespace: str | None = None, labels: Mapping[str, str | None] | None = None
+    ) -> list[dict[str, Any]]:
+        """Every object of `kind`, all pages read.
 
-    def get(self, path: str, params: Mapping[str, str] | None = None) -> dict[str, Any]:
-        query = f"?{urllib.parse.urlencode(params)}" if params else ""
-        url = f"{self.server}{path}{query}"
-        request = urllib.request.Request(url, headers=self.headers, method="GET")
+        Namespaced kinds: those in `namespace`, or in every namespace when it is None. `labels` selects
+        by label: `{key: value}` for key=value, `{key: None}` for objects that have the key.
+        """
+        selector: LabelSelector | None = dict(labels) if labels else None
+        if issubclass(kind, NamespacedResource):
+            scope = namespace or lightkube.ALL_NS
+            with self._translated():
+                return [
+                    _plain(item)
+                    for item in self._client.list(kind, namespace=scope, chunk_size=PAGE_SIZE, labels=selector)
+                ]
+        cluster_scoped = _cluster_scoped(kind, namespace)
+        with self._translated():
+            return [_plain(item) for item in self._client.list(cluster_scoped, chunk_size=PAGE_SIZE, labels=selector)]
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> KubeClient:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _translated(self) -> Iterator[None]:
+        """lightkube's and httpx2's exceptions as KubeError / KubeAPIError (lists fail while iterating too)."""
         try:
-            with self._open(request) as response:
-                body = response.read()
-        except urllib.error.HTTPError as err:
-            raise KubeAPIError(err.code, path, _status_message(err)) from err
-        except (urllib.error.URLError, OSError, ssl.SSLError) as err:
-            reason = getattr(err, "reason", err)
-            raise KubeError(f"cannot reach the API server at {self.server}: {reason}") from err
-        try:
-            return json.loads(body)
-        except json.JSONDecodeError as err:
-            raise KubeError(f"GET {path}: the API server answered with non-JSON ({body[:80]!r})") from err
-
-    def list(self, path: str, label_selector: str | None = None) -> list[dict[str, Any]]:
-        """All items of a list endpoint, following `metadata.continue` pages."""
-        items: list[dict[str, Any]] = []
-        params: dict[str, str] = {"limit": str(PAGE_SIZE)}
-        if label_selector:
-            params["labelSelector"] = label_selector
-        while True:
-            page = self.get(path, params)
-            items.extend(page.get("items") or [])
-            token = (page.get("metadata") or {}).get("continue")
-            if not token:
-                return items
-            params["continue"] = token
-
-    def _open(self, request: urllib.request.Request) -> Any:
-        # No proxies (HTTP(S)_PROXY are ignored): the API server is addressed directly.
-        handlers: list[urllib.request.BaseHandler] = [urllib.request.ProxyHandler({})]
-        if self.context is not None:
-            handlers.append(urllib.request.HTTPSHandler(context=self.context))
-        return urllib.request.build_opener(*handlers).open(request, timeout=self.timeout)
+            yield
+        except lightkube.ApiError as err:
+            message = err.status.message or err.response.reason_phrase
+            raise KubeAPIError(err.response.status_code, err.request.url.path, message) from err
+        except httpx2.HTTPStatusError as err:  # an error answer without a JSON Status: a proxy or load balancer
+            raise KubeAPIError(err.response.status_code, err.request.url.path, err.response.reason_phrase) from err
+        except httpx2.HTTPError as err:  # connection refused, DNS, TLS verification, timeouts
+            raise KubeError(f"cannot reach the API server at {self.server}: {err or type(err).__name__}") from err
+        except lightkube.ConfigError as err:  # the exec plugin exited non-zero, the tokenFile is gone
+            raise KubeError(f"kubeconfig user {self._user!r}: {_clip(err)}") from err
+        except msgspec.MsgspecError as err:
+            raise KubeError(
+                f"the API server at {self.server} answered with something that is not a Kubernetes object: {err}"
+            ) from err
+        except OSError as err:  # httpx2 wraps socket errors: this is the exec plugin or the tokenFile
+            doing = "cannot run" if self._exec_command is not None else "cannot read"
+            file = err.filename or self._exec_command
+            raise KubeError(f"kubeconfig user {self._user!r}: {doing} {file}: {err.strerror}") from err
+        except (KeyError, ValueError, TypeError) as err:
+            if self._exec_command is None:
+                raise
+            # lightkube reads `status.token` from the plugin's output without checking it.
+            raise KubeError(
+                f"kubeconfig user {self._user!r}: exec plugin {self._exec_command!r} printed no ExecCredential "
+                "with status.token (client certificates from exec plugins are not supported)"
+            ) from err
 
 
-# --- kubeconfig helpers --------------------------------------------------------------------------------
+# --- kubeconfig -------------------------------------------------------------------------------------------
+
+
+def _parse(text: str) -> Mapping[str, Any]:
+    try:
+        config = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        # PyYAML's message quotes the offending line, which may hold a token: give the position only.
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise KubeError(f"kubeconfig is not valid YAML{where}") from None
+    if not isinstance(config, Mapping):
+        raise KubeError("kubeconfig is not a mapping (expected apiVersion: v1, kind: Config)")
+    return config
+
+
+def _select(config: Mapping[str, Any], context: str | None, base: Path) -> dict[str, Any]:
+    """A kubeconfig holding only the chosen context, its cluster and its user, with file paths made absolute.
+
+    Checking the names here gives messages that list what the kubeconfig has, and a malformed entry
+    for some other cluster does not stop this one from working.
+    """
+    name = context or config.get("current-context")
+    if not name:
+        raise KubeError("kubeconfig has no current-context; pass one with --context or set it")
+    ctx = _named(config, "contexts", "context", name)
+    cluster = _named(config, "clusters", "cluster", ctx.get("cluster"))
+    user = _named(config, "users", "user", ctx.get("user")) if ctx.get("user") else None
+    if not str(cluster.get("server") or "").startswith(("https://", "http://")):
+        raise KubeError(f"cluster {ctx.get('cluster')!r} has no https:// server in the kubeconfig")
+    selected: dict[str, Any] = {
+        "current-context": name,
+        "contexts": [{"name": name, "context": ctx}],
+        "clusters": [{"name": ctx["cluster"], "cluster": _with_files(cluster, _CLUSTER_FILES, base)}],
+    }
+    if user is not None:
+        user = _with_files(user, _USER_FILES, base)
+        exec_spec = user.get("exec")
+        if isinstance(exec_spec, Mapping) and os.sep in str(exec_spec.get("command") or ""):
+            # As kubectl does: a command with a path separator is relative to the kubeconfig, one
+            # without is looked up on PATH.
+            user["exec"] = {**exec_spec, "command": str(_absolute(base, str(exec_spec["command"])))}
+        selected["users"] = [{"name": ctx["user"], "user": user}]
+    return selected
 
 
 def _named(config: Mapping[str, Any], section: str, key: str, name: Any) -> dict[str, Any]:
@@ -165,63 +238,39 @@ def _named(config: Mapping[str, Any], section: str, key: str, name: Any) -> dict
     raise KubeError(f"kubeconfig has no {key} named {name!r}; {section}: {known}")
 
 
-def _read(base: Path, path: str) -> bytes:
-    file = Path(os.path.expanduser(path))
-    file = file if file.is_absolute() else base / file
-    try:
-        return file.read_bytes()
-    except OSError as err:
-        raise KubeError(f"kubeconfig refers to {file}, which cannot be read: {err.strerror}") from err
+def _with_files(block: Mapping[str, Any], keys: tuple[str, ...], base: Path) -> dict[str, Any]:
+    resolved = dict(block)
+    for key in keys:
+        if resolved.get(key):
+            file = _absolute(base, str(resolved[key]))
+            if not file.is_file():
+                raise KubeError(f"kubeconfig {key} refers to {file}, which cannot be read")
+            resolved[key] = str(file)
+    return resolved
 
 
-def _data_or_file(block: Mapping[str, Any], key: str, base: Path) -> bytes | None:
-    data = block.get(f"{key}-data")
-    if data:
-        try:
-            return base64.b64decode(data, validate=True)
-        except ValueError as err:
-            raise KubeError(f"kubeconfig {key}-data is not valid base64") from err
-    path = block.get(key)
-    return _read(base, path) if path else None
+def _absolute(base: Path, path: str) -> Path:
+    file = Path(path).expanduser()
+    return file if file.is_absolute() else base / file
 
 
-def _load_cert_chain(context: ssl.SSLContext, cert_pem: bytes, key_pem: bytes) -> None:
-    """ssl loads client certs from files only: write them to a private temp dir, load, delete."""
-    with tempfile.TemporaryDirectory(prefix="kaistack-kube-") as tmp:
-        cert_file, key_file = Path(tmp) / "client.crt", Path(tmp) / "client.key"
-        for file, data in ((cert_file, cert_pem), (key_file, key_pem)):
-            fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-        try:
-            context.load_cert_chain(cert_file, key_file)
-        except ssl.SSLError as err:
-            raise KubeError(f"kubeconfig client certificate/key cannot be loaded: {err}") from err
+# --- results ----------------------------------------------------------------------------------------------
 
 
-def _run_exec(spec: Mapping[str, Any]) -> dict[str, Any]:
-    command = spec.get("command")
-    if not command:
-        raise KubeError("kubeconfig exec plugin has no command")
-    env = {**os.environ, **{e["name"]: e["value"] for e in spec.get("env") or [] if "name" in e}}
-    try:
-        done = subprocess.run(
-            [command, *(spec.get("args") or [])], capture_output=True, text=True, env=env, timeout=60, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as err:
-        raise KubeError(f"kubeconfig exec plugin {command!r} failed to run: {err}") from err
-    if done.returncode != 0:
-        raise KubeError(f"kubeconfig exec plugin {command!r} exited {done.returncode}: {done.stderr.strip()[:300]}")
-    try:
-        status = json.loads(done.stdout).get("status") or {}
-    except (json.JSONDecodeError, AttributeError) as err:
-        raise KubeError(f"kubeconfig exec plugin {command!r} printed no ExecCredential JSON") from err
-    return dict(status)
+def _cluster_scoped(kind: Kind, namespace: str | None) -> type[GlobalResource]:
+    """`kind` as lightkube's cluster-scoped type; a namespace for it is a caller's mistake, not a cluster's."""
+    if not issubclass(kind, GlobalResource):
+        raise ValueError(f"{kind.__name__} is neither namespaced nor cluster-scoped (a subresource?)")
+    if namespace is not None:
+        raise ValueError(f"{kind.__name__} is cluster-scoped: namespace= does not apply")
+    return kind
 
 
-def _status_message(err: urllib.error.HTTPError) -> str:
-    try:
-        body = json.loads(err.read() or b"{}")
-    except (json.JSONDecodeError, OSError):
-        return str(err.reason)
-    return str(body.get("message") or err.reason) if isinstance(body, Mapping) else str(err.reason)
+def _plain(obj: Any) -> dict[str, Any]:
+    """A typed model or generic resource as the API's JSON: camelCase keys, no null fields."""
+    return dict(obj.to_dict())
+
+
+def _clip(err: Exception) -> str:
+    text = " ".join(str(err).split())
+    return text if len(text) <= _MESSAGE_LIMIT else text[: _MESSAGE_LIMIT - 3] + "..."

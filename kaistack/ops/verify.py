@@ -1,11 +1,11 @@
 """`kaistack verify`: after `pulumi up`, does the live cluster schedule the way the stack declares?
 
-Read-only checks against the Kubernetes API (`kaistack.kube.client`):
+Read-only checks against the Kubernetes API (`kaistack.kube.client`, over lightkube):
 
 - `kai-components`: KAI's Deployments in `kai.namespace` exist and are available (v0.17's operator
   creates admission, binder, kai-operator, kai-scheduler-default, pod-grouper, podgroup-controller,
   queue-controller).
-- `queue`: every declared queue (plus KAI's default pair) exists at `/apis/scheduling.run.ai/v2/queues`
+- `queue`: every declared queue (plus KAI's default pair) exists as a Queue (`kai_api.QUEUE`)
   with the declared parent, priority and gpu/cpu/memory quota/limit/overQuotaWeight (an omitted field
   counts as 0, as KAI reads it).
 - `workload-running`, `workload-scheduler`, `workload-pod-group`: each declared workload has its pods
@@ -41,7 +41,8 @@ from kaistack.declaration import kai_api, vcluster_api
 from kaistack.declaration.kai_api import SCHEDULER_NAME
 from kaistack.declaration.marks import WORKLOAD_LABEL
 from kaistack.declaration.model import Queue, StackConfig, Tenant, Workload
-from kaistack.kube.client import KubeAPIError, KubeClient, KubeError
+from kaistack.kube import resources as k8s
+from kaistack.kube.client import Kind, KubeAPIError, KubeClient, KubeError
 from kaistack.progress import Progress
 from placement import simulate
 
@@ -57,7 +58,6 @@ KAI_DEPLOYMENTS = (
     "podgroup-controller",
     "queue-controller",
 )
-QUEUES_PATH = "/apis/scheduling.run.ai/v2/queues"
 
 
 @dataclass(frozen=True)
@@ -178,7 +178,7 @@ def verify_stack(
 
 def check_kai_components(config: StackConfig, client: KubeClient) -> list[CheckResult]:
     namespace = config.kai.namespace
-    deployments = {d["metadata"]["name"]: d for d in _list(client, f"/apis/apps/v1/namespaces/{namespace}/deployments")}
+    deployments = {d["metadata"]["name"]: d for d in _list(client, k8s.Deployment, namespace)}
     results = []
     for name in sorted(set(KAI_DEPLOYMENTS) | set(deployments)):
         subject = f"{namespace}/{name}"
@@ -200,11 +200,11 @@ def check_kai_components(config: StackConfig, client: KubeClient) -> list[CheckR
 
 def check_queues(config: StackConfig, client: KubeClient) -> list[CheckResult]:
     try:
-        live = {q["metadata"]["name"]: q for q in client.list(QUEUES_PATH)}
+        live = {q["metadata"]["name"]: q for q in client.list(k8s.Queue)}
     except KubeAPIError as err:
         if err.status != 404:
             raise
-        return [CheckResult("queue", "*", False, "the Queue API (scheduling.run.ai/v2) is not installed")]
+        return [CheckResult("queue", "*", False, f"the Queue API ({kai_api.QUEUE.api_version}) is not installed")]
     results = []
     for queue in config.all_queues():
         if queue.name not in live:
@@ -330,7 +330,7 @@ def check_gpu_groups(
     # group's reservation pod (kai-resource-reservation, a whole nvidia.com/gpu) carries the label too.
     shared = [
         p
-        for p in client.list("/api/v1/pods", label_selector=kai_api.GPU_GROUP_LABEL)
+        for p in client.list(k8s.Pod, labels={kai_api.GPU_GROUP_LABEL: None})
         if _gpu_groups(p) and {kai_api.GPU_FRACTION, kai_api.GPU_MEMORY} & set(_annotations(p))
     ]
     by_node: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
@@ -391,7 +391,7 @@ def check_vcluster_owner_refs(config: StackConfig, client: KubeClient) -> list[C
     results = []
     for tenant in config.tenants:
         namespace = tenant.host_namespace
-        pods = client.list(f"/api/v1/namespaces/{namespace}/pods")
+        pods = client.list(k8s.Pod, namespace=namespace)
         synced = [p for p in pods if vcluster_api.MANAGED_BY_LABEL in _labels(p)]
         owned = [p for p in synced if (p.get("metadata") or {}).get("ownerReferences")]
         subject = f"{tenant.name} ({namespace})"
@@ -447,7 +447,7 @@ class _WorkloadPods:
 
     def _pods(self, namespace: str) -> list[dict[str, Any]]:
         if namespace not in self._by_namespace:
-            self._by_namespace[namespace] = self._client.list(f"/api/v1/namespaces/{namespace}/pods")
+            self._by_namespace[namespace] = self._client.list(k8s.Pod, namespace=namespace)
         return self._by_namespace[namespace]
 
 
@@ -467,9 +467,9 @@ def _name_pattern(work: Workload) -> re.Pattern[str]:
 # --- small helpers ----------------------------------------------------------------------------------------
 
 
-def _list(client: KubeClient, path: str) -> list[dict[str, Any]]:
+def _list(client: KubeClient, kind: Kind, namespace: str) -> list[dict[str, Any]]:
     try:
-        return client.list(path)
+        return client.list(kind, namespace=namespace)
     except KubeAPIError as err:
         if err.status == 404:
             return []
@@ -533,7 +533,7 @@ def _fraction(pod: Mapping[str, Any], node_memory: Callable[[], int | None]) -> 
 def _node_gpu_memory(client: KubeClient, node: str, cache: dict[str, int | None]) -> int | None:
     if node not in cache:
         try:
-            labels = (client.get(f"/api/v1/nodes/{node}").get("metadata") or {}).get("labels") or {}
+            labels = (client.get(k8s.Node, node).get("metadata") or {}).get("labels") or {}
             value = int(labels.get(kai_api.GPU_MEMORY_LABEL, "0"))
             value = value // (1024 * 1024) if value >= 1048576 else value  # KAI: values >= 1 MiB are bytes
             cache[node] = (value // 100) * 100 or None

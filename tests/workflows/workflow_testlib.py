@@ -1,10 +1,12 @@
 """Helpers for tests/workflows: paths, and a fake Kubernetes API on loopback.
 
 The fake API serves recorded-looking JSON responses (`fixtures/kube-healthy.json`, keyed by path)
-from a `ThreadingHTTPServer` on 127.0.0.1, port 0. It implements the little of the API that
-`kaistack verify` relies on: `labelSelector` (`key`, `!key`, `key=value`, `key!=value`, comma = and),
-`limit`/`continue` paging, Bearer-token auth, and 404 Status bodies. Each server shuts itself down
-after SERVER_LIFETIME_S even if a test forgets it. Fixtures using these live in conftest.py.
+from a `ThreadingHTTPServer` on 127.0.0.1, port 0, to the real client (lightkube underneath). It
+implements the little of the API that `kaistack verify` relies on: `labelSelector` (`key`, `!key`,
+`key=value`, `key!=value`, comma = and), `limit`/`continue` paging (with a server-side page size, as
+an API server may return fewer items than asked), Bearer-token auth, and 401/403/404 Status bodies.
+Each server shuts itself down after SERVER_LIFETIME_S even if a test forgets it. Fixtures using these
+live in conftest.py.
 """
 
 from __future__ import annotations
@@ -31,12 +33,18 @@ TOKEN = "kaistack-test-token"
 
 @dataclass
 class FakeKube:
-    """Responses by path (mutable per test), the requests seen, and the server's base URL."""
+    """Responses by path (mutable per test), the requests seen, and the server's base URL.
+
+    `page_size` caps every list page whatever `limit` asks; `forbidden` paths answer 403 as RBAC
+    does for a user who may not read them.
+    """
 
     responses: dict[str, Any]
     token: str | None = TOKEN
     requests: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     url: str = ""
+    page_size: int | None = None
+    forbidden: set[str] = field(default_factory=set)
 
     def items(self, path: str) -> list[dict[str, Any]]:
         return self.responses[path]["items"]
@@ -169,13 +177,16 @@ def _handler(state: FakeKube) -> type[BaseHTTPRequestHandler]:
             state.requests.append((url.path, params))
             if state.token and self.headers.get("Authorization") != f"Bearer {state.token}":
                 return self._send(401, _status(401, "Unauthorized", "Unauthorized"))
+            if url.path in state.forbidden:
+                message = f'User "viewer" cannot get path "{url.path}"'
+                return self._send(403, _status(403, "Forbidden", f"forbidden: {message}"))
             body = state.responses.get(url.path)
             if body is None:
                 return self._send(
                     404, _status(404, "NotFound", f'the server could not find the requested resource "{url.path}"')
                 )
             if "items" in body:
-                body = _list_page(body, params)
+                body = _list_page(body, params, state.page_size)
             return self._send(200, body)
 
         def _send(self, code: int, body: Any) -> None:
@@ -192,10 +203,10 @@ def _handler(state: FakeKube) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def _list_page(body: dict[str, Any], params: dict[str, str]) -> dict[str, Any]:
+def _list_page(body: dict[str, Any], params: dict[str, str], page_size: int | None) -> dict[str, Any]:
     items = [i for i in body["items"] if _selected(i, params.get("labelSelector", ""))]
     start = int(params.get("continue") or 0)
-    limit = int(params.get("limit") or 0) or len(items)
+    limit = min(filter(None, (int(params.get("limit") or 0), page_size or 0)), default=len(items))
     page = copy.deepcopy(body)
     page["items"] = items[start : start + limit]
     page.setdefault("metadata", {})["continue"] = str(start + limit) if start + limit < len(items) else ""

@@ -1,0 +1,19 @@
+"""The Kubernetes kinds kaistack reads, as lightkube resource classes for `KubeClient.list` / `get`.
+
+Core and apps kinds are lightkube's typed models. KAI's custom resources have no models, so they are
+generic resources built from kai_api's names: that module is the one place the group, version, kind
+and plural are spelled, and the Pulumi program creates the same CRDs from it.
+"""
+
+from __future__ import annotations
+
+from lightkube.generic_resource import create_global_resource, create_namespaced_resource
+from lightkube.resources.apps_v1 import Deployment
+from lightkube.resources.core_v1 import Namespace, Node, Pod
+
+from kaistack.declaration.kai_api import POD_GROUP, QUEUE
+
+Queue = create_global_resource(QUEUE.group, QUEUE.version, QUEUE.kind, QUEUE.plural)
+PodGroup = create_namespaced_resource(POD_GROUP.group, POD_GROUP.version, POD_GROUP.kind, POD_GROUP.plural)
+
+__all__ = ["Deployment", "Namespace", "Node", "Pod", "PodGroup", "Queue"]

@@ -1,0 +1,212 @@
+"""kaistack.kube.client (lightkube underneath) against the fake API server on loopback (see workflow_testlib)."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from workflow_testlib import FakeKube, Pki
+
+from kaistack.errors import EnvironmentProblem, ExitCode
+from kaistack.kube import resources as k8s
+from kaistack.kube.client import KubeAPIError, KubeClient, KubeError
+
+ML_PODS = "/api/v1/namespaces/ml/pods"
+QUEUES = "/apis/scheduling.run.ai/v2/queues"
+ML_POD_GROUPS = "/apis/scheduling.run.ai/v2alpha2/namespaces/ml/podgroups"
+
+
+def _kubeconfig(server: str, user: dict[str, Any] | None = None, **cluster: Any) -> str:
+    context: dict[str, Any] = {"cluster": "c"} | ({"user": "u"} if user is not None else {})
+    return json.dumps(
+        {
+            "current-context": "ctx",
+            "clusters": [{"name": "c", "cluster": {"server": server, **cluster}}],
+            "contexts": [{"name": "ctx", "context": context}],
+            "users": [{"name": "u", "user": user}] if user is not None else [],
+        }
+    )
+
+
+def _client(fake_kube: FakeKube, tmp_path: Path) -> KubeClient:
+    return KubeClient.from_kubeconfig(fake_kube.kubeconfig(tmp_path).read_text())
+
+
+def _names(items: list[dict[str, Any]]) -> list[str]:
+    return [i["metadata"]["name"] for i in items]
+
+
+def _plugin(tmp_path: Path, script: str) -> Path:
+    plugin = tmp_path / "get-token"
+    plugin.write_text("#!/bin/sh\n" + script)
+    plugin.chmod(0o755)
+    return plugin
+
+
+def _exec_user(command: str) -> dict[str, Any]:
+    return {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": command}}
+
+
+def test_lists_follow_continue_tokens(fake_kube, tmp_path):
+    """A server answering two items per page: the list is read to the end through metadata.continue."""
+    fake_kube.page_size = 2
+    with _client(fake_kube, tmp_path) as client:
+        pods = client.list(k8s.Pod, namespace="ml")
+    expected = _names(fake_kube.items(ML_PODS))
+    assert len(expected) > 2
+    assert _names(pods) == expected
+    pages = [params for path, params in fake_kube.requests if path == ML_PODS]
+    assert len(pages) == math.ceil(len(expected) / 2)
+    assert [bool(p.get("continue")) for p in pages] == [False] + [True] * (len(pages) - 1)
+
+
+def test_forbidden_is_a_kube_api_error_with_status_403(fake_kube, tmp_path):
+    """A namespace viewer listing all pods: KubeAPIError with status 403, so callers can skip what they may not read."""
+    fake_kube.forbidden.add("/api/v1/pods")
+    with _client(fake_kube, tmp_path) as client, pytest.raises(KubeAPIError) as raised:
+        client.list(k8s.Pod)
+    assert (raised.value.status, raised.value.path) == (403, "/api/v1/pods")
+    assert str(raised.value).startswith("GET /api/v1/pods: HTTP 403: forbidden")
+    assert raised.value.exit_code == ExitCode.ENVIRONMENT
+
+
+def test_missing_object_is_a_kube_api_error_with_status_404(fake_kube, tmp_path):
+    with _client(fake_kube, tmp_path) as client, pytest.raises(KubeAPIError) as raised:
+        client.get(k8s.Node, "no-such-node")
+    assert (raised.value.status, raised.value.path) == (404, "/api/v1/nodes/no-such-node")
+
+
+def test_typed_results_are_plain_camel_case_dicts(fake_kube, tmp_path):
+    """Typed models go back to the API's JSON shape, so checks read `spec.schedulerName` as kubectl shows it."""
+    with _client(fake_kube, tmp_path) as client:
+        node = client.get(k8s.Node, "kaistack-dev-worker")
+        pods = client.list(k8s.Pod, namespace="ml")
+    assert type(node) is dict
+    assert node["metadata"]["labels"] == fake_kube.responses["/api/v1/nodes/kaistack-dev-worker"]["metadata"]["labels"]
+    assert {p["spec"]["schedulerName"] for p in pods} == {"kai-scheduler"}
+
+
+def test_kai_custom_resources_use_the_kai_api_names(fake_kube, tmp_path):
+    """Queue is cluster-scoped at scheduling.run.ai/v2; PodGroup is namespaced at v2alpha2."""
+    group = {"apiVersion": "scheduling.run.ai/v2alpha2", "kind": "PodGroup", "metadata": {"name": "pg-infer"}}
+    fake_kube.responses[ML_POD_GROUPS] = {"kind": "PodGroupList", "metadata": {}, "items": [group]}
+    with _client(fake_kube, tmp_path) as client:
+        queues = client.list(k8s.Queue)
+        groups = client.list(k8s.PodGroup, namespace="ml")
+    assert queues == fake_kube.items(QUEUES)
+    assert groups == [group]
+
+
+def test_label_selector_across_all_namespaces(fake_kube, tmp_path):
+    """No namespace: every namespace (/api/v1/pods); {key: None} selects pods that have the label."""
+    with _client(fake_kube, tmp_path) as client:
+        grouped = client.list(k8s.Pod, labels={"runai-gpu-group": None})
+        infer = client.list(k8s.Pod, namespace="ml", labels={"app": "infer"})
+    assert ("/api/v1/pods", {"limit": "500", "labelSelector": "runai-gpu-group"}) in fake_kube.requests
+    assert grouped
+    assert all("runai-gpu-group" in p["metadata"]["labels"] for p in grouped)
+    assert _names(infer) == [n for n in _names(fake_kube.items(ML_PODS)) if n.startswith("infer-")]
+
+
+def test_namespace_for_a_cluster_scoped_kind_is_a_programming_error(fake_kube, tmp_path):
+    with _client(fake_kube, tmp_path) as client, pytest.raises(ValueError, match="cluster-scoped"):
+        client.list(k8s.Queue, namespace="ml")
+
+
+def test_errors_are_environment_problems():
+    """kaistack's exit-code table: the cluster, credentials and tools are the environment (exit 3)."""
+    assert issubclass(KubeAPIError, KubeError)
+    assert issubclass(KubeError, EnvironmentProblem)
+    assert KubeError("x").exit_code == ExitCode.ENVIRONMENT == 3
+
+
+def test_named_context_is_used(fake_kube, tmp_path):
+    """--context picks a context other than current-context."""
+    config = json.loads(fake_kube.kubeconfig(tmp_path).read_text())
+    config["clusters"].append({"name": "dead", "cluster": {"server": "http://127.0.0.1:9"}})
+    config["contexts"].append({"name": "dead", "context": {"cluster": "dead", "user": "admin"}})
+    config["current-context"] = "dead"
+    with KubeClient.from_kubeconfig(json.dumps(config), context="kind-kaistack-dev") as client:
+        assert client.server == fake_kube.url
+        assert client.list(k8s.Queue)
+
+
+def test_relative_files_resolve_against_the_kubeconfig_directory(fake_kube_tls, pki: Pki, tmp_path, monkeypatch):
+    """CA, client certificate and key named relative to the kubeconfig, read from another working directory."""
+    certs = tmp_path / "kube" / "certs"
+    certs.mkdir(parents=True)
+    for file in (pki.ca, pki.client_cert, pki.client_key):
+        shutil.copy(file, certs / file.name)
+    user = {"client-certificate": "certs/client.crt", "client-key": "certs/client.key"}
+    text = _kubeconfig(fake_kube_tls.url, user, **{"certificate-authority": "certs/ca.crt"})
+    monkeypatch.chdir(tmp_path)
+    with KubeClient.from_kubeconfig(text, base_dir=tmp_path / "kube") as client:
+        assert _names(client.list(k8s.Queue)) == _names(fake_kube_tls.items(QUEUES))
+
+
+def test_relative_token_file_resolves_against_the_kubeconfig_directory(fake_kube, tmp_path, monkeypatch):
+    (tmp_path / "token").write_text(f"{fake_kube.token}\n")
+    monkeypatch.chdir(Path("/"))
+    with KubeClient.from_kubeconfig(_kubeconfig(fake_kube.url, {"tokenFile": "token"}), base_dir=tmp_path) as client:
+        assert client.list(k8s.Queue)
+
+
+def test_missing_certificate_file_names_the_file(fake_kube, tmp_path):
+    text = _kubeconfig(fake_kube.url, {"token": "t"}, **{"certificate-authority": "missing-ca.crt"})
+    with pytest.raises(KubeError, match=r"certificate-authority refers to .*missing-ca\.crt, which cannot be read"):
+        KubeClient.from_kubeconfig(text, base_dir=tmp_path)
+
+
+def test_failing_exec_plugin_is_a_kube_error_without_its_output(fake_kube, tmp_path):
+    """An exec plugin that exits non-zero: KubeError with its stderr; what it printed on stdout is never shown."""
+    plugin = _plugin(tmp_path, 'echo \'{"status": {"token": "s3cret"}}\'\necho "credentials expired" >&2\nexit 1\n')
+    with (
+        KubeClient.from_kubeconfig(_kubeconfig(fake_kube.url, _exec_user(str(plugin)))) as client,
+        pytest.raises(KubeError) as raised,
+    ):
+        client.list(k8s.Queue)
+    assert not isinstance(raised.value, KubeAPIError)
+    assert "credentials expired" in str(raised.value)
+    assert "s3cret" not in str(raised.value)
+
+
+def test_exec_plugin_without_a_token_is_explained(fake_kube, tmp_path):
+    plugin = _plugin(tmp_path, 'echo \'{"status": {"clientCertificateData": "x", "clientKeyData": "y"}}\'\n')
+    with (
+        KubeClient.from_kubeconfig(_kubeconfig(fake_kube.url, _exec_user(str(plugin)))) as client,
+        pytest.raises(KubeError, match=r"printed no ExecCredential with status\.token"),
+    ):
+        client.list(k8s.Queue)
+
+
+def test_exec_plugin_that_is_not_installed(fake_kube, tmp_path):
+    """`aws` missing from PATH: the error says which command could not run."""
+    text = _kubeconfig(fake_kube.url, _exec_user("kaistack-no-such-plugin"))
+    with KubeClient.from_kubeconfig(text) as client, pytest.raises(KubeError, match="cannot run kaistack-no-such-"):
+        client.list(k8s.Queue)
+
+
+def test_exec_plugin_path_is_relative_to_the_kubeconfig(fake_kube, tmp_path, monkeypatch):
+    """A command with a slash resolves against the kubeconfig's directory, as kubectl does."""
+    _plugin(tmp_path, f'echo \'{{"status": {{"token": "{fake_kube.token}"}}}}\'\n')
+    monkeypatch.chdir(Path("/"))
+    text = _kubeconfig(fake_kube.url, _exec_user("./get-token"))
+    with KubeClient.from_kubeconfig(text, base_dir=tmp_path) as client:
+        assert client.list(k8s.Queue)
+
+
+def test_invalid_yaml_kubeconfig_does_not_echo_the_line(tmp_path):
+    """PyYAML quotes the offending line; the message gives its position only, since it may hold a token."""
+    text = "users:\n- name: admin\n  user:\n    token: s3cret: [\n"
+    with pytest.raises(KubeError, match=r"kubeconfig is not valid YAML at line \d+, column \d+") as raised:
+        KubeClient.from_kubeconfig(text)
+    assert "s3cret" not in str(raised.value)
+
+
+def test_server_without_scheme_is_refused():
+    with pytest.raises(KubeError, match="has no https:// server"):
+        KubeClient.from_kubeconfig(_kubeconfig("127.0.0.1:6443"))
