@@ -18,7 +18,7 @@ PROJECT_DIR = Path(__file__).resolve().parents[1]
 @pytest.fixture
 def mocks() -> Iterator[object]:
     """A `kaistack.ops.render.MockSession` for stack "dev": `.set_config(raw)`, `.run(main)`, `.resources`."""
-    from kaistack.ops.render import MockSession
+    from kaistack.ops.mocks import MockSession
 
     with MockSession(stack="dev") as session:
         yield session

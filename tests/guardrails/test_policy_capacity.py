@@ -16,7 +16,8 @@ from kaistack.guardrails.podspec import Res
 from kaistack.guardrails.settings import Settings
 from kaistack.guardrails.stack_model import CheckerUnavailable
 from kaistack.guardrails.stack_rules import kai_capacity, stack_facts
-from kaistack.ops.render import RecordedResource, render_stack
+from kaistack.ops.mocks import RecordedResource
+from kaistack.ops.render import render_stack
 from kaistack.stack.load import load_stack
 from placement.quantity import cpu_millis, memory_bytes
 

@@ -24,7 +24,8 @@ from google.protobuf import empty_pb2, struct_pb2
 from policy_builders import UNKNOWN
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
-from kaistack.ops.render import RecordedResource, render_stack
+from kaistack.ops.mocks import RecordedResource
+from kaistack.ops.render import render_stack
 from kaistack.stack.files import read_stack_config
 from policies.pack import POLICY_NAMES
 

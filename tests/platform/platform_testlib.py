@@ -16,7 +16,7 @@ import jsonschema
 import kubernetes_validate
 import yaml
 
-from kaistack.ops.render import MockSession, RecordedResource, mask
+from kaistack.ops.mocks import MockSession, RecordedResource, mask
 from kaistack.stack.files import read_stack_config
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]

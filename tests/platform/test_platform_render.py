@@ -23,7 +23,8 @@ from platform_testlib import (
 )
 
 from kaistack.declaration.parse import ConfigError
-from kaistack.ops.render import MOCK_KUBECONFIG, RenderError, render_program, render_stack
+from kaistack.ops.mocks import MOCK_KUBECONFIG
+from kaistack.ops.render import RenderError, render_program, render_stack
 
 SECRET_MARKERS = ("client-key-data", "client-certificate-data", "mock credential", "bW9jayBjcmVkZW50aWFs")
 
