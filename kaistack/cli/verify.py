@@ -62,7 +62,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from kaistack.declaration.parse import ConfigError
     from kaistack.kube.client import KubeClient, KubeError
-    from kaistack.ops.verify import resolve_kubeconfig, verify_stack
+    from kaistack.kube.kubeconfig import resolve_kubeconfig
+    from kaistack.ops.verify import verify_stack
     from kaistack.progress import Progress
 
     try:

@@ -7,11 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from workflow_testlib import FakeKube
+from workflow_testlib import ROOT, FakeKube
 
 from kaistack.cli import main
+from kaistack.declaration.marks import WORKLOAD_LABEL
 from kaistack.kube.client import KubeClient
-from kaistack.ops.verify import WORKLOAD_LABEL, verify_stack
+from kaistack.ops.verify import verify_stack
 from kaistack.stack.load import load_stack
 
 ML_PODS = "/api/v1/namespaces/ml/pods"
@@ -287,9 +288,19 @@ def test_wait_rechecks_until_pods_are_running(project, fake_kube, capsys, monkey
     assert captured.out.rstrip().endswith("all checks passed")
 
 
-def test_verify_looks_for_the_labels_the_components_write():
-    """verify finds workload pods by the label components/podspec.py puts on them, and the same scheduler name."""
+def test_verify_finds_pods_by_the_labels_the_components_write():
+    """A pod carrying exactly the metadata components/podspec.py writes is the workload's pod for verify."""
     from components import podspec
-    from kaistack.ops import verify
+    from kaistack.ops.verify_common import WorkloadPods
 
-    assert (verify.WORKLOAD_LABEL, verify.SCHEDULER_NAME) == (podspec.WORKLOAD_LABEL, podspec.SCHEDULER_NAME)
+    config = load_stack(ROOT, "dev").config
+    work = next(w for w in config.workloads if w.kind == "Deployment" and w.tenant is None)
+    template = podspec.manifest(config, work)["spec"]["template"]
+    # A name the Deployment's pod-name pattern would not match: only the label can find it.
+    pod = {"metadata": {**template["metadata"], "name": "renamed"}, "spec": template["spec"]}
+
+    class OnePod:
+        def list(self, kind, namespace=None):  # the adapter's signature
+            return [pod] if namespace == work.namespace else []
+
+    assert WorkloadPods(config, OnePod()).of(work) == [pod]

@@ -16,7 +16,7 @@ from workflow_testlib import FakeKube
 
 from kaistack.cli import main
 from kaistack.kube.client import KubeError
-from kaistack.ops.verify import resolve_kubeconfig
+from kaistack.kube.kubeconfig import resolve_kubeconfig
 
 
 def _verify(project: Path, fake_kube: FakeKube, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:

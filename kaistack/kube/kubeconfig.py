@@ -1,0 +1,57 @@
+"""Which kubeconfig a live command uses: `--kubeconfig`, else `$KUBECONFIG`, else the stack's own output."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from kaistack.kube.client import KubeError
+
+
+@dataclass(frozen=True)
+class Kubeconfig:
+    text: str
+    origin: str  # shown to users: where the kubeconfig came from
+    base_dir: Path
+
+
+def resolve_kubeconfig(
+    stack: str,
+    explicit: Path | None,
+    project_dir: Path | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    which: Callable[[str], str | None] = shutil.which,
+) -> Kubeconfig:
+    """`--kubeconfig`, else `$KUBECONFIG` (its first existing file), else `pulumi stack output kubeconfig`."""
+    environ = os.environ if environ is None else environ
+    if explicit is not None:
+        return _kubeconfig_file(explicit, f"--kubeconfig {explicit}")
+    for part in environ.get("KUBECONFIG", "").split(os.pathsep):
+        if part and Path(part).expanduser().is_file():
+            return _kubeconfig_file(Path(part).expanduser(), f"$KUBECONFIG {part}")
+    pulumi = which("pulumi")
+    if pulumi:
+        command = [pulumi, "stack", "output", "kubeconfig", "--show-secrets", "--stack", stack]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, cwd=project_dir, timeout=120, check=False)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            raise KubeError(f"`pulumi stack output kubeconfig` failed: {err}") from err
+        if done.returncode != 0 or not done.stdout.strip():
+            raise KubeError(f"`pulumi stack output kubeconfig --stack {stack}` failed: {done.stderr.strip()[:300]}")
+        return Kubeconfig(done.stdout, f"pulumi stack output kubeconfig --stack {stack}", project_dir or Path.cwd())
+    raise KubeError(
+        "no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG, or install the Pulumi CLI so "
+        f"`pulumi stack output kubeconfig --show-secrets --stack {stack}` can provide it"
+    )
+
+
+def _kubeconfig_file(path: Path, origin: str) -> Kubeconfig:
+    try:
+        return Kubeconfig(path.read_text(), origin, path.resolve().parent)
+    except OSError as err:
+        raise KubeError(f"cannot read kubeconfig {path}: {err.strerror}") from err
