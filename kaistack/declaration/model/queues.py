@@ -26,7 +26,8 @@ def _in_crd_units(resource: str, value: Any) -> Any:
         quantity = Quantity.parse(value)
     except QuantityError:
         return value  # the field reports it, at its own key path
-    scale = {"gpu": 1, "cpu": 1000, "memory": Fraction(1, 10**6)}[resource]
+    scales: dict[str, int | Fraction] = {"gpu": 1, "cpu": 1000, "memory": Fraction(1, 10**6)}
+    scale = scales[resource]
     return float(quantity.value * scale)
 
 
