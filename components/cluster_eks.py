@@ -62,7 +62,6 @@ class EksCluster(pulumi.ComponentResource):
         settings = config.cluster.eks
         if config.cluster.provider != "eks" or settings is None:
             raise ValueError("EksCluster needs kaistack:cluster.provider 'eks' and a kaistack:cluster.eks block")
-        _check_region(settings.region)
         _check_resolved(config.cluster.node_pools)
         if settings.vpc_id is None and len(settings.availability_zones) < 2:
             raise pulumi.RunError(
@@ -328,18 +327,6 @@ def kubeconfig_with_region(kubeconfig: Any, region: str) -> str:
             if "--region" not in args:
                 spec["args"] = ["--region", region, *args]
     return json.dumps(doc)
-
-
-def _check_region(region: str) -> None:
-    # The default AWS provider reads aws:region; the model's region drives discovery and the
-    # kubeconfig. Two different regions would create the cluster where nothing else looks. (Only the
-    # stack's config is compared: an AWS_REGION in the shell of an offline `kaistack render` is not.)
-    in_use = pulumi.Config("aws").get("region")
-    if in_use and in_use != region:
-        raise pulumi.RunError(
-            f"aws:region is {in_use!r} but kaistack:cluster.eks.region is {region!r}; set both to the same "
-            f"region (pulumi config set aws:region {region})"
-        )
 
 
 def _check_resolved(pools: Sequence[NodePool]) -> None:
