@@ -19,8 +19,8 @@ from components.cluster_eks import (
     GPU_AMI_TYPE,
     EksCluster,
     kubeconfig_with_region,
-    subnet_cidrs,
 )
+from components.eks_network import subnet_cidrs
 from kaistack.stack.eks import resolve_node_pools
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"  # pulumi's special-signature key for secret values
