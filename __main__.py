@@ -38,8 +38,14 @@ def load_config() -> StackConfig:
         if problems:
             raise ConfigError(problems, f"stack {pulumi.get_stack()}")
         # The one load path (kaistack.stack.load): the model `kaistack check` and `validate` see, EKS
-        # pools resolved from EC2 (declared values without credentials).
-        stack = resolve(raw, stack=pulumi.get_stack(), source=f"stack {pulumi.get_stack()}")
+        # pools resolved from EC2 (declared values without credentials). aws:region is read here, at
+        # the edge, because components never read config and the load path holds it to the model's.
+        stack = resolve(
+            raw,
+            stack=pulumi.get_stack(),
+            source=f"stack {pulumi.get_stack()}",
+            aws_region=pulumi.Config("aws").get("region"),
+        )
         for note in stack.notes:
             pulumi.log.warn(f"kaistack: {note}")
         return stack.config

@@ -12,9 +12,8 @@ the policies all read the same facts.
 from __future__ import annotations
 
 import copy
-import ipaddress
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pulumi
@@ -22,6 +21,7 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
+from components.eks_network import EksNetwork
 from kaistack.declaration.kai_api import GPU_PRESENT_LABEL
 from kaistack.declaration.marks import NODE_POOL_LABEL as POOL_LABEL
 from kaistack.declaration.model import EksSettings, NodePool, StackConfig, Taint
@@ -59,28 +59,50 @@ class EksCluster(pulumi.ComponentResource):
 
     def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
         # Refuse before registering anything, so a bad stack leaves no half-built component behind.
-        settings = config.cluster.eks
-        if config.cluster.provider != "eks" or settings is None:
-            raise ValueError("EksCluster needs kaistack:cluster.provider 'eks' and a kaistack:cluster.eks block")
-        _check_region(settings.region)
-        _check_resolved(config.cluster.node_pools)
-        if settings.vpc_id is None and len(settings.availability_zones) < 2:
-            raise pulumi.RunError(
-                "kaistack:cluster.eks.availabilityZones: a new VPC needs 2 or more zones; "
-                "kaistack.stack.eks.resolve_node_pools picks them when AWS credentials are available"
-            )
+        settings = _checked_settings(config)
         super().__init__("kaistack:index:EksCluster", name, None, opts)
         cluster_name = config.cluster.name
         tags = {"kaistack.io/cluster": cluster_name, "kaistack.io/managed-by": "pulumi"}
-        child = pulumi.ResourceOptions(parent=self)
         # Protection guards what is slow or stateful to rebuild: the control plane and its network.
         # Node groups stay replaceable so an instance-type change is an ordinary update.
         keep = pulumi.ResourceOptions(parent=self, protect=settings.protect)
 
-        network = _Network(name, cluster_name, settings, tags, keep)
+        network = EksNetwork(name, cluster_name, settings, tags, keep)
         self.vpc = network.vpc
+        self.node_role, attachments = self._node_role(name, tags)
+        self.cluster = self._control_plane(name, cluster_name, settings, network, tags, keep)
 
-        self.node_role = aws.iam.Role(
+        node_subnets = network.node_subnet_ids
+        after = [*attachments, *network.ready]
+        self.system_node_group = self._system_node_group(name, settings, node_subnets, tags, after)
+        self.node_groups = {
+            pool.name: _pool_node_group(
+                name, pool, settings, self.cluster, self.node_role, node_subnets, tags, after, self
+            )
+            for pool in config.cluster.node_pools
+        }
+
+        nodes: list[pulumi.Resource] = [self.system_node_group, *self.node_groups.values()]
+        self.addons = _storage_addons(name, cluster_name, self.cluster, tags, nodes, self)
+
+        raw = self.cluster.kubeconfig
+        self.kubeconfig = pulumi.Output.secret(raw.apply(lambda doc: kubeconfig_with_region(doc, settings.region)))
+        self.provider = self._kubernetes_provider(name, [*nodes, *self.addons])
+        self.storage_class = self._default_storage_class(name)
+        self.runtime_class = self._nvidia_runtime_class(name) if config.gpu.mode == "device-plugin" else None
+        self.register_outputs(
+            {
+                "kubeconfig": self.kubeconfig,
+                "clusterName": cluster_name,
+                "region": settings.region,
+                "nodeGroups": sorted(self.node_groups),
+            }
+        )
+
+    def _node_role(self, name: str, tags: Mapping[str, str]) -> tuple[aws.iam.Role, list[pulumi.Resource]]:
+        """The IAM role every node group's instances run as, with the policies every EKS worker needs."""
+        child = pulumi.ResourceOptions(parent=self)
+        role = aws.iam.Role(
             f"{name}-node-role",
             assume_role_policy=json.dumps(
                 {
@@ -97,12 +119,22 @@ class EksCluster(pulumi.ComponentResource):
             tags=tags,
             opts=child,
         )
-        attachments = [
-            aws.iam.RolePolicyAttachment(f"{name}-node-{key}", role=self.node_role.name, policy_arn=arn, opts=child)
+        attachments: list[pulumi.Resource] = [
+            aws.iam.RolePolicyAttachment(f"{name}-node-{key}", role=role.name, policy_arn=arn, opts=child)
             for key, arn in NODE_POLICIES.items()
         ]
+        return role, attachments
 
-        self.cluster = eks.Cluster(
+    def _control_plane(
+        self,
+        name: str,
+        cluster_name: str,
+        settings: EksSettings,
+        network: EksNetwork,
+        tags: Mapping[str, str],
+        keep: pulumi.ResourceOptions,
+    ) -> eks.Cluster:
+        return eks.Cluster(
             f"{name}-eks",
             name=cluster_name,
             version=settings.version,
@@ -110,7 +142,7 @@ class EksCluster(pulumi.ComponentResource):
             public_subnet_ids=network.public_subnet_ids,
             private_subnet_ids=network.private_subnet_ids,
             subnet_ids=network.subnet_ids,
-            # All capacity comes from the managed node groups below.
+            # All capacity comes from the managed node groups.
             skip_default_node_group=True,
             # Access entries (the EKS API) instead of the aws-auth ConfigMap; the node role gets its
             # EC2_LINUX entry up front, as pulumi-eks' own managed-node-group examples do.
@@ -127,13 +159,20 @@ class EksCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions.merge(keep, pulumi.ResourceOptions(depends_on=network.ready)),
         )
 
-        node_subnets = network.node_subnet_ids
-        after = [*attachments, *network.ready]
+    def _system_node_group(
+        self,
+        name: str,
+        settings: EksSettings,
+        subnet_ids: Sequence[pulumi.Input[str]] | None,
+        tags: Mapping[str, str],
+        after: Sequence[pulumi.Resource],
+    ) -> eks.ManagedNodeGroup:
+        """The untainted CPU nodes the platform's own pods (KAI, operators, vCluster) run on."""
+        system = settings.system_node_group
         # Node groups take `cluster.core` and the role's ARN, plain data rather than resource
         # references (pulumi-eks' own managed-nodegroups example does the same): the in-process mock
         # engine behind `kaistack render` cannot rehydrate references to other resources.
-        system = settings.system_node_group
-        self.system_node_group = eks.ManagedNodeGroup(
+        return eks.ManagedNodeGroup(
             f"{name}-system",
             cluster=self.cluster.core,
             node_role_arn=self.node_role.arn,
@@ -144,32 +183,24 @@ class EksCluster(pulumi.ComponentResource):
             ),
             labels={POOL_LABEL: "system"},
             disk_size=SYSTEM_DISK_GIB,
-            subnet_ids=node_subnets,
+            subnet_ids=subnet_ids,
             tags={**tags, POOL_LABEL: "system"},
-            opts=pulumi.ResourceOptions(parent=self, depends_on=after),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(after)),
         )
-        self.node_groups = {
-            pool.name: _pool_node_group(
-                name, pool, settings, self.cluster, self.node_role, node_subnets, tags, after, self
-            )
-            for pool in config.cluster.node_pools
-        }
 
-        nodes: list[pulumi.Resource] = [self.system_node_group, *self.node_groups.values()]
-        self.addons = _storage_addons(name, cluster_name, self.cluster, tags, nodes, self)
-
-        raw = self.cluster.kubeconfig
-        self.kubeconfig = pulumi.Output.secret(raw.apply(lambda doc: kubeconfig_with_region(doc, settings.region)))
+    def _kubernetes_provider(self, name: str, depends_on: Sequence[pulumi.Resource]) -> k8s.Provider:
         # Everything Kubernetes waits for nodes and storage: Helm releases (KAI, GPU stack) need
         # somewhere to run and vCluster's StatefulSet needs its volume.
-        self.provider = k8s.Provider(
+        return k8s.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[*nodes, *self.addons]),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends_on)),
         )
+
+    def _default_storage_class(self, name: str) -> k8s.storage.v1.StorageClass:
         # EKS (1.30+) marks no StorageClass default and its gp2 class uses the in-tree name; vCluster's
         # PVC needs a default class served by the EBS CSI driver.
-        self.storage_class = k8s.storage.v1.StorageClass(
+        return k8s.storage.v1.StorageClass(
             f"{name}-gp3",
             metadata=k8s.meta.v1.ObjectMetaArgs(
                 name="gp3", annotations={"storageclass.kubernetes.io/is-default-class": "true"}
@@ -181,25 +212,17 @@ class EksCluster(pulumi.ComponentResource):
             allow_volume_expansion=True,
             opts=pulumi.ResourceOptions(parent=self, provider=self.provider),
         )
-        self.runtime_class = None
-        if config.gpu.mode == "device-plugin":
-            # KAI's fractional pods and GPU reservation pods ask for RuntimeClass `nvidia` by name. The
-            # NVIDIA AMI defines containerd runtime `nvidia` (its default runtime), but only the GPU
-            # Operator creates the RuntimeClass object (nvkind does on kind); with the device plugin alone
-            # the cluster has to.
-            self.runtime_class = k8s.node.v1.RuntimeClass(
-                f"{name}-nvidia",
-                metadata=k8s.meta.v1.ObjectMetaArgs(name="nvidia"),
-                handler="nvidia",
-                opts=pulumi.ResourceOptions(parent=self, provider=self.provider),
-            )
-        self.register_outputs(
-            {
-                "kubeconfig": self.kubeconfig,
-                "clusterName": cluster_name,
-                "region": settings.region,
-                "nodeGroups": sorted(self.node_groups),
-            }
+
+    def _nvidia_runtime_class(self, name: str) -> k8s.node.v1.RuntimeClass:
+        # KAI's fractional pods and GPU reservation pods ask for RuntimeClass `nvidia` by name. The
+        # NVIDIA AMI defines containerd runtime `nvidia` (its default runtime), but only the GPU
+        # Operator creates the RuntimeClass object (nvkind does on kind); with the device plugin alone
+        # the cluster has to.
+        return k8s.node.v1.RuntimeClass(
+            f"{name}-nvidia",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name="nvidia"),
+            handler="nvidia",
+            opts=pulumi.ResourceOptions(parent=self, provider=self.provider),
         )
 
 
@@ -330,16 +353,22 @@ def kubeconfig_with_region(kubeconfig: Any, region: str) -> str:
     return json.dumps(doc)
 
 
-def _check_region(region: str) -> None:
-    # The default AWS provider reads aws:region; the model's region drives discovery and the
-    # kubeconfig. Two different regions would create the cluster where nothing else looks. (Only the
-    # stack's config is compared: an AWS_REGION in the shell of an offline `kaistack render` is not.)
-    in_use = pulumi.Config("aws").get("region")
-    if in_use and in_use != region:
+def _checked_settings(config: StackConfig) -> EksSettings:
+    """The stack's EKS settings, or RunError for a stack this component cannot build.
+
+    aws:region against kaistack:cluster.eks.region is the load path's rule (kaistack.stack.load):
+    components never read config.
+    """
+    settings = config.cluster.eks
+    if config.cluster.provider != "eks" or settings is None:
+        raise ValueError("EksCluster needs kaistack:cluster.provider 'eks' and a kaistack:cluster.eks block")
+    _check_resolved(config.cluster.node_pools)
+    if settings.vpc_id is None and len(settings.availability_zones) < 2:
         raise pulumi.RunError(
-            f"aws:region is {in_use!r} but kaistack:cluster.eks.region is {region!r}; set both to the same "
-            f"region (pulumi config set aws:region {region})"
+            "kaistack:cluster.eks.availabilityZones: a new VPC needs 2 or more zones; "
+            "kaistack.stack.eks.resolve_node_pools picks them when AWS credentials are available"
         )
+    return settings
 
 
 def _check_resolved(pools: Sequence[NodePool]) -> None:
@@ -353,137 +382,3 @@ def _check_resolved(pools: Sequence[NodePool]) -> None:
             f"EKS node pools not resolved ({', '.join(missing)}): call kaistack.stack.eks.resolve_node_pools "
             "on the config before building the platform"
         )
-
-
-class _Network:
-    """The VPC kaistack creates (public subnets + optional private ones behind one NAT gateway), or the given one."""
-
-    def __init__(
-        self,
-        name: str,
-        cluster_name: str,
-        settings: EksSettings,
-        tags: Mapping[str, str],
-        opts: pulumi.ResourceOptions,
-    ) -> None:
-        self.vpc: aws.ec2.Vpc | None = None
-        self.ready: list[pulumi.Resource] = []
-        self.public_subnet_ids: list[pulumi.Output[str]] | None = None
-        self.private_subnet_ids: list[pulumi.Output[str]] | None = None
-        self.subnet_ids: list[str] | None = None
-        if settings.vpc_id is not None:
-            self.vpc_id: pulumi.Input[str] = settings.vpc_id
-            self.subnet_ids = list(settings.subnet_ids)
-            self.node_subnet_ids: Sequence[pulumi.Input[str]] | None = list(settings.subnet_ids)
-            return
-
-        zones = settings.availability_zones
-        public_cidrs, private_cidrs = subnet_cidrs(settings.vpc_cidr, len(zones))
-        # Subnet discovery tags for the AWS load balancer controller / in-tree service controller.
-        owned = {f"kubernetes.io/cluster/{cluster_name}": "shared"}
-        self.vpc = aws.ec2.Vpc(
-            f"{name}-vpc",
-            cidr_block=settings.vpc_cidr,
-            enable_dns_hostnames=True,  # EKS nodes register by private DNS name
-            enable_dns_support=True,
-            tags={**tags, "Name": cluster_name},
-            opts=opts,
-        )
-        self.vpc_id = self.vpc.id
-        under = opts  # the whole network shares the cluster's protection
-        igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=self.vpc.id, tags=dict(tags), opts=under)
-        public_rt = aws.ec2.RouteTable(
-            f"{name}-public",
-            vpc_id=self.vpc.id,
-            routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
-            tags={**tags, "Name": f"{cluster_name}-public"},
-            opts=under,
-        )
-        public = self._subnets(
-            name,
-            "public",
-            self.vpc,
-            zip(zones, public_cidrs, strict=True),
-            public_rt,
-            {**tags, **owned},
-            cluster_name,
-            "kubernetes.io/role/elb",
-            under,
-            # Nodes in public subnets need public IPs to reach ECR/EKS without a NAT gateway.
-            public_ips=not settings.private_nodes,
-        )
-        self.public_subnet_ids = [s.id for s in public]
-        self.node_subnet_ids = self.public_subnet_ids
-        if not settings.private_nodes:
-            return
-
-        # One NAT gateway, not one per zone: a zone outage costs egress for private nodes elsewhere,
-        # three gateways would triple the fixed cost of a platform mostly paid for in GPUs.
-        eip = aws.ec2.Eip(f"{name}-nat", domain="vpc", tags=dict(tags), opts=under)
-        nat = aws.ec2.NatGateway(
-            f"{name}-nat",
-            allocation_id=eip.allocation_id,
-            subnet_id=public[0].id,
-            tags={**tags, "Name": f"{cluster_name}-nat"},
-            opts=pulumi.ResourceOptions.merge(under, pulumi.ResourceOptions(depends_on=[igw])),
-        )
-        private_rt = aws.ec2.RouteTable(
-            f"{name}-private",
-            vpc_id=self.vpc.id,
-            routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)],
-            tags={**tags, "Name": f"{cluster_name}-private"},
-            opts=under,
-        )
-        private = self._subnets(
-            name,
-            "private",
-            self.vpc,
-            zip(zones, private_cidrs, strict=True),
-            private_rt,
-            {**tags, **owned},
-            cluster_name,
-            "kubernetes.io/role/internal-elb",
-            under,
-        )
-        self.private_subnet_ids = [s.id for s in private]
-        self.node_subnet_ids = self.private_subnet_ids
-
-    def _subnets(
-        self,
-        name: str,
-        tier: str,
-        vpc: aws.ec2.Vpc,
-        zones_and_cidrs: Iterable[tuple[str, str]],
-        route_table: aws.ec2.RouteTable,
-        tags: dict[str, str],
-        cluster_name: str,
-        role_tag: str,
-        opts: pulumi.ResourceOptions,
-        public_ips: bool | None = None,
-    ) -> list[aws.ec2.Subnet]:
-        """One subnet per zone in `tier`, tagged for the load balancer role, routed through `route_table`."""
-        subnets = []
-        for zone, cidr in zones_and_cidrs:
-            subnet = aws.ec2.Subnet(
-                f"{name}-{tier}-{zone}",
-                vpc_id=vpc.id,
-                cidr_block=cidr,
-                availability_zone=zone,
-                map_public_ip_on_launch=public_ips,
-                tags={**tags, "Name": f"{cluster_name}-{tier}-{zone}", role_tag: "1"},
-                opts=opts,
-            )
-            assoc = aws.ec2.RouteTableAssociation(
-                f"{name}-{tier}-{zone}", subnet_id=subnet.id, route_table_id=route_table.id, opts=opts
-            )
-            subnets.append(subnet)
-            self.ready.append(assoc)
-        return subnets
-
-
-def subnet_cidrs(vpc_cidr: str, zones: int) -> tuple[list[str], list[str]]:
-    """Equal subnets carved from the VPC: the first `zones` public, the next `zones` private."""
-    network = ipaddress.ip_network(vpc_cidr)
-    bits = max(2, (2 * zones - 1).bit_length())
-    blocks = [str(b) for b in network.subnets(prefixlen_diff=bits)]
-    return blocks[:zones], blocks[zones : 2 * zones]

@@ -1,4 +1,8 @@
-"""Stack files on disk: where a project is, which stacks it has, the `kaistack:` part of one stack file."""
+"""Stack files on disk: where a project is, which stacks it has, the `kaistack:` part of one stack file.
+
+The load path also compares one other namespace's setting with the model (`aws:region`); it comes
+from the same read of the file.
+"""
 
 from __future__ import annotations
 
@@ -24,8 +28,11 @@ def stack_file(project_dir: Path, stack: str) -> Path:
     return project_dir / f"Pulumi.{stack}.yaml"
 
 
-def read_stack_config(project_dir: Path, stack: str) -> dict[str, Any]:
-    """The `kaistack:` part of Pulumi.<stack>.yaml, prefix stripped, secure values masked."""
+def read_stack_file(project_dir: Path, stack: str) -> Mapping[str, Any]:
+    """The `config:` mapping of Pulumi.<stack>.yaml, every namespace, as written (secure values included).
+
+    One read for a whole load: `kaistack_keys` and `plain_setting` take their parts from it.
+    """
     path = stack_file(project_dir, stack)
     if not path.is_file():
         known = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in project_dir.glob("Pulumi.*.yaml"))
@@ -39,8 +46,27 @@ def read_stack_config(project_dir: Path, stack: str) -> dict[str, Any]:
     config = (document.get("config") or {}) if isinstance(document, Mapping) else None if document else {}
     if not isinstance(config, Mapping):
         raise ConfigError([f"{path.name}: 'config' must be a mapping"])
+    return config
+
+
+def kaistack_keys(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The `kaistack:` part of a stack file's `config:`, prefix stripped, secure values masked."""
     prefix = f"{NAMESPACE}:"
     return {k[len(prefix) :]: _mask_secure(v) for k, v in config.items() if str(k).startswith(prefix)}
+
+
+def plain_setting(config: Mapping[str, Any], key: str) -> str | None:
+    """Another namespace's setting (`aws:region`) from a stack file's `config:`, when it is a plain string.
+
+    None when it is absent, and when it is a secure value: offline there is nothing to compare it with.
+    """
+    value = config.get(key)
+    return value if isinstance(value, str) else None
+
+
+def read_stack_config(project_dir: Path, stack: str) -> dict[str, Any]:
+    """The `kaistack:` part of Pulumi.<stack>.yaml, prefix stripped, secure values masked."""
+    return kaistack_keys(read_stack_file(project_dir, stack))
 
 
 def find_project_dir(start: Path | None = None) -> Path:

@@ -5,7 +5,8 @@ arrived another way (the Pulumi program's `pulumi.Config`, the policy pack's `PU
 then do the same three things, so every command sees the same stack:
 
 1. parse and validate the keys into the frozen model (`kaistack.declaration.parse`), every problem
-   named by key path, with the version rules of the model (KAI/vCluster features by version);
+   named by key path, with the version rules of the model (KAI/vCluster features by version), and
+   hold an EKS stack's `aws:region`, when given, to `kaistack:cluster.eks.region`;
 2. resolve capacity the declaration leaves to discovery: EKS pools from EC2 (`kaistack.stack.eks`,
    the declared values when AWS cannot be asked);
 3. return the model with notes that say what resolution did (zones picked, facts taken unverified).
@@ -22,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from kaistack.declaration.model import StackConfig
-from kaistack.declaration.parse import NAMESPACE, parse_config
+from kaistack.declaration.parse import NAMESPACE, ConfigError, parse_config
 from kaistack.stack import eks
-from kaistack.stack.files import read_stack_config, stack_file
+from kaistack.stack.files import kaistack_keys, plain_setting, read_stack_file, stack_file
 
 
 @dataclass(frozen=True)
@@ -51,10 +52,22 @@ class ResolvedStack:
     notes: tuple[str, ...] = field(default=())
 
 
-def resolve(raw: Mapping[str, Any], *, stack: str, source: str, options: LoadOptions | None = None) -> ResolvedStack:
-    """Parse, validate and resolve `kaistack:` keys (prefix stripped); ConfigError lists every problem."""
+def resolve(
+    raw: Mapping[str, Any],
+    *,
+    stack: str,
+    source: str,
+    options: LoadOptions | None = None,
+    aws_region: str | None = None,
+) -> ResolvedStack:
+    """Parse, validate and resolve `kaistack:` keys (prefix stripped); ConfigError lists every problem.
+
+    `aws_region` is the stack's `aws:region` setting (None when it has none).
+    """
     options = options or LoadOptions()
     config = parse_config(raw, source=source)
+    # Before discovery: a mismatch is refused without asking EC2 about the wrong region.
+    _check_aws_region(config, aws_region, source)
     notes: list[str] = []
     if options.discover:
         config, found = eks.discover(config, options.ec2)
@@ -64,8 +77,31 @@ def resolve(raw: Mapping[str, Any], *, stack: str, source: str, options: LoadOpt
 
 def load_stack(project_dir: Path, stack: str, options: LoadOptions | None = None) -> ResolvedStack:
     """`Pulumi.<stack>.yaml` in `project_dir`, resolved; ConfigError for a missing or invalid stack."""
-    raw = read_stack_config(Path(project_dir), stack)
-    return resolve(raw, stack=stack, source=stack_file(Path(project_dir), stack).name, options=options)
+    settings = read_stack_file(Path(project_dir), stack)
+    return resolve(
+        kaistack_keys(settings),
+        stack=stack,
+        source=stack_file(Path(project_dir), stack).name,
+        options=options,
+        aws_region=plain_setting(settings, "aws:region"),
+    )
+
+
+def _check_aws_region(config: StackConfig, aws_region: str | None, source: str) -> None:
+    # The default AWS provider reads aws:region; the model's region drives discovery and the
+    # kubeconfig. Two different regions would create the cluster where nothing else looks. Only the
+    # stack's config is compared: an AWS_REGION in the shell of an offline `kaistack render` is not.
+    settings = config.cluster.eks
+    if config.cluster.provider != "eks" or settings is None or not aws_region or aws_region == settings.region:
+        return
+    region = settings.region
+    raise ConfigError(
+        [
+            f"aws:region is {aws_region!r} but kaistack:cluster.eks.region is {region!r}; set both to the same "
+            f"region (pulumi config set aws:region {region})"
+        ],
+        source,
+    )
 
 
 def from_engine_config(environ: Mapping[str, str], options: LoadOptions | None = None) -> ResolvedStack | None:

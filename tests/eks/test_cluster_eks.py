@@ -19,8 +19,8 @@ from components.cluster_eks import (
     GPU_AMI_TYPE,
     EksCluster,
     kubeconfig_with_region,
-    subnet_cidrs,
 )
+from components.eks_network import subnet_cidrs
 from kaistack.stack.eks import resolve_node_pools
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"  # pulumi's special-signature key for secret values
@@ -274,12 +274,12 @@ def test_existing_vpc_creates_no_network(pulumi_mocks: Harness, ec2: Any) -> Non
 # --- refusals and helpers ---------------------------------------------------------------------------
 
 
-@pulumi.runtime.test  # also awaits the root Stack's registration the fixture started
-def test_a_different_aws_region_is_refused(pulumi_mocks: Harness, ec2: Any) -> None:
-    config = resolve_node_pools(stack("staging"), ec2)
+@pulumi.runtime.test
+def test_the_component_reads_no_config(pulumi_mocks: Harness, ec2: Any) -> None:
+    """aws:region is the load path's rule (tests/eks/test_load_region.py): the component gets the model only."""
     pulumi.runtime.set_all_config({"aws:region": "eu-west-1"})
-    with pytest.raises(pulumi.RunError, match=r"aws:region is 'eu-west-1' but kaistack:cluster\.eks\.region"):
-        EksCluster("kaistack", config)
+    _, done = _build(resolve_node_pools(stack("staging"), ec2))
+    return done
 
 
 @pulumi.runtime.test
