@@ -16,7 +16,8 @@ import yaml
 from eks_testlib import PROJECT_DIR, REGION
 
 from kaistack.declaration.parse import ConfigError
-from kaistack.ops.render import MAIN, MockSession, RenderError, pulumi_config
+from kaistack.ops.mocks import MockSession, RenderError, pulumi_config
+from kaistack.ops.render import MAIN
 from kaistack.stack.files import read_stack_config
 from kaistack.stack.load import LoadOptions, load_stack, resolve
 
