@@ -1,8 +1,9 @@
-"""Shared fixtures: a fresh event loop and recording Pulumi mocks per test (pulumi.md §3).
+"""The one Pulumi mocks fixture every component and program test uses (pulumi.md §3).
 
-Never `set_mocks` at import and never import the program at module level: each test runs
-`__main__.py` inside the fixture, which creates a new loop, resets Pulumi's root resource, installs
-the recording mocks and clears config and the loop afterwards.
+`mocks` is a `kaistack.ops.mocks.MockSession` — the same recording mock engine `kaistack render` runs
+the program under: a fresh event loop per test, Pulumi's root resource reset, recording mocks
+installed, and config and the loop cleared afterwards. Never `set_mocks` at import and never import
+the program at module level.
 """
 
 from __future__ import annotations
@@ -12,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from kaistack.ops.mocks import MockSession
+
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
-def mocks() -> Iterator[object]:
-    """A `kaistack.ops.render.MockSession` for stack "dev": `.set_config(raw)`, `.run(main)`, `.resources`."""
-    from kaistack.ops.mocks import MockSession
-
+def mocks() -> Iterator[MockSession]:
+    """Stack "dev": `.set_config(raw, other)`, `.run(main)`, `.resources`, `.named(type, name)`, `.of_type(type)`."""
     with MockSession(stack="dev") as session:
         yield session

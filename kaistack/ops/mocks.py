@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
-import yaml
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc
 from pulumi.runtime.settings import SETTINGS, get_root_resource
@@ -49,6 +48,29 @@ def _mock_kubeconfig(server: str, user: str) -> str:
 MOCK_KUBECONFIG = _mock_kubeconfig("https://127.0.0.1:6443", "kind-mock")
 
 
+def eks_kubeconfig(cluster_name: str) -> dict[str, Any]:
+    """The shape pulumi-eks returns: an exec credential plugin (`aws eks get-token`) without --region."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "kubernetes", "cluster": {"server": "https://example.eks.amazonaws.com"}}],
+        "contexts": [{"name": "aws", "context": {"cluster": "kubernetes", "user": "aws"}}],
+        "current-context": "aws",
+        "users": [
+            {
+                "name": "aws",
+                "user": {
+                    "exec": {
+                        "apiVersion": "client.authentication.k8s.io/v1beta1",
+                        "command": "aws",
+                        "args": ["eks", "get-token", "--cluster-name", cluster_name, "--output", "json"],
+                    }
+                },
+            }
+        ],
+    }
+
+
 @dataclass(frozen=True)
 class RecordedResource:
     """One registration (or `.get` read) as the engine would receive it."""
@@ -64,6 +86,7 @@ class RecordedResource:
     dependencies: tuple[str, ...] = ()
     additional_secret_outputs: tuple[str, ...] = ()
     delete_before_replace: bool = False
+    protect: bool = False
 
     @property
     def masked_inputs(self) -> dict[str, Any]:
@@ -105,11 +128,13 @@ class PlatformMocks(pulumi_mocks.Mocks):
             # `kind get kubeconfig` output; secret like the real one (additional_secret_outputs).
             state.update(stdout=rpc.wrap_rpc_secret(MOCK_KUBECONFIG), stderr="")
         elif args.typ == "eks:index:Cluster":
-            # pulumi-eks computes the kubeconfig (an object, secret); the EKS component reads it.
-            kubeconfig = yaml.safe_load(_mock_kubeconfig("https://mock.eks.amazonaws.com", "eks-mock"))
-            state["kubeconfig"] = rpc.wrap_rpc_secret(kubeconfig)
+            # pulumi-eks computes the kubeconfig (an object, secret): an exec credential plugin without
+            # --region (pulumi-eks#1038), which the EKS component adds.
+            state["kubeconfig"] = rpc.wrap_rpc_secret(eks_kubeconfig(str(state.get("name", args.name))))
+        elif args.typ == "aws:iam/role:Role":
+            # The EKS component hands the node role's ARN and name to the node groups.
+            state.update(arn=f"arn:aws:iam::123456789012:role/{args.name}", name=args.name)
         elif args.typ.startswith("aws:") and args.custom:
-            # Every AWS resource has an ARN; the EKS component passes the node role's to the cluster.
             state.setdefault("arn", f"arn:aws:mock::123456789012:{args.name}")
         elif args.typ == "kubernetes:core/v1:Secret" and args.resource_id:
             namespace, _, name = args.resource_id.rpartition("/")
@@ -173,6 +198,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             dependencies=tuple(request.dependencies),
             additional_secret_outputs=tuple(request.additionalSecretOutputs),
             delete_before_replace=bool(getattr(request, "deleteBeforeReplace", False)),
+            protect=bool(getattr(request, "protect", False)),
         )
         with self._lock:
             self.records.append(record)
@@ -225,9 +251,19 @@ class MockSession:
         self.loop.close()
         asyncio.set_event_loop(None)
 
-    def set_config(self, raw: Mapping[str, Any]) -> None:
+    def set_config(self, raw: Mapping[str, Any], other: Mapping[str, str] | None = None) -> None:
+        """`kaistack:` keys (as structured values) plus `other` plain keys such as {"aws:region": ...}."""
         values, secret = pulumi_config(raw)
-        pulumi.runtime.set_all_config(values, secret)
+        pulumi.runtime.set_all_config({**values, **(other or {})}, secret)
+
+    def of_type(self, type_: str) -> list[RecordedResource]:
+        return [r for r in self.monitor.records if r.type == type_]
+
+    def named(self, type_: str, name: str) -> RecordedResource:
+        """The one registration of `type_` called `name` (AssertionError naming both otherwise)."""
+        matches = [r for r in self.of_type(type_) if r.name == name]
+        assert len(matches) == 1, f"{type_} {name}: {len(matches)} registrations"
+        return matches[0]
 
     def run(self, main: Path) -> dict[str, Any]:
         """Run the program to completion (all registrations and outputs); RunError -> RenderError."""

@@ -1,4 +1,4 @@
-"""Fixtures for the EKS tests: moto for every AWS call, a no-credentials environment, Pulumi mocks.
+"""Fixtures for the EKS tests: moto for every AWS call and a no-credentials environment (mocks: tests/conftest.py).
 
 No test here reaches AWS: `ec2` is a moto-backed client, and `no_aws` strips every credential source
 (env, shared files, instance metadata) so boto3's default chain finds none.
@@ -6,15 +6,13 @@ No test here reaches AWS: `ec2` is a moto-backed client, and `no_aws` strips eve
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import boto3
-import pulumi
 import pytest
-from eks_testlib import AWS_ENV, MOTO, REGION, Harness, RecordingMocks, RecordingMonitor
+from eks_testlib import AWS_ENV, MOTO, REGION
 
 
 @pytest.fixture
@@ -43,18 +41,3 @@ def aws(no_aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def ec2(aws: None) -> Any:
     """A moto-backed EC2 client in us-west-2 (moto ships EC2's real instance-type and offering data)."""
     return boto3.client("ec2", region_name=REGION)
-
-
-@pytest.fixture
-def pulumi_mocks() -> Iterator[Harness]:
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    pulumi.runtime.reset_options()
-    mocks = RecordingMocks()
-    monitor = RecordingMonitor(mocks)
-    pulumi.runtime.set_mocks(mocks, project="kaistack", stack="test", preview=False, monitor=monitor)
-    pulumi.runtime.set_all_config({"aws:region": REGION})
-    yield Harness(mocks, monitor)
-    pulumi.runtime.set_all_config({})
-    loop.close()
-    asyncio.set_event_loop(None)

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import moto
-import pulumi
 
 from kaistack.declaration.model import StackConfig
 from kaistack.declaration.parse import parse_config
@@ -60,77 +59,3 @@ def eks_config(raw: dict[str, Any] | None = None, **pool_overrides: Any) -> Stac
 
 def stack(name: str) -> StackConfig:
     return load_stack(PROJECT_DIR, name, LoadOptions(discover=False)).config
-
-
-# --- Pulumi mocks (pulumi.md §3: fresh loop per test, reset_options, preview=False) ---------------
-
-
-class RecordingMocks(pulumi.runtime.Mocks):
-    """Records every registration; answers the outputs pulumi-eks' remote Cluster would compute."""
-
-    def __init__(self) -> None:
-        self.resources: list[pulumi.runtime.MockResourceArgs] = []
-
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
-        self.resources.append(args)
-        state = dict(args.inputs)
-        if args.typ == "eks:index:Cluster":
-            state["kubeconfig"] = fake_kubeconfig(args.inputs.get("name", args.name))
-        if args.typ == "aws:iam/role:Role":
-            state["arn"] = f"arn:aws:iam::123456789012:role/{args.name}"
-            state["name"] = args.name
-        return f"{args.name}_id", state
-
-    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
-        return {}
-
-    def of_type(self, typ: str) -> list[pulumi.runtime.MockResourceArgs]:
-        return [r for r in self.resources if r.typ == typ]
-
-    def named(self, typ: str, name: str) -> pulumi.runtime.MockResourceArgs:
-        matches = [r for r in self.of_type(typ) if r.name == name]
-        assert len(matches) == 1, f"{typ} {name}: {len(matches)} registrations"
-        return matches[0]
-
-
-class RecordingMonitor(pulumi.runtime.mocks.MockMonitor):
-    """Also records the resource options mocks never see (protect), keyed by (type, name)."""
-
-    def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
-        super().__init__(mocks)
-        self.protect: dict[tuple[str, str], bool] = {}
-        self.parents: dict[tuple[str, str], str] = {}
-
-    def RegisterResource(self, request: Any) -> Any:
-        self.protect[(request.type, request.name)] = bool(request.protect)
-        self.parents[(request.type, request.name)] = request.parent
-        return super().RegisterResource(request)
-
-
-def fake_kubeconfig(cluster_name: str) -> dict[str, Any]:
-    """The shape pulumi-eks returns: an exec credential plugin without --region (pulumi-eks#1038)."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [{"name": "kubernetes", "cluster": {"server": "https://example.eks.amazonaws.com"}}],
-        "contexts": [{"name": "aws", "context": {"cluster": "kubernetes", "user": "aws"}}],
-        "current-context": "aws",
-        "users": [
-            {
-                "name": "aws",
-                "user": {
-                    "exec": {
-                        "apiVersion": "client.authentication.k8s.io/v1beta1",
-                        "command": "aws",
-                        "args": ["eks", "get-token", "--cluster-name", cluster_name, "--output", "json"],
-                    }
-                },
-            }
-        ],
-    }
-
-
-class Harness:
-    def __init__(self, mocks: RecordingMocks, monitor: RecordingMonitor) -> None:
-        self.mocks = mocks
-        self.monitor = monitor

@@ -12,7 +12,7 @@ from typing import Any
 
 import pulumi
 import pytest
-from eks_testlib import REGION, Harness, eks_config, eks_raw, stack
+from eks_testlib import REGION, eks_config, eks_raw, stack
 
 from components.cluster_eks import (
     CPU_AMI_TYPE,
@@ -21,6 +21,7 @@ from components.cluster_eks import (
     kubeconfig_with_region,
 )
 from components.eks_network import subnet_cidrs
+from kaistack.ops.mocks import MockSession
 from kaistack.stack.eks import resolve_node_pools
 
 SECRET_SIG = "4dabf18193072939515e22adb298388d"  # pulumi's special-signature key for secret values
@@ -33,20 +34,20 @@ def _build(config: Any) -> tuple[EksCluster, pulumi.Output[Any]]:
     return cluster, done
 
 
-def _inputs(h: Harness, typ: str, name: str) -> dict[str, Any]:
-    return dict(h.mocks.named(typ, name).inputs)
+def _inputs(mocks: MockSession, typ: str, name: str) -> dict[str, Any]:
+    return dict(mocks.named(typ, name).inputs)
 
 
 # --- node groups ------------------------------------------------------------------------------------
 
 
 @pulumi.runtime.test
-def test_prod_gpu_node_group(pulumi_mocks: Harness, ec2: Any) -> None:
+def test_prod_gpu_node_group(mocks: MockSession, ec2: Any) -> None:
     """One managed node group per pool: type, scaling, NVIDIA AMI, GPU labels KAI reads, GPU taint."""
     _, done = _build(resolve_node_pools(stack("prod"), ec2))
 
     def check(_: Any) -> None:
-        group = _inputs(pulumi_mocks, NG, "kaistack-h100")
+        group = _inputs(mocks, NG, "kaistack-h100")
         assert group["instanceTypes"] == ["p5.48xlarge"]
         assert group["scalingConfig"] == {"minSize": 1, "desiredSize": 1, "maxSize": 2}
         assert group["amiType"] == GPU_AMI_TYPE == "AL2023_x86_64_NVIDIA"
@@ -65,11 +66,11 @@ def test_prod_gpu_node_group(pulumi_mocks: Harness, ec2: Any) -> None:
 
 
 @pulumi.runtime.test
-def test_staging_gpu_node_group_and_discovered_labels(pulumi_mocks: Harness, ec2: Any) -> None:
+def test_staging_gpu_node_group_and_discovered_labels(mocks: MockSession, ec2: Any) -> None:
     _, done = _build(resolve_node_pools(stack("staging"), ec2))
 
     def check(_: Any) -> None:
-        group = _inputs(pulumi_mocks, NG, "kaistack-l4")
+        group = _inputs(mocks, NG, "kaistack-l4")
         assert group["instanceTypes"] == ["g6.xlarge"]
         assert group["scalingConfig"] == {"minSize": 0, "desiredSize": 2, "maxSize": 3}
         assert group["amiType"] == GPU_AMI_TYPE
@@ -80,11 +81,11 @@ def test_staging_gpu_node_group_and_discovered_labels(pulumi_mocks: Harness, ec2
 
 
 @pulumi.runtime.test
-def test_system_node_group_is_untainted_standard_ami(pulumi_mocks: Harness, ec2: Any) -> None:
+def test_system_node_group_is_untainted_standard_ami(mocks: MockSession, ec2: Any) -> None:
     _, done = _build(resolve_node_pools(stack("prod"), ec2))
 
     def check(_: Any) -> None:
-        group = _inputs(pulumi_mocks, NG, "kaistack-system")
+        group = _inputs(mocks, NG, "kaistack-system")
         assert group["instanceTypes"] == ["m6i.xlarge"]
         assert group["amiType"] == CPU_AMI_TYPE
         assert group["scalingConfig"] == {"minSize": 2, "desiredSize": 2, "maxSize": 4}
@@ -95,12 +96,12 @@ def test_system_node_group_is_untainted_standard_ami(pulumi_mocks: Harness, ec2:
 
 
 @pulumi.runtime.test
-def test_undeclared_pool_sizes_default_to_count(pulumi_mocks: Harness, ec2: Any) -> None:
+def test_undeclared_pool_sizes_default_to_count(mocks: MockSession, ec2: Any) -> None:
     """minSize/maxSize left out: the group stays at `count` nodes (what the checker plans)."""
     _, done = _build(resolve_node_pools(eks_config(count=3), ec2))
 
     def check(_: Any) -> None:
-        group = _inputs(pulumi_mocks, NG, "kaistack-l4")
+        group = _inputs(mocks, NG, "kaistack-l4")
         assert group["scalingConfig"] == {"minSize": 3, "desiredSize": 3, "maxSize": 3}
 
     return done.apply(check)
@@ -110,12 +111,12 @@ def test_undeclared_pool_sizes_default_to_count(pulumi_mocks: Harness, ec2: Any)
 
 
 @pulumi.runtime.test
-def test_cluster_inputs(pulumi_mocks: Harness, ec2: Any) -> None:
+def test_cluster_inputs(mocks: MockSession, ec2: Any) -> None:
     """No default node group; access entries with the node role as EC2_LINUX; the stack's name/version."""
     _, done = _build(resolve_node_pools(stack("prod"), ec2))
 
     def check(_: Any) -> None:
-        cluster = _inputs(pulumi_mocks, "eks:index:Cluster", "kaistack-eks")
+        cluster = _inputs(mocks, "eks:index:Cluster", "kaistack-eks")
         assert cluster["name"] == "kaistack-prod"
         assert cluster["version"] == "1.33"
         assert cluster["skipDefaultNodeGroup"] is True
@@ -131,15 +132,15 @@ def test_cluster_inputs(pulumi_mocks: Harness, ec2: Any) -> None:
 
 
 @pulumi.runtime.test
-def test_prod_protects_the_control_plane_and_its_network(pulumi_mocks: Harness, ec2: Any) -> None:
+def test_prod_protects_the_control_plane_and_its_network(mocks: MockSession, ec2: Any) -> None:
     _, done = _build(resolve_node_pools(stack("prod"), ec2))
 
     def check(_: Any) -> None:
-        protect = pulumi_mocks.monitor.protect
+        protect = {(r.type, r.name): r.protect for r in mocks.monitor.records}
         assert protect[("eks:index:Cluster", "kaistack-eks")] is True
         assert protect[("aws:ec2/vpc:Vpc", "kaistack-vpc")] is True
         assert protect[("aws:ec2/natGateway:NatGateway", "kaistack-nat")] is True
-        assert _inputs(pulumi_mocks, "eks:index:Cluster", "kaistack-eks")["deletionProtection"] is True
+        assert _inputs(mocks, "eks:index:Cluster", "kaistack-eks")["deletionProtection"] is True
         # Node groups stay replaceable (an instance-type change is an ordinary update).
         assert protect[(NG, "kaistack-h100")] is False
 
@@ -147,18 +148,18 @@ def test_prod_protects_the_control_plane_and_its_network(pulumi_mocks: Harness, 
 
 
 @pulumi.runtime.test
-def test_staging_protects_nothing(pulumi_mocks: Harness, ec2: Any) -> None:
+def test_staging_protects_nothing(mocks: MockSession, ec2: Any) -> None:
     _, done = _build(resolve_node_pools(stack("staging"), ec2))
 
     def check(_: Any) -> None:
-        assert not any(pulumi_mocks.monitor.protect.values())
-        assert "deletionProtection" not in _inputs(pulumi_mocks, "eks:index:Cluster", "kaistack-eks")
+        assert not any({(r.type, r.name): r.protect for r in mocks.monitor.records}.values())
+        assert "deletionProtection" not in _inputs(mocks, "eks:index:Cluster", "kaistack-eks")
 
     return done.apply(check)
 
 
 @pulumi.runtime.test
-def test_kubeconfig_is_a_secret_with_the_region(pulumi_mocks: Harness, ec2: Any) -> None:
+def test_kubeconfig_is_a_secret_with_the_region(mocks: MockSession, ec2: Any) -> None:
     cluster, done = _build(resolve_node_pools(stack("prod"), ec2))
 
     def check(args: Any) -> None:
@@ -166,7 +167,7 @@ def test_kubeconfig_is_a_secret_with_the_region(pulumi_mocks: Harness, ec2: Any)
         assert is_secret
         exec_args = json.loads(kubeconfig)["users"][0]["user"]["exec"]["args"]
         assert exec_args[:2] == ["--region", REGION]
-        provider = _inputs(pulumi_mocks, "pulumi:providers:kubernetes", "kaistack-k8s")
+        provider = _inputs(mocks, "pulumi:providers:kubernetes", "kaistack-k8s")
         assert provider["kubeconfig"][SECRET_SIG]  # handed to the provider still marked secret
 
     is_secret = pulumi.Output.from_input(cluster.kubeconfig.is_secret())
@@ -174,11 +175,11 @@ def test_kubeconfig_is_a_secret_with_the_region(pulumi_mocks: Harness, ec2: Any)
 
 
 @pulumi.runtime.test
-def test_children_are_parented_to_the_component(pulumi_mocks: Harness, ec2: Any) -> None:
+def test_children_are_parented_to_the_component(mocks: MockSession, ec2: Any) -> None:
     _, done = _build(resolve_node_pools(stack("staging"), ec2))
 
     def check(_: Any) -> None:
-        parents = pulumi_mocks.monitor.parents
+        parents = {(r.type, r.name): r.parent or "" for r in mocks.monitor.records}
         children = {
             k: v for k, v in parents.items() if k[0] not in ("kaistack:index:EksCluster", "pulumi:pulumi:Stack")
         }
@@ -189,15 +190,15 @@ def test_children_are_parented_to_the_component(pulumi_mocks: Harness, ec2: Any)
 
 
 @pulumi.runtime.test
-def test_storage_for_vcluster(pulumi_mocks: Harness, ec2: Any) -> None:
+def test_storage_for_vcluster(mocks: MockSession, ec2: Any) -> None:
     """EBS CSI driver (Pod Identity) and a default gp3 StorageClass, so vCluster's PVC binds."""
     _, done = _build(resolve_node_pools(stack("staging"), ec2))
 
     def check(_: Any) -> None:
-        addons = {a.inputs["addonName"]: a.inputs for a in pulumi_mocks.mocks.of_type("aws:eks/addon:Addon")}
+        addons = {a.inputs["addonName"]: a.inputs for a in mocks.of_type("aws:eks/addon:Addon")}
         assert set(addons) == {"eks-pod-identity-agent", "aws-ebs-csi-driver"}
         assert addons["aws-ebs-csi-driver"]["podIdentityAssociations"][0]["serviceAccount"] == "ebs-csi-controller-sa"
-        sc = _inputs(pulumi_mocks, "kubernetes:storage.k8s.io/v1:StorageClass", "kaistack-gp3")
+        sc = _inputs(mocks, "kubernetes:storage.k8s.io/v1:StorageClass", "kaistack-gp3")
         assert sc["provisioner"] == "ebs.csi.aws.com"
         assert sc["metadata"]["annotations"] == {"storageclass.kubernetes.io/is-default-class": "true"}
 
@@ -205,21 +206,21 @@ def test_storage_for_vcluster(pulumi_mocks: Harness, ec2: Any) -> None:
 
 
 @pulumi.runtime.test
-def test_device_plugin_mode_creates_runtime_class_nvidia(pulumi_mocks: Harness, ec2: Any) -> None:
+def test_device_plugin_mode_creates_runtime_class_nvidia(mocks: MockSession, ec2: Any) -> None:
     raw = eks_raw()
     raw["gpu"] = {"mode": "device-plugin"}
     cluster, done = _build(resolve_node_pools(eks_config(raw), ec2))
     assert cluster.runtime_class is not None
 
     def check(_: Any) -> None:
-        rc = _inputs(pulumi_mocks, "kubernetes:node.k8s.io/v1:RuntimeClass", "kaistack-nvidia")
+        rc = _inputs(mocks, "kubernetes:node.k8s.io/v1:RuntimeClass", "kaistack-nvidia")
         assert (rc["metadata"]["name"], rc["handler"]) == ("nvidia", "nvidia")
 
     return pulumi.Output.all(done, cluster.runtime_class.urn).apply(check)
 
 
 @pulumi.runtime.test
-def test_gpu_operator_mode_leaves_runtime_class_to_the_operator(pulumi_mocks: Harness, ec2: Any) -> None:
+def test_gpu_operator_mode_leaves_runtime_class_to_the_operator(mocks: MockSession, ec2: Any) -> None:
     cluster, done = _build(resolve_node_pools(stack("prod"), ec2))
     assert cluster.runtime_class is None
     return done
@@ -229,43 +230,43 @@ def test_gpu_operator_mode_leaves_runtime_class_to_the_operator(pulumi_mocks: Ha
 
 
 @pulumi.runtime.test
-def test_prod_nodes_sit_in_private_subnets_behind_one_nat(pulumi_mocks: Harness, ec2: Any) -> None:
+def test_prod_nodes_sit_in_private_subnets_behind_one_nat(mocks: MockSession, ec2: Any) -> None:
     _, done = _build(resolve_node_pools(stack("prod"), ec2))
 
     def check(_: Any) -> None:
-        assert len(pulumi_mocks.mocks.of_type("aws:ec2/natGateway:NatGateway")) == 1
-        subnets = {s.name: s.inputs for s in pulumi_mocks.mocks.of_type("aws:ec2/subnet:Subnet")}
+        assert len(mocks.of_type("aws:ec2/natGateway:NatGateway")) == 1
+        subnets = {s.name: s.inputs for s in mocks.of_type("aws:ec2/subnet:Subnet")}
         assert sorted(s["availabilityZone"] for s in subnets.values()) == sorted(
             ["us-west-2a", "us-west-2b", "us-west-2c"] * 2
         )
-        private = sorted(f"{n}_id" for n in subnets if "-private-" in n)
-        assert sorted(_inputs(pulumi_mocks, NG, "kaistack-h100")["subnetIds"]) == private
+        private = sorted(f"{n}-id" for n in subnets if "-private-" in n)  # the mock engine's ids
+        assert sorted(_inputs(mocks, NG, "kaistack-h100")["subnetIds"]) == private
 
     return done.apply(check)
 
 
 @pulumi.runtime.test
-def test_staging_nodes_use_public_subnets_without_nat(pulumi_mocks: Harness, ec2: Any) -> None:
+def test_staging_nodes_use_public_subnets_without_nat(mocks: MockSession, ec2: Any) -> None:
     _, done = _build(resolve_node_pools(stack("staging"), ec2))
 
     def check(_: Any) -> None:
-        assert not pulumi_mocks.mocks.of_type("aws:ec2/natGateway:NatGateway")
-        subnets = pulumi_mocks.mocks.of_type("aws:ec2/subnet:Subnet")
+        assert not mocks.of_type("aws:ec2/natGateway:NatGateway")
+        subnets = mocks.of_type("aws:ec2/subnet:Subnet")
         assert [s.inputs["mapPublicIpOnLaunch"] for s in subnets] == [True, True]
-        assert sorted(_inputs(pulumi_mocks, NG, "kaistack-l4")["subnetIds"]) == sorted(f"{s.name}_id" for s in subnets)
+        assert sorted(_inputs(mocks, NG, "kaistack-l4")["subnetIds"]) == sorted(f"{s.name}-id" for s in subnets)
 
     return done.apply(check)
 
 
 @pulumi.runtime.test
-def test_existing_vpc_creates_no_network(pulumi_mocks: Harness, ec2: Any) -> None:
+def test_existing_vpc_creates_no_network(mocks: MockSession, ec2: Any) -> None:
     raw = eks_raw()
     raw["cluster"]["eks"] = {"region": REGION, "vpcId": "vpc-0abc", "subnetIds": ["subnet-1", "subnet-2"]}
     _, done = _build(resolve_node_pools(eks_config(raw), ec2))
 
     def check(_: Any) -> None:
-        assert not [r for r in pulumi_mocks.mocks.resources if r.typ.startswith("aws:ec2/")]
-        cluster = _inputs(pulumi_mocks, "eks:index:Cluster", "kaistack-eks")
+        assert not [r for r in mocks.monitor.records if r.type.startswith("aws:ec2/")]
+        cluster = _inputs(mocks, "eks:index:Cluster", "kaistack-eks")
         assert (cluster["vpcId"], cluster["subnetIds"]) == ("vpc-0abc", ["subnet-1", "subnet-2"])
 
     return done.apply(check)
@@ -275,15 +276,20 @@ def test_existing_vpc_creates_no_network(pulumi_mocks: Harness, ec2: Any) -> Non
 
 
 @pulumi.runtime.test
-def test_the_component_reads_no_config(pulumi_mocks: Harness, ec2: Any) -> None:
-    """aws:region is the load path's rule (tests/eks/test_load_region.py): the component gets the model only."""
-    pulumi.runtime.set_all_config({"aws:region": "eu-west-1"})
-    _, done = _build(resolve_node_pools(stack("staging"), ec2))
-    return done
+def test_the_component_reads_no_config(mocks: MockSession, ec2: Any) -> None:
+    """aws:region is the load path's rule (tests/eks/test_load_region.py): the component uses the model's region."""
+    mocks.set_config({}, {"aws:region": "eu-west-1"})
+    cluster, done = _build(resolve_node_pools(stack("staging"), ec2))
+
+    def check(args: Any) -> None:
+        exec_args = json.loads(args[1])["users"][0]["user"]["exec"]["args"]
+        assert exec_args[:2] == ["--region", REGION]
+
+    return pulumi.Output.all(done, cluster.kubeconfig).apply(check)
 
 
 @pulumi.runtime.test
-def test_unresolved_pools_are_refused(pulumi_mocks: Harness, no_aws: None) -> None:
+def test_unresolved_pools_are_refused(mocks: MockSession, no_aws: None) -> None:
     with pytest.raises(pulumi.RunError, match=r"not resolved \(kaistack:cluster\.nodePools\[0\]\)"):
         EksCluster("kaistack", eks_config())
 

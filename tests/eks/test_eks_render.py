@@ -18,12 +18,13 @@ from typing import Any
 import pulumi
 import pytest
 import yaml
-from eks_testlib import AWS_ENV, MOTO, PROJECT_DIR, Harness, stack
+from eks_testlib import AWS_ENV, MOTO, PROJECT_DIR, stack
 
 from components.kai import KaiScheduler
 from kaistack import cli
 from kaistack.declaration import versions
 from kaistack.declaration.parse import ConfigError
+from kaistack.ops.mocks import MockSession
 from kaistack.ops.render import Rendered, render_stack
 from kaistack.stack.eks import resolve_node_pools
 
@@ -191,12 +192,12 @@ def test_no_secret_in_the_json(rendered: Any, name: str) -> None:
 @pytest.mark.parametrize(("name", "protected"), [("prod", True), ("staging", False)])
 @pulumi.runtime.test
 def test_kai_release_is_protected_with_the_cluster(
-    pulumi_mocks: Harness, no_aws: None, name: str, protected: bool
+    mocks: MockSession, no_aws: None, name: str, protected: bool
 ) -> None:
     kai = KaiScheduler("kai", resolve_node_pools(stack(name)))
 
     def check(_: Any) -> None:
-        assert pulumi_mocks.monitor.protect[("kubernetes:helm.sh/v3:Release", "kai-release")] is protected
+        assert mocks.named("kubernetes:helm.sh/v3:Release", "kai-release").protect is protected
 
     return kai.release.urn.apply(check)
 

@@ -10,13 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pulumi
 import pytest
 import yaml
 from eks_testlib import PROJECT_DIR, REGION
 
 from kaistack.declaration.parse import ConfigError
-from kaistack.ops.mocks import MockSession, RenderError, pulumi_config
+from kaistack.ops.mocks import MockSession, RenderError
 from kaistack.ops.render import MAIN
 from kaistack.stack.files import read_stack_config
 from kaistack.stack.load import LoadOptions, load_stack, resolve
@@ -67,8 +66,7 @@ def test_the_program_refuses_a_different_aws_region(no_aws: None) -> None:
     """__main__ passes the engine's aws:region to the load path; the refusal fails the run before any resource."""
     raw = read_stack_config(PROJECT_DIR, "staging")
     with MockSession("staging") as session:
-        values, secret = pulumi_config(raw)
-        pulumi.runtime.set_all_config({**values, "aws:region": "eu-west-1"}, secret)
+        session.set_config(raw, {"aws:region": "eu-west-1"})
         with pytest.raises(RenderError, match=REFUSAL):
             session.run(PROJECT_DIR / MAIN)
         assert not session.monitor.records

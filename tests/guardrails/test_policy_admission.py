@@ -7,9 +7,7 @@ rules run on the same pod through engine proxies, and both must give the expecte
 
 from __future__ import annotations
 
-import asyncio
 import copy
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +30,7 @@ from kaistack.guardrails.podspec import Res
 from kaistack.guardrails.rules import kai_gpu_sharing_annotations, kai_queue_label, kai_scheduler_name
 from kaistack.guardrails.settings import settings
 from kaistack.guardrails.stack_rules import tenant_queue_binding
+from kaistack.ops.mocks import MockSession
 from kaistack.stack.load import load_stack
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -189,36 +188,12 @@ def test_a_misspelt_field_fails_the_strict_schema(dev: StackConfig) -> None:
 # --- the component under Pulumi mocks ------------------------------------------------------------
 
 
-class Recorder(pulumi.runtime.Mocks):
-    def __init__(self) -> None:
-        self.resources: list[pulumi.runtime.MockResourceArgs] = []
-
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
-        self.resources.append(args)
-        return f"{args.name}-id", args.inputs
-
-    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict[str, Any], None]:
-        return {}, None
-
-
-@pytest.fixture
-def mocks() -> Iterator[Recorder]:
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    pulumi.runtime.reset_options()
-    recorder = Recorder()
-    pulumi.runtime.set_mocks(recorder, project="kaistack", stack="dev", preview=False)
-    yield recorder
-    loop.close()
-    asyncio.set_event_loop(None)
-
-
 @pulumi.runtime.test
-def test_component_registers_a_policy_and_binding_per_tenant(mocks: Recorder, dev: StackConfig) -> Any:
+def test_component_registers_a_policy_and_binding_per_tenant(mocks: MockSession, dev: StackConfig) -> Any:
     admission = TenantAdmission("kaistack-admission", dev)
 
     def check(_: Any) -> None:
-        by_type = {r.typ: r for r in mocks.resources}
+        by_type = {r.type: r for r in mocks.monitor.records}
         assert by_type["kaistack:index:TenantAdmission"].custom is False
         policy = by_type["kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"]
         binding = by_type["kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"]
