@@ -38,7 +38,6 @@ KAI_RESOURCE_ISOLATOR_VERSION = "1.1.0-chart"
 # kind node image for Kubernetes 1.33, digest from the kind v0.29.0 release notes (the image
 # kind publishes for that release; the digest pins it against re-tags).
 KIND_NODE_IMAGE = "kindest/node:v1.33.1@sha256:050072256b9a903bd914c0b2866828150cb229cea0efe5892e2b644d5dd3b34f"
-KUBERNETES_VERSION = "1.33"
 
 # EKS control-plane version for new clusters (a version EKS supports in standard support in 2026).
 EKS_KUBERNETES_VERSION = "1.33"

@@ -45,9 +45,6 @@ class StackFacts:
     def tenant(self, name: str) -> TenantFacts | None:
         return next((t for t in self.tenants or () if t.name == name), None)
 
-    def tenant_of_namespace(self, namespace: str) -> TenantFacts | None:
-        return next((t for t in self.tenants or () if t.namespace == namespace), None)
-
 
 def facts_from_stack(config: Any, source: str = "") -> StackFacts:
     """From a kaistack.declaration.model.StackConfig (duck-typed so this module imports no pydantic)."""
@@ -98,12 +95,6 @@ def facts_from_platform(props: Mapping[str, Any], base: StackFacts) -> StackFact
         )
         facts = replace(facts, node_pools=tuple(pools), gpu_memory_mib=memory or facts.gpu_memory_mib)
     return replace(facts, source=facts.source or "Platform component")
-
-
-def leaf_names(parents: Mapping[str, str | None]) -> frozenset[str]:
-    """Queues nobody names as parent (only leaf queues schedule: kai.md §3)."""
-    used = {p for p in parents.values() if p}
-    return frozenset(name for name in parents if name not in used)
 
 
 # --- whose workload is it ------------------------------------------------------------------------

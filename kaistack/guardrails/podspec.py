@@ -252,7 +252,6 @@ GPU_RESOURCE = kai_api.GPU_RESOURCE
 FRACTION = kai_api.GPU_FRACTION
 MEMORY = kai_api.GPU_MEMORY
 NUM_DEVICES = kai_api.GPU_FRACTION_NUM_DEVICES
-CONTAINER_NAME = kai_api.GPU_FRACTION_CONTAINER_NAME
 
 
 def gpu_limit_containers(template: PodTemplate) -> list[str]:

@@ -33,8 +33,6 @@ from kaistack.ops.analyzer_client import AnalyzedResource, Finding, PolicyPackCl
 from kaistack.progress import Progress
 from kaistack.stack.load import ResolvedStack, load_stack
 
-MARKDOWN_MARKER = "<!-- kaistack-validate -->"
-
 
 @dataclass
 class CapacityVerdict:

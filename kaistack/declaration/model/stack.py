@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
 from typing import Annotated
 
 from pydantic import Field, model_validator
 
 from kaistack.declaration import limits
 from kaistack.declaration.model.base import TENANT_NODE_PORT_BASE, Model
-from kaistack.declaration.model.cluster import ClusterConfig, NodePool, eks_shape_problems
+from kaistack.declaration.model.cluster import ClusterConfig, eks_shape_problems
 from kaistack.declaration.model.gpu import GpuConfig
 from kaistack.declaration.model.kai import KaiConfig
 from kaistack.declaration.model.queues import Queue, depths, find_cycle, parents_first
@@ -67,11 +66,6 @@ class StackConfig(Model):
         if tenant.node_port is not None:
             return tenant.node_port
         return TENANT_NODE_PORT_BASE + [t.name for t in self.tenants].index(tenant.name)
-
-    def gpu_pools(self) -> Iterator[NodePool]:
-        return (p for p in self.cluster.node_pools if p.gpu_count > 0 or p.instance_type)
-
-    # -- cross-field rules --
 
     @model_validator(mode="after")
     def _consistent(self) -> StackConfig:
