@@ -67,6 +67,8 @@ class StackConfig(Model):
             return tenant.node_port
         return TENANT_NODE_PORT_BASE + [t.name for t in self.tenants].index(tenant.name)
 
+    # -- cross-field rules --
+
     @model_validator(mode="after")
     def _consistent(self) -> StackConfig:
         problems: list[str] = []
