@@ -40,12 +40,21 @@ def read_stack_file(project_dir: Path, stack: str) -> Mapping[str, Any]:
             [f"stack {stack!r}: no {path.name} in {project_dir}; stacks here: {', '.join(known) or 'none'}"]
         )
     try:
-        document = load_one(read_text(path, max_bytes=limits.MAX_STACK_FILE_BYTES, what="stack file"), path.name)
+        text = read_text(path, max_bytes=limits.MAX_STACK_FILE_BYTES, what="stack file")
+    except YamlInputError as err:
+        raise ConfigError([str(err)]) from None
+    return stack_settings(text, path.name)
+
+
+def stack_settings(text: str, source: str) -> Mapping[str, Any]:
+    """The `config:` mapping of a stack file's text (read from disk, or from git at another commit)."""
+    try:
+        document = load_one(text, source)
     except YamlInputError as err:
         raise ConfigError([str(err)]) from None
     config = (document.get("config") or {}) if isinstance(document, Mapping) else None if document else {}
     if not isinstance(config, Mapping):
-        raise ConfigError([f"{path.name}: 'config' must be a mapping"])
+        raise ConfigError([f"{source}: 'config' must be a mapping"])
     return config
 
 

@@ -1,0 +1,82 @@
+"""A stack as it was: the same load path over a stack file at another git commit, or another file.
+
+`kaistack diff --base REF` and `kaistack validate --base REF` compare a pull request's stack with its
+base. The file is taken from git (`git show REF:<path>`), never checked out, and resolved exactly like
+the current one (kaistack.stack.load), so both sides differ only by what the change changed.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from kaistack.declaration import limits
+from kaistack.declaration.parse import ConfigError
+from kaistack.declaration.yaml_load import YamlInputError, read_text
+from kaistack.errors import EnvironmentProblem
+from kaistack.stack.files import kaistack_keys, plain_setting, stack_file, stack_settings
+from kaistack.stack.load import LoadOptions, ResolvedStack, resolve
+
+# A git revision as a user types it (branch, tag, sha, HEAD~2, origin/main); never an option.
+_REF = re.compile(r"[A-Za-z0-9_.@{}~^/][A-Za-z0-9_.@{}~^/-]{0,254}")
+GIT_TIMEOUT_S = 60
+
+
+def stack_text_at(project_dir: Path, stack: str, ref: str) -> str:
+    """The text of `Pulumi.<stack>.yaml` at git revision `ref` of the repository holding `project_dir`."""
+    if not _REF.fullmatch(ref):
+        raise ConfigError([f"--base {ref[:80]!r}: not a git revision (a branch, tag, commit or HEAD~N)"])
+    git = shutil.which("git")
+    if git is None:
+        raise EnvironmentProblem("git is not installed; --base needs it (or pass --base-file FILE)")
+    name = stack_file(project_dir, stack).name
+    # `git show REF:./PATH` resolves PATH against the working directory, wherever the repository root is.
+    done = _git([git, "show", f"{ref}:./{name}"], project_dir)
+    if done.returncode != 0:
+        detail = " ".join(done.stderr.split())[:300]
+        if "does not exist" in detail or "exists on disk, but not in" in detail:
+            raise ConfigError([f"{name} does not exist at {ref}"])
+        if "not a git repository" in detail:
+            raise EnvironmentProblem(f"{project_dir} is not in a git repository; --base needs one ({detail})")
+        raise ConfigError([f"--base {ref}: git cannot show {name} there: {detail}"])
+    if len(done.stdout.encode()) > limits.MAX_STACK_FILE_BYTES:
+        raise ConfigError([f"{name} at {ref}: larger than {limits.MAX_STACK_FILE_BYTES} bytes"])
+    return done.stdout
+
+
+def load_stack_at(project_dir: Path, stack: str, ref: str, options: LoadOptions | None = None) -> ResolvedStack:
+    """The stack as it was at `ref`, through the one load path."""
+    source = f"{stack_file(project_dir, stack).name} at {ref}"
+    settings = stack_settings(stack_text_at(project_dir, stack, ref), source)
+    return resolve(
+        kaistack_keys(settings),
+        stack=stack,
+        source=source,
+        options=options,
+        aws_region=plain_setting(settings, "aws:region"),
+    )
+
+
+def load_stack_file(path: Path, stack: str, options: LoadOptions | None = None) -> ResolvedStack:
+    """A stack from any file with a stack file's shape (`--base-file`), through the one load path."""
+    try:
+        text = read_text(path, max_bytes=limits.MAX_STACK_FILE_BYTES, what="stack file")
+    except YamlInputError as err:
+        raise ConfigError([str(err)]) from None
+    settings = stack_settings(text, str(path))
+    return resolve(
+        kaistack_keys(settings),
+        stack=stack,
+        source=str(path),
+        options=options,
+        aws_region=plain_setting(settings, "aws:region"),
+    )
+
+
+def _git(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise EnvironmentProblem(f"git failed: {err}") from err

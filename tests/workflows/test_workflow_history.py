@@ -1,0 +1,74 @@
+"""A stack as it was at another git commit, or in another file, loads through the same path."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from workflow_testlib import FIXTURES
+
+from kaistack.declaration.parse import ConfigError
+from kaistack.errors import EnvironmentProblem
+from kaistack.stack.history import load_stack_at, load_stack_file, stack_text_at
+from kaistack.stack.load import LoadOptions
+
+OFFLINE = LoadOptions(discover=False)
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """The fixture project in a git repository with two commits: dev's stack file changes in the second."""
+    project = tmp_path / "repo" / "project"
+    shutil.copytree(FIXTURES / "project", project)
+    _git(project.parent, "init", "-q", "-b", "main")
+    _git(project.parent, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
+    _git(project.parent, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base")
+    dev = project / "Pulumi.dev.yaml"
+    dev.write_text(dev.read_text() + "# changed in the second commit\n")
+    _git(project.parent, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "change")
+    return project
+
+
+def test_a_stack_loads_as_it_was_at_an_earlier_commit(repo: Path) -> None:
+    before = load_stack_at(repo, "dev", "HEAD~1", OFFLINE)
+    assert "changed in the second commit" not in stack_text_at(repo, "dev", "HEAD~1")
+    assert "changed in the second commit" in stack_text_at(repo, "dev", "HEAD")
+    assert before.source == "Pulumi.dev.yaml at HEAD~1"
+    assert before.config.cluster.provider == "kind"
+
+
+def test_a_stack_missing_at_the_ref_is_named(repo: Path) -> None:
+    (repo / "Pulumi.qa.yaml").write_text((repo / "Pulumi.dev.yaml").read_text())
+    with pytest.raises(ConfigError, match=r"Pulumi\.qa\.yaml does not exist at HEAD"):
+        load_stack_at(repo, "qa", "HEAD", OFFLINE)
+
+
+@pytest.mark.parametrize("ref", ["--output=/tmp/x", "-p", "a b", ""])
+def test_a_ref_that_is_not_a_revision_is_refused(repo: Path, ref: str) -> None:
+    with pytest.raises(ConfigError, match="not a git revision"):
+        stack_text_at(repo, "dev", ref)
+
+
+def test_an_unknown_ref_is_an_input_error(repo: Path) -> None:
+    with pytest.raises(ConfigError, match="git cannot show"):
+        stack_text_at(repo, "dev", "no-such-branch")
+
+
+def test_outside_a_repository_is_an_environment_problem(tmp_path: Path) -> None:
+    shutil.copytree(FIXTURES / "project", tmp_path / "p")
+    with pytest.raises(EnvironmentProblem, match="not in a git repository"):
+        stack_text_at(tmp_path / "p", "dev", "HEAD")
+
+
+def test_a_base_file_loads_like_a_stack_file(tmp_path: Path) -> None:
+    base = tmp_path / "base.yaml"
+    base.write_text((FIXTURES / "project" / "Pulumi.dev.yaml").read_text())
+    loaded = load_stack_file(base, "dev", OFFLINE)
+    assert loaded.source == str(base)
+    assert loaded.config.cluster.provider == "kind"
