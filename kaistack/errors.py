@@ -6,6 +6,7 @@
 | 1 | findings: policy violations, workloads that stay Pending, failed live checks, a change that evicts |
 | 2 | invalid input or usage: a bad stack file, manifest, scenario or flag (nothing was changed) |
 | 3 | environment: a cluster, credentials, a tool or the disk the command needs is not usable |
+| 70 | internal error: a bug in kaistack (the message says how to get the traceback) |
 | 130 | interrupted (Ctrl-C) |
 
 Every error a user can cause is a `KaistackError`; the CLI prints its message (one line per problem)
@@ -22,6 +23,7 @@ class ExitCode(IntEnum):
     FINDINGS = 1
     INVALID_INPUT = 2
     ENVIRONMENT = 3
+    INTERNAL = 70  # sysexits.h EX_SOFTWARE
     INTERRUPTED = 130
 
 

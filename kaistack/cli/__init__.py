@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
 from kaistack import __version__
 from kaistack.cli import check, lint, promote, render, schema, simulate, validate, verify
+from kaistack.errors import ExitCode, KaistackError
 
 # Order is the order shown in --help. Command modules import nothing heavy (pulumi, grpc) at import
 # time, so building the parser stays fast.
@@ -25,7 +27,8 @@ examples:
   kaistack schema > schema/stack.schema.json  the stack file's JSON Schema, for editors
 
 exit codes: 0 ok, 1 findings (violations, pending workloads, failed checks), 2 bad input or config,
-  3 environment (a cluster, credentials or tool that cannot be used)
+  3 environment (a cluster, credentials, a tool or the disk that cannot be used), 70 internal error
+  (a bug: set KAISTACK_DEBUG=1 for the traceback), 130 interrupted
 """
 
 
@@ -46,13 +49,47 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    command = f"kaistack {args.command}"
     try:
         return int(args.func(args))
+    except KaistackError as err:
+        print(f"{command}: {err}", file=sys.stderr)
+        return int(err.exit_code)
+    except ValueError as err:
+        # The placement library is pure (no kaistack import); its ScenarioError/QuantityError are ValueErrors.
+        if type(err).__module__.startswith("placement.") and not os.environ.get("KAISTACK_DEBUG"):
+            print(f"{command}: {err}", file=sys.stderr)
+            return int(ExitCode.INVALID_INPUT)
+        return _internal_error(command, err)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return int(ExitCode.INTERRUPTED)
     except BrokenPipeError:
-        return 0
+        # The reader went away (`| head`): not an error; keep Python from complaining at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return int(ExitCode.OK)
+    except OSError as err:
+        # A file or device the command needed and could not use (the commands turn the usual ones into
+        # KaistackErrors; this is the net under them).
+        if os.environ.get("KAISTACK_DEBUG"):
+            raise
+        where = f"{err.filename}: " if err.filename else ""
+        print(f"{command}: {where}{err.strerror or err}", file=sys.stderr)
+        return int(ExitCode.ENVIRONMENT)
+    except Exception as err:
+        return _internal_error(command, err)
+
+
+def _internal_error(command: str, err: BaseException) -> int:
+    """A bug, not the user's input: one line, no traceback unless KAISTACK_DEBUG is set."""
+    if os.environ.get("KAISTACK_DEBUG"):
+        raise err
+    print(
+        f"{command}: internal error ({type(err).__name__}: {str(err)[:200]}); this is a bug in kaistack. "
+        "Run again with KAISTACK_DEBUG=1 for the traceback and report it.",
+        file=sys.stderr,
+    )
+    return int(ExitCode.INTERNAL)
 
 
 if __name__ == "__main__":

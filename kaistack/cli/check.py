@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from kaistack.cli.args import add_project_argument, load
+from kaistack.cli.output import print_json
 
 DESCRIPTION = """\
 Simulates KAI v0.17's scheduling cycle (allocate, consolidation, reclaim, preempt) on the stack's
@@ -68,8 +68,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"cannot write {args.html}: {err.strerror}", file=sys.stderr)
             return 2
     if args.json:
-        json.dump(to_json(report), sys.stdout, indent=2)
-        print()
+        print_json(to_json(report))
     elif args.markdown:
         print(to_markdown(report))
     else:

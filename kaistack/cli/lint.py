@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import TYPE_CHECKING
 
 from kaistack.cli.args import add_project_argument, load
+from kaistack.cli.output import print_json
 
 if TYPE_CHECKING:
     from kaistack.ops.lint import LintResult
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
             return 2
     result = lint_paths(args.files, facts)
     if args.json:
-        print(json.dumps(result.as_json(), indent=2))
+        print_json(result.as_json())
         return result.exit_code
     for violation in result.violations:
         print(violation.human())

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import TYPE_CHECKING
 
 from kaistack.cli.args import add_project_argument, project_dir
+from kaistack.cli.output import print_json
 
 if TYPE_CHECKING:
     from kaistack.ops.promote import PromotionPlan, PromotionResult
@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
 
     if args.json:
-        print(json.dumps(result.as_dict(), indent=2))
+        print_json(result.as_dict())
     else:
         if args.yes or args.dry_run or not result.plan.changed or result.check is None or not result.check.ok:
             _print_plan(result.plan)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from kaistack.cli.args import add_project_argument, project_dir
+from kaistack.cli.output import print_json
 
 DESCRIPTION = """\
 Runs the Pulumi program (__main__.py) in-process under Pulumi mocks with the config from
@@ -56,8 +56,7 @@ def run(args: argparse.Namespace) -> int:
         print(err, file=sys.stderr)
         return 2
     if args.json:
-        json.dump(rendered.to_json(), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(rendered.to_json())
     else:
         print(rendered.tree())
     return 0

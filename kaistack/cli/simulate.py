@@ -6,9 +6,10 @@ The placement library is imported only when the command runs, so `kaistack --hel
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
+
+from kaistack.cli.output import print_json
 
 EPILOG = """\
 examples:
@@ -68,8 +69,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"kaistack simulate: {err}", file=sys.stderr)
         return 2
     if args.json:
-        json.dump(result.to_json(), sys.stdout, separators=(",", ":"))
-        sys.stdout.write("\n")
+        print_json(result.to_json(), compact=True)
     else:
         sys.stdout.write(render_table(scenario.name, result))
     return 0

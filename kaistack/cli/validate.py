@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from kaistack.cli.args import add_project_argument, project_dir
+from kaistack.cli.output import print_json
 
 DESCRIPTION = """\
 Validate a stack without an engine, a cluster or cloud credentials: render the Pulumi program under
@@ -61,11 +61,11 @@ def run(args: argparse.Namespace) -> int:
                 f"<!-- kaistack-validate:{args.stack} -->\n### ❌ `{args.stack}`: invalid config\n\n```\n{err}\n```\n"
             )
         elif args.json:
-            print(json.dumps({"stack": args.stack, "ok": False, "configErrors": err.problems}, indent=2))
+            print_json({"stack": args.stack, "ok": False, "configErrors": err.problems})
         print(f"kaistack validate: {err}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps(report.as_dict(), indent=2))
+        print_json(report.as_dict())
     elif args.markdown:
         print(report.to_markdown())
     else:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
 from kaistack.cli.args import add_project_argument, load, project_dir
+from kaistack.cli.output import print_json
 
 RETRY_INTERVAL_S = 15.0
 _sleep = time.sleep  # tests replace it
@@ -89,5 +89,8 @@ def run(args: argparse.Namespace) -> int:
     except KubeError as err:
         print(f"kaistack verify: {err}", file=sys.stderr)
         return int(err.exit_code)
-    print(json.dumps(report.as_dict(), indent=2) if args.json else report.table())
+    if args.json:
+        print_json(report.as_dict())
+    else:
+        print(report.table())
     return 0 if report.ok else 1

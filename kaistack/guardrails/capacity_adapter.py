@@ -23,6 +23,8 @@ from kaistack.declaration import kai_api
 from kaistack.declaration.marks import PLATFORM_TYPE
 from kaistack.declaration.parse import ConfigError, parse_config
 from kaistack.guardrails.facts import StackFacts, workload_tenant
+from kaistack.guardrails.gpu_requests import fraction_ok as valid_fraction
+from kaistack.guardrails.gpu_requests import positive_uint64 as valid_count
 from kaistack.guardrails.podspec import (
     FRACTION,
     GPU_RESOURCE,
@@ -36,7 +38,7 @@ from kaistack.guardrails.podspec import (
     queue_label,
     seq,
 )
-from kaistack.guardrails.rules import subject, valid_count, valid_fraction
+from kaistack.guardrails.rules import subject
 from kaistack.guardrails.settings import Settings
 from kaistack.guardrails.stack_model import CheckerUnavailable, Finding, queue_decls
 from placement.quantity import cpu_millis, memory_bytes
@@ -201,7 +203,7 @@ def declaration(resources: Sequence[Res], s: Settings, facts: StackFacts) -> Dec
             continue
         tenant = next((t for t in facts.tenants or () if t.name == work.get("tenant")), None)
         queue = work.get("queue", default_queues.get("childName", "default-queue"))
-        if queue not in declared_leaves or (tenant and tenant.queues and queue not in tenant.queues):
+        if queue not in declared_leaves or (tenant and queue not in tenant.queues):
             left_out.append(f"{wl.describe()} (queue {queue} is not one it may use)")
             continue
         origin[name] = res

@@ -91,6 +91,9 @@ class PodTemplate:
     def containers(self) -> list[Mapping[str, Any]]:
         return [c for c in seq(self.spec.get("containers")) if isinstance(c, Mapping)]
 
+    def init_containers(self) -> list[Mapping[str, Any]]:
+        return [c for c in seq(self.spec.get("initContainers")) if isinstance(c, Mapping)]
+
 
 @dataclass(frozen=True)
 class Workload:

@@ -12,17 +12,17 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kaistack.declaration import kai_api
 from kaistack.guardrails.facts import LEGACY_QUEUE_LABEL, StackFacts, workload_tenant
+from kaistack.guardrails.gpu_requests import gpu_request_problems
 from kaistack.guardrails.podspec import (
     FRACTION,
     HELM_TYPES,
     MEMORY,
-    NUM_DEVICES,
     PodTemplate,
     Res,
     Workload,
     dig,
-    gpu_limit_containers,
     is_chart_child,
     kind_of,
     mapping,
@@ -35,10 +35,6 @@ from kaistack.guardrails.vllm import FLAG, runs_vllm, utilizations
 
 ResourceRule = Callable[[Res, Settings, StackFacts], list[str]]
 
-# The same grammar the admission CEL uses (components/admission.py), so both agree on every value:
-# a plain decimal for fractions, a plain integer (<= 18 digits, fits int64) for MiB and devices.
-DECIMAL = re.compile(r"^([0-9]+([.][0-9]*)?|[.][0-9]+)$")
-INTEGER = re.compile(r"^[0-9]{1,18}$")
 EPSILON = 1e-9
 
 
@@ -191,42 +187,15 @@ def vcluster_set_owner_false(res: Res, s: Settings, facts: StackFacts) -> list[s
 # --- kai-gpu-sharing-annotations -----------------------------------------------------------------
 
 
-def valid_fraction(value: Any) -> bool:
-    return isinstance(value, str) and bool(DECIMAL.match(value)) and 0 < float(value) < 1
-
-
-def valid_count(value: Any) -> bool:
-    return isinstance(value, str) and bool(INTEGER.match(value)) and int(value) > 0
-
-
-def sharing_problems(t: PodTemplate) -> list[str]:
-    """KAI's annotation rules (gpu_request_validator.go); components/admission.py mirrors them in CEL."""
-    ann = t.annotations
-    where = t.at("metadata.annotations")
-    out = []
-    fraction, memory, devices = ann.get(FRACTION), ann.get(MEMORY), ann.get(NUM_DEVICES)
-    if fraction is not None and not valid_fraction(fraction):
-        out.append(
-            f"{where} {FRACTION}: {fraction!r} must be a quoted decimal strictly between 0 and 1 "
-            "(use an nvidia.com/gpu limit for whole GPUs)"
-        )
-    if memory is not None and not valid_count(memory):
-        out.append(f"{where} {MEMORY}: {memory!r} must be a quoted positive integer (MiB)")
-    if fraction is not None and memory is not None:
-        out.append(f"{where} sets both {FRACTION} and {MEMORY}; KAI rejects the pod: use one")
-    if fraction is not None or memory is not None:
-        for name in gpu_limit_containers(t):
-            share = FRACTION if fraction is not None else MEMORY
-            out.append(
-                f"container {name} has an nvidia.com/gpu limit and the pod asks for a {share} share; KAI rejects "
-                "the combination: drop one"
-            )
-    if devices is not None:
-        if not valid_count(devices):
-            out.append(f"{where} {NUM_DEVICES}: {devices!r} must be a quoted positive integer")
-        if fraction is None and memory is None:
-            out.append(f"{where} {NUM_DEVICES} applies only together with {FRACTION} or {MEMORY}")
-    return out
+def sharing_problems(t: PodTemplate, sharing_enabled: bool = True) -> list[str]:
+    """KAI's own admission verdict (kaistack.guardrails.gpu_requests; the host's CEL says the same)."""
+    return gpu_request_problems(
+        t.annotations,
+        t.containers(),
+        t.init_containers(),
+        sharing_enabled=sharing_enabled,
+        where=t.at("metadata.annotations"),
+    )
 
 
 def kai_gpu_sharing_annotations(res: Res, s: Settings, facts: StackFacts) -> list[str]:
@@ -235,7 +204,7 @@ def kai_gpu_sharing_annotations(res: Res, s: Settings, facts: StackFacts) -> lis
         return []
     out = []
     for t in wl.templates:
-        out += sharing_problems(t)
+        out += sharing_problems(t)  # sharing switched off is kai-gpu-sharing-enabled's finding
         if t.path and any(k in wl.annotations and k not in t.annotations for k in (FRACTION, MEMORY)):
             out.append(
                 f"{FRACTION}/{MEMORY} is on the {wl.kind}'s own metadata.annotations; KAI reads the pod's: move it "
@@ -296,12 +265,59 @@ def gpu_memory_utilization_within_fraction(res: Res, s: Settings, facts: StackFa
     return _unique(out)
 
 
+# --- kai-no-bypass -------------------------------------------------------------------------------
+
+
+def bypass_problems(wl: Workload, t: PodTemplate, tenant: str | None, key: str) -> list[str]:
+    """Ways a pod meant for KAI skips it; the host's admission CEL refuses the same for tenant pods."""
+    out = []
+    node = t.spec.get("nodeName")
+    if node:
+        out.append(
+            f"{t.at('spec.nodeName')} is {node!r}: a pod with a preset node is run by the kubelet without any "
+            "scheduler, so KAI never sees it (no queue, no GPU accounting): remove it and use a nodeSelector"
+        )
+    if tenant is None:
+        return out
+    group = t.annotations.get(kai_api.POD_GROUP_NAME)
+    if group is not None:
+        out.append(
+            f"{t.at('metadata.annotations')} {kai_api.POD_GROUP_NAME}: {group!r} on a pod of tenant {tenant}: "
+            "KAI's pod-grouper sets it; a pod that names a PodGroup joins it and its queue, whoever owns it. "
+            f"Remove it (the host refuses it); use the {key} label for the queue"
+        )
+    priority = t.spec.get("priorityClassName")
+    if isinstance(priority, str) and priority.startswith("system-"):
+        out.append(
+            f"{t.at('spec.priorityClassName')} is {priority!r} on a pod of tenant {tenant}: system-* classes are for "
+            "the host's own pods (KAI would rank it above every workload in the cluster)"
+        )
+    return out
+
+
+def kai_no_bypass(res: Res, s: Settings, facts: StackFacts) -> list[str]:
+    wl = subject(res, s)
+    if wl is None:
+        return []
+    key = s.queue_label_key or facts.queue_label_key
+    tenant = workload_tenant(wl, facts.tenants or ())[0]
+    if tenant is None and wl.namespace in s.tenant_namespaces:
+        tenant = wl.namespace
+    out = []
+    for t in wl.templates:
+        if tenant is None and t.spec.get("schedulerName") != s.scheduler_name and not requests_gpu(t):
+            continue  # not a KAI pod and not a tenant's: nothing of KAI's to bypass
+        out += bypass_problems(wl, t, tenant, key)
+    return _unique(out)
+
+
 RESOURCE_RULES: dict[str, ResourceRule] = {
     "kai-scheduler-name": kai_scheduler_name,
     "kai-queue-label": kai_queue_label,
     "vcluster-set-owner-false": vcluster_set_owner_false,
     "kai-gpu-sharing-annotations": kai_gpu_sharing_annotations,
     "gpu-memory-utilization-within-fraction": gpu_memory_utilization_within_fraction,
+    "kai-no-bypass": kai_no_bypass,
 }
 
 DESCRIPTIONS: dict[str, str] = {
@@ -313,4 +329,6 @@ DESCRIPTIONS: dict[str, str] = {
     "positive integer (MiB), never both, never with an nvidia.com/gpu limit.",
     "gpu-memory-utilization-within-fraction": "A shared-GPU pod's server (vLLM) takes no more GPU memory than the "
     "pod's share.",
+    "kai-no-bypass": "Pods meant for KAI do not skip it: no preset spec.nodeName; tenant pods set no pod-group-name "
+    "annotation and no system-* priority class.",
 }

@@ -82,6 +82,7 @@ POLICY_KNOBS: dict[str, tuple[str, ...]] = {
     "vcluster-set-owner-false": ("vclusterCharts",),
     "kai-gpu-sharing-annotations": ("exemptNamespaces",),
     "kai-gpu-sharing-enabled": ("exemptNamespaces",),
+    "kai-no-bypass": ("exemptNamespaces", "schedulerName", "tenantNamespaces", "queueLabelKey"),
     "gpu-memory-utilization-within-fraction": (
         "exemptNamespaces",
         "nodeGpuMemoryMiB",

@@ -228,9 +228,8 @@ def tenant_queue_binding(resources: Sequence[Res], s: Settings, facts: StackFact
             declared = ", ".join(t.name for t in tenants)
             out.append(Finding(f"{wl.describe()}: tenant {name} ({how}) is not a declared tenant ({declared})", res))
             continue
-        if not tenant.queues:
-            continue  # a tenant without a queue list may use any declared leaf queue (kai-queue-label checks those)
-        allowed = ", ".join(tenant.queues)
+        # A tenant with no queues (a hand-written policy config) may use none, never all of them.
+        allowed = ", ".join(tenant.queues) or "none (no queues are declared for it)"
         for t in wl.templates:
             if t.spec.get("schedulerName") != s.scheduler_name:
                 continue

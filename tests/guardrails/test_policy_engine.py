@@ -10,7 +10,6 @@ exactly one rule.
 from __future__ import annotations
 
 import copy
-import json
 import os
 import subprocess
 import sys
@@ -20,102 +19,22 @@ from typing import Any
 
 import grpc
 import pytest
+from analyzer_pack import Diagnostic, Pack, engine_config_env, struct
 from google.protobuf import empty_pb2, struct_pb2
 from policy_builders import UNKNOWN
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
 from kaistack.ops.mocks import RecordedResource
 from kaistack.ops.render import render_stack
-from kaistack.stack.files import read_stack_config
 from policies.pack import POLICY_NAMES
 
 ROOT = Path(__file__).resolve().parents[2]
 STACK = "dev"
-Diagnostic = tuple[str, int, str]  # policy name, enforcement level, message
-
-
-class Pack:
-    """A running policy pack and its Analyzer stub."""
-
-    def __init__(self, env: dict[str, str]) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "__main__.py"], cwd=ROOT / "policies", stdout=subprocess.PIPE, env=env
-        )
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
-        assert line.strip().isdigit(), f"the pack printed {line!r} instead of its port"
-        self.channel = grpc.insecure_channel(f"127.0.0.1:{int(line)}")
-        self.stub = analyzer_pb2_grpc.AnalyzerStub(self.channel)
-
-    def configure(self, overrides: dict[str, analyzer_pb2.PolicyConfig] | None = None) -> None:
-        config = {name: analyzer_pb2.PolicyConfig(enforcementLevel=analyzer_pb2.MANDATORY) for name in POLICY_NAMES}
-        config.update(overrides or {})
-        self.stub.Configure(analyzer_pb2.ConfigureAnalyzerRequest(policyConfig=config), timeout=30)
-
-    def analyze(self, r: RecordedResource) -> list[Diagnostic]:
-        request = analyzer_pb2.AnalyzeRequest(
-            type=r.type,
-            properties=_struct(r.inputs),
-            urn=r.urn,
-            name=r.name,
-            options=analyzer_pb2.AnalyzerResourceOptions(parent=r.parent or ""),
-            provider=_provider(r),
-        )
-        return _diagnostics(self.stub.Analyze(request, timeout=30))
-
-    def analyze_stack(self, resources: list[RecordedResource]) -> list[Diagnostic]:
-        request = analyzer_pb2.AnalyzeStackRequest(
-            resources=[
-                analyzer_pb2.AnalyzerResource(
-                    type=r.type,
-                    properties=_struct(r.inputs),
-                    urn=r.urn,
-                    name=r.name,
-                    parent=r.parent or "",
-                    provider=_provider(r),
-                    options=analyzer_pb2.AnalyzerResourceOptions(parent=r.parent or ""),
-                )
-                for r in resources
-            ]
-        )
-        return _diagnostics(self.stub.AnalyzeStack(request, timeout=120))
-
-    def analyze_all(self, resources: list[RecordedResource]) -> list[Diagnostic]:
-        return [d for r in resources for d in self.analyze(r)] + self.analyze_stack(resources)
-
-    def close(self) -> None:
-        self.channel.close()
-        self.process.terminate()
-        self.process.wait(timeout=10)
-
-
-def _struct(inputs: dict[str, Any]) -> struct_pb2.Struct:
-    props = struct_pb2.Struct()
-    props.update(inputs)
-    return props
-
-
-def _provider(r: RecordedResource) -> analyzer_pb2.AnalyzerProviderResource | None:
-    if not r.provider:
-        return None
-    urn = r.provider.rsplit("::", 1)[0]  # a provider reference is "<urn>::<id>"
-    return analyzer_pb2.AnalyzerProviderResource(urn=urn, type="pulumi:providers:kubernetes", name=urn.split("::")[-1])
-
-
-def _diagnostics(response: analyzer_pb2.AnalyzeResponse) -> list[Diagnostic]:
-    return [(d.policyName, d.enforcementLevel, d.message) for d in response.diagnostics]
-
-
-def _engine_config_env() -> dict[str, str]:
-    """What the engine puts in PULUMI_CONFIG: "<ns>:<key>" -> value, structured values as JSON text."""
-    raw = read_stack_config(ROOT, STACK)
-    config = {f"kaistack:{k}": v if isinstance(v, str) else json.dumps(v) for k, v in raw.items()}
-    return {"PULUMI_CONFIG": json.dumps(config), "PULUMI_PROJECT": "kaistack", "PULUMI_STACK": STACK}
 
 
 @pytest.fixture(scope="module")
 def pack() -> Iterator[Pack]:
-    running = Pack({**os.environ, **_engine_config_env()})
+    running = Pack({**os.environ, **engine_config_env(STACK)})
     try:
         yield running
     finally:
@@ -124,7 +43,7 @@ def pack() -> Iterator[Pack]:
 
 @pytest.fixture(autouse=True)
 def mandatory(pack: Pack) -> None:
-    """Every test starts from the engine's default configuration: all nine policies MANDATORY."""
+    """Every test starts from the engine's default configuration: all ten policies MANDATORY."""
     pack.configure()
 
 
@@ -158,7 +77,7 @@ def _policies(diagnostics: list[Diagnostic]) -> set[str]:
 # --- the pack itself -----------------------------------------------------------------------------
 
 
-def test_analyzer_info_lists_the_nine_policies_as_mandatory(pack: Pack) -> None:
+def test_analyzer_info_lists_the_ten_policies_as_mandatory(pack: Pack) -> None:
     info = pack.stub.GetAnalyzerInfo(empty_pb2.Empty(), timeout=30)
     assert info.name == "kaistack"
     assert [p.name for p in info.policies] == list(POLICY_NAMES)
@@ -384,7 +303,7 @@ def test_capacity_is_not_applicable_when_the_stack_does_not_form_a_declaration(p
     )
     request = analyzer_pb2.AnalyzeStackRequest(
         resources=[
-            analyzer_pb2.AnalyzerResource(type=queue.type, properties=_struct(queue.inputs), urn=queue.urn, name="q")
+            analyzer_pb2.AnalyzerResource(type=queue.type, properties=struct(queue.inputs), urn=queue.urn, name="q")
         ]
     )
     response = pack.stub.AnalyzeStack(request, timeout=30)

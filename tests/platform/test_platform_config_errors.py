@@ -147,7 +147,13 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
         "kaistack:queues: names must be unique; repeated: team",
     ),
     "duplicate-tenants": (
-        lambda r: r.update(tenants=[{"name": "t", "nodePort": 31000}, {"name": "t", "nodePort": 31001}]),
+        lambda r: r.update(
+            queues=[{"name": "q"}],
+            tenants=[
+                {"name": "t", "queues": ["q"], "nodePort": 31000},
+                {"name": "t", "queues": ["q"], "nodePort": 31001},
+            ],
+        ),
         "kaistack:tenants: names must be unique; repeated: t",
     ),
     "duplicate-workloads": (
@@ -191,6 +197,10 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
         lambda r: r.update(workloads=[_work(tenant="nope")]),
         "kaistack:workloads[0].tenant: 'nope' is not a declared tenant; tenants: none declared",
     ),
+    "tenant-without-queues": (
+        lambda r: r.update(queues=[{"name": "q"}], tenants=[{"name": "t", "queues": []}]),
+        "kaistack:tenants[0].queues: List should have at least 1 item after validation, not 0, got []",
+    ),
     "tenant-queue-mismatch": (
         lambda r: r.update(
             queues=[{"name": "team"}, {"name": "other"}],
@@ -224,7 +234,10 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
         "kaistack:gpu.devicePlugin.timeSlicing.replicas: Input should be greater than or equal to 2, got 1",
     ),
     "kind-node-port-clash": (
-        lambda r: r.update(tenants=[{"name": "a", "nodePort": 31001}, {"name": "b"}, {"name": "c"}]),
+        lambda r: r.update(
+            queues=[{"name": "q"}],
+            tenants=[{"name": n, "queues": ["q"], **({"nodePort": 31001} if n == "a" else {})} for n in "abc"],
+        ),
         "kaistack:tenants: nodePort 31001 is used by more than one tenant (unset ones count up from 31000); "
         "set tenants[].nodePort explicitly",
     ),

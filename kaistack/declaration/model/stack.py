@@ -123,7 +123,7 @@ def _workload_problems(
         if work.tenant not in tenants:
             allowed = ", ".join(sorted(tenants)) or "none declared"
             problems.append(f"{where}.tenant: {work.tenant!r} is not a declared tenant; tenants: {allowed}")
-        elif tenants[work.tenant].queues and queue not in tenants[work.tenant].queues:
+        elif queue not in tenants[work.tenant].queues:
             problems.append(
                 f"{where}.queue: {queue!r} is not one of tenant {work.tenant!r}'s queues "
                 f"({', '.join(tenants[work.tenant].queues)})"

@@ -35,8 +35,9 @@ class VClusterSettings(Model):
 class Tenant(Model):
     name: Name = Field(description="Tenant name: the vCluster release and its kubeconfig Secret vc-<name>")
     namespace: Name | None = Field(default=None, description="Host namespace (default vcluster-<name>)")
-    queues: Annotated[list[Name], Field(max_length=limits.MAX_LIST_ITEMS)] = Field(
-        default_factory=list, description="Leaf queues the tenant's pods may use"
+    # Required and non-empty: a tenant with no list would otherwise be allowed every queue.
+    queues: Annotated[list[Name], Field(min_length=1, max_length=limits.MAX_LIST_ITEMS)] = Field(
+        description="Leaf queues the tenant's pods may use (at least one; the only queues they may use)"
     )
     vcluster: VClusterSettings = Field(default=VClusterSettings(), description="vCluster release")
     isolation: TenantIsolation = Field(default=TenantIsolation(), description="Quota, limits, policies")

@@ -1,0 +1,278 @@
+"""The host's admission policy for one tenant's pods: a ValidatingAdmissionPolicy in plain CEL.
+
+Pure: builds the manifests (dicts) that components/admission.py registers, so tests evaluate the very
+same CEL strings with cel-python, beside the Python rules the policy pack and `kaistack lint` run.
+
+Who is checked. Every pod CREATE/UPDATE in the tenant's host namespace, whoever sends it: vCluster's
+syncer (the tenant's pods) or anyone writing straight into that namespace. Only requests from the
+host's StatefulSet controller are let through (the vCluster control plane is a StatefulSet there);
+a request's user is set by the API server, so no tenant can claim it.
+
+Nothing keys on a label, name or namespace the tenant picks (loft-sh/vcluster@v0.36.1: all labels but
+`vcluster.loft.sh/managed-by` and the value of `vcluster.loft.sh/namespace` are copied from the tenant;
+see tests/guardrails/test_admission_table.py). The vCluster's CoreDNS cannot be told apart from a copy
+a tenant makes in its own kube-system, so there is no CoreDNS exemption: a pod in virtual kube-system
+may use the default scheduler only if it has nothing KAI guards (no GPU resource, no resource claim,
+no KAI annotation or queue label, no preset node). A tenant gains nothing by imitating it.
+
+What is refused (messages name the field and what is allowed):
+- a scheduler other than kai-scheduler (except the kube-system case above);
+- no queue label, or a queue that is not the tenant's (on UPDATE only when the label changes, so a
+  policy change never blocks the syncer's updates of running pods);
+- `spec.nodeName` set on CREATE (vCluster copies it: the kubelet would run the pod without KAI);
+- `pod-group-name` set by anyone but KAI's pod-grouper, unless it names one of the tenant's own
+  PodGroups (KAI's scheduler finds a pod's PodGroup by that name alone, cluster-wide);
+- a `system-*` priority class (vCluster always lets those through; KAI would treat the pod as the
+  most important in the cluster);
+- GPU requests KAI's own webhooks refuse (kaistack.guardrails.gpu_requests, same table).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from kaistack.declaration import kai_api
+from kaistack.declaration.marks import TENANT_LABEL
+from kaistack.declaration.vcluster_api import VIRTUAL_NAMESPACE_LABEL
+from kaistack.guardrails import gpu_requests as kai
+
+# The user the kube-controller-manager's StatefulSet controller acts as: its own service account with
+# --use-service-account-credentials (kubeadm, kind and EKS set it), the manager's identity without.
+HOST_CONTROLLERS = (
+    "system:serviceaccount:kube-system:statefulset-controller",
+    "system:kube-controller-manager",
+)
+# KAI@v0.17.0 pkg/operator/operands/pod_grouper/resources.go:20 (defaultResourceName "pod-grouper",
+# also the ServiceAccount name) in the KAI namespace; it patches pod-group-name onto pods
+# (pkg/podgrouper/pod_controller.go:180-212).
+POD_GROUPER_USER = f"system:serviceaccount:{kai_api.DEFAULT_NAMESPACE}:pod-grouper"
+
+OBJ = "object"
+OLD = "oldObject"
+ANN = "object.metadata.annotations"
+LABELS = "object.metadata.labels"
+IS_CREATE = "request.operation == 'CREATE'"
+IS_UPDATE = "request.operation == 'UPDATE'"
+
+
+def _q(text: str) -> str:
+    """A CEL string literal (single-quoted; the names used here never contain quotes or backslashes)."""
+    if "'" in text or "\\" in text:
+        raise ValueError(f"cannot quote {text!r} for CEL")
+    return f"'{text}'"
+
+
+def _list(items: Sequence[str]) -> str:
+    return "[" + ", ".join(_q(i) for i in items) + "]"
+
+
+def has_key(map_path: str, key: str) -> str:
+    """`key` is in the optional map at `map_path` (parenthesised: CEL's `!` binds tighter than `in`)."""
+    return f"(has({map_path}) && {_q(key)} in {map_path})"
+
+
+def value(map_path: str, key: str) -> str:
+    return f"{map_path}[{_q(key)}]"
+
+
+def unchanged(map_path: str, key: str) -> str:
+    """On UPDATE, the key has the same value in oldObject as in object."""
+    old = map_path.replace(OBJ, OLD, 1)
+    return (
+        f"({IS_UPDATE} && {has_key(old, key)} && {has_key(map_path, key)} && "
+        f"{value(old, key)} == {value(map_path, key)})"
+    )
+
+
+def _each_container(predicate: str) -> str:
+    """`predicate` (on `c`) holds for every container and init container."""
+    return (
+        f"object.spec.containers.all(c, {predicate}) && "
+        f"(!has(object.spec.initContainers) || object.spec.initContainers.all(c, {predicate}))"
+    )
+
+
+def _no_gpu_resource(block: str) -> str:
+    return (
+        f"(!has(c.resources.{block}) || c.resources.{block}.all(k, k != {_q(kai.GPU_RESOURCE)} && "
+        f"!k.startsWith({_q(kai_api.MIG_RESOURCE_PREFIX)})))"
+    )
+
+
+NO_GPU_RESOURCES = _each_container(
+    f"!has(c.resources) || ({_no_gpu_resource('limits')} && {_no_gpu_resource('requests')})"
+)
+NO_GPU_LIMIT = _each_container(
+    f"!has(c.resources) || !has(c.resources.limits) || !({_q(kai.GPU_RESOURCE)} in c.resources.limits)"
+)
+FRACTIONAL = f"({has_key(ANN, kai.FRACTION)} || {has_key(ANN, kai.MEMORY)})"
+KAI_ANNOTATIONS = (kai.FRACTION, kai.MEMORY, kai.NUM_DEVICES, kai.MPS, kai_api.POD_GROUP_NAME)
+
+
+def system_pod(queue_label_key: str) -> str:
+    """A CPU-only pod in the tenant's virtual kube-system (its CoreDNS, or anything just as harmless)."""
+    marks = " || ".join([*(has_key(ANN, k) for k in KAI_ANNOTATIONS), has_key(LABELS, queue_label_key)])
+    return (
+        f"({has_key(LABELS, VIRTUAL_NAMESPACE_LABEL)} && {value(LABELS, VIRTUAL_NAMESPACE_LABEL)} == 'kube-system' "
+        f"&& (!has(object.spec.schedulerName) || object.spec.schedulerName == 'default-scheduler') "
+        f"&& !({marks}) && !has(object.spec.resourceClaims) && {NO_GPU_RESOURCES})"
+    )
+
+
+def _uint_ok(key: str) -> str:
+    # uint() is strconv.ParseUint(v, 10, 64) in cel-go, as in KAI; an overflow is an error, and an error denies.
+    return f"({value(ANN, key)}.matches({_q(kai.UINT_SYNTAX)}) && uint({value(ANN, key)}) > 0u)"
+
+
+def gpu_request_validations(sharing_enabled: bool) -> list[tuple[str, str]]:
+    """KAI's ValidateGpuRequests (+ the gates around it) as (expression, message) pairs."""
+    fraction = value(ANN, kai.FRACTION)
+    rules = [
+        (
+            f"!{has_key(ANN, kai.FRACTION)} || ({fraction}.matches({_q(kai.FRACTION_SYNTAX)}) && "
+            f"double({fraction}) > 0.0 && double({fraction}) < 1.0)",
+            f"{kai.FRACTION} must be a decimal strictly between 0 and 1, like '0.5' (no unit, no spaces); "
+            "use an nvidia.com/gpu limit for whole GPUs",
+        ),
+        (f"!{has_key(ANN, kai.MEMORY)} || {_uint_ok(kai.MEMORY)}", f"{kai.MEMORY} must be a whole number of MiB >= 1"),
+        (
+            f"!({has_key(ANN, kai.FRACTION)} && {has_key(ANN, kai.MEMORY)})",
+            f"use {kai.FRACTION} or {kai.MEMORY}, not both",
+        ),
+        (
+            f"!{FRACTIONAL} || ({NO_GPU_LIMIT})",
+            f"a pod with {kai.FRACTION} or {kai.MEMORY} must not have an nvidia.com/gpu limit on any container "
+            "or init container",
+        ),
+        (
+            f"!{has_key(ANN, kai.NUM_DEVICES)} || ({FRACTIONAL} && {_uint_ok(kai.NUM_DEVICES)})",
+            f"{kai.NUM_DEVICES} must be a whole number >= 1 and comes with {kai.FRACTION} or {kai.MEMORY}",
+        ),
+        (
+            f"!({has_key(ANN, kai.MPS)} && {value(ANN, kai.MPS)} == 'true') || {FRACTIONAL}",
+            f"{kai.MPS}: 'true' needs {kai.FRACTION} or {kai.MEMORY} (KAI runs MPS only on shared GPUs)",
+        ),
+        (
+            f"!{FRACTIONAL} || !{has_key(ANN, kai.CONTAINER_NAME)} || "
+            f"object.spec.containers.exists(c, c.name == {value(ANN, kai.CONTAINER_NAME)}) || "
+            f"(has(object.spec.initContainers) && "
+            f"object.spec.initContainers.exists(c, c.name == {value(ANN, kai.CONTAINER_NAME)}))",
+            f"{kai.CONTAINER_NAME} must name one of the pod's containers or init containers",
+        ),
+    ]
+    if not sharing_enabled:
+        rules.insert(
+            0,
+            (f"!{FRACTIONAL}", f"GPU sharing is off on this cluster: no {kai.FRACTION} or {kai.MEMORY} annotations"),
+        )
+    return rules
+
+
+def pod_validations(
+    tenant: str,
+    queues: Sequence[str],
+    queue_label_key: str,
+    *,
+    pod_groups: Sequence[str] = (),
+    sharing_enabled: bool = True,
+) -> list[dict[str, str]]:
+    """Every validation of one tenant's policy, in the order the API server reports them."""
+    if not queues:
+        raise ValueError(f"tenant {tenant} has no queues; a tenant must declare the queues its pods may use")
+    system = system_pod(queue_label_key)
+    group = value(ANN, kai_api.POD_GROUP_NAME)
+    rules = [
+        (
+            f"(has(object.spec.schedulerName) && object.spec.schedulerName == {_q(kai_api.SCHEDULER_NAME)}) "
+            f"|| {system}",
+            f"tenant {tenant}: pods must set spec.schedulerName: {kai_api.SCHEDULER_NAME} (KAI schedules tenant "
+            "pods on the host)",
+        ),
+        (
+            f"{system} || ({has_key(LABELS, queue_label_key)} && {value(LABELS, queue_label_key)} in {_list(queues)}) "
+            f"|| {unchanged(LABELS, queue_label_key)}",
+            f"tenant {tenant}: pods must carry the label {queue_label_key} naming one of the tenant's queues: "
+            f"{', '.join(queues)}",
+        ),
+        (
+            f"!({IS_CREATE}) || !has(object.spec.nodeName) || object.spec.nodeName == ''",
+            f"tenant {tenant}: spec.nodeName must not be set; KAI chooses the node (a preset node skips the "
+            "scheduler, its queue and its GPU accounting)",
+        ),
+        (
+            f"!{has_key(ANN, kai_api.POD_GROUP_NAME)} || {group} in {_list(pod_groups)} || "
+            f"{unchanged(ANN, kai_api.POD_GROUP_NAME)} || request.userInfo.username == {_q(POD_GROUPER_USER)}",
+            f"tenant {tenant}: the {kai_api.POD_GROUP_NAME} annotation is set by KAI's pod-grouper"
+            + (f" (or names one of the tenant's gangs: {', '.join(pod_groups)})" if pod_groups else "")
+            + "; a pod that names another PodGroup joins it and its queue",
+        ),
+        (
+            "!has(object.spec.priorityClassName) || !object.spec.priorityClassName.startsWith('system-')",
+            f"tenant {tenant}: system-* priority classes are for the host's own pods",
+        ),
+        *gpu_request_validations(sharing_enabled),
+    ]
+    return [{"expression": e, "message": m, "reason": "Forbidden"} for e, m in rules]
+
+
+def match_conditions() -> list[dict[str, str]]:
+    """Requests the policy skips: only the host's StatefulSet controller (the vCluster control plane)."""
+    return [
+        {
+            "name": "not-the-host-statefulset-controller",
+            "expression": f"!(request.userInfo.username in {_list(HOST_CONTROLLERS)})",
+        }
+    ]
+
+
+def policy_name(tenant: str) -> str:
+    return f"kaistack-tenant-{tenant}"
+
+
+def tenant_policy(
+    tenant: str,
+    queues: Sequence[str],
+    queue_label_key: str,
+    *,
+    pod_groups: Sequence[str] = (),
+    sharing_enabled: bool = True,
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": policy_name(tenant), "labels": {TENANT_LABEL: tenant}},
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {
+                "resourceRules": [
+                    {
+                        "apiGroups": [""],
+                        "apiVersions": ["v1"],
+                        "operations": ["CREATE", "UPDATE"],
+                        "resources": ["pods"],
+                    }
+                ]
+            },
+            "matchConditions": match_conditions(),
+            "validations": pod_validations(
+                tenant, queues, queue_label_key, pod_groups=pod_groups, sharing_enabled=sharing_enabled
+            ),
+        },
+    }
+
+
+def tenant_binding(tenant: str, host_namespace: str) -> dict[str, Any]:
+    """Every pod in the tenant's host namespace: synced by its vCluster or written there directly."""
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": policy_name(tenant), "labels": {TENANT_LABEL: tenant}},
+        "spec": {
+            "policyName": policy_name(tenant),
+            "validationActions": ["Deny"],
+            "matchResources": {
+                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": host_namespace}},
+            },
+        },
+    }
