@@ -23,9 +23,11 @@ The flow, and its seams:
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -37,6 +39,7 @@ import yaml
 
 from kaistack.declaration.model import StackConfig
 from kaistack.declaration.parse import NAMESPACE, SECRET_PLACEHOLDER, ConfigError
+from kaistack.errors import EnvironmentProblem
 from kaistack.ops.yaml_edit import YamlEditError, set_values
 from kaistack.progress import Progress
 from kaistack.stack.files import read_stack_config, stack_file
@@ -52,6 +55,10 @@ class PromotionError(Exception):
 
 class TargetChanged(PromotionError):
     """The target stack file changed between reading it and writing the promotion."""
+
+
+class WriteFailed(EnvironmentProblem):
+    """The target could not be written (read-only, disk full, I/O error); it was left as it was (exit 3)."""
 
 
 @dataclass(frozen=True)
@@ -290,25 +297,61 @@ def check_candidate(plan: PromotionPlan, progress: Progress | None = None) -> Ca
 @contextmanager
 def _overlay(plan: PromotionPlan) -> Iterator[Path]:
     """A temporary project dir: symlinks to the real one, with the target's stack file replaced."""
-    with tempfile.TemporaryDirectory(prefix="kaistack-promote-") as tmp:
-        root = Path(tmp)
+    try:
+        context = tempfile.TemporaryDirectory(prefix="kaistack-promote-")
+    except OSError as err:
+        raise EnvironmentProblem(
+            f"cannot create a temporary directory: {err.strerror or err}; nothing written"
+        ) from err
+    root = Path(context.name)
+    try:
         for entry in plan.project_dir.iterdir():
             if entry.name != plan.target_file.name:
                 (root / entry.name).symlink_to(entry.resolve(), target_is_directory=entry.is_dir())
         (root / plan.target_file.name).write_text(plan.new_text)
+    except OSError as err:
+        context.cleanup()
+        raise EnvironmentProblem(
+            f"cannot build the temporary project to validate the promotion in: {err.strerror or err}; nothing written"
+        ) from err
+    with context:
         yield root
 
 
 # --- 3. write -----------------------------------------------------------------------------------------
 
 
+def refuse_read_only(target: Path) -> None:
+    """A read-only target is someone's decision (a frozen environment): refuse, never replace it.
+
+    Checked on the mode bits as well as with access(2), because root passes access() for any file.
+    """
+    try:
+        mode = target.stat().st_mode
+    except OSError as err:
+        raise WriteFailed(f"cannot read {target.name}: {err.strerror}; nothing written") from err
+    if not mode & stat.S_IWUSR or not os.access(target, os.W_OK):
+        raise WriteFailed(
+            f"{target.name} is read-only (mode {stat.S_IMODE(mode):04o}); kaistack does not replace read-only "
+            f"files. Make it writable (chmod u+w {target.name}) to promote into it; nothing written"
+        )
+    if not os.access(target.parent, os.W_OK | os.X_OK):
+        raise WriteFailed(f"the directory of {target.name} is not writable; nothing written")
+
+
 def write_promotion(plan: PromotionPlan) -> None:
-    """Atomically replace the target file, unless it changed since `plan_promotion` read it."""
+    """Atomically replace the target file, unless it changed since `plan_promotion` read it.
+
+    Any failure (disk full, read-only file system, I/O error) leaves the target as it was: the new
+    text goes to a temporary file that is fsynced before the rename, and removed when anything fails.
+    """
     target = plan.target_file
     _ensure_unchanged(plan)
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    tmp = Path(tmp_name)
+    refuse_read_only(target)
+    tmp: Path | None = None
     try:
+        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        tmp = Path(tmp_name)
         with os.fdopen(fd, "wb") as handle:
             handle.write(plan.new_text.encode("utf-8"))
             handle.flush()
@@ -316,9 +359,19 @@ def write_promotion(plan: PromotionPlan) -> None:
         os.chmod(tmp, target.stat().st_mode & 0o7777)
         _ensure_unchanged(plan)  # last look right before the rename
         os.replace(tmp, target)
+    except OSError as err:
+        _discard(tmp)
+        raise WriteFailed(f"could not write {target.name}: {err.strerror or err}; {target.name} is unchanged") from err
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        _discard(tmp)
         raise
+
+
+def _discard(tmp: Path | None) -> None:
+    if tmp is not None:
+        # If even this fails the temporary file stays behind (.<target>.*.tmp); the target is intact.
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
 
 
 def _ensure_unchanged(plan: PromotionPlan) -> None:
@@ -356,6 +409,7 @@ def promote(
         return PromotionResult(plan, check, written=False, refused="validation of the promoted target failed")
     if not write:
         return PromotionResult(plan, check, written=False)
+    refuse_read_only(plan.target_file)
     if confirm is not None and not confirm(plan):
         return PromotionResult(plan, check, written=False, refused="not confirmed")
     try:

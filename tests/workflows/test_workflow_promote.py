@@ -169,6 +169,49 @@ def test_write_promotion_keeps_the_file_mode(project):
     assert stat.S_IMODE(staging.stat().st_mode) == 0o640
 
 
+def test_read_only_target_is_refused_with_exit_3_not_overwritten(project, passing, capsys):
+    """A 0444 target is a frozen environment: refused even for root (mode bits, not just access(2))."""
+    staging = project / "Pulumi.staging.yaml"
+    before = staging.read_bytes()
+    staging.chmod(0o444)
+    code = main(["promote", "dev", "staging", "--project", str(project), "--yes"])
+    assert code == 3
+    assert staging.read_bytes() == before
+    assert "Pulumi.staging.yaml is read-only (mode 0444)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("step", "errno_name"),
+    [("fsync", "ENOSPC"), ("replace", "EROFS"), ("mkstemp", "EACCES"), ("fdopen", "EIO")],
+)
+def test_a_failing_write_leaves_the_target_intact_and_exits_3(project, passing, capsys, monkeypatch, step, errno_name):
+    """Disk full, read-only file system, I/O error: the old file stays, no temporary file is left, exit 3."""
+    import errno
+    import os
+    import tempfile
+
+    def fail(*args: object, **kwargs: object) -> None:
+        code = getattr(errno, errno_name)
+        raise OSError(code, os.strerror(code))
+
+    where = {
+        "fsync": (os, "fsync"),
+        "replace": (os, "replace"),
+        "mkstemp": (tempfile, "mkstemp"),
+        "fdopen": (os, "fdopen"),
+    }
+    monkeypatch.setattr(promote_module.__dict__[where[step][0].__name__], where[step][1], fail)
+    staging = project / "Pulumi.staging.yaml"
+    before = staging.read_bytes()
+    code = main(["promote", "dev", "staging", "--project", str(project), "--yes"])
+    assert code == 3
+    assert staging.read_bytes() == before
+    assert not list(project.glob(".Pulumi.staging.yaml.*.tmp"))
+    err = capsys.readouterr().err
+    assert "could not write Pulumi.staging.yaml" in err
+    assert "Pulumi.staging.yaml is unchanged" in err
+
+
 @pytest.mark.parametrize(("source", "target"), [("dev", "qa"), ("qa", "staging")])
 def test_unknown_stack_exits_2_and_lists_stacks(project, passing, capsys, source, target):
     """An unknown source or target is a usage error: exit 2, the stacks that exist are listed."""
