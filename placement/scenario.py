@@ -30,6 +30,19 @@ _JOB_KEYS = {"name", "queue", "priority", "preemptible", "minMember", "tasks"} |
 _TASK_KEYS = {"state", "node", "gpuGroups", "priority"} | _REQUEST_KEYS
 _STATES = ("Pending", "Running", "Releasing")
 
+# Every size a scenario controls, checked while reading it (the README's limits table lists them).
+# Above the largest real clusters (KAI runs 4,000+ nodes, 140,000+ pods), far below a hang.
+MAX_NODES = 20_000
+MAX_GPUS_PER_NODE = 128
+MAX_GPU_MEMORY_MIB = 10_000_000  # 10 TB per GPU
+MAX_PODS_PER_NODE = 10_000
+MAX_QUEUES = 10_000
+MAX_JOBS = 200_000
+MAX_TASKS_PER_JOB = 100_000
+MAX_TASKS = 500_000  # all jobs together
+MAX_ROUNDS = 1_000
+PRIORITY_RANGE = (-(2**31), 2**31 - 1)  # a PriorityClass value is an int32
+
 
 class ScenarioError(ValueError):
     """A scenario file that cannot be loaded; the message names the file and the bad key."""
@@ -79,17 +92,31 @@ class _Reader:
             raise self.fail(path, f"must be a non-empty string, got {value!r}")
         return value
 
-    def integer(self, value: object, path: str, minimum: int | None = None) -> int:
-        if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+    def integer(self, value: object, path: str, minimum: int | None = None, maximum: int | None = None) -> int:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or (isinstance(value, float) and (not math.isfinite(value) or value != int(value)))
+        ):
             raise self.fail(path, f"must be an integer, got {value!r}")
         number = int(value)
         if minimum is not None and number < minimum:
             raise self.fail(path, f"must be >= {minimum}, got {number}")
+        if maximum is not None and number > maximum:
+            raise self.fail(path, f"must be <= {maximum}, got {number}")
         return number
 
+    def at_most(self, items: list[Any], path: str, limit: int) -> list[Any]:
+        if len(items) > limit:
+            raise self.fail(path, f"{len(items)} entries; kaistack simulates at most {limit}")
+        return items
+
     def number(self, value: object, path: str) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            raise self.fail(path, f"must be a number, got {value!r}")
+        # An int beyond a double's range (10**400) would raise OverflowError in isfinite/float.
+        too_big = isinstance(value, int) and abs(value) > 2**63
+        if isinstance(value, bool) or not isinstance(value, int | float) or too_big or not math.isfinite(value):
+            shown = f"{str(value)[:20]}... ({len(str(value))} digits)" if too_big else repr(value)
+            raise self.fail(path, f"must be a finite number, got {shown}")
         return float(value)
 
     def quantity(self, value: object, path: str, parse: Callable[[object], int]) -> int:
@@ -117,15 +144,20 @@ def parse_scenario(document: object, source: str = "<scenario>") -> Scenario:
     for i, action in enumerate(actions):
         if action not in ACTIONS:
             raise r.fail(f"actions[{i}]", f"must be one of {', '.join(ACTIONS)}, got {action!r}")
-    rounds = r.integer(doc.get("rounds", 1), "rounds", minimum=1)
+    rounds = r.integer(doc.get("rounds", 1), "rounds", minimum=1, maximum=MAX_ROUNDS)
     placement = _placement(r, doc.get("placement", {}))
-    nodes = tuple(_node(r, raw, f"nodes[{i}]") for i, raw in enumerate(r.sequence(doc.get("nodes"), "nodes")))
-    queues = tuple(_queue(r, raw, f"queues[{i}]") for i, raw in enumerate(r.sequence(doc.get("queues"), "queues")))
+    raw_nodes = r.at_most(r.sequence(doc.get("nodes"), "nodes"), "nodes", MAX_NODES)
+    raw_queues = r.at_most(r.sequence(doc.get("queues"), "queues"), "queues", MAX_QUEUES)
+    nodes = tuple(_node(r, raw, f"nodes[{i}]") for i, raw in enumerate(raw_nodes))
+    queues = tuple(_queue(r, raw, f"queues[{i}]") for i, raw in enumerate(raw_queues))
     _unique(r, [n.name for n in nodes], "nodes")
     _unique(r, [q.name for q in queues], "queues")
     node_names = {n.name for n in nodes}
-    raw_jobs = r.sequence(doc.get("jobs"), "jobs")
+    raw_jobs = r.at_most(r.sequence(doc.get("jobs"), "jobs"), "jobs", MAX_JOBS)
     jobs = tuple(_job(r, raw, f"jobs[{i}]", node_names) for i, raw in enumerate(raw_jobs))
+    total = sum(len(j.tasks) for j in jobs)
+    if total > MAX_TASKS:
+        raise r.fail("jobs", f"{total} tasks in all; kaistack simulates at most {MAX_TASKS}")
     _unique(r, [j.name for j in jobs], "jobs")
     expect = doc.get("expect") or {}
     if not isinstance(expect, Mapping):
@@ -157,17 +189,17 @@ def _node(r: _Reader, raw: object, path: str) -> Node:
     name = r.string(doc.get("name"), f"{path}.name")
     memory_mib = doc.get("gpuMemoryMiB", 100)
     if memory_mib is not None:
-        memory_mib = r.integer(memory_mib, f"{path}.gpuMemoryMiB", minimum=0)
+        memory_mib = r.integer(memory_mib, f"{path}.gpuMemoryMiB", minimum=0, maximum=MAX_GPU_MEMORY_MIB)
     strategy = doc.get("migStrategy", "none")
     if strategy not in ("none", "single", "mixed"):
         raise r.fail(f"{path}.migStrategy", f"must be none, single or mixed, got {strategy!r}")
     return Node(
         name=name,
-        gpus=r.integer(doc.get("gpus", 0), f"{path}.gpus", minimum=0),
+        gpus=r.integer(doc.get("gpus", 0), f"{path}.gpus", minimum=0, maximum=MAX_GPUS_PER_NODE),
         gpu_memory_mib=memory_mib,
         cpu_millis=r.quantity(doc.get("cpu", "20000"), f"{path}.cpu", cpu_millis),
         memory_bytes=r.quantity(doc.get("memory", "20G"), f"{path}.memory", memory_bytes),
-        pods=r.integer(doc.get("pods", 110), f"{path}.pods", minimum=0),
+        pods=r.integer(doc.get("pods", 110), f"{path}.pods", minimum=0, maximum=MAX_PODS_PER_NODE),
         mig_strategy=strategy,
         mig=r.mig(doc.get("mig", {}), f"{path}.mig"),
     )
@@ -179,7 +211,7 @@ def _queue(r: _Reader, raw: object, path: str) -> Queue:
     return Queue(
         name=r.string(doc.get("name"), f"{path}.name"),
         parent=r.string(parent, f"{path}.parent") if parent is not None else None,
-        priority=r.integer(doc.get("priority", 100), f"{path}.priority"),
+        priority=r.integer(doc.get("priority", 100), f"{path}.priority", *PRIORITY_RANGE),
         gpu=_resource(r, doc.get("gpu", {}), f"{path}.gpu"),
         cpu=_resource(r, doc.get("cpu", {}), f"{path}.cpu"),
         memory=_resource(r, doc.get("memory", {}), f"{path}.memory"),
@@ -199,7 +231,7 @@ def _request(r: _Reader, doc: Mapping[str, Any], base: dict[str, Any], path: str
     """Request keys of a job (defaults) or a task (overrides), validated one by one."""
     out = dict(base)
     if "gpu" in doc:
-        out["gpu"] = r.integer(doc["gpu"], f"{path}.gpu", minimum=0)
+        out["gpu"] = r.integer(doc["gpu"], f"{path}.gpu", minimum=0, maximum=MAX_GPUS_PER_NODE)
     if "gpuFraction" in doc:
         value = doc["gpuFraction"]
         fraction = None if value is None else r.number(value, f"{path}.gpuFraction")
@@ -208,9 +240,11 @@ def _request(r: _Reader, doc: Mapping[str, Any], base: dict[str, Any], path: str
         out["gpu_fraction"] = fraction
     if "gpuMemoryMiB" in doc:
         value = doc["gpuMemoryMiB"]
-        out["gpu_memory_mib"] = None if value is None else r.integer(value, f"{path}.gpuMemoryMiB", minimum=1)
+        out["gpu_memory_mib"] = (
+            None if value is None else r.integer(value, f"{path}.gpuMemoryMiB", minimum=1, maximum=MAX_GPU_MEMORY_MIB)
+        )
     if "gpuDevices" in doc:
-        out["gpu_devices"] = r.integer(doc["gpuDevices"], f"{path}.gpuDevices", minimum=1)
+        out["gpu_devices"] = r.integer(doc["gpuDevices"], f"{path}.gpuDevices", minimum=1, maximum=MAX_GPUS_PER_NODE)
     if "mig" in doc:
         out["mig"] = r.mig(doc["mig"], f"{path}.mig")
     if "cpu" in doc:
@@ -240,7 +274,7 @@ def _job(r: _Reader, raw: object, path: str, node_names: set[str]) -> Job:
     doc = r.mapping(raw, path, _JOB_KEYS)
     name = r.string(doc.get("name"), f"{path}.name")
     queue = r.string(doc.get("queue"), f"{path}.queue")
-    priority = r.integer(doc.get("priority", 50), f"{path}.priority")
+    priority = r.integer(doc.get("priority", 50), f"{path}.priority", *PRIORITY_RANGE)
     preemptible = doc.get("preemptible")
     if preemptible is not None and not isinstance(preemptible, bool):
         raise r.fail(f"{path}.preemptible", f"must be true or false, got {preemptible!r}")
@@ -248,18 +282,19 @@ def _job(r: _Reader, raw: object, path: str, node_names: set[str]) -> Job:
     raw_tasks = doc.get("tasks", 1)
     tasks: list[Task] = []
     if isinstance(raw_tasks, int) and not isinstance(raw_tasks, bool):
-        if raw_tasks < 1:
-            raise r.fail(f"{path}.tasks", f"must be >= 1, got {raw_tasks}")
+        if not 1 <= raw_tasks <= MAX_TASKS_PER_JOB:
+            raise r.fail(f"{path}.tasks", f"must be 1 to {MAX_TASKS_PER_JOB}, got {raw_tasks}")
         _check_combination(r, base, path)
         tasks = [Task(**base)] * raw_tasks
     elif isinstance(raw_tasks, list) and raw_tasks:
+        r.at_most(raw_tasks, f"{path}.tasks", MAX_TASKS_PER_JOB)
         for i, raw_task in enumerate(raw_tasks):
             tasks.append(_task(r, raw_task, f"{path}.tasks[{i}]", base, node_names))
     else:
         raise r.fail(f"{path}.tasks", f"must be a positive count or a non-empty list, got {raw_tasks!r}")
     min_member = doc.get("minMember")
     if min_member is not None:
-        min_member = r.integer(min_member, f"{path}.minMember", minimum=1)
+        min_member = r.integer(min_member, f"{path}.minMember", minimum=1, maximum=MAX_TASKS_PER_JOB)
     return Job(name, queue, tuple(tasks), priority, min_member, preemptible)
 
 
@@ -281,5 +316,5 @@ def _task(r: _Reader, raw: object, path: str, base: dict[str, Any], node_names: 
     groups = [str(g) for g in r.sequence(doc.get("gpuGroups"), f"{path}.gpuGroups")]
     priority = doc.get("priority")
     if priority is not None:
-        priority = r.integer(priority, f"{path}.priority")
+        priority = r.integer(priority, f"{path}.priority", *PRIORITY_RANGE)
     return Task(state=state, node=node, gpu_groups=tuple(groups), priority=priority, **request)

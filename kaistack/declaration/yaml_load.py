@@ -113,7 +113,7 @@ def load_one(text: str, source: str) -> Any:
     """A single-document input (stack file, scenario): its data, None when empty; YamlInputError otherwise."""
     documents, errors = load_documents(text, source)
     if errors:
-        raise YamlInputError(errors[0].message)
+        raise YamlInputError(errors[0].message, line=errors[0].line, problem=errors[0].problem)
     if len(documents) > 1:
         raise YamlInputError(f"{source}: {len(documents)} YAML documents; expected one")
     return documents[0].data if documents else None

@@ -94,18 +94,23 @@ def chart_default_queues(resources: Sequence[Res]) -> set[str]:
 
 
 def _cycles(parents: Mapping[str, str | None]) -> list[list[str]]:
+    """Every parentQueue cycle, each once; linear (every queue is walked once, whatever the input)."""
     cycles: list[list[str]] = []
-    seen_in_cycle: set[str] = set()
+    done: set[str] = set()
     for start in parents:
+        if start in done:
+            continue
         path: list[str] = []
+        on_path: dict[str, int] = {}
         node: str | None = start
-        while node is not None and node in parents and node not in path:
+        while node is not None and node in parents and node not in done and node not in on_path:
+            on_path[node] = len(path)
             path.append(node)
             node = parents[node]
-        if node is not None and node in path and node not in seen_in_cycle:
-            cycle = path[path.index(node) :]
-            seen_in_cycle |= set(cycle)
+        if node is not None and node in on_path:
+            cycle = path[on_path[node] :]
             cycles.append([*cycle, node])
+        done.update(path)
     return cycles
 
 

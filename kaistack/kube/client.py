@@ -31,11 +31,11 @@ from typing import Any
 import httpx2
 import lightkube
 import msgspec
-import yaml
 from lightkube.config.models import User
 from lightkube.core.client import LabelSelector
 from lightkube.core.resource import GlobalResource, NamespacedResource, Resource
 
+from kaistack.declaration.yaml_load import YamlInputError, load_one
 from kaistack.errors import EnvironmentProblem
 
 DEFAULT_TIMEOUT_S = 10.0
@@ -186,11 +186,11 @@ class KubeClient:
 
 def _parse(text: str) -> Mapping[str, Any]:
     try:
-        config = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        # PyYAML's message quotes the offending line, which may hold a token: give the position only.
-        mark = getattr(err, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        # The one safe loader (depth, aliases and size bounded, one document).
+        config = load_one(text, "kubeconfig")
+    except YamlInputError as err:
+        # The parser's message may quote the offending line, which may hold a token: give the line only.
+        where = f" at line {err.line}" if err.line is not None else ""
         raise KubeError(f"kubeconfig is not valid YAML{where}") from None
     if not isinstance(config, Mapping):
         raise KubeError("kubeconfig is not a mapping (expected apiVersion: v1, kind: Config)")

@@ -23,11 +23,8 @@ The flow, and its seams:
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import hashlib
-import os
-import stat
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -40,6 +37,7 @@ import yaml
 from kaistack.declaration.model import StackConfig
 from kaistack.declaration.parse import NAMESPACE, SECRET_PLACEHOLDER, ConfigError
 from kaistack.errors import EnvironmentProblem
+from kaistack.ops.safe_write import FileChanged, refuse_read_only, replace_if_unchanged
 from kaistack.ops.yaml_edit import YamlEditError, set_values
 from kaistack.progress import Progress
 from kaistack.stack.files import read_stack_config, stack_file
@@ -55,10 +53,6 @@ class PromotionError(Exception):
 
 class TargetChanged(PromotionError):
     """The target stack file changed between reading it and writing the promotion."""
-
-
-class WriteFailed(EnvironmentProblem):
-    """The target could not be written (read-only, disk full, I/O error); it was left as it was (exit 3)."""
 
 
 @dataclass(frozen=True)
@@ -321,69 +315,12 @@ def _overlay(plan: PromotionPlan) -> Iterator[Path]:
 # --- 3. write -----------------------------------------------------------------------------------------
 
 
-def refuse_read_only(target: Path) -> None:
-    """A read-only target is someone's decision (a frozen environment): refuse, never replace it.
-
-    Checked on the mode bits as well as with access(2), because root passes access() for any file.
-    """
-    try:
-        mode = target.stat().st_mode
-    except OSError as err:
-        raise WriteFailed(f"cannot read {target.name}: {err.strerror}; nothing written") from err
-    if not mode & stat.S_IWUSR or not os.access(target, os.W_OK):
-        raise WriteFailed(
-            f"{target.name} is read-only (mode {stat.S_IMODE(mode):04o}); kaistack does not replace read-only "
-            f"files. Make it writable (chmod u+w {target.name}) to promote into it; nothing written"
-        )
-    if not os.access(target.parent, os.W_OK | os.X_OK):
-        raise WriteFailed(f"the directory of {target.name} is not writable; nothing written")
-
-
 def write_promotion(plan: PromotionPlan) -> None:
-    """Atomically replace the target file, unless it changed since `plan_promotion` read it.
-
-    Any failure (disk full, read-only file system, I/O error) leaves the target as it was: the new
-    text goes to a temporary file that is fsynced before the rename, and removed when anything fails.
-    """
-    target = plan.target_file
-    _ensure_unchanged(plan)
-    refuse_read_only(target)
-    tmp: Path | None = None
+    """Atomically replace the target file, unless it changed since `plan_promotion` read it."""
     try:
-        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        tmp = Path(tmp_name)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(plan.new_text.encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, target.stat().st_mode & 0o7777)
-        _ensure_unchanged(plan)  # last look right before the rename
-        os.replace(tmp, target)
-    except OSError as err:
-        _discard(tmp)
-        raise WriteFailed(f"could not write {target.name}: {err.strerror or err}; {target.name} is unchanged") from err
-    except BaseException:
-        _discard(tmp)
-        raise
-
-
-def _discard(tmp: Path | None) -> None:
-    if tmp is not None:
-        # If even this fails the temporary file stays behind (.<target>.*.tmp); the target is intact.
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
-
-
-def _ensure_unchanged(plan: PromotionPlan) -> None:
-    try:
-        current = plan.target_file.read_bytes()
-    except FileNotFoundError as err:
-        raise TargetChanged(f"{plan.target_file.name} was removed after it was read; nothing written") from err
-    if hashlib.sha256(current).hexdigest() != plan.digest:
-        raise TargetChanged(
-            f"{plan.target_file.name} changed after it was read (sha256 {plan.digest[:12]}…); nothing written. "
-            "Re-run `kaistack promote` on the current file."
-        )
+        replace_if_unchanged(plan.target_file, plan.new_text, plan.digest)
+    except FileChanged as err:
+        raise TargetChanged(str(err)) from err
 
 
 # --- the whole flow -------------------------------------------------------------------------------------

@@ -61,6 +61,18 @@ def test_parent_cycle_is_flagged_once() -> None:
     assert found == ["queues form a parentQueue cycle: a -> b -> a"]
 
 
+def test_each_cycle_is_flagged_once_at_the_end_of_a_long_chain() -> None:
+    """3,000 chained queues ending in a loop, and a separate loop: two findings (the search is linear)."""
+    chain = [queue(f"q{i}", f"q{i + 1}") for i in range(3000)]
+    chain.append(queue("q3000", "q2998"))
+    found = _messages(kai_queue_tree(_queues(*chain, queue("x", "y"), queue("y", "x")), Settings(), NO_FACTS))
+    cycles = [m for m in found if "cycle" in m]
+    assert cycles == [
+        "queues form a parentQueue cycle: q2998 -> q2999 -> q3000 -> q2998",
+        "queues form a parentQueue cycle: x -> y -> x",
+    ]
+
+
 def test_missing_resource_block_is_flagged() -> None:
     q = queue("a")
     del q["spec"]["resources"]["memory"]

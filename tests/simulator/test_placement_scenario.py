@@ -125,7 +125,7 @@ def test_unknown_action_is_refused() -> None:
 def test_queue_quota_must_be_a_number() -> None:
     doc = _doc()
     doc["queues"][0]["gpu"] = {"quota": "two"}
-    with pytest.raises(ScenarioError, match=r"queues\[0\]\.gpu\.quota: must be a number, got 'two'"):
+    with pytest.raises(ScenarioError, match=r"queues\[0\]\.gpu\.quota: must be a finite number, got 'two'"):
         scenario(doc)
 
 
@@ -153,3 +153,32 @@ def test_json_scenario_loads_like_yaml(tmp_path: Path) -> None:
     loaded = load_scenario(path)
     assert loaded.name == "s"
     assert [t.gpu for t in loaded.snapshot.jobs[0].tasks] == [1, 1]
+
+
+# --- limits: every size a scenario controls is refused above its maximum, naming the key -------------
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d.update(rounds=100_000_000), r"rounds: must be <= 1000, got 100000000"),
+        (lambda d: d["jobs"][0].update(tasks=1_000_000), r"jobs\[0\]\.tasks: must be 1 to 100000, got 1000000"),
+        (lambda d: d["jobs"][0].update(priority=2**31), r"jobs\[0\]\.priority: must be <= 2147483647"),
+        (lambda d: d["nodes"][0].update(gpus=10**9), r"nodes\[0\]\.gpus: must be <= 128, got 1000000000"),
+        (lambda d: d["jobs"][0].update(minMember=float("inf")), r"jobs\[0\]\.minMember: must be an integer, got inf"),
+        (
+            lambda d: d.update(nodes=[{"name": f"n{i}"} for i in range(20_001)]),
+            r"nodes: 20001 entries; .* at most 20000",
+        ),
+        (
+            lambda d: d.update(jobs=[{"name": f"j{i}", "queue": "q", "tasks": 100_000} for i in range(6)]),
+            r"jobs: 600000 tasks in all; kaistack simulates at most 500000",
+        ),
+    ],
+    ids=["rounds", "tasks-per-job", "priority", "gpus-per-node", "non-finite", "nodes", "tasks-in-all"],
+)
+def test_sizes_above_the_limits_are_refused_with_the_key(change: Any, message: str) -> None:
+    doc = _doc()
+    change(doc)
+    with pytest.raises(ScenarioError, match=message):
+        scenario(doc, "s.yaml")

@@ -200,7 +200,7 @@ def test_a_failing_write_leaves_the_target_intact_and_exits_3(project, passing, 
         "mkstemp": (tempfile, "mkstemp"),
         "fdopen": (os, "fdopen"),
     }
-    monkeypatch.setattr(promote_module.__dict__[where[step][0].__name__], where[step][1], fail)
+    monkeypatch.setattr(where[step][0], where[step][1], fail)
     staging = project / "Pulumi.staging.yaml"
     before = staging.read_bytes()
     code = main(["promote", "dev", "staging", "--project", str(project), "--yes"])

@@ -1,0 +1,72 @@
+"""The short CI profile of benchmarks/fuzz.py: hostile inputs through every entry point, nothing breaks.
+
+The long profile (1,000 inputs per entry point) is run by hand; its figures are in the README. The
+harness itself is tested first: a run that raises, hangs, crashes or prints bad JSON is reported so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+import time
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def fuzz() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("kaistack_fuzz", ROOT / "benchmarks" / "fuzz.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _args(**overrides: object) -> argparse.Namespace:
+    return argparse.Namespace(**{"timeout": 60.0, "max_rss_mb": 2048, "jobs": 2, **overrides})
+
+
+@pytest.mark.parametrize("target", ["stack", "lint", "simulate", "promote"])
+def test_short_profile_has_no_failure(fuzz: ModuleType, target: str) -> None:
+    runs = fuzz.fuzz([target], 12, 20261124, _args())
+    assert len(runs) == 12
+    failures = [(r.command, r.verdict, r.detail) for r in runs if r.verdict != "ok"]
+    assert failures == []
+    assert {r.exit for r in runs} <= {0, 1, 2, 3}
+
+
+def _probe(fuzz: ModuleType, tmp_path: Path, setup: object, argv: list[str], **overrides: object) -> object:
+    run = fuzz.Run("probe", 0, "probe")
+    args = _args(**overrides)
+    return fuzz.run_isolated(run, argv, tmp_path, args.timeout, args.max_rss_mb, setup=setup)
+
+
+def test_harness_reports_a_traceback(fuzz: ModuleType, tmp_path: Path) -> None:
+    def boom() -> None:
+        raise RuntimeError("boom")
+
+    assert _probe(fuzz, tmp_path, boom, ["--version"]).verdict == "traceback"
+
+
+def test_harness_reports_a_hang(fuzz: ModuleType, tmp_path: Path) -> None:
+    assert _probe(fuzz, tmp_path, lambda: time.sleep(30), ["--version"], timeout=1.0).verdict == "hang"
+
+
+def test_harness_reports_a_crash(fuzz: ModuleType, tmp_path: Path) -> None:
+    assert _probe(fuzz, tmp_path, os.abort, ["--version"]).verdict == "crash"
+
+
+def test_harness_reports_non_json_output(fuzz: ModuleType, tmp_path: Path) -> None:
+    def nan() -> None:
+        print('{"x": NaN}')
+        sys.exit(0)
+
+    assert _probe(fuzz, tmp_path, nan, ["schema", "--json"]).verdict == "bad-json"
