@@ -67,6 +67,8 @@ def resources(work: Workload) -> dict[str, dict[str, str]]:
     """
     requests = {"cpu": str(work.cpu), "memory": str(work.memory)}
     limits = {"cpu": str(work.cpu_limit or work.cpu), "memory": str(work.memory_limit or work.memory)}
+    if work.ephemeral_storage is not None:
+        requests["ephemeral-storage"] = limits["ephemeral-storage"] = str(work.ephemeral_storage)
     if work.gpu is not None:
         requests[GPU_RESOURCE] = limits[GPU_RESOURCE] = str(work.gpu)
     return {"requests": requests, "limits": limits}

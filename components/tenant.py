@@ -19,6 +19,7 @@ from components.podspec import TENANT_LABEL
 from kaistack.declaration import versions
 from kaistack.declaration.model import StackConfig
 from kaistack.declaration.model import Tenant as TenantModel
+from kaistack.declaration.tenant_sizing import exposure, tenant_quota
 
 VCLUSTER_API_PORT = 8443  # controlPlane.proxy.port, which vCluster does not let you change
 
@@ -26,19 +27,6 @@ VCLUSTER_API_PORT = 8443  # controlPlane.proxy.port, which vCluster does not let
 def kubeconfig_secret_name(tenant: TenantModel) -> str:
     """vCluster writes the tenant's admin kubeconfig to `vc-<release>` (exportKubeConfig.secret doc)."""
     return f"vc-{tenant.name}"
-
-
-def exposure(config: StackConfig, tenant: TenantModel) -> str:
-    """How the Pulumi host reaches the tenant's vCluster API.
-
-    - "url": `tenants[].apiServerUrl` (an Ingress, a LoadBalancer with DNS...), set up by the user;
-    - "node-port": on kind, a NodePort that the kind config maps to 127.0.0.1 (cluster_kind.py);
-    - "load-balancer": elsewhere, a LoadBalancer Service; vCluster adds its address to the API
-      certificate's SANs by itself (loft-sh/vcluster pkg/certs/ensure.go getExtraSANs).
-    """
-    if tenant.api_server_url:
-        return "url"
-    return "node-port" if config.cluster.provider == "kind" else "load-balancer"
 
 
 def uses_node_port(config: StackConfig, tenant: TenantModel) -> bool:
@@ -57,16 +45,6 @@ def api_server_url(config: StackConfig, tenant: TenantModel) -> str | None:
 def _host(url: str) -> str:
     authority = url.split("://", 1)[-1].split("/", 1)[0]
     return authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
-
-
-def _quota(config: StackConfig, tenant: TenantModel) -> dict[str, Any]:
-    quota: dict[str, Any] = dict(tenant.isolation.resource_quota.quota)
-    if uses_node_port(config, tenant):
-        # The chart's default quota has services.nodeports: 0, and Helm creates the ResourceQuota
-        # before the Service, so the vCluster's own NodePort Service would be refused.
-        current = quota.get("services.nodeports", 0)
-        quota["services.nodeports"] = max(int(str(current)), 1)
-    return quota
 
 
 def vcluster_values(config: StackConfig, tenant: TenantModel) -> dict[str, Any]:
@@ -90,9 +68,9 @@ def vcluster_values(config: StackConfig, tenant: TenantModel) -> dict[str, Any]:
     }
     if isolation.pod_security_standard:
         policies["podSecurityStandard"] = isolation.pod_security_standard
-    quota = _quota(config, tenant)
-    if isolation.resource_quota.enabled and quota:
-        policies["resourceQuota"]["quota"] = quota
+    if isolation.resource_quota.enabled:
+        # Sized from the declaration: the vCluster itself, its Service and the tenant's workloads.
+        policies["resourceQuota"]["quota"] = tenant_quota(config, tenant, exposure(config, tenant))
     values: dict[str, Any] = {
         "experimental": {"syncSettings": {"setOwner": False}},
         "sync": {"fromHost": from_host},

@@ -180,10 +180,11 @@ def test_vcluster_is_exposed_on_its_node_port_for_the_pulumi_host(dev):
 
 
 def test_vcluster_isolation_policies_allow_its_own_node_port(dev):
-    """PSS baseline, quota + limit range + network policy; the quota leaves room for the NodePort."""
+    """PSS baseline, quota + limit range + network policy; the quota leaves room for both NodePorts."""
     policies = inputs(named(dev, "kaistack-team-a-vcluster"))["values"]["policies"]
     assert policies["podSecurityStandard"] == "baseline"
-    assert policies["resourceQuota"] == {"enabled": True, "quota": {"services.nodeports": 1}}
+    assert policies["resourceQuota"]["enabled"] is True
+    assert policies["resourceQuota"]["quota"]["services.nodeports"] == "2"
     assert policies["limitRange"] == {"enabled": True}
     assert policies["networkPolicy"]["enabled"] is True
 

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import Field, model_validator
 
-from kaistack.declaration import limits
+from kaistack.declaration import limits, tenant_sizing
 from kaistack.declaration.model.base import TENANT_NODE_PORT_BASE, Model
 from kaistack.declaration.model.cluster import ClusterConfig, eks_shape_problems
 from kaistack.declaration.model.gpu import GpuConfig
@@ -87,8 +87,14 @@ class StackConfig(Model):
                     problems.append(f"tenants[{i}].queues: queue {queue!r} is not declared in kaistack:queues")
                 elif queue not in leaves:
                     problems.append(f"tenants[{i}].queues: {queue!r} has child queues; only leaf queues schedule")
+            if tenant.isolation.resource_quota.enabled:
+                problems += tenant_sizing.quota_problems(
+                    self, tenant, tenant_sizing.exposure(self, tenant), f"tenants[{i}]"
+                )
         for i, work in enumerate(self.workloads):
             problems += _workload_problems(self, i, work, names, leaves, tenants)
+            if work.tenant is not None and work.tenant in tenants and tenants[work.tenant].isolation.limit_range:
+                problems += [f"workloads[{i}]: {p}" for p in tenant_sizing.limit_range_problems(work)]
         if self.kai.memory_isolation and self.gpu.mode not in ("device-plugin", "gpu-operator"):
             problems.append(
                 f"kai.memoryIsolation: needs real GPUs (gpu.mode device-plugin or gpu-operator), got {self.gpu.mode!r}"

@@ -62,6 +62,11 @@ class Workload(Model):
     memory: KubeQuantity = Field(default=Quantity.parse("128Mi"), description="Memory request per pod ('1Gi')")
     cpu_limit: KubeQuantity | None = Field(default=None, description="CPU limit per pod (default: the request)")
     memory_limit: KubeQuantity | None = Field(default=None, description="Memory limit per pod (default: the request)")
+    # Scratch space in the container's writable layer (request = limit). Unset, a tenant's LimitRange
+    # gives 3Gi/8Gi: too little for a model server that downloads its weights (vLLM: 13-15 GiB).
+    ephemeral_storage: KubeQuantity | None = Field(
+        default=None, description="Ephemeral storage per pod, request and limit ('20Gi'; model caches)"
+    )
     priority_class: Literal["train", "build-preemptible", "build", "inference"] | None = Field(
         default=None, description="KAI priority class (default by kind: Deployment inference, else train)"
     )

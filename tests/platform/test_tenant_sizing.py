@@ -1,0 +1,170 @@
+"""Tenant quota and LimitRange: the vCluster's own Service and pods fit, and so does every declared workload.
+
+Facts come from the vCluster chart at the pinned tag, copied into tests/data/schemas/:
+loft-sh/vcluster@v0.36.1:chart/values.yaml (quota, LimitRange, the control plane's and CoreDNS's
+resources, proxyKubelets) and loft-sh/vcluster@v0.36.1:chart/templates/service.yaml (the Service's
+ports). How a quota charges a Service: kubernetes/kubernetes pkg/quota/v1/evaluator/core/services.go
+`Usage` (one services.nodeports per port of a NodePort or LoadBalancer Service, plus one
+services.loadbalancers for a LoadBalancer). The vCluster's own objects are created after the quota
+(Helm's install order), so they count against it.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kaistack.declaration import tenant_sizing
+from kaistack.declaration.parse import ConfigError
+from kaistack.ops.render import render_stack
+from kaistack.stack.load import load_stack
+from placement.quantity import Quantity
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMAS = ROOT / "tests" / "data" / "schemas"
+STACKS = ("dev", "staging", "prod")
+
+
+@pytest.fixture(scope="module")
+def chart() -> dict[str, Any]:
+    return yaml.safe_load((SCHEMAS / "vcluster-values-0.36.1.yaml").read_text())
+
+
+def q(value: object) -> Fraction:
+    return Quantity.parse(value).value
+
+
+# --- the constants are the chart's ---------------------------------------------------------------------
+
+
+def test_chart_quota_is_the_charts_default(chart: dict[str, Any]) -> None:
+    expected = {k: q(v) for k, v in chart["policies"]["resourceQuota"]["quota"].items()}
+    assert expected == tenant_sizing.CHART_QUOTA
+
+
+def test_limit_range_defaults_are_the_charts(chart: dict[str, Any]) -> None:
+    limit_range = chart["policies"]["limitRange"]
+    assert {k: q(v) for k, v in limit_range["default"].items()} == tenant_sizing.LIMIT_RANGE_DEFAULT
+    assert {k: q(v) for k, v in limit_range["defaultRequest"].items()} == tenant_sizing.LIMIT_RANGE_DEFAULT_REQUEST
+    assert limit_range["min"] == {}
+    assert limit_range["max"] == {}
+
+
+def _container(resources: dict[str, Any], kind: str) -> dict[str, Fraction]:
+    """One container's requests or limits with the LimitRange's defaults filled in."""
+    defaults = tenant_sizing.LIMIT_RANGE_DEFAULT_REQUEST if kind == "requests" else tenant_sizing.LIMIT_RANGE_DEFAULT
+    given = {k: q(v) for k, v in resources.get(kind, {}).items()}
+    return {r: given.get(r, defaults[r]) for r in ("cpu", "memory", "ephemeral-storage")}
+
+
+def test_the_vclusters_own_pods_are_what_the_chart_asks_for(chart: dict[str, Any]) -> None:
+    """StatefulSet pod (init container `kubernetes` + `syncer`; pod value = max(init, sum of containers))
+    and the synced CoreDNS, each with the LimitRange's defaults where the chart leaves a value unset."""
+    init = chart["controlPlane"]["distro"]["k8s"]["resources"]
+    syncer = chart["controlPlane"]["statefulSet"]["resources"]
+    coredns = chart["controlPlane"]["coredns"]["deployment"]["resources"]
+    own: dict[str, Fraction] = {}
+    for kind in ("requests", "limits"):
+        control_plane = {
+            r: max(_container(init, kind)[r], _container(syncer, kind)[r])
+            for r in ("cpu", "memory", "ephemeral-storage")
+        }
+        dns = _container(coredns, kind)
+        for r in control_plane:
+            own[f"{kind}.{r}"] = control_plane[r] + dns[r]
+    own["requests.storage"] = q(chart["controlPlane"]["statefulSet"]["persistence"]["volumeClaim"]["size"])
+    expected = {k: v for k, v in tenant_sizing.VCLUSTER_OWN.items() if k in own}
+    assert own == expected
+
+
+def test_nodeport_service_has_two_ports_and_load_balancer_one(chart: dict[str, Any]) -> None:
+    """The kubelet port is added while proxyKubelets.byHostname is on and the type is not LoadBalancer."""
+    template = (SCHEMAS / "vcluster-service-template-0.36.1.yaml").read_text()
+    condition = (
+        "{{- if and .Values.networking.advanced.proxyKubelets.byHostname (not (eq "
+        '.Values.controlPlane.service.spec.type "LoadBalancer")) }}'
+    )
+    assert condition in template
+    assert "- name: https" in template
+    assert chart["networking"]["advanced"]["proxyKubelets"]["byHostname"] is True
+    assert tenant_sizing.SERVICE_QUOTA["node-port"]["services.nodeports"] == 2
+    assert tenant_sizing.SERVICE_QUOTA["load-balancer"] == {
+        "services.nodeports": 1,
+        "services.loadbalancers": 1,
+    }
+
+
+# --- every stack: the rendered quota holds the vCluster and the tenant's workloads -------------------------
+
+
+def _rendered_quotas(stack: str) -> dict[str, dict[str, str]]:
+    rendered = render_stack(ROOT, stack)
+    out = {}
+    for r in rendered.of_type("kubernetes:helm.sh/v3:Release"):
+        if r.inputs.get("chart") == "vcluster":
+            out[r.inputs["name"]] = r.inputs["values"]["policies"]["resourceQuota"]["quota"]
+    return out
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_rendered_quota_holds_the_vcluster_its_service_and_the_declared_workloads(stack: str) -> None:
+    config = load_stack(ROOT, stack).config
+    quotas = _rendered_quotas(stack)
+    assert set(quotas) == {t.name for t in config.tenants}
+    for tenant in config.tenants:
+        need = tenant_sizing.tenant_need(config, tenant, tenant_sizing.exposure(config, tenant))
+        hard = {k: q(v) for k, v in quotas[tenant.name].items()}
+        short = {k: (str(hard.get(k)), str(v)) for k, v in need.items() if hard.get(k, Fraction(0)) < v}
+        assert short == {}, f"{stack}/{tenant.name}"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_tenant_workload_fits_the_limit_range(stack: str) -> None:
+    """After the LimitRange fills in defaults, no container asks for more than its limit."""
+    config = load_stack(ROOT, stack).config
+    for work in config.workloads:
+        if work.tenant is not None:
+            shape = tenant_sizing.pod_shape(work)
+            assert all(shape.requests[r] <= shape.limits[r] for r in shape.requests), work.name
+
+
+def test_prod_quota_is_raised_to_what_research_declares() -> None:
+    """research: a 4-GPU fine-tune with 48 CPUs/512Gi plus two 4-CPU/32Gi servers, and the vCluster."""
+    quota = _rendered_quotas("prod")["research"]
+    assert q(quota["requests.cpu"]) == Fraction(48 + 2 * 4) + Fraction(220, 1000)
+    assert q(quota["requests.memory"]) == q("512Gi") + 2 * q("32Gi") + q("320Mi")
+    assert quota["services.nodeports"] == "1"  # its LoadBalancer Service: one https port
+
+
+def test_kind_tenant_quota_allows_both_nodeports() -> None:
+    assert _rendered_quotas("dev")["team-a"]["services.nodeports"] == "2"
+
+
+def test_vllm_servers_get_room_for_their_weights() -> None:
+    config = load_stack(ROOT, "prod").config
+    for name in ("llm-eval-server", "chat-serve"):
+        work = next(w for w in config.workloads if w.name == name)
+        assert work.ephemeral_storage is not None
+        assert work.ephemeral_storage.value >= 16 * 2**30
+
+
+# --- explicit overrides that are too small are a config error --------------------------------------------
+
+
+def test_an_explicit_quota_below_the_need_names_the_workloads(tmp_path: Path) -> None:
+    text = (ROOT / "Pulumi.prod.yaml").read_text()
+    document = yaml.safe_load(text)
+    tenants = document["config"]["kaistack:tenants"]
+    tenants[0].setdefault("isolation", {}).setdefault("resourceQuota", {})["quota"] = {"requests.cpu": "8"}
+    (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
+    (tmp_path / "Pulumi.small.yaml").write_text(yaml.safe_dump(document))
+    with pytest.raises(
+        ConfigError, match=r"tenants\[0\]\.isolation\.resourceQuota\.quota\.requests\.cpu: 8 is less"
+    ) as err:
+        load_stack(tmp_path, "small")
+    assert "llm-finetune 48" in str(err.value)
+    assert "vCluster itself 220m" in str(err.value)
