@@ -33,8 +33,8 @@ def parse_version(tag: str) -> tuple[int, int, int]:
 
 
 def chart_address(version: str) -> str:
-    """The chart moved registries after v0.13.x (kai.md §1; versions.KAI_LEGACY_CHART)."""
-    return versions.KAI_LEGACY_CHART if parse_version(version) < (0, 14, 0) else versions.KAI_CHART
+    """The registry that tag's own release workflow pushed its chart to (versions.KAI_CHARTS)."""
+    return versions.KAI_CHARTS[version]
 
 
 def runtime_class_key(version: str) -> str:
@@ -100,9 +100,12 @@ def kai_values(config: StackConfig) -> dict[str, Any]:
         # Older charts ignore the key (kai.md §1.1); the model refuses a custom key for them.
         values["podgrouper"] = {"queueLabelKey": kai.queue_label_key}
     binder: dict[str, Any] = {}
-    if kai.runtime_class_name not in (None, "nvidia"):
-        # Reservation pods default to RuntimeClass `nvidia` (binder API default, kai.md §1.1); a
-        # cluster that names its NVIDIA runtime class differently needs them to follow suit.
+    if kai.runtime_class_name and config.gpu.mode == "device-plugin" and version >= (0, 16, 0):
+        # Since v0.16.0 reservation pods get no runtime class unless binder.runtimeClassName is set
+        # (KAI@v0.17.0:deployments/kai-scheduler/templates/_helpers.tpl:139-141; values.yaml has no
+        # default). With the device plugin alone (nvkind, or a node whose default runtime is not
+        # NVIDIA's) they would see no GPU. GPU Operator >= v25.10 hands devices out by CDI and the EKS
+        # NVIDIA AMI makes nvidia the default runtime: those need nothing here.
         binder["runtimeClassName"] = kai.runtime_class_name
     if kai.memory_isolation:
         # KAI >= v0.17 + HAMi-core (vcluster-and-gpu.md §6, KAI docs/gpu-sharing/hami/README.md).

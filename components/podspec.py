@@ -109,7 +109,27 @@ def pod_template(
     annotations = pod_annotations(work)
     if annotations:
         metadata["annotations"] = annotations
-    return {"metadata": metadata, "spec": pod_spec(work, container_name, restart_policy)}
+    spec = pod_spec(work, container_name, restart_policy)
+    runtime = gpu_runtime_class(config)
+    if runtime and work.gpu:
+        spec["runtimeClassName"] = runtime
+    return {"metadata": metadata, "spec": spec}
+
+
+def gpu_runtime_class(config: StackConfig) -> str | None:
+    """The RuntimeClass whole-GPU pods need, or None where the runtime hands out GPUs by itself.
+
+    With the device plugin alone (nvkind), `nvidia` is not containerd's default runtime and the plugin's
+    default deviceListStrategy is `envvar`, which only the NVIDIA runtime reads (NVIDIA/k8s-device-plugin
+    @v0.20.0 README "deviceListStrategy"; NVIDIA/nvkind stopped making nvidia the default in Feb 2025).
+    KAI's admission only injects a runtime class into fractional pods (KAI@v0.17.0
+    pkg/admission/webhook/v1alpha2/runtimeenforcement), so whole-GPU pods must name it themselves.
+    GPU Operator >= v25.10 hands devices out by CDI (NVIDIA/gpu-operator v25.10.0 release notes: "CDI is
+    now enabled by default"), and the EKS NVIDIA AMI makes nvidia the default runtime: nothing needed.
+    """
+    if config.gpu.mode == "device-plugin" and config.cluster.provider == "kind":
+        return config.gpu.device_plugin.runtime_class_name
+    return None
 
 
 def manifest(config: StackConfig, work: Workload) -> dict[str, Any]:

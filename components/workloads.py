@@ -23,8 +23,13 @@ from kaistack.declaration.model import StackConfig, Workload
 # install guide names (kubeflow.org/docs/components/training/installation: `kubectl apply
 # --server-side -k "github.com/kubeflow/training-operator.git/manifests/overlays/standalone?ref=v1.8.1"`).
 TRAINING_OPERATOR_VERSION = "v1.8.1"
+# kustomize.v2.Directory hands the string to kustomize's own loader, which splits repository from
+# path at `//` and takes the ref from `?ref=` (kustomize api v0.21.1 internal/git/repospec.go;
+# pulumi-kubernetes v4.32.0 provider/pkg/provider/kustomize/v2/directory.go passes it unchanged). A
+# GitHub `/tree/<ref>/` page URL is not understood (pulumi/pulumi-kubernetes#3358). Needs `git` where
+# the provider runs.
 TRAINING_OPERATOR_KUSTOMIZATION = (
-    f"https://github.com/kubeflow/training-operator/tree/{TRAINING_OPERATOR_VERSION}/manifests/overlays/standalone"
+    f"https://github.com/kubeflow/training-operator//manifests/overlays/standalone?ref={TRAINING_OPERATOR_VERSION}"
 )
 # Namespaces that always exist (or that another component creates) are never declared again.
 PRESENT_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})

@@ -4,12 +4,69 @@
 these are the defaults when a stack says nothing.
 """
 
-# KAI scheduler v0.17.0 (2026-08-03, commit f218c69b). OCI chart address moved between v0.13 and
-# v0.14; the chart version is the git tag *with* the "v". Source: KAI README and
-# .github/workflows/push-artifacts.yaml (see ../shared/reference/kai.md §1).
+# KAI scheduler v0.17.0 (2026-08-03, commit f218c69b); the chart version is the git tag *with* the "v".
 KAI_VERSION = "v0.17.0"
 KAI_CHART = "oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler"
-KAI_LEGACY_CHART = "oci://ghcr.io/nvidia/kai-scheduler/kai-scheduler"  # <= v0.13.x
+KAI_LEGACY_CHART = "oci://ghcr.io/nvidia/kai-scheduler/kai-scheduler"
+_KAI, _NVIDIA = KAI_CHART, KAI_LEGACY_CHART
+# Every KAI release kaistack deploys, and the registry its chart was pushed to. The registry is
+# decided per tag by that tag's .github/workflows/push-artifacts.yaml (DOCKER_REGISTRY); it is not
+# monotonic: v0.12.18+ and v0.13.1+ went to ghcr.io/kai-scheduler while v0.12.17 and v0.13.0 went
+# to ghcr.io/nvidia (kai-scheduler/KAI-Scheduler@<tag>:.github/workflows/push-artifacts.yaml; the
+# whole table with commits and line numbers is tests/data/kai/chart-registry.yaml). v0.12.8 was
+# never tagged. Later tags (v0.17.1+, v0.18.x) could not be read at source and are refused.
+KAI_CHARTS: dict[str, str] = {
+    "v0.12.0": _NVIDIA,
+    "v0.12.1": _NVIDIA,
+    "v0.12.2": _NVIDIA,
+    "v0.12.3": _NVIDIA,
+    "v0.12.4": _NVIDIA,
+    "v0.12.5": _NVIDIA,
+    "v0.12.6": _NVIDIA,
+    "v0.12.7": _NVIDIA,
+    "v0.12.9": _NVIDIA,
+    "v0.12.10": _NVIDIA,
+    "v0.12.11": _NVIDIA,
+    "v0.12.12": _NVIDIA,
+    "v0.12.13": _NVIDIA,
+    "v0.12.14": _NVIDIA,
+    "v0.12.15": _NVIDIA,
+    "v0.12.16": _NVIDIA,
+    "v0.12.17": _NVIDIA,
+    "v0.12.18": _KAI,
+    "v0.12.19": _KAI,
+    "v0.12.20": _KAI,
+    "v0.12.21": _KAI,
+    "v0.12.22": _KAI,
+    "v0.12.23": _KAI,
+    "v0.13.0": _NVIDIA,
+    "v0.13.1": _KAI,
+    "v0.13.2": _KAI,
+    "v0.13.3": _KAI,
+    "v0.13.4": _KAI,
+    "v0.14.0": _KAI,
+    "v0.14.1": _KAI,
+    "v0.14.2": _KAI,
+    "v0.14.3": _KAI,
+    "v0.14.4": _KAI,
+    "v0.14.5": _KAI,
+    "v0.14.6": _KAI,
+    "v0.14.7": _KAI,
+    "v0.15.0": _KAI,
+    "v0.15.1": _KAI,
+    "v0.15.2": _KAI,
+    "v0.15.3": _KAI,
+    "v0.16.0": _KAI,
+    "v0.16.1": _KAI,
+    "v0.16.2": _KAI,
+    "v0.16.3": _KAI,
+    "v0.16.4": _KAI,
+    "v0.16.5": _KAI,
+    "v0.16.6": _KAI,
+    "v0.16.7": _KAI,
+    "v0.16.8": _KAI,
+    "v0.17.0": _KAI,
+}
 # Tags retracted upstream (commit "chore(release): retract versions v0.20.0 and v0.20.1 (#701)").
 KAI_RETRACTED = frozenset({"v0.20.0", "v0.20.1"})
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import yaml
 from platform_testlib import COMMAND, PROVIDER, RELEASE, base_raw, inputs, merged, named, of_type, release, run_program
 
 from kaistack.declaration import versions
+
+ROOT = Path(__file__).resolve().parents[2]
 
 EXISTING_KUBECONFIG = "apiVersion: v1\nkind: Config\nusers: [{name: admin, user: {token: s3cr3t-token}}]\n"
 
@@ -148,13 +152,17 @@ def test_gpu_mode_none_installs_no_gpu_stack(mocks):
 @pytest.mark.parametrize(
     ("version", "chart", "runtime_key"),
     [
-        ("v0.13.0", versions.KAI_LEGACY_CHART, "gpuPodRuntimeClassName"),
+        # kai-scheduler/KAI-Scheduler@<tag>:.github/workflows/push-artifacts.yaml DOCKER_REGISTRY, per tag:
+        ("v0.12.17", versions.KAI_LEGACY_CHART, "gpuPodRuntimeClassName"),  # ghcr.io/nvidia/kai-scheduler
+        ("v0.12.18", versions.KAI_CHART, "gpuPodRuntimeClassName"),  # ghcr.io/kai-scheduler/kai-scheduler
+        ("v0.13.0", versions.KAI_LEGACY_CHART, "gpuPodRuntimeClassName"),  # ghcr.io/nvidia/kai-scheduler
+        ("v0.13.1", versions.KAI_CHART, "gpuPodRuntimeClassName"),  # ghcr.io/kai-scheduler/kai-scheduler
         ("v0.15.1", versions.KAI_CHART, "gpuPodRuntimeClassName"),
         ("v0.16.0", versions.KAI_CHART, "gpuFractionRuntimeClassName"),
     ],
 )
 def test_kai_chart_address_and_runtime_class_key_follow_the_version(mocks, version, chart, runtime_key):
-    """Registry moved after v0.13.x; the runtime-class key was renamed in v0.16 (kai.md §1)."""
+    """The registry is each tag's own release workflow's; the runtime-class key was renamed in v0.16."""
     run_program(mocks, merged(base_raw(), kai={"version": version}))
     kai = inputs(release(mocks.resources, "kai-scheduler"))
     assert (kai["chart"], kai["version"]) == (chart, version)
@@ -170,11 +178,35 @@ def test_kai_runtime_class_none_disables_the_injection(mocks):
     assert "binder" not in values
 
 
-def test_kai_custom_runtime_class_also_applies_to_reservation_pods(mocks):
-    """A differently named NVIDIA runtime class is needed by the binder's reservation pods too."""
-    run_program(mocks, merged(base_raw(), kai={"runtimeClassName": "nvidia-cdi"}))
+@pytest.mark.parametrize("runtime_class", ["nvidia", "nvidia-cdi"])
+def test_device_plugin_mode_gives_reservation_pods_the_runtime_class(mocks, runtime_class):
+    """Since KAI v0.16.0 reservation pods get no runtime class unless binder.runtimeClassName is set
+    (KAI@v0.17.0:deployments/kai-scheduler/templates/_helpers.tpl:139-141, no default in values.yaml);
+    with the device plugin alone (nvkind) nvidia is not the default runtime, so it must be set."""
+    run_program(mocks, merged(base_raw(), gpu=gpu("device-plugin"), kai={"runtimeClassName": runtime_class}))
     values = inputs(release(mocks.resources, "kai-scheduler"))["values"]
-    assert values["binder"] == {"runtimeClassName": "nvidia-cdi"}
+    assert values["binder"] == {"runtimeClassName": runtime_class}
+
+
+def test_fake_gpus_need_no_runtime_class_for_reservation_pods(mocks):
+    run_program(mocks, base_raw())
+    assert "binder" not in inputs(release(mocks.resources, "kai-scheduler"))["values"]
+
+
+def test_every_supported_kai_version_matches_its_release_workflow():
+    """versions.KAI_CHARTS against the per-tag table read from each tag's push-artifacts.yaml."""
+    table = yaml.safe_load((ROOT / "tests" / "data" / "kai" / "chart-registry.yaml").read_text())
+    for tag, chart in versions.KAI_CHARTS.items():
+        assert table[tag]["chart"] == chart, tag
+    assert versions.KAI_VERSION in versions.KAI_CHARTS
+
+
+@pytest.mark.parametrize("version", ["v0.17.1", "v0.18.0", "v0.12.8", "v0.11.0"])
+def test_a_kai_version_not_checked_at_source_is_refused(version):
+    from kaistack.declaration.model import KaiConfig
+
+    with pytest.raises(ValueError, match=rf"{version} is not a KAI release kaistack has checked at source"):
+        KaiConfig.model_validate({"version": version})
 
 
 def test_kai_memory_isolation_enables_hamicore_and_installs_the_isolator(mocks):
@@ -182,7 +214,7 @@ def test_kai_memory_isolation_enables_hamicore_and_installs_the_isolator(mocks):
     raw = merged(base_raw(), gpu=gpu("device-plugin"), kai={"memoryIsolation": True})
     run_program(mocks, raw)
     kai = release(mocks.resources, "kai-scheduler/kai-scheduler")
-    assert inputs(kai)["values"]["binder"] == {"plugins": {"hamicore": {"enabled": True}}}
+    assert inputs(kai)["values"]["binder"] == {"runtimeClassName": "nvidia", "plugins": {"hamicore": {"enabled": True}}}
     isolator = release(mocks.resources, "kai-resource-isolator")
     assert (inputs(isolator)["chart"], inputs(isolator)["version"]) == (
         versions.KAI_RESOURCE_ISOLATOR_CHART,
@@ -301,3 +333,40 @@ def test_tenant_host_namespace_is_labelled_with_the_tenant(mocks):
     namespace = inputs(named(mocks.resources, "kaistack-t1-namespace"))
     assert namespace["metadata"] == {"name": "vcluster-t1", "labels": {"kaistack.io/tenant": "t1"}}
     assert named(mocks.resources, "kaistack-t1-provider").type == PROVIDER
+
+
+# --- GPU pods get a working runtime on every real-GPU mode ------------------------------------------
+
+
+def _pod_spec(mocks, name):
+    obj = inputs(named(mocks.resources, name))
+    return obj["spec"]["template"]["spec"] if "template" in obj["spec"] else obj["spec"]
+
+
+def _gpu_workloads():
+    return [
+        {"name": "whole", "kind": "Deployment", "image": "x", "queue": "team", "gpu": 1},
+        {"name": "half", "kind": "Deployment", "image": "x", "queue": "team", "gpuFraction": 0.5},
+    ]
+
+
+def test_kind_device_plugin_whole_gpu_pods_name_the_nvidia_runtime_class(mocks):
+    """nvkind: nvidia is not the default runtime and the plugin's envvar strategy needs it; KAI injects the
+    class into fractional pods only (KAI@v0.17.0 pkg/admission/webhook/v1alpha2/runtimeenforcement)."""
+    run_program(mocks, merged(base_raw(), gpu=gpu("device-plugin"), workloads=_gpu_workloads()))
+    assert _pod_spec(mocks, "kaistack-workloads-whole")["runtimeClassName"] == "nvidia"
+    assert "runtimeClassName" not in _pod_spec(mocks, "kaistack-workloads-half")
+    kai = inputs(release(mocks.resources, "kai-scheduler"))["values"]
+    assert kai["admission"] == {"gpuFractionRuntimeClassName": "nvidia"}  # fractional pods: KAI injects it
+    assert kai["binder"]["runtimeClassName"] == "nvidia"  # reservation pods
+
+
+def test_gpu_operator_pods_rely_on_cdi_and_name_no_runtime_class(mocks):
+    """GPU Operator >= v25.10 turns CDI on by default (NVIDIA/gpu-operator commit 67d2e125c, first in
+    v25.10.0; the pin is v26.7.0): devices reach any pod without a runtime class."""
+    run_program(mocks, merged(base_raw(), gpu=gpu("gpu-operator"), workloads=_gpu_workloads()))
+    assert "runtimeClassName" not in _pod_spec(mocks, "kaistack-workloads-whole")
+    assert "binder" not in inputs(release(mocks.resources, "kai-scheduler"))["values"]
+    assert versions.GPU_OPERATOR_VERSION >= "v25.10.0"
+    values = yaml.safe_load((ROOT / "tests" / "data" / "schemas" / "gpu-operator-values-v26.7.0.yaml").read_text())
+    assert values["cdi"]["enabled"] is True

@@ -65,6 +65,17 @@ def test_pytorchjob_waits_for_the_training_operator_when_it_is_installed(mocks):
     assert operator.urn in named(mocks.resources, "kaistack-workloads-w").dependencies
 
 
+def test_training_operator_url_is_a_kustomize_remote_at_the_pinned_ref():
+    """kustomize's repospec splits repo and path at `//` and reads `?ref=` (kustomize api v0.21.1
+    internal/git/repospec.go, its repospec_test.go case `...//examples/multibases/dev/?ref=v1.0.6`);
+    `/tree/<ref>/` is a GitHub web page and would be read as a path (pulumi/pulumi-kubernetes#3358).
+    The overlay exists at the tag: kubeflow/training-operator@v1.8.1:manifests/overlays/standalone."""
+    assert TRAINING_OPERATOR_KUSTOMIZATION == (
+        "https://github.com/kubeflow/training-operator//manifests/overlays/standalone?ref=v1.8.1"
+    )
+    assert "/tree/" not in TRAINING_OPERATOR_KUSTOMIZATION
+
+
 def test_pytorchjob_without_the_operator_option_assumes_the_crd_exists(mocks):
     """No kustomization unless asked for (OpenShift AI and others ship the operator)."""
     run_program(mocks, with_workloads(workload(kind="PyTorchJob")))

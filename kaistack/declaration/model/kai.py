@@ -37,6 +37,12 @@ class KaiConfig(Model):
             raise ValueError(f"must be a KAI release tag with the 'v' prefix, like {versions.KAI_VERSION!r}")
         if value in versions.KAI_RETRACTED:
             raise ValueError(f"{value} is retracted upstream; use {versions.KAI_VERSION!r}")
+        if value not in versions.KAI_CHARTS:
+            known = list(versions.KAI_CHARTS)
+            raise ValueError(
+                f"{value} is not a KAI release kaistack has checked at source; supported: {known[0]} to {known[-1]} "
+                f"(default {versions.KAI_VERSION})"
+            )
         return value
 
     @model_validator(mode="after")
