@@ -18,7 +18,7 @@ import yaml
 
 from kaistack.declaration.kai_api import GPU_PRESENT_LABEL
 from kaistack.declaration.marks import NODE_POOL_LABEL as POOL_LABEL
-from kaistack.declaration.model import NodePool, StackConfig
+from kaistack.declaration.model import TENANT_NODE_PORT_BASE, NodePool, StackConfig
 
 # run:ai fake-gpu-operator opts nodes in by this label (topology.nodePoolLabelKey); the value names
 # the pool in topology.nodePools (vcluster-and-gpu.md §5).
@@ -76,15 +76,18 @@ def _devices(pool: NodePool, index: int) -> list[str]:
 
 
 def kind_config(config: StackConfig) -> dict[str, Any]:
-    """The kind cluster config (kind.x-k8s.io/v1alpha4) for the declared node pools and tenants."""
+    """The kind cluster config (kind.x-k8s.io/v1alpha4) for the declared node pools.
+
+    Nothing in it depends on the tenants: each tenant's vCluster API is a NodePort (kube-proxy answers
+    on every node) in a range mapped once on the control plane, so the Pulumi host reaches
+    https://127.0.0.1:<port>, and adding, removing or renaming a tenant never replaces the cluster.
+    """
     control_plane: dict[str, Any] = {"role": "control-plane", "image": config.cluster.kind.node_image}
-    ports = [config.tenant_node_port(t) for t in config.tenants if t.api_server_url is None]
-    if ports:
-        # Each tenant's vCluster API is a NodePort; kube-proxy answers on every node, so mapping it
-        # on the control plane lets the Pulumi host reach https://127.0.0.1:<port> (tenant provider).
-        control_plane["extraPortMappings"] = [
-            {"containerPort": p, "hostPort": p, "listenAddress": "127.0.0.1", "protocol": "TCP"} for p in ports
-        ]
+    first = TENANT_NODE_PORT_BASE
+    control_plane["extraPortMappings"] = [
+        {"containerPort": p, "hostPort": p, "listenAddress": "127.0.0.1", "protocol": "TCP"}
+        for p in range(first, first + config.cluster.kind.tenant_ports)
+    ]
     workers = [_worker(config, pool, i) for pool in config.cluster.node_pools for i in range(pool.count)]
     return {"kind": "Cluster", "apiVersion": "kind.x-k8s.io/v1alpha4", "nodes": [control_plane, *workers]}
 

@@ -58,15 +58,33 @@ def test_kind_config_has_the_declared_workers_with_fake_gpu_labels(dev):
 
 
 def test_kind_config_maps_the_tenant_node_port_to_localhost(dev):
-    """team-a's vCluster API NodePort 31000 is reachable on 127.0.0.1 from the Pulumi host."""
+    """team-a's vCluster API NodePort 31000 is reachable on 127.0.0.1, in the range mapped once (31000-31009)."""
     import yaml
 
     config = yaml.safe_load(inputs(named(dev, "kaistack-cluster-create"))["stdin"])
     control_plane = config["nodes"][0]
     assert control_plane["role"] == "control-plane"
     assert control_plane["extraPortMappings"] == [
-        {"containerPort": 31000, "hostPort": 31000, "listenAddress": "127.0.0.1", "protocol": "TCP"}
+        {"containerPort": p, "hostPort": p, "listenAddress": "127.0.0.1", "protocol": "TCP"}
+        for p in range(31000, 31010)
     ]
+
+
+def test_adding_a_tenant_leaves_the_kind_cluster_inputs_identical():
+    """The kind cluster (a local Command whose create/stdin change replaces it) does not see tenants."""
+    from platform_testlib import PROJECT_DIR, dev_raw
+
+    from kaistack.ops.render import render_program
+
+    def cluster(raw):
+        rendered = render_program(PROJECT_DIR / "__main__.py", "dev", raw)
+        return {r.name: r.inputs for r in rendered.resources if r.type.startswith("command:local:")}
+
+    before = dev_raw()
+    after = dev_raw()
+    after["tenants"] = [*after["tenants"], {"name": "team-b", "queues": ["team-a"]}]
+    assert cluster(after) == cluster(before)
+    assert cluster(before)
 
 
 def test_host_provider_uses_the_kind_kubeconfig_as_a_secret(dev):

@@ -266,15 +266,15 @@ def test_queue_optional_fields_reach_the_spec(mocks):
 # --- tenants -----------------------------------------------------------------------------------------
 
 
-def test_tenant_with_api_server_url_exports_that_server_and_maps_no_port(mocks):
-    """Given URL: exportKubeConfig.server and SAN, no NodePort service, no kind port mapping."""
+def test_tenant_with_api_server_url_exports_that_server(mocks):
+    """Given URL: exportKubeConfig.server and SAN, no NodePort service; the kind mapping is the fixed range."""
     tenant = {"name": "t1", "queues": ["team"], "apiServerUrl": "https://t1.example.com:443"}
     config = kind_values(mocks, merged(base_raw(), tenants=[tenant]))
     values = inputs(named(mocks.resources, "kaistack-t1-vcluster"))["values"]
     assert values["exportKubeConfig"] == {"server": "https://t1.example.com:443"}
     assert values["controlPlane"]["proxy"] == {"extraSANs": ["localhost", "t1.example.com"]}
     assert "service" not in values["controlPlane"]
-    assert "extraPortMappings" not in config["nodes"][0]
+    assert [m["hostPort"] for m in config["nodes"][0]["extraPortMappings"]] == list(range(31000, 31010))
 
 
 def test_tenant_off_kind_without_url_is_a_load_balancer_read_back_for_the_provider(mocks):

@@ -84,6 +84,11 @@ class NodePool(Model):
 
 class KindSettings(Model):
     node_image: Text = Field(default=versions.KIND_NODE_IMAGE, description="kindest/node image (pin by digest)")
+    # kind maps host ports only when the cluster is created: a port added later replaces the cluster
+    # (every tenant and workload gone). So a fixed range is mapped once, whatever the tenants are.
+    tenant_ports: int = Field(
+        default=10, ge=1, le=100, description="NodePorts mapped to localhost from 31000, one per tenant vCluster API"
+    )
 
 
 class ExistingSettings(Model):

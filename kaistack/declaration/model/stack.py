@@ -180,9 +180,19 @@ def _queue_tree_problems(stack: StackConfig) -> list[str]:
 
 def _kind_ports(stack: StackConfig) -> list[str]:
     counts = Counter(stack.tenant_node_port(t) for t in stack.tenants)
-    return [
+    problems = [
         f"tenants: nodePort {p} is used by more than one tenant (unset ones count up from "
         f"{TENANT_NODE_PORT_BASE}); set tenants[].nodePort explicitly"
         for p in sorted(counts)
         if counts[p] > 1
     ]
+    last = TENANT_NODE_PORT_BASE + stack.cluster.kind.tenant_ports - 1
+    for i, tenant in enumerate(stack.tenants):
+        port = stack.tenant_node_port(tenant)
+        if tenant.api_server_url is None and not TENANT_NODE_PORT_BASE <= port <= last:
+            problems.append(
+                f"tenants[{i}].nodePort: {port} is outside the ports the kind cluster maps "
+                f"({TENANT_NODE_PORT_BASE}-{last}); raise cluster.kind.tenantPorts (it replaces the cluster "
+                "once) or pick a free port in the range"
+            )
+    return problems
