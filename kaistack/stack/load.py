@@ -8,7 +8,8 @@ then do the same three things, so every command sees the same stack:
    named by key path, with the version rules of the model (KAI/vCluster features by version), and
    hold an EKS stack's `aws:region`, when given, to `kaistack:cluster.eks.region`;
 2. resolve capacity the declaration leaves to discovery: EKS pools from EC2 (`kaistack.stack.eks`,
-   the declared values when AWS cannot be asked);
+   the declared values when AWS cannot be asked); an existing cluster's pools from its live nodes
+   when it declares none (`kaistack.stack.existing`, refused with what to declare when unreadable);
 3. return the model with notes that say what resolution did (zones picked, facts taken unverified).
 
 `__main__.py`, render, validate, check, verify, lint `--stack`, promote and the policy pack all call it.
@@ -24,7 +25,7 @@ from typing import Any
 
 from kaistack.declaration.model import StackConfig
 from kaistack.declaration.parse import NAMESPACE, ConfigError, parse_config
-from kaistack.stack import eks
+from kaistack.stack import eks, existing
 from kaistack.stack.files import kaistack_keys, plain_setting, read_stack_file, stack_file
 
 
@@ -39,6 +40,7 @@ class LoadOptions:
 
     discover: bool = True
     ec2: Any = None
+    read_nodes: Any = None  # `(existing settings) -> [node]`, instead of asking the cluster (tests)
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,8 @@ def resolve(
     notes: list[str] = []
     if options.discover:
         config, found = eks.discover(config, options.ec2)
+        notes += found
+        config, found = existing.discover(config, source, options.read_nodes)
         notes += found
     return ResolvedStack(stack, source, raw, config, tuple(notes))
 

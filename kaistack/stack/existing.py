@@ -1,0 +1,178 @@
+"""Capacity of an existing cluster that declares no node pools: read from its live nodes.
+
+What KAI itself reads from a node (kai.md §2; KAI@v0.17.0 pkg/scheduler/api/node_info): allocatable
+`nvidia.com/gpu` and MIG resources, the GPU feature discovery labels `nvidia.com/gpu.product`,
+`nvidia.com/gpu.memory` (MiB) and `nvidia.com/mig.strategy`, allocatable cpu, memory and pods, and
+the node's taints. Nodes with the same shape become one pool, so `kaistack check` and the Platform's
+capacity gate work as for declared pools. Control-plane and unschedulable nodes are left out, as the
+scheduler leaves them out.
+
+Without a readable cluster (offline, no credentials, a secret kubeconfig the stack file cannot
+show) the stack is refused with what to declare instead, never checked against zero nodes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from kaistack.declaration import kai_api
+from kaistack.declaration.model import NodePool, StackConfig
+from kaistack.declaration.parse import SECRET_PLACEHOLDER, ConfigError
+from placement.quantity import Quantity, QuantityError
+
+CONTROL_PLANE_TAINTS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
+WHAT_TO_DECLARE = (
+    "declare cluster.nodePools (name, count, gpus, gpuProduct, gpuMemoryMiB, cpu, memory, taints) to check "
+    "without the cluster"
+)
+
+
+def needs_discovery(config: StackConfig) -> bool:
+    return config.cluster.provider == "existing" and not config.cluster.node_pools
+
+
+def discover(config: StackConfig, source: str, read_nodes: Any = None) -> tuple[StackConfig, list[str]]:
+    """The config with pools read from the cluster's nodes, and a note saying so; ConfigError when unreadable.
+
+    `read_nodes(settings) -> list[node dict]` is the seam tests replace; by default the cluster named by
+    `cluster.existing` is asked through kaistack.kube.
+    """
+    if not needs_discovery(config):
+        return config, []
+    settings = config.cluster.existing
+    where = f"context {settings.context!r}" if settings and settings.context else "the stack's kubeconfig"
+    try:
+        nodes = (read_nodes or read_live_nodes)(settings)
+    except Exception as err:  # KubeError, or a kubeconfig that cannot be used here
+        raise ConfigError(
+            [
+                f"cluster.nodePools: none declared, and the nodes of {where} could not be read ({err}); "
+                f"{WHAT_TO_DECLARE}"
+            ],
+            source,
+        ) from err
+    pools = pools_from_nodes(nodes)
+    if not pools:
+        raise ConfigError(
+            [f"cluster.nodePools: none declared, and {where} has no schedulable worker node; {WHAT_TO_DECLARE}"],
+            source,
+        )
+    cluster = config.cluster.replace(node_pools=pools)
+    summary = ", ".join(
+        f"{p.name} ({p.count} x {p.gpus or 0} GPU {p.gpu_product or ''})".replace(" )", ")") for p in pools
+    )
+    return config.replace(cluster=cluster), [f"read {len(nodes)} nodes from {where}: {summary}"]
+
+
+def read_live_nodes(settings: Any) -> list[dict[str, Any]]:
+    from kaistack.kube.client import KubeClient, KubeError
+    from kaistack.kube.resources import Node
+
+    text, base = _kubeconfig(settings)
+    if text is None:
+        raise KubeError("the kubeconfig is a Pulumi secret, which only `pulumi up`/`preview` can read")
+    with KubeClient.from_kubeconfig(text, context=settings.context, base_dir=base) as client:
+        return client.list(Node)
+
+
+def _kubeconfig(settings: Any) -> tuple[str | None, Path]:
+    if settings.kubeconfig:
+        return (None if settings.kubeconfig == SECRET_PLACEHOLDER else settings.kubeconfig), Path.cwd()
+    for part in os.environ.get("KUBECONFIG", "").split(os.pathsep):
+        path = Path(part).expanduser()
+        if part and path.is_file():
+            return path.read_text(), path.parent
+    default = Path.home() / ".kube" / "config"
+    if default.is_file():
+        return default.read_text(), default.parent
+    from kaistack.kube.client import KubeError
+
+    raise KubeError("no kubeconfig: set KUBECONFIG or create ~/.kube/config")
+
+
+def pools_from_nodes(nodes: Sequence[Mapping[str, Any]]) -> list[NodePool]:
+    """Schedulable worker nodes grouped by shape into node pools (named after GPU model, or `cpu`)."""
+    shapes: dict[tuple[Any, ...], list[str]] = {}
+    fields: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for node in nodes:
+        shape = _shape(node)
+        if shape is None:
+            continue
+        key = tuple(sorted((k, repr(v)) for k, v in shape.items()))
+        shapes.setdefault(key, []).append(str(node.get("metadata", {}).get("name", "")))
+        fields[key] = shape
+    pools = []
+    used: set[str] = set()
+    for key in sorted(shapes, key=lambda k: sorted(shapes[k])[0]):
+        shape = fields[key]
+        base = _pool_name(shape)
+        name = base
+        n = 2
+        while name in used:
+            name, n = f"{base}-{n}", n + 1
+        used.add(name)
+        pools.append(NodePool.model_validate({"name": name, "count": len(shapes[key]), **shape}))
+    return pools
+
+
+def _shape(node: Mapping[str, Any]) -> dict[str, Any] | None:
+    spec = node.get("spec") or {}
+    if spec.get("unschedulable"):
+        return None
+    taints = [t for t in spec.get("taints") or [] if isinstance(t, Mapping)]
+    if any(t.get("key") in CONTROL_PLANE_TAINTS and t.get("effect") == "NoSchedule" for t in taints):
+        return None
+    labels = (node.get("metadata") or {}).get("labels") or {}
+    allocatable = (node.get("status") or {}).get("allocatable") or {}
+    shape: dict[str, Any] = {
+        "cpu": _quantity(allocatable.get("cpu"), "0"),
+        "memory": _quantity(allocatable.get("memory"), "0"),
+        "pods": int(_number(allocatable.get("pods"), 110)),
+    }
+    gpus = int(_number(allocatable.get(kai_api.GPU_RESOURCE), 0))
+    if gpus:
+        shape["gpus"] = gpus
+        if labels.get(kai_api.GPU_PRODUCT_LABEL):
+            shape["gpuProduct"] = str(labels[kai_api.GPU_PRODUCT_LABEL])
+        memory = _number(labels.get(kai_api.GPU_MEMORY_LABEL), 0)
+        if memory:
+            shape["gpuMemoryMiB"] = int(memory)
+    mig = {
+        str(k): int(_number(v, 0))
+        for k, v in allocatable.items()
+        if str(k).startswith(kai_api.MIG_RESOURCE_PREFIX) and _number(v, 0)
+    }
+    if mig:
+        shape["mig"] = mig
+        shape["migStrategy"] = labels.get(kai_api.MIG_STRATEGY_LABEL, "mixed")
+    kept = [
+        {"key": t["key"], "effect": t["effect"], **({"value": t["value"]} if t.get("value") else {})}
+        for t in taints
+        if t.get("key") and t.get("effect") in ("NoSchedule", "NoExecute")
+    ]
+    if kept:
+        shape["taints"] = kept
+    return shape
+
+
+def _pool_name(shape: Mapping[str, Any]) -> str:
+    product = str(shape.get("gpuProduct") or ("gpu" if shape.get("gpus") else "cpu")).lower()
+    cleaned = "".join(c if c.isalnum() else "-" for c in product).strip("-")
+    return "-".join(p for p in cleaned.split("-") if p)[:50] or "nodes"
+
+
+def _quantity(value: Any, default: str) -> str:
+    try:
+        return str(Quantity.parse(value if value is not None else default))
+    except QuantityError:
+        return default
+
+
+def _number(value: Any, default: float) -> float:
+    try:
+        return float(Quantity.parse(value).value) if value is not None else default
+    except QuantityError:
+        return default

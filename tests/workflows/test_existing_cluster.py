@@ -1,0 +1,125 @@
+"""An existing cluster without declared node pools: capacity read from its live nodes, or a clear refusal.
+
+Node objects are shaped as `kubectl get nodes -o yaml` prints them on a GPU cluster with NVIDIA's GPU
+feature discovery (labels nvidia.com/gpu.product, nvidia.com/gpu.memory in MiB; NVIDIA/k8s-device-plugin
+@v0.20.0 docs/gpu-feature-discovery) and the device plugin's allocatable nvidia.com/gpu.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kaistack.cli import main
+from kaistack.declaration.parse import ConfigError
+from kaistack.stack.existing import pools_from_nodes
+from kaistack.stack.load import LoadOptions, load_stack
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def node(name: str, *, gpus: int = 0, product: str = "", memory: int = 0, taints: list[Any] | None = None) -> dict:
+    labels = {"kubernetes.io/hostname": name}
+    allocatable = {"cpu": "63900m", "memory": "515000Mi", "pods": "110", "ephemeral-storage": "900Gi"}
+    if gpus:
+        labels |= {
+            "nvidia.com/gpu.product": product,
+            "nvidia.com/gpu.memory": str(memory),
+            "nvidia.com/gpu.count": str(gpus),
+        }
+        allocatable["nvidia.com/gpu"] = str(gpus)
+    spec: dict[str, Any] = {"taints": taints} if taints else {}
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}, "spec": spec,
+            "status": {"allocatable": allocatable, "capacity": allocatable}}  # fmt: skip
+
+
+CONTROL_PLANE = node("cp", taints=[{"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"}])
+GPU_TAINT = [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]
+NODES = [
+    CONTROL_PLANE,
+    node("gpu-a", gpus=8, product="NVIDIA-H100-80GB-HBM3", memory=81559, taints=GPU_TAINT),
+    node("gpu-b", gpus=8, product="NVIDIA-H100-80GB-HBM3", memory=81559, taints=GPU_TAINT),
+    node("l4", gpus=1, product="NVIDIA-L4", memory=23034),
+    node("cpu-1"),
+    {**node("cordoned"), "spec": {"unschedulable": True}},
+]
+
+STACK = """\
+config:
+  kaistack:cluster:
+    provider: existing
+    existing:
+      context: kind-kaistack-dev
+  kaistack:gpu:
+    mode: none
+  kaistack:queues:
+    - name: team
+  kaistack:workloads:
+    - name: train
+      kind: Job
+      image: x
+      queue: team
+      gpu: 8
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
+    (tmp_path / "Pulumi.lab.yaml").write_text(STACK)
+    return tmp_path
+
+
+def test_nodes_of_one_shape_become_one_pool_without_control_plane_or_cordoned_nodes() -> None:
+    pools = {p.name: p for p in pools_from_nodes(NODES)}
+    assert set(pools) == {"nvidia-h100-80gb-hbm3", "nvidia-l4", "cpu"}
+    h100 = pools["nvidia-h100-80gb-hbm3"]
+    assert (h100.count, h100.gpus, h100.gpu_memory_mi_b, h100.gpu_product) == (2, 8, 81559, "NVIDIA-H100-80GB-HBM3")
+    assert [(t.key, t.value, t.effect) for t in h100.taints] == [("nvidia.com/gpu", "present", "NoSchedule")]
+    assert str(pools["cpu"].cpu) == "63900m"
+    assert pools["cpu"].count == 1
+
+
+def test_check_places_work_on_the_discovered_nodes(project: Path) -> None:
+    loaded = load_stack(project, "lab", LoadOptions(read_nodes=lambda settings: NODES))
+    assert sum(p.count for p in loaded.config.cluster.node_pools) == 4
+    assert loaded.notes == (
+        "read 6 nodes from context 'kind-kaistack-dev': cpu (1 x 0 GPU), nvidia-h100-80gb-hbm3 "
+        "(2 x 8 GPU NVIDIA-H100-80GB-HBM3), nvidia-l4 (1 x 1 GPU NVIDIA-L4)",
+    )
+
+
+def test_an_unreachable_cluster_is_refused_with_what_to_declare(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KUBECONFIG", str(project / "missing"))
+    monkeypatch.setenv("HOME", str(project))
+    with pytest.raises(ConfigError, match=r"cluster\.nodePools: none declared, and the nodes of context") as err:
+        load_stack(project, "lab")
+    assert "declare cluster.nodePools (name, count, gpus" in str(err.value)
+
+
+def test_kaistack_check_offline_exits_2_with_the_message_not_a_pod_type(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("KUBECONFIG", str(project / "missing"))
+    monkeypatch.setenv("HOME", str(project))
+    assert main(["check", "--stack", "lab", "--project", str(project)]) == 2
+    err = capsys.readouterr().err
+    assert "none declared" in err
+    assert "pod type ()" not in err
+
+
+def test_live_nodes_are_read_through_the_kubeconfig(
+    project: Path, fake_kube: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The real client against the fake API on loopback: GET /api/v1/nodes, then the check fits 8 GPUs."""
+    fake_kube.responses["/api/v1/nodes"] = {"kind": "NodeList", "apiVersion": "v1", "metadata": {}, "items": NODES}
+    monkeypatch.setenv("KUBECONFIG", str(fake_kube.kubeconfig(tmp_path)))
+    assert main(["check", "--stack", "lab", "--project", str(project), "--json"]) == 0
+    report = yaml.safe_load(capsys.readouterr().out)
+    assert report["fits"] is True
+    assert ("/api/v1/nodes", {"limit": "500"}) in [
+        (p, {k: v for k, v in q.items() if k == "limit"}) for p, q in fake_kube.requests
+    ]
