@@ -176,3 +176,23 @@ def test_installs_match_the_readme_command():
     for name, job in (("preview.yml", "preview"), ("promote.yml", "promote")):
         runs = "\n".join(s.get("run", "") for s in _steps(_load(name), job))
         assert install.group(0) in runs, name
+
+
+def test_e2e_workflow_runs_up_verify_idempotency_tenant_add_and_destroy():
+    """The end-to-end run a user can start: the order of its commands, and destroy even after a failure."""
+    workflow = _load("e2e-kind.yml")
+    steps = _steps(workflow, "e2e")
+    runs = [s.get("run", "") for s in steps]
+    order = [
+        "pulumi up --stack dev --yes",
+        "kaistack verify --stack dev --wait",
+        "pulumi preview --stack dev --expect-no-changes",
+        "pulumi preview --stack dev --json",
+        "pulumi destroy --stack dev --yes",
+    ]
+    positions = [next(i for i, r in enumerate(runs) if command in r) for command in order]
+    assert positions == sorted(positions)
+    destroy = next(s for s in steps if "pulumi destroy" in s.get("run", ""))
+    assert destroy["if"] == "always()"
+    assert "PULUMI_CONFIG_PASSPHRASE" in workflow["env"]
+    assert workflow["env"]["PULUMI_BACKEND_URL"].startswith("file://")
