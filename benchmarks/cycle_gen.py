@@ -151,7 +151,8 @@ def generate(size: Size, seed: int = SEED) -> dict[str, Any]:
         "name": f"busy-{size.nodes}",
         "actions": ["allocate", "consolidation", "reclaim", "preempt"],
         "rounds": 1,
-        "placement": {"node": "binpack", "gpu": "pack"},
+        # KAI's scheduler defaults, as `kaistack check` uses them (16 consolidation preemptees).
+        "placement": {"node": "binpack", "gpu": "pack", "maxConsolidationPreemptees": 16},
         "nodes": nodes,
         "queues": queues,
         "jobs": jobs,

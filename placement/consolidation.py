@@ -47,11 +47,17 @@ def _enough_gpus(ssn: Session, job: JobState) -> bool:
 
 
 def _victims(ssn: Session, preemptor: JobState) -> VictimsOrder:
-    jobs = [
-        job
-        for job in ssn.jobs.values()
-        if job.preemptible and job is not preemptor and any(t.status in ACTIVE_ALLOCATED for t in job.tasks)
-    ]
+    """buildPreemptibleFilterFunc: preemptible jobs with running pods, at most max + 1 of them.
+
+    KAI takes them in Go map order (unspecified); here the snapshot's order, so results are repeatable.
+    """
+    limit = ssn.max_consolidation_preemptees
+    jobs: list[JobState] = []
+    for job in ssn.jobs.values():
+        if limit != -1 and len(jobs) > limit:
+            break
+        if job.preemptible and job is not preemptor and any(t.status in ACTIVE_ALLOCATED for t in job.tasks):
+            jobs.append(job)
     return VictimsOrder(ssn, jobs)
 
 

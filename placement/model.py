@@ -139,9 +139,18 @@ class Placement:
 
     node: str = "binpack"
     gpu: str = "pack"
+    # KAI's --max-consolidation-preemptees: at most this many preemptible jobs (+1, KAI counts with `>`)
+    # are offered as consolidation victims per pending job; 0 turns consolidation off, -1 is no limit.
+    # The scheduler's default is 16 (KAI@v0.17.0 cmd/scheduler/app/options/options.go:38); KAI's own
+    # test harness, and so the conformance scenarios, use -1 (pkg/scheduler/test_utils/test_utils_builder.go:84).
+    max_consolidation_preemptees: int = -1
 
     def __post_init__(self) -> None:
         if self.node not in ("binpack", "spread"):
             raise ValueError(f"placement node strategy must be 'binpack' or 'spread', got {self.node!r}")
         if self.gpu not in ("pack", "spread"):
             raise ValueError(f"placement gpu strategy must be 'pack' or 'spread', got {self.gpu!r}")
+        if self.max_consolidation_preemptees < -1:
+            raise ValueError(
+                f"maxConsolidationPreemptees must be -1 (no limit) or more, got {self.max_consolidation_preemptees}"
+            )

@@ -175,13 +175,16 @@ def _unique(r: _Reader, names: list[str], path: str) -> None:
 
 
 def _placement(r: _Reader, raw: object) -> Placement:
-    doc = r.mapping(raw or {}, "placement", {"node", "gpu"})
+    doc = r.mapping(raw or {}, "placement", {"node", "gpu", "maxConsolidationPreemptees"})
     node, gpu = doc.get("node", "binpack"), doc.get("gpu", "pack")
     if node not in ("binpack", "spread"):
         raise r.fail("placement.node", f"must be binpack or spread, got {node!r}")
     if gpu not in ("pack", "spread"):
         raise r.fail("placement.gpu", f"must be pack or spread, got {gpu!r}")
-    return Placement(node=node, gpu=gpu)
+    preemptees = r.integer(
+        doc.get("maxConsolidationPreemptees", -1), "placement.maxConsolidationPreemptees", minimum=-1, maximum=MAX_JOBS
+    )
+    return Placement(node=node, gpu=gpu, max_consolidation_preemptees=preemptees)
 
 
 def _node(r: _Reader, raw: object, path: str) -> Node:

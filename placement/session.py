@@ -33,7 +33,10 @@ class Session:
         self.placement = placement
         # gpusharingorder and consolidation are binpack-only (KAI operator plugin/action defaults).
         self.gpu_sharing_order = placement.node == "binpack" and placement.gpu == "pack"
-        self.consolidation_enabled = placement.node == "binpack" and placement.gpu == "pack"
+        self.consolidation_enabled = (
+            placement.node == "binpack" and placement.gpu == "pack" and placement.max_consolidation_preemptees != 0
+        )
+        self.max_consolidation_preemptees = placement.max_consolidation_preemptees
         names = [n.name for n in snapshot.nodes]
         if len(set(names)) != len(names):
             raise ValueError("node names must be unique")

@@ -225,7 +225,10 @@ class JobSolver:
         ]
         order = JobsOrder(ssn, [*candidates, preemptor])  # type: ignore[list-item]  # a PartialJob orders like a job
         placed = False
-        while True:
+        # Pending jobs that are not victims are only popped, never placed: popping changes no state, so
+        # once the preemptor is placed and every victim job has had its turn, the rest cannot matter.
+        waiting = {j.name for j in candidates if j.name in victim_jobs}
+        while not (placed and not waiting):
             job = order.pop()
             if job is None:
                 break
@@ -236,6 +239,7 @@ class JobSolver:
                     return None
                 placed = True
             elif job.name in victim_jobs:
+                waiting.discard(job.name)
                 allocate_job(ssn, stmt, job, True, nodes)
         if not placed:
             return None

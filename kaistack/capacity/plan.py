@@ -72,7 +72,10 @@ def plan(config: StackConfig) -> Plan:
         jobs.extend(new_jobs)
         plans.append(plan_)
     strategy = config.kai.placement_strategy
-    placement = Placement(node=strategy, gpu="pack" if strategy == "binpack" else "spread")
+    # KAI's scheduler default for consolidation victims (cmd/scheduler/app/options/options.go:38).
+    placement = Placement(
+        node=strategy, gpu="pack" if strategy == "binpack" else "spread", max_consolidation_preemptees=16
+    )
     return Plan(Snapshot(tuple(nodes), queues, tuple(jobs)), placement, tuple(plans), pools)
 
 

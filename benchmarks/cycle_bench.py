@@ -1,0 +1,77 @@
+"""KAI's full default cycle (allocate, consolidation, reclaim, preempt) at XS, S and L, whole process.
+
+    .venv/bin/python benchmarks/cycle_bench.py                          # this checkout
+    git worktree add /tmp/kaistack-before <rev>
+    .venv/bin/python benchmarks/cycle_bench.py --before /tmp/kaistack-before --sizes XS S --timeout 300
+
+Each run is `kaistack simulate <scenario> --json > /dev/null` in a fresh process under /usr/bin/time
+(wall seconds and peak RSS), on the scenarios cycle_gen.py writes to benchmarks/out/busy-<size>.json
+(generated if missing). With --before, the same runs use that checkout's placement and kaistack
+packages, one size after the other, so both versions see the same machine load. A run past
+--timeout is reported as such, not as a figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "benchmarks" / "out"
+RUNNER = "import sys; sys.path.insert(0, sys.argv[1]); from kaistack.cli import main; sys.exit(main(sys.argv[2:]))"
+
+
+def scenario(size: str) -> Path:
+    path = OUT / f"busy-{size}.json"
+    if not path.exists():
+        OUT.mkdir(parents=True, exist_ok=True)
+        with path.open("w") as handle:
+            subprocess.run(
+                [sys.executable, str(ROOT / "benchmarks" / "cycle_gen.py"), "--size", size], stdout=handle, check=True
+            )
+    return path
+
+
+def run(checkout: Path, path: Path, timeout: float) -> dict[str, object]:
+    command = [
+        "/usr/bin/time",
+        "-f",
+        "%e %M",
+        sys.executable,
+        "-c",
+        RUNNER,
+        str(checkout),
+        "simulate",
+        str(path),
+        "--json",
+    ]
+    try:
+        done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"seconds": None, "rssMB": None, "note": f"did not finish in {timeout:g} s"}
+    last = done.stderr.strip().splitlines()[-1].split()
+    return {"seconds": float(last[0]), "rssMB": round(int(last[1]) / 1024), "exit": done.returncode}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", nargs="+", default=["XS", "S", "L"], choices=["XS", "S", "M", "L"])
+    parser.add_argument("--before", type=Path, help="another checkout to time side by side")
+    parser.add_argument("--timeout", type=float, default=600.0)
+    args = parser.parse_args()
+    results: dict[str, dict[str, object]] = {}
+    for size in args.sizes:
+        path = scenario(size)
+        results[size] = {"after": run(ROOT, path, args.timeout)}
+        if args.before is not None:
+            results[size]["before"] = run(args.before, path, args.timeout)
+        print(size, json.dumps(results[size]), flush=True)
+    (OUT / "cycle-bench.json").write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
