@@ -16,6 +16,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from kaistack.declaration.model import StackConfig, Tenant
+from kaistack.declaration.tenant_gangs import tenant_gang_names
 from kaistack.guardrails import admission
 
 
@@ -24,6 +25,7 @@ def tenant_policy(config: StackConfig, tenant: Tenant) -> dict[str, Any]:
         tenant.name,
         tenant.queues,
         config.kai.queue_label_key,
+        pod_groups=tenant_gang_names(config, tenant),
         sharing_enabled=config.kai.gpu_sharing,
     )
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kaistack.declaration import kai_api
+from kaistack.declaration import kai_api, tenant_gangs
 from kaistack.declaration.kai_api import GPU_RESOURCE, SCHEDULER_NAME
 from kaistack.declaration.marks import TENANT_LABEL, WORKLOAD_LABEL
 from kaistack.declaration.model import StackConfig, Workload
@@ -54,6 +54,9 @@ def pod_annotations(work: Workload) -> dict[str, str]:
         annotations[kai_api.GPU_MEMORY] = str(work.gpu_memory_mi_b)
     if work.gpu_devices is not None:
         annotations[kai_api.GPU_FRACTION_NUM_DEVICES] = str(work.gpu_devices)
+    if tenant_gangs.is_tenant_gang(work):
+        # The host-side PodGroup the pods join (kaistack.declaration.tenant_gangs).
+        annotations.update(tenant_gangs.pod_annotations(work))
     return annotations
 
 
@@ -163,8 +166,8 @@ def pytorch_spec(config: StackConfig, work: Workload) -> dict[str, Any]:
     """Kubeflow PyTorchJob (kubeflow.org/v1): a gang of Master + Workers.
 
     KAI's kubeflow grouper makes one PodGroup with minMember = runPolicy.schedulingPolicy.minAvailable
-    (kai.md §5), so the gang size is written out. Inside a vCluster the host sees bare pods and the
-    gang is lost (vcluster-and-gpu.md §1.2).
+    (kai.md §5), so the gang size is written out. Inside a vCluster the host sees bare pods, so the
+    gang is a PodGroup kaistack creates on the host (kaistack.declaration.tenant_gangs).
     """
     replicas: dict[str, Any] = {}
     for role, count in (("Master", work.pytorch.master), ("Worker", work.pytorch.workers)):

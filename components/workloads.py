@@ -17,6 +17,8 @@ import pulumi_kubernetes as k8s
 
 from components.podspec import manifest
 from components.tenant import Tenant
+from kaistack.capacity.plan import priority_class
+from kaistack.declaration import tenant_gangs
 from kaistack.declaration.model import StackConfig, Workload
 
 # Kubeflow training operator (v1 API, kubeflow.org/v1 PyTorchJob), the stable release the Kubeflow
@@ -65,6 +67,7 @@ class Workloads(pulumi.ComponentResource):
         self.resources = {}
         self.namespaces = {}
         self.training_operators = {}
+        self.pod_groups: dict[str, k8s.apiextensions.CustomResource] = {}
         after = list(depends_on or [])
         for work in config.workloads:
             target = work.tenant or "host"
@@ -84,6 +87,8 @@ class Workloads(pulumi.ComponentResource):
                 needs.append(namespace)
             if work.kind == "PyTorchJob" and config.cluster.training_operator:
                 needs.append(self._training_operator(name, target, placement, after))
+            if tenant_gangs.is_tenant_gang(work):
+                needs.append(self._gang(name, config, work, tenants, own_queue))
             self.resources[work.name] = _resource(
                 f"{name}-{work.name}",
                 work,
@@ -104,6 +109,29 @@ class Workloads(pulumi.ComponentResource):
                 ]
             }
         )
+
+    def _gang(
+        self,
+        name: str,
+        config: StackConfig,
+        work: Workload,
+        tenants: dict[str, Tenant],
+        queue: pulumi.Resource | None,
+    ) -> k8s.apiextensions.CustomResource:
+        """The host-side PodGroup a tenant gang's pods join, created before the job (tenant_gangs)."""
+        body = tenant_gangs.pod_group(config, work, priority_class(work))
+        tenant = tenants[str(work.tenant)]
+        needs = [tenant.namespace, *([queue] if queue is not None else [])]
+        gang = k8s.apiextensions.CustomResource(
+            f"{name}-{work.name}-podgroup",
+            api_version=body["apiVersion"],
+            kind=body["kind"],
+            metadata=body["metadata"],
+            spec=body["spec"],
+            opts=pulumi.ResourceOptions(parent=self, depends_on=needs),
+        )
+        self.pod_groups[work.name] = gang
+        return gang
 
     def _namespace(
         self, name: str, target: str, namespace: str, placement: pulumi.ResourceOptions, after: list[pulumi.Resource]

@@ -9,7 +9,9 @@ where most "why is it Pending" surprises come from:
 - bare Pod: one PodGroup, class `train`;
 - anything inside a tenant's vCluster: vCluster syncs pods to the host as bare pods without owner
   references (`setOwner: false`), so every pod is its own PodGroup with minMember 1 and, unless the
-  workload names a priority class, the bare-pod default `train` (vcluster-and-gpu.md §1.2).
+  workload names a priority class, the bare-pod default `train` (vcluster-and-gpu.md §1.2);
+- except a tenant's PyTorchJob: its pods join the PodGroup kaistack creates on the host
+  (kaistack.declaration.tenant_gangs), one gang of master + workers in the tenant's queue.
 
 Nodes come from the declared node pools; the control plane is not schedulable and not listed.
 """
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kaistack.declaration import kai_api
+from kaistack.declaration import kai_api, tenant_gangs
 from kaistack.declaration.model import NodePool, StackConfig, Workload
 from kaistack.declaration.model import Queue as DeclaredQueue
 from placement.model import Job, Node, Placement, Queue, QueueResource, Snapshot, Task
@@ -137,7 +139,16 @@ def _expand(config: StackConfig, work: Workload) -> tuple[list[Job], WorkloadPla
     count = work.pod_count
     jobs: list[Job] = []
     pods: list[PodRef] = []
-    if work.tenant is not None or work.kind in ("Pod", "Deployment"):
+    if tenant_gangs.is_tenant_gang(work):
+        # The host-side PodGroup kaistack creates for it: one gang in the tenant's queue.
+        tasks = tuple(task for _ in range(count))
+        job = work.name
+        if count:
+            jobs.append(
+                Job(job, queue, tasks, priority, min_member=tenant_gangs.min_member(work), preemptible=work.preemptible)
+            )
+        pods.extend(PodRef(f"{work.name}-{i}", job, i) for i in range(count))
+    elif work.tenant is not None or work.kind in ("Pod", "Deployment"):
         # One PodGroup per pod (bare pods, Deployment pods, anything synced from a vCluster).
         for i in range(count):
             job = f"{work.name}#{i}"

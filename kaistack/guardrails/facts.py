@@ -17,6 +17,7 @@ from typing import Any
 
 from kaistack.declaration import kai_api
 from kaistack.declaration.marks import PLATFORM_TYPE, TENANT_TYPE
+from kaistack.declaration.tenant_gangs import tenant_gang_names
 from kaistack.guardrails.podspec import Res, Workload, mapping, seq, tenant_label, urn_types
 
 DEFAULT_QUEUE_LABEL = kai_api.QUEUE_LABEL
@@ -28,6 +29,7 @@ class TenantFacts:
     name: str
     namespace: str  # the tenant's vCluster host namespace
     queues: tuple[str, ...]
+    pod_groups: tuple[str, ...] = ()  # host-side PodGroups of the tenant's gangs (tenant_gangs)
 
 
 @dataclass(frozen=True)
@@ -53,7 +55,10 @@ def facts_from_stack(config: Any, source: str = "") -> StackFacts:
     return StackFacts(
         leaf_queues=frozenset(config.leaf_queue_names()),
         queue_label_key=config.kai.queue_label_key,
-        tenants=tuple(TenantFacts(t.name, t.host_namespace, tuple(t.queues)) for t in config.tenants),
+        tenants=tuple(
+            TenantFacts(t.name, t.host_namespace, tuple(t.queues), tuple(tenant_gang_names(config, t)))
+            for t in config.tenants
+        ),
         gpu_sharing=config.kai.gpu_sharing,
         gpu_memory_mib=tuple(int(m) for m in memory if m),
         node_pools=tuple(p.model_dump(by_alias=True, mode="json") for p in config.cluster.node_pools),

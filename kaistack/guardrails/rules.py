@@ -268,7 +268,9 @@ def gpu_memory_utilization_within_fraction(res: Res, s: Settings, facts: StackFa
 # --- kai-no-bypass -------------------------------------------------------------------------------
 
 
-def bypass_problems(wl: Workload, t: PodTemplate, tenant: str | None, key: str) -> list[str]:
+def bypass_problems(
+    wl: Workload, t: PodTemplate, tenant: str | None, key: str, own_gangs: tuple[str, ...] = ()
+) -> list[str]:
     """Ways a pod meant for KAI skips it; the host's admission CEL refuses the same for tenant pods."""
     out = []
     node = t.spec.get("nodeName")
@@ -280,7 +282,7 @@ def bypass_problems(wl: Workload, t: PodTemplate, tenant: str | None, key: str) 
     if tenant is None:
         return out
     group = t.annotations.get(kai_api.POD_GROUP_NAME)
-    if group is not None:
+    if group is not None and group not in own_gangs:
         out.append(
             f"{t.at('metadata.annotations')} {kai_api.POD_GROUP_NAME}: {group!r} on a pod of tenant {tenant}: "
             "KAI's pod-grouper sets it; a pod that names a PodGroup joins it and its queue, whoever owns it. "
@@ -307,7 +309,8 @@ def kai_no_bypass(res: Res, s: Settings, facts: StackFacts) -> list[str]:
     for t in wl.templates:
         if tenant is None and t.spec.get("schedulerName") != s.scheduler_name and not requests_gpu(t):
             continue  # not a KAI pod and not a tenant's: nothing of KAI's to bypass
-        out += bypass_problems(wl, t, tenant, key)
+        own = facts.tenant(tenant) if tenant is not None else None
+        out += bypass_problems(wl, t, tenant, key, own.pod_groups if own is not None else ())
     return _unique(out)
 
 

@@ -67,7 +67,9 @@ def test_stack_facts_come_from_the_config_the_engine_passes() -> None:
     environ = {"PULUMI_CONFIG": json.dumps({f"kaistack:{k}": json.dumps(v) for k, v in raw.items()})}
     facts = facts_from_environ(environ)
     assert facts.leaf_queues == frozenset({"test", "team-a", "default-queue"})
-    assert facts.tenants == (TenantFacts("team-a", "vcluster-team-a", ("team-a",)),)
+    assert facts.tenants == (
+        TenantFacts("team-a", "vcluster-team-a", ("team-a",), ("kaistack-team-a-default-ddp-smoke",)),
+    )
     assert facts.gpu_memory_mib == (11441,)
     assert facts.gpu_sharing is True
 
