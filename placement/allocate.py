@@ -30,7 +30,7 @@ def allocate(ssn: Session) -> None:
     order = JobsOrder(ssn, pending_jobs(ssn))
     while True:
         job = order.pop()
-        if job is None:
+        if job is None or ssn.out_of_time():
             return
         stmt = Statement(ssn)
         if allocate_job(ssn, stmt, job, pipeline_only=False):

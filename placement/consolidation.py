@@ -67,7 +67,7 @@ def consolidation(ssn: Session) -> None:
     order = JobsOrder(ssn, [j for j in pending_jobs(ssn) if j.preemptible])
     while True:
         job = order.pop()
-        if job is None:
+        if job is None or ssn.out_of_time():
             return
         if not _enough_gpus(ssn, job):
             continue

@@ -38,7 +38,7 @@ def preempt(ssn: Session) -> None:
     order = JobsOrder(ssn, pending_jobs(ssn))
     while True:
         job = order.pop()
-        if job is None:
+        if job is None or ssn.out_of_time():
             return
         if not job.preemptible:
             requested = ssn.required_quota(job.tasks_to_allocate(real=False))

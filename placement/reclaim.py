@@ -63,7 +63,7 @@ def reclaim(ssn: Session) -> None:
     order = JobsOrder(ssn, pending_jobs(ssn))
     while True:
         job = order.pop()
-        if job is None:
+        if job is None or ssn.out_of_time():
             return
         queue = job.queue
         required = ssn.job_init_resources(job)

@@ -107,6 +107,7 @@ class Result:
     queues: dict[str, QueueResult]
     nodes: dict[str, NodeResult]
     cycles: int
+    partial: bool = False  # stopped by max_seconds: later decisions were not made
     _session: Session | None = field(default=None, repr=False)
     _reasons: dict[str, Reason] | None = field(default=None, repr=False)
 
@@ -127,7 +128,10 @@ class Result:
 
     def to_json(self) -> dict[str, Any]:
         """The scorer's shape: {"tasks": {"<job>-<i>": {status, node, gpuGroups, gpus}}}."""
-        return {"tasks": {name: task.to_json() for name, task in self.tasks.items()}}
+        out: dict[str, Any] = {"tasks": {name: task.to_json() for name, task in self.tasks.items()}}
+        if self.partial:
+            out["partial"] = True
+        return out
 
 
 def _task_result(task: TaskState) -> TaskResult:
@@ -180,7 +184,7 @@ def build_result(ssn: Session, cycles: int) -> Result:
         if t.node is not None:
             by_node.setdefault(t.node, []).append(t)
     nodes = {node.name: _node_result(node, by_node.get(node.name, [])) for node in ssn.node_list}
-    return Result(tasks=tasks, jobs=jobs, queues=queues, nodes=nodes, cycles=cycles, _session=ssn)
+    return Result(tasks=tasks, jobs=jobs, queues=queues, nodes=nodes, cycles=cycles, partial=ssn.partial, _session=ssn)
 
 
 def _node_result(node: NodeState, on_node: list[TaskResult]) -> NodeResult:

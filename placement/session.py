@@ -6,6 +6,8 @@ queues, fair shares and the node index are rebuilt from them each cycle, like KA
 
 from __future__ import annotations
 
+import time
+
 from placement.fairshare import set_fair_shares
 from placement.model import Placement, Snapshot
 from placement.node_order import NodeIndex
@@ -37,6 +39,10 @@ class Session:
             placement.node == "binpack" and placement.gpu == "pack" and placement.max_consolidation_preemptees != 0
         )
         self.max_consolidation_preemptees = placement.max_consolidation_preemptees
+        # simulate(max_seconds=...): when the clock passes `deadline` every action stops at its next job,
+        # and the result says it is partial.
+        self.deadline: float | None = None
+        self.partial = False
         names = [n.name for n in snapshot.nodes]
         if len(set(names)) != len(names):
             raise ValueError("node names must be unique")
@@ -72,6 +78,11 @@ class Session:
         self.commits = 0
 
     # ---- cycle start -----------------------------------------------------------------------------
+
+    def out_of_time(self) -> bool:
+        if self.deadline is not None and not self.partial and time.monotonic() > self.deadline:
+            self.partial = True
+        return self.partial
 
     def open(self) -> None:
         """Start a cycle: forget finished jobs' reasons, then rebuild the cluster (KAI OnSessionOpen)."""

@@ -9,6 +9,7 @@ transition applied; `settle` selects it (default: when more than one action runs
 from __future__ import annotations
 
 import gc
+import time
 from collections.abc import Callable, Iterable, Sequence
 
 from placement.allocate import allocate
@@ -52,6 +53,7 @@ def simulate(
     placement: Placement | None = None,
     settle: bool | None = None,
     max_rounds: int = MAX_ROUNDS,
+    max_seconds: float | None = None,
 ) -> Result:
     """Simulate KAI v0.17 scheduling cycles.
 
@@ -59,6 +61,8 @@ def simulate(
     rounds: number of cycles; None runs until a cycle changes nothing (at most `max_rounds`).
     settle: apply the between-cycles transition after the last cycle too (default: len(actions) > 1); nodes and
         queues are then reported as rebuilt from the settled pods.
+    max_seconds: stop every action at its next job once this much time has passed; the result is then
+        `partial` (what was decided so far, the rest still Pending).
     Raises ValueError for an unknown action or a snapshot that references missing nodes.
     """
     steps = _resolve_actions(actions)
@@ -70,7 +74,7 @@ def simulate(
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _run(snapshot, steps, rounds, placement, settle, max_rounds)
+        return _run(snapshot, steps, rounds, placement, settle, max_rounds, max_seconds)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -83,8 +87,11 @@ def _run(
     placement: Placement,
     settle: bool | None,
     max_rounds: int,
+    max_seconds: float | None = None,
 ) -> Result:
     ssn = Session(snapshot, placement)
+    if max_seconds is not None:
+        ssn.deadline = time.monotonic() + max_seconds
     cycles = 0
     limit = rounds if rounds is not None else max_rounds
     while cycles < limit:
@@ -95,7 +102,7 @@ def _run(
         for step in steps:
             step(ssn)
         cycles += 1
-        if rounds is None and ssn.commits == before:
+        if ssn.partial or (rounds is None and ssn.commits == before):
             break
     if settle if settle is not None else len(steps) > 1:
         _advance(ssn)

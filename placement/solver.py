@@ -154,13 +154,14 @@ class JobSolver:
         victims = self.victims()
         scenario = Scenario(partial, recorded)
         recorded_ids = {t.name for t in scenario.recorded_tasks}
-        while True:
+        while not self.ssn.out_of_time():
             outcome = self._try(scenario, feasible)
             if outcome:
                 stmt, victim_tasks = outcome
                 return stmt, victim_tasks, scenario
             if not self._add_next_victim(scenario, victims, recorded_ids):
                 return None
+        return None
 
     @staticmethod
     def _add_next_victim(scenario: Scenario, victims: VictimsOrder, recorded_ids: set[str]) -> bool:

@@ -19,7 +19,8 @@ examples:
                                                    allocate only, until a cycle changes nothing
 
 The file format is kai-conformance's FORMAT.md (YAML, or JSON for large scenarios).
-exit codes: 0 ok, 2 unreadable or malformed scenario
+exit codes: 0 ok, 1 stopped by --max-seconds (partial result, "partial": true in --json), 2 unreadable or
+  malformed scenario
 """
 
 
@@ -46,6 +47,13 @@ def register(subparsers: Any) -> None:
         metavar="LIST",
         help="override the scenario's actions, comma-separated (allocate,consolidation,reclaim,preempt)",
     )
+    parser.add_argument(
+        "--max-seconds",
+        type=float,
+        default=None,
+        metavar="S",
+        help="stop after about S seconds with what was decided so far, marked partial (exit 1)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -64,7 +72,15 @@ def run(args: argparse.Namespace) -> int:
             if args.rounds < 0:
                 raise ScenarioError("--rounds: must be >= 0")
             rounds = args.rounds or None
-        result = simulate(scenario.snapshot, actions=actions, rounds=rounds, placement=scenario.placement)
+        if args.max_seconds is not None and not args.max_seconds > 0:
+            raise ScenarioError("--max-seconds: must be a positive number of seconds")
+        result = simulate(
+            scenario.snapshot,
+            actions=actions,
+            rounds=rounds,
+            placement=scenario.placement,
+            max_seconds=args.max_seconds,
+        )
     except (ScenarioError, ValueError) as err:
         print(f"kaistack simulate: {err}", file=sys.stderr)
         return 2
@@ -72,6 +88,13 @@ def run(args: argparse.Namespace) -> int:
         print_json(result.to_json(), compact=True)
     else:
         sys.stdout.write(render_table(scenario.name, result))
+    if result.partial:
+        print(
+            f"kaistack simulate: stopped after --max-seconds {args.max_seconds:g}: the result is partial "
+            "(pods not reached yet are reported Pending)",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

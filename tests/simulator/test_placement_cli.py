@@ -107,3 +107,16 @@ def test_same_input_same_output(flag: str) -> None:
     first, second = _simulate(*args), _simulate(*args)
     assert first.returncode == 0
     assert first.stdout == second.stdout
+
+
+def test_max_seconds_gives_a_partial_result_and_exit_1() -> None:
+    done = _simulate(str(S07), "--json", "--max-seconds", "1e-9")
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["partial"] is True
+    assert "the result is partial" in done.stderr
+
+
+def test_max_seconds_must_be_positive() -> None:
+    done = _simulate(str(S07), "--max-seconds", "0")
+    assert done.returncode == 2
+    assert "--max-seconds: must be a positive number of seconds" in done.stderr

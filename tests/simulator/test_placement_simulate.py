@@ -148,3 +148,22 @@ def test_same_snapshot_same_result(seed: int) -> None:
     assert first.to_json() == second.to_json()
     assert list(first.tasks) == list(second.tasks)
     assert {k: r.message for k, r in first.reasons.items()} == {k: r.message for k, r in second.reasons.items()}
+
+
+def test_max_seconds_stops_with_a_partial_result_marked_as_such() -> None:
+    """A deadline already passed: no action decides anything, every pending pod stays Pending, `partial`."""
+    from placement import simulate as run_simulate
+    from placement.model import Job, Node, Queue, QueueResource, Snapshot, Task
+
+    unlimited = QueueResource(-1, -1, 1)
+    snapshot = Snapshot(
+        (Node("n0", gpus=1),),
+        (Queue("q", gpu=unlimited, cpu=unlimited, memory=unlimited),),
+        (Job("j", "q", (Task(gpu=1),)),),
+    )
+    result = run_simulate(snapshot, max_seconds=0.0)
+    assert result.partial is True
+    assert result.to_json()["partial"] is True
+    assert [t.status for t in result.tasks.values()] == ["Pending"]
+    assert run_simulate(snapshot).partial is False
+    assert "partial" not in run_simulate(snapshot).to_json()
