@@ -8,17 +8,18 @@ import sys
 from collections.abc import Sequence
 
 from kaistack import __version__
-from kaistack.cli import check, lint, promote, render, schema, simulate, validate, verify
+from kaistack.cli import check, diff, lint, promote, render, schema, simulate, validate, verify
 from kaistack.errors import ExitCode, KaistackError
 
 # Order is the order shown in --help. Command modules import nothing heavy (pulumi, grpc) at import
 # time, so building the parser stays fast.
-COMMANDS = (render, check, simulate, lint, validate, promote, verify, schema)
+COMMANDS = (render, check, diff, simulate, lint, validate, promote, verify, schema)
 
 EPILOG = """\
 examples:
   kaistack render --stack dev --json        every resource `pulumi up --stack dev` would register
   kaistack check --stack dev                will the declared workloads fit the declared GPUs?
+  kaistack diff --stack dev --base main     what this change does to capacity (for a PR)
   kaistack simulate scenario.yaml --json    run KAI's scheduling cycle on a scenario file
   kaistack lint manifests/*.yaml            the policy pack's rules on plain Kubernetes manifests
   kaistack validate --stack dev --markdown  render + policies + capacity, for a PR comment

@@ -1,0 +1,195 @@
+"""What a change to a stack does to capacity: two checker verdicts compared, workload by workload.
+
+Both declarations go through the same checker (kaistack.capacity.check), so the difference is the
+change's and not the tool's. A workload that ran before and is Pending after is:
+- `newly-pending` when its own declaration changed (it asks for more, moved queue, ...);
+- `displaced` when it did not change: on the live cluster KAI would reclaim or preempt its pods to
+  make room for the change (the workload that takes its place is listed next to it).
+Queues report the change in GPU allocation and fair share.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kaistack.capacity.check import CapacityReport, WorkloadVerdict
+
+PLACED = ("Running",)
+
+
+@dataclass(frozen=True)
+class WorkloadChange:
+    name: str
+    change: str  # newly-pending | displaced | newly-placed | moved | added | removed
+    before: str | None  # status before (None: not declared)
+    after: str | None
+    reason: str = ""
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class QueueChange:
+    name: str
+    allocated_before: float
+    allocated_after: float
+    fair_share_before: float
+    fair_share_after: float
+
+
+@dataclass(frozen=True)
+class CapacityDiff:
+    stack: str
+    base: str  # where the base came from: "HEAD~1", "Pulumi.dev.yaml@main", a file
+    workloads: tuple[WorkloadChange, ...]
+    queues: tuple[QueueChange, ...]
+    fits_before: bool
+    fits_after: bool
+    changes: tuple[str, ...] = field(default=())
+
+    @property
+    def harmful(self) -> bool:
+        """Anything newly Pending or evicted: what makes `kaistack diff` exit 1."""
+        return any(w.change in ("newly-pending", "displaced") for w in self.workloads)
+
+    def of(self, change: str) -> list[WorkloadChange]:
+        return [w for w in self.workloads if w.change == change]
+
+
+def diff_reports(
+    before: CapacityReport,
+    after: CapacityReport,
+    *,
+    declared_before: Mapping[str, Any],
+    declared_after: Mapping[str, Any],
+    base: str,
+) -> CapacityDiff:
+    """Compare two verdicts; `declared_*` are the workloads' declarations by name (to tell changed from not)."""
+    old = {w.name: w for w in before.workloads}
+    new = {w.name: w for w in after.workloads}
+    changes: list[WorkloadChange] = []
+    takers = [w.name for w in after.workloads if _placed(w) and not (w.name in old and _placed(old[w.name]))]
+    for name in sorted(set(old) | set(new)):
+        a, b = old.get(name), new.get(name)
+        if b is None:
+            changes.append(WorkloadChange(name, "removed", a.status if a else None, None))
+        elif a is None:
+            change = "added" if _placed(b) else "newly-pending"
+            changes.append(WorkloadChange(name, change, None, b.status, _reason(b)))
+        elif _placed(a) and not _placed(b):
+            if declared_before.get(name) == declared_after.get(name):
+                taken = f"room taken by: {', '.join(takers)}" if takers else ""
+                changes.append(WorkloadChange(name, "displaced", a.status, b.status, _reason(b), taken))
+            else:
+                changes.append(WorkloadChange(name, "newly-pending", a.status, b.status, _reason(b)))
+        elif not _placed(a) and _placed(b):
+            changes.append(WorkloadChange(name, "newly-placed", a.status, b.status))
+        elif _placed(a) and _where(a) != _where(b):
+            changes.append(WorkloadChange(name, "moved", a.status, b.status, "", f"{_where(a)} -> {_where(b)}"))
+    queues = []
+    old_q = {q.name: q for q in before.queues}
+    for q in after.queues:
+        p = old_q.get(q.name)
+        if p is None:
+            continue
+        pair = (p.allocated.get("gpu", 0.0), q.allocated.get("gpu", 0.0))
+        share = (p.fair_share.get("gpu", 0.0), q.fair_share.get("gpu", 0.0))
+        if pair[0] != pair[1] or share[0] != share[1]:
+            queues.append(QueueChange(q.name, pair[0], pair[1], share[0], share[1]))
+    return CapacityDiff(after.stack, base, tuple(changes), tuple(queues), before.ok, after.ok)
+
+
+def _placed(w: WorkloadVerdict) -> bool:
+    return w.status in PLACED
+
+
+def _reason(w: WorkloadVerdict) -> str:
+    return "; ".join(w.reasons)
+
+
+def _where(w: WorkloadVerdict) -> str:
+    return ", ".join(f"{p.name}@{p.node}" + (f"/{'+'.join(p.gpu_groups)}" if p.gpu_groups else "") for p in w.pods)
+
+
+# --- output -----------------------------------------------------------------------------------------------
+
+LABELS = {
+    "newly-pending": "newly Pending",
+    "displaced": "would be reclaimed or preempted",
+    "newly-placed": "newly placed",
+    "moved": "moved",
+    "added": "added and placed",
+    "removed": "removed",
+}
+
+
+def to_json(diff: CapacityDiff) -> dict[str, Any]:
+    return {
+        "stack": diff.stack,
+        "base": diff.base,
+        "fitsBefore": diff.fits_before,
+        "fitsAfter": diff.fits_after,
+        "harmful": diff.harmful,
+        "workloads": [
+            {
+                "name": w.name,
+                "change": w.change,
+                "before": w.before,
+                "after": w.after,
+                "reason": w.reason,
+                "detail": w.detail,
+            }
+            for w in diff.workloads
+        ],
+        "queues": [
+            {
+                "name": q.name,
+                "gpuAllocated": [q.allocated_before, q.allocated_after],
+                "gpuFairShare": [round(q.fair_share_before, 6), round(q.fair_share_after, 6)],
+            }
+            for q in diff.queues
+        ],
+    }
+
+
+def _summary(diff: CapacityDiff) -> str:
+    if not diff.workloads and not diff.queues:
+        return "no capacity change"
+    counts = {c: len(diff.of(c)) for c in LABELS if diff.of(c)}
+    return ", ".join(f"{n} {LABELS[c]}" for c, n in counts.items()) or "queue shares change only"
+
+
+def to_text(diff: CapacityDiff) -> str:
+    lines = [f"capacity diff for stack {diff.stack} against {diff.base}: {_summary(diff)}"]
+    for w in diff.workloads:
+        line = f"  {LABELS[w.change]:<32} {w.name} ({w.before or '-'} -> {w.after or '-'})"
+        extra = "; ".join(x for x in (w.reason, w.detail) if x)
+        lines.append(line + (f": {extra}" if extra else ""))
+    if diff.queues:
+        lines.append("queues (GPUs allocated, fair share):")
+        for q in diff.queues:
+            lines.append(
+                f"  {q.name}: {q.allocated_before:g} -> {q.allocated_after:g}, "
+                f"{q.fair_share_before:.3g} -> {q.fair_share_after:.3g}"
+            )
+    return "\n".join(lines)
+
+
+def to_markdown(diff: CapacityDiff) -> str:
+    icon = "⚠️" if diff.harmful else "✅"
+    lines = [f"### {icon} kaistack capacity diff: `{diff.stack}` against `{diff.base}`", "", _summary(diff), ""]
+    if diff.workloads:
+        lines += ["| Workload | Change | Before | After | Why |", "|---|---|---|---|---|"]
+        for w in diff.workloads:
+            why = "; ".join(x for x in (w.reason, w.detail) if x).replace("|", "\\|")
+            lines.append(f"| `{w.name}` | {LABELS[w.change]} | {w.before or '-'} | {w.after or '-'} | {why} |")
+        lines.append("")
+    if diff.queues:
+        lines += ["| Queue | GPUs allocated | GPU fair share |", "|---|---|---|"]
+        for q in diff.queues:
+            lines.append(
+                f"| `{q.name}` | {q.allocated_before:g} → {q.allocated_after:g} | "
+                f"{q.fair_share_before:.3g} → {q.fair_share_after:.3g} |"
+            )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,80 @@
+"""`kaistack diff`: a git repository with two commits of a stack file; what the second does to capacity."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kaistack.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is needed to make the repository")
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args], cwd=repo, check=True,
+                   capture_output=True)  # fmt: skip
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """Commit 1: the dev stack. Working tree: a 2-GPU build job that takes a running tenant pod's GPU, and a
+    tenant pod that now asks for more CPU than any node has."""
+    for name in ("Pulumi.yaml", "Pulumi.dev.yaml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-qm", "base")
+    document = yaml.safe_load((tmp_path / "Pulumi.dev.yaml").read_text())
+    workloads = document["config"]["kaistack:workloads"]
+    workloads.append({"name": "big-train", "kind": "Job", "queue": "test", "image": "busybox:1.37.0", "gpu": 2,
+                      "priorityClass": "build"})  # fmt: skip
+    # ... and a tenant pod that now asks for more CPU than any node has.
+    cpu_pod = next(w for w in workloads if w["name"] == "cpu-only-pod")
+    cpu_pod["cpu"] = "64"
+    (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
+    return tmp_path
+
+
+def test_json_names_the_newly_pending_and_the_reclaimed_workload(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["diff", "--stack", "dev", "--base", "HEAD", "--project", str(repo), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    changes = {w["name"]: w for w in report["workloads"]}
+    assert changes["cpu-only-pod"]["change"] == "newly-pending"
+    assert changes["cpu-only-pod"]["reason"]
+    assert changes["gpu-sharing"]["change"] == "displaced"
+    assert "big-train" in changes["gpu-sharing"]["detail"]
+    assert report["harmful"] is True
+
+
+def test_markdown_is_a_pr_comment_with_the_same_rows(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["diff", "--stack", "dev", "--base", "HEAD", "--project", str(repo), "--markdown"]) == 1
+    text = capsys.readouterr().out
+    assert text.startswith("### ⚠️ kaistack capacity diff: `dev` against `HEAD`")
+    assert "| `cpu-only-pod` | newly Pending | Running | Pending |" in text
+    assert "| `gpu-sharing` | would be reclaimed or preempted | Running | Pending |" in text
+
+
+def test_no_change_exits_0(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _git(repo, "checkout", "-q", "--", "Pulumi.dev.yaml")
+    assert main(["diff", "--stack", "dev", "--base", "HEAD", "--project", str(repo)]) == 0
+    assert "no capacity change" in capsys.readouterr().out
+
+
+def test_base_file_instead_of_a_revision(repo: Path, tmp_path_factory: pytest.TempPathFactory,
+                                         capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    base = tmp_path_factory.mktemp("base") / "Pulumi.dev.yaml"
+    shutil.copy(ROOT / "Pulumi.dev.yaml", base)
+    assert main(["diff", "--stack", "dev", "--base-file", str(base), "--project", str(repo), "--json"]) == 1
+
+
+def test_an_unknown_revision_is_a_clean_error(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["diff", "--stack", "dev", "--base", "no-such-branch", "--project", str(repo)]) == 2
+    assert "Traceback" not in capsys.readouterr().err
