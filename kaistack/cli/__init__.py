@@ -8,12 +8,12 @@ import sys
 from collections.abc import Sequence
 
 from kaistack import __version__
-from kaistack.cli import check, diff, lint, promote, render, schema, simulate, validate, verify
+from kaistack.cli import check, diagnose, diff, lint, promote, render, schema, simulate, validate, verify
 from kaistack.errors import ExitCode, KaistackError
 
 # Order is the order shown in --help. Command modules import nothing heavy (pulumi, grpc) at import
 # time, so building the parser stays fast.
-COMMANDS = (render, check, diff, simulate, lint, validate, promote, verify, schema)
+COMMANDS = (render, check, diff, simulate, lint, validate, promote, verify, diagnose, schema)
 
 EPILOG = """\
 examples:
@@ -25,6 +25,7 @@ examples:
   kaistack validate --stack dev --markdown  render + policies + capacity, for a PR comment
   kaistack promote dev staging              copy tested release pins from dev into staging
   kaistack verify --stack dev               after `pulumi up`: does KAI schedule as declared?
+  kaistack diagnose                         why are pods Pending on this cluster right now?
   kaistack schema > schema/stack.schema.json  the stack file's JSON Schema, for editors
 
 exit codes: 0 ok, 1 findings (violations, pending workloads, failed checks), 2 bad input or config,

@@ -1,0 +1,101 @@
+"""`kaistack diagnose`: why pods are Pending on a running cluster, and the mistakes around KAI."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from kaistack.cli.output import print_json
+
+DESCRIPTION = """\
+Reads nodes, pods, PodGroups and Queues (read-only, with whatever the credentials may read) or a dump
+made by `kubectl get nodes,pods,podgroups,queues -A -o yaml`, runs one KAI scheduling cycle on what
+is really there, and says for each Pending pod why KAI leaves it Pending, in the words of
+`kaistack check`. It also lists the field's quiet mistakes with the object and the fix: GPU pods
+without schedulerName kai-scheduler, queue labels naming no queue, Queue limits left out (read as 0),
+Deployments in a queue without GPU quota, vCluster owner references the pod-grouper cannot follow,
+reservation pods without a GPU runtime, vLLM memory utilization above the pod's share.
+"""
+
+EPILOG = """\
+examples:
+  kaistack diagnose                                  $KUBECONFIG's current context
+  kaistack diagnose --context prod --namespace ml    one namespace's pods (nodes and queues cluster-wide)
+  kubectl get nodes,pods,podgroups,queues -A -o yaml > dump.yaml && kaistack diagnose --from-dump dump.yaml
+
+exit codes: 0 nothing pending and no mistakes, 1 pending pods or mistakes, 2 unreadable dump,
+  3 cluster or credentials not usable
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "diagnose",
+        help="why pods are Pending on a live cluster, and the mistakes around KAI (read-only)",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--from-dump", type=Path, metavar="FILE", help="a `kubectl get ... -o yaml` dump instead")
+    source.add_argument("--kubeconfig", type=Path, help="kubeconfig file (default: $KUBECONFIG)")
+    parser.add_argument("--context", help="kubeconfig context (default: current-context)")
+    parser.add_argument("--namespace", "-n", help="only pods of this namespace")
+    form = parser.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
+    form.add_argument("--markdown", action="store_true", help="print the diagnosis as Markdown")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from kaistack.ops import diagnose as ops
+
+    notes: list[str] = []
+    if args.from_dump is not None:
+        objects = read_dump(args.from_dump)
+    else:
+        objects, notes = read_live(args)
+    diagnosis = ops.diagnose(objects, notes)
+    if args.json:
+        print_json(ops.to_json(diagnosis))
+    elif args.markdown:
+        sys.stdout.write(ops.to_markdown(diagnosis))
+    else:
+        print(ops.to_text(diagnosis))
+    return 0 if diagnosis.ok else 1
+
+
+def read_dump(path: Path) -> list[Any]:
+    from kaistack.declaration import limits
+    from kaistack.declaration.yaml_load import YamlInputError, load_documents, read_text
+
+    text = read_text(path, max_bytes=limits.MAX_MANIFEST_FILE_BYTES, what="dump")
+    documents, errors = load_documents(text, str(path))
+    if errors:
+        raise YamlInputError(errors[0].message)
+    return [d.data for d in documents]
+
+
+def read_live(args: argparse.Namespace) -> tuple[list[Any], list[str]]:
+    """Every kind the credentials may read; a kind they may not is skipped and said."""
+    from kaistack.kube.client import KubeAPIError, KubeClient
+    from kaistack.kube.kubeconfig import resolve_kubeconfig
+    from kaistack.kube.resources import Node, Pod, PodGroup, Queue
+
+    kubeconfig = resolve_kubeconfig("", args.kubeconfig)
+    objects: list[Any] = []
+    notes: list[str] = []
+    with KubeClient.from_kubeconfig(kubeconfig.text, context=args.context, base_dir=kubeconfig.base_dir) as client:
+        for kind, namespaced in ((Node, False), (Queue, False), (PodGroup, True), (Pod, True)):
+            name = kind.__name__
+            try:
+                items = client.list(kind, namespace=args.namespace) if namespaced else client.list(kind)
+            except KubeAPIError as err:
+                if err.status in (401, 403, 404):
+                    notes.append(f"could not read {name}s ({err.status}); diagnosed without them")
+                    continue
+                raise
+            objects += [{"kind": name, **item} for item in items]
+    return objects, notes

@@ -1,0 +1,272 @@
+"""`kaistack diagnose`: why each pod is Pending on a running cluster, and the quiet mistakes around KAI.
+
+Read-only. The objects come from the API or from a `kubectl get nodes,pods,podgroups,queues -A -o yaml`
+dump; the snapshot (kaistack.ops.live_snapshot) goes through one scheduling cycle of the same
+simulator `kaistack check` uses, and every pod still Pending gets the checker's reason. A Pending
+pod the simulator would place is reported as such: KAI should schedule it on its next cycle, so the
+cause is outside the scheduler's decision (the pod-grouper, the binder, a webhook).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kaistack.declaration import kai_api
+from kaistack.guardrails.facts import StackFacts
+from kaistack.guardrails.podspec import Res
+from kaistack.guardrails.rules import gpu_memory_utilization_within_fraction
+from kaistack.guardrails.settings import Settings
+from kaistack.ops.live_snapshot import LiveSnapshot, build, by_kind
+from placement.simulation import simulate
+
+RESERVATION_NAMESPACE = kai_api.RESERVATION_NAMESPACE
+
+
+@dataclass(frozen=True)
+class PendingPod:
+    pod: str  # namespace/name
+    job: str
+    queue: str
+    reason: str
+    would_place: bool = False
+
+
+@dataclass(frozen=True)
+class Mistake:
+    code: str
+    subject: str  # Kind namespace/name
+    problem: str
+    fix: str
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    pending: tuple[PendingPod, ...]
+    mistakes: tuple[Mistake, ...]
+    notes: tuple[str, ...] = field(default=())
+    counts: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.pending and not self.mistakes
+
+
+def diagnose(objects: Iterable[Mapping[str, Any]], notes: Iterable[str] = ()) -> Diagnosis:
+    objects = list(objects)
+    kinds = by_kind(objects)
+    live = build(objects)
+    pending = _pending(live)
+    mistakes = find_mistakes(kinds)
+    counts = {k: len(kinds.get(k, [])) for k in ("Node", "Pod", "PodGroup", "Queue")}
+    return Diagnosis(tuple(pending), tuple(mistakes), (*notes, *live.notes), counts)
+
+
+def _pending(live: LiveSnapshot) -> list[PendingPod]:
+    jobs = {j.name: j for j in live.snapshot.jobs}
+    waiting = [name for name, job in jobs.items() if any(t.state == "Pending" for t in job.tasks)]
+    if not waiting:
+        return []
+    result = simulate(live.snapshot, rounds=1)
+    out = []
+    for name in waiting:
+        job = jobs[name]
+        reason = result.reasons.get(name)
+        pods = live.pods_of_job.get(name, [])
+        for task, pod in zip(job.tasks, pods, strict=False):
+            if task.state != "Pending":
+                continue
+            if reason is None:
+                out.append(PendingPod(pod, name, job.queue, _WOULD_PLACE, would_place=True))
+            else:
+                out.append(PendingPod(pod, name, job.queue, reason.message))
+    return out
+
+
+_WOULD_PLACE = (
+    "KAI would place it in its next cycle: if it stays Pending, look outside the scheduling decision "
+    "(kubectl describe podgroup; KAI's binder and pod-grouper logs; admission webhook events)"
+)
+
+
+# --- the field's quiet mistakes ---------------------------------------------------------------------------
+
+
+def find_mistakes(kinds: Mapping[str, list[Mapping[str, Any]]]) -> list[Mistake]:
+    queues = {_name(q): q for q in kinds.get("Queue", [])}
+    parents = {str((q.get("spec") or {}).get("parentQueue") or "") for q in queues.values()}
+    leaves = {name for name in queues if name not in parents}
+    out: list[Mistake] = []
+    for name, queue in queues.items():
+        out += _queue_limits(name, queue)
+    for pod in kinds.get("Pod", []):
+        out += _pod_mistakes(pod, queues, leaves)
+    return out
+
+
+def _queue_limits(name: str, queue: Mapping[str, Any]) -> list[Mistake]:
+    resources = (queue.get("spec") or {}).get("resources") or {}
+    out = []
+    for kind in ("gpu", "cpu", "memory"):
+        block = resources.get(kind)
+        if not isinstance(block, Mapping) or "limit" not in block:
+            out.append(
+                Mistake(
+                    "queue-limit-omitted",
+                    f"Queue {name}",
+                    f"spec.resources.{kind}.limit is omitted: KAI reads it as 0, so the queue may use no {kind}",
+                    f"set spec.resources.{kind}.limit (-1 for no limit)",
+                )
+            )
+    return out
+
+
+def _pod_mistakes(pod: Mapping[str, Any], queues: Mapping[str, Any], leaves: set[str]) -> list[Mistake]:
+    subject = f"Pod {_namespace(pod)}/{_name(pod)}"
+    spec = pod.get("spec") or {}
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    out = []
+    wants_gpu = _requests_gpu(pod)
+    queue = labels.get(kai_api.QUEUE_LABEL)
+    if spec.get("schedulerName") != kai_api.SCHEDULER_NAME and (wants_gpu or queue):
+        why = "asks for GPUs" if wants_gpu else f"is labelled for queue {queue}"
+        out.append(
+            Mistake(
+                "no-kai-scheduler",
+                subject,
+                f"it {why} but its schedulerName is {spec.get('schedulerName') or 'default-scheduler'}: "
+                "KAI never sees it",
+                f"set spec.schedulerName: {kai_api.SCHEDULER_NAME}",
+            )
+        )
+    if spec.get("schedulerName") == kai_api.SCHEDULER_NAME and queue and queues and queue not in queues:
+        out.append(
+            Mistake(
+                "unknown-queue",
+                subject,
+                f"label {kai_api.QUEUE_LABEL}: {queue} names no Queue; KAI leaves the pod Pending",
+                f"use one of the leaf queues: {', '.join(sorted(leaves)) or 'none exist'}",
+            )
+        )
+    owners = (pod.get("metadata") or {}).get("ownerReferences") or []
+    if any(o.get("kind") == "Service" for o in owners if isinstance(o, Mapping)):
+        out.append(
+            Mistake(
+                "vcluster-owner-reference",
+                subject,
+                "its owner is a Service (a vCluster with setOwner: true): KAI's pod-grouper cannot follow it, "
+                "so the pod is never grouped or scheduled",
+                "set experimental.syncSettings.setOwner: false in the vCluster's values",
+            )
+        )
+    if (
+        spec.get("schedulerName") == kai_api.SCHEDULER_NAME
+        and wants_gpu
+        and isinstance(queue, str)
+        and queue in queues
+        and any(o.get("kind") == "ReplicaSet" for o in owners if isinstance(o, Mapping))
+        and _gpu_quota(queues[queue]) == 0
+        and not spec.get("priorityClassName", "").startswith(("train", "build-preemptible"))
+    ):
+        out.append(
+            Mistake(
+                "deployment-without-quota",
+                subject,
+                f"a Deployment's pod (class inference by default, non-preemptible) in queue {queue}, whose GPU "
+                "quota is 0: KAI runs non-preemptible pods only within quota",
+                f"give queue {queue} a GPU quota, or use a preemptible priority class (train)",
+            )
+        )
+    if (
+        _namespace(pod) == RESERVATION_NAMESPACE
+        and not spec.get("runtimeClassName")
+        and (pod.get("status") or {}).get("phase") != "Running"
+    ):
+        out.append(
+            Mistake(
+                "reservation-pod-without-runtime",
+                subject,
+                "a GPU reservation pod with no runtimeClassName that is not Running: where nvidia is not the "
+                "default runtime it sees no GPU, and the fraction pods waiting on it stay Pending",
+                "set the KAI chart's binder.runtimeClassName (kaistack does so with gpu.mode device-plugin)",
+            )
+        )
+    if kai_api.GPU_FRACTION in annotations or kai_api.GPU_MEMORY in annotations:
+        res = Res("kubernetes:core/v1:Pod", _name(pod), pod)
+        for message in gpu_memory_utilization_within_fraction(
+            res, Settings(exempt_namespaces=frozenset()), StackFacts()
+        ):
+            out.append(Mistake("vllm-memory-above-share", subject, message, "lower --gpu-memory-utilization"))
+    return out
+
+
+def _requests_gpu(pod: Mapping[str, Any]) -> bool:
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    if kai_api.GPU_FRACTION in annotations or kai_api.GPU_MEMORY in annotations:
+        return True
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        limits = ((container or {}).get("resources") or {}).get("limits") or {}
+        if any(str(k) == kai_api.GPU_RESOURCE or str(k).startswith(kai_api.MIG_RESOURCE_PREFIX) for k in limits):
+            return True
+    return False
+
+
+def _gpu_quota(queue: Mapping[str, Any]) -> float:
+    block = ((queue.get("spec") or {}).get("resources") or {}).get("gpu") or {}
+    try:
+        return float(block.get("quota", 0) or 0)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("name") or "")
+
+
+def _namespace(obj: Mapping[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("namespace") or "default")
+
+
+# --- output -------------------------------------------------------------------------------------------------
+
+
+def to_json(d: Diagnosis) -> dict[str, Any]:
+    return {
+        "ok": d.ok,
+        "objects": dict(d.counts),
+        "pending": [
+            {"pod": p.pod, "podGroup": p.job, "queue": p.queue, "reason": p.reason, "wouldPlace": p.would_place}
+            for p in d.pending
+        ],
+        "mistakes": [{"code": m.code, "object": m.subject, "problem": m.problem, "fix": m.fix} for m in d.mistakes],
+        "notes": list(d.notes),
+    }
+
+
+def to_text(d: Diagnosis) -> str:
+    counts = ", ".join(f"{n} {k.lower()}s" for k, n in d.counts.items())
+    lines = [f"read {counts}: {len(d.pending)} pending pods, {len(d.mistakes)} mistakes"]
+    if d.pending:
+        lines.append("pending:")
+        lines += [f"  {p.pod} (queue {p.queue}): {p.reason}" for p in d.pending]
+    if d.mistakes:
+        lines.append("mistakes:")
+        lines += [f"  [{m.code}] {m.subject}: {m.problem}; fix: {m.fix}" for m in d.mistakes]
+    lines += [f"note: {n}" for n in d.notes]
+    return "\n".join(lines)
+
+
+def to_markdown(d: Diagnosis) -> str:
+    lines = ["### kaistack diagnose", ""]
+    if d.pending:
+        lines += ["| Pending pod | Queue | Why |", "|---|---|---|"]
+        lines += [f"| `{p.pod}` | {p.queue} | {p.reason.replace('|', '/')} |" for p in d.pending]
+        lines.append("")
+    if d.mistakes:
+        lines += ["| Mistake | Object | Problem | Fix |", "|---|---|---|---|"]
+        lines += [f"| {m.code} | `{m.subject}` | {m.problem} | {m.fix} |" for m in d.mistakes]
+    if d.ok:
+        lines.append("No pending pods and no mistakes found.")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,196 @@
+"""A running cluster's objects (Nodes, Pods, PodGroups, Queues) as the checker's snapshot.
+
+The objects come from the API (kaistack.kube) or from `kubectl get nodes,pods,podgroups,queues -A -o yaml`;
+this module only reads dicts. What KAI reads, and so what is read here (KAI@v0.17.0):
+- a node's allocatable `nvidia.com/gpu`, MIG resources, cpu, memory and pods, the `nvidia.com/gpu.memory`
+  label (MiB); cordoned nodes are left out;
+- a Queue's `spec.parentQueue`, `priority` and `resources.{gpu,cpu,memory}.{quota,limit,overQuotaWeight}`,
+  an omitted field being 0 as in the CRD;
+- pods with `schedulerName: kai-scheduler`, grouped by their `pod-group-name` annotation (a pod without
+  one is its own group); the PodGroup gives the queue, minMember and priority class, else the pod's
+  queue label. A pod with `spec.nodeName` and not finished is Running there, with its GPU group
+  (`runai-gpu-group` label) for shared GPUs; finished pods (Succeeded/Failed) are left out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kaistack.declaration import kai_api
+from kaistack.guardrails.gpu_requests import fraction_ok, positive_uint64
+from placement.model import Job, Node, Queue, QueueResource, Snapshot, Task
+from placement.quantity import Quantity, QuantityError
+
+FINISHED = ("Succeeded", "Failed")
+
+
+@dataclass(frozen=True)
+class LiveSnapshot:
+    snapshot: Snapshot
+    pods_of_job: dict[str, list[str]]  # job name -> "namespace/pod" of its tasks, in task order
+    notes: tuple[str, ...] = field(default=())
+
+
+def by_kind(objects: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    """Objects grouped by kind, `List` items flattened."""
+    out: dict[str, list[Mapping[str, Any]]] = {}
+    stack = list(objects)
+    while stack:
+        obj = stack.pop(0)
+        if not isinstance(obj, Mapping):
+            continue
+        if obj.get("kind") == "List" or str(obj.get("kind", "")).endswith("List"):
+            stack.extend(i for i in obj.get("items") or [] if isinstance(i, Mapping))
+            continue
+        out.setdefault(str(obj.get("kind")), []).append(obj)
+    return out
+
+
+def build(objects: Iterable[Mapping[str, Any]], queue_label: str = kai_api.QUEUE_LABEL) -> LiveSnapshot:
+    kinds = by_kind(objects)
+    notes: list[str] = []
+    nodes = tuple(_node(n) for n in kinds.get("Node", []) if not _dig(n, "spec", "unschedulable"))
+    queues = tuple(_queue(q) for q in kinds.get("Queue", []))
+    groups = {_name(pg): pg for pg in kinds.get("PodGroup", [])}
+    node_names = {n.name for n in nodes}
+    members: dict[str, list[Mapping[str, Any]]] = {}
+    for pod in kinds.get("Pod", []):
+        if _dig(pod, "spec", "schedulerName") != kai_api.SCHEDULER_NAME or _dig(pod, "status", "phase") in FINISHED:
+            continue
+        group = _annotations(pod).get(kai_api.POD_GROUP_NAME) or f"pod/{_namespace(pod)}/{_name(pod)}"
+        members.setdefault(str(group), []).append(pod)
+    jobs = []
+    pods_of_job: dict[str, list[str]] = {}
+    for group, pods in members.items():
+        pg = groups.get(group)
+        queue = str(_dig(pg, "spec", "queue") or "") if pg else ""
+        if not queue:
+            queue = str(_labels(pods[0]).get(queue_label) or "default-queue")
+        klass = str(_dig(pg, "spec", "priorityClassName") or _dig(pods[0], "spec", "priorityClassName") or "")
+        priority = kai_api.PRIORITY_CLASSES.get(klass, int(_dig(pods[0], "spec", "priority") or 50))
+        tasks = []
+        for pod in pods:
+            node = _dig(pod, "spec", "nodeName")
+            if node and node not in node_names:
+                notes.append(f"pod {_namespace(pod)}/{_name(pod)} runs on {node}, which is not in the snapshot")
+                continue
+            tasks.append(_task(pod, node))
+            pods_of_job.setdefault(group, []).append(f"{_namespace(pod)}/{_name(pod)}")
+        if tasks:
+            minimum = _dig(pg, "spec", "minMember") if pg else 1
+            min_member = max(1, min(int(minimum or 1), len(tasks)))
+            jobs.append(Job(group, queue, tuple(tasks), priority, min_member=min_member))
+    return LiveSnapshot(Snapshot(nodes, queues, tuple(jobs)), pods_of_job, tuple(notes))
+
+
+def _node(obj: Mapping[str, Any]) -> Node:
+    allocatable = _dig(obj, "status", "allocatable") or {}
+    labels = _labels(obj)
+    memory = labels.get(kai_api.GPU_MEMORY_LABEL)
+    mig = {
+        str(k): int(_number(v))
+        for k, v in allocatable.items()
+        if str(k).startswith(kai_api.MIG_RESOURCE_PREFIX) and _number(v)
+    }
+    return Node(
+        name=_name(obj),
+        gpus=int(_number(allocatable.get(kai_api.GPU_RESOURCE))),
+        gpu_memory_mib=int(_number(memory)) if memory is not None else None,
+        cpu_millis=_millis(allocatable.get("cpu")),
+        memory_bytes=int(_number(allocatable.get("memory"))),
+        pods=int(_number(allocatable.get("pods")) or 110),
+        mig_strategy=str(labels.get(kai_api.MIG_STRATEGY_LABEL, "none")) if mig else "none",
+        mig=mig,
+    )
+
+
+def _queue(obj: Mapping[str, Any]) -> Queue:
+    spec = obj.get("spec") or {}
+    resources = spec.get("resources") or {}
+
+    def block(kind: str) -> QueueResource:
+        raw = resources.get(kind) or {}
+        return QueueResource(
+            float(raw.get("quota", 0) or 0), float(raw.get("limit", 0) or 0), float(raw.get("overQuotaWeight", 0) or 0)
+        )
+
+    return Queue(
+        name=_name(obj),
+        parent=spec.get("parentQueue") or None,
+        priority=int(spec.get("priority", 100) or 100),
+        gpu=block("gpu"),
+        cpu=block("cpu"),
+        memory=block("memory"),
+    )
+
+
+def _task(pod: Mapping[str, Any], node: Any) -> Task:
+    annotations = _annotations(pod)
+    cpu = memory = 0
+    gpus = 0
+    for container in _dig(pod, "spec", "containers") or []:
+        resources = container.get("resources") or {}
+        requests = resources.get("requests") or {}
+        limits = resources.get("limits") or {}
+        cpu += _millis(requests.get("cpu", limits.get("cpu")))
+        memory += int(_number(requests.get("memory", limits.get("memory"))))
+        gpus += int(_number(limits.get(kai_api.GPU_RESOURCE)))
+    # Malformed values (which KAI's admission refuses) count as no share, not as an error here.
+    fraction = annotations.get(kai_api.GPU_FRACTION) if fraction_ok(annotations.get(kai_api.GPU_FRACTION)) else None
+    gpu_memory = annotations.get(kai_api.GPU_MEMORY) if positive_uint64(annotations.get(kai_api.GPU_MEMORY)) else None
+    running = bool(node)
+    group = _labels(pod).get(kai_api.GPU_GROUP_LABEL)
+    return Task(
+        gpu=0 if (fraction or gpu_memory) else gpus,
+        gpu_fraction=float(fraction) if fraction else None,
+        gpu_memory_mib=int(gpu_memory) if gpu_memory and not fraction else None,
+        cpu_millis=cpu,
+        memory_bytes=memory,
+        state="Running" if running else "Pending",
+        node=str(node) if running else None,
+        gpu_groups=(str(group),) if running and group and (fraction or gpu_memory) else (),
+    )
+
+
+def _dig(obj: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(obj, Mapping):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    return str(_dig(obj, "metadata", "name") or "")
+
+
+def _namespace(obj: Mapping[str, Any]) -> str:
+    return str(_dig(obj, "metadata", "namespace") or "default")
+
+
+def _labels(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return _dig(obj, "metadata", "labels") or {}
+
+
+def _annotations(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return _dig(obj, "metadata", "annotations") or {}
+
+
+def _number(value: Any) -> float:
+    if value is None:
+        return 0.0
+    try:
+        return float(Quantity.parse(value).value)
+    except QuantityError:
+        return 0.0
+
+
+def _millis(value: Any) -> int:
+    if value is None:
+        return 0
+    try:
+        return Quantity.parse(value).millis
+    except QuantityError:
+        return 0

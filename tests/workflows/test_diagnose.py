@@ -1,0 +1,95 @@
+"""`kaistack diagnose`: Pending pods explained and the field's mistakes found, on `kubectl get -o yaml` dumps.
+
+tests/data/dumps/healthy.yaml is a fake-GPU cluster where every pod runs; mistakes.yaml is the same
+cluster plus one object per mistake and pods Pending for different reasons. Each mistake must be
+found on the dump that has it and not on the one without.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kaistack.cli import main
+
+DUMPS = Path(__file__).resolve().parents[1] / "data" / "dumps"
+MISTAKES = [
+    ("queue-limit-omitted", "Queue no-limit"),
+    ("unknown-queue", "Pod ml/ghost-0"),
+    ("no-kai-scheduler", "Pod default/plain-gpu"),
+    ("vcluster-owner-reference", "Pod vcluster-team-b/synced-x-default-x-team-b"),
+    ("deployment-without-quota", "Pod serving/chat-7d9f-abcde"),
+    ("reservation-pod-without-runtime", "Pod kai-resource-reservation/gpu-reservation-gpu-1-x1"),
+    ("vllm-memory-above-share", "Pod ai/vllm-greedy"),
+]
+
+
+def _diagnose(dump: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
+    code = main(["diagnose", "--from-dump", str(DUMPS / dump), "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize(("code", "subject"), MISTAKES, ids=[m[0] for m in MISTAKES])
+def test_each_mistake_is_found_where_it_is(code: str, subject: str, capsys: pytest.CaptureFixture[str]) -> None:
+    _, report = _diagnose("mistakes.yaml", capsys)
+    assert (code, subject) in {(m["code"], m["object"]) for m in report["mistakes"]}
+
+
+def test_the_healthy_cluster_has_no_mistake_and_nothing_pending(capsys: pytest.CaptureFixture[str]) -> None:
+    code, report = _diagnose("healthy.yaml", capsys)
+    assert code == 0
+    assert report["mistakes"] == []
+    assert report["pending"] == []
+    assert report["objects"] == {"Node": 3, "Pod": 3, "PodGroup": 3, "Queue": 3}
+
+
+def test_every_pending_pod_gets_kais_reason(capsys: pytest.CaptureFixture[str]) -> None:
+    code, report = _diagnose("mistakes.yaml", capsys)
+    assert code == 1
+    reasons = {p["pod"]: p for p in report["pending"]}
+    assert reasons["ml/more-0"]["reason"] == "queue team-a is over its gpu limit (limit 2, allocated 2, requested 1)"
+    assert reasons["ml/ghost-0"]["reason"] == "queue ghost does not exist"
+    assert reasons["ml/small"]["wouldPlace"] is True
+    assert "look outside the scheduling decision" in reasons["ml/small"]["reason"]
+
+
+def test_running_pods_keep_their_node_and_gpu_group(capsys: pytest.CaptureFixture[str]) -> None:
+    """share-a and share-b share gpu-1's group g-1, so a pending 0.5 fraction finds no room there."""
+    dump = yaml.safe_load((DUMPS / "healthy.yaml").read_text())
+    from kaistack.ops.live_snapshot import build
+
+    live = build([dump])
+    tasks = {pods[0]: job.tasks[0] for job in live.snapshot.jobs for pods in [live.pods_of_job[job.name]]}
+    assert tasks["ai/share-a"].node == "gpu-1"
+    assert tasks["ai/share-a"].gpu_groups == ("g-1",)
+    assert tasks["ai/share-a"].gpu_fraction == 0.5
+    assert tasks["ml/train-0"].gpu == 2
+
+
+def test_live_read_skips_what_the_credentials_may_not_read(
+    fake_kube: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The real client on loopback: nodes, queues and pods read; PodGroups forbidden (403) and said so."""
+    dump = yaml.safe_load((DUMPS / "healthy.yaml").read_text())
+    items = dump["items"]
+    for kind, path in (("Node", "/api/v1/nodes"), ("Queue", "/apis/scheduling.run.ai/v2/queues"),
+                       ("Pod", "/api/v1/pods")):  # fmt: skip
+        fake_kube.responses[path] = {"kind": f"{kind}List", "apiVersion": "v1", "metadata": {},
+                                     "items": [i for i in items if i["kind"] == kind]}  # fmt: skip
+    fake_kube.forbidden.add("/apis/scheduling.run.ai/v2alpha2/podgroups")
+    code = main(["diagnose", "--kubeconfig", str(fake_kube.kubeconfig(tmp_path)), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert report["objects"]["Node"] == 3
+    assert any("could not read PodGroups (403)" in n for n in report["notes"])
+
+
+def test_an_unreadable_dump_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "dump.yaml"
+    bad.write_text("items: [\n")
+    assert main(["diagnose", "--from-dump", str(bad)]) == 2
+    assert "Traceback" not in capsys.readouterr().err
