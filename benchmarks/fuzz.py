@@ -34,6 +34,7 @@ import json
 import os
 import random
 import resource
+import selectors
 import shutil
 import signal
 import sys
@@ -457,14 +458,22 @@ def fuzz(targets: list[str], count: int, seed: int, args: argparse.Namespace, pr
                 os._exit(0)
             os.close(write)
             readers.append((pid, os.fdopen(read)))
-        done = 0
+        # Read every worker's pipe as lines arrive: a worker blocked on a full pipe would stall its chunk.
+        selector = selectors.DefaultSelector()
         for pid, reader in readers:
-            for line in reader:
+            selector.register(reader, selectors.EVENT_READ, pid)
+        done = 0
+        while selector.get_map():
+            for key, _ in selector.select():
+                line = key.fileobj.readline()  # type: ignore[union-attr]
+                if not line:
+                    selector.unregister(key.fileobj)
+                    os.waitpid(key.data, 0)
+                    continue
                 runs.append(Run(**json.loads(line)))
                 done += 1
                 if progress:
                     print(f"\r{done}/{len(plan)} runs", end="", file=sys.stderr, flush=True)
-            os.waitpid(pid, 0)
         if progress:
             print(file=sys.stderr)
     finally:
