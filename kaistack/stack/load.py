@@ -10,6 +10,7 @@ then do the same three things, so every command sees the same stack:
 2. resolve capacity the declaration leaves to discovery: EKS pools from EC2 (`kaistack.stack.eks`,
    the declared values when AWS cannot be asked); an existing cluster's pools from its live nodes
    when it declares none (`kaistack.stack.existing`, refused with what to declare when unreadable);
+   a real-GPU kind cluster's GPUs from this machine's NVML (`kaistack.stack.local_gpus`);
 3. return the model with notes that say what resolution did (zones picked, facts taken unverified).
 
 `__main__.py`, render, validate, check, verify, lint `--stack`, promote and the policy pack all call it.
@@ -25,7 +26,7 @@ from typing import Any
 
 from kaistack.declaration.model import StackConfig
 from kaistack.declaration.parse import NAMESPACE, ConfigError, parse_config
-from kaistack.stack import eks, existing
+from kaistack.stack import eks, existing, local_gpus
 from kaistack.stack.files import kaistack_keys, plain_setting, read_stack_file, stack_file
 
 
@@ -41,6 +42,7 @@ class LoadOptions:
     discover: bool = True
     ec2: Any = None
     read_nodes: Any = None  # `(existing settings) -> [node]`, instead of asking the cluster (tests)
+    nvml: Any = None  # a pynvml-like module, instead of this machine's NVML (tests)
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,8 @@ def resolve(
         config, found = eks.discover(config, options.ec2)
         notes += found
         config, found = existing.discover(config, source, options.read_nodes)
+        notes += found
+        config, found = local_gpus.discover(config, options.nvml)
         notes += found
     return ResolvedStack(stack, source, raw, config, tuple(notes))
 
