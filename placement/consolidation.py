@@ -69,6 +69,8 @@ def consolidation(ssn: Session) -> None:
         job = order.pop()
         if job is None or ssn.out_of_time():
             return
+        if job.within_preemption_delay:
+            continue  # may not start evictions yet (KAI filters it out of the preemptors)
         if not _enough_gpus(ssn, job):
             continue
         solver = JobSolver(ssn, feasible_nodes(ssn, job), _all_reallocated, partial(_victims, ssn, job))

@@ -111,6 +111,10 @@ class Job:
     priority: int = 50
     min_member: int | None = None
     preemptible: bool | None = None
+    # FORMAT v2: how old the PodGroup is and its spec.preemptionDelay, both in seconds. A job inside
+    # its delay may not start evictions (KAI@v0.17.0 podgroup_info.IsWithinPreemptionDelay).
+    age_seconds: float | None = None
+    preemption_delay_seconds: float | None = None
 
     @property
     def is_preemptible(self) -> bool:

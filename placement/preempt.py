@@ -40,6 +40,8 @@ def preempt(ssn: Session) -> None:
         job = order.pop()
         if job is None or ssn.out_of_time():
             return
+        if job.within_preemption_delay:
+            continue  # may not start evictions yet (KAI filters it out of the preemptors)
         if not job.preemptible:
             requested = ssn.required_quota(job.tasks_to_allocate(real=False))
             if over_quota(job.queue, requested) is not None:  # type: ignore[arg-type]

@@ -65,6 +65,8 @@ def reclaim(ssn: Session) -> None:
         job = order.pop()
         if job is None or ssn.out_of_time():
             return
+        if job.within_preemption_delay:
+            continue  # may not start evictions yet (KAI filters it out of the preemptors)
         queue = job.queue
         required = ssn.job_init_resources(job)
         if not can_reclaim(queue, required, job.preemptible):  # type: ignore[arg-type]

@@ -136,6 +136,7 @@ class Result:
 
 def _task_result(task: TaskState) -> TaskResult:
     placed = task.status in ACTIVE_USED and task.node is not None
+    carried = task.carried if task.status == PENDING else None
     gpus = 0.0
     if placed and task.req.kind != KIND_MIG:
         gpus = task.accepted[2]
@@ -143,7 +144,7 @@ def _task_result(task: TaskState) -> TaskResult:
         name=task.name,
         job=task.job.name,
         status=task.status,
-        node=task.node if placed else None,
+        node=task.node if placed else carried,
         gpu_groups=tuple(task.groups) if placed and task.req.shared else (),
         gpus=gpus,
         mig=task.req.mig,
@@ -181,7 +182,7 @@ def build_result(ssn: Session, cycles: int) -> Result:
     queues = {name: _queue_result(q) for name, q in ssn.queues.items()}
     by_node: dict[str, list[TaskResult]] = {}
     for t in tasks.values():
-        if t.node is not None:
+        if t.node is not None and t.status != PENDING:  # a Pending task's node is only carried
             by_node.setdefault(t.node, []).append(t)
     nodes = {node.name: _node_result(node, by_node.get(node.name, [])) for node in ssn.node_list}
     return Result(tasks=tasks, jobs=jobs, queues=queues, nodes=nodes, cycles=cycles, partial=ssn.partial, _session=ssn)

@@ -8,8 +8,10 @@ Anything malformed raises `ScenarioError` naming the file and the key path of th
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +28,12 @@ _NODE_KEYS = {"name", "gpus", "gpuMemoryMiB", "cpu", "memory", "pods", "migStrat
 _QUEUE_KEYS = {"name", "parent", "priority", "gpu", "cpu", "memory"}
 _RESOURCE_KEYS = {"quota", "limit", "overQuotaWeight"}
 _REQUEST_KEYS = {"gpu", "gpuFraction", "gpuMemoryMiB", "gpuDevices", "mig", "cpu", "memory"}
-_JOB_KEYS = {"name", "queue", "priority", "preemptible", "minMember", "tasks"} | _REQUEST_KEYS
+_JOB_KEYS = {"name", "queue", "priority", "preemptible", "minMember", "tasks", "ageSeconds", "preemptionDelay"}
+_JOB_KEYS |= _REQUEST_KEYS
+# A Go/metav1 duration: "90s", "10m", "1h30m", "-1s", "0" (time.ParseDuration).
+_DURATION = re.compile(r"^[+-]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|ms|s|m|h))+)$")
+_DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|ms|s|m|h)")
+_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 _TASK_KEYS = {"state", "node", "gpuGroups", "priority"} | _REQUEST_KEYS
 _STATES = ("Pending", "Running", "Releasing")
 
@@ -155,6 +162,11 @@ def parse_scenario(document: object, source: str = "<scenario>") -> Scenario:
     node_names = {n.name for n in nodes}
     raw_jobs = r.at_most(r.sequence(doc.get("jobs"), "jobs"), "jobs", MAX_JOBS)
     jobs = tuple(_job(r, raw, f"jobs[{i}]", node_names) for i, raw in enumerate(raw_jobs))
+    # FORMAT v2: without ageSeconds the k-th of n jobs is (n - k) minutes old (KAI's harness default).
+    jobs = tuple(
+        j if j.age_seconds is not None else dataclasses.replace(j, age_seconds=(len(jobs) - k) * 60.0)
+        for k, j in enumerate(jobs)
+    )
     total = sum(len(j.tasks) for j in jobs)
     if total > MAX_TASKS:
         raise r.fail("jobs", f"{total} tasks in all; kaistack simulates at most {MAX_TASKS}")
@@ -282,6 +294,12 @@ def _job(r: _Reader, raw: object, path: str, node_names: set[str]) -> Job:
     if preemptible is not None and not isinstance(preemptible, bool):
         raise r.fail(f"{path}.preemptible", f"must be true or false, got {preemptible!r}")
     base = _request(r, doc, {}, path)
+    age = doc.get("ageSeconds")
+    age = r.number(age, f"{path}.ageSeconds") if age is not None else None
+    if age is not None and age < 0:
+        raise r.fail(f"{path}.ageSeconds", f"must be >= 0, got {age:g}")
+    delay = doc.get("preemptionDelay")
+    delay = _duration(r, delay, f"{path}.preemptionDelay") if delay is not None else None
     raw_tasks = doc.get("tasks", 1)
     tasks: list[Task] = []
     if isinstance(raw_tasks, int) and not isinstance(raw_tasks, bool):
@@ -298,7 +316,15 @@ def _job(r: _Reader, raw: object, path: str, node_names: set[str]) -> Job:
     min_member = doc.get("minMember")
     if min_member is not None:
         min_member = r.integer(min_member, f"{path}.minMember", minimum=1, maximum=MAX_TASKS_PER_JOB)
-    return Job(name, queue, tuple(tasks), priority, min_member, preemptible)
+    return Job(name, queue, tuple(tasks), priority, min_member, preemptible, age, delay)
+
+
+def _duration(r: _Reader, value: object, path: str) -> float:
+    """Seconds of a Go duration string ("10m", "90s", "-1s")."""
+    if not isinstance(value, str) or not _DURATION.match(value):
+        raise r.fail(path, f"must be a duration like '90s', '10m' or '1h30m', got {value!r}")
+    sign = -1.0 if value.startswith("-") else 1.0
+    return sign * sum(float(n) * _UNIT_SECONDS[u] for n, u in _DURATION_PART.findall(value))
 
 
 def _task(r: _Reader, raw: object, path: str, base: dict[str, Any], node_names: set[str]) -> Task:
@@ -309,10 +335,8 @@ def _task(r: _Reader, raw: object, path: str, base: dict[str, Any], node_names: 
     if state not in _STATES:
         raise r.fail(f"{path}.state", f"must be one of {', '.join(_STATES)}, got {state!r}")
     node = doc.get("node")
-    if state == "Pending":
-        if node is not None:
-            raise r.fail(f"{path}.node", "a Pending task has no node")
-    else:
+    if state != "Pending" or node is not None:
+        # A Pending task may carry a node (FORMAT v2: the pod's spec.nodeName, not a constraint).
         node = r.string(node, f"{path}.node")
         if node not in node_names:
             raise r.fail(f"{path}.node", f"unknown node {node!r}")

@@ -44,6 +44,7 @@ def _advance(ssn: Session) -> None:
                 job.set_status(task, PENDING)
                 task.node = None
                 task.groups = []
+                task.carried = None  # between rounds a task comes back without its old node (FORMAT v2)
 
 
 def simulate(

@@ -121,7 +121,20 @@ class TaskRequest:
 class TaskState:
     """One pod during a session. `node` is where it is placed (Pipelined: where it will run)."""
 
-    __slots__ = ("accepted", "groups", "index", "job", "name", "node", "order", "req", "spec", "status", "virtual")
+    __slots__ = (
+        "accepted",
+        "carried",
+        "groups",
+        "index",
+        "job",
+        "name",
+        "node",
+        "order",
+        "req",
+        "spec",
+        "status",
+        "virtual",
+    )
 
     def __init__(self, job: JobState, index: int, spec: Task, req: TaskRequest | None = None) -> None:
         self.job = job
@@ -131,6 +144,9 @@ class TaskState:
         self.req = req if req is not None else TaskRequest(spec)
         self.status = PENDING
         self.node: str | None = None
+        # FORMAT v2 "Pending task with a node": the pod's spec.nodeName, carried (not a constraint) and
+        # reported while the task stays Pending; an allocation drops it, a pipeline keeps it for a rollback.
+        self.carried: str | None = spec.node if spec.state == PENDING else None
         self.groups: list[str] = []
         # Set by the statement when a status changes inside a session (KAI's IsVirtualStatus).
         self.virtual = False
@@ -163,6 +179,7 @@ class JobState:
         "tasks",
         "tasks_by_order",
         "version",
+        "within_preemption_delay",
     )
 
     def __init__(self, spec: Job, creation: int) -> None:
@@ -174,6 +191,9 @@ class JobState:
         self.preemptible = spec.is_preemptible
         self.min_member = spec.gang_size
         self.creation = creation
+        delay, age = spec.preemption_delay_seconds, spec.age_seconds
+        # Strict: exactly at the end of the window evictions are allowed; a delay <= 0 is none.
+        self.within_preemption_delay = bool(delay and delay > 0 and age is not None and age < delay)
         # Identical pods of a count-style job share one spec object, so they share one parsed request.
         requests: dict[int, TaskRequest] = {}
         self.tasks = []
@@ -195,6 +215,8 @@ class JobState:
         old = task.status
         if old == status:
             return
+        if old == PENDING and status != PIPELINED:
+            task.carried = None
         if old == PENDING:
             self.n_pending -= 1
         if old in ACTIVE_ALLOCATED:
