@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 __all__ = [
     "ACTIONS",
+    "ALL_ACTIONS",
     "DEFAULT_GPU_MEMORY_MIB",
     "UNLIMITED",
     "Job",
@@ -31,8 +32,9 @@ __all__ = [
 UNLIMITED = -1.0
 # KAI's DefaultGpuMemory: the per-GPU memory assumed when the nvidia.com/gpu.memory label is missing.
 DEFAULT_GPU_MEMORY_MIB = 100
-# Every action the simulator implements, in KAI's default cycle order.
+# KAI's default cycle, in order; FORMAT v2 adds the stalegangeviction action, which runs last.
 ACTIONS = ("allocate", "consolidation", "reclaim", "preempt")
+ALL_ACTIONS = (*ACTIONS, "stalegangeviction")
 # Priority at or above which a job is non-preemptible (pkg/common/podgroup/preemptible.go).
 NON_PREEMPTIBLE_PRIORITY = 100
 
@@ -115,6 +117,9 @@ class Job:
     # its delay may not start evictions (KAI@v0.17.0 podgroup_info.IsWithinPreemptionDelay).
     age_seconds: float | None = None
     preemption_delay_seconds: float | None = None
+    # FORMAT v2 stale gangs: how long the job has been stale already, and its own grace period (seconds).
+    stale_seconds: float | None = None
+    staleness_grace_seconds: float | None = None
 
     @property
     def is_preemptible(self) -> bool:
@@ -148,6 +153,8 @@ class Placement:
     # The scheduler's default is 16 (KAI@v0.17.0 cmd/scheduler/app/options/options.go:38); KAI's own
     # test harness, and so the conformance scenarios, use -1 (pkg/scheduler/test_utils/test_utils_builder.go:84).
     max_consolidation_preemptees: int = -1
+    # KAI's --default-staleness-grace-period (60s); KAI's integration harness leaves it at 0.
+    staleness_grace_seconds: float = 60.0
 
     def __post_init__(self) -> None:
         if self.node not in ("binpack", "spread"):

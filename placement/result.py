@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from placement.queues import QueueState
 from placement.reasons import Reason, explain
-from placement.tasks import ACTIVE_USED, KIND_MIG, PENDING, TaskState
+from placement.tasks import ACTIVE_USED, KIND_MIG, PENDING, TERMINAL, TaskState
 
 if TYPE_CHECKING:
     from placement.nodes import NodeState
@@ -137,6 +137,8 @@ class Result:
 def _task_result(task: TaskState) -> TaskResult:
     placed = task.status in ACTIVE_USED and task.node is not None
     carried = task.carried if task.status == PENDING else None
+    if task.status in TERMINAL:
+        carried = task.spec.node  # a terminated pod is reported as it was
     gpus = 0.0
     if placed and task.req.kind != KIND_MIG:
         gpus = task.accepted[2]
@@ -182,7 +184,7 @@ def build_result(ssn: Session, cycles: int) -> Result:
     queues = {name: _queue_result(q) for name, q in ssn.queues.items()}
     by_node: dict[str, list[TaskResult]] = {}
     for t in tasks.values():
-        if t.node is not None and t.status != PENDING:  # a Pending task's node is only carried
+        if t.node is not None and t.status in ACTIVE_USED:  # Pending and terminated pods hold nothing
             by_node.setdefault(t.node, []).append(t)
     nodes = {node.name: _node_result(node, by_node.get(node.name, [])) for node in ssn.node_list}
     return Result(tasks=tasks, jobs=jobs, queues=queues, nodes=nodes, cycles=cycles, partial=ssn.partial, _session=ssn)

@@ -17,25 +17,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from placement.model import ACTIONS, Job, Node, Placement, Queue, QueueResource, Snapshot, Task
+from placement.model import ACTIONS, ALL_ACTIONS, Job, Node, Placement, Queue, QueueResource, Snapshot, Task
 from placement.quantity import cpu_millis, memory_bytes
 
 __all__ = ["Scenario", "ScenarioError", "parse_scenario"]
 
 
 _TOP_KEYS = {"name", "source", "note", "actions", "rounds", "placement", "nodes", "queues", "jobs", "expect"}
+_TOP_KEYS |= {"kaiVersion", "stalenessGracePeriod"}  # FORMAT v2
+KAI_VERSIONS = ("v0.17.0",)  # rule sets the simulator implements (FORMAT v2 kaiVersion)
 _NODE_KEYS = {"name", "gpus", "gpuMemoryMiB", "cpu", "memory", "pods", "migStrategy", "mig"}
 _QUEUE_KEYS = {"name", "parent", "priority", "gpu", "cpu", "memory"}
 _RESOURCE_KEYS = {"quota", "limit", "overQuotaWeight"}
 _REQUEST_KEYS = {"gpu", "gpuFraction", "gpuMemoryMiB", "gpuDevices", "mig", "cpu", "memory"}
 _JOB_KEYS = {"name", "queue", "priority", "preemptible", "minMember", "tasks", "ageSeconds", "preemptionDelay"}
+_JOB_KEYS |= {"staleSeconds", "stalenessGracePeriod"}
 _JOB_KEYS |= _REQUEST_KEYS
 # A Go/metav1 duration: "90s", "10m", "1h30m", "-1s", "0" (time.ParseDuration).
 _DURATION = re.compile(r"^[+-]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|ms|s|m|h))+)$")
 _DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|ms|s|m|h)")
 _UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 _TASK_KEYS = {"state", "node", "gpuGroups", "priority"} | _REQUEST_KEYS
-_STATES = ("Pending", "Running", "Releasing")
+_STATES = ("Pending", "Running", "Releasing", "Failed", "Succeeded")
 
 # Every size a scenario controls, checked while reading it (the README's limits table lists them).
 # Above the largest real clusters (KAI runs 4,000+ nodes, 140,000+ pods), far below a hang.
@@ -149,10 +152,16 @@ def parse_scenario(document: object, source: str = "<scenario>") -> Scenario:
     doc = r.mapping(document, "", _TOP_KEYS) if document is not None else {}
     actions = tuple(r.sequence(doc.get("actions", list(ACTIONS)), "actions"))
     for i, action in enumerate(actions):
-        if action not in ACTIONS:
-            raise r.fail(f"actions[{i}]", f"must be one of {', '.join(ACTIONS)}, got {action!r}")
+        if action not in ALL_ACTIONS:
+            raise r.fail(f"actions[{i}]", f"must be one of {', '.join(ALL_ACTIONS)}, got {action!r}")
+    version = doc.get("kaiVersion", "v0.17.0")
+    if version not in KAI_VERSIONS:
+        raise r.fail("kaiVersion", f"the simulator implements {', '.join(KAI_VERSIONS)}; got {version!r}")
     rounds = r.integer(doc.get("rounds", 1), "rounds", minimum=1, maximum=MAX_ROUNDS)
     placement = _placement(r, doc.get("placement", {}))
+    grace = doc.get("stalenessGracePeriod")
+    if grace is not None:
+        placement = dataclasses.replace(placement, staleness_grace_seconds=_duration(r, grace, "stalenessGracePeriod"))
     raw_nodes = r.at_most(r.sequence(doc.get("nodes"), "nodes"), "nodes", MAX_NODES)
     raw_queues = r.at_most(r.sequence(doc.get("queues"), "queues"), "queues", MAX_QUEUES)
     nodes = tuple(_node(r, raw, f"nodes[{i}]") for i, raw in enumerate(raw_nodes))
@@ -300,6 +309,10 @@ def _job(r: _Reader, raw: object, path: str, node_names: set[str]) -> Job:
         raise r.fail(f"{path}.ageSeconds", f"must be >= 0, got {age:g}")
     delay = doc.get("preemptionDelay")
     delay = _duration(r, delay, f"{path}.preemptionDelay") if delay is not None else None
+    stale = doc.get("staleSeconds")
+    stale = r.number(stale, f"{path}.staleSeconds") if stale is not None else None
+    grace = doc.get("stalenessGracePeriod")
+    grace = _duration(r, grace, f"{path}.stalenessGracePeriod") if grace is not None else None
     raw_tasks = doc.get("tasks", 1)
     tasks: list[Task] = []
     if isinstance(raw_tasks, int) and not isinstance(raw_tasks, bool):
@@ -316,7 +329,7 @@ def _job(r: _Reader, raw: object, path: str, node_names: set[str]) -> Job:
     min_member = doc.get("minMember")
     if min_member is not None:
         min_member = r.integer(min_member, f"{path}.minMember", minimum=1, maximum=MAX_TASKS_PER_JOB)
-    return Job(name, queue, tuple(tasks), priority, min_member, preemptible, age, delay)
+    return Job(name, queue, tuple(tasks), priority, min_member, preemptible, age, delay, stale, grace)
 
 
 def _duration(r: _Reader, value: object, path: str) -> float:
@@ -335,7 +348,7 @@ def _task(r: _Reader, raw: object, path: str, base: dict[str, Any], node_names: 
     if state not in _STATES:
         raise r.fail(f"{path}.state", f"must be one of {', '.join(_STATES)}, got {state!r}")
     node = doc.get("node")
-    if state != "Pending" or node is not None:
+    if state in ("Running", "Releasing") or node is not None:
         # A Pending task may carry a node (FORMAT v2: the pod's spec.nodeName, not a constraint).
         node = r.string(node, f"{path}.node")
         if node not in node_names:

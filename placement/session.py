@@ -20,6 +20,7 @@ from placement.tasks import (
     PENDING,
     RELEASING,
     RUNNING,
+    TERMINAL,
     JobState,
     TaskState,
 )
@@ -56,7 +57,9 @@ class Session:
         for job in self.jobs.values():
             for task in job.tasks:
                 state = task.spec.state
-                if state in (RUNNING, RELEASING):
+                if state in TERMINAL:
+                    job.set_status(task, state)  # holds nothing; never placed or evicted
+                elif state in (RUNNING, RELEASING):
                     if task.spec.node not in known:
                         raise ValueError(f"task {task.name}: node {task.spec.node!r} does not exist")
                     task.node = task.spec.node

@@ -14,12 +14,13 @@ from collections.abc import Callable, Iterable, Sequence
 
 from placement.allocate import allocate
 from placement.consolidation import consolidation
-from placement.model import ACTIONS, Placement, Snapshot
+from placement.model import ACTIONS, ALL_ACTIONS, Placement, Snapshot
 from placement.preempt import preempt
 from placement.reclaim import reclaim
 from placement.result import Result, build_result
 from placement.session import Session
-from placement.tasks import BINDING, PENDING, PIPELINED, RELEASING, RUNNING
+from placement.stalegang import stale_gang_eviction
+from placement.tasks import BINDING, PENDING, PIPELINED, RELEASING, RUNNING, TERMINAL
 
 __all__ = ["MAX_ROUNDS", "simulate"]
 
@@ -30,6 +31,7 @@ _ACTIONS: dict[str, Callable[[Session], None]] = {
     "consolidation": consolidation,
     "reclaim": reclaim,
     "preempt": preempt,
+    "stalegangeviction": stale_gang_eviction,
 }
 
 
@@ -40,6 +42,8 @@ def _advance(ssn: Session) -> None:
             status = task.status
             if status == BINDING:
                 job.set_status(task, RUNNING)
+            elif status in TERMINAL:
+                continue
             elif status in (RELEASING, PIPELINED) or (status != RUNNING and status != PENDING):
                 job.set_status(task, PENDING)
                 task.node = None
@@ -117,6 +121,6 @@ def _resolve_actions(actions: Iterable[str]) -> list[Callable[[Session], None]]:
     steps = []
     for name in actions:
         if name not in _ACTIONS:
-            raise ValueError(f"unknown action {name!r}; expected one of {', '.join(ACTIONS)}")
+            raise ValueError(f"unknown action {name!r}; expected one of {', '.join(ALL_ACTIONS)}")
         steps.append(_ACTIONS[name])
     return steps

@@ -38,6 +38,10 @@ PIPELINED = "Pipelined"
 BINDING = "Binding"
 RUNNING = "Running"
 RELEASING = "Releasing"
+# FORMAT v2 terminal pods (pod phases): hold nothing, never placed or evicted, reported unchanged.
+FAILED = "Failed"
+SUCCEEDED = "Succeeded"
+TERMINAL = frozenset({FAILED, SUCCEEDED})
 
 # pod_status groups (pkg/scheduler/api/pod_status): which statuses count as what.
 ACTIVE_ALLOCATED = frozenset({ALLOCATED, PIPELINED, BINDING, RUNNING})

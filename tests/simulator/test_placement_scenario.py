@@ -182,3 +182,32 @@ def test_sizes_above_the_limits_are_refused_with_the_key(change: Any, message: s
     change(doc)
     with pytest.raises(ScenarioError, match=message):
         scenario(doc, "s.yaml")
+
+
+# --- FORMAT v2 keys -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("90s", 90.0), ("10m", 600.0), ("1h30m", 5400.0), ("-1s", -1.0), ("0", 0.0)]
+)
+def test_durations_are_go_durations(text: str, seconds: float) -> None:
+    job = scenario(_doc(preemptionDelay=text)).snapshot.jobs[0]
+    assert job.preemption_delay_seconds == seconds
+
+
+def test_a_malformed_duration_names_the_key() -> None:
+    with pytest.raises(ScenarioError, match=r"jobs\[0\]\.preemptionDelay: must be a duration like '90s'"):
+        scenario(_doc(preemptionDelay="ten minutes"))
+
+
+def test_jobs_without_age_are_n_minus_k_minutes_old() -> None:
+    doc = _doc()
+    doc["jobs"] += [{"name": "b", "queue": "q"}, {"name": "c", "queue": "q", "ageSeconds": 5}]
+    assert [j.age_seconds for j in scenario(doc).snapshot.jobs] == [180.0, 120.0, 5.0]
+
+
+def test_an_unknown_kai_version_is_refused() -> None:
+    doc = _doc()
+    doc["kaiVersion"] = "v0.18.0"
+    with pytest.raises(ScenarioError, match=r"kaiVersion: the simulator implements v0.17.0; got 'v0.18.0'"):
+        scenario(doc)
