@@ -30,6 +30,7 @@ import argparse
 import contextlib
 import copy
 import errno
+import faulthandler
 import json
 import os
 import random
@@ -218,6 +219,8 @@ def _child(argv: list[str], out: Path, err: Path, setup: Callable[[], None] | No
     # Whatever sys.stdout was in the parent (a pytest capture, say), the command writes to the files.
     sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
     sys.stderr = open(2, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+    if faulthandler.is_enabled():  # a crash dump belongs in this run's stderr, not the parent's (pytest's)
+        faulthandler.enable(file=sys.stderr)
     # A runaway allocation fails here (and shows as a failure) instead of taking the machine down.
     limit = (max_rss_mb + 1024) * 2**20
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
