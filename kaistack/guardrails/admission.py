@@ -46,7 +46,14 @@ HOST_CONTROLLERS = (
 # KAI@v0.17.0 pkg/operator/operands/pod_grouper/resources.go:20 (defaultResourceName "pod-grouper",
 # also the ServiceAccount name) in the KAI namespace; it patches pod-group-name onto pods
 # (pkg/podgrouper/pod_controller.go:180-212).
-POD_GROUPER_USER = f"system:serviceaccount:{kai_api.DEFAULT_NAMESPACE}:pod-grouper"
+POD_GROUPER_SERVICE_ACCOUNT = "pod-grouper"
+
+
+def pod_grouper_user(kai_namespace: str = kai_api.DEFAULT_NAMESPACE) -> str:
+    return f"system:serviceaccount:{kai_namespace}:{POD_GROUPER_SERVICE_ACCOUNT}"
+
+
+POD_GROUPER_USER = pod_grouper_user()
 
 OBJ = "object"
 OLD = "oldObject"
@@ -176,6 +183,7 @@ def pod_validations(
     *,
     pod_groups: Sequence[str] = (),
     sharing_enabled: bool = True,
+    kai_namespace: str = kai_api.DEFAULT_NAMESPACE,
 ) -> list[dict[str, str]]:
     """Every validation of one tenant's policy, in the order the API server reports them."""
     if not queues:
@@ -202,7 +210,8 @@ def pod_validations(
         ),
         (
             f"!{has_key(ANN, kai_api.POD_GROUP_NAME)} || {group} in {_list(pod_groups)} || "
-            f"{unchanged(ANN, kai_api.POD_GROUP_NAME)} || request.userInfo.username == {_q(POD_GROUPER_USER)}",
+            f"{unchanged(ANN, kai_api.POD_GROUP_NAME)} || "
+            f"request.userInfo.username == {_q(pod_grouper_user(kai_namespace))}",
             f"tenant {tenant}: the {kai_api.POD_GROUP_NAME} annotation is set by KAI's pod-grouper"
             + (f" (or names one of the tenant's gangs: {', '.join(pod_groups)})" if pod_groups else "")
             + "; a pod that names another PodGroup joins it and its queue",
@@ -237,6 +246,7 @@ def tenant_policy(
     *,
     pod_groups: Sequence[str] = (),
     sharing_enabled: bool = True,
+    kai_namespace: str = kai_api.DEFAULT_NAMESPACE,
 ) -> dict[str, Any]:
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
@@ -256,7 +266,12 @@ def tenant_policy(
             },
             "matchConditions": match_conditions(),
             "validations": pod_validations(
-                tenant, queues, queue_label_key, pod_groups=pod_groups, sharing_enabled=sharing_enabled
+                tenant,
+                queues,
+                queue_label_key,
+                pod_groups=pod_groups,
+                sharing_enabled=sharing_enabled,
+                kai_namespace=kai_namespace,
             ),
         },
     }

@@ -483,3 +483,16 @@ def test_component_registers_a_policy_and_binding_per_tenant(mocks: MockSession,
         assert policy.inputs["metadata"]["name"] == "kaistack-tenant-team-a"
 
     return pulumi.Output.all(*(b.urn for b in admission.bindings.values())).apply(check)
+
+
+def test_the_pod_grouper_exception_follows_kais_namespace(dev: StackConfig) -> None:
+    """KAI installed elsewhere: its pod-grouper's service account is there, and only there, let through."""
+    moved = dev.replace(kai=dev.kai.replace(namespace="kai"))
+    policy = tenant_policy(moved, moved.tenant("team-a"))
+    grouped = _annotated(PLAIN, **{"pod-group-name": "pg-p-1234"})
+    as_user = {
+        user: Case(grouped, True, operation="UPDATE", user=user, old=PLAIN)
+        for user in ("system:serviceaccount:kai:pod-grouper", POD_GROUPER_USER)
+    }
+    assert cel_allows(policy, as_user["system:serviceaccount:kai:pod-grouper"])
+    assert not cel_allows(policy, as_user[POD_GROUPER_USER])
