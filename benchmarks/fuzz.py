@@ -312,6 +312,8 @@ def case_stack(rng: random.Random, case: int, work: Path, args: argparse.Namespa
     project = _project(work, {"Pulumi.fuzz.yaml": text})
     run = Run("stack", case, " ".join(command), files={"Pulumi.fuzz.yaml": text})
     argv = [command[0], "--stack", "fuzz", "--project", str(project), *command[1:]]
+    if command[0] == "check":  # the bound a user sets on a long check (10,000 workloads on 3 nodes)
+        argv += ["--max-seconds", str(args.timeout * 0.6)]
     return run_isolated(run, argv, work, args.timeout, args.max_rss_mb)
 
 

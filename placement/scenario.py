@@ -51,6 +51,7 @@ MAX_JOBS = 200_000
 MAX_TASKS_PER_JOB = 100_000
 MAX_TASKS = 500_000  # all jobs together
 MAX_ROUNDS = 1_000
+MAX_ACTIONS = 20  # entries of `actions` (KAI has five; repeating them in one cycle changes nothing)
 PRIORITY_RANGE = (-(2**31), 2**31 - 1)  # a PriorityClass value is an int32
 
 
@@ -150,7 +151,7 @@ def parse_scenario(document: object, source: str = "<scenario>") -> Scenario:
     """Validate a parsed document into a Scenario."""
     r = _Reader(source)
     doc = r.mapping(document, "", _TOP_KEYS) if document is not None else {}
-    actions = tuple(r.sequence(doc.get("actions", list(ACTIONS)), "actions"))
+    actions = tuple(r.at_most(r.sequence(doc.get("actions", list(ACTIONS)), "actions"), "actions", MAX_ACTIONS))
     for i, action in enumerate(actions):
         if action not in ALL_ACTIONS:
             raise r.fail(f"actions[{i}]", f"must be one of {', '.join(ALL_ACTIONS)}, got {action!r}")

@@ -105,6 +105,8 @@ def _run(
         before = ssn.commits
         ssn.open()
         for step in steps:
+            if ssn.out_of_time():
+                break
             step(ssn)
         cycles += 1
         if ssn.partial or (rounds is None and ssn.commits == before):

@@ -79,10 +79,11 @@ class CapacityReport:
     queues: tuple[QueueVerdict, ...]
     nodes: tuple[NodeVerdict, ...]
     cycles: int
+    partial: bool = False  # stopped by max_seconds: a verdict on part of the decisions, never "fits"
 
     @property
     def ok(self) -> bool:
-        return not any(w.pending for w in self.workloads)
+        return not self.partial and not any(w.pending for w in self.workloads)
 
     @property
     def reasons(self) -> tuple[str, ...]:
@@ -105,16 +106,23 @@ class CapacityReport:
 
     def summary(self) -> str:
         placed = sum(1 for w in self.workloads if not w.pending)
+        if self.partial:
+            return f"unknown: stopped by the time limit with {placed} of {len(self.workloads)} workloads placed"
         if self.ok:
             return f"fits: all {placed} workloads are placed"
         pending = len(self.workloads) - placed
         return f"does not fit: {pending} of {len(self.workloads)} workloads would stay Pending"
 
 
-def check(config: StackConfig, stack: str = "") -> CapacityReport:
-    """Run KAI's cycle (allocate, consolidation, reclaim, preempt) on the declaration to a steady state."""
+def check(config: StackConfig, stack: str = "", max_seconds: float | None = None) -> CapacityReport:
+    """Run KAI's cycle (allocate, consolidation, reclaim, preempt) on the declaration to a steady state.
+
+    With `max_seconds` the simulation stops when the time is up and the report is `partial` (not ok).
+    """
     the_plan = plan(config)
-    result = simulate(the_plan.snapshot, actions=ACTIONS, rounds=None, placement=the_plan.placement)
+    result = simulate(
+        the_plan.snapshot, actions=ACTIONS, rounds=None, placement=the_plan.placement, max_seconds=max_seconds
+    )
     pod_name = {f"{ref.job}-{ref.task_index}": ref.name for wp in the_plan.workloads for ref in wp.pods}
     gpu_ids: dict[tuple[str, str], str] = {}
     nodes = tuple(
@@ -123,7 +131,7 @@ def check(config: StackConfig, stack: str = "") -> CapacityReport:
     )
     workloads = tuple(_workload_verdict(wp, result, gpu_ids) for wp in the_plan.workloads)
     queues = tuple(_queue_verdict(q, result) for q in config.all_queues())
-    return CapacityReport(stack, workloads, queues, nodes, result.cycles)
+    return CapacityReport(stack, workloads, queues, nodes, result.cycles, partial=result.partial)
 
 
 PLACED = ("Running", "Binding")

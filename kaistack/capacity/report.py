@@ -11,6 +11,7 @@ def to_json(report: CapacityReport) -> dict[str, Any]:
     return {
         "stack": report.stack,
         "fits": report.ok,
+        "partial": report.partial,
         "summary": report.summary(),
         "totals": report.totals,
         "workloads": [_workload_json(w) for w in report.workloads],

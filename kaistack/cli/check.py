@@ -25,7 +25,8 @@ examples:
   kaistack check --stack dev --markdown > capacity.md      # for a PR comment
   kaistack check --stack dev --html capacity.html          # GPUs drawn with their fractions
 
-exit codes: 0 every workload is placed, 1 some workload would stay Pending, 2 bad config or stack
+exit codes: 0 every workload is placed, 1 some workload would stay Pending (or --max-seconds stopped the
+  simulation: "partial": true), 2 bad config or stack
 """
 
 
@@ -42,6 +43,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     form.add_argument("--json", action="store_true", help="print the report as JSON")
     form.add_argument("--markdown", action="store_true", help="print the report as Markdown (PR comment)")
     parser.add_argument("--html", type=Path, metavar="FILE", help="also write a self-contained HTML page to FILE")
+    parser.add_argument(
+        "--max-seconds",
+        type=float,
+        default=None,
+        metavar="S",
+        help="stop the simulation after about S seconds; the verdict is then partial (exit 1)",
+    )
     add_project_argument(parser)
     parser.set_defaults(func=run)
 
@@ -58,7 +66,10 @@ def run(args: argparse.Namespace) -> int:
     from kaistack.capacity.check import check
     from kaistack.capacity.report import to_json, to_markdown, to_text
 
-    report = check(config, args.stack)
+    if args.max_seconds is not None and not args.max_seconds > 0:
+        print("kaistack check: --max-seconds: must be a positive number of seconds", file=sys.stderr)
+        return 2
+    report = check(config, args.stack, max_seconds=args.max_seconds)
     if args.html is not None:
         from kaistack.capacity.html import to_html
 

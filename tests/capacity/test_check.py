@@ -236,3 +236,18 @@ def test_stack_commands_outside_a_project_say_so_and_exit_2(tmp_path: Path, comm
     assert "no Pulumi.yaml" in run.stderr
     assert "--project" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_max_seconds_gives_a_partial_verdict_that_never_fits() -> None:
+    """A time limit already passed: nothing is decided, and the report says it cannot tell."""
+    from pathlib import Path
+
+    from kaistack.capacity.check import check
+    from kaistack.stack.load import load_stack
+
+    config = load_stack(Path(__file__).resolve().parents[2], "dev").config
+    report = check(config, "dev", max_seconds=0.0)
+    assert report.partial is True
+    assert report.ok is False
+    assert report.summary().startswith("unknown: stopped by the time limit")
+    assert check(config, "dev").partial is False

@@ -162,6 +162,7 @@ def test_json_scenario_loads_like_yaml(tmp_path: Path) -> None:
     ("change", "message"),
     [
         (lambda d: d.update(rounds=100_000_000), r"rounds: must be <= 1000, got 100000000"),
+        (lambda d: d.update(actions=["allocate"] * 21), r"actions: 21 entries; kaistack simulates at most 20"),
         (lambda d: d["jobs"][0].update(tasks=1_000_000), r"jobs\[0\]\.tasks: must be 1 to 100000, got 1000000"),
         (lambda d: d["jobs"][0].update(priority=2**31), r"jobs\[0\]\.priority: must be <= 2147483647"),
         (lambda d: d["nodes"][0].update(gpus=10**9), r"nodes\[0\]\.gpus: must be <= 128, got 1000000000"),
@@ -175,7 +176,7 @@ def test_json_scenario_loads_like_yaml(tmp_path: Path) -> None:
             r"jobs: 600000 tasks in all; kaistack simulates at most 500000",
         ),
     ],
-    ids=["rounds", "tasks-per-job", "priority", "gpus-per-node", "non-finite", "nodes", "tasks-in-all"],
+    ids=["rounds", "actions", "tasks-per-job", "priority", "gpus-per-node", "non-finite", "nodes", "tasks-in-all"],
 )
 def test_sizes_above_the_limits_are_refused_with_the_key(change: Any, message: str) -> None:
     doc = _doc()
