@@ -95,7 +95,7 @@ _WOULD_PLACE = (
 
 def find_mistakes(kinds: Mapping[str, list[Mapping[str, Any]]]) -> list[Mistake]:
     queues = {_name(q): q for q in kinds.get("Queue", [])}
-    parents = {str((q.get("spec") or {}).get("parentQueue") or "") for q in queues.values()}
+    parents = {str(_m(q.get("spec")).get("parentQueue") or "") for q in queues.values()}
     leaves = {name for name in queues if name not in parents}
     out: list[Mistake] = []
     for name, queue in queues.items():
@@ -106,7 +106,7 @@ def find_mistakes(kinds: Mapping[str, list[Mapping[str, Any]]]) -> list[Mistake]
 
 
 def _queue_limits(name: str, queue: Mapping[str, Any]) -> list[Mistake]:
-    resources = (queue.get("spec") or {}).get("resources") or {}
+    resources = _m(_m(queue.get("spec")).get("resources"))
     out = []
     for kind in ("gpu", "cpu", "memory"):
         block = resources.get(kind)
@@ -124,9 +124,9 @@ def _queue_limits(name: str, queue: Mapping[str, Any]) -> list[Mistake]:
 
 def _pod_mistakes(pod: Mapping[str, Any], queues: Mapping[str, Any], leaves: set[str]) -> list[Mistake]:
     subject = f"Pod {_namespace(pod)}/{_name(pod)}"
-    spec = pod.get("spec") or {}
-    labels = (pod.get("metadata") or {}).get("labels") or {}
-    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    spec = _m(pod.get("spec"))
+    labels = _m(_m(pod.get("metadata")).get("labels"))
+    annotations = _m(_m(pod.get("metadata")).get("annotations"))
     out = []
     wants_gpu = _requests_gpu(pod)
     queue = labels.get(kai_api.QUEUE_LABEL)
@@ -150,7 +150,7 @@ def _pod_mistakes(pod: Mapping[str, Any], queues: Mapping[str, Any], leaves: set
                 f"use one of the leaf queues: {', '.join(sorted(leaves)) or 'none exist'}",
             )
         )
-    owners = (pod.get("metadata") or {}).get("ownerReferences") or []
+    owners = _s(_m(pod.get("metadata")).get("ownerReferences"))
     if any(o.get("kind") == "Service" for o in owners if isinstance(o, Mapping)):
         out.append(
             Mistake(
@@ -168,7 +168,7 @@ def _pod_mistakes(pod: Mapping[str, Any], queues: Mapping[str, Any], leaves: set
         and queue in queues
         and any(o.get("kind") == "ReplicaSet" for o in owners if isinstance(o, Mapping))
         and _gpu_quota(queues[queue]) == 0
-        and not spec.get("priorityClassName", "").startswith(("train", "build-preemptible"))
+        and not str(spec.get("priorityClassName") or "").startswith(("train", "build-preemptible"))
     ):
         out.append(
             Mistake(
@@ -182,7 +182,7 @@ def _pod_mistakes(pod: Mapping[str, Any], queues: Mapping[str, Any], leaves: set
     if (
         _namespace(pod) == RESERVATION_NAMESPACE
         and not spec.get("runtimeClassName")
-        and (pod.get("status") or {}).get("phase") != "Running"
+        and _m(pod.get("status")).get("phase") != "Running"
     ):
         out.append(
             Mistake(
@@ -203,30 +203,36 @@ def _pod_mistakes(pod: Mapping[str, Any], queues: Mapping[str, Any], leaves: set
 
 
 def _requests_gpu(pod: Mapping[str, Any]) -> bool:
-    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    annotations = _m(_m(pod.get("metadata")).get("annotations"))
     if kai_api.GPU_FRACTION in annotations or kai_api.GPU_MEMORY in annotations:
         return True
-    for container in (pod.get("spec") or {}).get("containers") or []:
-        limits = ((container or {}).get("resources") or {}).get("limits") or {}
+    for container in _s(_m(pod.get("spec")).get("containers")):
+        limits = _m(_m(_m(container).get("resources")).get("limits"))
         if any(str(k) == kai_api.GPU_RESOURCE or str(k).startswith(kai_api.MIG_RESOURCE_PREFIX) for k in limits):
             return True
     return False
 
 
 def _gpu_quota(queue: Mapping[str, Any]) -> float:
-    block = ((queue.get("spec") or {}).get("resources") or {}).get("gpu") or {}
-    try:
-        return float(block.get("quota", 0) or 0)
-    except (TypeError, ValueError):
-        return 0.0
+    quota = _m(_m(_m(queue.get("spec")).get("resources")).get("gpu")).get("quota", 0)
+    return float(quota) if isinstance(quota, int | float) and not isinstance(quota, bool) else 0.0
 
 
 def _name(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("name") or "")
+    return str(_m(obj.get("metadata")).get("name") or "")
 
 
 def _namespace(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("namespace") or "default")
+    return str(_m(obj.get("metadata")).get("namespace") or "default")
+
+
+def _m(value: Any) -> Mapping[str, Any]:
+    """User data is hostile: a field that is not a mapping reads as an empty one."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def _s(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 # --- output -------------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ this module only reads dicts. What KAI reads, and so what is read here (KAI@v0.1
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,18 +34,27 @@ class LiveSnapshot:
     notes: tuple[str, ...] = field(default=())
 
 
-def by_kind(objects: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
-    """Objects grouped by kind, `List` items flattened."""
+def by_kind(objects: Iterable[Any]) -> dict[str, list[Mapping[str, Any]]]:
+    """Objects grouped by kind, `List` items flattened; anything that is not a named object is left out."""
     out: dict[str, list[Mapping[str, Any]]] = {}
+    seen: set[tuple[str, str, str]] = set()  # (kind, namespace, name): a repeated object counts once
     stack = list(objects)
     while stack:
         obj = stack.pop(0)
         if not isinstance(obj, Mapping):
             continue
-        if obj.get("kind") == "List" or str(obj.get("kind", "")).endswith("List"):
-            stack.extend(i for i in obj.get("items") or [] if isinstance(i, Mapping))
+        kind = obj.get("kind")
+        if not isinstance(kind, str):
             continue
-        out.setdefault(str(obj.get("kind")), []).append(obj)
+        if kind.endswith("List"):
+            stack.extend(i for i in _seq(obj.get("items")) if isinstance(i, Mapping))
+            continue
+        name = _dig(obj, "metadata", "name")
+        if isinstance(name, str) and name:
+            key = (kind, str(_dig(obj, "metadata", "namespace") or ""), name)
+            if key not in seen:
+                seen.add(key)
+                out.setdefault(kind, []).append(obj)
     return out
 
 
@@ -69,7 +79,7 @@ def build(objects: Iterable[Mapping[str, Any]], queue_label: str = kai_api.QUEUE
         if not queue:
             queue = str(_labels(pods[0]).get(queue_label) or "default-queue")
         klass = str(_dig(pg, "spec", "priorityClassName") or _dig(pods[0], "spec", "priorityClassName") or "")
-        priority = kai_api.PRIORITY_CLASSES.get(klass, int(_dig(pods[0], "spec", "priority") or 50))
+        priority = kai_api.PRIORITY_CLASSES.get(klass, _int(_dig(pods[0], "spec", "priority"), 50))
         tasks = []
         for pod in pods:
             node = _dig(pod, "spec", "nodeName")
@@ -79,14 +89,14 @@ def build(objects: Iterable[Mapping[str, Any]], queue_label: str = kai_api.QUEUE
             tasks.append(_task(pod, node))
             pods_of_job.setdefault(group, []).append(f"{_namespace(pod)}/{_name(pod)}")
         if tasks:
-            minimum = _dig(pg, "spec", "minMember") if pg else 1
-            min_member = max(1, min(int(minimum or 1), len(tasks)))
+            minimum = _int(_dig(pg, "spec", "minMember"), 1) if pg else 1
+            min_member = max(1, min(minimum, len(tasks)))
             jobs.append(Job(group, queue, tuple(tasks), priority, min_member=min_member))
     return LiveSnapshot(Snapshot(nodes, queues, tuple(jobs)), pods_of_job, tuple(notes))
 
 
 def _node(obj: Mapping[str, Any]) -> Node:
-    allocatable = _dig(obj, "status", "allocatable") or {}
+    allocatable = _map(_dig(obj, "status", "allocatable"))
     labels = _labels(obj)
     memory = labels.get(kai_api.GPU_MEMORY_LABEL)
     mig = {
@@ -107,19 +117,18 @@ def _node(obj: Mapping[str, Any]) -> Node:
 
 
 def _queue(obj: Mapping[str, Any]) -> Queue:
-    spec = obj.get("spec") or {}
-    resources = spec.get("resources") or {}
+    spec = _map(obj.get("spec"))
+    resources = _map(spec.get("resources"))
 
     def block(kind: str) -> QueueResource:
-        raw = resources.get(kind) or {}
-        return QueueResource(
-            float(raw.get("quota", 0) or 0), float(raw.get("limit", 0) or 0), float(raw.get("overQuotaWeight", 0) or 0)
-        )
+        raw = _map(resources.get(kind))
+        return QueueResource(_float(raw.get("quota")), _float(raw.get("limit")), _float(raw.get("overQuotaWeight")))
 
+    parent = spec.get("parentQueue")
     return Queue(
         name=_name(obj),
-        parent=spec.get("parentQueue") or None,
-        priority=int(spec.get("priority", 100) or 100),
+        parent=str(parent) if isinstance(parent, str) and parent else None,
+        priority=_int(spec.get("priority"), 100),
         gpu=block("gpu"),
         cpu=block("cpu"),
         memory=block("memory"),
@@ -130,10 +139,10 @@ def _task(pod: Mapping[str, Any], node: Any) -> Task:
     annotations = _annotations(pod)
     cpu = memory = 0
     gpus = 0
-    for container in _dig(pod, "spec", "containers") or []:
-        resources = container.get("resources") or {}
-        requests = resources.get("requests") or {}
-        limits = resources.get("limits") or {}
+    for container in _seq(_dig(pod, "spec", "containers")):
+        resources = _map(_map(container).get("resources"))
+        requests = _map(resources.get("requests"))
+        limits = _map(resources.get("limits"))
         cpu += _millis(requests.get("cpu", limits.get("cpu")))
         memory += int(_number(requests.get("memory", limits.get("memory"))))
         gpus += int(_number(limits.get(kai_api.GPU_RESOURCE)))
@@ -171,11 +180,32 @@ def _namespace(obj: Mapping[str, Any]) -> str:
 
 
 def _labels(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return _dig(obj, "metadata", "labels") or {}
+    return _map(_dig(obj, "metadata", "labels"))
 
 
 def _annotations(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return _dig(obj, "metadata", "annotations") or {}
+    return _map(_dig(obj, "metadata", "annotations"))
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _seq(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _float(value: Any) -> float:
+    """A Queue resource field: a finite number, else 0 (as the CRD reads an omitted one)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return 0.0
+    return float(value) if abs(value) < 2**63 else 0.0
+
+
+def _int(value: Any, default: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return default
+    return int(value) if abs(value) < 2**31 else default
 
 
 def _number(value: Any) -> float:

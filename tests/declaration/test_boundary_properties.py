@@ -131,3 +131,21 @@ def test_lint_never_raises_and_its_json_is_strict(objects: list[Any]) -> None:
 def test_scenario_loading_raises_only_scenario_error(document: Any) -> None:
     with contextlib.suppress(ScenarioError):
         parse_scenario(document, "gen.yaml")
+
+
+named_objects = st.fixed_dictionaries(
+    {
+        "kind": st.sampled_from(["Node", "Pod", "Queue", "PodGroup", "List"]),
+        "metadata": st.fixed_dictionaries({"name": st.sampled_from(["a", "b", "c"])}, optional={"labels": json_values}),
+    },
+    optional={"spec": json_values, "status": json_values, "items": json_values},
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(objects=st.lists(named_objects | json_values, max_size=6))
+def test_diagnose_never_raises_on_a_hostile_dump_and_its_json_is_strict(objects: list[Any]) -> None:
+    from kaistack.ops import diagnose
+
+    report = diagnose.diagnose(objects)
+    strict_json(json.dumps(diagnose.to_json(report), allow_nan=False))
