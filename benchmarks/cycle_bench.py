@@ -39,6 +39,7 @@ def compatible(path: Path) -> Path:
     """The scenario without keys an older checkout does not know (it then runs KAI's test-harness defaults)."""
     document = json.loads(path.read_text())
     document.get("placement", {}).pop("maxConsolidationPreemptees", None)
+    document.get("placement", {}).pop("useSchedulingSignatures", None)
     older = path.with_name(path.stem + "-compat.json")
     older.write_text(json.dumps(document))
     return older

@@ -151,8 +151,13 @@ def generate(size: Size, seed: int = SEED) -> dict[str, Any]:
         "name": f"busy-{size.nodes}",
         "actions": ["allocate", "consolidation", "reclaim", "preempt"],
         "rounds": 1,
-        # KAI's scheduler defaults, as `kaistack check` uses them (16 consolidation preemptees).
-        "placement": {"node": "binpack", "gpu": "pack", "maxConsolidationPreemptees": 16},
+        # KAI's scheduler defaults, as `kaistack check` uses them (16 consolidation preemptees, signatures).
+        "placement": {
+            "node": "binpack",
+            "gpu": "pack",
+            "maxConsolidationPreemptees": 16,
+            "useSchedulingSignatures": True,
+        },
         "nodes": nodes,
         "queues": queues,
         "jobs": jobs,

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from placement.allocate import pending_jobs
 from placement.queue_order import JobsOrder, VictimsOrder
+from placement.signatures import Representatives
 from placement.solver import JobSolver, Scenario, feasible_nodes, idle_gpu_capacity, releasing_gpu_capacity
 from placement.tasks import ACTIVE_ALLOCATED, KIND_MIG, RELEASING, JobState, mig_gpu_portion
 
@@ -65,15 +66,20 @@ def consolidation(ssn: Session) -> None:
     if not ssn.consolidation_enabled:
         return
     order = JobsOrder(ssn, [j for j in pending_jobs(ssn) if j.preemptible])
+    failed = Representatives()
     while True:
         job = order.pop()
         if job is None or ssn.out_of_time():
             return
         if job.within_preemption_delay:
             continue  # may not start evictions yet (KAI filters it out of the preemptors)
-        if not _enough_gpus(ssn, job):
+        if ssn.use_signatures and not failed.worth_trying(job):
             continue
-        solver = JobSolver(ssn, feasible_nodes(ssn, job), _all_reallocated, partial(_victims, ssn, job))
-        statement = solver.solve(job)
+        statement = None
+        if _enough_gpus(ssn, job):
+            solver = JobSolver(ssn, feasible_nodes(ssn, job), _all_reallocated, partial(_victims, ssn, job))
+            statement = solver.solve(job)
         if statement is not None:
             statement.commit()
+        else:
+            failed.failed(job)

@@ -153,6 +153,8 @@ class Placement:
     # The scheduler's default is 16 (KAI@v0.17.0 cmd/scheduler/app/options/options.go:38); KAI's own
     # test harness, and so the conformance scenarios, use -1 (pkg/scheduler/test_utils/test_utils_builder.go:84).
     max_consolidation_preemptees: int = -1
+    # KAI's --use-scheduling-signatures (default true); KAI's test harness runs without it (placement.signatures).
+    use_scheduling_signatures: bool = False
     # KAI's --default-staleness-grace-period (60s); KAI's integration harness leaves it at 0.
     staleness_grace_seconds: float = 60.0
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from placement.allocate import pending_jobs
 from placement.queue_order import JobsOrder, VictimsOrder
 from placement.queues import over_quota
+from placement.signatures import Representatives
 from placement.solver import JobSolver, feasible_nodes
 from placement.tasks import ACTIVE_ALLOCATED, JobState
 
@@ -36,12 +37,16 @@ def _victims(ssn: Session, preemptor: JobState) -> VictimsOrder:
 
 def preempt(ssn: Session) -> None:
     order = JobsOrder(ssn, pending_jobs(ssn))
+    failed: dict[str, Representatives] = {}  # per queue, as KAI keeps them
     while True:
         job = order.pop()
         if job is None or ssn.out_of_time():
             return
         if job.within_preemption_delay:
             continue  # may not start evictions yet (KAI filters it out of the preemptors)
+        representatives = failed.setdefault(job.queue_name, Representatives())
+        if ssn.use_signatures and not representatives.worth_trying(job):
+            continue
         if not job.preemptible:
             requested = ssn.required_quota(job.tasks_to_allocate(real=False))
             if over_quota(job.queue, requested) is not None:  # type: ignore[arg-type]
@@ -50,3 +55,5 @@ def preempt(ssn: Session) -> None:
         statement = solver.solve(job)
         if statement is not None:
             statement.commit()
+        else:
+            representatives.failed(job)

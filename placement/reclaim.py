@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from placement.allocate import pending_jobs
 from placement.queue_order import JobsOrder, VictimsOrder
 from placement.reclaimable import ReclaimCheck, can_reclaim, filter_victim
+from placement.signatures import Representatives
 from placement.solver import JobSolver, Scenario, feasible_nodes
 from placement.tasks import ACTIVE_ALLOCATED, JobState
 
@@ -61,6 +62,7 @@ def _victims(ssn: Session, reclaimer: JobState, required: tuple[float, float, fl
 
 def reclaim(ssn: Session) -> None:
     order = JobsOrder(ssn, pending_jobs(ssn))
+    failed: dict[str, Representatives] = {}  # per queue, as KAI keeps them
     while True:
         job = order.pop()
         if job is None or ssn.out_of_time():
@@ -70,6 +72,9 @@ def reclaim(ssn: Session) -> None:
         queue = job.queue
         required = ssn.job_init_resources(job)
         if not can_reclaim(queue, required, job.preemptible):  # type: ignore[arg-type]
+            continue
+        representatives = failed.setdefault(job.queue_name, Representatives())
+        if ssn.use_signatures and not representatives.worth_trying(job):
             continue
         check = ReclaimCheck(ssn.queues)
 
@@ -82,3 +87,5 @@ def reclaim(ssn: Session) -> None:
         statement = solver.solve(job)
         if statement is not None:
             statement.commit()
+        else:
+            representatives.failed(job)

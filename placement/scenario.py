@@ -197,7 +197,7 @@ def _unique(r: _Reader, names: list[str], path: str) -> None:
 
 
 def _placement(r: _Reader, raw: object) -> Placement:
-    doc = r.mapping(raw or {}, "placement", {"node", "gpu", "maxConsolidationPreemptees"})
+    doc = r.mapping(raw or {}, "placement", {"node", "gpu", "maxConsolidationPreemptees", "useSchedulingSignatures"})
     node, gpu = doc.get("node", "binpack"), doc.get("gpu", "pack")
     if node not in ("binpack", "spread"):
         raise r.fail("placement.node", f"must be binpack or spread, got {node!r}")
@@ -206,7 +206,10 @@ def _placement(r: _Reader, raw: object) -> Placement:
     preemptees = r.integer(
         doc.get("maxConsolidationPreemptees", -1), "placement.maxConsolidationPreemptees", minimum=-1, maximum=MAX_JOBS
     )
-    return Placement(node=node, gpu=gpu, max_consolidation_preemptees=preemptees)
+    signatures = doc.get("useSchedulingSignatures", False)
+    if not isinstance(signatures, bool):
+        raise r.fail("placement.useSchedulingSignatures", f"must be true or false, got {signatures!r}")
+    return Placement(node=node, gpu=gpu, max_consolidation_preemptees=preemptees, use_scheduling_signatures=signatures)
 
 
 def _node(r: _Reader, raw: object, path: str) -> Node:

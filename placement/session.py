@@ -40,6 +40,7 @@ class Session:
             placement.node == "binpack" and placement.gpu == "pack" and placement.max_consolidation_preemptees != 0
         )
         self.max_consolidation_preemptees = placement.max_consolidation_preemptees
+        self.use_signatures = placement.use_scheduling_signatures
         # simulate(max_seconds=...): when the clock passes `deadline` every action stops at its next job,
         # and the result says it is partial.
         self.deadline: float | None = None

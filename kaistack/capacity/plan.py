@@ -74,9 +74,13 @@ def plan(config: StackConfig) -> Plan:
         jobs.extend(new_jobs)
         plans.append(plan_)
     strategy = config.kai.placement_strategy
-    # KAI's scheduler default for consolidation victims (cmd/scheduler/app/options/options.go:38).
+    # KAI's scheduler defaults (cmd/scheduler/app/options/options.go:38, :124): 16 consolidation victims,
+    # scheduling signatures on. Its test harness, and so the conformance scenarios, use neither.
     placement = Placement(
-        node=strategy, gpu="pack" if strategy == "binpack" else "spread", max_consolidation_preemptees=16
+        node=strategy,
+        gpu="pack" if strategy == "binpack" else "spread",
+        max_consolidation_preemptees=16,
+        use_scheduling_signatures=True,
     )
     return Plan(Snapshot(tuple(nodes), queues, tuple(jobs)), placement, tuple(plans), pools)
 

@@ -1,0 +1,95 @@
+"""KAI's scheduling signatures: skip a pending job that is no easier than one that already failed.
+
+KAI@v0.17.0 pkg/scheduler/actions/common/minimal_job_comparison.go, used by consolidation (one set of
+representatives for the action), reclaim and preempt (one per queue) when the scheduler runs with
+`--use-scheduling-signatures` (default true, cmd/scheduler/app/options/options.go:124). KAI's test
+harness runs without it, so scenarios opt in with `placement.useSchedulingSignatures`; `kaistack check`
+uses the scheduler's default.
+
+A job's signature (podgroup_info.GetSchedulingConstraintsSignature) hashes its pending pods' scheduling
+constraints: node selector, affinity, tolerations, storage, priority class and priority, topology. In
+this model pods differ in none of those but priority, so the signature is the job's priority and its
+number of pods not yet running ("" when all run). A pod's resource vector is [cpu, memory, GPUs, GPU
+memory, MIG devices]; KAI's ResourceVector has more dimensions, all zero here.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+from placement.tasks import ACTIVE_ALLOCATED, KIND_MIG, PENDING, JobState, TaskState
+
+Vector = tuple[float, ...]
+
+
+def signature(job: JobState) -> tuple[int, int] | str:
+    waiting = sum(1 for t in job.tasks if t.status not in ACTIVE_ALLOCATED)
+    return (job.priority, waiting) if waiting else ""
+
+
+def _vector(task: TaskState) -> Vector:
+    req = task.req
+    mig = sum(n for _, n in req.mig) if req.kind == KIND_MIG else 0
+    return (float(req.cpu), float(req.mem), float(req.gpus), float(req.gpu_memory), float(mig))
+
+
+def _less_equal(a: Vector, b: Vector) -> bool:
+    return all(x <= y for x, y in zip(a, b, strict=True))
+
+
+def _sorted_vectors(tasks: Sequence[TaskState]) -> list[Vector]:
+    # Go's sort.Slice with LessEqual as "less"; for a partial order the result follows the comparisons made.
+    def compare(a: Vector, b: Vector) -> int:
+        return -1 if _less_equal(a, b) and not _less_equal(b, a) else (1 if _less_equal(b, a) and a != b else 0)
+
+    return sorted((_vector(t) for t in tasks), key=functools.cmp_to_key(compare))
+
+
+def _pending(job: JobState) -> list[TaskState]:
+    return [t for t in job.tasks if t.status == PENDING]
+
+
+def easier(job: JobState, other: JobState) -> bool:
+    """jobEasierToScheduleComparison(job, representative)."""
+    mine, theirs = _pending(job), _pending(other)
+    if not mine or not theirs:
+        return False
+    if len(theirs) > len(mine):
+        return True
+    a, b = _sorted_vectors(mine), _sorted_vectors(theirs)
+    for i in range(len(a)):
+        if i >= len(b):
+            return False
+        if _less_equal(a[i], b[i]):
+            if _less_equal(b[i], a[i]):
+                continue
+            return True
+    return False
+
+
+def smaller_footprint(job: JobState, other: JobState) -> bool:
+    """isPodGroupFootprintSmaller: every pending pod of `job` has a larger or equal one in `other`."""
+    mine, theirs = _pending(job), _pending(other)
+    if not mine or not theirs or len(mine) > len(theirs):
+        return False
+    a, b = _sorted_vectors(mine), _sorted_vectors(theirs)
+    return all(_less_equal(a[i], b[i]) for i in range(len(a)))
+
+
+class Representatives:
+    """MinimalJobRepresentatives: per signature, the smallest job that failed."""
+
+    def __init__(self) -> None:
+        self._by_signature: dict[tuple[int, int] | str, JobState] = {}
+
+    def worth_trying(self, job: JobState) -> bool:
+        representative = self._by_signature.get(signature(job))
+        return representative is None or easier(job, representative)
+
+    def failed(self, job: JobState) -> None:
+        key = signature(job)
+        current = self._by_signature.get(key)
+        if current is not None and not smaller_footprint(job, current):
+            return
+        self._by_signature[key] = job
