@@ -15,10 +15,10 @@ from typing import Any
 
 from kaistack.declaration import kai_api
 from kaistack.guardrails.facts import StackFacts
-from kaistack.guardrails.podspec import Res
+from kaistack.guardrails.podspec import Res, mapping, pod_templates, requests_gpu, seq
 from kaistack.guardrails.rules import gpu_memory_utilization_within_fraction
 from kaistack.guardrails.settings import Settings
-from kaistack.ops.live_snapshot import LiveSnapshot, build, by_kind
+from kaistack.ops.live_snapshot import LiveSnapshot, build, by_kind, object_name, object_namespace
 from placement.simulation import simulate
 
 RESERVATION_NAMESPACE = kai_api.RESERVATION_NAMESPACE
@@ -94,8 +94,8 @@ _WOULD_PLACE = (
 
 
 def find_mistakes(kinds: Mapping[str, list[Mapping[str, Any]]]) -> list[Mistake]:
-    queues = {_name(q): q for q in kinds.get("Queue", [])}
-    parents = {str(_m(q.get("spec")).get("parentQueue") or "") for q in queues.values()}
+    queues = {object_name(q): q for q in kinds.get("Queue", [])}
+    parents = {str(mapping(q.get("spec")).get("parentQueue") or "") for q in queues.values()}
     leaves = {name for name in queues if name not in parents}
     out: list[Mistake] = []
     for name, queue in queues.items():
@@ -106,7 +106,7 @@ def find_mistakes(kinds: Mapping[str, list[Mapping[str, Any]]]) -> list[Mistake]
 
 
 def _queue_limits(name: str, queue: Mapping[str, Any]) -> list[Mistake]:
-    resources = _m(_m(queue.get("spec")).get("resources"))
+    resources = mapping(mapping(queue.get("spec")).get("resources"))
     out = []
     for kind in ("gpu", "cpu", "memory"):
         block = resources.get(kind)
@@ -123,12 +123,12 @@ def _queue_limits(name: str, queue: Mapping[str, Any]) -> list[Mistake]:
 
 
 def _pod_mistakes(pod: Mapping[str, Any], queues: Mapping[str, Any], leaves: set[str]) -> list[Mistake]:
-    subject = f"Pod {_namespace(pod)}/{_name(pod)}"
-    spec = _m(pod.get("spec"))
-    labels = _m(_m(pod.get("metadata")).get("labels"))
-    annotations = _m(_m(pod.get("metadata")).get("annotations"))
+    subject = f"Pod {object_namespace(pod)}/{object_name(pod)}"
+    spec = mapping(pod.get("spec"))
+    labels = mapping(mapping(pod.get("metadata")).get("labels"))
+    annotations = mapping(mapping(pod.get("metadata")).get("annotations"))
     out = []
-    wants_gpu = _requests_gpu(pod)
+    wants_gpu = any(requests_gpu(t) for t in pod_templates("Pod", pod))
     queue = labels.get(kai_api.QUEUE_LABEL)
     if spec.get("schedulerName") != kai_api.SCHEDULER_NAME and (wants_gpu or queue):
         why = "asks for GPUs" if wants_gpu else f"is labelled for queue {queue}"
@@ -150,7 +150,7 @@ def _pod_mistakes(pod: Mapping[str, Any], queues: Mapping[str, Any], leaves: set
                 f"use one of the leaf queues: {', '.join(sorted(leaves)) or 'none exist'}",
             )
         )
-    owners = _s(_m(pod.get("metadata")).get("ownerReferences"))
+    owners = seq(mapping(pod.get("metadata")).get("ownerReferences"))
     if any(o.get("kind") == "Service" for o in owners if isinstance(o, Mapping)):
         out.append(
             Mistake(
@@ -180,9 +180,9 @@ def _pod_mistakes(pod: Mapping[str, Any], queues: Mapping[str, Any], leaves: set
             )
         )
     if (
-        _namespace(pod) == RESERVATION_NAMESPACE
+        object_namespace(pod) == RESERVATION_NAMESPACE
         and not spec.get("runtimeClassName")
-        and _m(pod.get("status")).get("phase") != "Running"
+        and mapping(pod.get("status")).get("phase") != "Running"
     ):
         out.append(
             Mistake(
@@ -194,7 +194,7 @@ def _pod_mistakes(pod: Mapping[str, Any], queues: Mapping[str, Any], leaves: set
             )
         )
     if kai_api.GPU_FRACTION in annotations or kai_api.GPU_MEMORY in annotations:
-        res = Res("kubernetes:core/v1:Pod", _name(pod), pod)
+        res = Res("kubernetes:core/v1:Pod", object_name(pod), pod)
         for message in gpu_memory_utilization_within_fraction(
             res, Settings(exempt_namespaces=frozenset()), StackFacts()
         ):
@@ -202,37 +202,9 @@ def _pod_mistakes(pod: Mapping[str, Any], queues: Mapping[str, Any], leaves: set
     return out
 
 
-def _requests_gpu(pod: Mapping[str, Any]) -> bool:
-    annotations = _m(_m(pod.get("metadata")).get("annotations"))
-    if kai_api.GPU_FRACTION in annotations or kai_api.GPU_MEMORY in annotations:
-        return True
-    for container in _s(_m(pod.get("spec")).get("containers")):
-        limits = _m(_m(_m(container).get("resources")).get("limits"))
-        if any(str(k) == kai_api.GPU_RESOURCE or str(k).startswith(kai_api.MIG_RESOURCE_PREFIX) for k in limits):
-            return True
-    return False
-
-
 def _gpu_quota(queue: Mapping[str, Any]) -> float:
-    quota = _m(_m(_m(queue.get("spec")).get("resources")).get("gpu")).get("quota", 0)
+    quota = mapping(mapping(mapping(queue.get("spec")).get("resources")).get("gpu")).get("quota", 0)
     return float(quota) if isinstance(quota, int | float) and not isinstance(quota, bool) else 0.0
-
-
-def _name(obj: Mapping[str, Any]) -> str:
-    return str(_m(obj.get("metadata")).get("name") or "")
-
-
-def _namespace(obj: Mapping[str, Any]) -> str:
-    return str(_m(obj.get("metadata")).get("namespace") or "default")
-
-
-def _m(value: Any) -> Mapping[str, Any]:
-    """User data is hostile: a field that is not a mapping reads as an empty one."""
-    return value if isinstance(value, Mapping) else {}
-
-
-def _s(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 # --- output -------------------------------------------------------------------------------------------------

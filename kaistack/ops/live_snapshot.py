@@ -21,6 +21,7 @@ from typing import Any
 
 from kaistack.declaration import kai_api
 from kaistack.guardrails.gpu_requests import fraction_ok, positive_uint64
+from kaistack.guardrails.podspec import dig, mapping, seq
 from placement.model import Job, Node, Queue, QueueResource, Snapshot, Task
 from placement.quantity import Quantity, QuantityError
 
@@ -47,11 +48,11 @@ def by_kind(objects: Iterable[Any]) -> dict[str, list[Mapping[str, Any]]]:
         if not isinstance(kind, str):
             continue
         if kind.endswith("List"):
-            stack.extend(i for i in _seq(obj.get("items")) if isinstance(i, Mapping))
+            stack.extend(i for i in seq(obj.get("items")) if isinstance(i, Mapping))
             continue
-        name = _dig(obj, "metadata", "name")
+        name = dig(obj, "metadata", "name")
         if isinstance(name, str) and name:
-            key = (kind, str(_dig(obj, "metadata", "namespace") or ""), name)
+            key = (kind, str(dig(obj, "metadata", "namespace") or ""), name)
             if key not in seen:
                 seen.add(key)
                 out.setdefault(kind, []).append(obj)
@@ -61,42 +62,44 @@ def by_kind(objects: Iterable[Any]) -> dict[str, list[Mapping[str, Any]]]:
 def build(objects: Iterable[Mapping[str, Any]], queue_label: str = kai_api.QUEUE_LABEL) -> LiveSnapshot:
     kinds = by_kind(objects)
     notes: list[str] = []
-    nodes = tuple(_node(n) for n in kinds.get("Node", []) if not _dig(n, "spec", "unschedulable"))
+    nodes = tuple(_node(n) for n in kinds.get("Node", []) if not dig(n, "spec", "unschedulable"))
     queues = tuple(_queue(q) for q in kinds.get("Queue", []))
-    groups = {_name(pg): pg for pg in kinds.get("PodGroup", [])}
+    groups = {object_name(pg): pg for pg in kinds.get("PodGroup", [])}
     node_names = {n.name for n in nodes}
     members: dict[str, list[Mapping[str, Any]]] = {}
     for pod in kinds.get("Pod", []):
-        if _dig(pod, "spec", "schedulerName") != kai_api.SCHEDULER_NAME or _dig(pod, "status", "phase") in FINISHED:
+        if dig(pod, "spec", "schedulerName") != kai_api.SCHEDULER_NAME or dig(pod, "status", "phase") in FINISHED:
             continue
-        group = _annotations(pod).get(kai_api.POD_GROUP_NAME) or f"pod/{_namespace(pod)}/{_name(pod)}"
+        group = _annotations(pod).get(kai_api.POD_GROUP_NAME) or f"pod/{object_namespace(pod)}/{object_name(pod)}"
         members.setdefault(str(group), []).append(pod)
     jobs = []
     pods_of_job: dict[str, list[str]] = {}
     for group, pods in members.items():
         pg = groups.get(group)
-        queue = str(_dig(pg, "spec", "queue") or "") if pg else ""
+        queue = str(dig(pg, "spec", "queue") or "") if pg else ""
         if not queue:
             queue = str(_labels(pods[0]).get(queue_label) or "default-queue")
-        klass = str(_dig(pg, "spec", "priorityClassName") or _dig(pods[0], "spec", "priorityClassName") or "")
-        priority = kai_api.PRIORITY_CLASSES.get(klass, _int(_dig(pods[0], "spec", "priority"), 50))
+        klass = str(dig(pg, "spec", "priorityClassName") or dig(pods[0], "spec", "priorityClassName") or "")
+        priority = kai_api.PRIORITY_CLASSES.get(klass, _int(dig(pods[0], "spec", "priority"), 50))
         tasks = []
         for pod in pods:
-            node = _dig(pod, "spec", "nodeName")
+            node = dig(pod, "spec", "nodeName")
             if node and node not in node_names:
-                notes.append(f"pod {_namespace(pod)}/{_name(pod)} runs on {node}, which is not in the snapshot")
+                notes.append(
+                    f"pod {object_namespace(pod)}/{object_name(pod)} runs on {node}, which is not in the snapshot"
+                )
                 continue
             tasks.append(_task(pod, node))
-            pods_of_job.setdefault(group, []).append(f"{_namespace(pod)}/{_name(pod)}")
+            pods_of_job.setdefault(group, []).append(f"{object_namespace(pod)}/{object_name(pod)}")
         if tasks:
-            minimum = _int(_dig(pg, "spec", "minMember"), 1) if pg else 1
+            minimum = _int(dig(pg, "spec", "minMember"), 1) if pg else 1
             min_member = max(1, min(minimum, len(tasks)))
             jobs.append(Job(group, queue, tuple(tasks), priority, min_member=min_member))
     return LiveSnapshot(Snapshot(nodes, queues, tuple(jobs)), pods_of_job, tuple(notes))
 
 
 def _node(obj: Mapping[str, Any]) -> Node:
-    allocatable = _map(_dig(obj, "status", "allocatable"))
+    allocatable = mapping(dig(obj, "status", "allocatable"))
     labels = _labels(obj)
     memory = labels.get(kai_api.GPU_MEMORY_LABEL)
     mig = {
@@ -105,7 +108,7 @@ def _node(obj: Mapping[str, Any]) -> Node:
         if str(k).startswith(kai_api.MIG_RESOURCE_PREFIX) and _number(v)
     }
     return Node(
-        name=_name(obj),
+        name=object_name(obj),
         gpus=int(_number(allocatable.get(kai_api.GPU_RESOURCE))),
         gpu_memory_mib=int(_number(memory)) if memory is not None else None,
         cpu_millis=_millis(allocatable.get("cpu")),
@@ -117,16 +120,16 @@ def _node(obj: Mapping[str, Any]) -> Node:
 
 
 def _queue(obj: Mapping[str, Any]) -> Queue:
-    spec = _map(obj.get("spec"))
-    resources = _map(spec.get("resources"))
+    spec = mapping(obj.get("spec"))
+    resources = mapping(spec.get("resources"))
 
     def block(kind: str) -> QueueResource:
-        raw = _map(resources.get(kind))
+        raw = mapping(resources.get(kind))
         return QueueResource(_float(raw.get("quota")), _float(raw.get("limit")), _float(raw.get("overQuotaWeight")))
 
     parent = spec.get("parentQueue")
     return Queue(
-        name=_name(obj),
+        name=object_name(obj),
         parent=str(parent) if isinstance(parent, str) and parent else None,
         priority=_int(spec.get("priority"), 100),
         gpu=block("gpu"),
@@ -139,10 +142,10 @@ def _task(pod: Mapping[str, Any], node: Any) -> Task:
     annotations = _annotations(pod)
     cpu = memory = 0
     gpus = 0
-    for container in _seq(_dig(pod, "spec", "containers")):
-        resources = _map(_map(container).get("resources"))
-        requests = _map(resources.get("requests"))
-        limits = _map(resources.get("limits"))
+    for container in seq(dig(pod, "spec", "containers")):
+        resources = mapping(mapping(container).get("resources"))
+        requests = mapping(resources.get("requests"))
+        limits = mapping(resources.get("limits"))
         cpu += _millis(requests.get("cpu", limits.get("cpu")))
         memory += int(_number(requests.get("memory", limits.get("memory"))))
         gpus += int(_number(limits.get(kai_api.GPU_RESOURCE)))
@@ -163,36 +166,20 @@ def _task(pod: Mapping[str, Any], node: Any) -> Task:
     )
 
 
-def _dig(obj: Any, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(obj, Mapping):
-            return None
-        obj = obj.get(key)
-    return obj
+def object_name(obj: Mapping[str, Any]) -> str:
+    return str(dig(obj, "metadata", "name") or "")
 
 
-def _name(obj: Mapping[str, Any]) -> str:
-    return str(_dig(obj, "metadata", "name") or "")
-
-
-def _namespace(obj: Mapping[str, Any]) -> str:
-    return str(_dig(obj, "metadata", "namespace") or "default")
+def object_namespace(obj: Mapping[str, Any]) -> str:
+    return str(dig(obj, "metadata", "namespace") or "default")
 
 
 def _labels(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return _map(_dig(obj, "metadata", "labels"))
+    return mapping(dig(obj, "metadata", "labels"))
 
 
 def _annotations(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return _map(_dig(obj, "metadata", "annotations"))
-
-
-def _map(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _seq(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
+    return mapping(dig(obj, "metadata", "annotations"))
 
 
 def _float(value: Any) -> float:
