@@ -26,7 +26,11 @@ __all__ = [
     "Queue",
     "QueueResource",
     "Snapshot",
+    "SubGroup",
     "Task",
+    "Topology",
+    "TopologyConstraint",
+    "TopologyLevel",
 ]
 
 UNLIMITED = -1.0
@@ -80,6 +84,44 @@ class Node:
     pods: int = 110
     mig_strategy: str = "none"
     mig: Mapping[str, int] = field(default_factory=dict)
+    # metadata.labels; only the Topology levels' keys are read (KAI's topology plugin).
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class TopologyLevel:
+    """One spec.levels entry of a kai.scheduler/v1alpha1 Topology: a node label key, optionally aliased."""
+
+    node_label: str
+    alias: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Topology:
+    """A Topology CR: levels top (broadest) first, as in spec.levels."""
+
+    name: str
+    levels: tuple[TopologyLevel, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TopologyConstraint:
+    """A PodGroup (or subgroup) topologyConstraint; levels name a node label key (or a level alias)."""
+
+    topology: str = ""
+    required: str | None = None
+    preferred: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SubGroup:
+    """One PodGroup spec.subGroups entry. With children it is a set (minSubGroup); without, a pod set (minMember)."""
+
+    name: str
+    parent: str | None = None
+    min_member: int | None = None
+    min_sub_group: int | None = None
+    topology: TopologyConstraint | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +143,8 @@ class Task:
     node: str | None = None
     gpu_groups: tuple[str, ...] = ()
     priority: int | None = None
+    # The kai.scheduler/subgroup-name label: the leaf subgroup (pod set) of its job this pod belongs to.
+    sub_group: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +164,11 @@ class Job:
     # FORMAT v2 stale gangs: how long the job has been stale already, and its own grace period (seconds).
     stale_seconds: float | None = None
     staleness_grace_seconds: float | None = None
+    # FORMAT v2 subgroups and topology: spec.subGroups (spec order), the root's spec.minSubGroup and
+    # spec.topologyConstraint. With sub_groups, min_member is not used.
+    sub_groups: tuple[SubGroup, ...] = ()
+    min_sub_group: int | None = None
+    topology: TopologyConstraint | None = None
 
     @property
     def is_preemptible(self) -> bool:
@@ -140,6 +189,7 @@ class Snapshot:
     nodes: tuple[Node, ...]
     queues: tuple[Queue, ...]
     jobs: tuple[Job, ...]
+    topologies: tuple[Topology, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +207,8 @@ class Placement:
     use_scheduling_signatures: bool = False
     # KAI's --default-staleness-grace-period (60s); KAI's integration harness leaves it at 0.
     staleness_grace_seconds: float = 60.0
+    # Which KAI's rules to apply (placement.versions): v0.17.0, or v0.18.0 = KAI main after it (d5bc503).
+    kai_version: str = "v0.17.0"
 
     def __post_init__(self) -> None:
         if self.node not in ("binpack", "spread"):
