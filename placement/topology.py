@@ -36,7 +36,7 @@ class TopologyError(Exception):
 
 
 class Domain:
-    __slots__ = ("allocatable", "children", "free", "id", "level", "nodes", "parent")
+    __slots__ = ("allocatable", "children", "free", "id", "level", "nodes", "parent", "version")
 
     def __init__(self, level: str, domain_id: str) -> None:
         self.level = level
@@ -46,6 +46,7 @@ class Domain:
         self.parent: Domain | None = None
         self.allocatable = -1
         self.free: list[float] = []
+        self.version = 0  # a leaf's: bumped whenever one of its nodes changes (NodeState.watchers)
 
 
 class TopologyTree:
@@ -59,6 +60,9 @@ class TopologyTree:
         self.by_level: dict[str, dict[str, Domain]] = {level: {} for level in self.levels}
         self.by_level[ROOT] = {ROOT: self.root}
         self.member: dict[str, list[str]] = {}
+        # Per leaf domain: (its version, free vector, pods per batch shape), filled by Fit; attach() empties it.
+        self.cache: dict[str, tuple[int, list[float], dict[tuple[float, ...], int]]] = {}
+        self.common: dict[str, tuple[Sequence[NodeState], Domain, set[str]]] = {}
         for node in nodes:
             values = [node.labels.get(level) for level in self.levels]
             if any(v is None for v in values):
@@ -79,6 +83,15 @@ class TopologyTree:
                 child.parent = self.root
                 self.root.children.append(child)
             self.root.nodes.append(node.name)
+
+    def attach(self, nodes: dict[str, NodeState]) -> None:
+        """Watch a cycle's fresh node objects: each leaf domain's version moves with its nodes'."""
+        self.cache = {}
+        for level in self.by_level.values():
+            for domain in level.values():
+                if not domain.children and domain is not self.root:
+                    for name in domain.nodes:
+                        nodes[name].watchers.append(domain)
 
     def resolve(self, level: str | None) -> str:
         """A constraint's level: an alias stands for its node label; anything else passes unchanged."""
@@ -164,12 +177,13 @@ def _representable(tasks: Sequence[TaskState]) -> bool:
     return True
 
 
-def _accommodation(node: NodeState, biggest: list[float], count: int, profiles: list[str]) -> int:
-    """calcNodeAccommodation: how many of the batch's largest pod fit on this node's free room."""
+def _accommodation(node: NodeState, free: list[float], biggest: list[float], count: int) -> int:
+    """calcNodeAccommodation: how many of the batch's largest pod fit on this node's free room (`free`,
+    from _node_free; not changed)."""
     if all(v <= 0 for i, v in enumerate(biggest) if i != _PODS):
         return count
-    free = _node_free(node, profiles)
     if 0 < biggest[_GPU] < 1:
+        free = list(free)
         shared = 0.0
         for group in node.sh_used:
             if node.gpu_mem:
@@ -200,23 +214,50 @@ class Fit:
             for domain in level.values():
                 domain.allocatable = -1
                 domain.free = []
-        self._fill(top)
+        self._fill(tree, top)
 
-    def _fill(self, domain: Domain) -> None:
+    def _leaf(self, tree: TopologyTree, domain: Domain) -> tuple[list[float], int]:
+        """A leaf domain's free room and pod count, recomputed only when one of its nodes changed since.
+
+        Every batch of a big cluster looks at every rack; without the cache that is every node per batch.
+        """
+        stamp = domain.version
+        cached = None if self.profiles else tree.cache.get(domain.id)
+        if cached is None or cached[0] != stamp:
+            cached = (stamp, self._sum_free(domain), {})
+            if not self.profiles:
+                tree.cache[domain.id] = cached
+        pods = 0
+        if self.biggest is not None and all(v <= 0 for i, v in enumerate(self.biggest) if i != _PODS):
+            pods = self.count * len(domain.nodes)  # pods that need nothing fit anywhere, all of them per node
+        elif self.biggest is not None:
+            key = tuple(self.biggest)
+            known = cached[2].get(key)
+            if known is None:
+                known = cached[2][key] = sum(
+                    _accommodation(
+                        self.nodes[name], _node_free(self.nodes[name], self.profiles), self.biggest, self.count
+                    )
+                    for name in domain.nodes
+                )
+            pods = known
+        return cached[1], pods  # shared, never changed in place
+
+    def _sum_free(self, domain: Domain) -> list[float]:
+        free = [0.0] * (4 + len(self.profiles))
+        for name in domain.nodes:
+            for i, value in enumerate(_node_free(self.nodes[name], self.profiles)):
+                free[i] += value
+        return free
+
+    def _fill(self, tree: TopologyTree, domain: Domain) -> None:
         if not domain.children:
-            free = [0.0] * (4 + len(self.profiles))
-            pods = 0
-            for name in domain.nodes:
-                node = self.nodes[name]
-                for i, value in enumerate(_node_free(node, self.profiles)):
-                    free[i] += value
-                if self.biggest is not None:
-                    pods += _accommodation(node, self.biggest, self.count, self.profiles)
+            free, pods = self._leaf(tree, domain)
         else:
             free = [0.0] * (4 + len(self.profiles))
             pods = 0
             for child in domain.children:
-                self._fill(child)
+                self._fill(tree, child)
                 for i, value in enumerate(child.free):
                     free[i] += value
                 pods += child.allocatable
@@ -248,7 +289,20 @@ class Fit:
 
 
 def _common_domain(tree: TopologyTree, node_set: Sequence[NodeState], preferred: str) -> tuple[Domain, set[str]]:
-    """lowestCommonDomainID: the deepest domain holding every member node of the set (not below preferred)."""
+    """lowestCommonDomainID: the deepest domain holding every member node of the set (not below preferred).
+
+    The same set (the whole cluster, usually) comes back batch after batch, and labels never change: the
+    last answer per preferred level is kept for that very list.
+    """
+    known = tree.common.get(preferred)
+    if known is not None and known[0] is node_set:
+        return known[1], known[2]
+    domain, valid = _lowest_common(tree, node_set, preferred)
+    tree.common[preferred] = (node_set, domain, valid)
+    return domain, valid
+
+
+def _lowest_common(tree: TopologyTree, node_set: Sequence[NodeState], preferred: str) -> tuple[Domain, set[str]]:
     valid = {n.name for n in node_set if n.name in tree.member}
     parts: list[str] = []
     for i, level in enumerate(tree.levels):
