@@ -25,7 +25,7 @@ from placement.tasks import (
     JobState,
     TaskState,
 )
-from placement.topology import TopologyTree
+from placement.topology_tree import TopologyTree
 
 __all__ = ["Session"]
 
