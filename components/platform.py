@@ -53,6 +53,7 @@ def platform_summary(config: StackConfig) -> dict[str, Any]:
         "kai": {
             "version": kai.version,
             "namespace": kai.namespace,
+            "sharing": kai.sharing,
             "gpuSharing": kai.gpu_sharing,
             "placementStrategy": kai.placement_strategy,
             "queueLabelKey": kai.queue_label_key,

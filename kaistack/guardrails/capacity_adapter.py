@@ -208,7 +208,7 @@ def declaration(resources: Sequence[Res], s: Settings, facts: StackFacts) -> Dec
             continue
         origin[name] = res
         workloads.append(work)
-    kai_config: dict[str, Any] = {"gpuSharing": True, "queueLabelKey": facts.queue_label_key}
+    kai_config: dict[str, Any] = {"sharing": "fractions", "queueLabelKey": facts.queue_label_key}
     for key in ("version", "placementStrategy"):
         if kai.get(key):
             kai_config[key] = kai[key]

@@ -85,7 +85,7 @@ def gpu_request_problems(
     if fractional and not sharing_enabled:
         out.append(
             f"{where} asks for a GPU share ({FRACTION if has_fraction else MEMORY}) but GPU sharing is off "
-            "(kai.gpuSharing: false): KAI refuses the pod; use an nvidia.com/gpu limit"
+            "(kai.sharing: off): KAI refuses the pod; use an nvidia.com/gpu limit"
         )
     if not fractional and annotations.get(MPS) == "true":
         out.append(f"{where} {MPS}: 'true' needs {FRACTION} or {MEMORY}: KAI runs MPS only on shared GPUs")

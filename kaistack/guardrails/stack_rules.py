@@ -67,13 +67,13 @@ def kai_gpu_sharing_enabled(resources: Sequence[Res], s: Settings, facts: StackF
             return []
         why = f"the KAI release {releases[0].name} does not set values global.gpuSharing: true"
     elif facts.gpu_sharing is False:
-        why = f"kaistack:kai.gpuSharing is false ({facts.source})"
+        why = f"kaistack:kai.sharing is off ({facts.source})"
     else:
         return []  # KAI is not part of this stack and nothing says how it is configured
     return [
         Finding(
             f"{wl.kind}/{wl.name} asks for a GPU share ({ask}) but {why}: KAI's admission webhook rejects "
-            "shared-GPU pods; turn GPU sharing on (kaistack:kai.gpuSharing: true)",
+            "shared-GPU pods; turn GPU sharing on (kaistack:kai.sharing: fractions)",
             wl.res,
         )
         for wl, ask in sharing

@@ -144,7 +144,7 @@ def test_sharing_pod_with_gpu_sharing_off_in_the_kai_release_is_flagged() -> Non
     assert _messages(found) == [
         "Pod/share asks for a GPU share (gpu-fraction: 0.5) but the KAI release kai does not set values "
         "global.gpuSharing: true: KAI's admission webhook rejects shared-GPU pods; turn GPU sharing on "
-        "(kaistack:kai.gpuSharing: true)"
+        "(kaistack:kai.sharing: fractions)"
     ]
     assert found[0].subject is not None
     assert found[0].subject.name == "share"
@@ -164,7 +164,7 @@ def test_stack_config_with_gpu_sharing_off_is_used_without_a_kai_release() -> No
     facts = StackFacts(gpu_sharing=False, source="stack dev")
     found = _messages(kai_gpu_sharing_enabled([_sharing_pod()], Settings(), facts))
     assert len(found) == 1
-    assert "kaistack:kai.gpuSharing is false (stack dev)" in found[0]
+    assert "kaistack:kai.sharing is off (stack dev)" in found[0]
 
 
 def test_nothing_is_claimed_when_kai_is_not_in_the_stack() -> None:

@@ -74,7 +74,7 @@ def _variants(tag: str) -> list[StackConfig]:
     if tag_tuple >= (0, 16, 0):
         configs.append(_config(tag, queueLabelKey="team.example.com/queue"))
     if tag_tuple >= (0, 17, 0):
-        configs.append(_config(tag, real_gpus=True, memoryIsolation=True))
+        configs.append(_config(tag, real_gpus=True, sharing="isolated"))
     return configs
 
 

@@ -114,8 +114,8 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
         "kaistack:kai.version: v0.20.0 is retracted upstream; use 'v0.17.0'",
     ),
     "memory-isolation-on-old-kai": (
-        lambda r: (r.update(kai={"version": "v0.16.0", "memoryIsolation": True}), r.update(gpu={"mode": "none"})),
-        "kaistack:kai: memoryIsolation needs KAI >= v0.17.0 (binder hamicore plugin), got v0.16.0",
+        lambda r: (r.update(kai={"version": "v0.16.0", "sharing": "isolated"}), r.update(gpu={"mode": "none"})),
+        "kaistack:kai: sharing: isolated needs KAI >= v0.17.0 (binder hamicore plugin), got v0.16.0",
     ),
     "queue-label-key-on-old-kai": (
         lambda r: r.update(kai={"version": "v0.15.0", "queueLabelKey": "x/q"}),
@@ -210,12 +210,12 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
         "kaistack:workloads[0].queue: 'other' is not one of tenant 't''s queues (team)",
     ),
     "gpu-sharing-off-with-fractions": (
-        lambda r: r.update(kai={"gpuSharing": False}, workloads=[_work(gpuFraction=0.5)]),
-        "kaistack:workloads[0]: gpuFraction/gpuMemoryMiB need kaistack:kai.gpuSharing true",
+        lambda r: r.update(kai={"sharing": "off"}, workloads=[_work(gpuFraction=0.5)]),
+        "kaistack:workloads[0]: gpuFraction/gpuMemoryMiB need kaistack:kai.sharing 'fractions' or 'isolated'",
     ),
     "memory-isolation-without-real-gpus": (
-        lambda r: r.update(kai={"memoryIsolation": True}),
-        "kaistack:kai.memoryIsolation: needs real GPUs (gpu.mode device-plugin or gpu-operator), got 'fake'",
+        lambda r: r.update(kai={"sharing": "isolated"}),
+        "kaistack:kai.sharing: 'isolated' needs real GPUs (gpu.mode device-plugin or gpu-operator), got 'fake'",
     ),
     "fake-gpus-without-gpu-pools": (
         lambda r: r["cluster"].update(nodePools=[{"name": "cpu"}]),
@@ -380,3 +380,21 @@ def test_base_config_runs_end_to_end(mocks):
     """The config the error cases start from is valid and runs (so each case breaks one rule)."""
     run_program(mocks, base_raw())
     assert mocks.resources
+
+
+def test_the_old_sharing_knobs_are_refused_naming_the_one_that_replaced_them() -> None:
+    raw = base_raw()
+    raw["kai"] = {"gpuSharing": True, "memoryIsolation": True}
+    with pytest.raises(
+        ConfigError, match=r"gpuSharing and memoryIsolation replaced by sharing: off \| fractions \| isolated"
+    ):
+        parse_config(raw, source="test")
+
+
+def test_nv_fractions_sharing_is_refused_as_in_no_verified_kai_release() -> None:
+    raw = base_raw()
+    raw["kai"] = {"sharing": "NvFractions"}
+    with pytest.raises(
+        ConfigError, match=r"NvFractions \(global.gpuSharingMode\) is in no KAI release kaistack has checked"
+    ):
+        parse_config(raw, source="test")

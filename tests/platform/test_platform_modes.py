@@ -211,7 +211,7 @@ def test_a_kai_version_not_checked_at_source_is_refused(version):
 
 def test_kai_memory_isolation_enables_hamicore_and_installs_the_isolator(mocks):
     """binder.plugins.hamicore.enabled + HAMi's kai-resource-isolator after KAI."""
-    raw = merged(base_raw(), gpu=gpu("device-plugin"), kai={"memoryIsolation": True})
+    raw = merged(base_raw(), gpu=gpu("device-plugin"), kai={"sharing": "isolated"})
     run_program(mocks, raw)
     kai = release(mocks.resources, "kai-scheduler/kai-scheduler")
     assert inputs(kai)["values"]["binder"] == {"runtimeClassName": "nvidia", "plugins": {"hamicore": {"enabled": True}}}
@@ -225,7 +225,7 @@ def test_kai_memory_isolation_enables_hamicore_and_installs_the_isolator(mocks):
 
 def test_kai_gpu_sharing_off_placement_spread_and_no_default_queues(mocks):
     """The KAI switches reach the values unchanged."""
-    kai = {"gpuSharing": False, "placementStrategy": "spread", "defaultQueues": {"create": False}}
+    kai = {"sharing": "off", "placementStrategy": "spread", "defaultQueues": {"create": False}}
     run_program(mocks, merged(base_raw(), kai=kai))
     values = inputs(release(mocks.resources, "kai-scheduler"))["values"]
     assert values["global"]["gpuSharing"] is False

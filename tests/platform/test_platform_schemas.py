@@ -43,7 +43,7 @@ def _everything() -> dict:
     raw["cluster"]["trainingOperator"] = True
     raw["gpu"] = {"mode": "device-plugin", "devicePlugin": {"timeSlicing": {"replicas": 4}}}
     raw["kai"] = {
-        "memoryIsolation": True,
+        "sharing": "isolated",
         "runtimeClassName": "nvidia-cdi",
         "placementStrategy": "spread",
         # Manifest shapes are under test here, not whether this odd mix fits (kaistack.capacity.check).
@@ -81,7 +81,7 @@ def _gpu_operator_existing() -> dict:
 
 def _fake_with_defaults() -> dict:
     raw = base_raw()
-    raw["kai"] = {"gpuSharing": False, "runtimeClassName": None, "defaultQueues": {"create": False}}
+    raw["kai"] = {"sharing": "off", "runtimeClassName": None, "defaultQueues": {"create": False}}
     return raw
 
 

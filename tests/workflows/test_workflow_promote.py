@@ -100,11 +100,11 @@ def test_gpu_pin_is_copied_for_the_same_mode(project, passing):
 def test_pin_missing_in_target_is_added_under_its_block(project, passing):
     """A tenant without a vcluster block runs the default; a different source pin adds the block."""
     dev = project / "Pulumi.dev.yaml"
-    dev.write_text(dev.read_text().replace("version: 0.36.1", "version: 0.37.0"))
+    dev.write_text(dev.read_text().replace("version: 0.36.1", "version: 0.37.0-rc.1"))
     plan = plan_promotion(project, "dev", "staging")
     team_a = next(p for p in plan.pins if p.key == "kaistack:tenants[team-a].vcluster.version")
-    assert (team_a.old, team_a.new, team_a.added) == ("0.36.1", "0.37.0", True)
-    assert "     - name: team-a\n       queues: [team-a]\n+      vcluster:\n+        version: 0.37.0\n" in plan.diff()
+    assert (team_a.old, team_a.new, team_a.added) == ("0.36.1", "0.37.0-rc.1", True)
+    assert "     - name: team-a\n       queues: [team-a]\n+      vcluster:\n+        version: 0.37.0-rc.1\n" in plan.diff()
 
 
 def test_validation_failure_refuses_and_writes_nothing(project, monkeypatch, capsys):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -11,17 +11,30 @@ from kaistack.declaration import kai_api, versions
 from kaistack.declaration.model.base import Model, Name, Text
 from kaistack.declaration.model.queues import DefaultQueues
 
+# The one sharing choice, and what each KAI version makes of it (KAI@v0.17.0 deployments/kai-scheduler/
+# values.yaml global.gpuSharing; docs/gpu-sharing/hami/README.md binder.plugins.hamicore). Later KAI names
+# them in its global.gpuSharingMode enum: Disabled, NonMemoryEnforced, HamiCore (and NvFractions, which no
+# release kaistack can verify has).
+SHARING_MODES = {
+    "off": "no fractions: pods asking for part of a GPU are refused by KAI's admission (gpuSharing: false)",
+    "fractions": "fractions and GPU memory shares, not enforced on the GPU (gpuSharing: true)",
+    "isolated": "fractions with GPU memory enforced by HAMi-core (gpuSharing: true + binder hamicore, KAI >= v0.17.0)",
+}
+_REPLACED = {"gpuSharing": "gpuSharing: true -> fractions, false -> off", "memoryIsolation": "true -> isolated"}
+
 
 class KaiConfig(Model):
     version: Text = Field(default=versions.KAI_VERSION, description="KAI release tag, with the 'v' (e.g. v0.17.0)")
     namespace: Name = Field(default=kai_api.DEFAULT_NAMESPACE, description="Namespace of the KAI release")
-    gpu_sharing: bool = Field(default=True, description="Allow fractional GPUs (global.gpuSharing)")
+    sharing: Literal["off", "fractions", "isolated"] = Field(
+        default="fractions",
+        description="GPU sharing: off | fractions (memory not enforced) | isolated (HAMi-core enforces GPU memory)",
+    )
     placement_strategy: Literal["binpack", "spread"] = Field(default="binpack", description="Node placement strategy")
     # Injected into fractional pods without one; None disables (OpenShift + gpu-operator < v25.10).
     runtime_class_name: Text | None = Field(
         default="nvidia", description="RuntimeClass KAI injects into fractional pods (none disables)"
     )
-    memory_isolation: bool = Field(default=False, description="GPU memory isolation with HAMi-core (real GPUs)")
     queue_label_key: Text = Field(default=kai_api.QUEUE_LABEL, description="Label that names a pod's queue")
     default_queues: DefaultQueues = Field(default=DefaultQueues(), description="KAI's own default queue pair")
     # What `pulumi preview/up` does when the placement checker says declared work stays Pending:
@@ -29,6 +42,33 @@ class KaiConfig(Model):
     capacity_check: Literal["enforce", "warn", "off"] = Field(
         default="enforce", description="What preview/up does when declared work would stay Pending"
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_sharing_knob(cls, data: Any) -> Any:
+        """The two old knobs could contradict each other; name the one that replaced them."""
+        if isinstance(data, dict):
+            old = [key for key in _REPLACED if key in data]
+            if old:
+                how = "; ".join(f"{key}: {_REPLACED[key]}" for key in old)
+                raise ValueError(f"{' and '.join(old)} replaced by sharing: off | fractions | isolated ({how})")
+            mode = data.get("sharing")
+            if isinstance(mode, str) and mode.lower() == "nvfractions":
+                raise ValueError(
+                    "sharing: NvFractions (global.gpuSharingMode) is in no KAI release kaistack has checked at "
+                    "source (newest: v0.17.0); use off | fractions | isolated"
+                )
+        return data
+
+    @property
+    def gpu_sharing(self) -> bool:
+        """KAI's global.gpuSharing: fractions and GPU memory requests are admitted."""
+        return self.sharing != "off"
+
+    @property
+    def memory_isolation(self) -> bool:
+        """HAMi-core enforces each pod's share of GPU memory (binder hamicore plugin + HAMi's isolator)."""
+        return self.sharing == "isolated"
 
     @field_validator("version")
     @classmethod
@@ -50,7 +90,7 @@ class KaiConfig(Model):
         """Settings older charts silently ignore (kai.md §1.1; HAMi integration needs v0.17)."""
         tag = tuple(int(p) for p in self.version[1:].split("."))
         if self.memory_isolation and tag < (0, 17, 0):
-            raise ValueError(f"memoryIsolation needs KAI >= v0.17.0 (binder hamicore plugin), got {self.version}")
+            raise ValueError(f"sharing: isolated needs KAI >= v0.17.0 (binder hamicore plugin), got {self.version}")
         if self.queue_label_key != kai_api.QUEUE_LABEL and tag < (0, 16, 0):
             raise ValueError(
                 f"queueLabelKey {self.queue_label_key!r} needs KAI >= v0.16.0 (podgrouper.queueLabelKey); "

@@ -97,7 +97,8 @@ class StackConfig(Model):
                 problems += [f"workloads[{i}]: {p}" for p in tenant_sizing.limit_range_problems(work)]
         if self.kai.memory_isolation and self.gpu.mode not in ("device-plugin", "gpu-operator"):
             problems.append(
-                f"kai.memoryIsolation: needs real GPUs (gpu.mode device-plugin or gpu-operator), got {self.gpu.mode!r}"
+                "kai.sharing: 'isolated' needs real GPUs (gpu.mode device-plugin or gpu-operator), "
+                f"got {self.gpu.mode!r}"
             )
         if self.gpu.mode == "fake" and not any(p.gpu_count for p in self.cluster.node_pools):
             problems.append("gpu.mode: 'fake' needs at least one cluster.nodePools entry with gpus > 0")
@@ -136,7 +137,7 @@ def _workload_problems(
             )
     if work.shares_gpu and not stack.kai.gpu_sharing:
         problems.append(
-            f"{where}: gpuFraction/gpuMemoryMiB need kaistack:kai.gpuSharing true "
+            f"{where}: gpuFraction/gpuMemoryMiB need kaistack:kai.sharing 'fractions' or 'isolated' "
             "(KAI's admission webhook rejects shared-GPU pods otherwise)"
         )
     return problems
