@@ -189,9 +189,15 @@ def _tier(ssn: Session, task: TaskState, node: NodeState) -> int:
     return tier
 
 
-def exhaustive_order(ssn: Session, task: TaskState, nodes: Iterable[NodeState]) -> list[NodeState]:
-    """KAI's exact float scores over `nodes`, sorted by score (descending) then name."""
-    nodes = list(nodes)
+def exhaustive_order(
+    ssn: Session, task: TaskState, nodes: Iterable[NodeState], scores: dict[str, float] | None = None
+) -> list[NodeState]:
+    """KAI's exact float scores over `nodes`, sorted by score (descending) then name.
+
+    `scores` are the topology plugin's: added to each node's score; a node without one is left out, as
+    KAI's scoreNodes skips a node whose score function errs.
+    """
+    nodes = list(nodes) if scores is None else [n for n in nodes if n.name in scores]
     req = task.req
     cpu_task = req.kind == KIND_CPU
     spread = ssn.placement.node == "spread"
@@ -217,19 +223,24 @@ def exhaustive_order(ssn: Session, task: TaskState, nodes: Iterable[NodeState]) 
                 score += cur / count
         elif total and hi:
             score += MAX_DENSITY if lo == hi else MAX_DENSITY * (1 - (cur - lo) / (hi - lo))
+        if scores is not None:
+            score += scores[node.name]
         keyed.append((-score, node.name, node))
     keyed.sort(key=lambda item: (item[0], item[1]))
     return [node for _, _, node in keyed]
 
 
-def ordered_nodes(ssn: Session, task: TaskState, subset: list[NodeState] | None = None) -> Iterator[NodeState]:
-    """Nodes in KAI's order for this task, lazily. `subset` (solver feasible nodes) disables the index."""
+def ordered_nodes(
+    ssn: Session, task: TaskState, subset: list[NodeState] | None = None, scores: dict[str, float] | None = None
+) -> Iterator[NodeState]:
+    """Nodes in KAI's order for this task, lazily. `subset` (solver feasible nodes, a topology domain)
+    disables the index; `scores` are topology scores (see exhaustive_order)."""
     req = task.req
     if subset is not None or ssn.placement.node == "spread" or req.kind in (KIND_CPU, KIND_MIG):
         pool: Iterable[NodeState] = ssn.node_list if subset is None else subset
         if req.kind == KIND_MIG:
             pool = [n for n in pool if n.mig_enabled]
-        yield from exhaustive_order(ssn, task, pool)
+        yield from exhaustive_order(ssn, task, pool, scores)
         return
     index = ssn.index
     assert index is not None, "the session is open"

@@ -14,6 +14,7 @@ from placement.node_order import ordered_nodes
 from placement.nodes import NodeState, gpu_memory_fraction
 from placement.queues import check_capacity, over_limit, over_quota
 from placement.statement import Statement
+from placement.subgroups import PodSet, SubGroupSet, ordered_members
 from placement.tasks import (
     ACTIVE_ALLOCATED,
     KIND_CPU,
@@ -24,6 +25,7 @@ from placement.tasks import (
     JobState,
     TaskState,
 )
+from placement.topology import TopologyError, subset_nodes
 
 if TYPE_CHECKING:
     from placement.session import Session
@@ -151,10 +153,15 @@ def _allocate_on_node(ssn: Session, stmt: Statement, task: TaskState, node: Node
 
 
 def allocate_task(
-    ssn: Session, stmt: Statement, task: TaskState, pipeline_only: bool, nodes: list[NodeState] | None
+    ssn: Session,
+    stmt: Statement,
+    task: TaskState,
+    pipeline_only: bool,
+    nodes: list[NodeState] | None,
+    scores: dict[str, float] | None = None,
 ) -> bool:
     capacity_cache: dict[float, bool] = {}
-    for node in ordered_nodes(ssn, task, nodes):
+    for node in ordered_nodes(ssn, task, nodes, scores):
         if not fitting_node(ssn, task, node, capacity_cache):
             continue
         if _allocate_on_node(ssn, stmt, task, node, pipeline_only):
@@ -170,13 +177,21 @@ def allocate_job(
     nodes: list[NodeState] | None = None,
     tasks: list[TaskState] | None = None,
     min_member: int | None = None,
+    tree: SubGroupSet | None = None,
 ) -> bool:
     """AllocateJob: the capacity gate for the next batch of tasks, then every task or none.
 
-    `tasks`/`min_member` describe a partial job (the solvers' representative); failures of real
-    allocation attempts are recorded on the job for pending reasons.
+    `tasks`/`min_member` (or `tree`, for a job with subgroups) describe a partial job (the solvers'
+    representative); failures of real allocation attempts are recorded on the job for pending reasons.
     """
-    to_allocate = job.tasks_to_allocate(real=not pipeline_only, tasks=tasks, min_member=min_member)
+    if tree is None and tasks is None:
+        tree = job.tree
+    if tree is not None:
+        to_allocate = tree.tasks_to_allocate(real=not pipeline_only)
+    else:
+        to_allocate = job.tasks_to_allocate(real=not pipeline_only, tasks=tasks, min_member=min_member)
+    if tree is not None and not to_allocate:
+        return False
     requested = ssn.required_quota(to_allocate)
     failure = check_capacity(job.queue, requested, job.preemptible)  # type: ignore[arg-type]
     record = not pipeline_only
@@ -187,6 +202,8 @@ def allocate_job(
     if record and _short_of_whole_gpus(ssn, to_allocate):
         job.reason = ("placement", to_allocate[0], 0, len(to_allocate))
         return False
+    if tree is not None:
+        return TreeAllocation(ssn, stmt, job, tree, pipeline_only, record).run(to_allocate, nodes)
     checkpoint = stmt.checkpoint()
     for i, task in enumerate(to_allocate):
         if not allocate_task(ssn, stmt, task, pipeline_only, nodes):
@@ -208,6 +225,8 @@ def _short_of_whole_gpus(ssn: Session, tasks: list[TaskState]) -> bool:
 
 def should_pipeline(job: JobState) -> bool:
     """ShouldPipelineJob: some pods wait for releasing resources and too few others are placed."""
+    if job.tree is not None:
+        return job.tree.should_pipeline()
     pipelined = active = 0
     for task in job.tasks:
         if task.status == PIPELINED:
@@ -215,3 +234,117 @@ def should_pipeline(job: JobState) -> bool:
         elif task.status in ACTIVE_ALLOCATED:
             active += 1
     return pipelined > 0 and active < job.min_member
+
+
+class TreeAllocation:
+    """allocateSubGroupSet / allocateMembersOnNodes / allocatePodSet for a job with a subgroup tree.
+
+    Each (sub)group tries the node sets its topology constraint allows, in order, with a checkpoint per
+    try; its members are placed in SubGroupOrderFn order inside the chosen set, greedily (a member's choice
+    is not revisited while the parent stays in the same set).
+    """
+
+    def __init__(
+        self, ssn: Session, stmt: Statement, job: JobState, root: SubGroupSet, pipeline_only: bool, record: bool
+    ) -> None:
+        self.ssn = ssn
+        self.stmt = stmt
+        self.job = job
+        self.root = root
+        self.pipeline_only = pipeline_only
+        self.record = record
+        self.pod_set_of = {id(t): ps for ps in root.pod_sets() for t in ps.tasks}
+        self.scores: dict[int, dict[str, float]] = {}  # PreJobAllocation clears them per attempt
+        self.errors: list[str] = []
+        self.failed: tuple[TaskState, int] | None = None
+        self.placed = 0
+
+    def run(self, batch: list[TaskState], nodes: list[NodeState] | None) -> bool:
+        checkpoint = self.stmt.checkpoint()
+        try:
+            ok = self._sub_group_set(self.root, batch, nodes)
+        except TopologyError as err:
+            self.errors.append(str(err))
+            ok = False
+        if ok:
+            return True
+        self.stmt.rollback(checkpoint)
+        if self.record:
+            if self.errors:
+                self.job.reason = ("topology", list(self.errors), len(batch))
+            elif self.failed is not None:
+                self.job.reason = ("placement", self.failed[0], self.failed[1], len(batch))
+        return False
+
+    def _node_sets(
+        self, group: PodSet | SubGroupSet, tasks: list[TaskState], nodes: list[NodeState] | None
+    ) -> list[list[NodeState] | None]:
+        if group.constraint is None or not group.constraint.topology:
+            return [nodes]
+        pod_sets = [ps for ps in group.pod_sets() if any(self.pod_set_of.get(id(t)) is ps for t in tasks)]
+        pool = nodes if nodes is not None else self.ssn.node_list
+        found = subset_nodes(
+            self.ssn.topologies,
+            self.ssn.nodes,
+            group.constraint,
+            pod_sets,
+            tasks,
+            pool,
+            self.scores,
+            id(group),
+            self.errors,
+        )
+        return list(found)
+
+    def _sub_group_set(self, sgs: SubGroupSet, tasks: list[TaskState], nodes: list[NodeState] | None) -> bool:
+        if not tasks:
+            return True
+        for node_set in self._node_sets(sgs, tasks, nodes):
+            checkpoint = self.stmt.checkpoint()
+            if self._members(sgs, tasks, node_set):
+                return True
+            self.stmt.rollback(checkpoint)
+        return False
+
+    def _members(self, sgs: SubGroupSet, tasks: list[TaskState], nodes: list[NodeState] | None) -> bool:
+        for member in ordered_members(sgs):
+            inside = {id(ps) for ps in member.pod_sets()}
+            mine = [t for t in tasks if id(self.pod_set_of.get(id(t))) in inside]
+            if isinstance(member, PodSet):
+                ok = self._pod_set(member, mine, nodes)
+            else:
+                ok = self._sub_group_set(member, mine, nodes)
+            if not ok:
+                return False
+        return True
+
+    def _pod_set(self, ps: PodSet, tasks: list[TaskState], nodes: list[NodeState] | None) -> bool:
+        if not tasks:
+            return True
+        for node_set in self._node_sets(ps, tasks, nodes):
+            checkpoint = self.stmt.checkpoint()
+            if self._tasks_on(ps, tasks, node_set):
+                return True
+            self.stmt.rollback(checkpoint)
+        return False
+
+    def _tasks_on(self, ps: PodSet, tasks: list[TaskState], nodes: list[NodeState] | None) -> bool:
+        scores = self._scores_for(ps)
+        if scores is not None and nodes is None:
+            nodes = self.ssn.node_list
+        for i, task in enumerate(tasks):
+            if not allocate_task(self.ssn, self.stmt, task, self.pipeline_only, nodes, scores):
+                self.failed = (task, self.placed + i)
+                return False
+        self.placed += len(tasks)
+        return True
+
+    def _scores_for(self, ps: PodSet) -> dict[str, float] | None:
+        """The nearest (sub)group, this pod set or an ancestor, with a preferred level ranks the nodes."""
+        group: PodSet | SubGroupSet | None = ps
+        while group is not None:
+            table = self.scores.get(id(group))
+            if table is not None:
+                return table
+            group = group.parent
+        return None

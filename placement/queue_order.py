@@ -250,12 +250,19 @@ class VictimJob:
 
     def order_key(self) -> tuple[int, int, int, str]:
         job = self.job
+        if job.tree is not None:
+            rank = job.tree.clone(self.tasks, representative=False).elastic_rank()
+            return (-job.priority, rank, job.creation, job.name)
         n = len(self.active_allocated())
         rank = 0 if n < job.min_member else (1 if n == job.min_member else 2)
         return (-job.priority, rank, job.creation, job.name)
 
     def tasks_to_evict(self) -> tuple[list[TaskState], bool]:
         """GetTasksToEvict: above minMember one pod at a time (lowest task order first), else all."""
+        if self.job.tree is not None:
+            active = self.active_allocated()
+            chunk = self.job.tree.clone(self.tasks, representative=False).tasks_to_evict()
+            return chunk, len(chunk) < len(active)
         active = sorted(self.active_allocated(), key=lambda t: t.order, reverse=True)
         take = active[:1] if len(active) > self.job.min_member else active
         return take, len(take) < len(active)

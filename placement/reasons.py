@@ -35,6 +35,7 @@ GPU_MEMORY_TOO_LARGE = "gpu-memory-too-large"
 MIG = "mig"
 PODS = "too-many-pods"
 GANG = "gang"
+TOPOLOGY = "topology"
 WAITING = "waiting-for-release"
 NOT_ATTEMPTED = "not-attempted"
 
@@ -93,6 +94,9 @@ def explain(ssn: Session, job: JobState) -> Reason:
     recorded = job.reason
     if isinstance(recorded, tuple) and recorded[0] == "capacity":
         return _capacity_reason(job, recorded[1])
+    if isinstance(recorded, tuple) and recorded[0] == "topology":
+        # KAI's fit errors, the summary (which names the closest domain) last.
+        return Reason(TOPOLOGY, recorded[1][-1])
     if isinstance(recorded, tuple) and recorded[0] == "placement":
         _, task, placed, wanted = recorded
         reason = diagnose_task(ssn, task)

@@ -9,54 +9,65 @@ Anything malformed raises `ScenarioError` naming the file and the key path of th
 from __future__ import annotations
 
 import dataclasses
-import difflib
-import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from placement.model import ACTIONS, ALL_ACTIONS, Job, Node, Placement, Queue, QueueResource, Snapshot, Task
+from placement import scenario_groups
+from placement.model import (
+    ACTIONS,
+    ALL_ACTIONS,
+    Job,
+    Node,
+    Placement,
+    Queue,
+    QueueResource,
+    Snapshot,
+    Task,
+)
 from placement.quantity import cpu_millis, memory_bytes
+from placement.scenario_reader import (
+    MAX_ACTIONS,
+    MAX_GPU_MEMORY_MIB,
+    MAX_GPUS_PER_NODE,
+    MAX_JOBS,
+    MAX_NODES,
+    MAX_PODS_PER_NODE,
+    MAX_QUEUES,
+    MAX_ROUNDS,
+    MAX_SUBGROUPS_PER_JOB,
+    MAX_TASKS,
+    MAX_TASKS_PER_JOB,
+    MAX_TOPOLOGIES,
+    Reader,
+    ScenarioError,
+    unique,
+)
 
 __all__ = ["Scenario", "ScenarioError", "parse_scenario"]
 
 
 _TOP_KEYS = {"name", "source", "note", "actions", "rounds", "placement", "nodes", "queues", "jobs", "expect"}
-_TOP_KEYS |= {"kaiVersion", "stalenessGracePeriod"}  # FORMAT v2
-KAI_VERSIONS = ("v0.17.0",)  # rule sets the simulator implements (FORMAT v2 kaiVersion)
-_NODE_KEYS = {"name", "gpus", "gpuMemoryMiB", "cpu", "memory", "pods", "migStrategy", "mig"}
+_TOP_KEYS |= {"kaiVersion", "stalenessGracePeriod", "topologies"}  # FORMAT v2
+# Rule sets the simulator implements (FORMAT v2 kaiVersion): v0.18.0 is KAI main after v0.17.0 (d5bc503).
+KAI_VERSIONS = ("v0.17.0", "v0.18.0")
+_NODE_KEYS = {"name", "gpus", "gpuMemoryMiB", "cpu", "memory", "pods", "migStrategy", "mig", "labels"}
 _QUEUE_KEYS = {"name", "parent", "priority", "gpu", "cpu", "memory"}
 _RESOURCE_KEYS = {"quota", "limit", "overQuotaWeight"}
 _REQUEST_KEYS = {"gpu", "gpuFraction", "gpuMemoryMiB", "gpuDevices", "mig", "cpu", "memory"}
 _JOB_KEYS = {"name", "queue", "priority", "preemptible", "minMember", "tasks", "ageSeconds", "preemptionDelay"}
-_JOB_KEYS |= {"staleSeconds", "stalenessGracePeriod"}
+_JOB_KEYS |= {"staleSeconds", "stalenessGracePeriod", "subGroups", "minSubGroup", "topologyConstraint"}
 _JOB_KEYS |= _REQUEST_KEYS
 # A Go/metav1 duration: "90s", "10m", "1h30m", "-1s", "0" (time.ParseDuration).
 _DURATION = re.compile(r"^[+-]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|ms|s|m|h))+)$")
 _DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|ms|s|m|h)")
 _UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-_TASK_KEYS = {"state", "node", "gpuGroups", "priority"} | _REQUEST_KEYS
+_TASK_KEYS = {"state", "node", "gpuGroups", "priority", "subGroup"} | _REQUEST_KEYS
 _STATES = ("Pending", "Running", "Releasing", "Failed", "Succeeded")
 
-# Every size a scenario controls, checked while reading it (the README's limits table lists them).
-# Above the largest real clusters (KAI runs 4,000+ nodes, 140,000+ pods), far below a hang.
-MAX_NODES = 20_000
-MAX_GPUS_PER_NODE = 128
-MAX_GPU_MEMORY_MIB = 10_000_000  # 10 TB per GPU
-MAX_PODS_PER_NODE = 10_000
-MAX_QUEUES = 10_000
-MAX_JOBS = 200_000
-MAX_TASKS_PER_JOB = 100_000
-MAX_TASKS = 500_000  # all jobs together
-MAX_ROUNDS = 1_000
-MAX_ACTIONS = 20  # entries of `actions` (KAI has five; repeating them in one cycle changes nothing)
 PRIORITY_RANGE = (-(2**31), 2**31 - 1)  # a PriorityClass value is an int32
-
-
-class ScenarioError(ValueError):
-    """A scenario file that cannot be loaded; the message names the file and the bad key."""
 
 
 @dataclass(frozen=True)
@@ -71,85 +82,9 @@ class Scenario:
     expect: Mapping[str, Any] = field(default_factory=dict)
 
 
-class _Reader:
-    """Typed access to the raw document with key paths for error messages."""
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-
-    def fail(self, path: str, message: str) -> ScenarioError:
-        return ScenarioError(f"{self.source}: {path or 'top level'}: {message}")
-
-    def mapping(self, value: object, path: str, allowed: set[str]) -> Mapping[str, Any]:
-        if not isinstance(value, Mapping):
-            raise self.fail(path, f"must be a mapping, got {type(value).__name__}")
-        for key in value:
-            if key not in allowed:
-                close = difflib.get_close_matches(str(key), sorted(allowed), n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
-                where = f"{path}.{key}" if path else str(key)
-                raise self.fail(where, f"unknown key{hint}; allowed: {', '.join(sorted(allowed))}")
-        return value
-
-    def sequence(self, value: object, path: str) -> list[Any]:
-        if value is None:
-            return []
-        if not isinstance(value, list):
-            raise self.fail(path, f"must be a list, got {type(value).__name__}")
-        return value
-
-    def string(self, value: object, path: str) -> str:
-        if not isinstance(value, str) or not value:
-            raise self.fail(path, f"must be a non-empty string, got {value!r}")
-        return value
-
-    def integer(self, value: object, path: str, minimum: int | None = None, maximum: int | None = None) -> int:
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or (isinstance(value, float) and (not math.isfinite(value) or value != int(value)))
-        ):
-            raise self.fail(path, f"must be an integer, got {value!r}")
-        number = int(value)
-        if minimum is not None and number < minimum:
-            raise self.fail(path, f"must be >= {minimum}, got {number}")
-        if maximum is not None and number > maximum:
-            raise self.fail(path, f"must be <= {maximum}, got {number}")
-        return number
-
-    def at_most(self, items: list[Any], path: str, limit: int) -> list[Any]:
-        if len(items) > limit:
-            raise self.fail(path, f"{len(items)} entries; kaistack simulates at most {limit}")
-        return items
-
-    def number(self, value: object, path: str) -> float:
-        # An int beyond a double's range (10**400) would raise OverflowError in isfinite/float.
-        too_big = isinstance(value, int) and abs(value) > 2**63
-        if isinstance(value, bool) or not isinstance(value, int | float) or too_big or not math.isfinite(value):
-            shown = f"{str(value)[:20]}... ({len(str(value))} digits)" if too_big else repr(value)
-            raise self.fail(path, f"must be a finite number, got {shown}")
-        return float(value)
-
-    def quantity(self, value: object, path: str, parse: Callable[[object], int]) -> int:
-        try:
-            return parse(value)
-        except ValueError as err:
-            raise self.fail(path, str(err)) from err
-
-    def mig(self, value: object, path: str) -> dict[str, int]:
-        if not isinstance(value, Mapping):
-            raise self.fail(path, f"must be a mapping of MIG resource names to counts, got {value!r}")
-        out: dict[str, int] = {}
-        for name, count in value.items():
-            if not isinstance(name, str) or not name.startswith("nvidia.com/mig-"):
-                raise self.fail(f"{path}.{name}", "must be a MIG resource name like nvidia.com/mig-1g.10gb")
-            out[name] = self.integer(count, f"{path}.{name}", minimum=0)
-        return out
-
-
 def parse_scenario(document: object, source: str = "<scenario>") -> Scenario:
     """Validate a parsed document into a Scenario."""
-    r = _Reader(source)
+    r = Reader(source)
     doc = r.mapping(document, "", _TOP_KEYS) if document is not None else {}
     actions = tuple(r.at_most(r.sequence(doc.get("actions", list(ACTIONS)), "actions"), "actions", MAX_ACTIONS))
     for i, action in enumerate(actions):
@@ -159,7 +94,7 @@ def parse_scenario(document: object, source: str = "<scenario>") -> Scenario:
     if version not in KAI_VERSIONS:
         raise r.fail("kaiVersion", f"the simulator implements {', '.join(KAI_VERSIONS)}; got {version!r}")
     rounds = r.integer(doc.get("rounds", 1), "rounds", minimum=1, maximum=MAX_ROUNDS)
-    placement = _placement(r, doc.get("placement", {}))
+    placement = dataclasses.replace(_placement(r, doc.get("placement", {})), kai_version=version)
     grace = doc.get("stalenessGracePeriod")
     if grace is not None:
         placement = dataclasses.replace(placement, staleness_grace_seconds=_duration(r, grace, "stalenessGracePeriod"))
@@ -167,11 +102,15 @@ def parse_scenario(document: object, source: str = "<scenario>") -> Scenario:
     raw_queues = r.at_most(r.sequence(doc.get("queues"), "queues"), "queues", MAX_QUEUES)
     nodes = tuple(_node(r, raw, f"nodes[{i}]") for i, raw in enumerate(raw_nodes))
     queues = tuple(_queue(r, raw, f"queues[{i}]") for i, raw in enumerate(raw_queues))
-    _unique(r, [n.name for n in nodes], "nodes")
-    _unique(r, [q.name for q in queues], "queues")
+    unique(r, [n.name for n in nodes], "nodes")
+    unique(r, [q.name for q in queues], "queues")
     node_names = {n.name for n in nodes}
+    raw_topologies = r.at_most(r.sequence(doc.get("topologies"), "topologies"), "topologies", MAX_TOPOLOGIES)
+    topologies = tuple(scenario_groups.topology(r, raw, f"topologies[{i}]") for i, raw in enumerate(raw_topologies))
+    unique(r, [t.name for t in topologies], "topologies")
     raw_jobs = r.at_most(r.sequence(doc.get("jobs"), "jobs"), "jobs", MAX_JOBS)
-    jobs = tuple(_job(r, raw, f"jobs[{i}]", node_names) for i, raw in enumerate(raw_jobs))
+    minimum = 0 if version != "v0.17.0" else 1  # minMember 0 is legal from #1989 (after v0.17.0)
+    jobs = tuple(_job(r, raw, f"jobs[{i}]", node_names, minimum) for i, raw in enumerate(raw_jobs))
     # FORMAT v2: without ageSeconds the k-th of n jobs is (n - k) minutes old (KAI's harness default).
     jobs = tuple(
         j if j.age_seconds is not None else dataclasses.replace(j, age_seconds=(len(jobs) - k) * 60.0)
@@ -180,23 +119,15 @@ def parse_scenario(document: object, source: str = "<scenario>") -> Scenario:
     total = sum(len(j.tasks) for j in jobs)
     if total > MAX_TASKS:
         raise r.fail("jobs", f"{total} tasks in all; kaistack simulates at most {MAX_TASKS}")
-    _unique(r, [j.name for j in jobs], "jobs")
+    unique(r, [j.name for j in jobs], "jobs")
     expect = doc.get("expect") or {}
     if not isinstance(expect, Mapping):
         raise r.fail("expect", "must be a mapping")
     name = doc.get("name") or Path(source).stem
-    return Scenario(str(name), Snapshot(nodes, queues, jobs), actions, rounds, placement, expect)
+    return Scenario(str(name), Snapshot(nodes, queues, jobs, topologies), actions, rounds, placement, expect)
 
 
-def _unique(r: _Reader, names: list[str], path: str) -> None:
-    seen: set[str] = set()
-    for i, name in enumerate(names):
-        if name in seen:
-            raise r.fail(f"{path}[{i}].name", f"duplicate name {name!r}")
-        seen.add(name)
-
-
-def _placement(r: _Reader, raw: object) -> Placement:
+def _placement(r: Reader, raw: object) -> Placement:
     doc = r.mapping(raw or {}, "placement", {"node", "gpu", "maxConsolidationPreemptees", "useSchedulingSignatures"})
     node, gpu = doc.get("node", "binpack"), doc.get("gpu", "pack")
     if node not in ("binpack", "spread"):
@@ -212,7 +143,7 @@ def _placement(r: _Reader, raw: object) -> Placement:
     return Placement(node=node, gpu=gpu, max_consolidation_preemptees=preemptees, use_scheduling_signatures=signatures)
 
 
-def _node(r: _Reader, raw: object, path: str) -> Node:
+def _node(r: Reader, raw: object, path: str) -> Node:
     doc = r.mapping(raw, path, _NODE_KEYS)
     name = r.string(doc.get("name"), f"{path}.name")
     memory_mib = doc.get("gpuMemoryMiB", 100)
@@ -230,10 +161,11 @@ def _node(r: _Reader, raw: object, path: str) -> Node:
         pods=r.integer(doc.get("pods", 110), f"{path}.pods", minimum=0, maximum=MAX_PODS_PER_NODE),
         mig_strategy=strategy,
         mig=r.mig(doc.get("mig", {}), f"{path}.mig"),
+        labels=scenario_groups.labels(r, doc.get("labels", {}), f"{path}.labels"),
     )
 
 
-def _queue(r: _Reader, raw: object, path: str) -> Queue:
+def _queue(r: Reader, raw: object, path: str) -> Queue:
     doc = r.mapping(raw, path, _QUEUE_KEYS)
     parent = doc.get("parent")
     return Queue(
@@ -246,7 +178,7 @@ def _queue(r: _Reader, raw: object, path: str) -> Queue:
     )
 
 
-def _resource(r: _Reader, raw: object, path: str) -> QueueResource:
+def _resource(r: Reader, raw: object, path: str) -> QueueResource:
     doc = r.mapping(raw or {}, path, _RESOURCE_KEYS)
     return QueueResource(
         quota=r.number(doc.get("quota", 0), f"{path}.quota"),
@@ -255,7 +187,7 @@ def _resource(r: _Reader, raw: object, path: str) -> QueueResource:
     )
 
 
-def _request(r: _Reader, doc: Mapping[str, Any], base: dict[str, Any], path: str) -> dict[str, Any]:
+def _request(r: Reader, doc: Mapping[str, Any], base: dict[str, Any], path: str) -> dict[str, Any]:
     """Request keys of a job (defaults) or a task (overrides), validated one by one."""
     out = dict(base)
     if "gpu" in doc:
@@ -282,7 +214,7 @@ def _request(r: _Reader, doc: Mapping[str, Any], base: dict[str, Any], path: str
     return out
 
 
-def _check_combination(r: _Reader, request: dict[str, Any], path: str) -> None:
+def _check_combination(r: Reader, request: dict[str, Any], path: str) -> None:
     """The admission webhook's forbidden combinations (docs: gpu-fraction / gpu-memory rules)."""
     kinds = [
         key
@@ -298,7 +230,7 @@ def _check_combination(r: _Reader, request: dict[str, Any], path: str) -> None:
         raise r.fail(path, f"at most one GPU request kind per task, got {' and '.join(kinds)}")
 
 
-def _job(r: _Reader, raw: object, path: str, node_names: set[str]) -> Job:
+def _job(r: Reader, raw: object, path: str, node_names: set[str], min_member_floor: int = 1) -> Job:
     doc = r.mapping(raw, path, _JOB_KEYS)
     name = r.string(doc.get("name"), f"{path}.name")
     queue = r.string(doc.get("queue"), f"{path}.queue")
@@ -332,11 +264,44 @@ def _job(r: _Reader, raw: object, path: str, node_names: set[str]) -> Job:
         raise r.fail(f"{path}.tasks", f"must be a positive count or a non-empty list, got {raw_tasks!r}")
     min_member = doc.get("minMember")
     if min_member is not None:
-        min_member = r.integer(min_member, f"{path}.minMember", minimum=1, maximum=MAX_TASKS_PER_JOB)
-    return Job(name, queue, tuple(tasks), priority, min_member, preemptible, age, delay, stale, grace)
+        min_member = r.integer(min_member, f"{path}.minMember", minimum=min_member_floor, maximum=MAX_TASKS_PER_JOB)
+    sub_groups = scenario_groups.sub_groups(r, doc.get("subGroups"), f"{path}.subGroups")
+    leaves = {g.name for g in sub_groups} - {g.parent for g in sub_groups if g.parent is not None}
+    for i, task in enumerate(tasks):
+        if sub_groups and task.sub_group not in leaves:
+            raise r.fail(
+                f"{path}.tasks[{i}].subGroup",
+                f"must name a leaf subgroup of this job ({', '.join(sorted(leaves))}), got {task.sub_group!r}",
+            )
+        if not sub_groups and task.sub_group is not None:
+            raise r.fail(f"{path}.tasks[{i}].subGroup", "the job has no subGroups")
+    min_sub = doc.get("minSubGroup")
+    if min_sub is not None:
+        min_sub = r.integer(min_sub, f"{path}.minSubGroup", minimum=min_member_floor, maximum=MAX_SUBGROUPS_PER_JOB)
+    constraint = doc.get("topologyConstraint")
+    topology = (
+        scenario_groups.topology_constraint(r, constraint, f"{path}.topologyConstraint")
+        if constraint is not None
+        else None
+    )
+    return Job(
+        name,
+        queue,
+        tuple(tasks),
+        priority,
+        min_member,
+        preemptible,
+        age,
+        delay,
+        stale,
+        grace,
+        sub_groups=sub_groups,
+        min_sub_group=min_sub,
+        topology=topology,
+    )
 
 
-def _duration(r: _Reader, value: object, path: str) -> float:
+def _duration(r: Reader, value: object, path: str) -> float:
     """Seconds of a Go duration string ("10m", "90s", "-1s")."""
     if not isinstance(value, str) or not _DURATION.match(value):
         raise r.fail(path, f"must be a duration like '90s', '10m' or '1h30m', got {value!r}")
@@ -344,7 +309,7 @@ def _duration(r: _Reader, value: object, path: str) -> float:
     return sign * sum(float(n) * _UNIT_SECONDS[u] for n, u in _DURATION_PART.findall(value))
 
 
-def _task(r: _Reader, raw: object, path: str, base: dict[str, Any], node_names: set[str]) -> Task:
+def _task(r: Reader, raw: object, path: str, base: dict[str, Any], node_names: set[str]) -> Task:
     doc = r.mapping(raw if raw is not None else {}, path, _TASK_KEYS)
     request = _request(r, doc, base, path)
     _check_combination(r, request, path)
@@ -361,4 +326,6 @@ def _task(r: _Reader, raw: object, path: str, base: dict[str, Any], node_names: 
     priority = doc.get("priority")
     if priority is not None:
         priority = r.integer(priority, f"{path}.priority", *PRIORITY_RANGE)
-    return Task(state=state, node=node, gpu_groups=tuple(groups), priority=priority, **request)
+    sub_group = doc.get("subGroup")
+    sub_group = r.string(sub_group, f"{path}.subGroup") if sub_group is not None else None
+    return Task(state=state, node=node, gpu_groups=tuple(groups), priority=priority, sub_group=sub_group, **request)

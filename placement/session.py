@@ -13,6 +13,7 @@ from placement.model import Placement, Snapshot
 from placement.node_order import NodeIndex
 from placement.nodes import NodeState
 from placement.queues import QueueState, build_queues
+from placement.subgroups import build_tree
 from placement.tasks import (
     ACTIVE_ALLOCATED,
     ACTIVE_USED,
@@ -24,6 +25,7 @@ from placement.tasks import (
     JobState,
     TaskState,
 )
+from placement.topology import TopologyTree
 
 __all__ = ["Session"]
 
@@ -52,7 +54,13 @@ class Session:
         for i, spec in enumerate(snapshot.jobs):
             if spec.name in self.jobs:
                 raise ValueError(f"job names must be unique, {spec.name!r} repeats")
-            self.jobs[spec.name] = JobState(spec, i)
+            job = self.jobs[spec.name] = JobState(spec, i)
+            if placement.kai_version == "v0.17.0":
+                job.min_member = max(1, job.min_member)  # setSubGroups: max(minMember, 1) until #1989
+            if spec.sub_groups or spec.topology is not None:
+                job.tree, _never_scheduled = build_tree(spec, job.tasks, job.min_member)
+        # Topology trees depend only on node labels, which no cycle changes.
+        self.topologies = {t.name: TopologyTree(t, snapshot.nodes) for t in snapshot.topologies}
         known = set(names)
         self._fresh_groups: dict[str, list[TaskState]] = {}
         for job in self.jobs.values():

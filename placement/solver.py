@@ -17,7 +17,7 @@ from placement.nodes import NodeState, gpu_memory_fraction
 from placement.placing import allocate_job
 from placement.queue_order import JobsOrder, VictimJob, VictimsOrder
 from placement.statement import Statement
-from placement.tasks import PIPELINED, RELEASING, JobState, TaskState, mig_gpu_portion
+from placement.tasks import ACTIVE_ALLOCATED, PIPELINED, RELEASING, JobState, TaskState, mig_gpu_portion
 
 if TYPE_CHECKING:
     from placement.session import Session
@@ -37,6 +37,12 @@ class PartialJob:
         self.creation = job.creation
         self.min_member = len(tasks)
         self._init_cache: tuple[int, tuple[float, float, float]] | None = None
+        # With subgroups the representative is the job's tree holding its placed pods and these k pending
+        # ones, each leaf's minimum (and explicit minSubGroup) lowered to what it holds.
+        self.tree = None
+        if job.tree is not None:
+            placed = [t for t in job.tasks if t.status in ACTIVE_ALLOCATED]
+            self.tree = job.tree.clone([*placed, *tasks], representative=True)
 
     @property
     def version(self) -> int:
@@ -46,6 +52,8 @@ class PartialJob:
         return (-self.priority, 0, self.creation, self.name)
 
     def tasks_to_allocate(self, real: bool) -> list[TaskState]:
+        if self.tree is not None:
+            return self.tree.tasks_to_allocate(real)
         return self.job.tasks_to_allocate(real, tasks=self.tasks, min_member=self.min_member)
 
 
@@ -137,7 +145,8 @@ class JobSolver:
                 if chunk not in chunks:
                     chunks.append(chunk)
             recorded = chunks
-        if job.n_active_used >= job.min_member and job.n_active_used > original:
+        satisfied = job.tree.gang_satisfied() if job.tree is not None else job.n_active_used >= job.min_member
+        if satisfied and job.n_active_used > original:
             return statement
         if statement is not None:
             statement.discard()
@@ -235,7 +244,14 @@ class JobSolver:
                 break
             if job is preemptor:  # type: ignore[comparison-overlap]  # the order holds PartialJobs too
                 if not allocate_job(
-                    ssn, stmt, preemptor.job, True, nodes, tasks=preemptor.tasks, min_member=preemptor.min_member
+                    ssn,
+                    stmt,
+                    preemptor.job,
+                    True,
+                    nodes,
+                    tasks=preemptor.tasks,
+                    min_member=preemptor.min_member,
+                    tree=preemptor.tree,
                 ):
                     return None
                 placed = True

@@ -1,7 +1,8 @@
 """The stalegangeviction action (KAI@v0.17.0 pkg/scheduler/actions/stalegangeviction): runs last in a cycle.
 
-A job is stale when it has a running pod and fewer active pods than its gang minimum (and no Succeeded
-pod; `api/podgroup_info/job_info.go` IsStale). Once it has been stale for its grace period (the job's
+A job is stale when it has a running pod and some leaf subgroup (the whole job, without subgroups) has
+fewer active pods than its minimum, and it has no Succeeded pod (`api/podgroup_info/job_info.go`
+IsStale). Once it has been stale for its grace period (the job's
 `stalenessGracePeriod`, else the scheduler's default; negative: never), every pod of it that holds
 resources (Allocated, Pipelined, Binding, Running) is evicted, so a half-started gang stops holding GPUs
 that a whole one could use. How long a job has been stale comes from the scenario (`staleSeconds`,
@@ -24,6 +25,8 @@ __all__ = ["stale_gang_eviction"]
 def is_stale(job: JobState) -> bool:
     if any(t.status == SUCCEEDED for t in job.tasks):
         return False
+    if job.tree is not None:
+        return job.n_active_used > 0 and job.tree.stale()
     return 0 < job.n_active_used < job.min_member
 
 

@@ -14,6 +14,7 @@ from placement.model import Job, Task
 
 if TYPE_CHECKING:
     from placement.queues import QueueState
+    from placement.subgroups import SubGroupSet
 
 __all__ = [
     "ACTIVE_ALLOCATED",
@@ -183,6 +184,7 @@ class JobState:
         "spec",
         "tasks",
         "tasks_by_order",
+        "tree",
         "version",
         "within_preemption_delay",
     )
@@ -216,6 +218,9 @@ class JobState:
         self.version = 0
         self._init_cache: tuple[int, tuple[float, float, float]] | None = None
         self.reason: object = None
+        # Jobs with subgroups or a topology constraint get their subgroup tree from the session; the
+        # methods below then follow it instead of the single-gang shortcuts.
+        self.tree: SubGroupSet | None = None
 
     def set_status(self, task: TaskState, status: str) -> None:
         old = task.status
@@ -240,6 +245,8 @@ class JobState:
 
     def elastic_rank(self) -> int:
         """elastic plugin: below minMember (0) before exactly at it (1) before above it (2)."""
+        if self.tree is not None:
+            return self.tree.elastic_rank()
         if self.n_active_alloc < self.min_member:
             return 0
         return 1 if self.n_active_alloc == self.min_member else 2
@@ -248,17 +255,23 @@ class JobState:
         """JobOrderFn as a sort key: priority plugin, elastic plugin, then creation time and UID."""
         # Called for every pending job each time a job order is built (millions of times at scale): the
         # three possible keys are made once, and the elastic rank picks one.
+        if self.tree is not None:
+            return self._keys[self.tree.elastic_rank()]
         active, minimum = self.n_active_alloc, self.min_member
         return self._keys[0 if active < minimum else (1 if active == minimum else 2)]
 
     def is_ready(self) -> bool:
         """IsReadyForScheduling: enough alive pods to ever satisfy minMember."""
+        if self.tree is not None:
+            return self.tree.ready()
         return self.n_pending + self.n_active_alloc >= self.min_member
 
     def tasks_to_allocate(
         self, real: bool, tasks: list[TaskState] | None = None, min_member: int | None = None
     ) -> list[TaskState]:
         """GetTasksToAllocate: minMember minus allocated while below the gang minimum, else one more task."""
+        if self.tree is not None and tasks is None:
+            return self.tree.tasks_to_allocate(real)
         if tasks is None and len(self.tasks) == 1:
             task = self.tasks[0]
             if task.status == PENDING or (not real and task.status == RELEASING and task.virtual):

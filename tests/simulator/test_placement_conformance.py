@@ -13,9 +13,8 @@ from placement import simulate
 
 PUBLIC = sorted((DATA / "kai-conformance").glob("*.yaml"))
 EXTRA = sorted((DATA / "kai-extra").glob("*.yaml"))
-# FORMAT v2 scenarios the simulator implements so far: preemption delay, Pending tasks carrying a node,
-# stale gang eviction with Failed/Succeeded pods (copies of kai-conformance/public-v2; subgroups and
-# topology are not implemented yet).
+# FORMAT v2 (docs/scenario-format.md): preemption delay, Pending tasks carrying a node, stale gang
+# eviction with Failed/Succeeded pods, subgroups and topology (copies of kai-conformance/public-v2).
 V2 = sorted((DATA / "kai-conformance-v2").glob("*.yaml"))
 
 
@@ -26,7 +25,7 @@ def _run(path: Path) -> dict:
 
 def test_public_scenarios_are_all_present() -> None:
     assert len(PUBLIC) == 23
-    assert len(V2) == 8
+    assert len(V2) == 20
 
 
 @pytest.mark.parametrize("path", PUBLIC + EXTRA + V2, ids=lambda p: f"{p.parent.name}/{p.stem}")

@@ -209,6 +209,6 @@ def test_jobs_without_age_are_n_minus_k_minutes_old() -> None:
 
 def test_an_unknown_kai_version_is_refused() -> None:
     doc = _doc()
-    doc["kaiVersion"] = "v0.18.0"
-    with pytest.raises(ScenarioError, match=r"kaiVersion: the simulator implements v0.17.0; got 'v0.18.0'"):
+    doc["kaiVersion"] = "v0.19.0"
+    with pytest.raises(ScenarioError, match=r"kaiVersion: the simulator implements v0.17.0, v0.18.0; got 'v0.19.0'"):
         scenario(doc)

@@ -1,0 +1,188 @@
+"""Topology-aware placement as KAI@v0.17.0's topology plugin does it (pkg/scheduler/plugins/topology).
+
+Domains come from node labels, broadest level first; a constrained (sub)group is placed inside one domain
+of its required level, packed into the fullest domain of its preferred level that can take it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from placement_testlib import queue, run, scenario
+
+from placement.model import Node, Topology, TopologyLevel
+from placement.scenario import ScenarioError
+from placement.topology import TopologyError, TopologyTree
+
+LEVELS = [{"nodeLabel": "zone"}, {"nodeLabel": "rack", "alias": "rack-level"}]
+
+
+def _node(name: str, zone: str, rack: str, gpus: int = 8) -> dict[str, Any]:
+    return {"name": name, "gpus": gpus, "labels": {"zone": zone, "rack": rack}}
+
+
+def _doc(jobs: list[dict[str, Any]], nodes: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    return {
+        "actions": ["allocate"],
+        "topologies": [{"name": "dc", "levels": LEVELS}],
+        "nodes": nodes
+        or [_node("a1", "z1", "r1"), _node("a2", "z1", "r1"), _node("b1", "z1", "r2"), _node("c1", "z2", "r1")],
+        "queues": [queue("q")],
+        "jobs": jobs,
+    }
+
+
+def _tree(nodes: list[Node]) -> TopologyTree:
+    return TopologyTree(Topology("dc", (TopologyLevel("zone"), TopologyLevel("rack", "rack-level"))), nodes)
+
+
+def test_a_node_without_a_label_for_every_level_is_outside_the_topology() -> None:
+    tree = _tree([Node("a1", labels={"zone": "z1", "rack": "r1"}), Node("x", labels={"zone": "z1"})])
+    assert list(tree.member) == ["a1"]
+    assert tree.root.nodes == ["a1"]
+
+
+def test_a_rack_is_inside_its_zone_so_equal_rack_names_in_two_zones_are_two_racks() -> None:
+    tree = _tree([Node("a1", labels={"zone": "z1", "rack": "r1"}), Node("c1", labels={"zone": "z2", "rack": "r1"})])
+    assert sorted(tree.by_level["rack"]) == ["z1.r1", "z2.r1"]
+    assert tree.domain_of("c1", "rack") == "z2.r1"
+
+
+def test_a_level_alias_stands_for_its_node_label() -> None:
+    assert _tree([]).resolve("rack-level") == "rack"
+    assert _tree([]).resolve("zone") == "zone"
+
+
+@pytest.mark.parametrize(
+    ("required", "preferred", "levels"),
+    [("zone", "", ["zone"]), ("", "rack", ["rack", "zone", "root"]), ("zone", "rack", ["rack", "zone"])],
+)
+def test_relevant_levels_run_from_preferred_up_to_required_or_root(required: str, preferred: str, levels: list) -> None:
+    assert _tree([]).relevant_levels(required, preferred) == levels
+
+
+def test_a_preferred_level_above_the_required_one_cannot_be_evaluated() -> None:
+    with pytest.raises(TopologyError, match="preferred level zone is above required level rack"):
+        _tree([]).relevant_levels("rack", "zone")
+
+
+def test_a_required_rack_gang_is_placed_inside_one_rack() -> None:
+    job = {
+        "name": "train",
+        "queue": "q",
+        "gpu": 8,
+        "tasks": 2,
+        "topologyConstraint": {"topology": "dc", "requiredTopologyLevel": "rack"},
+    }
+    result = run(_doc([job]))
+    nodes = {t.node for t in result.tasks.values()}
+    assert nodes == {"a1", "a2"}
+
+
+def test_a_gang_no_rack_can_hold_stays_pending_and_names_the_best_rack() -> None:
+    running = {"name": "small", "queue": "q", "gpu": 2, "tasks": [{"state": "Running", "node": "a1"}]}
+    job = {
+        "name": "train",
+        "queue": "q",
+        "gpu": 8,
+        "tasks": 2,
+        "topologyConstraint": {"topology": "dc", "requiredTopologyLevel": "rack"},
+    }
+    result = run(_doc([running, job]))
+    assert {t.status for name, t in result.tasks.items() if name.startswith("train")} == {"Pending"}
+    reason = str(result.reason("train"))
+    assert "needs 2 pods (16 GPUs) inside one rack; the best rack, z1.r1, has room for 1" in reason
+
+
+def test_without_a_constraint_the_same_gang_spreads_over_racks() -> None:
+    running = {"name": "small", "queue": "q", "gpu": 2, "tasks": [{"state": "Running", "node": "a1"}]}
+    job = {"name": "train", "queue": "q", "gpu": 8, "tasks": 2}
+    result = run(_doc([running, job]))
+    assert {result.tasks["train-0"].status, result.tasks["train-1"].status} == {"Binding"}
+
+
+def test_a_preferred_rack_packs_the_job_into_one_rack_when_one_fits() -> None:
+    job = {
+        "name": "j",
+        "queue": "q",
+        "gpu": 4,
+        "tasks": 3,
+        "topologyConstraint": {"topology": "dc", "preferredTopologyLevel": "rack"},
+    }
+    result = run(_doc([job]))
+    racks = {("z1.r1" if t.node in ("a1", "a2") else t.node) for t in result.tasks.values()}
+    assert racks == {"z1.r1"}
+
+
+def test_a_preferred_rack_is_only_a_preference_the_job_spans_racks_when_none_fits() -> None:
+    job = {
+        "name": "j",
+        "queue": "q",
+        "gpu": 8,
+        "tasks": 3,
+        "topologyConstraint": {"topology": "dc", "preferredTopologyLevel": "rack"},
+    }
+    result = run(_doc([job]))
+    assert {t.status for t in result.tasks.values()} == {"Binding"}
+
+
+def test_a_job_naming_a_missing_topology_stays_pending_with_that_reason() -> None:
+    job = {
+        "name": "j",
+        "queue": "q",
+        "gpu": 1,
+        "topologyConstraint": {"topology": "nope", "requiredTopologyLevel": "rack"},
+    }
+    result = run(_doc([job]))
+    assert result.tasks["j-0"].status == "Pending"
+    assert str(result.reason("j")) == "Requested topology nope does not exist"
+
+
+def test_nodes_outside_the_topology_are_never_used_by_a_constrained_job() -> None:
+    nodes = [{"name": "free", "gpus": 8}, _node("a1", "z1", "r1", gpus=1)]
+    job = {
+        "name": "j",
+        "queue": "q",
+        "gpu": 2,
+        "topologyConstraint": {"topology": "dc", "requiredTopologyLevel": "zone"},
+    }
+    result = run(_doc([job], nodes))
+    assert result.tasks["j-0"].status == "Pending"
+
+
+def test_a_subgroup_constraint_narrows_inside_its_parents_domain() -> None:
+    job = {
+        "name": "j",
+        "queue": "q",
+        "gpu": 8,
+        "topologyConstraint": {"topology": "dc", "requiredTopologyLevel": "zone"},
+        "subGroups": [
+            {"name": "a", "minMember": 1, "topologyConstraint": {"topology": "dc", "requiredTopologyLevel": "rack"}},
+            {"name": "b", "minMember": 1, "topologyConstraint": {"topology": "dc", "requiredTopologyLevel": "rack"}},
+        ],
+        "tasks": [{"subGroup": "a"}, {"subGroup": "b"}],
+    }
+    result = run(_doc([job]))
+    assert {result.tasks["j-0"].node, result.tasks["j-1"].node} <= {"a1", "a2", "b1"}
+
+
+def test_duplicate_level_labels_are_refused() -> None:
+    doc = _doc([])
+    doc["topologies"] = [{"name": "dc", "levels": [{"nodeLabel": "zone"}, {"nodeLabel": "zone"}]}]
+    with pytest.raises(ScenarioError, match=r"topologies\[0\]\.levels\[1\]\.nodeLabel: duplicate 'zone'"):
+        scenario(doc)
+
+
+def test_hostname_may_only_be_the_last_level() -> None:
+    doc = _doc([])
+    doc["topologies"] = [{"name": "dc", "levels": [{"nodeLabel": "kubernetes.io/hostname"}, {"nodeLabel": "rack"}]}]
+    with pytest.raises(ScenarioError, match=r"kubernetes\.io/hostname may only be the last level"):
+        scenario(doc)
+
+
+def test_more_than_sixteen_levels_are_refused() -> None:
+    doc = _doc([])
+    doc["topologies"] = [{"name": "dc", "levels": [{"nodeLabel": f"l{i}"} for i in range(17)]}]
+    with pytest.raises(ScenarioError, match="must have 1 to 16 levels, got 17"):
+        scenario(doc)
