@@ -125,9 +125,17 @@ def constraint_text(w: WorkloadVerdict) -> str:
 
 def topology_line(w: WorkloadVerdict) -> str:
     """Where a workload's pods landed among the topology's domains, and what it asked for."""
-    asked = constraint_text(w)
-    where = f"in {', '.join(w.domains)}" if w.domains else "in no domain"
-    return f"{asked}; {where}" if asked else where
+    parts = [constraint_text(w)]
+    if w.domains:
+        parts.append(f"in {', '.join(w.domains)}")
+    if len(w.domains) > 1 and any(p.sub_group for p in w.pods):
+        # Spread over domains: say which subgroup (segment) went where.
+        by_group: dict[str, dict[str, None]] = {}
+        for pod in w.pods:
+            if pod.sub_group and pod.node and pod.domain:
+                by_group.setdefault(pod.sub_group, {}).setdefault(domain_path(pod.domain), None)
+        parts.append(", ".join(f"{g} in {'+'.join(d)}" for g, d in by_group.items()))
+    return "; ".join(p for p in parts if p)
 
 
 def domain_lines(t: TopologyVerdict) -> list[str]:
