@@ -109,6 +109,21 @@ def test_a_tenant_gang_required_in_one_rack_is_placed_inside_one_rack() -> None:
     assert (train.status, len(train.domains)) == ("Running", 1)
 
 
+ONE_RACK = [_pool("r1", "z1", "r1")]
+
+
+def test_required_zone_on_a_single_rack_stays_pending_as_kai_leaves_it() -> None:
+    """KAI@v0.17.0 job_filtering.go: the nodes' common domain is the rack, below the required zone, whose
+    free resources are then never counted (FINDINGS §1.4, code-read)."""
+    report = _check(_stack(_gang("train", 4, topology={"required": ZONE}), pools=ONE_RACK))
+    assert _verdict(report, "train").status == "Pending"
+
+
+def test_preferring_the_required_level_too_places_it() -> None:
+    report = _check(_stack(_gang("train", 4, topology={"required": ZONE, "preferred": ZONE}), pools=ONE_RACK))
+    assert _verdict(report, "train").status == "Running"
+
+
 # --- the snapshot the simulator gets ----------------------------------------------------------------------------
 
 
