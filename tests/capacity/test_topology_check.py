@@ -113,8 +113,9 @@ ONE_RACK = [_pool("r1", "z1", "r1")]
 
 
 def test_required_zone_on_a_single_rack_stays_pending_as_kai_leaves_it() -> None:
-    """KAI@v0.17.0 job_filtering.go: the nodes' common domain is the rack, below the required zone, whose
-    free resources are then never counted (FINDINGS §1.4, code-read)."""
+    """kai-scheduler/KAI-Scheduler@v0.17.0:pkg/scheduler/plugins/topology/job_filtering.go `subSetNodesFn`:
+    `lowestCommonDomainID` stops at the rack all nodes share, only that subtree's free resources are
+    counted, so the zone above it has none (read from the source; no upstream test covers it)."""
     report = _check(_stack(_gang("train", 4, topology={"required": ZONE}), pools=ONE_RACK))
     assert _verdict(report, "train").status == "Pending"
 
