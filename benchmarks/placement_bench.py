@@ -7,6 +7,11 @@ allocate until a cycle changes nothing.
 
     .venv/bin/python benchmarks/placement_bench.py            # 1x, 2x, 4x
     .venv/bin/python benchmarks/placement_bench.py --scales 1 --profile --repeat 1
+    .venv/bin/python benchmarks/placement_bench.py --topology   # racks of 16 nodes in zones of 256
+
+With --topology every node is labelled with a zone (256 nodes) and a rack (16 nodes), the scenario holds
+that Topology, and every gang is constrained: odd ones must stay in one rack, even ones must stay in one
+zone and prefer one rack. Everything else (the random draws included) is the same cluster and work.
 
 Times are the best of `--repeat` runs (default 3): the simulate time is allocate to a steady state,
 i.e. cycles until one changes nothing (the last, idle cycle included).
@@ -38,7 +43,7 @@ def _resource(quota: float, limit: float, weight: float) -> dict[str, float]:
     return {"quota": quota, "limit": limit, "overQuotaWeight": weight}
 
 
-def generate(scale: int, seed: int = SEED) -> dict:
+def generate(scale: int, seed: int = SEED, topology: bool = False) -> dict:
     """A scenario with `scale` times the base cluster, deterministic for a seed."""
     rng = random.Random(seed + scale)
     unlimited = _resource(-1, -1, 1)
@@ -46,6 +51,8 @@ def generate(scale: int, seed: int = SEED) -> dict:
     for i in range(BASE_NODES * scale):
         memory = 80_000 if i % 2 else 40_000
         nodes.append({"name": f"node-{i:05d}", "gpus": 8, "gpuMemoryMiB": memory, "cpu": "128", "memory": "1Ti"})
+        if topology:
+            nodes[-1]["labels"] = {"bench/zone": f"zone-{i // 256}", "bench/rack": f"rack-{i // 16}"}
     total_gpus = 8 * len(nodes)
     # Three levels: 5% organisations, 20% departments, 75% leaf teams (200 queues at 1x).
     n_queues = BASE_QUEUES * scale
@@ -94,8 +101,20 @@ def generate(scale: int, seed: int = SEED) -> dict:
         else:
             job["gpu"] = rng.choice([1, 2])
             job["tasks"] = rng.randint(2, 16)
+            if topology:
+                job["topologyConstraint"] = (
+                    {"topology": "bench", "requiredTopologyLevel": "bench/rack"}
+                    if i % 2
+                    else {
+                        "topology": "bench",
+                        "requiredTopologyLevel": "bench/zone",
+                        "preferredTopologyLevel": "bench/rack",
+                    }
+                )
         jobs.append(job)
+    extra = {"topologies": [{"name": "bench", "levels": [{"nodeLabel": "bench/zone"}, {"nodeLabel": "bench/rack"}]}]}
     return {
+        **(extra if topology else {}),
         "name": f"bench-{scale}x",
         "actions": ["allocate"],
         "rounds": 1,
@@ -106,11 +125,11 @@ def generate(scale: int, seed: int = SEED) -> dict:
     }
 
 
-def run(scale: int, profile: bool, repeat: int) -> tuple[float, float, int, int]:
+def run(scale: int, profile: bool, repeat: int, topology: bool = False) -> tuple[float, float, int, int]:
     """Best-of-`repeat` load and simulate times (the machine is shared; the minimum is the least noisy)."""
     OUT.mkdir(parents=True, exist_ok=True)
-    path = OUT / f"bench-{scale}x.json"
-    path.write_text(json.dumps(generate(scale)))
+    path = OUT / f"bench-{scale}x{'-topology' if topology else ''}.json"
+    path.write_text(json.dumps(generate(scale, topology=topology)))
     best_load = best_sim = float("inf")
     cycles = placed = 0
     for attempt in range(repeat):
@@ -137,12 +156,13 @@ def main() -> int:
     parser.add_argument("--scales", default="1,2,4", help="comma-separated scale factors (default 1,2,4)")
     parser.add_argument("--profile", action="store_true", help="print a cProfile of each scale's first simulate call")
     parser.add_argument("--repeat", type=int, default=3, help="runs per scale; the best time is reported (default 3)")
+    parser.add_argument("--topology", action="store_true", help="zones and racks, every gang constrained to them")
     args = parser.parse_args()
     base = None
     header = ("scale", "nodes", "jobs", "load s", "simulate s", "cycles", "placed pods")
     print("  ".join(f"{h:>{w}}" for h, w in zip(header, (5, 6, 7, 7, 10, 6, 11), strict=True)))
     for scale in (int(s) for s in args.scales.split(",")):
-        load_s, sim_s, cycles, placed = run(scale, args.profile, max(1, args.repeat))
+        load_s, sim_s, cycles, placed = run(scale, args.profile, max(1, args.repeat), args.topology)
         base = base or sim_s
         ratio = f"  ({sim_s / base:.1f}x the 1x time)" if scale != 1 else ""
         print(

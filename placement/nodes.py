@@ -28,6 +28,7 @@ from placement.tasks import (
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
 __all__ = ["Entry", "NodeState", "gpu_memory_fraction"]
 
@@ -91,6 +92,8 @@ class NodeState:
         "sh_used",
         "spec",
         "used_gpus",
+        "version",
+        "watchers",
     )
 
     def __init__(self, spec: Node) -> None:
@@ -129,6 +132,10 @@ class NodeState:
         self.n_moving = 0
         self.entries: dict[str, Entry] = {}
         self.on_change: Callable[[NodeState], None] | None = None
+        # Bumped on every change (never reset): caches over nodes compare it to know they are current.
+        self.version = 0
+        # Objects whose `version` is bumped with this node's (topology domains caching their nodes' room).
+        self.watchers: list[Any] = []
 
     # ---- derived values -------------------------------------------------------------------------
 
@@ -294,6 +301,9 @@ class NodeState:
         return entry
 
     def _changed(self) -> None:
+        self.version += 1
+        for watcher in self.watchers:
+            watcher.version += 1
         if self.on_change is not None:
             self.on_change(self)
 

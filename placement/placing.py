@@ -25,7 +25,8 @@ from placement.tasks import (
     JobState,
     TaskState,
 )
-from placement.topology import TopologyError, subset_nodes
+from placement.topology import subset_nodes
+from placement.topology_tree import TopologyError
 
 if TYPE_CHECKING:
     from placement.session import Session

@@ -25,7 +25,7 @@ from placement.tasks import (
     JobState,
     TaskState,
 )
-from placement.topology import TopologyTree
+from placement.topology_tree import TopologyTree
 
 __all__ = ["Session"]
 
@@ -141,6 +141,8 @@ class Session:
         self.max_gpu_mem = max(gpu_mems) if gpu_mems else None
         self._open_queues()
         self.index = NodeIndex(self.nodes)
+        for tree in self.topologies.values():
+            tree.attach(self.nodes)
 
     def _open_queues(self) -> None:
         self.queues, self.dropped_queues = build_queues(self.snapshot.queues)

@@ -15,105 +15,19 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from placement.tasks import ACTIVE_ALLOCATED, TaskState
+from placement.topology_tree import Domain, TopologyTree
 
 if TYPE_CHECKING:
-    from placement.model import Node, Topology, TopologyConstraint
+    from placement.model import TopologyConstraint
     from placement.nodes import NodeState
     from placement.subgroups import PodSet
 
-__all__ = ["ROOT", "TOPOLOGY_SCORE", "Domain", "TopologyError", "TopologyTree", "subset_nodes"]
+__all__ = ["TOPOLOGY_SCORE", "subset_nodes"]
 
-ROOT = "root"
 TOPOLOGY_SCORE = 100_000  # scores.Topology: above gpu-sharing (10,000), availability and binpack
 _NO_ROOM = 1000.0  # getJobRatioToFreeResources for a resource the domain has none of
 # Resource vector positions: cpu millis, memory bytes, whole GPUs, pods, then one per MIG profile.
 _CPU, _MEM, _GPU, _PODS = 0, 1, 2, 3
-
-
-class TopologyError(Exception):
-    """A constraint KAI cannot evaluate (a level the topology lacks, preferred above required): KAI logs it
-    and the (sub)group is not placed; the message says which."""
-
-
-class Domain:
-    __slots__ = ("allocatable", "children", "free", "id", "level", "nodes", "parent")
-
-    def __init__(self, level: str, domain_id: str) -> None:
-        self.level = level
-        self.id = domain_id
-        self.nodes: list[str] = []
-        self.children: list[Domain] = []
-        self.parent: Domain | None = None
-        self.allocatable = -1
-        self.free: list[float] = []
-
-
-class TopologyTree:
-    """One Topology CR over the session's nodes (initializeTopologyTree)."""
-
-    def __init__(self, spec: Topology, nodes: Sequence[Node]) -> None:
-        self.name = spec.name
-        self.levels = [level.node_label for level in spec.levels]
-        self.aliases = {level.alias: level.node_label for level in spec.levels if level.alias}
-        self.root = Domain(ROOT, ROOT)
-        self.by_level: dict[str, dict[str, Domain]] = {level: {} for level in self.levels}
-        self.by_level[ROOT] = {ROOT: self.root}
-        self.member: dict[str, list[str]] = {}
-        for node in nodes:
-            values = [node.labels.get(level) for level in self.levels]
-            if any(v is None for v in values):
-                continue  # isNodePartOfTopology: a node lacking any level's label is outside
-            self.member[node.name] = [v or "" for v in values]
-            child: Domain | None = None
-            for i in range(len(self.levels) - 1, -1, -1):
-                domain_id = ".".join(self.member[node.name][: i + 1])
-                domain = self.by_level[self.levels[i]].get(domain_id)
-                if domain is None:
-                    domain = self.by_level[self.levels[i]][domain_id] = Domain(self.levels[i], domain_id)
-                domain.nodes.append(node.name)
-                if child is not None and child.parent is None:
-                    child.parent = domain
-                    domain.children.append(child)
-                child = domain
-            if child is not None and child.parent is None:
-                child.parent = self.root
-                self.root.children.append(child)
-            self.root.nodes.append(node.name)
-
-    def resolve(self, level: str | None) -> str:
-        """A constraint's level: an alias stands for its node label; anything else passes unchanged."""
-        if not level:
-            return ""
-        return self.aliases.get(level, level)
-
-    def domain_of(self, node: str, level: str) -> str | None:
-        """The id of `node`'s domain at `level`, None when the node is not a member."""
-        values = self.member.get(node)
-        if values is None or level not in self.levels:
-            return None
-        return ".".join(values[: self.levels.index(level) + 1])
-
-    def relevant_levels(self, required: str, preferred: str) -> list[str]:
-        """calculateRelevantDomainLevels: from the preferred (or required) level up to the required one
-        (or up to the root), lowest first."""
-        if not required and not preferred:
-            raise TopologyError("no topology levels are set")
-        for name, level in (("required", required), ("preferred", preferred)):
-            if level and level not in self.levels:
-                raise TopologyError(f"topology {self.name} has no level {level!r} ({name})")
-        walk = [*reversed(self.levels), ROOT]
-        out: list[str] = []
-        started = False
-        for level in walk:
-            if level in (preferred, required):
-                started = True
-            if started:
-                out.append(level)
-            if required and level == required:
-                break
-        if preferred and preferred not in out:
-            raise TopologyError(f"preferred level {preferred} is above required level {required}")
-        return out
 
 
 # ---- resource vectors ---------------------------------------------------------------------------------
@@ -164,12 +78,13 @@ def _representable(tasks: Sequence[TaskState]) -> bool:
     return True
 
 
-def _accommodation(node: NodeState, biggest: list[float], count: int, profiles: list[str]) -> int:
-    """calcNodeAccommodation: how many of the batch's largest pod fit on this node's free room."""
+def _accommodation(node: NodeState, free: list[float], biggest: list[float], count: int) -> int:
+    """calcNodeAccommodation: how many of the batch's largest pod fit on this node's free room (`free`,
+    from _node_free; not changed)."""
     if all(v <= 0 for i, v in enumerate(biggest) if i != _PODS):
         return count
-    free = _node_free(node, profiles)
     if 0 < biggest[_GPU] < 1:
+        free = list(free)
         shared = 0.0
         for group in node.sh_used:
             if node.gpu_mem:
@@ -200,23 +115,50 @@ class Fit:
             for domain in level.values():
                 domain.allocatable = -1
                 domain.free = []
-        self._fill(top)
+        self._fill(tree, top)
 
-    def _fill(self, domain: Domain) -> None:
+    def _leaf(self, tree: TopologyTree, domain: Domain) -> tuple[list[float], int]:
+        """A leaf domain's free room and pod count, recomputed only when one of its nodes changed since.
+
+        Every batch of a big cluster looks at every rack; without the cache that is every node per batch.
+        """
+        stamp = domain.version
+        cached = None if self.profiles else tree.cache.get(domain.id)
+        if cached is None or cached[0] != stamp:
+            cached = (stamp, self._sum_free(domain), {})
+            if not self.profiles:
+                tree.cache[domain.id] = cached
+        pods = 0
+        if self.biggest is not None and all(v <= 0 for i, v in enumerate(self.biggest) if i != _PODS):
+            pods = self.count * len(domain.nodes)  # pods that need nothing fit anywhere, all of them per node
+        elif self.biggest is not None:
+            key = tuple(self.biggest)
+            known = cached[2].get(key)
+            if known is None:
+                known = cached[2][key] = sum(
+                    _accommodation(
+                        self.nodes[name], _node_free(self.nodes[name], self.profiles), self.biggest, self.count
+                    )
+                    for name in domain.nodes
+                )
+            pods = known
+        return cached[1], pods  # shared, never changed in place
+
+    def _sum_free(self, domain: Domain) -> list[float]:
+        free = [0.0] * (4 + len(self.profiles))
+        for name in domain.nodes:
+            for i, value in enumerate(_node_free(self.nodes[name], self.profiles)):
+                free[i] += value
+        return free
+
+    def _fill(self, tree: TopologyTree, domain: Domain) -> None:
         if not domain.children:
-            free = [0.0] * (4 + len(self.profiles))
-            pods = 0
-            for name in domain.nodes:
-                node = self.nodes[name]
-                for i, value in enumerate(_node_free(node, self.profiles)):
-                    free[i] += value
-                if self.biggest is not None:
-                    pods += _accommodation(node, self.biggest, self.count, self.profiles)
+            free, pods = self._leaf(tree, domain)
         else:
             free = [0.0] * (4 + len(self.profiles))
             pods = 0
             for child in domain.children:
-                self._fill(child)
+                self._fill(tree, child)
                 for i, value in enumerate(child.free):
                     free[i] += value
                 pods += child.allocatable
@@ -248,7 +190,20 @@ class Fit:
 
 
 def _common_domain(tree: TopologyTree, node_set: Sequence[NodeState], preferred: str) -> tuple[Domain, set[str]]:
-    """lowestCommonDomainID: the deepest domain holding every member node of the set (not below preferred)."""
+    """lowestCommonDomainID: the deepest domain holding every member node of the set (not below preferred).
+
+    The same set (the whole cluster, usually) comes back batch after batch, and labels never change: the
+    last answer per preferred level is kept for that very list.
+    """
+    known = tree.common.get(preferred)
+    if known is not None and known[0] is node_set:
+        return known[1], known[2]
+    domain, valid = _lowest_common(tree, node_set, preferred)
+    tree.common[preferred] = (node_set, domain, valid)
+    return domain, valid
+
+
+def _lowest_common(tree: TopologyTree, node_set: Sequence[NodeState], preferred: str) -> tuple[Domain, set[str]]:
     valid = {n.name for n in node_set if n.name in tree.member}
     parts: list[str] = []
     for i, level in enumerate(tree.levels):

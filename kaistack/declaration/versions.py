@@ -72,6 +72,15 @@ KAI_RETRACTED = frozenset({"v0.20.0", "v0.20.1"})
 
 # vCluster 0.36.1 (2026-07-29); chart version is the tag without "v". Repo https://charts.loft.sh.
 VCLUSTER_VERSION = "0.36.1"
+# Every vCluster chart a tenant may ask for: the pinned stable release and the newest release line, read
+# at source (loft-sh/vcluster@<tag>: chart/values.schema.json and chart/values.yaml, copied to
+# tests/data/schemas/). 0.37 has no stable release yet; its newest tag is a release candidate. Between the
+# two, pkg/controllers/resources/pods and pkg/util/translate (pod sync, setOwner) are unchanged and the
+# chart templates only add kubeVirt CSI and file logging, which kaistack does not set.
+VCLUSTER_VERSIONS: dict[str, str] = {
+    "0.36.1": "stable, 2026-07-29, commit 0c3bb166",
+    "0.37.0-rc.1": "pre-release of the 0.37 line, 2026-08-21, commit 1303b21f",
+}
 VCLUSTER_REPO = "https://charts.loft.sh"
 
 # run:ai fake-gpu-operator 0.2.0 (2026-07-01), the version KAI's own e2e setup pins

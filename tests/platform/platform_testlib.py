@@ -126,12 +126,12 @@ def validate_queue(obj: dict[str, Any]) -> None:
 
 
 @cache
-def vcluster_schema() -> dict[str, Any]:
-    return json.loads((SCHEMAS / "vcluster-values.schema-0.36.1.json").read_text())
+def vcluster_schema(version: str = "0.36.1") -> dict[str, Any]:
+    return json.loads((SCHEMAS / f"vcluster-values.schema-{version}.json").read_text())
 
 
-def validate_vcluster_values(values: dict[str, Any]) -> None:
-    jsonschema.Draft202012Validator(vcluster_schema()).validate(values)
+def validate_vcluster_values(values: dict[str, Any], version: str = "0.36.1") -> None:
+    jsonschema.Draft202012Validator(vcluster_schema(version)).validate(values)
 
 
 @cache

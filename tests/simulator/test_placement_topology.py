@@ -13,7 +13,7 @@ from placement_testlib import queue, run, scenario
 
 from placement.model import Node, Topology, TopologyLevel
 from placement.scenario import ScenarioError
-from placement.topology import TopologyError, TopologyTree
+from placement.topology_tree import TopologyError, TopologyTree
 
 LEVELS = [{"nodeLabel": "zone"}, {"nodeLabel": "rack", "alias": "rack-level"}]
 

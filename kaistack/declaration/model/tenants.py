@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from kaistack.declaration import limits, versions
 from kaistack.declaration.model.base import Model, Name, Text
@@ -30,6 +30,14 @@ class VClusterSettings(Model):
     version: Text = Field(default=versions.VCLUSTER_VERSION, description="vCluster chart version (no 'v')")
     # Expose real node labels (nvidia.com/gpu.product, ...) inside the tenant.
     sync_nodes: bool = Field(default=False, description="Show the real nodes (and their GPU labels) inside")
+
+    @field_validator("version")
+    @classmethod
+    def _known_version(cls, value: str) -> str:
+        if value not in versions.VCLUSTER_VERSIONS:
+            known = ", ".join(f"{v} ({why.split(',')[0]})" for v, why in versions.VCLUSTER_VERSIONS.items())
+            raise ValueError(f"{value!r} is not a vCluster chart kaistack has checked at source; supported: {known}")
+        return value
 
 
 class Tenant(Model):
