@@ -13,7 +13,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from kaistack.declaration import versions
+from kaistack.declaration import subgroups, versions
 from kaistack.declaration.kai_api import RELEASE_NAME, RESERVATION_NAMESPACE
 from kaistack.declaration.model import QueueResources, StackConfig
 
@@ -123,6 +123,7 @@ def protect_kai(config: StackConfig) -> bool:
 class KaiScheduler(pulumi.ComponentResource):
     release: k8s.helm.v3.Release
     isolator: k8s.helm.v3.Release | None
+    topology: k8s.apiextensions.CustomResource | None
 
     def __init__(
         self,
@@ -149,6 +150,19 @@ class KaiScheduler(pulumi.ComponentResource):
             # `cluster.eks.protect` (prod) also protects KAI: without it no GPU workload gets scheduled.
             opts=child_opts.merge(pulumi.ResourceOptions(depends_on=depends_on or [], protect=protect_kai(config))),
         )
+        # Cluster-scoped; its CRD comes with the chart. A constrained job waits for it ("Requested topology
+        # ... does not exist"), so workloads are created after it.
+        self.topology = None
+        body = subgroups.topology_manifest(config)
+        if body is not None:
+            self.topology = k8s.apiextensions.CustomResource(
+                f"{name}-topology",
+                api_version=body["apiVersion"],
+                kind=body["kind"],
+                metadata=body["metadata"],
+                spec=body["spec"],
+                opts=child_opts.merge(pulumi.ResourceOptions(depends_on=[self.release])),
+            )
         self.isolator = None
         if kai.memory_isolation:
             self.isolator = k8s.helm.v3.Release(

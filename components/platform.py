@@ -116,7 +116,7 @@ class Platform(pulumi.ComponentResource):
             config,
             tenants=self.vclusters,
             queues=self.queues.queues,
-            depends_on=[self.scheduler.release],
+            depends_on=[self.scheduler.release, *([self.scheduler.topology] if self.scheduler.topology else [])],
             opts=k8s_opts,
         )
         self.register_outputs(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kaistack.declaration import kai_api, tenant_gangs
+from kaistack.declaration import kai_api, subgroups, tenant_gangs
 from kaistack.declaration.kai_api import GPU_RESOURCE, SCHEDULER_NAME
 from kaistack.declaration.marks import TENANT_LABEL, WORKLOAD_LABEL
 from kaistack.declaration.model import StackConfig, Workload
@@ -45,9 +45,15 @@ def object_labels(config: StackConfig, work: Workload) -> dict[str, str]:
     return labels
 
 
-def pod_annotations(work: Workload) -> dict[str, str]:
-    """GPU-sharing requests are pod annotations, not resources (kai.md §4)."""
+def pod_annotations(config: StackConfig, work: Workload) -> dict[str, str]:
+    """GPU-sharing requests are pod annotations, not resources (kai.md §4).
+
+    A bare Pod is its own top owner, so KAI's pod-grouper reads its topology constraint from here (on the
+    host, and on the host copy vCluster syncs from a tenant).
+    """
     annotations = dict(work.annotations)
+    if work.kind == "Pod":
+        annotations.update(subgroups.topology_annotations(config, work))
     if work.gpu_fraction is not None:
         annotations[kai_api.GPU_FRACTION] = _num(work.gpu_fraction)
     if work.gpu_memory_mi_b is not None:
@@ -106,10 +112,19 @@ def pod_spec(work: Workload, container_name: str = "main", restart_policy: str |
 
 
 def pod_template(
-    config: StackConfig, work: Workload, container_name: str = "main", restart_policy: str | None = None
+    config: StackConfig,
+    work: Workload,
+    container_name: str = "main",
+    restart_policy: str | None = None,
+    role: str | None = None,
 ) -> dict[str, Any]:
+    """A pod template; `role` is the PyTorchJob replica type (Master/Worker) it is for."""
     metadata: dict[str, Any] = {"labels": object_labels(config, work)}
-    annotations = pod_annotations(work)
+    annotations = pod_annotations(config, work)
+    if role is not None:
+        metadata["labels"].update(tenant_gangs.role_labels(config, work, role))
+    if role == "Worker":
+        annotations.update(subgroups.segment_annotations(config, work))
     if annotations:
         metadata["annotations"] = annotations
     spec = pod_spec(work, container_name, restart_policy)
@@ -138,6 +153,11 @@ def gpu_runtime_class(config: StackConfig) -> str | None:
 def manifest(config: StackConfig, work: Workload) -> dict[str, Any]:
     """The full object (apiVersion, kind, metadata, spec) for one declared workload."""
     metadata: dict[str, Any] = {"name": work.name, "namespace": work.namespace, "labels": object_labels(config, work)}
+    if work.kind in ("Job", "PyTorchJob") and work.tenant is None:
+        # KAI's pod-grouper reads the constraint from the top owner (a tenant gang's is in its PodGroup).
+        top = subgroups.topology_annotations(config, work)
+        if top:
+            metadata["annotations"] = top
     if work.kind == "Pod":
         template = pod_template(config, work)
         metadata["labels"] = template["metadata"]["labels"]
@@ -166,8 +186,9 @@ def pytorch_spec(config: StackConfig, work: Workload) -> dict[str, Any]:
     """Kubeflow PyTorchJob (kubeflow.org/v1): a gang of Master + Workers.
 
     KAI's kubeflow grouper makes one PodGroup with minMember = runPolicy.schedulingPolicy.minAvailable
-    (kai.md §5), so the gang size is written out. Inside a vCluster the host sees bare pods, so the
-    gang is a PodGroup kaistack creates on the host (kaistack.declaration.tenant_gangs).
+    (kai.md §5), so the gang size is written out, and subgroups `master` and `worker` (segments with
+    `pytorch.segmentSize`: kaistack.declaration.subgroups). Inside a vCluster the host sees bare pods, so
+    the gang is a PodGroup kaistack creates on the host (kaistack.declaration.tenant_gangs).
     """
     replicas: dict[str, Any] = {}
     for role, count in (("Master", work.pytorch.master), ("Worker", work.pytorch.workers)):
@@ -175,7 +196,7 @@ def pytorch_spec(config: StackConfig, work: Workload) -> dict[str, Any]:
             replicas[role] = {
                 "replicas": count,
                 "restartPolicy": "OnFailure",
-                "template": pod_template(config, work, container_name=PYTORCH_CONTAINER),
+                "template": pod_template(config, work, container_name=PYTORCH_CONTAINER, role=role),
             }
     min_available = work.pytorch.min_available or work.pod_count
     return {"runPolicy": {"schedulingPolicy": {"minAvailable": min_available}}, "pytorchReplicaSpecs": replicas}

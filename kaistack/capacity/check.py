@@ -12,7 +12,7 @@ from kaistack.capacity.plan import WorkloadPlan, plan
 from kaistack.declaration.model import Queue as DeclaredQueue
 from kaistack.declaration.model import StackConfig
 from placement import ACTIONS, Resources, Result, simulate
-from placement.model import Node
+from placement.model import Job, Node
 
 # --- the verdict ------------------------------------------------------------------------------------
 
@@ -24,6 +24,9 @@ class PodPlacement:
     node: str | None
     gpu_groups: tuple[str, ...]
     gpus: float
+    # The node's value for each cluster.topology level, broadest first (empty: no topology or no node).
+    domain: tuple[str, ...] = ()
+    sub_group: str | None = None  # the kai.scheduler/subgroup-name the pod joins
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,10 +39,21 @@ class WorkloadVerdict:
     status: str  # Running | Partial | Pending | Empty
     reasons: tuple[str, ...]
     pods: tuple[PodPlacement, ...]
+    # The declared constraint ({"required": level, "preferred": level}, unset ones left out), if any.
+    topology: dict[str, str] | None = None
 
     @property
     def pending(self) -> bool:
         return self.status in ("Pending", "Partial")
+
+    @property
+    def domains(self) -> tuple[str, ...]:
+        """The topology domains (`zone/rack` paths) its placed pods run in, in pod order."""
+        seen: dict[str, None] = {}
+        for pod in self.pods:
+            if pod.status in PLACED and pod.domain:
+                seen.setdefault(domain_path(pod.domain), None)
+        return tuple(seen)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +82,33 @@ class NodeVerdict:
     gpu_memory_mib: int | None
     gpus: tuple[GpuVerdict, ...]
     pods: tuple[str, ...]
+    domain: tuple[str, ...] = ()  # its value for each cluster.topology level
+
+
+@dataclass(frozen=True, slots=True)
+class DomainVerdict:
+    """One domain of the topology's lowest level: its nodes, their GPUs and who runs there."""
+
+    domain: tuple[str, ...]  # a value per level, broadest first
+    nodes: tuple[str, ...]
+    gpus: int
+    gpus_used: float
+    workloads: tuple[str, ...]  # workloads with a pod here, in declaration order
+
+    @property
+    def path(self) -> str:
+        return domain_path(self.domain)
+
+
+@dataclass(frozen=True, slots=True)
+class TopologyVerdict:
+    name: str
+    levels: tuple[str, ...]
+    domains: tuple[DomainVerdict, ...]
+
+
+def domain_path(domain: tuple[str, ...]) -> str:
+    return "/".join(domain)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +121,7 @@ class CapacityReport:
     nodes: tuple[NodeVerdict, ...]
     cycles: int
     partial: bool = False  # stopped by max_seconds: a verdict on part of the decisions, never "fits"
+    topology: TopologyVerdict | None = None
 
     @property
     def ok(self) -> bool:
@@ -124,26 +166,40 @@ def check(config: StackConfig, stack: str = "", max_seconds: float | None = None
         the_plan.snapshot, actions=ACTIONS, rounds=None, placement=the_plan.placement, max_seconds=max_seconds
     )
     pod_name = {f"{ref.job}-{ref.task_index}": ref.name for wp in the_plan.workloads for ref in wp.pods}
+    levels = tuple(config.cluster.topology.levels) if config.cluster.topology else ()
+    domains = {node.name: tuple(node.labels.get(level, "") for level in levels) for node in the_plan.snapshot.nodes}
     gpu_ids: dict[tuple[str, str], str] = {}
     nodes = tuple(
-        _node_verdict(node, the_plan.node_pools[node.name], result, pod_name, gpu_ids)
+        _node_verdict(node, the_plan.node_pools[node.name], result, pod_name, gpu_ids, domains[node.name])
         for node in the_plan.snapshot.nodes
     )
-    workloads = tuple(_workload_verdict(wp, result, gpu_ids) for wp in the_plan.workloads)
+    jobs = {job.name: job for job in the_plan.snapshot.jobs}
+    workloads = tuple(_workload_verdict(wp, result, gpu_ids, domains, jobs) for wp in the_plan.workloads)
     queues = tuple(_queue_verdict(q, result) for q in config.all_queues())
-    return CapacityReport(stack, workloads, queues, nodes, result.cycles, partial=result.partial)
+    topology = None
+    if config.cluster.topology is not None:
+        topology = TopologyVerdict(config.cluster.topology.name, levels, _domain_verdicts(nodes, workloads))
+    return CapacityReport(stack, workloads, queues, nodes, result.cycles, partial=result.partial, topology=topology)
 
 
 PLACED = ("Running", "Binding")
 
 
-def _workload_verdict(wp: WorkloadPlan, result: Result, gpu_ids: dict[tuple[str, str], str]) -> WorkloadVerdict:
+def _workload_verdict(
+    wp: WorkloadPlan,
+    result: Result,
+    gpu_ids: dict[tuple[str, str], str],
+    domains: dict[str, tuple[str, ...]],
+    jobs: dict[str, Job],
+) -> WorkloadVerdict:
     pods: list[PodPlacement] = []
     reasons: list[str] = []
     for ref in wp.pods:
         task = result.tasks[f"{ref.job}-{ref.task_index}"]
         groups = tuple(gpu_ids.get((task.node or "", g), g) for g in task.gpu_groups)
-        pods.append(PodPlacement(ref.name, task.status, task.node, groups, task.gpus))
+        domain = domains.get(task.node or "", ())
+        sub_group = jobs[ref.job].tasks[ref.task_index].sub_group if ref.job in jobs else None
+        pods.append(PodPlacement(ref.name, task.status, task.node, groups, task.gpus, domain, sub_group))
         reason = result.reason(ref.job)
         if task.status not in PLACED and reason is not None and reason.message not in reasons:
             reasons.append(reason.message)
@@ -155,9 +211,36 @@ def _workload_verdict(wp: WorkloadPlan, result: Result, gpu_ids: dict[tuple[str,
     else:
         status = "Pending" if placed == 0 else "Partial"
     work = wp.workload
+    constraint = None
+    if work.topology is not None:
+        constraint = work.topology.model_dump(exclude_none=True)
     return WorkloadVerdict(
-        work.name, work.kind, wp.where, wp.queue, wp.priority_class, status, tuple(reasons), tuple(pods)
+        work.name, work.kind, wp.where, wp.queue, wp.priority_class, status, tuple(reasons), tuple(pods), constraint
     )
+
+
+def _domain_verdicts(
+    nodes: tuple[NodeVerdict, ...], workloads: tuple[WorkloadVerdict, ...]
+) -> tuple[DomainVerdict, ...]:
+    """Every lowest-level domain with a node, in node order; a node missing a level is in none."""
+    members: dict[tuple[str, ...], list[NodeVerdict]] = {}
+    for node in nodes:
+        if node.domain and all(node.domain):
+            members.setdefault(node.domain, []).append(node)
+    verdicts = []
+    for domain, group in members.items():
+        names = {n.name for n in group}
+        present = tuple(w.name for w in workloads if any(p.node in names and p.status in PLACED for p in w.pods))
+        verdicts.append(
+            DomainVerdict(
+                domain,
+                tuple(n.name for n in group),
+                sum(len(n.gpus) for n in group),
+                round(sum(g.used for n in group for g in n.gpus), 6),
+                present,
+            )
+        )
+    return tuple(verdicts)
 
 
 def _resources(gpu: float, cpu: float, memory: float) -> dict[str, float]:
@@ -184,7 +267,12 @@ def _vector(res: Resources) -> dict[str, float]:
 
 
 def _node_verdict(
-    node: Node, pool: str, result: Result, pod_name: dict[str, str], gpu_ids: dict[tuple[str, str], str]
+    node: Node,
+    pool: str,
+    result: Result,
+    pod_name: dict[str, str],
+    gpu_ids: dict[tuple[str, str], str],
+    domain: tuple[str, ...],
 ) -> NodeVerdict:
     """The node's physical GPUs numbered gpu0..: whole-GPU pods first, then shared GPUs, then idle ones.
 
@@ -203,7 +291,7 @@ def _node_verdict(
         gpus.append(GpuVerdict(gpu_id, round(device.used, 6), device.shared, names, fractions))
     gpus.extend(GpuVerdict(f"gpu{i}", 0.0, False, (), ()) for i in range(len(ordered), node.gpus))
     pods = tuple(pod_name.get(t, t) for t in (computed.tasks if computed else ()))
-    return NodeVerdict(node.name, pool, node.gpu_memory_mib, tuple(gpus), pods)
+    return NodeVerdict(node.name, pool, node.gpu_memory_mib, tuple(gpus), pods, domain)
 
 
 class CapacityError(Exception):

@@ -85,6 +85,10 @@ def diff_reports(
                 changes.append(WorkloadChange(name, "newly-pending", a.status, b.status, _reason(b)))
         elif not _placed(a) and _placed(b):
             changes.append(WorkloadChange(name, "newly-placed", a.status, b.status))
+        elif _placed(a) and a.domains != b.domains:
+            # Across topology domains (another rack, zone): the change that matters for a constrained job.
+            before_, after_ = ", ".join(a.domains) or "-", ", ".join(b.domains) or "-"
+            changes.append(WorkloadChange(name, "moved", a.status, b.status, "", f"domain {before_} -> {after_}"))
         elif _placed(a) and _where(a) != _where(b):
             changes.append(WorkloadChange(name, "moved", a.status, b.status, "", f"{_where(a)} -> {_where(b)}"))
     queues = []

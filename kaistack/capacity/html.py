@@ -8,7 +8,8 @@ from __future__ import annotations
 import hashlib
 from html import escape
 
-from kaistack.capacity.check import CapacityReport, GpuVerdict, NodeVerdict, WorkloadVerdict
+from kaistack.capacity.check import CapacityReport, GpuVerdict, NodeVerdict, WorkloadVerdict, domain_path
+from kaistack.capacity.report import constraint_text, topology_line
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem; color: #1f2328; }
@@ -62,6 +63,8 @@ def _gpu(gpu: GpuVerdict, workloads: tuple[WorkloadVerdict, ...]) -> str:
 
 def _node(node: NodeVerdict, workloads: tuple[WorkloadVerdict, ...]) -> str:
     memory = f", {node.gpu_memory_mib} MiB/GPU" if node.gpu_memory_mib else ""
+    if node.domain:
+        memory += f", domain {domain_path(node.domain)}"
     body = (
         f'<div class="gpus">{"".join(_gpu(g, workloads) for g in node.gpus)}</div>'
         if node.gpus
@@ -84,6 +87,8 @@ def to_html(report: CapacityReport) -> str:
     for w in report.workloads:
         status = f'<span class="pending">{w.status}</span>' if w.pending else w.status
         where = "; ".join(w.reasons) if w.pending else ", ".join(f"{p.name} → {p.node}" for p in w.pods)
+        if report.topology is not None and (w.topology or w.domains):
+            where = f"{where} (topology: {topology_line(w)})"
         rows.append(
             f"<tr><td>{escape(w.name)}</td><td>{w.kind}</td><td>{escape(w.where)}</td><td>{escape(w.queue)}</td>"
             f"<td>{w.priority_class}</td><td>{status}</td><td>{escape(where)}</td></tr>"
@@ -93,6 +98,30 @@ def to_html(report: CapacityReport) -> str:
         f"<td>{_amount(q.limit['gpu'])}</td><td>{q.fair_share['gpu']:g}</td><td>{q.allocated['gpu']:g}</td></tr>"
         for q in report.queues
     ]
+    topology = ""
+    if report.topology is not None:
+        t = report.topology
+        domain_rows = [
+            f"<tr><td>{escape(d.path)}</td><td>{escape(', '.join(d.nodes))}</td><td>{d.gpus_used:g} of {d.gpus}</td>"
+            f"<td>{escape(', '.join(d.workloads) or '—')}</td></tr>"
+            for d in t.domains
+        ]
+        asked = [
+            f"<tr><td>{escape(w.name)}</td><td>{escape(constraint_text(w))}</td>"
+            f"<td>{escape(', '.join(w.domains) or ('Pending' if w.pending else '—'))}</td></tr>"
+            for w in report.workloads
+            if w.topology
+        ]
+        topology = (
+            f"<h2>Topology {escape(t.name)} ({escape(' > '.join(t.levels))})</h2>\n"
+            "<table><tr><th>Domain</th><th>Nodes</th><th>GPUs used</th><th>Workloads</th></tr>"
+            f"{''.join(domain_rows)}</table>\n"
+            + (
+                "<table><tr><th>Workload</th><th>Constraint</th><th>Placed in</th></tr>" + "".join(asked) + "</table>\n"
+                if asked
+                else ""
+            )
+        )
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title><style>{_STYLE}</style></head>
 <body>
@@ -103,7 +132,7 @@ def to_html(report: CapacityReport) -> str:
 <h2>Workloads</h2>
 <table><tr><th>Workload</th><th>Kind</th><th>Where</th><th>Queue</th><th>Class</th><th>Status</th>
 <th>Placement / why Pending</th></tr>{"".join(rows)}</table>
-<h2>Queues (GPUs)</h2>
+{topology}<h2>Queues (GPUs)</h2>
 <table><tr><th>Queue</th><th>Parent</th><th>Quota</th><th>Limit</th><th>Fair share</th><th>Allocated</th></tr>
 {"".join(queue_rows)}</table>
 </body></html>

@@ -13,17 +13,36 @@ where most "why is it Pending" surprises come from:
 - except a tenant's PyTorchJob: its pods join the PodGroup kaistack creates on the host
   (kaistack.declaration.tenant_gangs), one gang of master + workers in the tenant's queue.
 
-Nodes come from the declared node pools; the control plane is not schedulable and not listed.
+A PyTorchJob's PodGroup also has KAI's `master`/`worker` subgroups (segments with `pytorch.segmentSize`),
+each pod in its own (kaistack.declaration.subgroups), and a declared `topology` becomes the PodGroup's
+topologyConstraint on the stack's Topology (cluster.topology).
+
+Nodes come from the declared node pools; the control plane is not schedulable and not listed. Each
+carries its pool's labels, `kaistack.io/node-pool` and its own `kubernetes.io/hostname`, which is what
+KAI's topology plugin reads to put it in a domain.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from kaistack.declaration import kai_api, tenant_gangs
-from kaistack.declaration.model import NodePool, StackConfig, Workload
+from kaistack.declaration import kai_api, subgroups, tenant_gangs
+from kaistack.declaration.marks import NODE_POOL_LABEL
+from kaistack.declaration.model import ClusterTopology, NodePool, StackConfig, TopologyPlacement, Workload
 from kaistack.declaration.model import Queue as DeclaredQueue
-from placement.model import Job, Node, Placement, Queue, QueueResource, Snapshot, Task
+from placement.model import (
+    Job,
+    Node,
+    Placement,
+    Queue,
+    QueueResource,
+    Snapshot,
+    SubGroup,
+    Task,
+    Topology,
+    TopologyConstraint,
+    TopologyLevel,
+)
 from placement.quantity import cpu_millis, memory_bytes
 
 
@@ -82,7 +101,11 @@ def plan(config: StackConfig) -> Plan:
         max_consolidation_preemptees=16,
         use_scheduling_signatures=True,
     )
-    return Plan(Snapshot(tuple(nodes), queues, tuple(jobs)), placement, tuple(plans), pools)
+    topology = config.cluster.topology
+    topologies = (
+        () if topology is None else (Topology(topology.name, tuple(TopologyLevel(label) for label in topology.levels)),)
+    )
+    return Plan(Snapshot(tuple(nodes), queues, tuple(jobs), topologies), placement, tuple(plans), pools)
 
 
 def _node(config: StackConfig, pool: NodePool, name: str) -> Node:
@@ -102,6 +125,7 @@ def _node(config: StackConfig, pool: NodePool, name: str) -> Node:
         pods=pool.pods,
         mig_strategy=pool.mig_strategy,
         mig=dict(pool.mig),
+        labels={NODE_POOL_LABEL: pool.name, **pool.labels, kai_api.HOSTNAME_LABEL: name},
     )
 
 
@@ -141,29 +165,66 @@ def _expand(config: StackConfig, work: Workload) -> tuple[list[Job], WorkloadPla
     priority = kai_api.PRIORITY_CLASSES[klass]
     task = _task(work)
     count = work.pod_count
+    topology = _constraint(config.cluster.topology, work.topology)
     jobs: list[Job] = []
     pods: list[PodRef] = []
-    if tenant_gangs.is_tenant_gang(work):
-        # The host-side PodGroup kaistack creates for it: one gang in the tenant's queue.
-        tasks = tuple(task for _ in range(count))
-        job = work.name
+    if work.kind == "PyTorchJob" and (work.tenant is None or tenant_gangs.is_tenant_gang(work)):
+        # One gang: KAI's PodGroup for a host PyTorchJob, or the host PodGroup kaistack writes for a
+        # tenant's, in the tenant's queue; minMember stays as KAI writes it next to the subgroups.
+        with_groups = work.tenant is None or tenant_gangs.has_sub_groups(config, work)
+        groups = _sub_groups(config.cluster.topology, work) if with_groups else ()
+        tasks = tuple(
+            replace(task, sub_group=subgroups.pytorch_pod_sub_group(work, i) if groups else None) for i in range(count)
+        )
         if count:
             jobs.append(
-                Job(job, queue, tasks, priority, min_member=tenant_gangs.min_member(work), preemptible=work.preemptible)
+                Job(
+                    work.name,
+                    queue,
+                    tasks,
+                    priority,
+                    min_member=subgroups.gang_minimum(work),
+                    preemptible=work.preemptible,
+                    sub_groups=groups,
+                    topology=topology,
+                )
             )
-        pods.extend(PodRef(f"{work.name}-{i}", job, i) for i in range(count))
+        pods.extend(PodRef(f"{work.name}-{i}", work.name, i) for i in range(count))
     elif work.tenant is not None or work.kind in ("Pod", "Deployment"):
         # One PodGroup per pod (bare pods, Deployment pods, anything synced from a vCluster).
         for i in range(count):
             job = f"{work.name}#{i}"
-            jobs.append(Job(job, queue, (task,), priority, min_member=1, preemptible=work.preemptible))
+            jobs.append(
+                Job(job, queue, (task,), priority, min_member=1, preemptible=work.preemptible, topology=topology)
+            )
             pods.append(PodRef(f"{work.name}-{i}", job, 0))
     else:
-        # A PyTorchJob is a gang (minAvailable, else every replica); a Job is one elastic PodGroup.
-        minimum = (work.pytorch.min_available or count) if work.kind == "PyTorchJob" else 1
+        # A Job is one elastic PodGroup (minMember 1).
         tasks = tuple(task for _ in range(count))
-        job = work.name
         if count:
-            jobs.append(Job(job, queue, tasks, priority, min_member=min(minimum, count), preemptible=work.preemptible))
-        pods.extend(PodRef(f"{work.name}-{i}", job, i) for i in range(count))
+            jobs.append(
+                Job(work.name, queue, tasks, priority, min_member=1, preemptible=work.preemptible, topology=topology)
+            )
+        pods.extend(PodRef(f"{work.name}-{i}", work.name, i) for i in range(count))
     return jobs, WorkloadPlan(work, queue, klass, tuple(pods))
+
+
+def _constraint(topology: ClusterTopology | None, placement: TopologyPlacement | None) -> TopologyConstraint | None:
+    if topology is None or placement is None:
+        return None
+    return TopologyConstraint(topology.name, placement.required, placement.preferred)
+
+
+def _sub_groups(topology: ClusterTopology | None, work: Workload) -> tuple[SubGroup, ...]:
+    return tuple(
+        SubGroup(
+            g.name,
+            parent=g.parent,
+            min_member=g.min_member,
+            min_sub_group=g.min_sub_group,
+            topology=_constraint(topology, TopologyPlacement(required=g.required, preferred=g.preferred))
+            if g.constrained
+            else None,
+        )
+        for g in subgroups.pytorch_sub_groups(work)
+    )

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from kaistack.capacity.check import CapacityReport, NodeVerdict, QueueVerdict, WorkloadVerdict
+from kaistack.capacity.check import (
+    CapacityReport,
+    NodeVerdict,
+    QueueVerdict,
+    TopologyVerdict,
+    WorkloadVerdict,
+    domain_path,
+)
 
 
 def to_json(report: CapacityReport) -> dict[str, Any]:
@@ -17,6 +24,25 @@ def to_json(report: CapacityReport) -> dict[str, Any]:
         "workloads": [_workload_json(w) for w in report.workloads],
         "queues": [_queue_json(q) for q in report.queues],
         "nodes": [_node_json(n) for n in report.nodes],
+        "topology": _topology_json(report.topology) if report.topology else None,
+    }
+
+
+def _topology_json(t: TopologyVerdict) -> dict[str, Any]:
+    return {
+        "name": t.name,
+        "levels": list(t.levels),
+        "domains": [
+            {
+                "domain": dict(zip(t.levels, d.domain, strict=True)),
+                "path": d.path,
+                "nodes": list(d.nodes),
+                "gpus": d.gpus,
+                "gpusUsed": d.gpus_used,
+                "workloads": list(d.workloads),
+            }
+            for d in t.domains
+        ],
     }
 
 
@@ -29,8 +55,18 @@ def _workload_json(w: WorkloadVerdict) -> dict[str, Any]:
         "priorityClass": w.priority_class,
         "status": w.status,
         "reason": "; ".join(w.reasons) if w.reasons else None,
+        "topology": w.topology,
+        "domains": list(w.domains),
         "pods": [
-            {"name": p.name, "status": p.status, "node": p.node, "gpuGroups": list(p.gpu_groups), "gpus": p.gpus}
+            {
+                "name": p.name,
+                "status": p.status,
+                "node": p.node,
+                "gpuGroups": list(p.gpu_groups),
+                "gpus": p.gpus,
+                "domain": domain_path(p.domain) if p.node and p.domain else None,
+                "subGroup": p.sub_group,
+            }
             for p in w.pods
         ],
     }
@@ -51,6 +87,7 @@ def _node_json(n: NodeVerdict) -> dict[str, Any]:
     return {
         "name": n.name,
         "pool": n.pool,
+        "domain": domain_path(n.domain) if n.domain else None,
         "gpuMemoryMiB": n.gpu_memory_mib,
         "pods": list(n.pods),
         "gpus": [
@@ -81,6 +118,35 @@ def _amount(value: float) -> str:
     return "unlimited" if value == -1 else f"{value:g}"
 
 
+def constraint_text(w: WorkloadVerdict) -> str:
+    """`required kaistack.io/rack, preferred kubernetes.io/hostname`, or "" without a constraint."""
+    return ", ".join(f"{k} {v}" for k, v in (w.topology or {}).items())
+
+
+def topology_line(w: WorkloadVerdict) -> str:
+    """Where a workload's pods landed among the topology's domains, and what it asked for."""
+    parts = [constraint_text(w)]
+    if w.domains:
+        parts.append(f"in {', '.join(w.domains)}")
+    if len(w.domains) > 1 and any(p.sub_group for p in w.pods):
+        # Spread over domains: say which subgroup (segment) went where.
+        by_group: dict[str, dict[str, None]] = {}
+        for pod in w.pods:
+            if pod.sub_group and pod.node and pod.domain:
+                by_group.setdefault(pod.sub_group, {}).setdefault(domain_path(pod.domain), None)
+        parts.append(", ".join(f"{g} in {'+'.join(d)}" for g, d in by_group.items()))
+    return "; ".join(p for p in parts if p)
+
+
+def domain_lines(t: TopologyVerdict) -> list[str]:
+    head = f"topology {t.name} ({' > '.join(t.levels)}):"
+    lines = [head]
+    for d in t.domains:
+        count = f"{len(d.nodes)} node{'s' * (len(d.nodes) != 1)}"
+        lines.append(f"  {d.path}: {count}, {d.gpus_used:g} of {d.gpus} GPUs used: {', '.join(d.workloads) or '-'}")
+    return lines
+
+
 def to_text(report: CapacityReport) -> str:
     lines = [f"capacity check{f' for stack {report.stack}' if report.stack else ''}: {report.summary()}", ""]
     lines.append("workloads:")
@@ -88,6 +154,8 @@ def to_text(report: CapacityReport) -> str:
         mark = "ok  " if not w.pending else "FAIL"
         lines.append(f"  {mark} {w.name} [{w.kind}, {w.where}, queue {w.queue}, {w.priority_class}] {w.status}")
         lines.append(f"       {_placement(w)}")
+        if report.topology is not None and (w.topology or w.domains):
+            lines.append(f"       topology: {topology_line(w)}")
         lines.extend(f"       why: {reason}" for reason in w.reasons)
     lines += ["", "queues (gpu: quota / limit / fair share / allocated):"]
     for q in report.queues:
@@ -104,6 +172,8 @@ def to_text(report: CapacityReport) -> str:
         for g in n.gpus:
             content = ", ".join(f"{p} {f:g}" for p, f in zip(g.pods, g.fractions, strict=True)) or "idle"
             lines.append(f"  {n.name}/{g.id} [{n.pool}] {g.used:.0%} used: {content}")
+    if report.topology is not None:
+        lines += ["", *domain_lines(report.topology)]
     return "\n".join(lines)
 
 
@@ -126,6 +196,8 @@ def to_markdown(report: CapacityReport) -> str:
     for w in report.workloads:
         status = f"**{w.status}**" if w.pending else w.status
         detail = "; ".join(w.reasons) if w.pending else _placement(w)
+        if report.topology is not None and (w.topology or w.domains):
+            detail = f"{detail} (topology: {topology_line(w)})"
         lines.append(
             f"| `{w.name}` ({w.kind}) | {w.where} | `{w.queue}` | {w.priority_class} | {status} | {_cell(detail)} |"
         )
@@ -157,4 +229,19 @@ def to_markdown(report: CapacityReport) -> str:
                 f"| {n.name} ({n.pool}) | {g.id}{' (shared)' if g.shared else ''} | {g.used:.0%} | {content} |"
             )
     lines += ["", "</details>"]
+    if report.topology is not None:
+        t = report.topology
+        lines += [
+            "",
+            f"<details><summary>Topology {_cell(t.name)} ({_cell(' > '.join(t.levels))})</summary>",
+            "",
+            "| Domain | Nodes | GPUs used | Workloads |",
+            "|---|---|---|---|",
+        ]
+        for d in t.domains:
+            lines.append(
+                f"| {_cell(d.path)} | {_cell(', '.join(d.nodes))} | {d.gpus_used:g} of {d.gpus} | "
+                f"{_cell(', '.join(f'`{w}`' for w in d.workloads) or '—')} |"
+            )
+        lines += ["", "</details>"]
     return "\n".join(lines)

@@ -40,6 +40,11 @@ STALENESS_GRACE_PERIOD = "kai.scheduler/staleness-grace-period"
 TOPOLOGY = "kai.scheduler/topology"
 TOPOLOGY_REQUIRED_PLACEMENT = "kai.scheduler/topology-required-placement"
 TOPOLOGY_PREFERRED_PLACEMENT = "kai.scheduler/topology-preferred-placement"
+# On a PyTorchJob's Worker template: split the workers into subgroups of this many pods, each with the
+# segment constraint (pkg/podgrouper/podgrouper/plugins/kubeflow/pytorch/pytorch_grouper.go).
+SEGMENT_SIZE = "kai.scheduler/segment-size"
+SEGMENT_TOPOLOGY_REQUIRED_PLACEMENT = "kai.scheduler/segment-topology-required-placement"
+SEGMENT_TOPOLOGY_PREFERRED_PLACEMENT = "kai.scheduler/segment-topology-preferred-placement"
 GPU_SHARING_ANNOTATIONS = (GPU_FRACTION, GPU_MEMORY)
 
 # -- resources ------------------------------------------------------------------------------------
@@ -53,6 +58,7 @@ GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"  # the device plugin's default node affinity
 MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"  # single | mixed
 FAKE_GPU_LABEL = "run.ai/fake.gpu"  # fake-gpu-operator nodes: KAI's binder runs --fake-gpu-nodes
+HOSTNAME_LABEL = "kubernetes.io/hostname"  # the kubelet's, one value per node; a Topology's lowest level only
 
 
 # -- custom resources -----------------------------------------------------------------------------

@@ -15,6 +15,12 @@ The mechanism, at kai-scheduler/KAI-Scheduler@v0.17.0:
   `kai.scheduler/skip-podgrouper: "true"` (pkg/podgrouper/pod_controller.go:101-107, 247-253: the
   pod-grouper then leaves the pod alone); vCluster copies both annotations to the host pod.
 - the host's admission policy lets a tenant's pod name only its own gangs (kaistack.guardrails.admission).
+- the PodGroup carries the subgroups KAI's pod-grouper would give the same PyTorchJob on the host
+  (`master`, `worker`; kaistack.declaration.subgroups) and the workload's topology constraint; each
+  replica template labels its pods `kai.scheduler/subgroup-name: master|worker`, since no pod-grouper
+  does it for them (with subgroups, KAI never schedules a pod that names none:
+  pkg/scheduler/api/podgroup_info/job_info.go `setSubGroups`, InvalidSubGroupTasks). Before v0.17.0
+  the PodGroup stays flat, as kaistack's topology and subgroup rules are v0.17.0's.
 Caveat at v0.17.0: the scheduler's pod informer drops Succeeded pods, so while the first pods of a gang
 finish, KAI can see it below minMember and evict the rest (later KAI counts Succeeded pods).
 """
@@ -24,8 +30,9 @@ from __future__ import annotations
 import hashlib
 from typing import TYPE_CHECKING, Any
 
-from kaistack.declaration import kai_api
+from kaistack.declaration import kai_api, subgroups
 from kaistack.declaration.marks import TENANT_LABEL
+from kaistack.declaration.model.topology import kai_supports_topology
 
 if TYPE_CHECKING:
     from kaistack.declaration.model import StackConfig, Tenant, Workload
@@ -48,7 +55,19 @@ def gang_name(work: Workload) -> str:
 
 
 def min_member(work: Workload) -> int:
-    return min(work.pytorch.min_available or work.pod_count, work.pod_count)
+    return subgroups.gang_minimum(work)
+
+
+def has_sub_groups(config: StackConfig, work: Workload) -> bool:
+    """Whether the host PodGroup of this tenant gang has master/worker subgroups (KAI >= v0.17.0)."""
+    return is_tenant_gang(work) and kai_supports_topology(config.kai.version)
+
+
+def role_labels(config: StackConfig, work: Workload, role: str) -> dict[str, str]:
+    """The subgroup label a replica template's pods carry (`role` is Master or Worker)."""
+    if not has_sub_groups(config, work):
+        return {}
+    return {kai_api.SUBGROUP_LABEL: subgroups.MASTER if role == "Master" else subgroups.WORKER}
 
 
 def tenant_gang_names(config: StackConfig, tenant: Tenant) -> list[str]:
@@ -63,6 +82,15 @@ def pod_annotations(work: Workload) -> dict[str, str]:
 def pod_group(config: StackConfig, work: Workload, priority_class: str) -> dict[str, Any]:
     """The host-side PodGroup for a tenant gang (CRD scheduling.run.ai_podgroups.yaml at v0.17.0)."""
     tenant = config.tenant(str(work.tenant))
+    spec: dict[str, Any] = {
+        "queue": config.queue_of(work),
+        "minMember": min_member(work),
+        "priorityClassName": priority_class,
+    }
+    if has_sub_groups(config, work):
+        spec["subGroups"] = [_sub_group(g) for g in subgroups.pytorch_sub_groups(work)]
+    if config.cluster.topology is not None and work.topology is not None:
+        spec["topologyConstraint"] = subgroups.constraint(config.cluster.topology, work.topology)
     return {
         "apiVersion": f"{kai_api.POD_GROUP.group}/{kai_api.POD_GROUP.version}",
         "kind": kai_api.POD_GROUP.kind,
@@ -71,9 +99,16 @@ def pod_group(config: StackConfig, work: Workload, priority_class: str) -> dict[
             "namespace": tenant.host_namespace,
             "labels": {TENANT_LABEL: tenant.name},
         },
-        "spec": {
-            "queue": config.queue_of(work),
-            "minMember": min_member(work),
-            "priorityClassName": priority_class,
-        },
+        "spec": spec,
     }
+
+
+def _sub_group(group: subgroups.SubGroupSpec) -> dict[str, Any]:
+    body: dict[str, Any] = {"name": group.name}
+    if group.parent is not None:
+        body["parent"] = group.parent
+    if group.min_sub_group is not None:
+        body["minSubGroup"] = group.min_sub_group
+    else:
+        body["minMember"] = group.min_member or 0
+    return body

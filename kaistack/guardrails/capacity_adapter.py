@@ -7,8 +7,12 @@ adapter rebuilds that declaration from what the stack actually registers:
 - tenants: the Platform's `tenants`; a workload's tenant from its label, provider or namespace;
 - workloads: every KAI-scheduled Pod/Deployment/Job/PyTorchJob (StatefulSet/ReplicaSet as a Job:
   KAI groups them as one PodGroup per owner with minMember 1 and class train, as it does a Job).
+- topology: the stack's Topology object (kai.scheduler/v1alpha1) and each workload's constraint where
+  KAI's pod-grouper reads it (the top owner's `kai.scheduler/topology*` annotations, a Pod's own, a
+  tenant gang's PodGroup spec.topologyConstraint) and its PyTorchJob segments (Worker template).
 Workloads the model cannot express (invalid annotations, undeclared queues) are left out and named
-in the note: kai-gpu-sharing-annotations / kai-queue-label / tenant-queue-binding report them.
+in the note: kai-gpu-sharing-annotations / kai-queue-label / tenant-queue-binding report them. A
+constraint on a topology the stack does not declare, or one KAI would refuse, is dropped and named too.
 """
 
 from __future__ import annotations
@@ -141,6 +145,90 @@ def _workload(wl: Workload, t: PodTemplate, facts: StackFacts, name: str) -> dic
 
 
 @dataclass(frozen=True)
+class _Topology:
+    name: str
+    levels: tuple[str, ...]
+
+
+def _topology(resources: Sequence[Res]) -> _Topology | None:
+    """The stack's Topology object, when it has exactly one with usable levels."""
+    found = [r for r in resources if r.type == kai_api.TOPOLOGY_CRD.pulumi_type]
+    if len(found) != 1:
+        return None
+    props = found[0].props
+    levels = tuple(str(mapping(level).get("nodeLabel") or "") for level in seq(dig(props, "spec", "levels")))
+    name = dig(props, "metadata", "name")
+    if not isinstance(name, str) or not levels or not all(levels):
+        return None
+    return _Topology(name, levels)
+
+
+def _placement(topology: _Topology, source: Mapping[str, Any], required_key: str, preferred_key: str) -> Any:
+    """{"required", "preferred"} from annotations (or a PodGroup constraint), None without any level.
+
+    "invalid" when KAI would refuse it: a level outside the topology, or preferred above required.
+    """
+    required, preferred = source.get(required_key) or None, source.get(preferred_key) or None
+    if required is None and preferred is None:
+        return None
+    levels = topology.levels
+    if any(level is not None and level not in levels for level in (required, preferred)):
+        return "invalid"
+    if required is not None and preferred is not None and levels.index(preferred) < levels.index(required):
+        return "invalid"
+    return {k: v for k, v in (("required", required), ("preferred", preferred)) if v is not None}
+
+
+def _constraints(
+    wl: Workload, work: dict[str, Any], topology: _Topology | None, pod_groups: Mapping[str, Mapping[str, Any]]
+) -> str | None:
+    """Adds the workload's topology and segments to `work`; returns why a constraint was dropped, if one was."""
+    if topology is None:
+        return None
+    if work["kind"] == "Pod":
+        source: Mapping[str, Any] = wl.templates[0].annotations if wl.templates else {}
+    elif work.get("tenant") is not None and work["kind"] == "PyTorchJob":
+        group = next((t.annotations.get(kai_api.POD_GROUP_NAME) for t in wl.templates), None)
+        spec = mapping(pod_groups.get(str(group)))
+        constraint = mapping(spec.get("topologyConstraint"))
+        source = {
+            kai_api.TOPOLOGY: constraint.get("topology"),
+            kai_api.TOPOLOGY_REQUIRED_PLACEMENT: constraint.get("requiredTopologyLevel"),
+            kai_api.TOPOLOGY_PREFERRED_PLACEMENT: constraint.get("preferredTopologyLevel"),
+        }
+    elif work["kind"] in ("Job", "PyTorchJob") and work.get("tenant") is None:
+        source = wl.annotations
+    else:
+        return None
+    dropped = None
+    if source.get(kai_api.TOPOLOGY) == topology.name:
+        placement = _placement(
+            topology, source, kai_api.TOPOLOGY_REQUIRED_PLACEMENT, kai_api.TOPOLOGY_PREFERRED_PLACEMENT
+        )
+        if placement == "invalid":
+            dropped = f"{wl.describe()} (its topology constraint names levels KAI would refuse)"
+        elif placement is not None:
+            work["topology"] = placement
+    if work["kind"] == "PyTorchJob" and work.get("tenant") is None:
+        worker = next((t for t in wl.templates if t.path.endswith(".Worker.template")), None)
+        ann = worker.annotations if worker else {}
+        size = ann.get(kai_api.SEGMENT_SIZE)
+        workers = work["pytorch"]["workers"]
+        if isinstance(size, str) and size.isdigit() and 2 <= int(size) <= workers:
+            work["pytorch"]["segmentSize"] = int(size)
+            name = ann.get(kai_api.TOPOLOGY) or wl.annotations.get(kai_api.TOPOLOGY)
+            segment = _placement(
+                topology,
+                ann,
+                kai_api.SEGMENT_TOPOLOGY_REQUIRED_PLACEMENT,
+                kai_api.SEGMENT_TOPOLOGY_PREFERRED_PLACEMENT,
+            )
+            if name == topology.name and isinstance(segment, dict):
+                work["pytorch"]["segmentTopology"] = segment
+    return dropped
+
+
+@dataclass(frozen=True)
 class Declaration:
     raw: dict[str, Any]  # `kaistack:` config keys, camelCase, as parse_config reads them
     origin: dict[str, Res]  # declared workload name -> the resource it came from
@@ -185,6 +273,12 @@ def declaration(resources: Sequence[Res], s: Settings, facts: StackFacts) -> Dec
     workloads: list[dict[str, Any]] = []
     left_out: list[str] = []
     origin: dict[str, Res] = {}
+    topology = _topology(resources)
+    pod_groups = {
+        str(dig(r.props, "metadata", "name")): mapping(r.props.get("spec"))
+        for r in resources
+        if r.type == kai_api.POD_GROUP.pulumi_type
+    }
     for res in resources:
         wl = subject(res, s)
         if wl is None or wl.kind not in ("Pod", "Deployment", "Job", "PyTorchJob", "StatefulSet", "ReplicaSet"):
@@ -196,6 +290,9 @@ def declaration(resources: Sequence[Res], s: Settings, facts: StackFacts) -> Dec
         while name in origin:
             name = _dns(f"{name[:58]}-{len(origin)}")
         work = _workload(wl, template, facts, name)
+        dropped = _constraints(wl, work, topology, pod_groups)
+        if dropped:
+            left_out.append(dropped)
         try:
             WorkloadModel.model_validate(work)
         except ValueError as err:
@@ -214,9 +311,12 @@ def declaration(resources: Sequence[Res], s: Settings, facts: StackFacts) -> Dec
             kai_config[key] = kai[key]
     if default_queues:
         kai_config["defaultQueues"] = default_queues
+    cluster: dict[str, Any] = {"provider": "kind", "nodePools": pools}
+    if topology is not None:
+        cluster["topology"] = {"name": topology.name, "levels": list(topology.levels)}
     raw = {
         # The provider does not change capacity; kind needs no provider block.
-        "cluster": {"provider": "kind", "nodePools": pools},
+        "cluster": cluster,
         "kai": kai_config,
         "queues": queues,
         "tenants": tenants,

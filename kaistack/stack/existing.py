@@ -54,7 +54,8 @@ def discover(config: StackConfig, source: str, read_nodes: Any = None) -> tuple[
             ],
             source,
         ) from err
-    pools = pools_from_nodes(nodes)
+    topology = config.cluster.topology
+    pools = pools_from_nodes(nodes, tuple(topology.levels) if topology else ())
     if not pools:
         raise ConfigError(
             [f"cluster.nodePools: none declared, and {where} has no schedulable worker node; {WHAT_TO_DECLARE}"],
@@ -93,14 +94,23 @@ def _kubeconfig(settings: Any) -> tuple[str | None, Path]:
     raise KubeError("no kubeconfig: set KUBECONFIG or create ~/.kube/config")
 
 
-def pools_from_nodes(nodes: Sequence[Mapping[str, Any]]) -> list[NodePool]:
-    """Schedulable worker nodes grouped by shape into node pools (named after GPU model, or `cpu`)."""
+def pools_from_nodes(nodes: Sequence[Mapping[str, Any]], levels: Sequence[str] = ()) -> list[NodePool]:
+    """Schedulable worker nodes grouped by shape into node pools (named after GPU model, or `cpu`).
+
+    With cluster.topology `levels`, a node's labels for them are part of its shape: nodes in different
+    racks become different pools, so the checker puts each in its domain (the hostname level excepted:
+    every node has its own, and the checker gives it one).
+    """
     shapes: dict[tuple[Any, ...], list[str]] = {}
     fields: dict[tuple[Any, ...], dict[str, Any]] = {}
     for node in nodes:
         shape = _shape(node)
         if shape is None:
             continue
+        labels = (node.get("metadata") or {}).get("labels") or {}
+        placed = {level: str(labels[level]) for level in levels if level != kai_api.HOSTNAME_LABEL and level in labels}
+        if placed:
+            shape["labels"] = placed
         key = tuple(sorted((k, repr(v)) for k, v in shape.items()))
         shapes.setdefault(key, []).append(str(node.get("metadata", {}).get("name", "")))
         fields[key] = shape

@@ -36,10 +36,14 @@ from kaistack.declaration import versions
 def _everything() -> dict:
     """A stack using every option that changes a manifest or a values file."""
     raw = base_raw()
+    zone, rack = "topology.kubernetes.io/zone", "kaistack.io/rack"
     raw["cluster"]["nodePools"] = [
-        {"name": "gpu", "count": 2, "gpus": 2, "taints": [{"key": "nvidia.com/gpu", "value": "present"}]},
-        {"name": "infer", "count": 1, "gpus": 1, "taints": [{"key": "dedicated", "effect": "NoExecute"}]},
-    ]
+        {"name": "gpu", "count": 2, "gpus": 2, "taints": [{"key": "nvidia.com/gpu", "value": "present"}],
+         "labels": {zone: "z1", rack: "r1"}},
+        {"name": "infer", "count": 1, "gpus": 1, "taints": [{"key": "dedicated", "effect": "NoExecute"}],
+         "labels": {zone: "z1", rack: "r2"}},
+    ]  # fmt: skip
+    raw["cluster"]["topology"] = {"name": "dc", "levels": [zone, rack, "kubernetes.io/hostname"]}
     raw["cluster"]["trainingOperator"] = True
     raw["gpu"] = {"mode": "device-plugin", "devicePlugin": {"timeSlicing": {"replicas": 4}}}
     raw["kai"] = {
@@ -58,15 +62,17 @@ def _everything() -> dict:
         {"name": "t2", "queues": ["team"], "apiServerUrl": "https://t2.example.com"},
     ]
     common = {"queue": "team", "image": "busybox:1.37.0"}
+    in_rack = {"topology": {"required": rack, "preferred": "kubernetes.io/hostname"}}
+    segments = {"workers": 2, "segmentSize": 2, "segmentTopology": {"required": "kubernetes.io/hostname"}}
     raw["workloads"] = [
-        {"name": "pod", "kind": "Pod", "gpu": 1, "priorityClass": "train", "preemptible": True, **common},
+        {"name": "pod", "kind": "Pod", "gpu": 1, "priorityClass": "train", "preemptible": True, **in_rack, **common},
         {"name": "dep", "kind": "Deployment", "replicas": 2, "gpuFraction": 0.25, "ports": [80], **common},
-        {"name": "job", "kind": "Job", "replicas": 2, "completions": 4, "gpuMemoryMiB": 2000, **common},
-        {"name": "ddp", "kind": "PyTorchJob", "gpu": 1, "pytorch": {"workers": 2}, "env": {"A": "1"}, **common},
-        {"name": "tpod", "kind": "Pod", "tenant": "t1", "namespace": "ml", "gpuFraction": 0.5, **common},
+        {"name": "job", "kind": "Job", "replicas": 2, "completions": 4, "gpuMemoryMiB": 2000, **in_rack, **common},
+        {"name": "ddp", "kind": "PyTorchJob", "gpu": 1, "pytorch": segments, "env": {"A": "1"}, **in_rack, **common},
+        {"name": "tpod", "kind": "Pod", "tenant": "t1", "namespace": "ml", "gpuFraction": 0.5, **in_rack, **common},
         {"name": "tjob", "kind": "Job", "tenant": "t2", "namespace": "ml", "cpuLimit": "1", **common},
-        {"name": "tddp", "kind": "PyTorchJob", "tenant": "t1", "namespace": "ml", **common},
-    ]
+        {"name": "tddp", "kind": "PyTorchJob", "tenant": "t1", "namespace": "ml", **in_rack, **common},
+    ]  # fmt: skip
     return raw
 
 

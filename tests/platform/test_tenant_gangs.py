@@ -43,7 +43,12 @@ def test_dev_tenant_pytorchjob_is_one_host_podgroup_of_master_plus_workers(dev: 
     [group] = dev.of_type(PODGROUP)
     assert group.inputs["metadata"]["namespace"] == "vcluster-team-a"
     assert group.inputs["metadata"]["name"] == "kaistack-team-a-default-ddp-smoke"
-    assert group.inputs["spec"] == {"queue": "team-a", "minMember": 3, "priorityClassName": "train"}
+    assert group.inputs["spec"] == {
+        "queue": "team-a",
+        "minMember": 3,
+        "priorityClassName": "train",
+        "subGroups": [{"name": "master", "minMember": 1}, {"name": "worker", "minMember": 2}],
+    }
 
 
 def test_the_podgroup_is_valid_for_kais_crd(dev: Rendered) -> None:

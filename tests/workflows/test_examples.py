@@ -22,8 +22,8 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_both_examples_are_there() -> None:
-    assert EXAMPLES == ["onprem", "openshift"]
+def test_all_three_examples_are_there() -> None:
+    assert EXAMPLES == ["onprem", "openshift", "topology"]
 
 
 @pytest.mark.parametrize("stack", EXAMPLES)
@@ -50,3 +50,31 @@ def test_onprem_example_shares_one_gpu_between_two_vllm_servers(
     [gpu] = node["gpus"]
     assert gpu["shared"] is True
     assert sorted(gpu["pods"]) == ["vllm-large-0", "vllm-small-0"]
+
+
+def test_topology_example_keeps_the_pretraining_gang_inside_one_rack(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", "--stack", "topology", "--project", str(project), "--json"]) == 0
+    report = yaml.safe_load(capsys.readouterr().out)
+    pretrain = next(w for w in report["workloads"] if w["name"] == "llm-pretrain")
+    assert len(pretrain["domains"]) == 1
+    assert [d["path"] for d in report["topology"]["domains"]] == [
+        "zone-1/rack-a",
+        "zone-1/rack-b",
+        "zone-2/rack-c",
+        "zone-2/rack-d",
+    ]
+
+
+def test_topology_example_keeps_each_finetuning_segment_inside_one_rack_of_one_zone(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", "--stack", "topology", "--project", str(project), "--json"]) == 0
+    report = yaml.safe_load(capsys.readouterr().out)
+    finetune = next(w for w in report["workloads"] if w["name"] == "llm-finetune")
+    segments: dict[str, set[str]] = {}
+    for pod in finetune["pods"]:
+        segments.setdefault(pod["subGroup"], set()).add(pod["domain"])
+    assert all(len(racks) == 1 for name, racks in segments.items() if name.startswith("worker-"))
+    assert len({d.split("/")[0] for d in finetune["domains"]}) == 1

@@ -39,6 +39,7 @@ from kaistack.declaration.model.kai import KaiConfig
 from kaistack.declaration.model.queues import DefaultQueues, Queue, QueueResources, ResourceBlock
 from kaistack.declaration.model.stack import StackConfig
 from kaistack.declaration.model.tenants import Tenant, TenantIsolation, TenantResourceQuota, VClusterSettings
+from kaistack.declaration.model.topology import ClusterTopology, TopologyPlacement
 from kaistack.declaration.model.workloads import PyTorchReplicas, Workload
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "NON_PREEMPTIBLE_THRESHOLD",
     "TENANT_NODE_PORT_BASE",
     "ClusterConfig",
+    "ClusterTopology",
     "DefaultQueues",
     "DevicePluginSettings",
     "EksSettings",
@@ -70,6 +72,7 @@ __all__ = [
     "TenantIsolation",
     "TenantResourceQuota",
     "TimeSlicing",
+    "TopologyPlacement",
     "VClusterSettings",
     "Workload",
     "eks_scaling",

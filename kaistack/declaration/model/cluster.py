@@ -9,6 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from kaistack.declaration import limits, versions
 from kaistack.declaration.model.base import KubeQuantity, Model, Name, Text
+from kaistack.declaration.model.topology import ClusterTopology
 from placement.quantity import Quantity
 
 Labels = Annotated[dict[Text, Text], Field(max_length=limits.MAX_LIST_ITEMS)]
@@ -152,6 +153,10 @@ class ClusterConfig(Model):
     # PyTorchJob (host and/or tenant vClusters); false = it is already there (components/workloads.py).
     training_operator: bool = Field(
         default=False, description="Install the Kubeflow training operator where a PyTorchJob runs"
+    )
+    # KAI's Topology CR, built from node labels the pools carry (kaistack.declaration.model.topology).
+    topology: ClusterTopology | None = Field(
+        default=None, description="Topology levels from node labels, broadest first, for topology-aware placement"
     )
 
     @model_validator(mode="after")

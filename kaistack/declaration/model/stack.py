@@ -14,6 +14,7 @@ from kaistack.declaration.model.gpu import GpuConfig
 from kaistack.declaration.model.kai import KaiConfig
 from kaistack.declaration.model.queues import Queue, depths, find_cycle, parents_first
 from kaistack.declaration.model.tenants import Tenant
+from kaistack.declaration.model.topology import topology_problems
 from kaistack.declaration.model.workloads import Workload
 
 
@@ -109,6 +110,7 @@ class StackConfig(Model):
         if self.cluster.provider == "kind":
             problems += _kind_ports(self)
         problems += eks_shape_problems(self.cluster)
+        problems += topology_problems(self)
         if problems:
             # One problem per line, each starting with its own key path (kaistack.declaration.parse splits them).
             raise ValueError("\n".join(problems))

@@ -8,6 +8,7 @@ from pydantic import Field, model_validator
 
 from kaistack.declaration import limits
 from kaistack.declaration.model.base import KubeQuantity, Model, Name, Text
+from kaistack.declaration.model.topology import TopologyPlacement
 from placement.quantity import Quantity
 
 StringList = Annotated[list[Text], Field(max_length=limits.MAX_LIST_ITEMS)]
@@ -20,6 +21,27 @@ class PyTorchReplicas(Model):
     min_available: int | None = Field(
         default=None, ge=1, le=limits.MAX_REPLICAS, description="Gang minimum (default: all replicas)"
     )
+    # KAI's pod-grouper splits the workers into subgroups worker-0, worker-1, ... of this many pods
+    # (by replica index), each placed as a unit; 2 or more, at most the workers (docs/topology/segments.md).
+    segment_size: int | None = Field(
+        default=None,
+        ge=2,
+        le=limits.MAX_REPLICAS,
+        description="Workers per segment subgroup (kai.scheduler/segment-size); each segment is placed as a unit",
+    )
+    segment_topology: TopologyPlacement | None = Field(
+        default=None, description="Where each segment's pods are kept together: levels of cluster.topology"
+    )
+
+    @model_validator(mode="after")
+    def _segments(self) -> PyTorchReplicas:
+        if self.segment_size is not None and self.segment_size > self.workers:
+            raise ValueError(
+                f"segmentSize {self.segment_size} is more than the {self.workers} workers; it must be 2..workers"
+            )
+        if self.segment_topology is not None and self.segment_size is None:
+            raise ValueError("segmentTopology needs segmentSize (the workers per segment it applies to)")
+        return self
 
 
 class Workload(Model):
@@ -75,6 +97,9 @@ class Workload(Model):
     annotations: StringMap = Field(default_factory=dict, description="Extra annotations")
     node_selector: StringMap = Field(default_factory=dict, description="Node selector")
     tolerate_gpu_taint: bool = Field(default=True, description="Tolerate nvidia.com/gpu taints when using GPUs")
+    topology: TopologyPlacement | None = Field(
+        default=None, description="Keep the workload's pods together within levels of cluster.topology"
+    )
 
     @model_validator(mode="after")
     def _one_gpu_request(self) -> Workload:

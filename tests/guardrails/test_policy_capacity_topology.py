@@ -1,0 +1,91 @@
+"""kai-capacity on a topology stack: the adapter reads the Topology object and each workload's constraint.
+
+Where KAI's pod-grouper reads them (kai-scheduler/KAI-Scheduler@v0.17.0): the top owner's
+`kai.scheduler/topology*` annotations (pkg/podgrouper/podgrouper/plugins/defaultgrouper/default_grouper.go
+`GetPodGroupMetadata`), the Worker template's segment annotations
+(pkg/podgrouper/podgrouper/plugins/kubeflow/pytorch/pytorch_grouper.go `getSegmentSize`,
+`getSegmentTopologyConstraints`); a tenant gang's constraint is in the PodGroup kaistack writes.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+from policy_builders import engine
+
+from kaistack.declaration.parse import parse_config
+from kaistack.guardrails.capacity_adapter import declaration
+from kaistack.guardrails.facts import StackFacts, facts_from_stack
+from kaistack.guardrails.podspec import Res
+from kaistack.guardrails.settings import Settings
+from kaistack.guardrails.stack_rules import kai_capacity, stack_facts
+from kaistack.ops.mocks import MockSession
+
+ROOT = Path(__file__).resolve().parents[2]
+RACK = "kaistack.io/rack"
+
+
+def _example() -> dict[str, Any]:
+    document = yaml.safe_load((ROOT / "examples" / "Pulumi.topology.yaml").read_text())
+    return {key.removeprefix("kaistack:"): value for key, value in document["config"].items()}
+
+
+def _rendered(mocks: MockSession, raw: dict[str, Any]) -> tuple[list[Res], StackFacts]:
+    mocks.set_config(raw)
+    mocks.run(ROOT / "__main__.py")
+    resources = [
+        Res(r.type, r.name, engine(copy.deepcopy(r.inputs)), r.urn, r.parent, r.provider) for r in mocks.resources
+    ]
+    return resources, stack_facts(resources, facts_from_stack(parse_config(raw)))
+
+
+def test_the_rebuilt_declaration_has_the_examples_topology_and_constraints(mocks: MockSession) -> None:
+    raw = _example()
+    resources, facts = _rendered(mocks, raw)
+    rebuilt = parse_config(declaration(resources, Settings(), facts).raw)
+    declared = parse_config(raw)
+    assert rebuilt.cluster.topology == declared.cluster.topology
+
+    def constraints(w: Any) -> tuple[Any, ...]:
+        return (w.topology, w.pytorch.segment_size, w.pytorch.segment_topology)
+
+    assert {w.name: constraints(w) for w in rebuilt.workloads} == {w.name: constraints(w) for w in declared.workloads}
+
+
+def test_a_tenant_gangs_constraint_is_read_from_its_podgroup(mocks: MockSession) -> None:
+    raw = _example()
+    raw["tenants"] = [{"name": "t", "queues": ["training"]}]
+    raw["workloads"][0]["tenant"] = "t"
+    resources, facts = _rendered(mocks, raw)
+    rebuilt = parse_config(declaration(resources, Settings(), facts).raw)
+    pretrain = next(w for w in rebuilt.workloads if w.name == "llm-pretrain")
+    assert (pretrain.tenant, pretrain.topology and pretrain.topology.required) == ("t", RACK)
+
+
+def test_kai_capacity_reports_a_gang_no_rack_has_room_for(mocks: MockSession) -> None:
+    raw = _example()
+    raw["workloads"][0]["pytorch"]["workers"] = 8
+    raw["kai"] = {"capacityCheck": "off"}
+    resources, facts = _rendered(mocks, raw)
+    [finding, *_] = kai_capacity(resources, Settings(), facts)
+    assert "llm-pretrain" in finding.message
+    assert f"requirement {RACK} couldn't be satisfied" in finding.message
+
+
+def test_a_constraint_kai_would_refuse_is_dropped_and_named(mocks: MockSession) -> None:
+    raw = _example()
+    resources, facts = _rendered(mocks, raw)
+    job = next(r for r in resources if r.name == "kaistack-workloads-llm-pretrain")
+    annotations = copy.deepcopy(dict(job.props["metadata"]["annotations"]))
+    annotations["kai.scheduler/topology-preferred-placement"] = "topology.kubernetes.io/zone"
+    props = {**copy.deepcopy(dict(job.props)), "metadata": {**dict(job.props["metadata"]), "annotations": annotations}}
+    resources = [Res(r.type, r.name, engine(props), r.urn, r.parent, r.provider) if r is job else r for r in resources]
+    decl = declaration(resources, Settings(), facts)
+    pretrain = next(w for w in decl.raw["workloads"] if w["name"] == "llm-pretrain")
+    assert "topology" not in pretrain
+    assert any(
+        "PyTorchJob/llm-pretrain (its topology constraint names levels KAI would refuse)" in n for n in decl.left_out
+    )
