@@ -104,7 +104,8 @@ def test_pin_missing_in_target_is_added_under_its_block(project, passing):
     plan = plan_promotion(project, "dev", "staging")
     team_a = next(p for p in plan.pins if p.key == "kaistack:tenants[team-a].vcluster.version")
     assert (team_a.old, team_a.new, team_a.added) == ("0.36.1", "0.37.0-rc.1", True)
-    assert "     - name: team-a\n       queues: [team-a]\n+      vcluster:\n+        version: 0.37.0-rc.1\n" in plan.diff()
+    added = "     - name: team-a\n       queues: [team-a]\n+      vcluster:\n+        version: 0.37.0-rc.1\n"
+    assert added in plan.diff()
 
 
 def test_validation_failure_refuses_and_writes_nothing(project, monkeypatch, capsys):
