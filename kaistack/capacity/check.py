@@ -122,6 +122,8 @@ class CapacityReport:
     cycles: int
     partial: bool = False  # stopped by max_seconds: a verdict on part of the decisions, never "fits"
     topology: TopologyVerdict | None = None
+    kai_version: str = ""  # the stack's KAI release
+    rules: str = ""  # the KAI rules simulated (placement.Placement.kai_version)
 
     @property
     def ok(self) -> bool:
@@ -179,7 +181,17 @@ def check(config: StackConfig, stack: str = "", max_seconds: float | None = None
     topology = None
     if config.cluster.topology is not None:
         topology = TopologyVerdict(config.cluster.topology.name, levels, _domain_verdicts(nodes, workloads))
-    return CapacityReport(stack, workloads, queues, nodes, result.cycles, partial=result.partial, topology=topology)
+    return CapacityReport(
+        stack,
+        workloads,
+        queues,
+        nodes,
+        result.cycles,
+        partial=result.partial,
+        topology=topology,
+        kai_version=config.kai.version,
+        rules=the_plan.placement.kai_version,
+    )
 
 
 PLACED = ("Running", "Binding")

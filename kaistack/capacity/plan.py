@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from kaistack.declaration import kai_api, subgroups, tenant_gangs
+from kaistack.declaration import kai_api, subgroups, tenant_gangs, versions
 from kaistack.declaration.marks import NODE_POOL_LABEL
 from kaistack.declaration.model import ClusterTopology, NodePool, StackConfig, TopologyPlacement, Workload
 from kaistack.declaration.model import Queue as DeclaredQueue
@@ -100,6 +100,7 @@ def plan(config: StackConfig) -> Plan:
         gpu="pack" if strategy == "binpack" else "spread",
         max_consolidation_preemptees=16,
         use_scheduling_signatures=True,
+        kai_version=versions.simulator_rules(config.kai.version),
     )
     topology = config.cluster.topology
     topologies = (

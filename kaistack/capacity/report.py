@@ -25,6 +25,8 @@ def to_json(report: CapacityReport) -> dict[str, Any]:
         "queues": [_queue_json(q) for q in report.queues],
         "nodes": [_node_json(n) for n in report.nodes],
         "topology": _topology_json(report.topology) if report.topology else None,
+        "kaiVersion": report.kai_version,
+        "simulatedRules": report.rules,
     }
 
 
@@ -148,7 +150,12 @@ def domain_lines(t: TopologyVerdict) -> list[str]:
 
 
 def to_text(report: CapacityReport) -> str:
-    lines = [f"capacity check{f' for stack {report.stack}' if report.stack else ''}: {report.summary()}", ""]
+    lines = [f"capacity check{f' for stack {report.stack}' if report.stack else ''}: {report.summary()}"]
+    if report.rules and report.rules != report.kai_version:
+        lines.append(
+            f"note: KAI {report.kai_version} is simulated with KAI {report.rules}'s rules (the nearest the checker has)"
+        )
+    lines.append("")
     lines.append("workloads:")
     for w in report.workloads:
         mark = "ok  " if not w.pending else "FAIL"

@@ -67,6 +67,17 @@ KAI_CHARTS: dict[str, str] = {
     "v0.16.8": _KAI,
     "v0.17.0": _KAI,
 }
+# The simulator's rule sets (placement.model.Placement.kai_version): v0.17.0, and "v0.18.0" = KAI main
+# after v0.17.0 (d5bc503), which no deployable tag carries yet.
+SIMULATOR_RULES = ("v0.17.0", "v0.18.0")
+
+
+def simulator_rules(kai_version: str) -> str:
+    """The rule set `kaistack check` simulates a stack's KAI release with: its own where the simulator has
+    it, else the nearest it has (v0.17.0 for every earlier release; the report says so)."""
+    return kai_version if kai_version in SIMULATOR_RULES else SIMULATOR_RULES[0]
+
+
 # Tags retracted upstream (commit "chore(release): retract versions v0.20.0 and v0.20.1 (#701)").
 KAI_RETRACTED = frozenset({"v0.20.0", "v0.20.1"})
 
