@@ -32,6 +32,10 @@ GPU_MEMORY = "gpu-memory"  # positive integer MiB
 GPU_FRACTION_NUM_DEVICES = "gpu-fraction-num-devices"  # positive integer, with a fraction or memory
 GPU_FRACTION_CONTAINER_NAME = "gpu-fraction-container-name"  # the container that gets the share
 MPS = "mps"  # "true": MPS, only with a fraction or memory
+# NvFractions' per-container annotations (nvidia.com/container.<container>.gpu-memory.request|limit,
+# .gpu-compute.mode): KAI main after v0.17.0 (upstream docs/gpu-sharing/nv-fraction/README.md @bf1bdd57),
+# in no tag kaistack can read; v0.17.0 reads none of them.
+NV_FRACTIONS_ANNOTATION = r"^nvidia\.com/container\.[^.]+\.(gpu-memory\.(request|limit)|gpu-compute\.mode)$"
 POD_GROUP_NAME = "pod-group-name"  # the PodGroup a pod belongs to (set by the pod-grouper, or by hand)
 SKIP_PODGROUPER = "kai.scheduler/skip-podgrouper"  # "true": the pod-grouper leaves the pod alone
 BATCH_MIN_MEMBER = "kai.scheduler/batch-min-member"  # Job/JobSet minMember (v0.15+)

@@ -198,6 +198,9 @@ def sharing_problems(t: PodTemplate, sharing_enabled: bool = True) -> list[str]:
     )
 
 
+_NV_FRACTIONS = re.compile(kai_api.NV_FRACTIONS_ANNOTATION)
+
+
 def kai_gpu_sharing_annotations(res: Res, s: Settings, facts: StackFacts) -> list[str]:
     wl = subject(res, s)
     if wl is None:
@@ -205,6 +208,13 @@ def kai_gpu_sharing_annotations(res: Res, s: Settings, facts: StackFacts) -> lis
     out = []
     for t in wl.templates:
         out += sharing_problems(t)  # sharing switched off is kai-gpu-sharing-enabled's finding
+        out += [
+            f"{t.at('metadata.annotations')}.{key} is an NvFractions annotation (KAI's global.gpuSharingMode: "
+            "NvFractions), in no KAI release kaistack supports (newest v0.17.0): KAI ignores it and the pod gets "
+            f"no GPU share; use {FRACTION} or {MEMORY}"
+            for key in t.annotations
+            if isinstance(key, str) and _NV_FRACTIONS.match(key)
+        ]
         if t.path and any(k in wl.annotations and k not in t.annotations for k in (FRACTION, MEMORY)):
             out.append(
                 f"{FRACTION}/{MEMORY} is on the {wl.kind}'s own metadata.annotations; KAI reads the pod's: move it "

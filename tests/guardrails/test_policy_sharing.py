@@ -264,3 +264,25 @@ def test_unknown_arguments_are_raised_for_the_sdk() -> None:
     r = _vllm_pod({"gpu-fraction": "0.5"}, args=UNKNOWN)  # type: ignore[arg-type]
     with pytest.raises(UnknownValueError):
         _check(r)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "nvidia.com/container.main.gpu-memory.request",
+        "nvidia.com/container.main.gpu-memory.limit",
+        "nvidia.com/container.main.gpu-compute.mode",
+    ],
+)
+def test_nv_fractions_annotations_are_flagged_as_unread_by_every_supported_kai(key: str) -> None:
+    """NvFractions exists only after v0.17.0 (upstream docs/gpu-sharing/nv-fraction/README.md @bf1bdd57)."""
+    props = pod(annotations={key: "10Gi"}, containers=[container()])
+    found = kai_gpu_sharing_annotations(res("Pod", props), Settings(), NO_FACTS)
+    assert len(found) == 1
+    assert f"metadata.annotations.{key} is an NvFractions annotation" in found[0]
+    assert "KAI ignores it and the pod gets no GPU share" in found[0]
+
+
+def test_an_annotation_that_only_resembles_nv_fractions_is_not_flagged() -> None:
+    props = pod(annotations={"nvidia.com/container.main.gpus.devices": "0"}, containers=[container()])
+    assert kai_gpu_sharing_annotations(res("Pod", props), Settings(), NO_FACTS) == []
