@@ -10,8 +10,8 @@ from typing import Any
 from kaistack.cli.output import print_json
 
 DESCRIPTION = """\
-Reads nodes, pods, PodGroups and Queues (read-only, with whatever the credentials may read) or a dump
-made by `kubectl get nodes,pods,podgroups,queues -A -o yaml`, runs one KAI scheduling cycle on what
+Reads nodes, pods, PodGroups, Queues and Topologies (read-only, with whatever the credentials may read) or a dump
+made by `kubectl get nodes,pods,podgroups,queues,topologies -A -o yaml`, runs one KAI scheduling cycle on what
 is really there, and says for each Pending pod why KAI leaves it Pending, in the words of
 `kaistack check`. It also lists the field's quiet mistakes with the object and the fix: GPU pods
 without schedulerName kai-scheduler, queue labels naming no queue, Queue limits left out (read as 0),
@@ -23,7 +23,7 @@ EPILOG = """\
 examples:
   kaistack diagnose                                  $KUBECONFIG's current context
   kaistack diagnose --context prod --namespace ml    one namespace's pods (nodes and queues cluster-wide)
-  kubectl get nodes,pods,podgroups,queues -A -o yaml > dump.yaml && kaistack diagnose --from-dump dump.yaml
+  kubectl get nodes,pods,podgroups,queues,topologies -A -o yaml > dump.yaml && kaistack diagnose --from-dump dump.yaml
 
 exit codes: 0 nothing pending and no mistakes, 1 pending pods or mistakes, 2 unreadable dump,
   3 cluster or credentials not usable
@@ -82,13 +82,13 @@ def read_live(args: argparse.Namespace) -> tuple[list[Any], list[str]]:
     """Every kind the credentials may read; a kind they may not is skipped and said."""
     from kaistack.kube.client import KubeAPIError, KubeClient
     from kaistack.kube.kubeconfig import resolve_kubeconfig
-    from kaistack.kube.resources import Node, Pod, PodGroup, Queue
+    from kaistack.kube.resources import Node, Pod, PodGroup, Queue, Topology
 
     kubeconfig = resolve_kubeconfig("", args.kubeconfig)
     objects: list[Any] = []
     notes: list[str] = []
     with KubeClient.from_kubeconfig(kubeconfig.text, context=args.context, base_dir=kubeconfig.base_dir) as client:
-        for kind, namespaced in ((Node, False), (Queue, False), (PodGroup, True), (Pod, True)):
+        for kind, namespaced in ((Node, False), (Queue, False), (Topology, False), (PodGroup, True), (Pod, True)):
             name = kind.__name__
             try:
                 items = client.list(kind, namespace=args.namespace) if namespaced else client.list(kind)

@@ -1,6 +1,6 @@
 """`kaistack diagnose`: why each pod is Pending on a running cluster, and the quiet mistakes around KAI.
 
-Read-only. The objects come from the API or from a `kubectl get nodes,pods,podgroups,queues -A -o yaml`
+Read-only. The objects come from the API or from a `kubectl get nodes,pods,podgroups,queues,topologies -A -o yaml`
 dump; the snapshot (kaistack.ops.live_snapshot) goes through one scheduling cycle of the same
 simulator `kaistack check` uses, and every pod still Pending gets the checker's reason. A Pending
 pod the simulator would place is reported as such: KAI should schedule it on its next cycle, so the
@@ -59,7 +59,7 @@ def diagnose(objects: Iterable[Mapping[str, Any]], notes: Iterable[str] = ()) ->
     live = build(objects)
     pending = _pending(live)
     mistakes = find_mistakes(kinds)
-    counts = {k: len(kinds.get(k, [])) for k in ("Node", "Pod", "PodGroup", "Queue")}
+    counts = {k: len(kinds.get(k, [])) for k in ("Node", "Pod", "PodGroup", "Queue", "Topology")}
     return Diagnosis(tuple(pending), tuple(mistakes), (*notes, *live.notes), counts)
 
 

@@ -1,6 +1,6 @@
 """A running cluster's objects (Nodes, Pods, PodGroups, Queues) as the checker's snapshot.
 
-The objects come from the API (kaistack.kube) or from `kubectl get nodes,pods,podgroups,queues -A -o yaml`;
+The objects come from the API (kaistack.kube) or from `kubectl get nodes,pods,podgroups,queues,topologies -A -o yaml`;
 this module only reads dicts. What KAI reads, and so what is read here (KAI@v0.17.0):
 - a node's allocatable `nvidia.com/gpu`, MIG resources, cpu, memory and pods, the `nvidia.com/gpu.memory`
   label (MiB); cordoned nodes are left out;
@@ -9,7 +9,10 @@ this module only reads dicts. What KAI reads, and so what is read here (KAI@v0.1
 - pods with `schedulerName: kai-scheduler`, grouped by their `pod-group-name` annotation (a pod without
   one is its own group); the PodGroup gives the queue, minMember and priority class, else the pod's
   queue label. A pod with `spec.nodeName` and not finished is Running there, with its GPU group
-  (`runai-gpu-group` label) for shared GPUs; finished pods (Succeeded/Failed) are left out.
+  (`runai-gpu-group` label) for shared GPUs; finished pods (Succeeded/Failed) are left out;
+- Topology objects (`spec.levels[].nodeLabel`, `alias`) and the node labels they name; a PodGroup's
+  `spec.topologyConstraint` (only with a `topology`, as subgroup_info.FromPodGroup reads it),
+  `spec.minSubGroup` and `spec.subGroups`, and each pod's `kai.scheduler/subgroup-name` label.
 """
 
 from __future__ import annotations
@@ -22,7 +25,18 @@ from typing import Any
 from kaistack.declaration import kai_api
 from kaistack.guardrails.gpu_requests import fraction_ok, positive_uint64
 from kaistack.guardrails.podspec import dig, mapping, seq
-from placement.model import Job, Node, Queue, QueueResource, Snapshot, Task
+from placement.model import (
+    Job,
+    Node,
+    Queue,
+    QueueResource,
+    Snapshot,
+    SubGroup,
+    Task,
+    Topology,
+    TopologyConstraint,
+    TopologyLevel,
+)
 from placement.quantity import Quantity, QuantityError
 
 FINISHED = ("Succeeded", "Failed")
@@ -62,7 +76,9 @@ def by_kind(objects: Iterable[Any]) -> dict[str, list[Mapping[str, Any]]]:
 def build(objects: Iterable[Mapping[str, Any]], queue_label: str = kai_api.QUEUE_LABEL) -> LiveSnapshot:
     kinds = by_kind(objects)
     notes: list[str] = []
-    nodes = tuple(_node(n) for n in kinds.get("Node", []) if not dig(n, "spec", "unschedulable"))
+    topologies = tuple(t for t in (_topology(obj) for obj in kinds.get("Topology", [])) if t is not None)
+    level_labels = {level.node_label for t in topologies for level in t.levels}
+    nodes = tuple(_node(n, level_labels) for n in kinds.get("Node", []) if not dig(n, "spec", "unschedulable"))
     queues = tuple(_queue(q) for q in kinds.get("Queue", []))
     groups = {object_name(pg): pg for pg in kinds.get("PodGroup", [])}
     node_names = {n.name for n in nodes}
@@ -89,16 +105,88 @@ def build(objects: Iterable[Mapping[str, Any]], queue_label: str = kai_api.QUEUE
                     f"pod {object_namespace(pod)}/{object_name(pod)} runs on {node}, which is not in the snapshot"
                 )
                 continue
-            tasks.append(_task(pod, node))
+            tasks.append(_task(pod, node, sub_groups=bool(pg and seq(dig(pg, "spec", "subGroups")))))
             pods_of_job.setdefault(group, []).append(f"{object_namespace(pod)}/{object_name(pod)}")
         if tasks:
             minimum = _int(dig(pg, "spec", "minMember"), 1) if pg else 1
             min_member = max(1, min(minimum, len(tasks)))
-            jobs.append(Job(group, queue, tuple(tasks), priority, min_member=min_member))
-    return LiveSnapshot(Snapshot(nodes, queues, tuple(jobs)), pods_of_job, tuple(notes))
+            jobs.append(
+                Job(
+                    group,
+                    queue,
+                    tuple(tasks),
+                    priority,
+                    min_member=min_member,
+                    sub_groups=_sub_groups(pg),
+                    min_sub_group=_optional_int(dig(pg, "spec", "minSubGroup")),
+                    topology=_constraint(dig(pg, "spec", "topologyConstraint"), root=True),
+                )
+            )
+    return LiveSnapshot(Snapshot(nodes, queues, tuple(jobs), topologies), pods_of_job, tuple(notes))
 
 
-def _node(obj: Mapping[str, Any]) -> Node:
+def _topology(obj: Mapping[str, Any]) -> Topology | None:
+    levels = []
+    for raw in seq(dig(obj, "spec", "levels")):
+        label = mapping(raw).get("nodeLabel")
+        alias = mapping(raw).get("alias")
+        if isinstance(label, str) and label:
+            levels.append(TopologyLevel(label, alias if isinstance(alias, str) and alias else None))
+    return Topology(object_name(obj), tuple(levels)) if levels else None
+
+
+def _constraint(raw: Any, root: bool = False) -> TopologyConstraint | None:
+    """A topologyConstraint; the PodGroup's own counts only when it names a topology (FromPodGroup)."""
+    if not isinstance(raw, Mapping):
+        return None
+    topology = raw.get("topology")
+    if root and not (isinstance(topology, str) and topology):
+        return None
+
+    def level(key: str) -> str | None:
+        value = raw.get(key)
+        return value if isinstance(value, str) and value else None
+
+    return TopologyConstraint(
+        topology if isinstance(topology, str) else "",
+        level("requiredTopologyLevel"),
+        level("preferredTopologyLevel"),
+    )
+
+
+def _sub_groups(pg: Mapping[str, Any] | None) -> tuple[SubGroup, ...]:
+    """spec.subGroups; entries without a name, repeated names and parents that name no entry are dropped,
+    as a PodGroup KAI could not build a tree from."""
+    if not pg:
+        return ()
+    raw = [mapping(g) for g in seq(dig(pg, "spec", "subGroups"))]
+    names = [g.get("name") for g in raw]
+    if any(not isinstance(n, str) or not n for n in names) or len(set(names)) != len(names):
+        return ()
+    known = set(names)
+    groups = []
+    for g in raw:
+        parent = g.get("parent")
+        if parent is not None and parent not in known:
+            return ()
+        groups.append(
+            SubGroup(
+                str(g["name"]),
+                str(parent) if parent is not None else None,
+                _optional_int(g.get("minMember")),
+                _optional_int(g.get("minSubGroup")),
+                _constraint(g.get("topologyConstraint")),
+            )
+        )
+    return tuple(groups)
+
+
+def _optional_int(value: Any) -> int | None:
+    number = _int(value, -1)
+    return number if number >= 0 else None
+
+
+def _node(obj: Mapping[str, Any], level_labels: set[str] | frozenset[str] = frozenset()) -> Node:
     allocatable = mapping(dig(obj, "status", "allocatable"))
     labels = _labels(obj)
     memory = labels.get(kai_api.GPU_MEMORY_LABEL)
@@ -116,6 +204,7 @@ def _node(obj: Mapping[str, Any]) -> Node:
         pods=int(_number(allocatable.get("pods")) or 110),
         mig_strategy=str(labels.get(kai_api.MIG_STRATEGY_LABEL, "none")) if mig else "none",
         mig=mig,
+        labels={k: str(v) for k, v in labels.items() if k in level_labels},
     )
 
 
@@ -138,7 +227,7 @@ def _queue(obj: Mapping[str, Any]) -> Queue:
     )
 
 
-def _task(pod: Mapping[str, Any], node: Any) -> Task:
+def _task(pod: Mapping[str, Any], node: Any, sub_groups: bool = False) -> Task:
     annotations = _annotations(pod)
     cpu = memory = 0
     gpus = 0
@@ -163,6 +252,7 @@ def _task(pod: Mapping[str, Any], node: Any) -> Task:
         state="Running" if running else "Pending",
         node=str(node) if running else None,
         gpu_groups=(str(group),) if running and group and (fraction or gpu_memory) else (),
+        sub_group=(str(_labels(pod).get(kai_api.SUBGROUP_LABEL) or "") or None) if sub_groups else None,
     )
 
 

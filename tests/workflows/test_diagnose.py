@@ -44,7 +44,7 @@ def test_the_healthy_cluster_has_no_mistake_and_nothing_pending(capsys: pytest.C
     assert code == 0
     assert report["mistakes"] == []
     assert report["pending"] == []
-    assert report["objects"] == {"Node": 3, "Pod": 3, "PodGroup": 3, "Queue": 3}
+    assert report["objects"] == {"Node": 3, "Pod": 3, "PodGroup": 3, "Queue": 3, "Topology": 0}
 
 
 def test_every_pending_pod_gets_kais_reason(capsys: pytest.CaptureFixture[str]) -> None:
@@ -93,3 +93,31 @@ def test_an_unreadable_dump_exits_2(tmp_path: Path, capsys: pytest.CaptureFixtur
     bad.write_text("items: [\n")
     assert main(["diagnose", "--from-dump", str(bad)]) == 2
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_a_gang_no_rack_can_hold_is_pending_for_its_topology(capsys: pytest.CaptureFixture[str]) -> None:
+    """The dump's Topology, node labels and PodGroup topologyConstraint reach the simulated cycle."""
+    code, report = _diagnose("topology.yaml", capsys)
+    assert code == 1
+    assert report["objects"]["Topology"] == 1
+    reasons = {p["pod"]: p["reason"] for p in report["pending"]}
+    assert reasons["ml/pretrain-0"] == (
+        "topology dc, requirement example.com/rack couldn't be satisfied: "
+        "needs 4 pods (8 GPUs) inside one rack; the best rack, z1.r1, has room for 3"
+    )
+
+
+def test_subgroups_and_their_constraints_are_read_from_the_podgroup() -> None:
+    dump = yaml.safe_load((DUMPS / "topology.yaml").read_text())
+    from kaistack.ops.live_snapshot import build
+
+    live = build([dump])
+    jobs = {job.name: job for job in live.snapshot.jobs}
+    ddp = jobs["pg-ddp"]
+    assert [(g.name, g.min_member) for g in ddp.sub_groups] == [("master", 1), ("worker", 2)]
+    assert ddp.sub_groups[1].topology is not None
+    assert ddp.sub_groups[1].topology.required == "example.com/rack"
+    assert [t.sub_group for t in ddp.tasks] == ["master", "worker", "worker"]
+    assert jobs["pg-pretrain"].topology is not None
+    assert jobs["pg-pretrain"].topology.required == "rack"  # the level's alias; the simulator resolves it
+    assert live.snapshot.nodes[0].labels == {"topology.kubernetes.io/zone": "z1", "example.com/rack": "r1"}
