@@ -108,6 +108,9 @@ class Fit:
         self.req = [sum(column) for column in zip(*vectors, strict=True)]
         self.count = len(tasks)
         self.biggest = [max(column) for column in zip(*vectors, strict=True)] if _representable(tasks) else None
+        # Per batch, not per rack: whether the pods need nothing but a slot, and the racks' cache key.
+        self.pods_only = self.biggest is not None and all(v <= 0 for i, v in enumerate(self.biggest) if i != _PODS)
+        self.key = tuple(self.biggest) if self.biggest is not None else ()
 
     def prepare(self, tree: TopologyTree, top: Domain) -> None:
         """treeAllocatableCleanup + calcSubTreeFreeResources + calcTreeAllocatable, below `top` only."""
@@ -129,13 +132,12 @@ class Fit:
             if not self.profiles:
                 tree.cache[domain.id] = cached
         pods = 0
-        if self.biggest is not None and all(v <= 0 for i, v in enumerate(self.biggest) if i != _PODS):
+        if self.pods_only:
             pods = self.count * len(domain.nodes)  # pods that need nothing fit anywhere, all of them per node
         elif self.biggest is not None:
-            key = tuple(self.biggest)
-            known = cached[2].get(key)
+            known = cached[2].get(self.key)
             if known is None:
-                known = cached[2][key] = sum(
+                known = cached[2][self.key] = sum(
                     _accommodation(
                         self.nodes[name], _node_free(self.nodes[name], self.profiles), self.biggest, self.count
                     )
@@ -155,13 +157,11 @@ class Fit:
         if not domain.children:
             free, pods = self._leaf(tree, domain)
         else:
-            free = [0.0] * (4 + len(self.profiles))
             pods = 0
             for child in domain.children:
                 self._fill(tree, child)
-                for i, value in enumerate(child.free):
-                    free[i] += value
                 pods += child.allocatable
+            free = [sum(column) for column in zip(*(child.free for child in domain.children), strict=True)]
         domain.free = free
         if self.biggest is not None:
             domain.allocatable = pods
