@@ -110,6 +110,7 @@ class Result:
     partial: bool = False  # stopped by max_seconds: later decisions were not made
     _session: Session | None = field(default=None, repr=False)
     _reasons: dict[str, Reason] | None = field(default=None, repr=False)
+    _explained: dict[str, Reason] = field(default_factory=dict, repr=False)
 
     @property
     def reasons(self) -> dict[str, Reason]:
@@ -124,7 +125,41 @@ class Result:
         return self._reasons
 
     def reason(self, job: str) -> Reason | None:
-        return self.reasons.get(job)
+        """Why one job waits; only that job is explained (a big cluster need not explain them all)."""
+        if self._reasons is not None:
+            return self._reasons.get(job)
+        ssn = self._session
+        state = ssn.jobs.get(job) if ssn is not None else None
+        if ssn is None or state is None or not state.has_pending():
+            return None
+        if job not in self._explained:
+            self._explained[job] = explain(ssn, state)
+        return self._explained[job]
+
+    def summary(self, pending_shown: int = 20) -> dict[str, Any]:
+        """Counts instead of every pod (bounded, whatever the cluster's size), and the first pending jobs' reasons."""
+        pods: dict[str, int] = {}
+        for task in self.tasks.values():
+            pods[task.status] = pods.get(task.status, 0) + 1
+        pending = [job for job in self.jobs.values() if job.pending]
+        gpus = sum(n.gpus for n in self.nodes.values())
+        free = sum(n.free_gpus for n in self.nodes.values())
+        shown = []
+        for job in pending[:pending_shown]:
+            why = self.reason(job.name)
+            shown.append(
+                {"job": job.name, "queue": job.queue, "code": why.code if why else None, "reason": str(why or "")}
+            )
+        out: dict[str, Any] = {
+            "cycles": self.cycles,
+            "pods": dict(sorted(pods.items())),
+            "jobs": {"total": len(self.jobs), "pending": len(pending)},
+            "gpus": {"total": gpus, "wholeFree": free},
+            "pending": shown,
+        }
+        if self.partial:
+            out["partial"] = True
+        return out
 
     def to_json(self) -> dict[str, Any]:
         """The scorer's shape: {"tasks": {"<job>-<i>": {status, node, gpuGroups, gpus}}}."""

@@ -59,6 +59,7 @@ def simulate(
     settle: bool | None = None,
     max_rounds: int = MAX_ROUNDS,
     max_seconds: float | None = None,
+    on_step: Callable[[int, str, float], None] | None = None,
 ) -> Result:
     """Simulate KAI v0.17 scheduling cycles.
 
@@ -68,6 +69,7 @@ def simulate(
         queues are then reported as rebuilt from the settled pods.
     max_seconds: stop every action at its next job once this much time has passed; the result is then
         `partial` (what was decided so far, the rest still Pending).
+    on_step: called after each action with (cycle, action, seconds it took), e.g. for progress lines.
     Raises ValueError for an unknown action or a snapshot that references missing nodes.
     """
     steps = _resolve_actions(actions)
@@ -82,7 +84,7 @@ def simulate(
     thresholds = gc.get_threshold()
     gc.disable()
     try:
-        return _run(snapshot, steps, rounds, placement, settle, max_rounds, max_seconds)
+        return _run(snapshot, steps, rounds, placement, settle, max_rounds, max_seconds, on_step)
     finally:
         gc.unfreeze()
         gc.set_threshold(*thresholds)
@@ -94,12 +96,13 @@ def simulate(
 
 def _run(
     snapshot: Snapshot,
-    steps: list[Callable[[Session], None]],
+    steps: list[tuple[str, Callable[[Session], None]]],
     rounds: int | None,
     placement: Placement,
     settle: bool | None,
     max_rounds: int,
     max_seconds: float | None = None,
+    on_step: Callable[[int, str, float], None] | None = None,
 ) -> Result:
     ssn = Session(snapshot, placement)
     gc.freeze()
@@ -114,10 +117,13 @@ def _run(
             _advance(ssn)
         before = ssn.commits
         ssn.open()
-        for step in steps:
+        for name, step in steps:
             if ssn.out_of_time():
                 break
+            started = time.monotonic()
             step(ssn)
+            if on_step is not None:
+                on_step(cycles + 1, name, time.monotonic() - started)
         cycles += 1
         if ssn.partial or (rounds is None and ssn.commits == before):
             break
@@ -129,10 +135,10 @@ def _run(
     return build_result(ssn, cycles)
 
 
-def _resolve_actions(actions: Iterable[str]) -> list[Callable[[Session], None]]:
+def _resolve_actions(actions: Iterable[str]) -> list[tuple[str, Callable[[Session], None]]]:
     steps = []
     for name in actions:
         if name not in _ACTIONS:
             raise ValueError(f"unknown action {name!r}; expected one of {', '.join(ALL_ACTIONS)}")
-        steps.append(_ACTIONS[name])
+        steps.append((name, _ACTIONS[name]))
     return steps

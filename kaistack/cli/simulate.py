@@ -17,6 +17,11 @@ examples:
   kaistack simulate scenario.yaml --json           {"tasks": {"<job>-<i>": {status, node, gpuGroups, gpus}}}
   kaistack simulate big.json --actions allocate --rounds 0
                                                    allocate only, until a cycle changes nothing
+  kaistack simulate big.json --summary --json      counts by status and the first 20 pending jobs' reasons,
+                                                   not every pod (output size independent of the cluster)
+  kaistack simulate big.json --max-seconds 60      stop after about a minute, partial result, exit 1
+
+On a terminal each action's time is shown on stderr as it ends ("cycle 1: reclaim 4.2 s").
 
 The file format is kai-conformance's FORMAT.md (YAML, or JSON for large scenarios).
 exit codes: 0 ok, 1 stopped by --max-seconds (partial result, "partial": true in --json), 2 unreadable or
@@ -34,6 +39,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("scenario", metavar="SCENARIO", help="scenario file (.yaml, .yml or .json)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON (the scorer's format)")
+    parser.add_argument(
+        "--summary",
+        action="store_true",
+        help="counts by status and the first pending jobs' reasons instead of every pod (with --json: as JSON)",
+    )
     parser.add_argument(
         "--rounds",
         type=int,
@@ -59,11 +69,18 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kaistack.ops.scenarios import load_scenario
+    from kaistack.progress import Progress
     from placement.scenario import ScenarioError
     from placement.simulation import simulate
 
+    progress = Progress.for_cli()
+
+    def on_step(cycle: int, action: str, seconds: float) -> None:
+        progress.note(f"cycle {cycle}: {action} {seconds:.1f} s")
+
     try:
-        scenario = load_scenario(args.scenario)
+        with progress.step(f"loading {args.scenario}"):
+            scenario = load_scenario(args.scenario)
         actions = scenario.actions
         if args.actions is not None:
             actions = tuple(a.strip() for a in args.actions.split(",") if a.strip())
@@ -80,11 +97,16 @@ def run(args: argparse.Namespace) -> int:
             rounds=rounds,
             placement=scenario.placement,
             max_seconds=args.max_seconds,
+            on_step=on_step if progress.enabled else None,
         )
     except (ScenarioError, ValueError) as err:
         print(f"kaistack simulate: {err}", file=sys.stderr)
         return 2
-    if args.json:
+    if args.summary and args.json:
+        print_json({"name": scenario.name, **result.summary()})
+    elif args.summary:
+        sys.stdout.write(render_summary(scenario.name, result.summary()))
+    elif args.json:
         print_json(result.to_json(), compact=True)
     else:
         sys.stdout.write(render_table(scenario.name, result))
@@ -96,6 +118,22 @@ def run(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def render_summary(name: str, summary: dict[str, Any]) -> str:
+    pods = ", ".join(f"{n} {status}" for status, n in summary["pods"].items())
+    jobs = summary["jobs"]
+    lines = [
+        f"scenario {name}: {summary['cycles']} cycle(s){' (partial)' if summary.get('partial') else ''}",
+        f"pods: {pods or 'none'}",
+        f"jobs: {jobs['total']}, {jobs['pending']} with pending pods",
+        f"GPUs: {summary['gpus']['total']}, {summary['gpus']['wholeFree']} whole GPUs free",
+    ]
+    if summary["pending"]:
+        shown = len(summary["pending"])
+        lines.append(f"pending (first {shown} of {jobs['pending']}):" if shown < jobs["pending"] else "pending:")
+        lines += [f"  {p['job']}: [{p['code']}] {p['reason']}" for p in summary["pending"]]
+    return "\n".join(lines) + "\n"
 
 
 def render_table(name: str, result: Any) -> str:

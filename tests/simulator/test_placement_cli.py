@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -120,3 +121,60 @@ def test_max_seconds_must_be_positive() -> None:
     done = _simulate(str(S07), "--max-seconds", "0")
     assert done.returncode == 2
     assert "--max-seconds: must be a positive number of seconds" in done.stderr
+
+
+def _many_pending(tmp_path: Path, jobs: int) -> Path:
+    doc = {
+        "actions": ["allocate"],
+        "nodes": [{"name": "n0", "gpus": 1}],
+        "queues": [queue("q")],
+        "jobs": [{"name": f"j{i}", "queue": "q", "gpu": 1} for i in range(jobs)],
+    }
+    path = tmp_path / "many.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def test_summary_counts_pods_and_shows_only_the_first_pending_reasons(tmp_path: Path) -> None:
+    run = _simulate(str(_many_pending(tmp_path, 30)), "--summary", "--json")
+    assert run.returncode == 0, run.stderr
+    summary = json.loads(run.stdout)
+    assert summary["pods"] == {"Binding": 1, "Pending": 29}
+    assert summary["jobs"] == {"total": 30, "pending": 29}
+    assert len(summary["pending"]) == 20
+    assert summary["pending"][0]["code"] == "no-node-fits"
+
+
+def test_summary_text_says_how_many_pending_jobs_it_leaves_out(tmp_path: Path) -> None:
+    run = _simulate(str(_many_pending(tmp_path, 30)), "--summary")
+    assert "pending (first 20 of 29):" in run.stdout
+    assert "j29" not in run.stdout
+
+
+def test_progress_lines_go_to_stderr_when_asked_and_never_to_stdout(tmp_path: Path) -> None:
+    path = str(_many_pending(tmp_path, 3))
+    env = {**os.environ, "KAISTACK_PROGRESS": "1"}
+    run = subprocess.run(
+        [sys.executable, "-m", "kaistack", "simulate", path, "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        env=env,
+    )
+    assert "cycle 1: allocate" in run.stderr
+    assert set(json.loads(run.stdout)) == {"tasks"}
+
+
+def test_no_progress_lines_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "KAISTACK_PROGRESS"}
+    run = subprocess.run(
+        [sys.executable, "-m", "kaistack", "simulate", str(_many_pending(tmp_path, 3))],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        env=env,
+    )
+    assert run.returncode == 0
+    assert "cycle 1:" not in run.stderr
