@@ -263,7 +263,7 @@ class TreeAllocation:
     def run(self, batch: list[TaskState], nodes: list[NodeState] | None) -> bool:
         checkpoint = self.stmt.checkpoint()
         try:
-            ok = self._sub_group_set(self.root, batch, nodes)
+            ok = self._group(self.root, batch, nodes)
         except TopologyError as err:
             self.errors.append(str(err))
             ok = False
@@ -297,12 +297,18 @@ class TreeAllocation:
         )
         return list(found)
 
-    def _sub_group_set(self, sgs: SubGroupSet, tasks: list[TaskState], nodes: list[NodeState] | None) -> bool:
+    def _group(self, group: PodSet | SubGroupSet, tasks: list[TaskState], nodes: list[NodeState] | None) -> bool:
+        """allocateSubGroupSet / allocatePodSet: each node set the constraint allows, in order, until one holds
+        the batch (its members, or its pods)."""
         if not tasks:
             return True
-        for node_set in self._node_sets(sgs, tasks, nodes):
+        for node_set in self._node_sets(group, tasks, nodes):
             checkpoint = self.stmt.checkpoint()
-            if self._members(sgs, tasks, node_set):
+            if isinstance(group, PodSet):
+                placed = self._tasks_on(group, tasks, node_set)
+            else:
+                placed = self._members(group, tasks, node_set)
+            if placed:
                 return True
             self.stmt.rollback(checkpoint)
         return False
@@ -311,23 +317,9 @@ class TreeAllocation:
         for member in ordered_members(sgs):
             inside = {id(ps) for ps in member.pod_sets()}
             mine = [t for t in tasks if id(self.pod_set_of.get(id(t))) in inside]
-            if isinstance(member, PodSet):
-                ok = self._pod_set(member, mine, nodes)
-            else:
-                ok = self._sub_group_set(member, mine, nodes)
-            if not ok:
+            if not self._group(member, mine, nodes):
                 return False
         return True
-
-    def _pod_set(self, ps: PodSet, tasks: list[TaskState], nodes: list[NodeState] | None) -> bool:
-        if not tasks:
-            return True
-        for node_set in self._node_sets(ps, tasks, nodes):
-            checkpoint = self.stmt.checkpoint()
-            if self._tasks_on(ps, tasks, node_set):
-                return True
-            self.stmt.rollback(checkpoint)
-        return False
 
     def _tasks_on(self, ps: PodSet, tasks: list[TaskState], nodes: list[NodeState] | None) -> bool:
         scores = self._scores_for(ps)
