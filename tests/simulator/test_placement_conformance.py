@@ -16,6 +16,8 @@ EXTRA = sorted((DATA / "kai-extra").glob("*.yaml"))
 # FORMAT v2 (docs/scenario-format.md): preemption delay, Pending tasks carrying a node, stale gang
 # eviction with Failed/Succeeded pods, subgroups and topology (copies of kai-conformance/public-v2).
 V2 = sorted((DATA / "kai-conformance-v2").glob("*.yaml"))
+# 37 more v2 cases (topology, subgroups, stale gangs) translated from KAI@v0.17.0's *_test.go tables.
+EXTRA_V2 = sorted((DATA / "kai-extra-v2").glob("*.yaml"))
 
 
 def _run(path: Path) -> dict:
@@ -26,16 +28,17 @@ def _run(path: Path) -> dict:
 def test_public_scenarios_are_all_present() -> None:
     assert len(PUBLIC) == 23
     assert len(V2) == 20
+    assert len(EXTRA_V2) == 37
 
 
-@pytest.mark.parametrize("path", PUBLIC + EXTRA + V2, ids=lambda p: f"{p.parent.name}/{p.stem}")
+@pytest.mark.parametrize("path", PUBLIC + EXTRA + V2 + EXTRA_V2, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_scenario_meets_its_expectations(path: Path) -> None:
     doc = yaml.safe_load(path.read_text())
     assert doc.get("expect"), "a scenario without expectations checks nothing"
     assert expectation_problems(doc, _run(path)) == []
 
 
-@pytest.mark.parametrize("path", EXTRA, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", EXTRA + EXTRA_V2, ids=lambda p: p.stem)
 def test_extra_scenario_names_its_upstream_test(path: Path) -> None:
     doc = yaml.safe_load(path.read_text())
     assert "_test.go" in doc["source"]
