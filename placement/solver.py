@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from placement.nodes import NodeState, gpu_memory_fraction
 from placement.placing import allocate_job
 from placement.queue_order import JobsOrder, VictimJob, VictimsOrder
+from placement import simulation_order
+from placement.simulation_order import SimulationOrder
 from placement.statement import Statement
 from placement.tasks import PIPELINED, RELEASING, JobState, TaskState, mig_gpu_portion
 
@@ -220,15 +222,23 @@ class JobSolver:
         ssn = self.ssn
         preemptor = scenario.preemptor
         nodes = list(feasible.values())
-        victim_jobs = {t.job.name for t in victims}
-        candidates: list[Any] = [
-            j for j in ssn.jobs.values() if j is not preemptor.job and (j.name in victim_jobs or j.has_pending())
-        ]
-        order = JobsOrder(ssn, [*candidates, preemptor])  # type: ignore[list-item]  # a PartialJob orders like a job
+        victim_jobs: dict[str, JobState] = {}
+        for task in victims:
+            victim_jobs.setdefault(task.job.name, task.job)
+        # The order pops every pending job; only the victims and the preemptor are placed, so the solver's
+        # order yields just those, in the same sequence (simulation_order), unless asked for the original.
+        order: JobsOrder | SimulationOrder
+        if simulation_order.REFERENCE:
+            candidates: list[Any] = [
+                j for j in ssn.jobs.values() if j is not preemptor.job and (j.name in victim_jobs or j.has_pending())
+            ]
+            order = JobsOrder(ssn, [*candidates, preemptor])  # a PartialJob orders like a job
+        else:
+            order = SimulationOrder(ssn, preemptor, victim_jobs.values())
         placed = False
         # Pending jobs that are not victims are only popped, never placed: popping changes no state, so
         # once the preemptor is placed and every victim job has had its turn, the rest cannot matter.
-        waiting = {j.name for j in candidates if j.name in victim_jobs}
+        waiting = {name for name, job in victim_jobs.items() if job is not preemptor.job}
         while not (placed and not waiting):
             job = order.pop()
             if job is None:

@@ -1,0 +1,448 @@
+# Long module: the solver's job order mirrors JobsOrder's lazy heap step by step, and the static streams
+# that stand in for untouched queue subtrees must follow the same steps; splitting them apart would hide that.
+"""The job order of one solver simulation, without walking every pending job (solver `_simulate`).
+
+A simulation re-places the victims and the pending job in queue order over a JobsOrder that also holds
+every other pending job of the cluster. Those others are only popped, never placed, yet they decide the
+order: a queue's key depends on the job at its head. Building and popping that full order for every
+simulation is what made the solver quadratic (thousands of simulations, thousands of pending jobs each).
+
+This order gives the same sequence of victims and preemptor with far less work:
+
+- Queues with a victim or the preemptor below them are "relevant" and are mirrored step by step: the
+  same heap of children per queue, the same lazy re-keying (a popped path is dirty and re-keyed, from the
+  stale heap tops, only when it is next looked at), the same keys computed at link time.
+- Every other queue subtree is untouched during the simulation: nothing there is placed or evicted, so
+  its pops come in a fixed sequence whatever happens elsewhere. That sequence (its entry key and its
+  descent head after k pops, its k-th job) is computed lazily once and cached on the queue until the
+  queue's allocation version changes, which any change below it causes (QueueState.add bumps the path).
+- Subtrees at the top level with no victim and no preemptor are dropped: with top-level keys in a strict
+  total order, the root always serves the smallest key, so the relative order of the relevant subtrees
+  does not depend on the others. That holds unless the queues' allocatable shares make the last
+  tie-breaker cyclic; then they are kept as streams.
+
+`REFERENCE = True` switches the solver back to the full JobsOrder (the property tests
+compare both).
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import itertools
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from placement.queue_order import queue_values
+
+if TYPE_CHECKING:
+    from placement.queues import QueueState
+    from placement.session import Session
+    from placement.tasks import JobState
+
+__all__ = ["REFERENCE", "SimulationOrder", "queue_streams_cached"]
+
+# True: solver simulations pop the full JobsOrder over every pending job, as KAI does (slow; kept as the
+# reference the property tests compare against).
+REFERENCE = False
+
+_ZERO = (0.0, 0.0, 0.0)
+# The preemptor is appended after every job when the reference order is built, so it links last.
+_LAST = float("inf")
+
+
+class _QueueCache:
+    """Per queue and cycle: its jobs, its pending jobs in job order, its pop stream (all version-checked)."""
+
+    __slots__ = ("jobs", "pending", "pending_version", "siblings_ordered", "stream")
+
+    def __init__(self) -> None:
+        self.jobs: list[JobState] = []
+        self.pending: list[tuple[Any, JobState]] = []
+        self.pending_version = -1
+        self.stream: _Stream | None = None
+        self.siblings_ordered: bool | None = None
+
+
+def _cache(ssn: Session, queue: QueueState) -> _QueueCache:
+    cache = queue.order_cache
+    if cache is None:
+        # Queues are rebuilt every cycle, so the first use in a cycle files every job under its leaf once.
+        for q in ssn.queues.values():
+            q.order_cache = _QueueCache()
+        for job in ssn.jobs.values():
+            leaf = job.queue
+            if leaf is not None and leaf.is_leaf and leaf.order_cache is not None:
+                leaf.order_cache.jobs.append(job)
+        cache = queue.order_cache
+    assert isinstance(cache, _QueueCache)
+    return cache
+
+
+def _pending(ssn: Session, leaf: QueueState) -> list[tuple[Any, JobState]]:
+    """The leaf's jobs with pending pods, in job order; valid while the leaf's version stands still."""
+    cache = _cache(ssn, leaf)
+    if cache.pending_version != leaf.version:
+        # A job's pending pods and elastic rank change only with its allocation, which bumps the version.
+        entries = [(job.order_key(), job) for job in cache.jobs if job.has_pending()]
+        entries.sort()
+        cache.pending = entries
+        cache.pending_version = leaf.version
+    return cache.pending
+
+
+def queue_streams_cached(ssn: Session) -> int:
+    """How many queues hold a valid cached stream (for tests: the cache is used and invalidated)."""
+    count = 0
+    for q in ssn.queues.values():
+        cache = q.order_cache
+        if isinstance(cache, _QueueCache) and cache.stream is not None and cache.stream.version == q.version:
+            count += 1
+    return count
+
+
+def _tie_less(a: QueueState, b: QueueState) -> bool:
+    """The order's last criterion (queue_order._ShareTie) between two queues."""
+    from placement.queues import less_equal
+
+    left, right = a.allocatable, b.allocatable
+    if not less_equal(right, left) and less_equal(left, right):
+        return True
+    if not less_equal(left, right) and less_equal(right, left):
+        return False
+    return a.creation < b.creation
+
+
+def _strictly_ordered(queues: Sequence[QueueState]) -> bool:
+    """Whether the tie-breaker is transitive over these queues (then every key comparison is a total order)."""
+    ordered = sorted(queues, key=functools.cmp_to_key(lambda a, b: -1 if _tie_less(a, b) else 1))
+    return all(_tie_less(ordered[i], ordered[j]) for i in range(len(ordered)) for j in range(i + 1, len(ordered)))
+
+
+def _top_level_ordered(ssn: Session) -> bool:
+    top = [q for q in ssn.queues.values() if q.parent is None]
+    if not top:
+        return True
+    cache = _cache(ssn, top[0])
+    if cache.siblings_ordered is None:
+        cache.siblings_ordered = _strictly_ordered(top)
+    return cache.siblings_ordered
+
+
+class _Cursor:
+    """A read position in a stream: one untouched subtree as a child of a heap."""
+
+    __slots__ = ("dirty", "k", "stream")
+
+    inner = False
+
+    def __init__(self, stream: _Stream) -> None:
+        self.stream = stream
+        self.k = 0
+        self.dirty = False
+
+    def refresh(self) -> Any:
+        return self.stream.key(self.k)
+
+    def head(self) -> Any:
+        return self.stream.head(self.k)
+
+    def take(self) -> Any:
+        job = self.stream.job(self.k)
+        self.k += 1
+        return job
+
+    def empty(self) -> bool:
+        return self.k >= self.stream.n
+
+
+class _Stream:
+    """The pops of an untouched queue subtree, as JobsOrder makes them, memoised as far as they are read.
+
+    After k pops: `key(k)` is the subtree's entry key in its parent's heap (for k = 0 the one computed
+    when it was linked, from its first-linked leaf), `head(k)` the job its entry is re-keyed from (the
+    descent along stale heap tops), `job(k)` the job the next pop takes.
+    """
+
+    __slots__ = ("first", "first_head", "heads", "heap", "jobs", "keys", "n", "queue", "seq", "ssn", "top_dirty", "version")
+
+    def __init__(self, ssn: Session, queue: QueueState) -> None:
+        self.ssn = ssn
+        self.queue = queue
+        self.version = queue.version
+        self.keys: list[Any] = []
+        self.heap: list[Any] = []
+        self.top_dirty = False
+        self.seq = itertools.count()
+        self.n = 0
+        self.jobs: list[Any] = []
+        self.heads: list[Any] = []
+        self.first: float = _LAST
+        self.first_head: Any = None
+
+    @staticmethod
+    def build(ssn: Session, queue: QueueState) -> _Stream | None:
+        cache = _cache(ssn, queue)
+        stream = cache.stream
+        if stream is not None and stream.version == queue.version:
+            return stream
+        stream = _Stream(ssn, queue)
+        if queue.is_leaf:
+            pending = _pending(ssn, queue)
+            if not pending:
+                stream = None
+            else:
+                stream.jobs = [job for _, job in pending]
+                stream.heads = stream.jobs
+                stream.n = len(pending)
+                stream.first = min(job.creation for job in stream.jobs)
+                stream.first_head = stream.jobs[0]
+        else:
+            children = [s for s in (_Stream.build(ssn, c) for c in queue.children) if s is not None]
+            if not children:
+                stream = None
+            else:
+                children.sort(key=lambda s: s.first)
+                for child in children:
+                    stream.n += child.n
+                    heapq.heappush(stream.heap, (child.key(0), next(stream.seq), _Cursor(child)))
+                stream.first = children[0].first
+                stream.first_head = children[0].first_head
+                stream.heads.append(stream.heap[0][2].head())
+        cache.stream = stream
+        return stream
+
+    def key(self, k: int) -> Any:
+        keys = self.keys
+        while len(keys) <= k:
+            i = len(keys)
+            job = self.first_head if i == 0 else self.head(i)
+            keys.append(queue_values(self.ssn, self.queue, self.ssn.job_init_resources(job), _ZERO))
+        return keys[k]
+
+    def head(self, k: int) -> Any:
+        while len(self.heads) <= k:
+            self._grow()
+        return self.heads[k]
+
+    def job(self, k: int) -> Any:
+        while len(self.jobs) <= k:
+            self._grow()
+        return self.jobs[k]
+
+    def _grow(self) -> None:
+        """One more pop of an inner queue: re-key the stale top, take from the smallest child."""
+        heap = self.heap
+        if self.top_dirty:
+            self.top_dirty = False
+            top = heap[0][2]
+            heapq.heapreplace(heap, (top.refresh(), next(self.seq), top))
+        child = heap[0][2]
+        self.jobs.append(child.take())
+        if child.empty():
+            heapq.heappop(heap)
+        else:
+            self.top_dirty = True
+        if heap:
+            self.heads.append(heap[0][2].head())
+
+
+class _Leaf:
+    """A leaf queue holding the preemptor or a victim: its pending jobs plus those, in job order."""
+
+    __slots__ = ("bg", "bi", "dirty", "extra", "first", "mine", "mi", "parent", "queue", "skip", "ssn")
+
+    inner = False
+
+    def __init__(self, ssn: Session, queue: QueueState, mine: list[Any], skip: set[Any], preemptor: Any) -> None:
+        self.ssn = ssn
+        self.queue = queue
+        self.parent: _Inner | None = None
+        self.dirty = False
+        self.bg = _pending(ssn, queue)
+        self.bi = 0
+        self.skip = skip
+        self.mine = sorted(((job.order_key(), job) for job in mine), key=lambda entry: entry[0])
+        self.mi = 0
+        first = min(_LAST if job is preemptor else job.creation for job in mine)
+        for _, job in self.bg:
+            if job not in skip and job.creation < first:
+                first = job.creation
+        self.first = first
+
+    def head(self) -> Any:
+        bg, bi, skip = self.bg, self.bi, self.skip
+        while bi < len(bg) and bg[bi][1] in skip:
+            bi += 1
+        self.bi = bi
+        mine, mi = self.mine, self.mi
+        if mi < len(mine) and (bi >= len(bg) or mine[mi][0] < bg[bi][0]):
+            return mine[mi][1]
+        return bg[bi][1]
+
+    def first_head(self) -> Any:
+        return self.head()
+
+    def refresh(self) -> Any:
+        return queue_values(self.ssn, self.queue, self.ssn.job_init_resources(self.head()), _ZERO)
+
+    def take(self) -> Any:
+        job = self.head()
+        if self.mi < len(self.mine) and self.mine[self.mi][1] is job:
+            self.mi += 1
+        else:
+            self.bi += 1
+        return job
+
+    def empty(self) -> bool:
+        if self.mi < len(self.mine):
+            return False
+        bg, bi, skip = self.bg, self.bi, self.skip
+        while bi < len(bg) and bg[bi][1] in skip:
+            bi += 1
+        self.bi = bi
+        return bi >= len(bg)
+
+
+class _Inner:
+    """An inner queue with the preemptor or a victim below it: the mirrored heap of its children."""
+
+    __slots__ = ("dirty", "first", "first_child", "heap", "parent", "queue", "ssn")
+
+    inner = True
+
+    def __init__(self, ssn: Session, queue: QueueState) -> None:
+        self.ssn = ssn
+        self.queue = queue
+        self.parent: _Inner | None = None
+        self.dirty = False
+        self.heap: list[Any] = []
+        self.first: float = _LAST
+        self.first_child: Any = None
+
+    def head(self) -> Any:
+        return self.heap[0][2].head()
+
+    def first_head(self) -> Any:
+        child = self.first_child
+        return child.first_head() if not isinstance(child, _Cursor) else child.stream.first_head
+
+    def refresh(self) -> Any:
+        return queue_values(self.ssn, self.queue, self.ssn.job_init_resources(self.head()), _ZERO)
+
+
+def _link_key(ssn: Session, node: Any) -> Any:
+    """The entry key a child gets when the reference order links it (from its first-linked leaf's head)."""
+    if isinstance(node, _Cursor):
+        return node.stream.key(0)
+    return queue_values(ssn, node.queue, ssn.job_init_resources(node.first_head()), _ZERO)
+
+
+def _first(node: Any) -> float:
+    return node.stream.first if isinstance(node, _Cursor) else node.first
+
+
+class SimulationOrder:
+    """Victims and the preemptor in the order `JobsOrder(ssn, [*pending, *victims, preemptor])` pops them.
+
+    `pop()` returns the next of them (never another pending job), or None when none is left.
+    """
+
+    def __init__(self, ssn: Session, preemptor: Any, victims: Iterable[JobState]) -> None:
+        self.ssn = ssn
+        self.seq = itertools.count()
+        interesting: list[Any] = [v for v in victims if v is not preemptor.job]
+        self.interesting = set(interesting)
+        self.interesting.add(preemptor)
+        skip: set[Any] = set(interesting)
+        skip.add(preemptor.job)
+        by_leaf: dict[str, list[Any]] = {}
+        leaves: dict[str, QueueState] = {}
+        for job in [*interesting, preemptor]:
+            queue = job.queue
+            if queue is not None and queue.is_leaf:
+                by_leaf.setdefault(queue.name, []).append(job)
+                leaves[queue.name] = queue
+        nodes: dict[str, Any] = {}
+        for name, jobs in by_leaf.items():
+            nodes[name] = _Leaf(ssn, leaves[name], jobs, skip, preemptor)
+        # Inner queues on the paths of the relevant leaves, deepest first.
+        relevant: dict[str, QueueState] = {}
+        for name in by_leaf:
+            for q in leaves[name].path[1:]:
+                relevant[q.name] = q
+        for q in sorted(relevant.values(), key=lambda q: -len(q.path)):
+            nodes[q.name] = _Inner(ssn, q)
+        for q in sorted(relevant.values(), key=lambda q: -len(q.path)):
+            self._fill(nodes[q.name], q, nodes)
+        self.root: list[Any] = []
+        tops: list[Any] = [node for node in nodes.values() if node.queue.parent is None]
+        if not _top_level_ordered(ssn):
+            for q in ssn.queues.values():
+                if q.parent is None and q.name not in nodes:
+                    stream = _Stream.build(ssn, q)
+                    if stream is not None:
+                        tops.append(_Cursor(stream))
+        self._push_all(self.root, tops, None)
+
+    def _fill(self, node: _Inner, queue: QueueState, nodes: dict[str, Any]) -> None:
+        children: list[Any] = []
+        for child in queue.children:
+            existing = nodes.get(child.name)
+            if existing is not None:
+                children.append(existing)
+                continue
+            stream = _Stream.build(self.ssn, child)
+            if stream is not None:
+                children.append(_Cursor(stream))
+        self._push_all(node.heap, children, node)
+        first = min(children, key=_first)
+        node.first = _first(first)
+        node.first_child = first
+
+    def _push_all(self, heap: list[Any], children: list[Any], parent: _Inner | None) -> None:
+        # JobsOrder links leaves in the order their first job appears: a queue enters its parent's heap
+        # when its first-linked leaf does, keyed from that leaf's head.
+        children.sort(key=_first)
+        for child in children:
+            if not isinstance(child, _Cursor):
+                child.parent = parent
+            heapq.heappush(heap, (_link_key(self.ssn, child), next(self.seq), child))
+
+    def pop(self) -> Any:
+        root = self.root
+        interesting = self.interesting
+        seq = self.seq
+        heapreplace = heapq.heapreplace
+        while True:
+            heap = root
+            parent: _Inner | None = None
+            while True:
+                if not heap:
+                    return None
+                child = heap[0][2]
+                if child.dirty:
+                    child.dirty = False
+                    heapreplace(heap, (child.refresh(), next(seq), child))
+                    continue
+                if child.inner:
+                    parent = child
+                    heap = child.heap
+                    continue
+                break
+            job = child.take()
+            up: _Inner | None
+            if child.empty():
+                heapq.heappop(heap)
+                up = parent
+                while up is not None and not up.heap:
+                    heapq.heappop(up.parent.heap if up.parent is not None else root)
+                    up = up.parent
+            else:
+                child.dirty = True
+                up = parent
+            while up is not None:
+                up.dirty = True
+                up = up.parent
+            if job in interesting:
+                return job
