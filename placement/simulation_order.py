@@ -33,7 +33,7 @@ import itertools
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from placement.queue_order import queue_values
+from placement.queue_order import job_queue_values
 
 if TYPE_CHECKING:
     from placement.queues import QueueState
@@ -46,7 +46,6 @@ __all__ = ["REFERENCE", "SimulationOrder", "queue_streams_cached"]
 # reference the property tests compare against).
 REFERENCE = False
 
-_ZERO = (0.0, 0.0, 0.0)
 # The preemptor is appended after every job when the reference order is built, so it links last.
 _LAST = float("inf")
 
@@ -217,7 +216,7 @@ class _Stream:
         while len(keys) <= k:
             i = len(keys)
             job = self.first_head if i == 0 else self.head(i)
-            keys.append(queue_values(self.ssn, self.queue, self.ssn.job_init_resources(job), _ZERO))
+            keys.append(job_queue_values(self.ssn, self.queue, self.ssn.job_init_resources(job)))
         return keys[k]
 
     def head(self, k: int) -> Any:
@@ -284,7 +283,7 @@ class _Leaf:
         return self.head()
 
     def refresh(self) -> Any:
-        return queue_values(self.ssn, self.queue, self.ssn.job_init_resources(self.head()), _ZERO)
+        return job_queue_values(self.ssn, self.queue, self.ssn.job_init_resources(self.head()))
 
     def take(self) -> Any:
         job = self.head()
@@ -328,14 +327,14 @@ class _Inner:
         return child.first_head() if not isinstance(child, _Cursor) else child.stream.first_head
 
     def refresh(self) -> Any:
-        return queue_values(self.ssn, self.queue, self.ssn.job_init_resources(self.head()), _ZERO)
+        return job_queue_values(self.ssn, self.queue, self.ssn.job_init_resources(self.head()))
 
 
 def _link_key(ssn: Session, node: Any) -> Any:
     """The entry key a child gets when the reference order links it (from its first-linked leaf's head)."""
     if isinstance(node, _Cursor):
         return node.stream.key(0)
-    return queue_values(ssn, node.queue, ssn.job_init_resources(node.first_head()), _ZERO)
+    return job_queue_values(ssn, node.queue, ssn.job_init_resources(node.first_head()))
 
 
 def _first(node: Any) -> float:
