@@ -51,15 +51,18 @@ _LAST = float("inf")
 
 
 class _QueueCache:
-    """Per queue and cycle: its jobs, its pending jobs in job order, its pop stream (all version-checked)."""
+    """Per queue and cycle: its jobs, its pending jobs in job order, its pop stream (all checked before use)."""
 
-    __slots__ = ("jobs", "pending", "pending_version", "siblings_ordered", "stream")
+    __slots__ = ("jobs", "pending", "pending_version", "siblings_ordered", "stream", "stream_alloc", "stream_version", "versions")
 
     def __init__(self) -> None:
         self.jobs: list[JobState] = []
+        self.versions: list[int] = []
         self.pending: list[tuple[Any, JobState]] = []
         self.pending_version = -1
         self.stream: _Stream | None = None
+        self.stream_version = -1
+        self.stream_alloc: tuple[float, ...] = ()
         self.siblings_ordered: bool | None = None
 
 
@@ -71,31 +74,48 @@ def _cache(ssn: Session, queue: QueueState) -> _QueueCache:
             q.order_cache = _QueueCache()
         for job in ssn.jobs.values():
             leaf = job.queue
-            if leaf is not None and leaf.is_leaf and leaf.order_cache is not None:
+            if leaf is not None and leaf.is_leaf and isinstance(leaf.order_cache, _QueueCache):
                 leaf.order_cache.jobs.append(job)
         cache = queue.order_cache
     assert isinstance(cache, _QueueCache)
     return cache
 
 
-def _pending(ssn: Session, leaf: QueueState) -> list[tuple[Any, JobState]]:
-    """The leaf's jobs with pending pods, in job order; valid while the leaf's version stands still."""
+def _pending_still(cache: _QueueCache, leaf: QueueState, skip: Iterable[Any]) -> bool:
+    """Whether the cached pending list still holds for every job of the leaf not in `skip`.
+
+    Every status change bumps the job's version (and the leaf's), but the leaf's version also moves when a
+    victim is evicted and put back, so the jobs are compared one by one before the list is rebuilt.
+    """
+    if cache.pending_version == leaf.version:
+        return True
+    for job, version in zip(cache.jobs, cache.versions, strict=True):
+        if job.version != version and job not in skip:
+            return False
+    return True
+
+
+def _pending(ssn: Session, leaf: QueueState, skip: Iterable[Any] = ()) -> list[tuple[Any, JobState]]:
+    """The leaf's jobs with pending pods, in job order, as they are now (jobs in `skip` aside)."""
     cache = _cache(ssn, leaf)
-    if cache.pending_version != leaf.version:
-        # A job's pending pods and elastic rank change only with its allocation, which bumps the version.
+    if cache.pending_version == -1 or not _pending_still(cache, leaf, skip):
+        # A job's pending pods and elastic rank change only with its statuses, which bump its version.
         entries = [(job.order_key(), job) for job in cache.jobs if job.has_pending()]
         entries.sort()
         cache.pending = entries
+        cache.versions = [job.version for job in cache.jobs]
+        cache.pending_version = leaf.version
+    elif not skip:
         cache.pending_version = leaf.version
     return cache.pending
 
 
 def queue_streams_cached(ssn: Session) -> int:
-    """How many queues hold a valid cached stream (for tests: the cache is used and invalidated)."""
+    """How many queues hold a current cached stream (for tests: the cache is used and invalidated)."""
     count = 0
     for q in ssn.queues.values():
         cache = q.order_cache
-        if isinstance(cache, _QueueCache) and cache.stream is not None and cache.stream.version == q.version:
+        if isinstance(cache, _QueueCache) and cache.stream is not None and cache.stream_version == q.version:
             count += 1
     return count
 
@@ -126,6 +146,35 @@ def _top_level_ordered(ssn: Session) -> bool:
     if cache.siblings_ordered is None:
         cache.siblings_ordered = _strictly_ordered(top)
     return cache.siblings_ordered
+
+
+def _stream_still(ssn: Session, queue: QueueState, cache: _QueueCache) -> bool:
+    """Whether the cached stream still describes the queue's subtree (then it is marked current again).
+
+    Its keys depend on the allocations below the queue and its jobs on their statuses; versions move on
+    any change, even one that a rollback undid, so a moved version is checked against the values.
+    """
+    if cache.stream_version == queue.version:
+        return True
+    if tuple(queue.alloc) != cache.stream_alloc:
+        return False
+    stream = cache.stream
+    if queue.is_leaf:
+        ok = _pending_still(cache, queue, ())
+    else:
+        children = stream.children if stream is not None else []
+        built = {s.queue.name: s for s in children}
+        ok = True
+        for child in queue.children:
+            child_cache = _cache(ssn, child)
+            if child_cache.stream is not built.get(child.name) or not _stream_still(ssn, child, child_cache):
+                ok = False
+                break
+    if ok:
+        cache.stream_version = queue.version
+        if queue.is_leaf:
+            cache.pending_version = queue.version
+    return ok
 
 
 class _Cursor:
@@ -163,12 +212,12 @@ class _Stream:
     descent along stale heap tops), `job(k)` the job the next pop takes.
     """
 
-    __slots__ = ("first", "first_head", "heads", "heap", "jobs", "keys", "n", "queue", "seq", "ssn", "top_dirty", "version")
+    __slots__ = ("children", "first", "first_head", "heads", "heap", "jobs", "keys", "n", "queue", "seq", "ssn", "top_dirty")
 
     def __init__(self, ssn: Session, queue: QueueState) -> None:
         self.ssn = ssn
         self.queue = queue
-        self.version = queue.version
+        self.children: list[_Stream] = []
         self.keys: list[Any] = []
         self.heap: list[Any] = []
         self.top_dirty = False
@@ -181,11 +230,12 @@ class _Stream:
 
     @staticmethod
     def build(ssn: Session, queue: QueueState) -> _Stream | None:
+        """The queue's stream (None: no pending job below it), reused while nothing below it changed."""
         cache = _cache(ssn, queue)
-        stream = cache.stream
-        if stream is not None and stream.version == queue.version:
-            return stream
-        stream = _Stream(ssn, queue)
+        if cache.stream_version != -1 and _stream_still(ssn, queue, cache):
+            return cache.stream
+        stream: _Stream | None = _Stream(ssn, queue)
+        assert stream is not None
         if queue.is_leaf:
             pending = _pending(ssn, queue)
             if not pending:
@@ -201,14 +251,16 @@ class _Stream:
             if not children:
                 stream = None
             else:
-                children.sort(key=lambda s: s.first)
-                for child in children:
+                stream.children = children
+                for child in sorted(children, key=lambda s: s.first):
                     stream.n += child.n
                     heapq.heappush(stream.heap, (child.key(0), next(stream.seq), _Cursor(child)))
-                stream.first = children[0].first
-                stream.first_head = children[0].first_head
+                stream.first = min(child.first for child in children)
+                stream.first_head = min(children, key=lambda s: s.first).first_head
                 stream.heads.append(stream.heap[0][2].head())
         cache.stream = stream
+        cache.stream_version = queue.version
+        cache.stream_alloc = tuple(queue.alloc)
         return stream
 
     def key(self, k: int) -> Any:
@@ -258,7 +310,7 @@ class _Leaf:
         self.queue = queue
         self.parent: _Inner | None = None
         self.dirty = False
-        self.bg = _pending(ssn, queue)
+        self.bg = _pending(ssn, queue, skip)
         self.bi = 0
         self.skip = skip
         self.mine = sorted(((job.order_key(), job) for job in mine), key=lambda entry: entry[0])
