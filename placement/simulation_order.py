@@ -34,6 +34,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from placement.queue_order import job_queue_values
+from placement.queues import less_equal
 
 if TYPE_CHECKING:
     from placement.queues import QueueState
@@ -53,7 +54,16 @@ _LAST = float("inf")
 class _QueueCache:
     """Per queue and cycle: its jobs, its pending jobs in job order, its pop stream (all checked before use)."""
 
-    __slots__ = ("jobs", "pending", "pending_version", "siblings_ordered", "stream", "stream_alloc", "stream_version", "versions")
+    __slots__ = (
+        "jobs",
+        "pending",
+        "pending_version",
+        "siblings_ordered",
+        "stream",
+        "stream_alloc",
+        "stream_version",
+        "versions",
+    )
 
     def __init__(self) -> None:
         self.jobs: list[JobState] = []
@@ -122,8 +132,6 @@ def queue_streams_cached(ssn: Session) -> int:
 
 def _tie_less(a: QueueState, b: QueueState) -> bool:
     """The order's last criterion (queue_order._ShareTie) between two queues."""
-    from placement.queues import less_equal
-
     left, right = a.allocatable, b.allocatable
     if not less_equal(right, left) and less_equal(left, right):
         return True
@@ -134,7 +142,11 @@ def _tie_less(a: QueueState, b: QueueState) -> bool:
 
 def _strictly_ordered(queues: Sequence[QueueState]) -> bool:
     """Whether the tie-breaker is transitive over these queues (then every key comparison is a total order)."""
-    ordered = sorted(queues, key=functools.cmp_to_key(lambda a, b: -1 if _tie_less(a, b) else 1))
+
+    def compare(a: QueueState, b: QueueState) -> int:
+        return -1 if _tie_less(a, b) else 1
+
+    ordered = sorted(queues, key=functools.cmp_to_key(compare))
     return all(_tie_less(ordered[i], ordered[j]) for i in range(len(ordered)) for j in range(i + 1, len(ordered)))
 
 
@@ -212,7 +224,20 @@ class _Stream:
     descent along stale heap tops), `job(k)` the job the next pop takes.
     """
 
-    __slots__ = ("children", "first", "first_head", "heads", "heap", "jobs", "keys", "n", "queue", "seq", "ssn", "top_dirty")
+    __slots__ = (
+        "children",
+        "first",
+        "first_head",
+        "heads",
+        "heap",
+        "jobs",
+        "keys",
+        "n",
+        "queue",
+        "seq",
+        "ssn",
+        "top_dirty",
+    )
 
     def __init__(self, ssn: Session, queue: QueueState) -> None:
         self.ssn = ssn
@@ -301,7 +326,7 @@ class _Stream:
 class _Leaf:
     """A leaf queue holding the preemptor or a victim: its pending jobs plus those, in job order."""
 
-    __slots__ = ("bg", "bi", "dirty", "extra", "first", "mine", "mi", "parent", "queue", "skip", "ssn")
+    __slots__ = ("bg", "bi", "dirty", "first", "mi", "mine", "parent", "queue", "skip", "ssn")
 
     inner = False
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from placement import simulation_order
 from placement.nodes import NodeState, gpu_memory_fraction
 from placement.placing import allocate_job
 from placement.queue_order import JobsOrder, VictimJob, VictimsOrder
-from placement import simulation_order
 from placement.simulation_order import SimulationOrder
 from placement.statement import Statement
 from placement.tasks import PIPELINED, RELEASING, JobState, TaskState, mig_gpu_portion
@@ -232,7 +232,7 @@ class JobSolver:
             candidates: list[Any] = [
                 j for j in ssn.jobs.values() if j is not preemptor.job and (j.name in victim_jobs or j.has_pending())
             ]
-            order = JobsOrder(ssn, [*candidates, preemptor])  # a PartialJob orders like a job
+            order = JobsOrder(ssn, [*candidates, preemptor])  # type: ignore[list-item]  # a PartialJob orders like a job
         else:
             order = SimulationOrder(ssn, preemptor, victim_jobs.values())
         placed = False
@@ -243,7 +243,7 @@ class JobSolver:
             job = order.pop()
             if job is None:
                 break
-            if job is preemptor:  # type: ignore[comparison-overlap]  # the order holds PartialJobs too
+            if job is preemptor:  # the orders hold a PartialJob too
                 if not allocate_job(
                     ssn, stmt, preemptor.job, True, nodes, tasks=preemptor.tasks, min_member=preemptor.min_member
                 ):
