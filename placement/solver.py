@@ -14,9 +14,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from placement import simulation_order
+from placement.candidate_nodes import candidate_nodes
 from placement.nodes import NodeState, gpu_memory_fraction
 from placement.placing import allocate_job
 from placement.queue_order import JobsOrder, VictimJob, VictimsOrder
+from placement.queues import check_capacity
 from placement.simulation_order import SimulationOrder
 from placement.statement import Statement
 from placement.tasks import PIPELINED, RELEASING, JobState, TaskState, mig_gpu_portion
@@ -244,14 +246,12 @@ class JobSolver:
             if job is None:
                 break
             if job is preemptor:  # the orders hold a PartialJob too
-                if not allocate_job(
-                    ssn, stmt, preemptor.job, True, nodes, tasks=preemptor.tasks, min_member=preemptor.min_member
-                ):
+                if not _pipeline_job(ssn, stmt, preemptor.job, nodes, preemptor.tasks, preemptor.min_member):
                     return None
                 placed = True
             elif job.name in victim_jobs:
                 waiting.discard(job.name)
-                allocate_job(ssn, stmt, job, True, nodes)
+                _pipeline_job(ssn, stmt, job, nodes)
         if not placed:
             return None
         evicted = [t for t in victims if t.status == RELEASING]
@@ -260,6 +260,23 @@ class JobSolver:
             return False
         moved = [t for t in victims if t.status == PIPELINED]
         return stmt, evicted + moved
+
+
+def _pipeline_job(
+    ssn: Session,
+    stmt: Statement,
+    job: JobState,
+    nodes: list[NodeState],
+    tasks: list[TaskState] | None = None,
+    min_member: int | None = None,
+) -> bool:
+    """allocate_job onto releasing resources, offered only the nodes that can matter (candidate_nodes)."""
+    if not simulation_order.REFERENCE:
+        batch = job.tasks_to_allocate(real=False, tasks=tasks, min_member=min_member)
+        # A batch over its queue's capacity fails before any node is looked at: no need to pick nodes.
+        if check_capacity(job.queue, ssn.required_quota(batch), job.preemptible) is None:  # type: ignore[arg-type]
+            nodes = candidate_nodes(nodes, batch)
+    return allocate_job(ssn, stmt, job, True, nodes, tasks=tasks, min_member=min_member)
 
 
 def feasible_nodes(ssn: Session, job: JobState) -> list[NodeState]:

@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 from reference_orders import ReferenceVictimsOrder, reference_orders
 
 from placement import Job, Node, Placement, Queue, QueueResource, Result, Snapshot, Task, simulate, simulation_order
+from placement.candidate_nodes import candidate_nodes
+from placement.node_order import exhaustive_order
 from placement.queue_order import JobsOrder, VictimJob, VictimsOrder
 from placement.session import Session
 from placement.simulation_order import SimulationOrder
@@ -253,3 +255,26 @@ def test_victims_come_out_in_the_reference_victim_order(snapshot: Snapshot, spli
             if 0 < split < len(victim.tasks):
                 order.push(VictimJob(victim.job, victim.tasks[split:]))
     assert sequences[0] == sequences[1]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(busy_clusters(), st.integers(0, 50))
+def test_candidate_nodes_keep_every_fitting_node_and_the_binpack_score_bounds(snapshot: Snapshot, pick: int) -> None:
+    ssn = Session(snapshot, Placement())
+    ssn.open()
+    pending = [j for j in ssn.jobs.values() if j.has_pending()]
+    if not pending:
+        return
+    tasks = pending[pick % len(pending)].tasks_to_allocate(real=False)
+    kept = candidate_nodes(ssn.node_list, tasks)
+    fitting = {n.name for n in ssn.node_list if any(n.fits(t, releasing=True) for t in tasks)}
+    assert fitting <= {n.name for n in kept}
+
+    def bounds(nodes: list[Any]) -> tuple[int, int]:
+        free = [n.nonallocated_gpus() for n in nodes if n.alloc_gpus]
+        return (min(free), max(free)) if free else (0, 0)
+
+    assert bounds(kept) == bounds(ssn.node_list)
+    for task in tasks:
+        order = [n.name for n in exhaustive_order(ssn, task, ssn.node_list) if n.name in fitting]
+        assert [n.name for n in exhaustive_order(ssn, task, kept) if n.name in fitting] == order
