@@ -32,7 +32,7 @@ _GPU_KINDS = (KIND_WHOLE, KIND_FRACTION, KIND_MEMORY)
 
 def candidate_nodes(nodes: list[NodeState], tasks: list[TaskState]) -> list[NodeState]:
     """The nodes any of `tasks` fits on, plus the score-bound witnesses; all of `nodes` for CPU or MIG pods."""
-    requests = {}
+    requests: dict[int, TaskState] = {}
     for task in tasks:
         if task.req.kind not in _GPU_KINDS:
             return nodes  # CPU and MIG pods are ordered by other measures (millicores, MIG nodes only)
