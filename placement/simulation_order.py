@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from placement.session import Session
     from placement.tasks import JobState
 
-__all__ = ["REFERENCE", "SimulationOrder", "queue_streams_cached"]
+__all__ = ["REFERENCE", "SimulationOrder", "leaf_jobs", "queue_streams_cached"]
 
 # True: solver simulations pop the full JobsOrder over every pending job, as KAI does (slow; kept as the
 # reference the property tests compare against).
@@ -89,6 +89,11 @@ def _cache(ssn: Session, queue: QueueState) -> _QueueCache:
         cache = queue.order_cache
     assert isinstance(cache, _QueueCache)
     return cache
+
+
+def leaf_jobs(ssn: Session, leaf: QueueState) -> list[JobState]:
+    """Every job of a leaf queue, in snapshot order (the same list all cycle long)."""
+    return _cache(ssn, leaf).jobs
 
 
 def _pending_still(cache: _QueueCache, leaf: QueueState, skip: Iterable[Any]) -> bool:

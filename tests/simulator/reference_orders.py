@@ -1,8 +1,10 @@
 """The solver's orders as they were before issue 14's speed work: the references the fast ones must match.
 
 `reference_orders()` switches a simulation to them: every solver simulation pops the full JobsOrder
-(simulation_order.REFERENCE), queue keys are computed afresh instead of memoised, and the victim order
-ranks the queue tree by plain recursion, reading each victim's key and allocation from its pods.
+over every pending job and offers every feasible node (simulation_order.REFERENCE), queue keys are
+computed afresh instead of memoised, the victim order ranks the queue tree by plain recursion reading
+each victim's key and allocation from its pods, the actions collect victims by scanning every job, and
+consolidation sums the cluster's free GPUs for every job.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pytest
 from placement import consolidation, preempt, queue_order, reclaim, simulation_order
 from placement.queue_order import VictimJob, queue_values
 from placement.queues import QueueState
+from placement.reclaimable import filter_victim
 from placement.session import Session
 from placement.tasks import ACTIVE_ALLOCATED, ALLOCATED_STATUS, JobState
 
@@ -103,11 +106,65 @@ def _fresh_queue_values(ssn: Session, queue: QueueState, extra: tuple[float, flo
     return queue_values(ssn, queue, extra, _ZERO)
 
 
+def _has_running(job: JobState) -> bool:
+    return any(t.status in ACTIVE_ALLOCATED for t in job.tasks)
+
+
+def _reclaim_victims(ssn: Session, reclaimer: JobState, required: tuple[float, float, float]) -> ReferenceVictimsOrder:
+    queue = reclaimer.queue
+    jobs = [
+        job
+        for job in ssn.jobs.values()
+        if job.queue is not None
+        and job.queue is not queue
+        and job.preemptible
+        and _has_running(job)
+        and filter_victim(queue, required, job.queue)  # type: ignore[arg-type]
+    ]
+    return ReferenceVictimsOrder(ssn, jobs)
+
+
+def _preempt_victims(ssn: Session, preemptor: JobState) -> ReferenceVictimsOrder:
+    jobs = [
+        job
+        for job in ssn.jobs.values()
+        if job.preemptible
+        and job.priority < preemptor.priority
+        and job.queue is preemptor.queue
+        and job is not preemptor
+        and _has_running(job)
+    ]
+    return ReferenceVictimsOrder(ssn, jobs)
+
+
+def _consolidation_victims(ssn: Session, preemptor: JobState) -> ReferenceVictimsOrder:
+    limit = ssn.max_consolidation_preemptees
+    jobs: list[JobState] = []
+    for job in ssn.jobs.values():
+        if limit != -1 and len(jobs) > limit:
+            break
+        if job.preemptible and job is not preemptor and _has_running(job):
+            jobs.append(job)
+    return ReferenceVictimsOrder(ssn, jobs)
+
+
+_cluster_capacity = consolidation._cluster_capacity
+_enough_gpus = consolidation._enough_gpus
+
+
+def _enough_gpus_counted_now(job: JobState, ssn: Any) -> bool:
+    return _enough_gpus(job, _cluster_capacity(ssn))
+
+
 @contextmanager
 def reference_orders() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(simulation_order, "REFERENCE", True)
         patch.setattr(queue_order, "job_queue_values", _fresh_queue_values)
-        for action in (consolidation, preempt, reclaim):
-            patch.setattr(action, "VictimsOrder", ReferenceVictimsOrder)
+        patch.setattr(reclaim, "_victims", _reclaim_victims)
+        patch.setattr(preempt, "_victims", _preempt_victims)
+        patch.setattr(consolidation, "_victims", _consolidation_victims)
+        # The consolidation loop's cached sum is replaced by the session, and the sum made on every call.
+        patch.setattr(consolidation, "_cluster_capacity", lambda ssn: ssn)
+        patch.setattr(consolidation, "_enough_gpus", _enough_gpus_counted_now)
         yield
