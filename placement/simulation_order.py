@@ -331,7 +331,7 @@ class _Stream:
 class _Leaf:
     """A leaf queue holding the preemptor or a victim: its pending jobs plus those, in job order."""
 
-    __slots__ = ("bg", "bi", "dirty", "first", "mi", "mine", "parent", "queue", "skip", "ssn")
+    __slots__ = ("bg", "bi", "dirty", "first", "gen", "mi", "mine", "parent", "queue", "skip", "src", "ssn")
 
     inner = False
 
@@ -340,6 +340,8 @@ class _Leaf:
         self.queue = queue
         self.parent: _Inner | None = None
         self.dirty = False
+        self.src: Any = None
+        self.gen = 0
         self.bg = _pending(ssn, queue, skip)
         self.bi = 0
         self.skip = skip
@@ -388,7 +390,7 @@ class _Leaf:
 class _Inner:
     """An inner queue with the preemptor or a victim below it: the mirrored heap of its children."""
 
-    __slots__ = ("dirty", "first", "first_child", "heap", "parent", "queue", "ssn")
+    __slots__ = ("dirty", "first", "first_child", "gen", "heap", "parent", "queue", "src", "ssn")
 
     inner = True
 
@@ -397,6 +399,8 @@ class _Inner:
         self.queue = queue
         self.parent: _Inner | None = None
         self.dirty = False
+        self.src: Any = None
+        self.gen = 0
         self.heap: list[Any] = []
         self.first: float = _LAST
         self.first_child: Any = None
@@ -432,6 +436,10 @@ class SimulationOrder:
     def __init__(self, ssn: Session, preemptor: Any, victims: Iterable[JobState]) -> None:
         self.ssn = ssn
         self.seq = itertools.count()
+        # Pulls so far, and the request of the descent head last re-keyed from (for pull `extra_gen`).
+        self.gen = 0
+        self.extra_gen = -1
+        self.extra: Any = None
         interesting: list[Any] = [v for v in victims if v is not preemptor.job]
         self.interesting = set(interesting)
         self.interesting.add(preemptor)
@@ -494,6 +502,7 @@ class SimulationOrder:
         root = self.root
         interesting = self.interesting
         seq = self.seq
+        ssn = self.ssn
         heapreplace = heapq.heapreplace
         while True:
             heap = root
@@ -504,7 +513,16 @@ class SimulationOrder:
                 child = heap[0][2]
                 if child.dirty:
                     child.dirty = False
-                    heapreplace(heap, (child.refresh(), next(seq), child))
+                    if not isinstance(child, _Cursor):
+                        # Re-keyed from its descent head along the stale heap tops, which ends where the
+                        # pull that dirtied it left off (`src`): unchanged, as no pull went below it since.
+                        if child.gen != self.extra_gen:
+                            self.extra = ssn.job_init_resources(child.src.head())
+                            self.extra_gen = child.gen
+                        key = job_queue_values(ssn, child.queue, self.extra)
+                    else:
+                        key = child.refresh()
+                    heapreplace(heap, (key, next(seq), child))
                     continue
                 if child.inner:
                     parent = child
@@ -512,6 +530,7 @@ class SimulationOrder:
                     continue
                 break
             job = child.take()
+            self.gen += 1
             up: _Inner | None
             if child.empty():
                 heapq.heappop(heap)
@@ -519,11 +538,16 @@ class SimulationOrder:
                 while up is not None and not up.heap:
                     heapq.heappop(up.parent.heap if up.parent is not None else root)
                     up = up.parent
+                src: Any = up
             else:
                 child.dirty = True
+                if not isinstance(child, _Cursor):
+                    child.src, child.gen = child, self.gen
                 up = parent
+                src = child
             while up is not None:
                 up.dirty = True
+                up.src, up.gen = src, self.gen
                 up = up.parent
             if job in interesting:
                 return job
