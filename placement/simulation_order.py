@@ -55,6 +55,7 @@ class _QueueCache:
     """Per queue and cycle: its jobs, its pending jobs in job order, its pop stream (all checked before use)."""
 
     __slots__ = (
+        "children_ordered",
         "jobs",
         "pending",
         "pending_version",
@@ -74,6 +75,7 @@ class _QueueCache:
         self.stream_version = -1
         self.stream_alloc: tuple[float, ...] = ()
         self.siblings_ordered: bool | None = None
+        self.children_ordered: bool | None = None
 
 
 def _cache(ssn: Session, queue: QueueState) -> _QueueCache:
@@ -163,6 +165,13 @@ def _top_level_ordered(ssn: Session) -> bool:
     if cache.siblings_ordered is None:
         cache.siblings_ordered = _strictly_ordered(top)
     return cache.siblings_ordered
+
+
+def _children_ordered(ssn: Session, queue: QueueState) -> bool:
+    cache = _cache(ssn, queue)
+    if cache.children_ordered is None:
+        cache.children_ordered = _strictly_ordered(queue.children)
+    return cache.children_ordered
 
 
 def _stream_still(ssn: Session, queue: QueueState, cache: _QueueCache) -> bool:
@@ -390,7 +399,7 @@ class _Leaf:
 class _Inner:
     """An inner queue with the preemptor or a victim below it: the mirrored heap of its children."""
 
-    __slots__ = ("dirty", "first", "first_child", "gen", "heap", "parent", "queue", "src", "ssn")
+    __slots__ = ("dirty", "first", "first_child", "gen", "heap", "ordered", "parent", "queue", "src", "ssn")
 
     inner = True
 
@@ -402,6 +411,7 @@ class _Inner:
         self.src: Any = None
         self.gen = 0
         self.heap: list[Any] = []
+        self.ordered = _children_ordered(ssn, queue)
         self.first: float = _LAST
         self.first_child: Any = None
 
@@ -466,7 +476,8 @@ class SimulationOrder:
             self._fill(nodes[q.name], q, nodes)
         self.root: list[Any] = []
         tops: list[Any] = [node for node in nodes.values() if node.queue.parent is None]
-        if not _top_level_ordered(ssn):
+        self.root_ordered = _top_level_ordered(ssn)
+        if not self.root_ordered:
             for q in ssn.queues.values():
                 if q.parent is None and q.name not in nodes:
                     stream = _Stream.build(ssn, q)
@@ -507,6 +518,9 @@ class SimulationOrder:
         while True:
             heap = root
             parent: _Inner | None = None
+            # (heap, the queue on top of it) from the root down, and whether every heap on it is a total order.
+            path: list[tuple[list[Any], Any]] = []
+            ordered = self.root_ordered
             while True:
                 if not heap:
                     return None
@@ -524,30 +538,60 @@ class SimulationOrder:
                         key = child.refresh()
                     heapreplace(heap, (key, next(seq), child))
                     continue
+                path.append((heap, child))
                 if child.inner:
                     parent = child
+                    ordered = ordered and child.ordered
                     heap = child.heap
                     continue
                 break
-            job = child.take()
-            self.gen += 1
-            up: _Inner | None
-            if child.empty():
-                heapq.heappop(heap)
-                up = parent
-                while up is not None and not up.heap:
-                    heapq.heappop(up.parent.heap if up.parent is not None else root)
+            while True:
+                job = child.take()
+                self.gen += 1
+                up: _Inner | None
+                if child.empty():
+                    heapq.heappop(heap)
+                    up = parent
+                    while up is not None and not up.heap:
+                        heapq.heappop(up.parent.heap if up.parent is not None else root)
+                        up = up.parent
+                    src: Any = up
+                else:
+                    child.dirty = True
+                    if not isinstance(child, _Cursor):
+                        child.src, child.gen = child, self.gen
+                    up = parent
+                    src = child
+                while up is not None:
+                    up.dirty = True
+                    up.src, up.gen = src, self.gen
                     up = up.parent
-                src: Any = up
-            else:
-                child.dirty = True
-                if not isinstance(child, _Cursor):
-                    child.src, child.gen = child, self.gen
-                up = parent
-                src = child
-            while up is not None:
-                up.dirty = True
-                up.src, up.gen = src, self.gen
-                up = up.parent
-            if job in interesting:
-                return job
+                if job in interesting:
+                    return job
+                if src is not child or not ordered or not self._next_pull_here(path, child):
+                    break
+
+    def _next_pull_here(self, path: list[tuple[list[Any], Any]], child: Any) -> bool:
+        """Re-key the dirty path as the next descent would; True if every queue on it stays on top.
+
+        Then the next pull comes from `child` again and the keys are stored as heapreplace would store
+        them: in a heap whose comparisons form a total order, an entry re-keyed below both its children
+        stays at the top and nothing else moves. Otherwise nothing is touched and the descent does it.
+        """
+        ssn = self.ssn
+        extra = ssn.job_init_resources(child.head())
+        self.extra, self.extra_gen = extra, self.gen
+        keys = []
+        for heap, node in path:
+            key = node.stream.key(node.k) if node is child and isinstance(node, _Cursor) else None
+            if key is None:
+                key = job_queue_values(ssn, node.queue, extra)
+            n = len(heap)
+            if (n > 1 and not key < heap[1][0]) or (n > 2 and not key < heap[2][0]):
+                return False
+            keys.append(key)
+        seq = self.seq
+        for (heap, node), key in zip(path, keys, strict=True):
+            heap[0] = (key, next(seq), node)
+            node.dirty = False
+        return True
