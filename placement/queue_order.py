@@ -24,7 +24,7 @@ from placement.tasks import ACTIVE_ALLOCATED, ALLOCATED_STATUS, JobState, TaskSt
 if TYPE_CHECKING:
     from placement.session import Session
 
-__all__ = ["JobsOrder", "VictimJob", "VictimsOrder", "job_queue_values", "queue_values"]
+__all__ = ["JobsOrder", "VictimJob", "VictimsOrder", "job_queue_keys", "job_queue_values", "queue_values"]
 
 
 _ZERO = (0.0, 0.0, 0.0)
@@ -123,6 +123,12 @@ def job_queue_values(ssn: Session, queue: QueueState, extra: tuple[float, float,
     if key is None:
         key = memo[extra] = queue_values(ssn, queue, extra, _ZERO)
     return key
+
+
+def job_queue_keys(ssn: Session, queue: QueueState) -> dict[Any, tuple[Any, ...]]:
+    """The memo job_queue_values fills for the queue's current allocation: request -> key."""
+    memo: dict[Any, tuple[Any, ...]] = _base_values(ssn, queue)[6]
+    return memo
 
 
 class _QNode:

@@ -33,7 +33,7 @@ import itertools
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from placement.queue_order import job_queue_values
+from placement.queue_order import job_queue_keys, job_queue_values
 from placement.queues import less_equal
 
 if TYPE_CHECKING:
@@ -240,6 +240,7 @@ class _Stream:
 
     __slots__ = (
         "children",
+        "extras",
         "first",
         "first_head",
         "heads",
@@ -258,6 +259,7 @@ class _Stream:
         self.queue = queue
         self.children: list[_Stream] = []
         self.keys: list[Any] = []
+        self.extras: list[Any] = []
         self.heap: list[Any] = []
         self.top_dirty = False
         self.seq = itertools.count()
@@ -314,6 +316,13 @@ class _Stream:
         while len(self.heads) <= k:
             self._grow()
         return self.heads[k]
+
+    def extra(self, k: int) -> Any:
+        """The request of head(k), the vector the parent queues are re-keyed with."""
+        extras = self.extras
+        while len(extras) <= k:
+            extras.append(self.ssn.job_init_resources(self.head(len(extras))))
+        return extras[k]
 
     def job(self, k: int) -> Any:
         while len(self.jobs) <= k:
@@ -568,30 +577,64 @@ class SimulationOrder:
                     up = up.parent
                 if job in interesting:
                     return job
-                if src is not child or not ordered or not self._next_pull_here(path, child):
+                if src is not child or not ordered or not isinstance(child, _Cursor):
                     break
+                self._cursor_run(path, child)
+                break
 
-    def _next_pull_here(self, path: list[tuple[list[Any], Any]], child: Any) -> bool:
-        """Re-key the dirty path as the next descent would; True if every queue on it stays on top.
+    def _cursor_run(self, path: list[tuple[list[Any], Any]], child: _Cursor) -> None:
+        """Pull on from an untouched subtree for as long as the next descent would come back to it.
 
-        Then the next pull comes from `child` again and the keys are stored as heapreplace would store
-        them: in a heap whose comparisons form a total order, an entry re-keyed below both its children
-        stays at the top and nothing else moves. Otherwise nothing is touched and the descent does it.
+        It comes back when every queue on the path, re-keyed from the subtree's next head, stays on top
+        of its heap. In a heap whose comparisons form a total order that is when the new key is below
+        the entry's two children, and then heapreplace leaves everything else where it was: so the run
+        stores only the last keys, exactly as the step-by-step descent would have left them. The last job
+        of the subtree is left to the descent (its removal changes the heaps).
         """
         ssn = self.ssn
-        extra = ssn.job_init_resources(child.head())
-        self.extra, self.extra_gen = extra, self.gen
-        keys = []
-        for heap, node in path:
-            key = node.stream.key(node.k) if node is child and isinstance(node, _Cursor) else None
-            if key is None:
-                key = job_queue_values(ssn, node.queue, extra)
-            n = len(heap)
-            if (n > 1 and not key < heap[1][0]) or (n > 2 and not key < heap[2][0]):
-                return False
-            keys.append(key)
+        stream = child.stream
+        # Nothing but this path changes during the run, so each heap's smallest other entry is fixed.
+        levels = []
+        for heap, node in path[:-1]:
+            other = heap[1][0] if len(heap) > 1 else None
+            if len(heap) > 2 and heap[2][0] < other:
+                other = heap[2][0]
+            levels.append((job_queue_keys(ssn, node.queue), node.queue, other))
+        heap = path[-1][0]
+        other_c = heap[1][0] if len(heap) > 1 else None
+        if len(heap) > 2 and heap[2][0] < other_c:
+            other_c = heap[2][0]
+        k = child.k
+        last = stream.n - 1
+        keys: list[Any] = []
+        pulled = 0
+        while k < last:
+            key_c = stream.key(k)
+            if other_c is not None and not key_c < other_c:
+                break
+            extra = stream.extra(k)
+            found = []
+            for memo, queue, other in levels:
+                key = memo.get(extra)
+                if key is None:
+                    key = job_queue_values(ssn, queue, extra)
+                if other is not None and not key < other:
+                    break
+                found.append(key)
+            else:
+                keys = found
+                keys.append(key_c)
+                stream.job(k)
+                k += 1
+                pulled += 1
+                continue
+            break
+        if not pulled:
+            return
+        child.k = k
+        self.gen += pulled
         seq = self.seq
         for (heap, node), key in zip(path, keys, strict=True):
             heap[0] = (key, next(seq), node)
-            node.dirty = False
-        return True
+            if node is not child:
+                node.gen = self.gen  # still dirty, still re-keyed from the subtree's head: the next one
