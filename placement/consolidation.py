@@ -14,7 +14,7 @@ from placement.allocate import pending_jobs
 from placement.queue_order import JobsOrder, VictimsOrder
 from placement.signatures import Representatives
 from placement.solver import JobSolver, Scenario, feasible_nodes, idle_gpu_capacity, releasing_gpu_capacity
-from placement.tasks import ACTIVE_ALLOCATED, KIND_MIG, RELEASING, JobState, mig_gpu_portion
+from placement.tasks import KIND_MIG, RELEASING, JobState, mig_gpu_portion
 
 if TYPE_CHECKING:
     from placement.session import Session
@@ -26,8 +26,8 @@ def _all_reallocated(scenario: Scenario) -> bool:
     return all(t.status != RELEASING for _, tasks in scenario.victims().values() for t in tasks)
 
 
-def _enough_gpus(ssn: Session, job: JobState) -> bool:
-    """IsEnoughGPUsAllocatableForJob: cluster-wide idle + releasing GPUs cover the next batch."""
+def _cluster_capacity(ssn: Session) -> tuple[float, int]:
+    """Idle + releasing GPUs and GPU memory over the cluster (GetSumOfIdleGPUs + GetSumOfReleasingGPUs)."""
     gpus = 0.0
     mem = 0
     for node in ssn.node_list:
@@ -35,6 +35,12 @@ def _enough_gpus(ssn: Session, job: JobState) -> bool:
         rel = releasing_gpu_capacity(node)
         gpus += idle[0] + rel[0]
         mem += idle[1] + rel[1]
+    return gpus, mem
+
+
+def _enough_gpus(job: JobState, capacity: tuple[float, int]) -> bool:
+    """IsEnoughGPUsAllocatableForJob: cluster-wide idle + releasing GPUs cover the next batch."""
+    gpus, mem = capacity
     need_gpus = 0.0
     need_mem = 0
     for task in job.tasks_to_allocate(real=False):
@@ -57,7 +63,7 @@ def _victims(ssn: Session, preemptor: JobState) -> VictimsOrder:
     for job in ssn.jobs.values():
         if limit != -1 and len(jobs) > limit:
             break
-        if job.preemptible and job is not preemptor and any(t.status in ACTIVE_ALLOCATED for t in job.tasks):
+        if job.preemptible and job is not preemptor and job.n_active_alloc > 0:
             jobs.append(job)
     return VictimsOrder(ssn, jobs)
 
@@ -67,6 +73,9 @@ def consolidation(ssn: Session) -> None:
         return
     order = JobsOrder(ssn, [j for j in pending_jobs(ssn) if j.preemptible])
     failed = Representatives()
+    # The sum over every node is the same until a statement commits: a failed solve rolls back exactly.
+    capacity: tuple[float, int] | None = None
+    counted_at = -1
     while True:
         job = order.pop()
         if job is None or ssn.out_of_time():
@@ -76,7 +85,9 @@ def consolidation(ssn: Session) -> None:
         if ssn.use_signatures and not failed.worth_trying(job):
             continue
         statement = None
-        if _enough_gpus(ssn, job):
+        if capacity is None or counted_at != ssn.commits:
+            capacity, counted_at = _cluster_capacity(ssn), ssn.commits
+        if _enough_gpus(job, capacity):
             solver = JobSolver(ssn, feasible_nodes(ssn, job), _all_reallocated, partial(_victims, ssn, job))
             statement = solver.solve(job)
         if statement is not None:

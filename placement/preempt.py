@@ -13,8 +13,9 @@ from placement.allocate import pending_jobs
 from placement.queue_order import JobsOrder, VictimsOrder
 from placement.queues import over_quota
 from placement.signatures import Representatives
+from placement.simulation_order import leaf_jobs
 from placement.solver import JobSolver, feasible_nodes
-from placement.tasks import ACTIVE_ALLOCATED, JobState
+from placement.tasks import JobState
 
 if TYPE_CHECKING:
     from placement.session import Session
@@ -25,12 +26,8 @@ __all__ = ["preempt"]
 def _victims(ssn: Session, preemptor: JobState) -> VictimsOrder:
     jobs = [
         job
-        for job in ssn.jobs.values()
-        if job.preemptible
-        and job.priority < preemptor.priority
-        and job.queue is preemptor.queue
-        and job is not preemptor
-        and any(t.status in ACTIVE_ALLOCATED for t in job.tasks)
+        for job in leaf_jobs(ssn, preemptor.queue)  # type: ignore[arg-type]  # a pending job's queue is a leaf
+        if job.preemptible and job.priority < preemptor.priority and job is not preemptor and job.n_active_alloc > 0
     ]
     return VictimsOrder(ssn, jobs)
 

@@ -24,7 +24,10 @@ from placement.tasks import ACTIVE_ALLOCATED, ALLOCATED_STATUS, JobState, TaskSt
 if TYPE_CHECKING:
     from placement.session import Session
 
-__all__ = ["JobsOrder", "VictimJob", "VictimsOrder", "queue_values"]
+__all__ = ["JobsOrder", "VictimJob", "VictimsOrder", "job_queue_keys", "job_queue_values", "queue_values"]
+
+
+_ZERO = (0.0, 0.0, 0.0)
 
 
 def _dominant_share(values: Sequence[float], allocatable: Sequence[float], total: Sequence[float]) -> float:
@@ -73,7 +76,8 @@ def _base_values(ssn: Session, queue: QueueState) -> tuple[Any, ...]:
             a = ssn.total[r]
         divisors.append(a if a != 0 else None)
     drf_without = _dominant_share(alloc, allocatable, ssn.total)
-    cached = (queue.version, over, -queue.priority, drf_without, _ShareTie(allocatable, queue.creation), divisors)
+    tie = _ShareTie(allocatable, queue.creation)
+    cached = (queue.version, over, -queue.priority, drf_without, tie, divisors, {})
     queue._key_cache = cached
     return cached
 
@@ -83,7 +87,7 @@ def queue_values(ssn: Session, queue: QueueState, extra: Sequence[float], minus:
 
     `minus` is the allocation of victims already taken from the queue (victim order only).
     """
-    _, over, priority, drf_without, tie, divisors = _base_values(ssn, queue)
+    _, over, priority, drf_without, tie, divisors, _ = _base_values(ssn, queue)
     alloc, deserved = queue.alloc, queue.deserved
     starved = True
     violation = False
@@ -108,6 +112,25 @@ def queue_values(ssn: Session, queue: QueueState, extra: Sequence[float], minus:
     return (over, not starved, priority, violation, drf_with, drf_without, tie)
 
 
+def job_queue_values(ssn: Session, queue: QueueState, extra: tuple[float, float, float]) -> tuple[Any, ...]:
+    """queue_values with no victims taken out, memoised per allocation version and request.
+
+    Job orders re-key a queue after every pop and most jobs ask for one of a few request vectors, so
+    the same (allocation, request) pair comes back again and again.
+    """
+    memo = _base_values(ssn, queue)[6]
+    key: tuple[Any, ...] | None = memo.get(extra)
+    if key is None:
+        key = memo[extra] = queue_values(ssn, queue, extra, _ZERO)
+    return key
+
+
+def job_queue_keys(ssn: Session, queue: QueueState) -> dict[Any, tuple[Any, ...]]:
+    """The memo job_queue_values fills for the queue's current allocation: request -> key."""
+    memo: dict[Any, tuple[Any, ...]] = _base_values(ssn, queue)[6]
+    return memo
+
+
 class _QNode:
     __slots__ = ("dirty", "heap", "is_leaf", "parent", "queue")
 
@@ -117,9 +140,6 @@ class _QNode:
         self.is_leaf = is_leaf
         self.heap: list[Any] = []
         self.dirty = False
-
-
-_ZERO = (0.0, 0.0, 0.0)
 
 
 class JobsOrder:
@@ -160,7 +180,7 @@ class JobsOrder:
         cached = job._init_cache
         fresh = cached is not None and cached[0] == job.version
         extra = cached[1] if fresh and cached is not None else self.ssn.job_init_resources(job)
-        return (queue_values(self.ssn, node.queue, extra, _ZERO), next(self._seq), node)
+        return (job_queue_values(self.ssn, node.queue, extra), next(self._seq), node)
 
     def push(self, job: JobState) -> None:
         queue = job.queue
@@ -229,16 +249,23 @@ class JobsOrder:
 class VictimJob:
     """A job (or the part of it not yet offered) as a candidate victim (KAI's CloneWithTasks)."""
 
-    __slots__ = ("job", "tasks")
+    __slots__ = ("_alloc", "_key", "job", "tasks")
 
     def __init__(self, job: JobState, tasks: list[TaskState]) -> None:
         self.job = job
         self.tasks = tasks
+        # (job version, value): the victim order reads these for every candidate at every pop, and they
+        # change only with the job's pods' statuses, which bump its version.
+        self._key: tuple[int, tuple[int, int, int, str]] | None = None
+        self._alloc: tuple[int, list[float]] | None = None
 
     def active_allocated(self) -> list[TaskState]:
         return [t for t in self.tasks if t.status in ACTIVE_ALLOCATED]
 
     def allocated(self) -> list[float]:
+        cached = self._alloc
+        if cached is not None and cached[0] == self.job.version:
+            return cached[1]
         total = [0.0, 0.0, 0.0]
         for t in self.tasks:
             if t.status in ALLOCATED_STATUS:
@@ -246,16 +273,28 @@ class VictimJob:
                 total[0] += a[0]
                 total[1] += a[1]
                 total[2] += a[2]
+        self._alloc = (self.job.version, total)
         return total
 
     def order_key(self) -> tuple[int, int, int, str]:
         job = self.job
+        cached = self._key
+        if cached is not None and cached[0] == job.version:
+            return cached[1]
         if job.tree is not None:
-            rank = job.tree.clone(self.tasks, representative=False).elastic_rank()
-            return (-job.priority, rank, job.creation, job.name)
+            key = (
+                -job.priority,
+                job.tree.clone(self.tasks, representative=False).elastic_rank(),
+                job.creation,
+                job.name,
+            )
+            self._key = (job.version, key)
+            return key
         n = len(self.active_allocated())
         rank = 0 if n < job.min_member else (1 if n == job.min_member else 2)
-        return (-job.priority, rank, job.creation, job.name)
+        key = (-job.priority, rank, job.creation, job.name)
+        self._key = (job.version, key)
+        return key
 
     def tasks_to_evict(self) -> tuple[list[TaskState], bool]:
         """GetTasksToEvict: above minMember one pod at a time (lowest task order first), else all."""
@@ -269,12 +308,21 @@ class VictimJob:
 
 
 class VictimsOrder:
-    """Candidate victims, worst job of the worst queue first (JobsOrderByQueues with VictimQueue)."""
+    """Candidate victims, worst job of the worst queue first (JobsOrderByQueues with VictimQueue).
+
+    Each pop ranks every queue with victims below it, and a queue's rank depends on the best victims
+    of its best children, so the best child and the key of each queue are worked out once per pop.
+    """
 
     def __init__(self, ssn: Session, jobs: Iterable[JobState]) -> None:
         self.ssn = ssn
         self.leaves: dict[str, list[VictimJob]] = {}
         self.popped: dict[str, list[VictimJob]] = {}
+        # Victims waiting in each queue's subtree.
+        self.counts: dict[str, int] = {}
+        self.tops = [q for q in ssn.queues.values() if q.parent is None]
+        self._best: dict[str, QueueState] = {}
+        self._keys: dict[str, tuple[Any, ...]] = {}
         for job in jobs:
             if job.queue is not None and job.queue.is_leaf:
                 self.push(VictimJob(job, list(job.tasks)))
@@ -283,7 +331,11 @@ class VictimsOrder:
         return any(self.leaves.values())
 
     def push(self, victim: VictimJob) -> None:
-        self.leaves.setdefault(victim.job.queue.name, []).append(victim)  # type: ignore[union-attr]
+        queue = victim.job.queue
+        self.leaves.setdefault(queue.name, []).append(victim)  # type: ignore[union-attr]
+        counts = self.counts
+        for q in queue.path:  # type: ignore[union-attr]
+            counts[q.name] = counts.get(q.name, 0) + 1
 
     def _leaf_best(self, name: str) -> VictimJob:
         # VictimOrderFn reverses JobOrderFn: lowest priority, most elastic surplus, youngest first.
@@ -296,18 +348,20 @@ class VictimsOrder:
         return [*self.popped.get(leaf.name, []), self._leaf_best(leaf.name)]
 
     def _has_jobs(self, queue: QueueState) -> bool:
-        if queue.is_leaf:
-            return bool(self.leaves.get(queue.name))
-        return any(self._has_jobs(c) for c in queue.children)
+        return self.counts.get(queue.name, 0) > 0
 
     def _key(self, queue: QueueState) -> tuple[Any, ...]:
+        key = self._keys.get(queue.name)
+        if key is not None:
+            return key
         minus = [0.0, 0.0, 0.0]
         for victim in self._victims_of(queue):
             a = victim.allocated()
             minus[0] += a[0]
             minus[1] += a[1]
             minus[2] += a[2]
-        return queue_values(self.ssn, queue, _ZERO, minus)
+        key = self._keys[queue.name] = queue_values(self.ssn, queue, _ZERO, minus)
+        return key
 
     def _pick(self, candidates: list[QueueState]) -> QueueState:
         best = candidates[0]
@@ -319,10 +373,16 @@ class VictimsOrder:
         return best
 
     def _best_child(self, queue: QueueState) -> QueueState:
-        return self._pick([c for c in queue.children if self._has_jobs(c)])
+        best = self._best.get(queue.name)
+        if best is None:
+            best = self._best[queue.name] = self._pick([c for c in queue.children if self._has_jobs(c)])
+        return best
 
     def pop(self) -> VictimJob | None:
-        tops = [q for q in self.ssn.queues.values() if q.parent is None and self._has_jobs(q)]
+        # Nothing changes while one pop ranks the queues; the next pop starts afresh.
+        self._best.clear()
+        self._keys.clear()
+        tops = [q for q in self.tops if self._has_jobs(q)]
         if not tops:
             return None
         queue = self._pick(tops)
@@ -330,5 +390,7 @@ class VictimsOrder:
             queue = self._best_child(queue)
         victim = self._leaf_best(queue.name)
         self.leaves[queue.name].remove(victim)
+        for q in queue.path:
+            self.counts[q.name] -= 1
         self.popped.setdefault(queue.name, []).append(victim)
         return victim

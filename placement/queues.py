@@ -35,6 +35,7 @@ class QueueState:
         "limit",
         "limited",
         "name",
+        "order_cache",
         "parent",
         "path",
         "priority",
@@ -72,6 +73,8 @@ class QueueState:
         # Bumped whenever `alloc` changes, so queue-order keys can be cached per allocation state.
         self.version = 0
         self._key_cache: tuple[Any, ...] | None = None
+        # The solver's per-cycle job lists and pop streams (placement.simulation_order), version-checked.
+        self.order_cache: object = None
 
     @property
     def is_leaf(self) -> bool:

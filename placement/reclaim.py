@@ -14,6 +14,7 @@ from placement.allocate import pending_jobs
 from placement.queue_order import JobsOrder, VictimsOrder
 from placement.reclaimable import ReclaimCheck, can_reclaim, filter_victim
 from placement.signatures import Representatives
+from placement.simulation_order import leaf_jobs
 from placement.solver import JobSolver, Scenario, feasible_nodes
 from placement.tasks import ACTIVE_ALLOCATED, JobState
 
@@ -49,14 +50,11 @@ def _taken_by_queue(scenario: Scenario) -> dict[str, list[list[float]]]:
 def _victims(ssn: Session, reclaimer: JobState, required: tuple[float, float, float]) -> VictimsOrder:
     queue = reclaimer.queue
     jobs = []
-    for job in ssn.jobs.values():
-        if job.queue is None or job.queue is queue or not job.preemptible:
+    # FilterVictim depends on the victim's queue only, so it is asked once per leaf queue.
+    for leaf in ssn.queues.values():
+        if leaf is queue or not leaf.is_leaf or not filter_victim(queue, required, leaf):  # type: ignore[arg-type]
             continue
-        if not any(t.status in ACTIVE_ALLOCATED for t in job.tasks):
-            continue
-        if not filter_victim(queue, required, job.queue):  # type: ignore[arg-type]
-            continue
-        jobs.append(job)
+        jobs += [job for job in leaf_jobs(ssn, leaf) if job.preemptible and job.n_active_alloc > 0]
     return VictimsOrder(ssn, jobs)
 
 

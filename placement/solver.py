@@ -13,14 +13,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from placement import simulation_order
+from placement.candidate_nodes import candidate_nodes
 from placement.nodes import NodeState, gpu_memory_fraction
 from placement.placing import allocate_job
 from placement.queue_order import JobsOrder, VictimJob, VictimsOrder
+from placement.queues import check_capacity
+from placement.simulation_order import SimulationOrder
 from placement.statement import Statement
 from placement.tasks import ACTIVE_ALLOCATED, PIPELINED, RELEASING, JobState, TaskState, mig_gpu_portion
 
 if TYPE_CHECKING:
     from placement.session import Session
+    from placement.subgroups import SubGroupSet
 
 __all__ = ["JobSolver", "PartialJob", "Scenario", "feasible_nodes", "idle_gpu_capacity", "releasing_gpu_capacity"]
 
@@ -39,7 +44,7 @@ class PartialJob:
         self._init_cache: tuple[int, tuple[float, float, float]] | None = None
         # With subgroups the representative is the job's tree holding its placed pods and these k pending
         # ones, each leaf's minimum (and explicit minSubGroup) lowered to what it holds.
-        self.tree = None
+        self.tree: SubGroupSet | None = None
         if job.tree is not None:
             placed = [t for t in job.tasks if t.status in ACTIVE_ALLOCATED]
             self.tree = job.tree.clone([*placed, *tasks], representative=True)
@@ -229,35 +234,36 @@ class JobSolver:
         ssn = self.ssn
         preemptor = scenario.preemptor
         nodes = list(feasible.values())
-        victim_jobs = {t.job.name for t in victims}
-        candidates: list[Any] = [
-            j for j in ssn.jobs.values() if j is not preemptor.job and (j.name in victim_jobs or j.has_pending())
-        ]
-        order = JobsOrder(ssn, [*candidates, preemptor])  # type: ignore[list-item]  # a PartialJob orders like a job
+        victim_jobs: dict[str, JobState] = {}
+        for task in victims:
+            victim_jobs.setdefault(task.job.name, task.job)
+        # The order pops every pending job; only the victims and the preemptor are placed, so the solver's
+        # order yields just those, in the same sequence (simulation_order), unless asked for the original.
+        order: JobsOrder | SimulationOrder
+        if simulation_order.REFERENCE:
+            candidates: list[Any] = [
+                j for j in ssn.jobs.values() if j is not preemptor.job and (j.name in victim_jobs or j.has_pending())
+            ]
+            order = JobsOrder(ssn, [*candidates, preemptor])  # type: ignore[list-item]  # a PartialJob orders like a job
+        else:
+            order = SimulationOrder(ssn, preemptor, victim_jobs.values())
         placed = False
         # Pending jobs that are not victims are only popped, never placed: popping changes no state, so
         # once the preemptor is placed and every victim job has had its turn, the rest cannot matter.
-        waiting = {j.name for j in candidates if j.name in victim_jobs}
+        waiting = {name for name, job in victim_jobs.items() if job is not preemptor.job}
         while not (placed and not waiting):
             job = order.pop()
             if job is None:
                 break
-            if job is preemptor:  # type: ignore[comparison-overlap]  # the order holds PartialJobs too
-                if not allocate_job(
-                    ssn,
-                    stmt,
-                    preemptor.job,
-                    True,
-                    nodes,
-                    tasks=preemptor.tasks,
-                    min_member=preemptor.min_member,
-                    tree=preemptor.tree,
+            if job is preemptor:  # the orders hold a PartialJob too
+                if not _pipeline_job(
+                    ssn, stmt, preemptor.job, nodes, preemptor.tasks, preemptor.min_member, preemptor.tree
                 ):
                     return None
                 placed = True
             elif job.name in victim_jobs:
                 waiting.discard(job.name)
-                allocate_job(ssn, stmt, job, True, nodes)
+                _pipeline_job(ssn, stmt, job, nodes)
         if not placed:
             return None
         evicted = [t for t in victims if t.status == RELEASING]
@@ -266,6 +272,30 @@ class JobSolver:
             return False
         moved = [t for t in victims if t.status == PIPELINED]
         return stmt, evicted + moved
+
+
+def _pipeline_job(
+    ssn: Session,
+    stmt: Statement,
+    job: JobState,
+    nodes: list[NodeState],
+    tasks: list[TaskState] | None = None,
+    min_member: int | None = None,
+    tree: SubGroupSet | None = None,
+) -> bool:
+    """allocate_job onto releasing resources, offered only the nodes that can matter (candidate_nodes).
+
+    A job with a subgroup tree gets every node: topology domains are computed from the node set offered,
+    so a narrower set could change which domain is the lowest common one.
+    """
+    if tree is not None or job.tree is not None:
+        return allocate_job(ssn, stmt, job, True, nodes, tasks=tasks, min_member=min_member, tree=tree)
+    if not simulation_order.REFERENCE:
+        batch = job.tasks_to_allocate(real=False, tasks=tasks, min_member=min_member)
+        # A batch over its queue's capacity fails before any node is looked at: no need to pick nodes.
+        if check_capacity(job.queue, ssn.required_quota(batch), job.preemptible) is None:  # type: ignore[arg-type]
+            nodes = candidate_nodes(nodes, batch)
+    return allocate_job(ssn, stmt, job, True, nodes, tasks=tasks, min_member=min_member)
 
 
 def feasible_nodes(ssn: Session, job: JobState) -> list[NodeState]:

@@ -1,0 +1,280 @@
+"""The solver's fast orders against the straightforward ones they replace (tests/simulator/reference_orders).
+
+Every simulation of the eviction solver pops a JobsOrder over all pending jobs; the fast order yields
+only the victims and the preemptor, and must yield them in exactly the same sequence. The victim order
+ranks the queue tree once per pop instead of once per comparison. These tests run both on generated
+busy clusters (queue trees, running gangs and shared GPUs, a pending backlog) and compare the outcome.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from reference_orders import ReferenceVictimsOrder, reference_orders
+
+from placement import Job, Node, Placement, Queue, QueueResource, Result, Snapshot, Task, simulate, simulation_order
+from placement.candidate_nodes import candidate_nodes
+from placement.node_order import exhaustive_order
+from placement.queue_order import JobsOrder, VictimJob, VictimsOrder
+from placement.session import Session
+from placement.simulation_order import SimulationOrder
+from placement.solver import PartialJob
+from placement.statement import Statement
+from placement.tasks import ACTIVE_ALLOCATED
+
+FULL_CYCLE = ("allocate", "consolidation", "reclaim", "preempt")
+UNLIMITED = QueueResource(-1, -1, 1)
+
+
+@st.composite
+def _task(draw: st.DrawFn) -> Task:
+    kind = draw(st.sampled_from(["whole", "whole", "fraction", "memory"]))
+    # Requests differ in CPU too, so queue keys move with the job at a queue's head.
+    cpu = draw(st.sampled_from([1000, 1000, 4000]))
+    if kind == "whole":
+        return Task(gpu=draw(st.integers(1, 4)), cpu_millis=cpu)
+    if kind == "fraction":
+        return Task(gpu_fraction=draw(st.sampled_from([0.25, 0.5, 0.7])), cpu_millis=cpu)
+    return Task(gpu_memory_mib=draw(st.sampled_from([10_000, 20_000])), cpu_millis=cpu)
+
+
+@st.composite
+def _queues(draw: st.DrawFn) -> tuple[list[Queue], list[str]]:
+    """Two or three levels; CPU quotas too, so the last tie-breaker (allocatable shares) can be cyclic."""
+    queues: list[Queue] = []
+    leaves: list[str] = []
+
+    def resource(scale: int) -> QueueResource:
+        quota = draw(st.sampled_from([-1, 0, scale, 2 * scale]))
+        limit = draw(st.sampled_from([-1, -1, 2 * scale]))
+        return QueueResource(quota, limit, draw(st.sampled_from([0, 1, 2])))
+
+    for t in range(draw(st.integers(1, 3))):
+        top = f"t{t}"
+        queues.append(Queue(top, gpu=resource(4), cpu=draw(st.sampled_from([UNLIMITED, resource(8000)]))))
+        children = draw(st.integers(0, 3))
+        if not children:
+            leaves.append(top)
+        for c in range(children):
+            name = f"{top}-{c}"
+            queues.append(Queue(name, parent=top, priority=draw(st.sampled_from([100, 100, 101])), gpu=resource(2)))
+            grandchildren = draw(st.integers(0, 2))
+            if not grandchildren:
+                leaves.append(name)
+            for g in range(grandchildren):
+                queues.append(Queue(f"{name}-{g}", parent=name, gpu=resource(1)))
+                leaves.append(f"{name}-{g}")
+    return queues, leaves
+
+
+def _jobs(draw: st.DrawFn, prefix: str, leaves: list[str], count: int) -> list[Job]:
+    jobs = []
+    for j in range(count):
+        task = draw(_task())
+        n = draw(st.integers(1, 3))
+        jobs.append(
+            Job(
+                f"{prefix}{j}",
+                draw(st.sampled_from(leaves)),
+                (task,) * n,
+                priority=draw(st.sampled_from([50, 50, 100, 125])),
+                min_member=draw(st.integers(1, n)),
+            )
+        )
+    return jobs
+
+
+def _running(snapshot: Snapshot) -> list[Job]:
+    """The jobs with the pods a first allocate placed, as Running pods (the pods left unplaced dropped)."""
+    result = simulate(snapshot, actions=["allocate"])
+    jobs = []
+    for job in snapshot.jobs:
+        tasks = []
+        for i, task in enumerate(job.tasks):
+            placed = result.tasks[f"{job.name}-{i}"]
+            if placed.status == "Binding":
+                tasks.append(
+                    Task(
+                        gpu=task.gpu,
+                        gpu_fraction=task.gpu_fraction,
+                        gpu_memory_mib=task.gpu_memory_mib,
+                        state="Running",
+                        node=placed.node,
+                        gpu_groups=placed.gpu_groups,
+                    )
+                )
+        if tasks:
+            jobs.append(Job(job.name, job.queue, tuple(tasks), priority=job.priority, min_member=len(tasks)))
+    return jobs
+
+
+@st.composite
+def busy_clusters(draw: st.DrawFn, backlog: int = 10) -> Snapshot:
+    """Nodes mostly full of running work in a queue tree, and a pending backlog across the tree."""
+    nodes = tuple(
+        Node(f"n{i}", gpus=draw(st.sampled_from([2, 4, 8])), gpu_memory_mib=draw(st.sampled_from([40_000, 80_000])))
+        for i in range(draw(st.integers(1, 4)))
+    )
+    queues, leaves = draw(_queues())
+    first = Snapshot(nodes, tuple(queues), tuple(_jobs(draw, "r", leaves, draw(st.integers(1, 10)))))
+    pending = _jobs(draw, "p", leaves, draw(st.integers(1, backlog)))
+    return Snapshot(nodes, tuple(queues), (*_running(first), *pending))
+
+
+placements = st.builds(
+    Placement,
+    st.just("binpack"),
+    st.sampled_from(["pack", "spread"]),
+    max_consolidation_preemptees=st.sampled_from([-1, 1, 16]),
+    use_scheduling_signatures=st.booleans(),
+)
+
+
+def _outcome(result: Result) -> dict[str, tuple[Any, ...]]:
+    return {name: (t.status, t.node, tuple(t.gpu_groups)) for name, t in result.tasks.items()}
+
+
+def _both(snapshot: Snapshot, placement: Placement, rounds: int) -> tuple[Any, Any]:
+    fast = simulate(snapshot, actions=FULL_CYCLE, rounds=rounds, placement=placement, settle=False)
+    with reference_orders():
+        reference = simulate(snapshot, actions=FULL_CYCLE, rounds=rounds, placement=placement, settle=False)
+    return _outcome(fast), _outcome(reference)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(snapshot=busy_clusters(), placement=placements, rounds=st.integers(1, 2))
+def test_full_cycle_places_and_evicts_the_same_pods_as_the_full_job_order(
+    snapshot: Snapshot, placement: Placement, rounds: int
+) -> None:
+    fast, reference = _both(snapshot, placement, rounds)
+    assert fast == reference
+
+
+def _evict_some(ssn: Session, picks: list[int]) -> list[Any]:
+    """Evict the running pods of some jobs on a statement, as the solver does before a simulation."""
+    running = [j for j in ssn.jobs.values() if any(t.status in ACTIVE_ALLOCATED for t in j.tasks)]
+    victims = []
+    stmt = Statement(ssn)
+    for i in picks:
+        if running:
+            job = running[i % len(running)]
+            if job not in victims:
+                victims.append(job)
+                for task in job.tasks:
+                    if task.status in ACTIVE_ALLOCATED:
+                        stmt.evict(task)
+    return victims
+
+
+def _sequences(ssn: Session, job: Any, victims: list[Any]) -> tuple[list[str], list[str]]:
+    """Victims and preemptor as the full JobsOrder pops them, and as the solver's order does."""
+    preemptor = PartialJob(job, job.tasks_to_allocate(real=False))
+    interesting = {id(v) for v in victims} | {id(preemptor)}
+    candidates = [j for j in ssn.jobs.values() if j is not job and (j in victims or j.has_pending())]
+    full = JobsOrder(ssn, [*candidates, preemptor])  # type: ignore[list-item]  # a PartialJob orders like a job
+    expected = []
+    while (popped := full.pop()) is not None:
+        if id(popped) in interesting:
+            expected.append(popped.name)
+    fast = SimulationOrder(ssn, preemptor, victims)
+    actual = []
+    while (popped := fast.pop()) is not None:
+        actual.append(popped.name)
+    return actual, expected
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(busy_clusters(backlog=40), st.integers(0, 50), st.lists(st.integers(0, 50), max_size=4))
+def test_victims_and_preemptor_come_out_in_the_full_job_order_sequence(
+    snapshot: Snapshot, preemptor_pick: int, victim_picks: list[int]
+) -> None:
+    ssn = Session(snapshot, Placement())
+    ssn.open()
+    pending = [j for j in ssn.jobs.values() if j.has_pending() and j.queue is not None and j.queue.is_leaf]
+    if not pending:
+        return
+    job = pending[preemptor_pick % len(pending)]
+    victims = [v for v in _evict_some(ssn, victim_picks) if v is not job]
+    actual, expected = _sequences(ssn, job, victims)
+    assert actual == expected
+
+
+def _cyclic_session() -> Session:
+    """Top-level queues whose last tie-breaker (allocatable shares, then age) is cyclic: x's share is below
+    z's (x < z); y's is incomparable with both, so the older goes first (z < y, y < x). Jobs asking for
+    nothing leave every other criterion tied, so the heap's layout alone decides between x and z."""
+
+    def queue(name: str, cpu: int, gpu: int) -> Queue:
+        return Queue(name, gpu=QueueResource(gpu, gpu, 1), cpu=QueueResource(cpu, cpu, 1))
+
+    nothing = Task(cpu_millis=0, memory_bytes=0)
+    jobs = [
+        Job("victim", "x", (Task(cpu_millis=0, memory_bytes=0, state="Running", node="n0"),), priority=50),
+        Job("preemptor", "z", (nothing,), priority=100),
+        *(Job(f"other{i}", "y", (nothing,), priority=100) for i in range(3)),
+    ]
+    snapshot = Snapshot(
+        (Node("n0", gpus=1),), (queue("z", 2000, 2), queue("y", 3000, 0), queue("x", 1000, 1)), tuple(jobs)
+    )
+    ssn = Session(snapshot, Placement())
+    ssn.open()
+    return ssn
+
+
+def test_a_cyclic_top_level_tie_breaker_is_detected() -> None:
+    assert not simulation_order._top_level_ordered(_cyclic_session())
+
+
+def test_a_cyclic_top_level_tie_breaker_keeps_the_full_job_order_sequence() -> None:
+    ssn = _cyclic_session()
+    victim = ssn.jobs["victim"]
+    stmt = Statement(ssn)
+    for task in victim.tasks:
+        stmt.evict(task)
+    actual, expected = _sequences(ssn, ssn.jobs["preemptor"], [victim])
+    assert actual == expected
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(busy_clusters(), st.lists(st.integers(0, 3), max_size=30))
+def test_victims_come_out_in_the_reference_victim_order(snapshot: Snapshot, splits: list[int]) -> None:
+    ssn = Session(snapshot, Placement())
+    ssn.open()
+    running = [j for j in ssn.jobs.values() if any(t.status in ACTIVE_ALLOCATED for t in j.tasks)]
+    fast, reference = VictimsOrder(ssn, running), ReferenceVictimsOrder(ssn, running)
+    sequences: tuple[list[Any], list[Any]] = ([], [])
+    for order, sequence in ((fast, sequences[0]), (reference, sequences[1])):
+        # The solver puts the rest of an elastic job back after taking part of it.
+        for split in splits:
+            victim = order.pop()
+            if victim is None:
+                break
+            sequence.append((victim.job.name, [t.name for t in victim.tasks]))
+            if 0 < split < len(victim.tasks):
+                order.push(VictimJob(victim.job, victim.tasks[split:]))
+    assert sequences[0] == sequences[1]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(busy_clusters(), st.integers(0, 50))
+def test_candidate_nodes_keep_every_fitting_node_and_the_binpack_score_bounds(snapshot: Snapshot, pick: int) -> None:
+    ssn = Session(snapshot, Placement())
+    ssn.open()
+    pending = [j for j in ssn.jobs.values() if j.has_pending()]
+    if not pending:
+        return
+    tasks = pending[pick % len(pending)].tasks_to_allocate(real=False)
+    kept = candidate_nodes(ssn.node_list, tasks)
+    fitting = {n.name for n in ssn.node_list if any(n.fits(t, releasing=True) for t in tasks)}
+    assert fitting <= {n.name for n in kept}
+
+    def bounds(nodes: list[Any]) -> tuple[int, int]:
+        free = [n.nonallocated_gpus() for n in nodes if n.alloc_gpus]
+        return (min(free), max(free)) if free else (0, 0)
+
+    assert bounds(kept) == bounds(ssn.node_list)
+    for task in tasks:
+        order = [n.name for n in exhaustive_order(ssn, task, ssn.node_list) if n.name in fitting]
+        assert [n.name for n in exhaustive_order(ssn, task, kept) if n.name in fitting] == order
