@@ -310,6 +310,7 @@ class VictimsOrder:
         self.tops = [q for q in ssn.queues.values() if q.parent is None]
         self._best: dict[str, QueueState] = {}
         self._keys: dict[str, tuple[Any, ...]] = {}
+        self._leaf: dict[str, VictimJob] = {}
         for job in jobs:
             if job.queue is not None and job.queue.is_leaf:
                 self.push(VictimJob(job, list(job.tasks)))
@@ -325,8 +326,11 @@ class VictimsOrder:
             counts[q.name] = counts.get(q.name, 0) + 1
 
     def _leaf_best(self, name: str) -> VictimJob:
-        # VictimOrderFn reverses JobOrderFn: lowest priority, most elastic surplus, youngest first.
-        return max(self.leaves[name], key=lambda v: v.order_key())
+        best = self._leaf.get(name)
+        if best is None:
+            # VictimOrderFn reverses JobOrderFn: lowest priority, most elastic surplus, youngest first.
+            best = self._leaf[name] = max(self.leaves[name], key=lambda v: v.order_key())
+        return best
 
     def _victims_of(self, queue: QueueState) -> list[VictimJob]:
         leaf = queue
@@ -369,6 +373,7 @@ class VictimsOrder:
         # Nothing changes while one pop ranks the queues; the next pop starts afresh.
         self._best.clear()
         self._keys.clear()
+        self._leaf.clear()
         tops = [q for q in self.tops if self._has_jobs(q)]
         if not tops:
             return None
