@@ -312,17 +312,22 @@ class VictimsOrder:
 
     Each pop ranks every queue with victims below it, and a queue's rank depends on the best victims
     of its best children, so the best child and the key of each queue are worked out once per pop.
+    Between pops the solver rolls back every simulation it tried, so the victims' pods are as they were
+    at the first pop: a leaf's best victim (until its list changes) and the summed allocation of the
+    victims already taken from it carry over from pop to pop. Queue allocations are read afresh (a
+    rollback restores them only up to float rounding, and the order sees what KAI would see).
     """
 
     def __init__(self, ssn: Session, jobs: Iterable[JobState]) -> None:
         self.ssn = ssn
         self.leaves: dict[str, list[VictimJob]] = {}
-        self.popped: dict[str, list[VictimJob]] = {}
         # Victims waiting in each queue's subtree.
         self.counts: dict[str, int] = {}
         self.tops = [q for q in ssn.queues.values() if q.parent is None]
         self._best: dict[str, QueueState] = {}
         self._keys: dict[str, tuple[Any, ...]] = {}
+        self._leaf: dict[str, VictimJob] = {}
+        self._taken: dict[str, list[float]] = {}
         for job in jobs:
             if job.queue is not None and job.queue.is_leaf:
                 self.push(VictimJob(job, list(job.tasks)))
@@ -333,19 +338,23 @@ class VictimsOrder:
     def push(self, victim: VictimJob) -> None:
         queue = victim.job.queue
         self.leaves.setdefault(queue.name, []).append(victim)  # type: ignore[union-attr]
+        self._leaf.pop(queue.name, None)  # type: ignore[union-attr]
         counts = self.counts
         for q in queue.path:  # type: ignore[union-attr]
             counts[q.name] = counts.get(q.name, 0) + 1
 
     def _leaf_best(self, name: str) -> VictimJob:
-        # VictimOrderFn reverses JobOrderFn: lowest priority, most elastic surplus, youngest first.
-        return max(self.leaves[name], key=lambda v: v.order_key())
+        best = self._leaf.get(name)
+        if best is None:
+            # VictimOrderFn reverses JobOrderFn: lowest priority, most elastic surplus, youngest first.
+            best = self._leaf[name] = max(self.leaves[name], key=lambda v: v.order_key())
+        return best
 
-    def _victims_of(self, queue: QueueState) -> list[VictimJob]:
+    def _leaf_of(self, queue: QueueState) -> QueueState:
         leaf = queue
         while not leaf.is_leaf:
             leaf = self._best_child(leaf)
-        return [*self.popped.get(leaf.name, []), self._leaf_best(leaf.name)]
+        return leaf
 
     def _has_jobs(self, queue: QueueState) -> bool:
         return self.counts.get(queue.name, 0) > 0
@@ -354,12 +363,13 @@ class VictimsOrder:
         key = self._keys.get(queue.name)
         if key is not None:
             return key
-        minus = [0.0, 0.0, 0.0]
-        for victim in self._victims_of(queue):
-            a = victim.allocated()
-            minus[0] += a[0]
-            minus[1] += a[1]
-            minus[2] += a[2]
+        # The victims taken from the queue's best leaf so far and its best one, summed in that order.
+        leaf = self._leaf_of(queue)
+        minus = list(self._taken.get(leaf.name, _ZERO))
+        a = self._leaf_best(leaf.name).allocated()
+        minus[0] += a[0]
+        minus[1] += a[1]
+        minus[2] += a[2]
         key = self._keys[queue.name] = queue_values(self.ssn, queue, _ZERO, minus)
         return key
 
@@ -390,7 +400,12 @@ class VictimsOrder:
             queue = self._best_child(queue)
         victim = self._leaf_best(queue.name)
         self.leaves[queue.name].remove(victim)
+        del self._leaf[queue.name]
         for q in queue.path:
             self.counts[q.name] -= 1
-        self.popped.setdefault(queue.name, []).append(victim)
+        taken = self._taken.setdefault(queue.name, [0.0, 0.0, 0.0])
+        a = victim.allocated()
+        taken[0] += a[0]
+        taken[1] += a[1]
+        taken[2] += a[2]
         return victim

@@ -55,8 +55,10 @@ class _QueueCache:
     """Per queue and cycle: its jobs, its pending jobs in job order, its pop stream (all checked before use)."""
 
     __slots__ = (
+        "by_age",
         "children_ordered",
         "jobs",
+        "listed",
         "pending",
         "pending_version",
         "siblings_ordered",
@@ -69,6 +71,8 @@ class _QueueCache:
     def __init__(self) -> None:
         self.jobs: list[JobState] = []
         self.versions: list[int] = []
+        self.listed: set[JobState] = set()
+        self.by_age: list[JobState] = []
         self.pending: list[tuple[Any, JobState]] = []
         self.pending_version = -1
         self.stream: _Stream | None = None
@@ -102,13 +106,23 @@ def _pending_still(cache: _QueueCache, leaf: QueueState, skip: Iterable[Any]) ->
     """Whether the cached pending list still holds for every job of the leaf not in `skip`.
 
     Every status change bumps the job's version (and the leaf's), but the leaf's version also moves when a
-    victim is evicted and put back, so the jobs are compared one by one before the list is rebuilt.
+    victim is evicted and put back, so the jobs are compared one by one before the list is rebuilt: a
+    job that moved but neither was nor is pending leaves the list as it is.
     """
     if cache.pending_version == leaf.version:
         return True
-    for job, version in zip(cache.jobs, cache.versions, strict=True):
-        if job.version != version and job not in skip:
-            return False
+    versions = cache.versions
+    exact = True
+    for i, job in enumerate(cache.jobs):
+        if job.version != versions[i]:
+            if job in skip:
+                exact = False
+            elif job in cache.listed or job.has_pending():
+                return False
+            else:
+                versions[i] = job.version
+    if exact:
+        cache.pending_version = leaf.version
     return True
 
 
@@ -120,11 +134,19 @@ def _pending(ssn: Session, leaf: QueueState, skip: Iterable[Any] = ()) -> list[t
         entries = [(job.order_key(), job) for job in cache.jobs if job.has_pending()]
         entries.sort()
         cache.pending = entries
+        cache.listed = {job for _, job in entries}
+        cache.by_age = sorted((job for _, job in entries), key=lambda job: job.creation)
         cache.versions = [job.version for job in cache.jobs]
         cache.pending_version = leaf.version
-    elif not skip:
-        cache.pending_version = leaf.version
     return cache.pending
+
+
+def _first_not_in(ssn: Session, leaf: QueueState, skip: set[Any]) -> float:
+    """The snapshot index of the leaf's oldest pending job outside `skip` (after _pending)."""
+    for job in _cache(ssn, leaf).by_age:
+        if job not in skip:
+            return job.creation
+    return _LAST
 
 
 def queue_streams_cached(ssn: Session) -> int:
@@ -366,10 +388,7 @@ class _Leaf:
         self.mine = sorted(((job.order_key(), job) for job in mine), key=lambda entry: entry[0])
         self.mi = 0
         first = min(_LAST if job is preemptor else job.creation for job in mine)
-        for _, job in self.bg:
-            if job not in skip and job.creation < first:
-                first = job.creation
-        self.first = first
+        self.first = min(first, _first_not_in(ssn, queue, skip))
 
     def head(self) -> Any:
         bg, bi, skip = self.bg, self.bi, self.skip
@@ -608,11 +627,13 @@ class SimulationOrder:
         last = stream.n - 1
         keys: list[Any] = []
         pulled = 0
+        # The stream's memoised lists, read directly while they reach far enough (this loop is the hot one).
+        stream_keys, extras = stream.keys, stream.extras
         while k < last:
-            key_c = stream.key(k)
+            key_c = stream_keys[k] if k < len(stream_keys) else stream.key(k)
             if other_c is not None and not key_c < other_c:
                 break
-            extra = stream.extra(k)
+            extra = extras[k] if k < len(extras) else stream.extra(k)
             found = []
             for memo, queue, other in levels:
                 key = memo.get(extra)
@@ -624,7 +645,6 @@ class SimulationOrder:
             else:
                 keys = found
                 keys.append(key_c)
-                stream.job(k)
                 k += 1
                 pulled += 1
                 continue
