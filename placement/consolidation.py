@@ -11,10 +11,11 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from placement.allocate import pending_jobs
-from placement.queue_order import JobsOrder, VictimsOrder
+from placement.queue_order import JobsOrder
 from placement.signatures import Representatives
 from placement.solver import JobSolver, Scenario, feasible_nodes, idle_gpu_capacity, releasing_gpu_capacity
 from placement.tasks import KIND_MIG, RELEASING, JobState, mig_gpu_portion
+from placement.victims_order import VictimsOrder
 
 if TYPE_CHECKING:
     from placement.session import Session

@@ -10,12 +10,13 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from placement.allocate import pending_jobs
-from placement.queue_order import JobsOrder, VictimsOrder
+from placement.queue_order import JobsOrder
 from placement.queues import over_quota
 from placement.signatures import Representatives
 from placement.simulation_order import leaf_jobs
 from placement.solver import JobSolver, feasible_nodes
 from placement.tasks import JobState
+from placement.victims_order import VictimsOrder
 
 if TYPE_CHECKING:
     from placement.session import Session

@@ -11,12 +11,13 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from placement.allocate import pending_jobs
-from placement.queue_order import JobsOrder, VictimsOrder
+from placement.queue_order import JobsOrder
 from placement.reclaimable import ReclaimCheck, can_reclaim, filter_victim
 from placement.signatures import Representatives
 from placement.simulation_order import leaf_jobs
 from placement.solver import JobSolver, Scenario, feasible_nodes
 from placement.tasks import ACTIVE_ALLOCATED, JobState
+from placement.victims_order import VictimsOrder
 
 if TYPE_CHECKING:
     from placement.session import Session

@@ -17,11 +17,12 @@ from placement import simulation_order
 from placement.candidate_nodes import candidate_nodes
 from placement.nodes import NodeState, gpu_memory_fraction
 from placement.placing import allocate_job
-from placement.queue_order import JobsOrder, VictimJob, VictimsOrder
+from placement.queue_order import JobsOrder
 from placement.queues import check_capacity
 from placement.simulation_order import SimulationOrder
 from placement.statement import Statement
 from placement.tasks import ACTIVE_ALLOCATED, PIPELINED, RELEASING, JobState, TaskState, mig_gpu_portion
+from placement.victims_order import VictimJob, VictimsOrder
 
 if TYPE_CHECKING:
     from placement.session import Session

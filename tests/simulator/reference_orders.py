@@ -16,11 +16,12 @@ from typing import Any
 import pytest
 
 from placement import consolidation, preempt, queue_order, reclaim, simulation_order
-from placement.queue_order import VictimJob, queue_values
+from placement.queue_order import queue_values
 from placement.queues import QueueState
 from placement.reclaimable import filter_victim
 from placement.session import Session
 from placement.tasks import ACTIVE_ALLOCATED, ALLOCATED_STATUS, JobState
+from placement.victims_order import VictimJob
 
 _ZERO = (0.0, 0.0, 0.0)
 

@@ -17,12 +17,13 @@ from reference_orders import ReferenceVictimsOrder, reference_orders
 from placement import Job, Node, Placement, Queue, QueueResource, Result, Snapshot, Task, simulate, simulation_order
 from placement.candidate_nodes import candidate_nodes
 from placement.node_order import exhaustive_order
-from placement.queue_order import JobsOrder, VictimJob, VictimsOrder
+from placement.queue_order import JobsOrder
 from placement.session import Session
 from placement.simulation_order import SimulationOrder
 from placement.solver import PartialJob
 from placement.statement import Statement
 from placement.tasks import ACTIVE_ALLOCATED
+from placement.victims_order import VictimJob, VictimsOrder
 
 FULL_CYCLE = ("allocate", "consolidation", "reclaim", "preempt")
 UNLIMITED = QueueResource(-1, -1, 1)
