@@ -11,9 +11,10 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from placement.allocate import pending_jobs
+from placement.idle_gpus_filter import idle_gpu_capacity, releasing_gpu_capacity
 from placement.queue_order import JobsOrder
 from placement.signatures import Representatives
-from placement.solver import JobSolver, Scenario, feasible_nodes, idle_gpu_capacity, releasing_gpu_capacity
+from placement.solver import JobSolver, Scenario, feasible_nodes
 from placement.tasks import KIND_MIG, RELEASING, JobState, mig_gpu_portion
 from placement.victims_order import VictimsOrder
 

@@ -15,20 +15,21 @@ from typing import TYPE_CHECKING, Any
 
 from placement import simulation_order
 from placement.candidate_nodes import candidate_nodes
-from placement.nodes import NodeState, gpu_memory_fraction
+from placement.idle_gpus_filter import AccumulatedIdleGpus, idle_gpu_capacity, releasing_gpu_capacity
+from placement.nodes import NodeState
 from placement.placing import allocate_job
 from placement.queue_order import JobsOrder
 from placement.queues import check_capacity
 from placement.simulation_order import SimulationOrder
 from placement.statement import Statement
-from placement.tasks import ACTIVE_ALLOCATED, PIPELINED, RELEASING, JobState, TaskState, mig_gpu_portion
+from placement.tasks import ACTIVE_ALLOCATED, PIPELINED, RELEASING, JobState, TaskState
 from placement.victims_order import VictimJob, VictimsOrder
 
 if TYPE_CHECKING:
     from placement.session import Session
     from placement.subgroups import SubGroupSet
 
-__all__ = ["JobSolver", "PartialJob", "Scenario", "feasible_nodes", "idle_gpu_capacity", "releasing_gpu_capacity"]
+__all__ = ["JobSolver", "PartialJob", "Scenario", "feasible_nodes"]
 
 
 class PartialJob:
@@ -169,21 +170,28 @@ class JobSolver:
         victims = self.victims()
         scenario = Scenario(partial, recorded)
         recorded_ids = {t.name for t in scenario.recorded_tasks}
+        # Scenarios that cannot free enough GPUs are not simulated (GetValidScenario's filters).
+        idle = AccumulatedIdleGpus.of_nodes(self.ssn.node_list, partial.tasks_to_allocate(real=False))
+        idle.add_victims(scenario.recorded_tasks)
         while not self.ssn.out_of_time():
-            outcome = self._try(scenario, feasible)
-            if outcome:
-                stmt, victim_tasks = outcome
-                return stmt, victim_tasks, scenario
-            if not self._add_next_victim(scenario, victims, recorded_ids):
+            if idle.passes():
+                outcome = self._try(scenario, feasible)
+                if outcome:
+                    stmt, victim_tasks = outcome
+                    return stmt, victim_tasks, scenario
+            added = self._add_next_victim(scenario, victims, recorded_ids)
+            if added is None:
                 return None
+            idle.add_victims(added)
         return None
 
     @staticmethod
-    def _add_next_victim(scenario: Scenario, victims: VictimsOrder, recorded_ids: set[str]) -> bool:
+    def _add_next_victim(scenario: Scenario, victims: VictimsOrder, recorded_ids: set[str]) -> list[TaskState] | None:
+        """The next victim's pods to evict, added to the scenario; None when no victim is left."""
         while True:
             victim = victims.pop()
             if victim is None:
-                return False
+                return None
             tasks, more = victim.tasks_to_evict()
             if any(t.name in recorded_ids for t in tasks):
                 remaining = [t for t in victim.tasks if t.name not in recorded_ids]
@@ -195,7 +203,7 @@ class JobSolver:
             if not tasks:
                 continue
             scenario.add_potential(victim.job, tasks)
-            return True
+            return tasks
 
     def _try(self, scenario: Scenario, feasible: dict[str, NodeState]) -> Any:
         """byPodSolver.solve: None = no solution here, False = rejected by the validator, else result."""
@@ -304,33 +312,3 @@ def feasible_nodes(ssn: Session, job: JobState) -> list[NodeState]:
     if any(t.req.kind == "cpu" for t in job.tasks):
         return list(ssn.node_list)
     return [n for n in ssn.node_list if idle_gpu_capacity(n)[0] > 0 or releasing_gpu_capacity(n)[0] > 0]
-
-
-def idle_gpu_capacity(node: NodeState) -> tuple[float, int]:
-    """GetSumOfIdleGPUs: idle whole GPUs, the free part of shared GPUs and idle MIG devices (GPUs, MiB)."""
-    gpus = 0.0
-    mem = 0
-    for alloc in node.sh_alloc.values():
-        if alloc > 0:
-            gpus += 1 - gpu_memory_fraction(alloc, node.gpu_mem)
-            mem += node.gpu_mem - alloc
-    idle = float(node.idle_gpus)
-    for name, n in node.idle_mig.items():
-        idle += mig_gpu_portion(name) * n
-    return gpus + idle, mem + int(idle) * node.gpu_mem
-
-
-def releasing_gpu_capacity(node: NodeState) -> tuple[float, int]:
-    """GetSumOfReleasingGPUs."""
-    gpus = 0.0
-    mem = 0
-    for g, rel in node.sh_rel.items():
-        used = node.sh_used.get(g, 0)
-        fully = used != 0 and rel == used
-        if rel > 0 and not fully:
-            gpus += gpu_memory_fraction(rel, node.gpu_mem)
-            mem += rel
-    releasing = float(node.rel_gpus)
-    for name, n in node.rel_mig.items():
-        releasing += mig_gpu_portion(name) * n
-    return gpus + releasing, mem + int(releasing) * node.gpu_mem

@@ -1,0 +1,116 @@
+"""The solver's scenario filter AccumulatedIdleGpus: skip a victim set that cannot free enough GPUs.
+
+Before simulating a scenario (a pending job and the victims considered for it) KAI checks a necessary
+condition: the pending pods' GPU quotas, largest first, fit first-fit into the N nodes with the most
+idle + releasing GPUs once the scenario's victims are gone, N being the number of pending pods. A
+scenario that fails is not simulated; the solver adds the next victim instead. The check is KAI's, not
+an exact bin packing: it is what decides which scenarios KAI simulates, so it is restated as is.
+
+Upstream: kai-scheduler/KAI-Scheduler@v0.17.0:pkg/scheduler/actions/common/solvers/
+accumulated_scenario_filters/idle_gpus/idle_gpus.go and common.go (greedyMatchRequirements), applied by
+pod_scenario_builder.go before every scenario; the same filter is in NVIDIA/KAI-Scheduler@v0.13.0-rc1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from placement.nodes import NodeState, gpu_memory_fraction
+from placement.tasks import mig_gpu_portion
+
+if TYPE_CHECKING:
+    from placement.tasks import TaskState
+
+__all__ = ["AccumulatedIdleGpus", "greedy_match", "idle_gpu_capacity", "releasing_gpu_capacity"]
+
+
+def greedy_match(required: Sequence[float], capacities: Sequence[float]) -> bool:
+    """greedyMatchRequirements: each requirement (largest first) to the first holder with room left.
+
+    `capacities` are sorted largest first; a requirement larger than the first holder's whole capacity
+    stops the scan there, as in KAI.
+    """
+    used = [0.0] * len(capacities)
+    for need in required:
+        if need == 0:
+            return True
+        matched = False
+        for i, total in enumerate(capacities):
+            if total < need:
+                break
+            if total - used[i] >= need:
+                used[i] += need
+                matched = True
+                break
+        if not matched:
+            return False
+    return True
+
+
+class AccumulatedIdleGpus:
+    """The filter's state for one solver step: node capacities grown by every victim seen so far.
+
+    KAI keeps only the N best nodes (N = pending pods) sorted by capacity; ties among them do not change
+    the first-fit outcome, so the N largest capacities are all that is kept here.
+    """
+
+    def __init__(self, capacities: dict[str, float], pending: Iterable[TaskState]) -> None:
+        self.required = sorted((t.req.quota_gpus for t in pending), reverse=True)
+        self.capacity = capacities
+        self.top: dict[str, float] = dict(sorted(capacities.items(), key=lambda kv: -kv[1])[: len(self.required)])
+        self.seen: set[str] = set()
+
+    @classmethod
+    def of_nodes(cls, nodes: Iterable[NodeState], pending: Iterable[TaskState]) -> AccumulatedIdleGpus:
+        """The filter on the session's nodes as they are now (nodeIdleOrReleasingGpuCapacity)."""
+        return cls({n.name: idle_gpu_capacity(n)[0] + releasing_gpu_capacity(n)[0] for n in nodes}, pending)
+
+    def add_victims(self, tasks: Iterable[TaskState]) -> None:
+        """A victim frees its accepted GPU quota on its node, once per pod (pods without a node free none)."""
+        for task in tasks:
+            if not task.node or task.name in self.seen:
+                continue
+            self.seen.add(task.name)
+            node = task.node
+            value = self.capacity[node] = self.capacity.get(node, 0.0) + task.accepted[2]
+            if node in self.top:
+                self.top[node] = value
+            elif self.top:
+                low = min(self.top, key=lambda n: self.top[n])
+                if value > self.top[low]:
+                    del self.top[low]
+                    self.top[node] = value
+
+    def passes(self) -> bool:
+        return greedy_match(self.required, sorted(self.top.values(), reverse=True))
+
+
+def idle_gpu_capacity(node: NodeState) -> tuple[float, int]:
+    """GetSumOfIdleGPUs: idle whole GPUs, the free part of shared GPUs and idle MIG devices (GPUs, MiB)."""
+    gpus = 0.0
+    mem = 0
+    for alloc in node.sh_alloc.values():
+        if alloc > 0:
+            gpus += 1 - gpu_memory_fraction(alloc, node.gpu_mem)
+            mem += node.gpu_mem - alloc
+    idle = float(node.idle_gpus)
+    for name, n in node.idle_mig.items():
+        idle += mig_gpu_portion(name) * n
+    return gpus + idle, mem + int(idle) * node.gpu_mem
+
+
+def releasing_gpu_capacity(node: NodeState) -> tuple[float, int]:
+    """GetSumOfReleasingGPUs."""
+    gpus = 0.0
+    mem = 0
+    for g, rel in node.sh_rel.items():
+        used = node.sh_used.get(g, 0)
+        fully = used != 0 and rel == used
+        if rel > 0 and not fully:
+            gpus += gpu_memory_fraction(rel, node.gpu_mem)
+            mem += rel
+    releasing = float(node.rel_gpus)
+    for name, n in node.rel_mig.items():
+        releasing += mig_gpu_portion(name) * n
+    return gpus + releasing, mem + int(releasing) * node.gpu_mem
