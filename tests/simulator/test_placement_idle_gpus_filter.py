@@ -168,3 +168,8 @@ def test_the_filter_changes_which_scenarios_run_not_the_outcome(monkeypatch: pyt
     unfiltered = _outcome(SPREAD)
     assert unfiltered == filtered
     assert len(tries) > 1
+
+
+def test_first_fit_is_kais_estimate_not_an_exact_packing() -> None:
+    # 5+3+2 and 4+3+3 fill two 10-GPU nodes, but first fit puts 5 and 4 together and strands the 2.
+    assert not greedy_match([5, 4, 3, 3, 3, 2], [10, 10])
