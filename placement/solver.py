@@ -1,11 +1,21 @@
-"""The eviction solver shared by reclaim, preempt and consolidation (actions/common/solvers).
+"""The eviction solver shared by reclaim, preempt and consolidation (KAI v0.17's JobSolver).
 
-For a pending job the solver grows the set of potential victims one victim job (or one elastic pod)
-at a time, in victim order. For each candidate set it tries, node by node where the newest victim
-runs, to evict the victims there, then re-places - on releasing resources only ("pipelined") - the
-victims and the pending job in queue order. A simulation where the job fits and the action's
-validator accepts the victims still evicted is the solution. A gang is solved one more pod at a time,
-reusing the victims the previous step needed.
+For a pending job of n pods the solver looks for the largest k whose first k pods can be placed with
+evictions: it probes k = 1, 2, 4, ... until a probe fails, then bisects. Each successful probe records its
+victims, and the next probe starts from them. With some k solved it probes all n pods; that probe's
+statement is the solution. Each generator (placement.scenario_generators: node-local first, then
+multi-node) runs this search from scratch until one solves the job.
+
+A probe builds scenarios from victims accumulated in victim order (placement.scenario_builder) and
+simulates each: evict its victims, then re-place - on releasing resources only ("pipelined") - the victims
+and the pending pods in queue order. The first scenario where the pods fit and the action's validator
+accepts the victims is the probe's solution. A scenario that failed is not simulated again for the same
+job (KAI's scenario fingerprints).
+
+Upstream: kai-scheduler/KAI-Scheduler@v0.17.0:pkg/scheduler/actions/common/solvers/job_solver.go and
+by_pod_solver.go. KAI also bounds the search by time (5 min an action, 4 min a job, 30 s / 2 min per
+generator); the simulator bounds it only by --max-seconds, so a search KAI would cut short runs to its
+end here (see docs/kai-solver-v0.17.md).
 """
 
 from __future__ import annotations
@@ -15,104 +25,36 @@ from typing import TYPE_CHECKING, Any
 
 from placement import simulation_order
 from placement.candidate_nodes import candidate_nodes
-from placement.idle_gpus_filter import AccumulatedIdleGpus, idle_gpu_capacity, releasing_gpu_capacity
+from placement.idle_gpus_filter import idle_gpu_capacity, releasing_gpu_capacity
 from placement.nodes import NodeState
 from placement.placing import allocate_job
 from placement.queue_order import JobsOrder
 from placement.queues import check_capacity
+from placement.scenario_builder import ScenarioBuilder
+from placement.scenario_generators import GENERATORS, MultiNodeGang, NodeLocalGreedy
 from placement.simulation_order import SimulationOrder
 from placement.statement import Statement
-from placement.tasks import ACTIVE_ALLOCATED, PIPELINED, RELEASING, JobState, TaskState
+from placement.tasks import PIPELINED, RELEASING, JobState, TaskState
+from placement.victim_scenario import Fingerprint, PartialJob, Scenario
 from placement.victims_order import VictimJob, VictimsOrder
 
 if TYPE_CHECKING:
     from placement.session import Session
     from placement.subgroups import SubGroupSet
 
-__all__ = ["JobSolver", "PartialJob", "Scenario", "feasible_nodes"]
-
-
-class PartialJob:
-    """The first k pods of a pending job, with minMember k (getPartialJobRepresentative)."""
-
-    def __init__(self, job: JobState, tasks: list[TaskState]) -> None:
-        self.job = job
-        self.tasks = list(tasks)
-        self.name = job.name
-        self.queue = job.queue
-        self.priority = job.priority
-        self.creation = job.creation
-        self.min_member = len(tasks)
-        self._init_cache: tuple[int, tuple[float, float, float]] | None = None
-        # With subgroups the representative is the job's tree holding its placed pods and these k pending
-        # ones, each leaf's minimum (and explicit minSubGroup) lowered to what it holds.
-        self.tree: SubGroupSet | None = None
-        if job.tree is not None:
-            placed = [t for t in job.tasks if t.status in ACTIVE_ALLOCATED]
-            self.tree = job.tree.clone([*placed, *tasks], representative=True)
-
-    @property
-    def version(self) -> int:
-        return self.job.version
-
-    def order_key(self) -> tuple[int, int, int, str]:
-        return (-self.priority, 0, self.creation, self.name)
-
-    def tasks_to_allocate(self, real: bool) -> list[TaskState]:
-        if self.tree is not None:
-            return self.tree.tasks_to_allocate(real)
-        return self.job.tasks_to_allocate(real, tasks=self.tasks, min_member=self.min_member)
-
-
-class Scenario:
-    """A pending (partial) job and the victims considered for it: recorded ones and potential ones."""
-
-    def __init__(self, preemptor: PartialJob, recorded: list[VictimJob]) -> None:
-        self.preemptor = preemptor
-        self.recorded_jobs = recorded
-        self.recorded_tasks = [t for v in recorded for t in v.tasks]
-        self.potential_tasks: list[TaskState] = []
-        self.groups: dict[str, list[VictimJob]] = {}
-        self.jobs_by_node: dict[str, list[str]] = {}
-        for chunk in recorded:
-            self.groups.setdefault(chunk.job.name, []).append(chunk)
-
-    def add_potential(self, job: JobState, tasks: list[TaskState]) -> None:
-        if not tasks:
-            return
-        self.potential_tasks.extend(tasks)
-        self.groups.setdefault(job.name, []).append(VictimJob(job, tasks))
-        for task in tasks:
-            names = self.jobs_by_node.setdefault(task.node or "", [])
-            if job.name not in names:
-                names.append(job.name)
-
-    def latest_job(self) -> JobState | None:
-        return self.potential_tasks[-1].job if self.potential_tasks else None
-
-    def tasks_on_node(self, node: str) -> list[TaskState]:
-        """VictimsTasksFromNodes: every potential victim pod of every job with a potential victim there."""
-        tasks: list[TaskState] = []
-        for name in self.jobs_by_node.get(node, []):
-            for chunk in self.groups[name]:
-                tasks.extend(chunk.tasks)
-        return tasks
-
-    def victims(self) -> dict[str, tuple[JobState, list[TaskState]]]:
-        """GetVictims: per victim job, all its recorded and potential pods."""
-        out: dict[str, tuple[JobState, list[TaskState]]] = {}
-        for name, chunks in self.groups.items():
-            out[name] = (chunks[0].job, [t for c in chunks for t in c.tasks])
-        return out
-
-    def chunk_of(self, task: TaskState) -> VictimJob:
-        for chunk in self.groups[task.job.name]:
-            if task in chunk.tasks:
-                return chunk
-        raise KeyError(task.name)
-
+__all__ = ["JobSolver", "PartialJob", "Scenario", "feasible_nodes", "max_solvable_k"]
 
 Validator = Callable[[Scenario], bool]
+Generator = type[NodeLocalGreedy] | type[MultiNodeGang]
+Solution = tuple[Statement, list[TaskState], Scenario]
+
+
+class _Hints:
+    """solvingState: the victims of the last successful probe, which every later probe starts from."""
+
+    def __init__(self) -> None:
+        self.jobs: list[VictimJob] = []
+        self.tasks: list[TaskState] = []
 
 
 class JobSolver:
@@ -129,117 +71,99 @@ class JobSolver:
         self.feasible = feasible
         self.validator = validator
         self.victims = victims
+        self.failed: set[Fingerprint] = set()
 
     def solve(self, job: JobState) -> Statement | None:
-        """A statement ready to commit when the job fits with evictions, else None (state untouched)."""
+        """SolveWithResult: a statement ready to commit when the job fits with evictions, else None."""
         original = job.n_active_used
-        to_allocate = job.tasks_to_allocate(real=False)
-        recorded: list[VictimJob] = []
-        statement: Statement | None = None
-        pending: list[TaskState] = []
-        for task in to_allocate:
-            pending.append(task)
-            result = self._solve_partial(PartialJob(job, pending), recorded)
-            if result is None:
-                break
-            stmt, victim_tasks, scenario = result
-            if len(pending) < len(to_allocate):
-                stmt.discard()
-            statement = stmt
-            chunks: list[VictimJob] = []
-            for victim in victim_tasks:
-                chunk = scenario.chunk_of(victim)
-                if chunk not in chunks:
-                    chunks.append(chunk)
-            recorded = chunks
-        satisfied = job.tree.gang_satisfied() if job.tree is not None else job.n_active_used >= job.min_member
-        if satisfied and job.n_active_used > original:
-            return statement
-        if statement is not None:
-            statement.discard()
+        pending = job.tasks_to_allocate(real=False)
+        if not pending:
+            return None
+        self.failed = set()
+        for generator in GENERATORS:
+            solution = self._with_generator(generator, job, pending)
+            if solution is not None:
+                statement = solution[0]
+                satisfied = job.tree.gang_satisfied() if job.tree is not None else job.n_active_used >= job.min_member
+                if satisfied and job.n_active_used > original:
+                    return statement
+                statement.discard()
+                return None
+            if self.ssn.out_of_time():
+                return None
         return None
 
-    def _solve_partial(
-        self, partial: PartialJob, recorded: list[VictimJob]
-    ) -> tuple[Statement, list[TaskState], Scenario] | None:
+    def _with_generator(self, generator: Generator, job: JobState, pending: list[TaskState]) -> Solution | None:
+        """solvePendingJobWithGenerator: the largest solvable k, then a probe of every pod."""
+        hints = _Hints()
+        n = len(pending)
+        if max_solvable_k(n, lambda k: self._probe_and_discard(generator, hints, job, pending[:k])) == 0:
+            return None
+        return self._probe(generator, hints, job, pending[:n])
+
+    def _probe_and_discard(self, generator: Generator, hints: _Hints, job: JobState, tasks: list[TaskState]) -> bool:
+        """tryProbeAndDiscard: on success the probe's victims become the hints; the state is left as found."""
+        solution = self._probe(generator, hints, job, tasks)
+        if solution is None:
+            return False
+        statement, victims, scenario = solution
+        chunks: list[VictimJob] = []
+        for victim in victims:
+            chunk = scenario.chunk_of(victim)
+            if chunk not in chunks:
+                chunks.append(chunk)
+        hints.jobs, hints.tasks = chunks, victims
+        statement.discard()
+        return True
+
+    def _probe(self, generator: Generator, hints: _Hints, job: JobState, tasks: list[TaskState]) -> Solution | None:
+        """probeAtK + solvePartialJob: this generator's scenarios for the first k pods, failed ones skipped."""
+        if self.ssn.out_of_time():
+            return None
         feasible: dict[str, NodeState] = {n.name: n for n in self.feasible}
-        for chunk in recorded:
-            for task in chunk.tasks:
-                if task.node:
-                    feasible[task.node] = self.ssn.nodes[task.node]
-        victims = self.victims()
-        scenario = Scenario(partial, recorded)
-        recorded_ids = {t.name for t in scenario.recorded_tasks}
-        # Scenarios that cannot free enough GPUs are not simulated (GetValidScenario's filters).
-        idle = AccumulatedIdleGpus.of_nodes(self.ssn.node_list, partial.tasks_to_allocate(real=False))
-        idle.add_victims(scenario.recorded_tasks)
+        for task in hints.tasks:
+            if task.node:
+                feasible[task.node] = self.ssn.nodes[task.node]
+        builder = ScenarioBuilder(self.ssn, PartialJob(job, tasks), hints.jobs, self.victims(), feasible)
+        scenarios = generator(builder)
         while not self.ssn.out_of_time():
-            if idle.passes():
-                outcome = self._try(scenario, feasible)
-                if outcome:
-                    stmt, victim_tasks = outcome
-                    return stmt, victim_tasks, scenario
-            added = self._add_next_victim(scenario, victims, recorded_ids)
-            if added is None:
+            scenario = scenarios.next()
+            if scenario is None:
                 return None
-            idle.add_victims(added)
+            fingerprint = scenario.fingerprint()
+            if fingerprint in self.failed:
+                continue
+            solution = self._solve_scenario(scenario, feasible)
+            if solution is not None:
+                return solution
+            self.failed.add(fingerprint)
         return None
 
-    @staticmethod
-    def _add_next_victim(scenario: Scenario, victims: VictimsOrder, recorded_ids: set[str]) -> list[TaskState] | None:
-        """The next victim's pods to evict, added to the scenario; None when no victim is left."""
-        while True:
-            victim = victims.pop()
-            if victim is None:
-                return None
-            tasks, more = victim.tasks_to_evict()
-            if any(t.name in recorded_ids for t in tasks):
-                remaining = [t for t in victim.tasks if t.name not in recorded_ids]
-                if remaining:
-                    victims.push(VictimJob(victim.job, remaining))
-                continue
-            if more:
-                victims.push(VictimJob(victim.job, [t for t in victim.tasks if t not in tasks]))
-            if not tasks:
-                continue
-            scenario.add_potential(victim.job, tasks)
-            return tasks
-
-    def _try(self, scenario: Scenario, feasible: dict[str, NodeState]) -> Any:
-        """byPodSolver.solve: None = no solution here, False = rejected by the validator, else result."""
+    def _solve_scenario(self, scenario: Scenario, feasible: dict[str, NodeState]) -> Solution | None:
+        """byPodSolver.solve: evict every victim of the scenario, then simulate."""
+        victims = list(dict.fromkeys([*scenario.recorded_tasks, *scenario.potential_tasks]))
+        if not victims:
+            return None
         ssn = self.ssn
         stmt = Statement(ssn)
-        for task in scenario.recorded_tasks:
+        for task in victims:
             if task.status != RELEASING and task.node:
                 stmt.evict(task)
-        latest = scenario.latest_job()
-        if latest is None:
-            if scenario.recorded_tasks:
-                outcome = self._simulate(stmt, scenario, feasible, scenario.recorded_tasks)
-                if outcome is not None:
-                    return outcome
-        else:
-            for node_name in sorted({t.node for t in latest.tasks if t.node}):
-                checkpoint = stmt.checkpoint()
-                potential = [t for t in scenario.tasks_on_node(node_name) if t.status != RELEASING]
-                for task in potential:
-                    stmt.evict(task)
-                added = [t.node for t in potential if t.node and t.node not in feasible]
-                for name in added:
-                    feasible[name] = ssn.nodes[name]
-                outcome = self._simulate(stmt, scenario, feasible, scenario.recorded_tasks + potential)
-                if outcome is not None:
-                    return outcome
-                for name in added:
-                    feasible.pop(name, None)
-                stmt.rollback(checkpoint)
+        added = list(dict.fromkeys(t.node for t in victims if t.node and t.node not in feasible))
+        for name in added:
+            feasible[name] = ssn.nodes[name]
+        outcome = self._simulate(stmt, scenario, feasible, victims)
+        if outcome is not None:
+            return outcome
+        for name in added:
+            feasible.pop(name, None)
         stmt.discard()
         return None
 
     def _simulate(
         self, stmt: Statement, scenario: Scenario, feasible: dict[str, NodeState], victims: list[TaskState]
-    ) -> Any:
-        """Re-place victims and the pending job on releasing resources, in queue order."""
+    ) -> Solution | None:
+        """Re-place victims and the pending pods in queue order; the validator sees this scenario only."""
         ssn = self.ssn
         preemptor = scenario.preemptor
         nodes = list(feasible.values())
@@ -275,12 +199,35 @@ class JobSolver:
                 _pipeline_job(ssn, stmt, job, nodes)
         if not placed:
             return None
-        evicted = [t for t in victims if t.status == RELEASING]
         if self.validator is not None and not self.validator(scenario):
-            stmt.discard()
-            return False
+            return None
+        evicted = [t for t in victims if t.status == RELEASING]
         moved = [t for t in victims if t.status == PIPELINED]
-        return stmt, evicted + moved
+        return stmt, evicted + moved, scenario
+
+
+def max_solvable_k(n: int, probe: Callable[[int], bool]) -> int:
+    """searchMaxSolvableK: the largest k in [0, n] whose probe succeeds, assuming success is monotone.
+
+    Probes k = 1, 2, 4, ... (the last one clamped to n) up to the first failure, then bisects between the
+    last success and that failure: O(log n) probes.
+    """
+    low, k = 0, 1
+    while True:
+        if not probe(k):
+            high = k
+            break
+        low = k
+        if k == n:
+            return n
+        k = min(2 * k, n)
+    while high - low > 1:
+        mid = (low + high) // 2
+        if probe(mid):
+            low = mid
+        else:
+            high = mid
+    return low
 
 
 def _pipeline_job(
