@@ -86,6 +86,8 @@ def consolidation(ssn: Session) -> None:
             continue  # may not start evictions yet (KAI filters it out of the preemptors)
         if ssn.use_signatures and not failed.worth_trying(job):
             continue
+        if ssn.larger_than_any_node(job.tasks_to_allocate(real=False)) is not None:
+            continue  # no eviction can make room (KAI's victim-invariant pre-predicate)
         statement = None
         if capacity is None or counted_at != ssn.commits:
             capacity, counted_at = _cluster_capacity(ssn), ssn.commits

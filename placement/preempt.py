@@ -45,6 +45,8 @@ def preempt(ssn: Session) -> None:
         representatives = failed.setdefault(job.queue_name, Representatives())
         if ssn.use_signatures and not representatives.worth_trying(job):
             continue
+        if ssn.larger_than_any_node(job.tasks_to_allocate(real=False)) is not None:
+            continue  # no eviction can make room (KAI's victim-invariant pre-predicate)
         if not job.preemptible:
             requested = ssn.required_quota(job.tasks_to_allocate(real=False))
             if over_quota(job.queue, requested) is not None:  # type: ignore[arg-type]

@@ -85,6 +85,7 @@ class Session:
         self.min_gpu_mem: int | None = None
         self.max_gpu_mem: int | None = None
         self.index: NodeIndex | None = None
+        self.max_node: tuple[int, float, float, dict[str, int]] = (0, 0.0, 0.0, {})
         self.cycle = 0
         # Committed statements that changed something; a cycle that commits none changes nothing.
         self.commits = 0
@@ -136,6 +137,17 @@ class Session:
             node = self.nodes[task.node]  # type: ignore[index]
             node.add(task, task.status, task.groups)
             task.accepted = node.accepted_for(task.req)
+        # MaxNodePoolResources' allocatable maximum per resource, over every node (one vector, like KAI's).
+        mig: dict[str, int] = {}
+        for n in self.node_list:
+            for name, count in n.alloc_mig.items():
+                mig[name] = max(mig.get(name, 0), count)
+        self.max_node = (
+            max((n.alloc_gpus for n in self.node_list), default=0),
+            max((n.alloc_cpu for n in self.node_list), default=0.0),
+            max((n.alloc_mem for n in self.node_list), default=0.0),
+            mig,
+        )
         gpu_mems = [n.gpu_mem for n in self.node_list if n.alloc_gpus > 0]
         self.min_gpu_mem = min(gpu_mems) if gpu_mems else None
         self.max_gpu_mem = max(gpu_mems) if gpu_mems else None
@@ -143,6 +155,22 @@ class Session:
         self.index = NodeIndex(self.nodes)
         for tree in self.topologies.values():
             tree.attach(self.nodes)
+
+    def larger_than_any_node(self, tasks: list[TaskState]) -> TaskState | None:
+        """VictimInvariantPrePredicateFailureForTasks: the first pod asking more GPUs, CPU, memory or of a MIG
+        profile than any one node has (MaxNodePoolResources), which no eviction can make room for.
+
+        KAI@v0.17.0 pkg/scheduler/actions/common/action_eligibility.go; the predicate is
+        pkg/scheduler/k8s_internal/predicates/maxNodeResources.go (PreFilter, UnschedulableAndUnresolvable).
+        """
+        gpus, cpu, mem, mig = self.max_node
+        for task in tasks:
+            req = task.req
+            if req.gpus > gpus or req.cpu > cpu or req.mem > mem:
+                return task
+            if any(count > 0 and mig.get(name, 0) < count for name, count in req.mig):
+                return task
+        return None
 
     def _open_queues(self) -> None:
         self.queues, self.dropped_queues = build_queues(self.snapshot.queues)

@@ -369,3 +369,41 @@ def test_the_filter_reads_subgroup_sets_and_their_placed_pods() -> None:
     assert f.requirements == {("t", "rack"): [3.0]}
     assert f.capacity == {("t", "rack"): {"A": 4.0, "B": 2.0}}
     assert TopologyIdleGpus.for_job(ssn, ssn.jobs["free"].tree) is None
+
+
+# ---- which jobs are searched for -------------------------------------------------------------------------
+
+
+def _solved_jobs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    names: list[str] = []
+    original = solver.JobSolver.solve
+
+    def recording(self: solver.JobSolver, job: Any) -> Any:
+        names.append(job.name)
+        return original(self, job)
+
+    monkeypatch.setattr(solver.JobSolver, "solve", recording)
+    return names
+
+
+@pytest.mark.parametrize(
+    ("request_", "searched"),
+    [({"gpu": 8}, True), ({"gpu": 9}, False), ({"gpu": 1, "cpu": "65"}, False), ({"gpu": 1, "memory": "2Ti"}, False)],
+)
+def test_a_pod_larger_than_every_node_is_not_searched_for(
+    monkeypatch: pytest.MonkeyPatch, request_: dict[str, Any], searched: bool
+) -> None:
+    # MaxNodePoolResources fails such a pod whatever is evicted, so preempt skips the job
+    # (VictimInvariantPrePredicateFailureForTasks) instead of simulating every victim set.
+    names = _solved_jobs(monkeypatch)
+    run({
+        "name": "too-big",
+        "actions": ["preempt"],
+        "nodes": [{"name": "n1", "gpus": 8, "cpu": "64", "memory": "1Ti"}],
+        "queues": [queue("q", {"quota": 20, "limit": -1, "overQuotaWeight": 1})],
+        "jobs": [
+            _running("low", "n1", 10, gpu=8),
+            {"name": "big", "queue": "q", "priority": 100, "tasks": 1, **request_},
+        ],
+    })  # fmt: skip
+    assert (names == ["big"]) is searched
