@@ -58,7 +58,7 @@ class ScenarioBuilder:
         topology = TopologyIdleGpus.for_job(ssn, partial.tree)
         if topology is not None:
             filters.append(topology)
-        filters.append(AccumulatedIdleGpus.of_nodes(ssn.node_list, pending))
+        filters.append(AccumulatedIdleGpus({name: i + r for name, (i, r) in ssn.gpu_room().items()}, pending))
         for f in filters:
             f.add_victims(self.scenario.recorded_tasks)
         self.filters = filters

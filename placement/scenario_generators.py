@@ -24,8 +24,6 @@ from collections import deque
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from placement.idle_gpus_filter import idle_gpu_capacity, releasing_gpu_capacity
-
 if TYPE_CHECKING:
     from placement.nodes import NodeState
     from placement.scenario_builder import ScenarioBuilder
@@ -112,10 +110,6 @@ class MultiNodeGang:
 GENERATORS = (NodeLocalGreedy, MultiNodeGang)
 
 
-def _room(node: NodeState) -> float:
-    return idle_gpu_capacity(node)[0] + releasing_gpu_capacity(node)[0]
-
-
 def sub_scenarios(ssn: Session, base: Scenario, feasible: dict[str, NodeState]) -> Iterator[Scenario]:
     """subScenarioEmitter over one accumulated set (its state is read once, when the set is reached)."""
     demand = 0.0
@@ -142,18 +136,19 @@ def sub_scenarios(ssn: Session, base: Scenario, feasible: dict[str, NodeState]) 
                 if i not in picked:
                     picked.append(i)
             index += 1
+    room = ssn.gpu_room()
     capacity: dict[str, float] = {}
     for node, picked in node_chunks.items():
-        value = recorded_freed.get(node, 0.0) + _room(ssn.nodes[node])
+        value = recorded_freed.get(node, 0.0) + sum(room[node])
         for i in picked:
             value += sum(t.accepted[2] for t in chunks[i] if t.node == node)
         capacity[node] = value
     candidates = [n for n in node_chunks if not (smallest > 0 and capacity[n] < smallest)]
     candidates.sort(key=lambda n: (capacity[n], first_seen[n]))
     baseline = 0.0
-    for name, state in feasible.items():
+    for name in feasible:
         if name not in node_chunks:
-            baseline += _room(state) + recorded_freed.get(name, 0.0)
+            baseline += sum(room[name]) + recorded_freed.get(name, 0.0)
     remaining = max(0.0, demand - baseline)
     k = _smallest_covering(candidates, capacity, remaining)
     step = 1

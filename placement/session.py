@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 from placement.fairshare import set_fair_shares
+from placement.idle_gpus_filter import idle_gpu_capacity, releasing_gpu_capacity
 from placement.model import Placement, Snapshot
 from placement.node_order import NodeIndex
 from placement.nodes import NodeState
@@ -86,6 +87,8 @@ class Session:
         self.max_gpu_mem: int | None = None
         self.index: NodeIndex | None = None
         self.max_node: tuple[int, float, float, dict[str, int]] = (0, 0.0, 0.0, {})
+        self.generation = 0  # bumped by rebuild(): node objects are new
+        self._gpu_room: tuple[tuple[int, int], dict[str, tuple[float, float]]] | None = None
         self.cycle = 0
         # Committed statements that changed something; a cycle that commits none changes nothing.
         self.commits = 0
@@ -112,6 +115,7 @@ class Session:
         Node and queue accounting is derived from the pods' statuses and changed only through statements;
         after pods move on outside a cycle (the between-rounds transition) it must be rebuilt.
         """
+        self.generation += 1
         self.nodes = {spec.name: NodeState(spec) for spec in self.snapshot.nodes}
         self.node_list = list(self.nodes.values())
         placed: list[TaskState] = []
@@ -155,6 +159,19 @@ class Session:
         self.index = NodeIndex(self.nodes)
         for tree in self.topologies.values():
             tree.attach(self.nodes)
+
+    def gpu_room(self) -> dict[str, tuple[float, float]]:
+        """Per node, its idle and its releasing GPU capacity (GetSumOfIdleGPUs, GetSumOfReleasingGPUs).
+
+        Only a committed statement changes nodes between solver searches (a search discards what it tries),
+        so the map is rebuilt after a commit or a rebuild, not for every probe of every pending job. Read it
+        only with no statement open.
+        """
+        key = (self.generation, self.commits)
+        if self._gpu_room is None or self._gpu_room[0] != key:
+            room = {n.name: (idle_gpu_capacity(n)[0], releasing_gpu_capacity(n)[0]) for n in self.node_list}
+            self._gpu_room = (key, room)
+        return self._gpu_room[1]
 
     def larger_than_any_node(self, tasks: list[TaskState]) -> TaskState | None:
         """VictimInvariantPrePredicateFailureForTasks: the first pod asking more GPUs, CPU, memory or of a MIG

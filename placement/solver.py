@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 from placement import simulation_order
 from placement.candidate_nodes import candidate_nodes
-from placement.idle_gpus_filter import idle_gpu_capacity, releasing_gpu_capacity
 from placement.nodes import NodeState
 from placement.placing import allocate_job
 from placement.queue_order import JobsOrder
@@ -258,4 +257,5 @@ def feasible_nodes(ssn: Session, job: JobState) -> list[NodeState]:
     """FeasibleNodesForJob: for an all-GPU job, nodes with idle or releasing GPU capacity."""
     if any(t.req.kind == "cpu" for t in job.tasks):
         return list(ssn.node_list)
-    return [n for n in ssn.node_list if idle_gpu_capacity(n)[0] > 0 or releasing_gpu_capacity(n)[0] > 0]
+    room = ssn.gpu_room()
+    return [n for n in ssn.node_list if room[n.name][0] > 0 or room[n.name][1] > 0]

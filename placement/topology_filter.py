@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from placement.idle_gpus_filter import greedy_match, idle_gpu_capacity, releasing_gpu_capacity
+from placement.idle_gpus_filter import greedy_match
 from placement.subgroups import SubGroupSet
 
 if TYPE_CHECKING:
@@ -64,8 +64,10 @@ class TopologyIdleGpus:
             return None
         capacity: dict[GroupKey, dict[str, float]] = {key: {} for key in requirements}
         node_domains: dict[str, list[tuple[GroupKey, str]]] = {}
+        room = ssn.gpu_room()
         for node in ssn.node_list:
-            free = idle_gpu_capacity(node)[0] + releasing_gpu_capacity(node)[0]
+            idle, releasing = room[node.name]
+            free = idle + releasing
             for key in requirements:
                 value = node.spec.labels.get(key[1])
                 if value:

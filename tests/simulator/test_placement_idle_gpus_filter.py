@@ -11,10 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-from placement_testlib import run
+from placement_testlib import run, scenario
 
 from placement import solver
 from placement.idle_gpus_filter import AccumulatedIdleGpus, greedy_match
+from placement.session import Session
+from placement.statement import Statement
 
 GREEDY = [
     # name, requirements (largest first), holder capacities (largest first), matched
@@ -175,3 +177,29 @@ def test_the_filter_changes_which_scenarios_run_not_the_outcome(monkeypatch: pyt
 def test_first_fit_is_kais_estimate_not_an_exact_packing() -> None:
     # 5+3+2 and 4+3+3 fill two 10-GPU nodes, but first fit puts 5 and 4 together and strands the 2.
     assert not greedy_match([5, 4, 3, 3, 3, 2], [10, 10])
+
+
+def _spread_session() -> Session:
+    s = scenario(SPREAD)
+    ssn = Session(s.snapshot, s.placement)
+    ssn.open()
+    return ssn
+
+
+def test_the_session_gpu_room_follows_a_committed_eviction() -> None:
+    ssn = _spread_session()
+    assert ssn.gpu_room()["node0"] == (0.0, 0.0)
+    stmt = Statement(ssn)
+    stmt.evict(ssn.jobs["run00"].tasks[0])
+    stmt.commit()
+    assert ssn.gpu_room()["node0"] == (0.0, 1.0)
+
+
+def test_the_session_gpu_room_is_unchanged_by_a_discarded_search() -> None:
+    ssn = _spread_session()
+    before = dict(ssn.gpu_room())
+    stmt = Statement(ssn)
+    stmt.evict(ssn.jobs["run00"].tasks[0])
+    stmt.discard()
+    ssn.rebuild()  # recomputed from the pods, as a new cycle would
+    assert ssn.gpu_room() == before
