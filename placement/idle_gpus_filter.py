@@ -13,7 +13,9 @@ pod_scenario_builder.go before every scenario; the same filter is in NVIDIA/KAI-
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Sequence
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from placement.nodes import NodeState, gpu_memory_fraction
@@ -58,13 +60,14 @@ class AccumulatedIdleGpus:
     def __init__(self, capacities: dict[str, float], pending: Iterable[TaskState]) -> None:
         self.required = sorted((t.req.quota_gpus for t in pending), reverse=True)
         self.capacity = capacities
-        self.top: dict[str, float] = dict(sorted(capacities.items(), key=lambda kv: -kv[1])[: len(self.required)])
+        # nlargest keeps equal capacities in dict order, as a stable sort by decreasing capacity would.
+        self.top: dict[str, float] = dict(heapq.nlargest(len(self.required), capacities.items(), key=itemgetter(1)))
         self.seen: set[str] = set()
 
     @classmethod
     def of_nodes(cls, nodes: Iterable[NodeState], pending: Iterable[TaskState]) -> AccumulatedIdleGpus:
         """The filter on the session's nodes as they are now (nodeIdleOrReleasingGpuCapacity)."""
-        return cls({n.name: idle_gpu_capacity(n)[0] + releasing_gpu_capacity(n)[0] for n in nodes}, pending)
+        return cls({n.name: _capacities(n)[0] for n in nodes}, pending)
 
     def add_victims(self, tasks: Iterable[TaskState]) -> None:
         """A victim frees its accepted GPU quota on its node, once per pod (pods without a node free none)."""
@@ -86,8 +89,30 @@ class AccumulatedIdleGpus:
         return greedy_match(self.required, sorted(self.top.values(), reverse=True))
 
 
+def _capacities(node: NodeState) -> tuple[float, tuple[float, int], tuple[float, int]]:
+    """(idle + releasing GPUs, idle, releasing), recomputed only after the node changed.
+
+    Every solved job asks for them on every node (feasible nodes, this filter), while a job's eviction
+    simulations change only a few nodes, and each change bumps the node's version (NodeState._changed).
+    """
+    cached = node.capacity_cache
+    if cached is None or cached[0] != node.version:
+        idle, releasing = _idle_gpu_capacity(node), _releasing_gpu_capacity(node)
+        cached = node.capacity_cache = (node.version, idle[0] + releasing[0], idle, releasing)
+    return cached[1], cached[2], cached[3]
+
+
 def idle_gpu_capacity(node: NodeState) -> tuple[float, int]:
     """GetSumOfIdleGPUs: idle whole GPUs, the free part of shared GPUs and idle MIG devices (GPUs, MiB)."""
+    return _capacities(node)[1]
+
+
+def releasing_gpu_capacity(node: NodeState) -> tuple[float, int]:
+    """GetSumOfReleasingGPUs."""
+    return _capacities(node)[2]
+
+
+def _idle_gpu_capacity(node: NodeState) -> tuple[float, int]:
     gpus = 0.0
     mem = 0
     for alloc in node.sh_alloc.values():
@@ -100,8 +125,7 @@ def idle_gpu_capacity(node: NodeState) -> tuple[float, int]:
     return gpus + idle, mem + int(idle) * node.gpu_mem
 
 
-def releasing_gpu_capacity(node: NodeState) -> tuple[float, int]:
-    """GetSumOfReleasingGPUs."""
+def _releasing_gpu_capacity(node: NodeState) -> tuple[float, int]:
     gpus = 0.0
     mem = 0
     for g, rel in node.sh_rel.items():

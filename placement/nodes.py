@@ -68,6 +68,7 @@ class NodeState:
         "alloc_mem",
         "alloc_mig",
         "alloc_pods",
+        "capacity_cache",
         "entries",
         "gpu_count",
         "gpu_mem",
@@ -134,6 +135,8 @@ class NodeState:
         self.on_change: Callable[[NodeState], None] | None = None
         # Bumped on every change (never reset): caches over nodes compare it to know they are current.
         self.version = 0
+        # (version, idle, releasing GPU capacity) for the solver's filters (idle_gpus_filter).
+        self.capacity_cache: tuple[int, float, tuple[float, int], tuple[float, int]] | None = None
         # Objects whose `version` is bumped with this node's (topology domains caching their nodes' room).
         self.watchers: list[Any] = []
 

@@ -20,6 +20,9 @@ This order gives the same sequence of victims and preemptor with far less work:
   total order, the root always serves the smallest key, so the relative order of the relevant subtrees
   does not depend on the others. That holds unless the queues' allocatable shares make the last
   tie-breaker cyclic; then they are kept as streams.
+- Consecutive pops from one untouched subtree, or of a relevant leaf's other pending jobs, are taken as
+  one run, whose end is found over blocks of jobs (run_bounds): on a busy cluster runs of hundreds of
+  jobs are common, and popping them one by one was most of the solver's time.
 
 `REFERENCE = True` switches the solver back to the full JobsOrder (the property tests
 compare both).
@@ -27,6 +30,7 @@ compare both).
 
 from __future__ import annotations
 
+import bisect
 import functools
 import heapq
 import itertools
@@ -35,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from placement.queue_order import job_queue_keys, job_queue_values
 from placement.queues import less_equal
+from placement.run_bounds import Bounds, larger_request, run_end
 
 if TYPE_CHECKING:
     from placement.queues import QueueState
@@ -60,6 +65,7 @@ class _QueueCache:
         "jobs",
         "listed",
         "pending",
+        "pending_bounds",
         "pending_version",
         "siblings_ordered",
         "stream",
@@ -74,6 +80,7 @@ class _QueueCache:
         self.listed: set[JobState] = set()
         self.by_age: list[JobState] = []
         self.pending: list[tuple[Any, JobState]] = []
+        self.pending_bounds: Bounds | None = None
         self.pending_version = -1
         self.stream: _Stream | None = None
         self.stream_version = -1
@@ -134,11 +141,25 @@ def _pending(ssn: Session, leaf: QueueState, skip: Iterable[Any] = ()) -> list[t
         entries = [(job.order_key(), job) for job in cache.jobs if job.has_pending()]
         entries.sort()
         cache.pending = entries
+        cache.pending_bounds = None
         cache.listed = {job for _, job in entries}
         cache.by_age = sorted((job for _, job in entries), key=lambda job: job.creation)
         cache.versions = [job.version for job in cache.jobs]
         cache.pending_version = leaf.version
     return cache.pending
+
+
+def _pending_bounds(ssn: Session, leaf: QueueState) -> Bounds:
+    """Largest requests over blocks of the leaf's pending list (after _pending, for as long as it holds).
+
+    A job of the list keeps its request while the list holds: a job whose version moved is dropped from
+    it unless the simulation skips it, and skipped jobs are passed over, never checked.
+    """
+    cache = _cache(ssn, leaf)
+    if cache.pending_bounds is None:
+        requests = [ssn.job_init_resources(job) for _, job in cache.pending]
+        cache.pending_bounds = Bounds(requests, larger_request)
+    return cache.pending_bounds
 
 
 def _first_not_in(ssn: Session, leaf: QueueState, skip: set[Any]) -> float:
@@ -271,6 +292,7 @@ class _Stream:
         "keys",
         "n",
         "queue",
+        "run_bounds",
         "seq",
         "ssn",
         "top_dirty",
@@ -290,6 +312,7 @@ class _Stream:
         self.heads: list[Any] = []
         self.first: float = _LAST
         self.first_head: Any = None
+        self.run_bounds: tuple[Bounds, Bounds] | None = None
 
     @staticmethod
     def build(ssn: Session, queue: QueueState) -> _Stream | None:
@@ -345,6 +368,14 @@ class _Stream:
         while len(extras) <= k:
             extras.append(self.ssn.job_init_resources(self.head(len(extras))))
         return extras[k]
+
+    def bounds(self) -> tuple[Bounds, Bounds]:
+        """Largest requests and largest keys over blocks of the whole stream (read to its end once)."""
+        if self.run_bounds is None:
+            requests = [self.extra(k) for k in range(self.n)]
+            keys = [self.key(k) for k in range(self.n)]
+            self.run_bounds = (Bounds(requests, larger_request), Bounds(keys, max))
+        return self.run_bounds
 
     def job(self, k: int) -> Any:
         while len(self.jobs) <= k:
@@ -596,10 +627,26 @@ class SimulationOrder:
                     up = up.parent
                 if job in interesting:
                     return job
-                if src is not child or not ordered or not isinstance(child, _Cursor):
+                if src is not child or not ordered:
                     break
-                self._cursor_run(path, child)
+                if isinstance(child, _Cursor):
+                    self._cursor_run(path, child)
+                else:
+                    self._leaf_run(path, child)
                 break
+
+    def _levels(self, path: list[tuple[list[Any], Any]]) -> list[tuple[dict[Any, Any], QueueState, Any]]:
+        """Per queue on the path: its key memo, the queue, and the smallest other key in its heap (or None)."""
+        return [(job_queue_keys(self.ssn, node.queue), node.queue, _smallest_other(heap)) for heap, node in path]
+
+    def _store_run(self, path: list[tuple[list[Any], Any]], keys: list[Any]) -> None:
+        """Leave the path as the run's last descent left it: each queue on top, keyed from the last job."""
+        self.gen += 1
+        seq = self.seq
+        for (heap, node), key in zip(path, keys, strict=True):
+            heap[0] = (key, next(seq), node)
+            if not isinstance(node, _Cursor):
+                node.gen = self.gen  # still dirty, still re-keyed from the run's head: the next one
 
     def _cursor_run(self, path: list[tuple[list[Any], Any]], child: _Cursor) -> None:
         """Pull on from an untouched subtree for as long as the next descent would come back to it.
@@ -608,53 +655,101 @@ class SimulationOrder:
         of its heap. In a heap whose comparisons form a total order that is when the new key is below
         the entry's two children, and then heapreplace leaves everything else where it was: so the run
         stores only the last keys, exactly as the step-by-step descent would have left them. The last job
-        of the subtree is left to the descent (its removal changes the heaps).
+        of the subtree is left to the descent (its removal changes the heaps). Where the run ends is found
+        over blocks of jobs (run_bounds); the subtree's own keys are bounded directly.
         """
         ssn = self.ssn
         stream = child.stream
+        start, end = child.k, stream.n - 1
+        if start >= end:
+            return
         # Nothing but this path changes during the run, so each heap's smallest other entry is fixed.
-        levels = []
-        for heap, node in path[:-1]:
-            other = heap[1][0] if len(heap) > 1 else None
-            if len(heap) > 2 and heap[2][0] < other:
-                other = heap[2][0]
-            levels.append((job_queue_keys(ssn, node.queue), node.queue, other))
-        heap = path[-1][0]
-        other_c = heap[1][0] if len(heap) > 1 else None
-        if len(heap) > 2 and heap[2][0] < other_c:
-            other_c = heap[2][0]
-        k = child.k
-        last = stream.n - 1
-        keys: list[Any] = []
-        pulled = 0
-        # The stream's memoised lists, read directly while they reach far enough (this loop is the hot one).
-        stream_keys, extras = stream.keys, stream.extras
-        while k < last:
-            key_c = stream_keys[k] if k < len(stream_keys) else stream.key(k)
-            if other_c is not None and not key_c < other_c:
-                break
-            extra = extras[k] if k < len(extras) else stream.extra(k)
-            found = []
-            for memo, queue, other in levels:
+        levels = self._levels(path[:-1])
+        other_c = _smallest_other(path[-1][0])
+        checks = [level for level in levels if level[2] is not None]
+        extras, keys = stream.bounds()
+        request_levels, key_levels = extras.levels, keys.levels
+
+        def holds(j: int, i: int) -> bool:
+            if other_c is not None and not key_levels[j][i] < other_c:
+                return False
+            extra = request_levels[j][i]
+            for memo, queue, other in checks:
                 key = memo.get(extra)
                 if key is None:
                     key = job_queue_values(ssn, queue, extra)
-                if other is not None and not key < other:
-                    break
-                found.append(key)
-            else:
-                keys = found
-                keys.append(key_c)
-                k += 1
-                pulled += 1
-                continue
-            break
-        if not pulled:
+                if not key < other:
+                    return False
+            return True
+
+        k = run_end(start, end, holds)
+        if k == start:
             return
         child.k = k
-        self.gen += pulled
-        seq = self.seq
-        for (heap, node), key in zip(path, keys, strict=True):
-            heap[0] = (key, next(seq), node)
-            if node is not child:
-                node.gen = self.gen  # still dirty, still re-keyed from the subtree's head: the next one
+        extra = stream.extras[k - 1]
+        found = [job_queue_values(ssn, queue, extra) for _, queue, _ in levels]
+        found.append(stream.keys[k - 1])
+        self._store_run(path, found)
+
+    def _leaf_run(self, path: list[tuple[list[Any], Any]], child: _Leaf) -> None:
+        """The same run over a relevant leaf's other pending jobs, up to its next victim or preemptor.
+
+        Those jobs are only popped, and nothing is placed between pops, so the leaf's allocation stays
+        put: it is re-keyed from its head like any queue on the path, and the run's condition is the
+        cursor run's with the leaf's own key last. Background jobs are never victims nor the preemptor;
+        the leaf's own ones stop the run, and so does its last job (left to the descent).
+        """
+        ssn = self.ssn
+        bg, skip = child.bg, child.skip
+        end = len(bg)
+        if child.mi < len(child.mine):
+            # The leaf's next own job comes before every background job with a larger order key.
+            end = bisect.bisect_right(bg, child.mine[child.mi][0], key=_order_key)
+        else:
+            end -= 1
+            while end >= 0 and bg[end][1] in skip:
+                end -= 1
+        start = child.bi
+        if start >= end:
+            return
+        levels = self._levels(path)
+        checks = [level for level in levels if level[2] is not None]
+        request_levels = _pending_bounds(ssn, child.queue).levels
+
+        def holds(j: int, i: int) -> bool:
+            if j == 0:
+                job = bg[i][1]
+                if job in skip:
+                    return True  # passed over, never popped
+                extra = ssn.job_init_resources(job)
+            else:
+                extra = request_levels[j][i]
+            for memo, queue, other in checks:
+                key = memo.get(extra)
+                if key is None:
+                    key = job_queue_values(ssn, queue, extra)
+                if not key < other:
+                    return False
+            return True
+
+        k = run_end(start, end, holds)
+        last = k - 1
+        while last >= start and bg[last][1] in skip:
+            last -= 1
+        child.bi = k
+        if last < start:
+            return
+        extra = ssn.job_init_resources(bg[last][1])
+        self._store_run(path, [job_queue_values(ssn, queue, extra) for _, queue, _ in levels])
+
+
+def _smallest_other(heap: list[Any]) -> Any:
+    """The smallest key in a heap but its top's (None: the top is alone)."""
+    other = heap[1][0] if len(heap) > 1 else None
+    if len(heap) > 2 and heap[2][0] < other:
+        other = heap[2][0]
+    return other
+
+
+def _order_key(entry: tuple[Any, Any]) -> Any:
+    return entry[0]

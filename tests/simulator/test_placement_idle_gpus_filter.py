@@ -11,12 +11,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from placement_testlib import run, scenario
+from test_placement_solver_order import busy_clusters
 
-from placement import solver
-from placement.idle_gpus_filter import AccumulatedIdleGpus, greedy_match
+from placement import Placement, Snapshot, solver
+from placement.idle_gpus_filter import (
+    AccumulatedIdleGpus,
+    _idle_gpu_capacity,
+    _releasing_gpu_capacity,
+    greedy_match,
+    idle_gpu_capacity,
+    releasing_gpu_capacity,
+)
 from placement.session import Session
 from placement.statement import Statement
+from placement.tasks import ACTIVE_ALLOCATED
 
 GREEDY = [
     # name, requirements (largest first), holder capacities (largest first), matched
@@ -203,3 +214,34 @@ def test_the_session_gpu_room_is_unchanged_by_a_discarded_search() -> None:
     stmt.discard()
     ssn.rebuild()  # recomputed from the pods, as a new cycle would
     assert ssn.gpu_room() == before
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(busy_clusters(), st.lists(st.integers(0, 100), min_size=1, max_size=8), st.integers(0, 8))
+def test_cached_node_capacities_follow_every_eviction_and_rollback(
+    snapshot: Snapshot, picks: list[int], keep: int
+) -> None:
+    ssn = Session(snapshot, Placement())
+    ssn.open()
+    running = [t for j in ssn.jobs.values() for t in j.tasks if t.status in ACTIVE_ALLOCATED and t.node]
+
+    def check() -> None:
+        for node in ssn.node_list:
+            cached = (idle_gpu_capacity(node), releasing_gpu_capacity(node))
+            assert cached == (_idle_gpu_capacity(node), _releasing_gpu_capacity(node))
+
+    check()  # fills the caches, so what follows reads them after each change
+    stmt = Statement(ssn)
+    checkpoints = []
+    for pick in picks:
+        if not running:
+            return
+        task = running[pick % len(running)]
+        if task.status in ACTIVE_ALLOCATED:
+            checkpoints.append(stmt.checkpoint())
+            stmt.evict(task)
+            check()
+    stmt.rollback(checkpoints[min(keep, len(checkpoints) - 1)] if checkpoints else 0)
+    check()
+    stmt.discard()
+    check()
