@@ -17,7 +17,7 @@ from __future__ import annotations
 import heapq
 import math
 from bisect import bisect_left, insort
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from placement.nodes import NodeState
@@ -70,6 +70,7 @@ class NodeIndex:
         self.share: dict[int, dict[tuple[int, int], _Sorted]] = {}
         self.level_count: dict[int, list[int]] = {}
         self.dirty: set[str] = set()
+        self._dirty_sorted: list[NodeState] | None = None
         self.where: dict[str, tuple[bool, int, int, int]] = {}
         # Non-allocated (idle + releasing) whole GPUs per node and in total, for fail-fast checks.
         self.free: dict[str, int] = {}
@@ -106,6 +107,7 @@ class NodeIndex:
         dirty, idle, memory, level = place
         if dirty:
             self.dirty.add(name)
+            self._dirty_sorted = None
             return
         if idle > 0:
             self.whole.setdefault(idle, _Sorted()).add(name)
@@ -117,12 +119,19 @@ class NodeIndex:
         dirty, idle, memory, level = place
         if dirty:
             self.dirty.discard(name)
+            self._dirty_sorted = None
             return
         if idle > 0:
             self.whole[idle].discard(name)
         if level >= 0:
             self.share[idle][(memory, level)].discard(name)
             self.level_count[memory][level] -= 1
+
+    def dirty_nodes(self) -> list[NodeState]:
+        """The dirty nodes by name, kept between calls until one joins or leaves."""
+        if self._dirty_sorted is None:
+            self._dirty_sorted = [self.nodes[name] for name in sorted(self.dirty)]
+        return self._dirty_sorted
 
     def free_whole_gpus(self) -> int:
         return self.free_total
@@ -231,24 +240,55 @@ def exhaustive_order(
 
 
 def ordered_nodes(
-    ssn: Session, task: TaskState, subset: list[NodeState] | None = None, scores: dict[str, float] | None = None
+    ssn: Session,
+    task: TaskState,
+    subset: list[NodeState] | None = None,
+    scores: dict[str, float] | None = None,
+    within: Container[str] | None = None,
 ) -> Iterator[NodeState]:
-    """Nodes in KAI's order for this task, lazily. `subset` (solver feasible nodes, a topology domain)
-    disables the index; `scores` are topology scores (see exhaustive_order)."""
+    """Nodes in KAI's order for this task, lazily. `subset` (a topology domain) disables the index; `scores`
+    are topology scores (see exhaustive_order).
+
+    `within` (the solver's feasible nodes) keeps the index and yields only the nodes it names. That is the
+    order KAI gives over those nodes: binpack ranks a node by its tier, then by fewer free GPUs, then by name,
+    and where the pool's free-GPU bounds sit changes no rank (tiers are 1,000 apart, densities at most 9,
+    free counts whole numbers). The caller passes it only for binpack and GPU requests (as the index does).
+    """
     req = task.req
     if subset is not None or ssn.placement.node == "spread" or req.kind in (KIND_CPU, KIND_MIG):
         pool: Iterable[NodeState] = ssn.node_list if subset is None else subset
+        if within is not None:
+            pool = [n for n in pool if n.name in within]
         if req.kind == KIND_MIG:
             pool = [n for n in pool if n.mig_enabled]
         yield from exhaustive_order(ssn, task, pool, scores)
         return
+    if within is None:
+        yield from _indexed_order(ssn, task)
+        return
+    for node in _indexed_order(ssn, task):
+        if node.name in within:
+            yield node
+
+
+def _indexed_order(ssn: Session, task: TaskState) -> Iterator[NodeState]:
     index = ssn.index
     assert index is not None, "the session is open"
-    dirty = [ssn.nodes[name] for name in sorted(index.dirty)]
+    shape = task.req.shape
     dirty_keyed = []
-    for node in dirty:
-        if node.fits(task, releasing=True):
-            dirty_keyed.append((-_tier(ssn, task, node), _placement_value(ssn, task, node), node.name, node))
+    # A dirty node is ranked again only when it changed since the last pod of the same shape asked.
+    for node in index.dirty_nodes():
+        memo = node.order_memo
+        hit = memo.get(shape)
+        if hit is not None and hit[0] == node.version:
+            item = hit[1]
+        else:
+            item = None
+            if node.fits(task, releasing=True):
+                item = (-_tier(ssn, task, node), _placement_value(ssn, task, node), node.name, node)
+            memo[shape] = (node.version, item)
+        if item is not None:
+            dirty_keyed.append(item)
     dirty_keyed.sort(key=lambda item: item[:3])
     clean = _clean_order(ssn, task)
     if not dirty_keyed:

@@ -8,6 +8,7 @@ pods pick shared GPUs as gpu_sharing/gpuSharing.go does.
 
 from __future__ import annotations
 
+from collections.abc import Container
 from typing import TYPE_CHECKING
 
 from placement.node_order import ordered_nodes
@@ -160,9 +161,10 @@ def allocate_task(
     pipeline_only: bool,
     nodes: list[NodeState] | None,
     scores: dict[str, float] | None = None,
+    within: Container[str] | None = None,
 ) -> bool:
     capacity_cache: dict[float, bool] = {}
-    for node in ordered_nodes(ssn, task, nodes, scores):
+    for node in ordered_nodes(ssn, task, nodes, scores, within):
         if not fitting_node(ssn, task, node, capacity_cache):
             continue
         if _allocate_on_node(ssn, stmt, task, node, pipeline_only):
@@ -179,11 +181,13 @@ def allocate_job(
     tasks: list[TaskState] | None = None,
     min_member: int | None = None,
     tree: SubGroupSet | None = None,
+    within: Container[str] | None = None,
 ) -> bool:
     """AllocateJob: the capacity gate for the next batch of tasks, then every task or none.
 
     `tasks`/`min_member` (or `tree`, for a job with subgroups) describe a partial job (the solvers'
     representative); failures of real allocation attempts are recorded on the job for pending reasons.
+    `within` keeps the indexed node order but only the nodes it names (node_order.ordered_nodes).
     """
     if tree is None and tasks is None:
         tree = job.tree
@@ -207,7 +211,7 @@ def allocate_job(
         return TreeAllocation(ssn, stmt, job, tree, pipeline_only, record).run(to_allocate, nodes)
     checkpoint = stmt.checkpoint()
     for i, task in enumerate(to_allocate):
-        if not allocate_task(ssn, stmt, task, pipeline_only, nodes):
+        if not allocate_task(ssn, stmt, task, pipeline_only, nodes, within=within):
             if record:
                 job.reason = ("placement", task, i, len(to_allocate))
             stmt.rollback(checkpoint)

@@ -33,7 +33,7 @@ from placement.scenario_builder import ScenarioBuilder
 from placement.scenario_generators import GENERATORS, MultiNodeGang, NodeLocalGreedy
 from placement.simulation_order import SimulationOrder
 from placement.statement import Statement
-from placement.tasks import PIPELINED, RELEASING, JobState, TaskState
+from placement.tasks import KIND_FRACTION, KIND_MEMORY, KIND_WHOLE, PIPELINED, RELEASING, JobState, TaskState
 from placement.victim_scenario import Fingerprint, PartialJob, Scenario
 from placement.victims_order import VictimJob, VictimsOrder
 
@@ -165,7 +165,7 @@ class JobSolver:
         """Re-place victims and the pending pods in queue order; the validator sees this scenario only."""
         ssn = self.ssn
         preemptor = scenario.preemptor
-        nodes = list(feasible.values())
+        nodes = feasible
         victim_jobs: dict[str, JobState] = {}
         for task in victims:
             victim_jobs.setdefault(task.job.name, task.job)
@@ -233,24 +233,34 @@ def _pipeline_job(
     ssn: Session,
     stmt: Statement,
     job: JobState,
-    nodes: list[NodeState],
+    nodes: dict[str, NodeState],
     tasks: list[TaskState] | None = None,
     min_member: int | None = None,
     tree: SubGroupSet | None = None,
 ) -> bool:
-    """allocate_job onto releasing resources, offered only the nodes that can matter (candidate_nodes).
+    """allocate_job onto releasing resources, over the feasible nodes only, as cheaply as gives KAI's order.
 
-    A job with a subgroup tree gets every node: topology domains are computed from the node set offered,
-    so a narrower set could change which domain is the lowest common one.
+    - A job with a subgroup tree gets every feasible node: topology domains are computed from the nodes
+      offered, so a narrower set could change which domain is the lowest common one.
+    - GPU pods under binpack take the session's node index, kept to the feasible nodes: a simulation changes
+      a few nodes, so this costs those plus the index lookups, not a scan of every feasible node.
+    - Others get the nodes some pod of the batch fits on, plus the binpack bound witnesses (candidate_nodes).
     """
     if tree is not None or job.tree is not None:
-        return allocate_job(ssn, stmt, job, True, nodes, tasks=tasks, min_member=min_member, tree=tree)
-    if not simulation_order.REFERENCE:
-        batch = job.tasks_to_allocate(real=False, tasks=tasks, min_member=min_member)
-        # A batch over its queue's capacity fails before any node is looked at: no need to pick nodes.
-        if check_capacity(job.queue, ssn.required_quota(batch), job.preemptible) is None:  # type: ignore[arg-type]
-            nodes = candidate_nodes(nodes, batch)
-    return allocate_job(ssn, stmt, job, True, nodes, tasks=tasks, min_member=min_member)
+        return allocate_job(ssn, stmt, job, True, list(nodes.values()), tasks=tasks, min_member=min_member, tree=tree)
+    if simulation_order.REFERENCE:
+        return allocate_job(ssn, stmt, job, True, list(nodes.values()), tasks=tasks, min_member=min_member)
+    batch = job.tasks_to_allocate(real=False, tasks=tasks, min_member=min_member)
+    if ssn.placement.node == "binpack" and all(t.req.kind in _INDEXED_KINDS for t in batch):
+        return allocate_job(ssn, stmt, job, True, None, tasks=tasks, min_member=min_member, within=nodes)
+    candidates = list(nodes.values())
+    # A batch over its queue's capacity fails before any node is looked at: no need to pick nodes.
+    if check_capacity(job.queue, ssn.required_quota(batch), job.preemptible) is None:  # type: ignore[arg-type]
+        candidates = candidate_nodes(candidates, batch)
+    return allocate_job(ssn, stmt, job, True, candidates, tasks=tasks, min_member=min_member)
+
+
+_INDEXED_KINDS = (KIND_WHOLE, KIND_FRACTION, KIND_MEMORY)
 
 
 def feasible_nodes(ssn: Session, job: JobState) -> list[NodeState]:

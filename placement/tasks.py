@@ -77,7 +77,19 @@ def mig_gpu_portion(profile: str) -> int:
 class TaskRequest:
     """A task's request in KAI's shape. `gpus` is ResReq.GPUs(); `quota_gpus` is GetGpusQuota()."""
 
-    __slots__ = ("count", "cpu", "gpu_memory", "gpus", "kind", "mem", "mig", "mig_gpus", "portion", "quota_gpus")
+    __slots__ = (
+        "count",
+        "cpu",
+        "gpu_memory",
+        "gpus",
+        "kind",
+        "mem",
+        "mig",
+        "mig_gpus",
+        "portion",
+        "quota_gpus",
+        "shape",
+    )
 
     def __init__(self, task: Task) -> None:
         self.cpu = float(task.cpu_millis)
@@ -98,6 +110,8 @@ class TaskRequest:
         self.gpus = extended_gpus(self.portion, self.count)
         self.mig_gpus = float(sum(mig_gpu_portion(name) * n for name, n in self.mig))
         self.quota_gpus = self.gpus + self.mig_gpus
+        # Everything a node's fit and rank for this request depend on: equal shapes, equal answers.
+        self.shape = (self.kind, self.count, self.portion, self.gpu_memory, self.cpu, self.mem, self.mig)
 
     @property
     def shared(self) -> bool:

@@ -16,7 +16,7 @@ from reference_orders import ReferenceVictimsOrder, reference_orders
 
 from placement import Job, Node, Placement, Queue, QueueResource, Result, Snapshot, Task, simulate, simulation_order
 from placement.candidate_nodes import candidate_nodes
-from placement.node_order import exhaustive_order
+from placement.node_order import exhaustive_order, ordered_nodes
 from placement.queue_order import JobsOrder
 from placement.session import Session
 from placement.simulation_order import SimulationOrder
@@ -279,3 +279,28 @@ def test_candidate_nodes_keep_every_fitting_node_and_the_binpack_score_bounds(sn
     for task in tasks:
         order = [n.name for n in exhaustive_order(ssn, task, ssn.node_list) if n.name in fitting]
         assert [n.name for n in exhaustive_order(ssn, task, kept) if n.name in fitting] == order
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(busy_clusters(), st.lists(st.integers(0, 100), min_size=1, max_size=6), st.data())
+def test_the_indexed_order_kept_to_a_node_set_is_kai_order_over_that_set(
+    snapshot: Snapshot, picks: list[int], data: st.DataObject
+) -> None:
+    # The solver's simulations rank GPU pods through the node index kept to the feasible nodes
+    # (ordered_nodes `within`); KAI ranks over those nodes alone, whose free-GPU bounds differ. Ranks are
+    # asked again after each eviction, so ranks remembered per node must follow the node.
+    ssn = Session(snapshot, Placement())
+    ssn.open()
+    probes = [t for j in ssn.jobs.values() for t in j.tasks if t.status == "Pending"]
+    running = [t for j in ssn.jobs.values() for t in j.tasks if t.status in ACTIVE_ALLOCATED and t.node]
+    stmt = Statement(ssn)
+    names = [n.name for n in ssn.node_list]
+    for pick in picks:
+        if running and running[pick % len(running)].status in ACTIVE_ALLOCATED:
+            stmt.evict(running[pick % len(running)])
+        within = data.draw(st.sets(st.sampled_from(names)))
+        pool = [n for n in ssn.node_list if n.name in within]
+        for task in probes:
+            fast = [n.name for n in ordered_nodes(ssn, task, within=within)]
+            exact = [n.name for n in exhaustive_order(ssn, task, pool) if n.fits(task, releasing=True)]
+            assert fast == exact, (task.req.shape, sorted(within))
