@@ -70,7 +70,11 @@ class NodeIndex:
         self.share: dict[int, dict[tuple[int, int], _Sorted]] = {}
         self.level_count: dict[int, list[int]] = {}
         self.dirty: set[str] = set()
-        self._dirty_sorted: list[NodeState] | None = None
+        # Dirty nodes that changed, in order (`log_base` is the position of log[0]); per request shape, the
+        # dirty nodes it fits ranked, and how far into the log that ranking is up to date.
+        self.log: list[str] = []
+        self.log_base = 0
+        self.ranked: dict[int, _Ranked] = {}
         self.where: dict[str, tuple[bool, int, int, int]] = {}
         # Non-allocated (idle + releasing) whole GPUs per node and in total, for fail-fast checks.
         self.free: dict[str, int] = {}
@@ -96,6 +100,8 @@ class NodeIndex:
         self.free[node.name] = free
         new = self._locate(node)
         old = self.where.get(node.name)
+        if new[0] or (old is not None and old[0]):
+            self._log(node.name)
         if old == new:
             return
         if old is not None:
@@ -107,7 +113,6 @@ class NodeIndex:
         dirty, idle, memory, level = place
         if dirty:
             self.dirty.add(name)
-            self._dirty_sorted = None
             return
         if idle > 0:
             self.whole.setdefault(idle, _Sorted()).add(name)
@@ -119,7 +124,6 @@ class NodeIndex:
         dirty, idle, memory, level = place
         if dirty:
             self.dirty.discard(name)
-            self._dirty_sorted = None
             return
         if idle > 0:
             self.whole[idle].discard(name)
@@ -127,11 +131,32 @@ class NodeIndex:
             self.share[idle][(memory, level)].discard(name)
             self.level_count[memory][level] -= 1
 
-    def dirty_nodes(self) -> list[NodeState]:
-        """The dirty nodes by name, kept between calls until one joins or leaves."""
-        if self._dirty_sorted is None:
-            self._dirty_sorted = [self.nodes[name] for name in sorted(self.dirty)]
-        return self._dirty_sorted
+    def _log(self, name: str) -> None:
+        if len(self.log) >= _LOG_LIMIT:
+            # Rankings older than the log are rebuilt from scratch when next asked for.
+            self.log_base += len(self.log)
+            self.log = []
+        self.log.append(name)
+
+    def dirty_ranked(self, ssn: Session, task: TaskState) -> list[tuple[int, float, str]]:
+        """The dirty nodes the task fits on idle + releasing resources, as (-tier, free GPUs, name), sorted.
+
+        Kept per request shape and brought up to date from the nodes changed since it was last asked for,
+        so a simulation that touches a few nodes costs those few, not every node with releasing resources.
+        """
+        ranked = self.ranked.get(task.req.shape)
+        end = self.log_base + len(self.log)
+        if ranked is None or ranked.seen < self.log_base:
+            ranked = self.ranked[task.req.shape] = _Ranked()
+            for name in self.dirty:
+                ranked.put(_rank(ssn, task, self.nodes[name]))
+        elif ranked.seen < end:
+            for name in set(self.log[ranked.seen - self.log_base :]):
+                ranked.drop(name)
+                if name in self.dirty:
+                    ranked.put(_rank(ssn, task, self.nodes[name]))
+        ranked.seen = end
+        return ranked.keys
 
     def free_whole_gpus(self) -> int:
         return self.free_total
@@ -274,29 +299,47 @@ def ordered_nodes(
 def _indexed_order(ssn: Session, task: TaskState) -> Iterator[NodeState]:
     index = ssn.index
     assert index is not None, "the session is open"
-    shape = task.req.shape
-    dirty_keyed = []
-    # A dirty node is ranked again only when it changed since the last pod of the same shape asked.
-    for node in index.dirty_nodes():
-        memo = node.order_memo
-        hit = memo.get(shape)
-        if hit is not None and hit[0] == node.version:
-            item = hit[1]
-        else:
-            item = None
-            if node.fits(task, releasing=True):
-                item = (-_tier(ssn, task, node), _placement_value(ssn, task, node), node.name, node)
-            memo[shape] = (node.version, item)
-        if item is not None:
-            dirty_keyed.append(item)
-    dirty_keyed.sort(key=lambda item: item[:3])
+    # A copy: placing the task changes a node, which updates the ranking while this is being read.
+    dirty = list(index.dirty_ranked(ssn, task))
     clean = _clean_order(ssn, task)
-    if not dirty_keyed:
+    if not dirty:
         for _, _, _, node in clean:
             yield node
         return
-    for item in heapq.merge(clean, iter(dirty_keyed), key=lambda item: item[:3]):
+    nodes = ssn.nodes
+    dirty_items = ((tier, value, name, nodes[name]) for tier, value, name in dirty)
+    for item in heapq.merge(clean, dirty_items, key=lambda item: item[:3]):
         yield item[3]
+
+
+def _rank(ssn: Session, task: TaskState, node: NodeState) -> tuple[int, float, str] | None:
+    if not node.fits(task, releasing=True):
+        return None
+    return (-_tier(ssn, task, node), _placement_value(ssn, task, node), node.name)
+
+
+_LOG_LIMIT = 100_000
+
+
+class _Ranked:
+    """One request shape's ranking of the dirty nodes it fits (NodeIndex.dirty_ranked)."""
+
+    __slots__ = ("by_name", "keys", "seen")
+
+    def __init__(self) -> None:
+        self.keys: list[tuple[int, float, str]] = []
+        self.by_name: dict[str, tuple[int, float, str]] = {}
+        self.seen = 0
+
+    def put(self, key: tuple[int, float, str] | None) -> None:
+        if key is not None:
+            insort(self.keys, key)
+            self.by_name[key[2]] = key
+
+    def drop(self, name: str) -> None:
+        key = self.by_name.pop(name, None)
+        if key is not None:
+            del self.keys[bisect_left(self.keys, key)]
 
 
 def _clean_order(ssn: Session, task: TaskState) -> Iterator[tuple[int, float, str, NodeState]]:

@@ -83,7 +83,6 @@ class NodeState:
         "n_used_shared",
         "name",
         "on_change",
-        "order_memo",
         "rel_cpu",
         "rel_gpus",
         "rel_mem",
@@ -138,8 +137,6 @@ class NodeState:
         self.version = 0
         # (version, idle, releasing GPU capacity) for the solver's filters (idle_gpus_filter).
         self.capacity_cache: tuple[int, float, tuple[float, int], tuple[float, int]] | None = None
-        # node_order's rank of this node per request shape: (version, rank or None when the pod does not fit).
-        self.order_memo: dict[tuple[Any, ...], tuple[int, Any]] = {}
         # Objects whose `version` is bumped with this node's (topology domains caching their nodes' room).
         self.watchers: list[Any] = []
 

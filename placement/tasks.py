@@ -74,6 +74,9 @@ def mig_gpu_portion(profile: str) -> int:
     return int(match.group(1)) if match else 0
 
 
+_SHAPES: dict[tuple[object, ...], int] = {}
+
+
 class TaskRequest:
     """A task's request in KAI's shape. `gpus` is ResReq.GPUs(); `quota_gpus` is GetGpusQuota()."""
 
@@ -110,8 +113,10 @@ class TaskRequest:
         self.gpus = extended_gpus(self.portion, self.count)
         self.mig_gpus = float(sum(mig_gpu_portion(name) * n for name, n in self.mig))
         self.quota_gpus = self.gpus + self.mig_gpus
-        # Everything a node's fit and rank for this request depend on: equal shapes, equal answers.
-        self.shape = (self.kind, self.count, self.portion, self.gpu_memory, self.cpu, self.mem, self.mig)
+        # Everything a node's fit and rank for this request depend on: equal shapes, equal answers. A small
+        # int, as it keys lookups on hot paths (a tuple would be hashed again at every lookup).
+        shape = (self.kind, self.count, self.portion, self.gpu_memory, self.cpu, self.mem, self.mig)
+        self.shape: int = _SHAPES.setdefault(shape, len(_SHAPES))
 
     @property
     def shared(self) -> bool:
