@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -58,12 +60,19 @@ def run(checkout: Path, path: Path, timeout: float) -> dict[str, object]:
         str(path),
         "--json",
     ]
+    # Its own process group: on timeout the simulator under /usr/bin/time goes too, not only `time`
+    # (an orphaned run would load the machine for every figure taken after it).
+    proc = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
     try:
-        done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=timeout)
+        _, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
         return {"seconds": None, "rssMB": None, "note": f"did not finish in {timeout:g} s"}
-    last = done.stderr.strip().splitlines()[-1].split()
-    return {"seconds": float(last[0]), "rssMB": round(int(last[1]) / 1024), "exit": done.returncode}
+    last = stderr.strip().splitlines()[-1].split()
+    return {"seconds": float(last[0]), "rssMB": round(int(last[1]) / 1024), "exit": proc.returncode}
 
 
 def main() -> int:
