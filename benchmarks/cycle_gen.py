@@ -168,8 +168,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", choices=sorted(SIZES), default="S")
     parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument(
+        "--custom",
+        nargs=3,
+        type=int,
+        metavar=("NODES", "QUEUES", "JOBS"),
+        help="a cut of the same mix instead of --size, e.g. --custom 512 100 10000",
+    )
     args = parser.parse_args()
-    json.dump(generate(SIZES[args.size], args.seed), sys.stdout, separators=(",", ":"))
+    size = Size(nodes=args.custom[0], queues=args.custom[1], jobs=args.custom[2]) if args.custom else SIZES[args.size]
+    json.dump(generate(size, args.seed), sys.stdout, separators=(",", ":"))
     sys.stdout.write("\n")
     return 0
 
