@@ -674,13 +674,7 @@ class SimulationOrder:
             if other_c is not None and not key_levels[j][i] < other_c:
                 return False
             extra = request_levels[j][i]
-            for memo, queue, other in checks:
-                key = memo.get(extra)
-                if key is None:
-                    key = job_queue_values(ssn, queue, extra)
-                if not key < other:
-                    return False
-            return True
+            return _below_others(ssn, checks, extra)
 
         k = run_end(start, end, holds)
         if k == start:
@@ -724,13 +718,7 @@ class SimulationOrder:
                 extra = ssn.job_init_resources(job)
             else:
                 extra = request_levels[j][i]
-            for memo, queue, other in checks:
-                key = memo.get(extra)
-                if key is None:
-                    key = job_queue_values(ssn, queue, extra)
-                if not key < other:
-                    return False
-            return True
+            return _below_others(ssn, checks, extra)
 
         k = run_end(start, end, holds)
         last = k - 1
@@ -753,3 +741,14 @@ def _smallest_other(heap: list[Any]) -> Any:
 
 def _order_key(entry: tuple[Any, Any]) -> Any:
     return entry[0]
+
+
+def _below_others(ssn: Session, checks: list[Any], extra: Any) -> bool:
+    """Every queue on the path, with a job of `extra` at its head, still sorts before its heap's next entry."""
+    for memo, queue, other in checks:
+        key = memo.get(extra)
+        if key is None:
+            key = job_queue_values(ssn, queue, extra)
+        if not key < other:
+            return False
+    return True
