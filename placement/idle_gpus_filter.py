@@ -64,11 +64,6 @@ class AccumulatedIdleGpus:
         self.top: dict[str, float] = dict(heapq.nlargest(len(self.required), capacities.items(), key=itemgetter(1)))
         self.seen: set[str] = set()
 
-    @classmethod
-    def of_nodes(cls, nodes: Iterable[NodeState], pending: Iterable[TaskState]) -> AccumulatedIdleGpus:
-        """The filter on the session's nodes as they are now (nodeIdleOrReleasingGpuCapacity)."""
-        return cls({n.name: _capacities(n)[0] for n in nodes}, pending)
-
     def add_victims(self, tasks: Iterable[TaskState]) -> None:
         """A victim frees its accepted GPU quota on its node, once per pod (pods without a node free none)."""
         for task in tasks:

@@ -65,7 +65,6 @@ class ScenarioBuilder:
         # Per filter, how many potential victims it has been given: a filter sees new victims only when it
         # runs, and KAI stops at the first filter that fails.
         self.fed = [0] * len(filters)
-        self.emitter: Iterable[Scenario] | None = None
 
     def valid(self) -> bool:
         """isScenarioValid on the accumulated set (outerScenarioValid)."""

@@ -95,10 +95,9 @@ class JobSolver:
     def _with_generator(self, generator: Generator, job: JobState, pending: list[TaskState]) -> Solution | None:
         """solvePendingJobWithGenerator: the largest solvable k, then a probe of every pod."""
         hints = _Hints()
-        n = len(pending)
-        if max_solvable_k(n, lambda k: self._probe_and_discard(generator, hints, job, pending[:k])) == 0:
+        if max_solvable_k(len(pending), lambda k: self._probe_and_discard(generator, hints, job, pending[:k])) == 0:
             return None
-        return self._probe(generator, hints, job, pending[:n])
+        return self._probe(generator, hints, job, pending)
 
     def _probe_and_discard(self, generator: Generator, hints: _Hints, job: JobState, tasks: list[TaskState]) -> bool:
         """tryProbeAndDiscard: on success the probe's victims become the hints; the state is left as found."""
