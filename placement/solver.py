@@ -27,6 +27,7 @@ from placement import simulation_order
 from placement.candidate_nodes import candidate_nodes
 from placement.nodes import NodeState
 from placement.placing import allocate_job
+from placement.preemptor_room import PreemptorRoom
 from placement.queue_order import JobsOrder
 from placement.queues import check_capacity
 from placement.scenario_builder import ScenarioBuilder
@@ -178,6 +179,10 @@ class JobSolver:
             order = JobsOrder(ssn, [*candidates, preemptor])  # type: ignore[list-item]  # a PartialJob orders like a job
         else:
             order = SimulationOrder(ssn, preemptor, victim_jobs.values())
+        # Victims placed before the preemptor only take room: once no node fits it, the simulation has failed.
+        room = None if simulation_order.REFERENCE else PreemptorRoom.of(preemptor, nodes, victim_jobs)
+        if room is not None and room.gone():
+            return None
         placed = False
         # Pending jobs that are not victims are only popped, never placed: popping changes no state, so
         # once the preemptor is placed and every victim job has had its turn, the rest cannot matter.
@@ -194,7 +199,10 @@ class JobSolver:
                 placed = True
             elif job.name in victim_jobs:
                 waiting.discard(job.name)
+                mark = stmt.checkpoint()
                 _pipeline_job(ssn, stmt, job, nodes)
+                if room is not None and not placed and room.taken(stmt, mark):
+                    return None
         if not placed:
             return None
         if self.validator is not None and not self.validator(scenario):

@@ -1,0 +1,69 @@
+"""A simulation stops as soon as no node could still take the preemptor.
+
+In a solver simulation every victim is evicted first, then the victims and the preemptor are re-placed on
+releasing resources in queue order; the victims popped before the preemptor take their room first. On a
+busy cluster most scenarios of a failing job fail that way, after hundreds of victims have been re-placed.
+
+Re-placing only ever takes room. A pod pipelined onto a node, or put back where it was evicted from, lowers
+that node's idle + releasing GPUs, CPU and memory; a job that does not fit is rolled back to the state
+before it. Every placement first asks IsTaskAllocatableOnReleasingOrIdle (NodeState.fits with releasing),
+over the simulation's feasible nodes only. So once no feasible node fits one of the preemptor's pods, none
+will when the preemptor's turn comes, and the simulation has failed: the rest of it cannot change that, and
+its state is rolled back whole. Stopping there gives the same result as running it out.
+
+Only whole-GPU pods are followed. A shared GPU's fit is not monotone in KAI's accounting: a GPU whose pods
+are all releasing takes no fraction (IsTaskFitOnGpuGroup wants allocated != releasing) until a pod is
+pipelined onto it. tests/simulator/test_placement_preemptor_room.py checks the monotone claim on generated
+clusters and compares the results with and without the stop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container
+
+from placement.nodes import NodeState
+from placement.statement import Statement
+from placement.tasks import KIND_WHOLE, TaskState
+from placement.victim_scenario import PartialJob
+
+__all__ = ["PreemptorRoom"]
+
+
+class PreemptorRoom:
+    """The feasible nodes that still fit the preemptor's largest whole-GPU pod, updated as victims go back."""
+
+    __slots__ = ("hosts", "task")
+
+    def __init__(self, task: TaskState, nodes: dict[str, NodeState]) -> None:
+        self.task = task
+        self.hosts = {name: node for name, node in nodes.items() if node.fits(task, releasing=True)}
+
+    @classmethod
+    def of(
+        cls, preemptor: PartialJob, nodes: dict[str, NodeState], victim_jobs: Container[str]
+    ) -> PreemptorRoom | None:
+        """None where the stop does not apply: subgroups (their own node sets), a preemptor with victims of its
+        own job (its pods move too), or a batch that is not all whole GPUs."""
+        if preemptor.tree is not None or preemptor.job.name in victim_jobs:
+            return None
+        batch = preemptor.tasks_to_allocate(real=False)
+        if not batch or any(t.req.kind != KIND_WHOLE for t in batch):
+            return None
+        largest = batch[0]
+        for task in batch:
+            if task.req.gpus > largest.req.gpus:
+                largest = task
+        return cls(largest, nodes)
+
+    def gone(self) -> bool:
+        return not self.hosts
+
+    def taken(self, stmt: Statement, mark: int) -> bool:
+        """After a victim job's turn: drop the hosts its placements (journal entries from `mark`) filled.
+        True when no host is left."""
+        hosts = self.hosts
+        for op in stmt.journal[mark:]:
+            node = op[2]
+            if node.name in hosts and not node.fits(self.task, releasing=True):
+                del hosts[node.name]
+        return not hosts
