@@ -7,6 +7,7 @@ queues, fair shares and the node index are rebuilt from them each cycle, like KA
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from placement.fairshare import set_fair_shares
 from placement.idle_gpus_filter import idle_gpu_capacity, releasing_gpu_capacity
@@ -27,6 +28,9 @@ from placement.tasks import (
     TaskState,
 )
 from placement.topology_tree import TopologyTree
+
+if TYPE_CHECKING:
+    from placement.victim_scenario import PartialJob
 
 __all__ = ["Session"]
 
@@ -244,7 +248,7 @@ class Session:
 
     # ---- helpers used by actions -----------------------------------------------------------------
 
-    def init_resources(self, job: JobState, tasks: list[TaskState]) -> tuple[float, float, float]:
+    def init_resources(self, job: JobState | PartialJob, tasks: list[TaskState]) -> tuple[float, float, float]:
         """GetTasksToAllocateInitResource: what the tasks ask, gpu-memory converted at the smallest GPU."""
         cpu = mem = gpu = 0.0
         for task in tasks:
@@ -256,7 +260,7 @@ class Session:
                 gpu += req.memory_fraction(self.min_gpu_mem)
         return (cpu, mem, gpu)
 
-    def job_init_resources(self, job: JobState) -> tuple[float, float, float]:
+    def job_init_resources(self, job: JobState | PartialJob) -> tuple[float, float, float]:
         """Init resources of the job's next allocation attempt (isRealAllocation=false), cached per version."""
         cached = job._init_cache
         if cached is not None and cached[0] == job.version:
