@@ -6,11 +6,14 @@ allocate; a pending backlog spreads across the tree, so reclaim, preempt and con
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import strategies as st
 
-from placement import Job, Node, Placement, Queue, QueueResource, Snapshot, Task, simulate
+from placement import Job, Node, Placement, Queue, QueueResource, Result, Snapshot, Task, simulate
 
 UNLIMITED = QueueResource(-1, -1, 1)
+FULL_CYCLE = ("allocate", "consolidation", "reclaim", "preempt")
 
 
 @st.composite
@@ -115,3 +118,8 @@ placements = st.builds(
     max_consolidation_preemptees=st.sampled_from([-1, 1, 16]),
     use_scheduling_signatures=st.booleans(),
 )
+
+
+def outcome(result: Result) -> dict[str, tuple[Any, ...]]:
+    """Each pod's status, node and GPU groups: what two runs that should agree are compared on."""
+    return {name: (t.status, t.node, tuple(t.gpu_groups)) for name, t in result.tasks.items()}

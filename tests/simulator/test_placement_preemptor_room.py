@@ -10,19 +10,17 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from busy_clusters import busy_clusters, placements
+from busy_clusters import FULL_CYCLE, busy_clusters, outcome, placements
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from placement import Job, Node, Placement, Queue, Result, Snapshot, Task, simulate
+from placement import Job, Node, Placement, Queue, Snapshot, Task, simulate
 from placement import preemptor_room as room_module
 from placement.preemptor_room import PreemptorRoom
 from placement.session import Session
 from placement.solver import PartialJob, _pipeline_job
 from placement.statement import Statement
 from placement.tasks import ACTIVE_ALLOCATED
-
-FULL_CYCLE = ("allocate", "consolidation", "reclaim", "preempt")
 
 
 def _room(node: Any) -> tuple[float, float, float]:
@@ -54,10 +52,6 @@ def test_re_placing_evicted_victims_never_adds_room_on_a_node(snapshot: Snapshot
             assert all(a <= b for a, b in zip(after, before[name], strict=True)), (job.name, name, before[name], after)
 
 
-def _outcome(result: Result) -> dict[str, tuple[Any, ...]]:
-    return {name: (t.status, t.node, tuple(t.gpu_groups)) for name, t in result.tasks.items()}
-
-
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # A longer backlog than the other solver properties: more failed whole-GPU scenarios, so the stop fires
 # mid-simulation in some examples, not only at the start.
@@ -69,7 +63,7 @@ def test_the_full_cycle_places_and_evicts_the_same_pods_without_the_stop(
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(room_module.PreemptorRoom, "of", classmethod(lambda cls, *args: None))
         run_out = simulate(snapshot, actions=FULL_CYCLE, rounds=rounds, placement=placement, settle=False)
-    assert _outcome(stopped) == _outcome(run_out)
+    assert outcome(stopped) == outcome(run_out)
 
 
 def _session(pending: Task) -> Session:

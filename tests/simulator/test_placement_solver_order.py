@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from busy_clusters import busy_clusters, placements
+from busy_clusters import FULL_CYCLE, busy_clusters, outcome, placements
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference_orders import ReferenceVictimsOrder, reference_orders
 
-from placement import Job, Node, Placement, Queue, QueueResource, Result, Snapshot, Task, simulate, simulation_order
+from placement import Job, Node, Placement, Queue, QueueResource, Snapshot, Task, simulate, simulation_order
 from placement.candidate_nodes import candidate_nodes
 from placement.node_order import exhaustive_order, ordered_nodes
 from placement.queue_order import JobsOrder
@@ -26,19 +26,12 @@ from placement.statement import Statement
 from placement.tasks import ACTIVE_ALLOCATED
 from placement.victims_order import VictimJob, VictimsOrder
 
-FULL_CYCLE = ("allocate", "consolidation", "reclaim", "preempt")
-UNLIMITED = QueueResource(-1, -1, 1)
-
-
-def _outcome(result: Result) -> dict[str, tuple[Any, ...]]:
-    return {name: (t.status, t.node, tuple(t.gpu_groups)) for name, t in result.tasks.items()}
-
 
 def _both(snapshot: Snapshot, placement: Placement, rounds: int) -> tuple[Any, Any]:
     fast = simulate(snapshot, actions=FULL_CYCLE, rounds=rounds, placement=placement, settle=False)
     with reference_orders():
         reference = simulate(snapshot, actions=FULL_CYCLE, rounds=rounds, placement=placement, settle=False)
-    return _outcome(fast), _outcome(reference)
+    return outcome(fast), outcome(reference)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
