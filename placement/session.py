@@ -31,6 +31,7 @@ from placement.topology_tree import TopologyTree
 
 if TYPE_CHECKING:
     from placement.victim_scenario import PartialJob
+    from placement.watch import Watch
 
 __all__ = ["Session"]
 
@@ -51,6 +52,7 @@ class Session:
         # simulate(max_seconds=...): when the clock passes `deadline` every action stops at its next job,
         # and the result says it is partial.
         self.deadline: float | None = None
+        self.watch: Watch | None = None  # progress heartbeat (simulate's on_progress)
         self.partial = False
         names = [n.name for n in snapshot.nodes]
         if len(set(names)) != len(names):
@@ -100,6 +102,8 @@ class Session:
     # ---- cycle start -----------------------------------------------------------------------------
 
     def out_of_time(self) -> bool:
+        if self.watch is not None:
+            self.watch.tick()
         if self.deadline is not None and not self.partial and time.monotonic() > self.deadline:
             self.partial = True
         return self.partial

@@ -21,8 +21,9 @@ from placement.result import Result, build_result
 from placement.session import Session
 from placement.stalegang import stale_gang_eviction
 from placement.tasks import BINDING, PENDING, PIPELINED, RELEASING, RUNNING, TERMINAL
+from placement.watch import Beat, Watch
 
-__all__ = ["MAX_ROUNDS", "simulate"]
+__all__ = ["MAX_ROUNDS", "Beat", "simulate"]
 
 MAX_ROUNDS = 50
 
@@ -60,6 +61,8 @@ def simulate(
     max_rounds: int = MAX_ROUNDS,
     max_seconds: float | None = None,
     on_step: Callable[[int, str, float], None] | None = None,
+    on_progress: Callable[[Beat], None] | None = None,
+    progress_every: float = 5.0,
 ) -> Result:
     """Simulate KAI v0.17 scheduling cycles.
 
@@ -70,6 +73,8 @@ def simulate(
     max_seconds: stop every action at its next job once this much time has passed; the result is then
         `partial` (what was decided so far, the rest still Pending).
     on_step: called after each action with (cycle, action, seconds it took), e.g. for progress lines.
+    on_progress: called at most every `progress_every` seconds while an action runs, with where it is (a Beat:
+        the action, jobs searched and scenarios simulated so far, the job being searched).
     Raises ValueError for an unknown action or a snapshot that references missing nodes.
     """
     steps = _resolve_actions(actions)
@@ -84,7 +89,8 @@ def simulate(
     thresholds = gc.get_threshold()
     gc.disable()
     try:
-        return _run(snapshot, steps, rounds, placement, settle, max_rounds, max_seconds, on_step)
+        watch = Watch(on_progress, progress_every) if on_progress is not None else None
+        return _run(snapshot, steps, rounds, placement, settle, max_rounds, max_seconds, on_step, watch)
     finally:
         gc.unfreeze()
         gc.set_threshold(*thresholds)
@@ -103,8 +109,10 @@ def _run(
     max_rounds: int,
     max_seconds: float | None = None,
     on_step: Callable[[int, str, float], None] | None = None,
+    watch: Watch | None = None,
 ) -> Result:
     ssn = Session(snapshot, placement)
+    ssn.watch = watch
     gc.freeze()
     gc.set_threshold(50_000, 50, 100)
     gc.enable()
@@ -121,6 +129,8 @@ def _run(
             if ssn.out_of_time():
                 break
             started = time.monotonic()
+            if watch is not None:
+                watch.start_action(cycles + 1, name)
             step(ssn)
             if on_step is not None:
                 on_step(cycles + 1, name, time.monotonic() - started)

@@ -80,6 +80,8 @@ class JobSolver:
         if not pending:
             return None
         self.failed = set()
+        if self.ssn.watch is not None:
+            self.ssn.watch.start_job(job.name)
         for generator in GENERATORS:
             solution = self._with_generator(generator, job, pending)
             if solution is not None:
@@ -144,6 +146,8 @@ class JobSolver:
         if not victims:
             return None
         ssn = self.ssn
+        if ssn.watch is not None:
+            ssn.watch.scenario()
         stmt = Statement(ssn)
         for task in victims:
             if task.status != RELEASING and task.node:
