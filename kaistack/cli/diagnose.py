@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kaistack.cli.output import print_json
+from kaistack.cli.sim_progress import simulation_progress
 
 DESCRIPTION = """\
 Reads nodes, pods, PodGroups, Queues and Topologies (read-only, with whatever the credentials may read) or a dump
@@ -24,6 +25,9 @@ examples:
   kaistack diagnose                                  $KUBECONFIG's current context
   kaistack diagnose --context prod --namespace ml    one namespace's pods (nodes and queues cluster-wide)
   kubectl get nodes,pods,podgroups,queues,topologies -A -o yaml > dump.yaml && kaistack diagnose --from-dump dump.yaml
+  kaistack diagnose --max-seconds 60                 a busy cluster: at most about a minute of simulation
+
+On a terminal, stderr shows the scheduling cycle's progress (each action, and every 5 s where it is).
 
 exit codes: 0 nothing pending and no mistakes, 1 pending pods or mistakes, 2 unreadable dump,
   3 cluster or credentials not usable
@@ -43,6 +47,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     source.add_argument("--kubeconfig", type=Path, help="kubeconfig file (default: $KUBECONFIG)")
     parser.add_argument("--context", help="kubeconfig context (default: current-context)")
     parser.add_argument("--namespace", "-n", help="only pods of this namespace")
+    parser.add_argument(
+        "--max-seconds",
+        type=float,
+        default=None,
+        metavar="S",
+        help="stop the scheduling cycle after about S seconds; the diagnosis is then marked partial",
+    )
     form = parser.add_mutually_exclusive_group()
     form.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
     form.add_argument("--markdown", action="store_true", help="print the diagnosis as Markdown")
@@ -50,14 +61,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kaistack.errors import InputError
     from kaistack.ops import diagnose as ops
+    from kaistack.progress import Progress
 
+    if args.max_seconds is not None and not args.max_seconds > 0:
+        raise InputError("--max-seconds: must be a positive number of seconds")
     notes: list[str] = []
     if args.from_dump is not None:
         objects = read_dump(args.from_dump)
     else:
         objects, notes = read_live(args)
-    diagnosis = ops.diagnose(objects, notes)
+    diagnosis = ops.diagnose(objects, notes, args.max_seconds, simulation_progress(Progress.for_cli()))
     if args.json:
         print_json(ops.to_json(diagnosis))
     elif args.markdown:

@@ -10,9 +10,7 @@ import sys
 from typing import Any
 
 from kaistack.cli.output import print_json
-
-# Seconds between progress lines while an action runs (an eviction search can take minutes).
-PROGRESS_EVERY = 5.0
+from kaistack.cli.sim_progress import simulation_progress
 
 EPILOG = """\
 examples:
@@ -76,19 +74,9 @@ def run(args: argparse.Namespace) -> int:
     from kaistack.ops.scenarios import load_scenario
     from kaistack.progress import Progress
     from placement.scenario import ScenarioError
-    from placement.simulation import Beat, simulate
+    from placement.simulation import simulate
 
     progress = Progress.for_cli()
-
-    def on_step(cycle: int, action: str, seconds: float) -> None:
-        progress.note(f"cycle {cycle}: {action} {seconds:.1f} s")
-
-    def on_progress(beat: Beat) -> None:
-        line = f"cycle {beat.cycle}: {beat.action} {beat.seconds:.0f} s, {beat.jobs} jobs searched, "
-        line += f"{beat.scenarios} scenarios"
-        if beat.job is not None:
-            line += f"; on {beat.job} ({beat.job_scenarios} scenarios, {beat.job_seconds:.0f} s)"
-        progress.note(line)
 
     try:
         with progress.step(f"loading {args.scenario}"):
@@ -109,9 +97,7 @@ def run(args: argparse.Namespace) -> int:
             rounds=rounds,
             placement=scenario.placement,
             max_seconds=args.max_seconds,
-            on_step=on_step if progress.enabled else None,
-            on_progress=on_progress if progress.enabled else None,
-            progress_every=PROGRESS_EVERY,
+            **simulation_progress(progress),
         )
     except (ScenarioError, ValueError) as err:
         print(f"kaistack simulate: {err}", file=sys.stderr)

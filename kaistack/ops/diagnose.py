@@ -19,9 +19,14 @@ from kaistack.guardrails.podspec import Res, mapping, pod_templates, requests_gp
 from kaistack.guardrails.rules import gpu_memory_utilization_within_fraction
 from kaistack.guardrails.settings import Settings
 from kaistack.ops.live_snapshot import LiveSnapshot, build, by_kind, object_name, object_namespace
+from placement.reasons import NOT_ATTEMPTED
 from placement.simulation import simulate
 
 RESERVATION_NAMESPACE = kai_api.RESERVATION_NAMESPACE
+PARTIAL = (
+    "the scheduling cycle was stopped by --max-seconds before its end; pods of jobs it did not reach "
+    "are explained from the state it stopped in"
+)
 
 
 @dataclass(frozen=True)
@@ -47,28 +52,40 @@ class Diagnosis:
     mistakes: tuple[Mistake, ...]
     notes: tuple[str, ...] = field(default=())
     counts: Mapping[str, int] = field(default_factory=dict)
+    # Stopped by max_seconds: the cycle was not simulated to its end (jobs it did not reach have the reason
+    # of the state it stopped in).
+    partial: bool = False
 
     @property
     def ok(self) -> bool:
         return not self.pending and not self.mistakes
 
 
-def diagnose(objects: Iterable[Mapping[str, Any]], notes: Iterable[str] = ()) -> Diagnosis:
+def diagnose(
+    objects: Iterable[Mapping[str, Any]],
+    notes: Iterable[str] = (),
+    max_seconds: float | None = None,
+    simulation: Mapping[str, Any] | None = None,
+) -> Diagnosis:
+    """`max_seconds` bounds the scheduling cycle (the diagnosis is then partial); `simulation` holds extra
+    keyword arguments for placement's `simulate` (progress callbacks)."""
     objects = list(objects)
     kinds = by_kind(objects)
     live = build(objects)
-    pending = _pending(live)
+    pending, partial = _pending(live, max_seconds, simulation or {})
     mistakes = find_mistakes(kinds)
     counts = {k: len(kinds.get(k, [])) for k in ("Node", "Pod", "PodGroup", "Queue", "Topology")}
-    return Diagnosis(tuple(pending), tuple(mistakes), (*notes, *live.notes), counts)
+    return Diagnosis(tuple(pending), tuple(mistakes), (*notes, *live.notes), counts, partial)
 
 
-def _pending(live: LiveSnapshot) -> list[PendingPod]:
+def _pending(
+    live: LiveSnapshot, max_seconds: float | None, simulation: Mapping[str, Any]
+) -> tuple[list[PendingPod], bool]:
     jobs = {j.name: j for j in live.snapshot.jobs}
     waiting = [name for name, job in jobs.items() if any(t.state == "Pending" for t in job.tasks)]
     if not waiting:
-        return []
-    result = simulate(live.snapshot, rounds=1)
+        return [], False
+    result = simulate(live.snapshot, rounds=1, max_seconds=max_seconds, **simulation)
     out = []
     for name in waiting:
         job = jobs[name]
@@ -79,11 +96,14 @@ def _pending(live: LiveSnapshot) -> list[PendingPod]:
                 continue
             if reason is None:
                 out.append(PendingPod(pod, name, job.queue, _WOULD_PLACE, would_place=True))
+            elif result.partial and reason.code == NOT_ATTEMPTED:
+                out.append(PendingPod(pod, name, job.queue, _NOT_REACHED))
             else:
                 out.append(PendingPod(pod, name, job.queue, reason.message))
-    return out
+    return out, result.partial
 
 
+_NOT_REACHED = "not reached: --max-seconds stopped the scheduling cycle before its actions got to this job"
 _WOULD_PLACE = (
     "KAI would place it in its next cycle: if it stays Pending, look outside the scheduling decision "
     "(kubectl describe podgroup; KAI's binder and pod-grouper logs; admission webhook events)"
@@ -213,6 +233,7 @@ def _gpu_quota(queue: Mapping[str, Any]) -> float:
 def to_json(d: Diagnosis) -> dict[str, Any]:
     return {
         "ok": d.ok,
+        **({"partial": True} if d.partial else {}),
         "objects": dict(d.counts),
         "pending": [
             {"pod": p.pod, "podGroup": p.job, "queue": p.queue, "reason": p.reason, "wouldPlace": p.would_place}
@@ -226,6 +247,8 @@ def to_json(d: Diagnosis) -> dict[str, Any]:
 def to_text(d: Diagnosis) -> str:
     counts = ", ".join(f"{n} {k.lower()}s" for k, n in d.counts.items())
     lines = [f"read {counts}: {len(d.pending)} pending pods, {len(d.mistakes)} mistakes"]
+    if d.partial:
+        lines.append(f"partial: {PARTIAL}")
     if d.pending:
         lines.append("pending:")
         lines += [f"  {p.pod} (queue {p.queue}): {p.reason}" for p in d.pending]
@@ -238,6 +261,8 @@ def to_text(d: Diagnosis) -> str:
 
 def to_markdown(d: Diagnosis) -> str:
     lines = ["### kaistack diagnose", ""]
+    if d.partial:
+        lines += [f"**Partial**: {PARTIAL}.", ""]
     if d.pending:
         lines += ["| Pending pod | Queue | Why |", "|---|---|---|"]
         lines += [f"| `{p.pod}` | {p.queue} | {p.reason.replace('|', '/')} |" for p in d.pending]

@@ -10,8 +10,7 @@ import yaml
 from busy_clusters import outcome
 from placement_testlib import queue
 
-from kaistack.cli import main
-from kaistack.cli import simulate as simulate_cli
+from kaistack.cli import main, sim_progress
 from placement import Job, Node, Placement, Queue, Snapshot, Task, simulate
 from placement.simulation import Beat
 
@@ -82,7 +81,7 @@ def test_the_cli_shows_where_a_running_action_is_on_stderr(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("KAISTACK_PROGRESS", "1")
-    monkeypatch.setattr(simulate_cli, "PROGRESS_EVERY", 0.0)
+    monkeypatch.setattr(sim_progress, "PROGRESS_EVERY", 0.0)
     assert main(["simulate", str(_scenario_file(tmp_path)), "--json"]) == 0
     captured = capsys.readouterr()
     assert "cycle 1: preempt" in captured.err
@@ -95,6 +94,6 @@ def test_the_cli_shows_no_heartbeat_when_progress_is_off(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("KAISTACK_PROGRESS", "0")
-    monkeypatch.setattr(simulate_cli, "PROGRESS_EVERY", 0.0)
+    monkeypatch.setattr(sim_progress, "PROGRESS_EVERY", 0.0)
     assert main(["simulate", str(_scenario_file(tmp_path)), "--json"]) == 0
     assert "jobs searched" not in capsys.readouterr().err

@@ -28,8 +28,8 @@ MISTAKES = [
 ]
 
 
-def _diagnose(dump: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
-    code = main(["diagnose", "--from-dump", str(DUMPS / dump), "--json"])
+def _diagnose(dump: str, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, dict[str, Any]]:
+    code = main(["diagnose", "--from-dump", str(DUMPS / dump), "--json", *extra])
     return code, json.loads(capsys.readouterr().out)
 
 
@@ -121,3 +121,45 @@ def test_subgroups_and_their_constraints_are_read_from_the_podgroup() -> None:
     assert jobs["pg-pretrain"].topology is not None
     assert jobs["pg-pretrain"].topology.required == "rack"  # the level's alias; the simulator resolves it
     assert live.snapshot.nodes[0].labels == {"topology.kubernetes.io/zone": "z1", "example.com/rack": "r1"}
+
+
+def test_a_cycle_stopped_by_max_seconds_makes_a_partial_diagnosis(capsys: pytest.CaptureFixture[str]) -> None:
+    code, report = _diagnose("mistakes.yaml", capsys, "--max-seconds", "0.000001")
+    assert code == 1
+    assert report["partial"] is True
+    reasons = {p["pod"]: p for p in report["pending"]}
+    # The cycle stopped before allocate reached it: neither "would place" nor a reason it never got.
+    assert reasons["ml/small"]["wouldPlace"] is False
+    assert reasons["ml/small"]["reason"].startswith("not reached: --max-seconds stopped the scheduling cycle")
+    # What does not depend on the cycle is still said.
+    assert reasons["ml/ghost-0"]["reason"] == "queue ghost does not exist"
+
+
+def test_a_diagnosis_run_to_the_end_is_not_partial(capsys: pytest.CaptureFixture[str]) -> None:
+    _, report = _diagnose("mistakes.yaml", capsys, "--max-seconds", "600")
+    assert "partial" not in report
+
+
+def test_the_partial_diagnosis_says_so_in_text_and_markdown(capsys: pytest.CaptureFixture[str]) -> None:
+    dump = str(DUMPS / "mistakes.yaml")
+    main(["diagnose", "--from-dump", dump, "--max-seconds", "0.000001"])
+    assert "partial: the scheduling cycle was stopped by --max-seconds" in capsys.readouterr().out
+    main(["diagnose", "--from-dump", dump, "--max-seconds", "0.000001", "--markdown"])
+    assert "**Partial**: the scheduling cycle was stopped" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("value", ["0", "-5"])
+def test_max_seconds_must_be_a_positive_number(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["diagnose", "--from-dump", str(DUMPS / "mistakes.yaml"), "--max-seconds", value])
+    assert code == 2
+    assert "--max-seconds: must be a positive number of seconds" in capsys.readouterr().err
+
+
+def test_the_scheduling_cycle_shows_its_progress_on_stderr_when_asked(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("KAISTACK_PROGRESS", "1")
+    main(["diagnose", "--from-dump", str(DUMPS / "mistakes.yaml"), "--json"])
+    captured = capsys.readouterr()
+    assert "cycle 1: allocate" in captured.err
+    assert json.loads(captured.out)["ok"] is False
