@@ -6,7 +6,9 @@ policy pack's kai-capacity policy all call; `kaistack.capacity.plan` builds the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from kaistack.capacity.plan import WorkloadPlan, plan
 from kaistack.declaration.model import Queue as DeclaredQueue
@@ -158,14 +160,25 @@ class CapacityReport:
         return f"does not fit: {pending} of {len(self.workloads)} workloads would stay Pending"
 
 
-def check(config: StackConfig, stack: str = "", max_seconds: float | None = None) -> CapacityReport:
+def check(
+    config: StackConfig,
+    stack: str = "",
+    max_seconds: float | None = None,
+    simulation: Mapping[str, Any] | None = None,
+) -> CapacityReport:
     """Run KAI's cycle (allocate, consolidation, reclaim, preempt) on the declaration to a steady state.
 
     With `max_seconds` the simulation stops when the time is up and the report is `partial` (not ok).
+    `simulation` holds extra keyword arguments for placement's `simulate` (progress callbacks).
     """
     the_plan = plan(config)
     result = simulate(
-        the_plan.snapshot, actions=ACTIONS, rounds=None, placement=the_plan.placement, max_seconds=max_seconds
+        the_plan.snapshot,
+        actions=ACTIONS,
+        rounds=None,
+        placement=the_plan.placement,
+        max_seconds=max_seconds,
+        **(simulation or {}),
     )
     pod_name = {f"{ref.job}-{ref.task_index}": ref.name for wp in the_plan.workloads for ref in wp.pods}
     levels = tuple(config.cluster.topology.levels) if config.cluster.topology else ()

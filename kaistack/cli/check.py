@@ -69,7 +69,10 @@ def run(args: argparse.Namespace) -> int:
     if args.max_seconds is not None and not args.max_seconds > 0:
         print("kaistack check: --max-seconds: must be a positive number of seconds", file=sys.stderr)
         return 2
-    report = check(config, args.stack, max_seconds=args.max_seconds)
+    from kaistack.cli.sim_progress import simulation_progress
+    from kaistack.progress import Progress
+
+    report = check(config, args.stack, max_seconds=args.max_seconds, simulation=simulation_progress(Progress.for_cli()))
     if args.html is not None:
         from kaistack.capacity.html import to_html
 

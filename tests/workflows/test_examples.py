@@ -32,6 +32,16 @@ def test_example_fits(project: Path, stack: str, capsys: pytest.CaptureFixture[s
     assert yaml.safe_load(capsys.readouterr().out)["fits"] is True
 
 
+def test_check_shows_the_cycles_progress_on_stderr_when_asked(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("KAISTACK_PROGRESS", "1")
+    assert main(["check", "--stack", "onprem", "--project", str(project), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert "cycle 1: reclaim" in captured.err
+    assert yaml.safe_load(captured.out)["fits"] is True
+
+
 @pytest.mark.parametrize("stack", EXAMPLES)
 def test_example_validates_against_the_policy_pack(
     project: Path, stack: str, capsys: pytest.CaptureFixture[str]
