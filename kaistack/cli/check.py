@@ -25,6 +25,8 @@ examples:
   kaistack check --stack dev --markdown > capacity.md      # for a PR comment
   kaistack check --stack dev --html capacity.html          # GPUs drawn with their fractions
 
+On a terminal, stderr shows the scheduling cycle's progress (each action, and every 5 s where it is).
+
 exit codes: 0 every workload is placed, 1 some workload would stay Pending (or --max-seconds stopped the
   simulation: "partial": true), 2 bad config or stack
 """
