@@ -77,23 +77,29 @@ def _scenario_file(tmp_path: Path) -> Path:
     return path
 
 
-def test_the_cli_shows_where_a_running_action_is_on_stderr(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setenv("KAISTACK_PROGRESS", "1")
+def _simulate_cli(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], progress: str
+) -> tuple[str, str]:
+    """`kaistack simulate --json` with KAISTACK_PROGRESS=`progress` and a beat at every check: (stdout, stderr)."""
+    monkeypatch.setenv("KAISTACK_PROGRESS", progress)
     monkeypatch.setattr(sim_progress, "PROGRESS_EVERY", 0.0)
     assert main(["simulate", str(_scenario_file(tmp_path)), "--json"]) == 0
     captured = capsys.readouterr()
-    assert "cycle 1: preempt" in captured.err
-    assert "jobs searched" in captured.err
-    assert "; on p (" in captured.err
-    assert "jobs searched" not in captured.out
+    return captured.out, captured.err
+
+
+def test_the_cli_shows_where_a_running_action_is_on_stderr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, err = _simulate_cli(tmp_path, monkeypatch, capsys, "1")
+    assert "cycle 1: preempt" in err
+    assert "jobs searched" in err
+    assert "; on p (" in err
+    assert "jobs searched" not in out
 
 
 def test_the_cli_shows_no_heartbeat_when_progress_is_off(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("KAISTACK_PROGRESS", "0")
-    monkeypatch.setattr(sim_progress, "PROGRESS_EVERY", 0.0)
-    assert main(["simulate", str(_scenario_file(tmp_path)), "--json"]) == 0
-    assert "jobs searched" not in capsys.readouterr().err
+    _, err = _simulate_cli(tmp_path, monkeypatch, capsys, "0")
+    assert "jobs searched" not in err
