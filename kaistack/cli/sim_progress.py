@@ -1,4 +1,4 @@
-"""Progress lines for the commands that run the simulator (`simulate`, `diagnose`), on stderr.
+"""Progress lines for the commands that run the simulator (`simulate`, `check`, `diagnose`), on stderr.
 
 Each action's time as it ends, and every PROGRESS_EVERY seconds while it runs, where it is: an eviction
 search on a busy cluster can take minutes on one job, and a silent terminal for that long looks hung.
@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kaistack.progress import Progress
+from placement.watch import Beat
 
 # Seconds between progress lines while an action runs.
 PROGRESS_EVERY = 5.0
@@ -22,7 +23,7 @@ def simulation_progress(progress: Progress) -> dict[str, Any]:
     def on_step(cycle: int, action: str, seconds: float) -> None:
         progress.note(f"cycle {cycle}: {action} {seconds:.1f} s")
 
-    def on_progress(beat: Any) -> None:
+    def on_progress(beat: Beat) -> None:
         line = f"cycle {beat.cycle}: {beat.action} {beat.seconds:.0f} s, {beat.jobs} jobs searched, "
         line += f"{beat.scenarios} scenarios"
         if beat.job is not None:

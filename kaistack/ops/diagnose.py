@@ -24,8 +24,8 @@ from placement.simulation import simulate
 
 RESERVATION_NAMESPACE = kai_api.RESERVATION_NAMESPACE
 PARTIAL = (
-    "the scheduling cycle was stopped by --max-seconds before its end; pods of jobs it did not reach "
-    "are explained from the state it stopped in"
+    "the scheduling cycle was stopped by --max-seconds before its end; other reasons are read from the state "
+    "it stopped in"
 )
 
 
@@ -52,8 +52,7 @@ class Diagnosis:
     mistakes: tuple[Mistake, ...]
     notes: tuple[str, ...] = field(default=())
     counts: Mapping[str, int] = field(default_factory=dict)
-    # Stopped by max_seconds: the cycle was not simulated to its end (jobs it did not reach have the reason
-    # of the state it stopped in).
+    # Stopped by max_seconds: the cycle was not simulated to its end (a job it did not reach says so).
     partial: bool = False
 
     @property
