@@ -78,6 +78,24 @@ def _representable(tasks: Sequence[TaskState]) -> bool:
     return True
 
 
+def available_shared_fractions(node: NodeState) -> float:
+    """AvailableSharedGPUFractions: the free part of each shared GPU a pod uses, in GPUs.
+
+    A group no pod uses any more is skipped: a shared GPU opened in a simulation that was rolled back keeps
+    its key at 0, in KAI's maps as in NodeState's, and it is counted among the idle whole GPUs already.
+    """
+    if node.gpu_mem <= 0:
+        return 0.0
+    total = 0.0
+    for group, used in node.sh_used.items():
+        if used <= 0:
+            continue
+        available = node.gpu_mem - node.sh_alloc.get(group, 0) + node.sh_rel.get(group, 0)
+        if available > 0:
+            total += available / node.gpu_mem
+    return total
+
+
 def _accommodation(node: NodeState, free: list[float], biggest: list[float], count: int) -> int:
     """calcNodeAccommodation: how many of the batch's largest pod fit on this node's free room (`free`,
     from _node_free; not changed)."""
@@ -85,11 +103,7 @@ def _accommodation(node: NodeState, free: list[float], biggest: list[float], cou
         return count
     if 0 < biggest[_GPU] < 1:
         free = list(free)
-        shared = 0.0
-        for group in node.sh_used:
-            if node.gpu_mem:
-                shared += (node.gpu_mem - node.sh_alloc.get(group, 0) + node.sh_rel.get(group, 0)) / node.gpu_mem
-        free[_GPU] += shared
+        free[_GPU] += available_shared_fractions(node)
     if any(need > have for need, have in zip(biggest, free, strict=True)):
         return 0
     return min(math.floor(have / need) for need, have in zip(biggest, free, strict=True) if need > 0)
