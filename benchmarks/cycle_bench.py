@@ -6,9 +6,9 @@
 
 Each run is `kaistack simulate <scenario> --json > /dev/null` in a fresh process under /usr/bin/time
 (wall seconds and peak RSS), on the scenarios cycle_gen.py writes to benchmarks/out/busy-<size>.json
-(generated if missing). With --before, the same runs use that checkout's placement and kaistack
-packages, one size after the other, so both versions see the same machine load. A run past
---timeout is reported as such, not as a figure.
+(written again whenever the generator's output differs). With --before, the same runs use that
+checkout's placement and kaistack packages, one size after the other, so both versions see the same
+machine load. A run past --timeout is reported as such, not as a figure.
 """
 
 from __future__ import annotations
@@ -27,13 +27,22 @@ RUNNER = "import sys; sys.path.insert(0, sys.argv[1]); from kaistack.cli import 
 
 
 def scenario(size: str) -> Path:
+    """benchmarks/out/busy-<size>.json as this checkout's generator writes it now.
+
+    The generator is deterministic and takes about a second, so it always runs: a file kept from an older
+    generator once made the L figures those of a scenario without scheduling signatures.
+    """
     path = OUT / f"busy-{size}.json"
-    if not path.exists():
+    generated = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "cycle_gen.py"), "--size", size],
+        stdout=subprocess.PIPE,
+        check=True,
+    ).stdout
+    if not path.exists() or path.read_bytes() != generated:
+        if path.exists():
+            print(f"{path.name}: older than benchmarks/cycle_gen.py, written again", file=sys.stderr)
         OUT.mkdir(parents=True, exist_ok=True)
-        with path.open("w") as handle:
-            subprocess.run(
-                [sys.executable, str(ROOT / "benchmarks" / "cycle_gen.py"), "--size", size], stdout=handle, check=True
-            )
+        path.write_bytes(generated)
     return path
 
 
