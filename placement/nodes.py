@@ -1,3 +1,5 @@
+# Long module: one class, KAI's NodeInfo; the shared-GPU rules move the same Idle/Releasing GPU counters
+# as the whole-GPU ones, so they stay beside them.
 """Per-node resource accounting, ported from KAI's node_info.go and gpu_sharing_node_info.go.
 
 Whole GPUs, CPU, memory, pods and MIG devices are tracked as Idle / Releasing / Used like KAI's
@@ -232,6 +234,19 @@ class NodeState:
             if label not in self.sh_used:
                 labels.append(label)
         return labels
+
+    def forget_groups(self, groups: list[str]) -> None:
+        """Drop GPU groups a rolled-back placement opened, so later labels do not depend on discarded work.
+
+        KAI keeps such a group at 0 (removeSharedTaskResourcesPerPodGroup never deletes it), but every reader
+        skips a group at 0 and a fresh GPU never takes an existing key (a UUID in KAI, fresh_group_ids here).
+        """
+        for g in groups:
+            if self.sh_used.get(g, 0) == 0 and self.sh_alloc.get(g, 0) == 0 and self.sh_rel.get(g, 0) == 0:
+                self.sh_used.pop(g, None)
+                self.sh_alloc.pop(g, None)
+                self.sh_rel.pop(g, None)
+                self.sh_marked.discard(g)
 
     def pods_available(self) -> int:
         """Pod slots left: tasks not yet releasing plus one reservation pod per shared GPU in use."""

@@ -9,14 +9,13 @@ that node's idle + releasing GPUs, CPU and memory; a job that does not fit is ro
 before it. Every placement first asks IsTaskAllocatableOnReleasingOrIdle (NodeState.fits with releasing),
 over the simulation's feasible nodes only. So once no feasible node fits one of the preemptor's pods, none
 will when the preemptor's turn comes, and the simulation has failed: the rest of it cannot change that, and
-its state is rolled back whole. Stopping there gives the same decisions as running it out. One trace of
-the skipped part is not rolled back: shared-GPU labels it used stay taken (NodeState.fresh_group_ids), so a
-fresh shared GPU placed later may get another label; which pods share a GPU does not change.
+its state is rolled back whole, shared GPUs it opened included (NodeState.forget_groups). Stopping there
+gives the same decisions, and the same GPU labels, as running it out.
 
 Only whole-GPU pods are followed. A shared GPU's fit is not monotone in KAI's accounting: a GPU whose pods
 are all releasing takes no fraction (IsTaskFitOnGpuGroup wants allocated != releasing) until a pod is
 pipelined onto it. tests/simulator/test_placement_preemptor_room.py checks the monotone claim on generated
-clusters and compares the results with and without the stop, up to those labels.
+clusters and compares the results with and without the stop.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 __all__ = ["Statement"]
 
 _PLACE, _RESTATUS, _DETACH = 0, 1, 2
+_NONE: list[str] = []  # shared by every journal entry that opens no GPU; never mutated
 
 
 class Statement:
@@ -113,8 +114,11 @@ class Statement:
 
     def _place(self, task: TaskState, node: NodeState, status: str) -> None:
         ssn = self.ssn
+        # Shared GPUs this placement opens: undoing it removes them again, so that a rolled-back simulation
+        # leaves no trace on the node (not even a label taken; see NodeState.forget_groups).
+        opened = [g for g in task.groups if g not in node.sh_used] if task.groups else _NONE
         self.journal.append(
-            (_PLACE, task, node, task.status, task.node, list(task.groups), task.virtual, task.accepted)
+            (_PLACE, task, node, task.status, task.node, list(task.groups), task.virtual, task.accepted, opened)
         )
         task.node = node.name
         task.accepted = node.accepted_for(task.req)
@@ -137,9 +141,11 @@ class Statement:
         kind, task = op[0], op[1]
         ssn = self.ssn
         if kind == _PLACE:
-            _, _, node, status, node_name, groups, virtual, accepted = op
+            _, _, node, status, node_name, groups, virtual, accepted, opened = op
             ssn.set_status(task, status)
             node.remove(task)
+            if opened:
+                node.forget_groups(opened)
             task.node = node_name
             task.groups = groups
             task.virtual = virtual

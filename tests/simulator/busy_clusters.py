@@ -123,23 +123,3 @@ placements = st.builds(
 def outcome(result: Result) -> dict[str, tuple[Any, ...]]:
     """Each pod's status, node and GPU groups: what two runs that should agree are compared on."""
     return {name: (t.status, t.node, tuple(t.gpu_groups)) for name, t in result.tasks.items()}
-
-
-def outcome_up_to_labels(result: Result) -> dict[str, tuple[Any, ...]]:
-    """outcome() with each node's shared-GPU labels renamed in order of first use (pods by name).
-
-    Which pods share a GPU is kept; the label a fresh GPU gets is not (NodeState.fresh_group_ids takes the
-    smallest label no group has yet, and a rolled-back simulation leaves the labels it used taken).
-    """
-    names: dict[tuple[str | None, str], str] = {}
-    out = {}
-    for name in sorted(result.tasks):
-        task = result.tasks[name]
-        groups = []
-        for group in task.gpu_groups:
-            key = (task.node, group)
-            if key not in names:
-                names[key] = f"g{sum(1 for node, _ in names if node == task.node)}"
-            groups.append(names[key])
-        out[name] = (task.status, task.node, tuple(groups))
-    return out

@@ -15,7 +15,7 @@ from placement import Job, Placement, Queue, Snapshot, Task
 from placement.model import Node, Topology, TopologyLevel
 from placement.scenario import ScenarioError
 from placement.session import Session
-from placement.statement import Statement
+from placement.tasks import ALLOCATED
 from placement.topology import _accommodation, _node_free, _task_vector, available_shared_fractions
 from placement.topology_tree import TopologyError, TopologyTree
 
@@ -192,29 +192,27 @@ def test_more_than_sixteen_levels_are_refused() -> None:
         scenario(doc)
 
 
-def _half_gpu_in_a_statement() -> tuple[Any, Any, Statement]:
-    """A one-GPU node on which a half-GPU pod is allocated in a statement (not yet rolled back)."""
+def _node_with_a_half_gpu_pod() -> tuple[Any, Any]:
+    """A one-GPU node running a half-GPU pod on shared GPU "0"."""
     snapshot = Snapshot((Node("n0", gpus=1),), (Queue("q"),), (Job("p", "q", (Task(gpu_fraction=0.5),)),))
     ssn = Session(snapshot, Placement())
     ssn.open()
     node, task = ssn.nodes["n0"], ssn.jobs["p"].tasks[0]
-    stmt = Statement(ssn)
-    task.groups = node.fresh_group_ids(1)
-    stmt.allocate(task, node)
-    return node, task, stmt
+    node.add(task, ALLOCATED, ["0"])
+    return node, task
 
 
 def test_the_free_part_of_a_shared_gpu_in_use_counts_for_a_fractional_batch() -> None:
-    node, _, _ = _half_gpu_in_a_statement()
+    node, _ = _node_with_a_half_gpu_pod()
     assert available_shared_fractions(node) == 0.5
 
 
 def test_a_shared_gpu_no_pod_uses_any_more_adds_no_free_fraction() -> None:
     # KAI@v0.17.0 pkg/scheduler/api/node_info/gpu_sharing_node_info.go:291-307 (AvailableSharedGPUFractions)
-    # skips a group whose used memory is <= 0; removeSharedTaskResourcesPerPodGroup (:156-226) never deletes
-    # the key, so a GPU opened by a rolled-back simulation stays in the map at 0, here as there.
-    node, task, stmt = _half_gpu_in_a_statement()
-    stmt.discard()
+    # skips a group whose used memory is <= 0: removeSharedTaskResourcesPerPodGroup (:156-226) never deletes
+    # the key, and NodeState.remove keeps it at 0 the same way.
+    node, task = _node_with_a_half_gpu_pod()
+    node.remove(task)
     assert node.sh_used == {"0": 0}
     assert available_shared_fractions(node) == 0.0
     # calcNodeAccommodation (plugins/topology/job_filtering.go:217-262): the idle GPU holds two halves, not four.
