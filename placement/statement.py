@@ -159,6 +159,8 @@ class Statement:
             ssn.set_status(task, status)
             task.virtual = virtual
         else:
-            # Re-attach the detached copy; its accounting never left the node.
+            # Re-attach the detached copy; its accounting never left the node. The pod is back on its old
+            # GPU (unpipeline restores previousGpuGroup); the _PLACE undone before this left the new one.
             _, _, node, entry = op
             node.entries[task.name] = entry
+            task.groups = list(entry.groups)

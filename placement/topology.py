@@ -81,8 +81,8 @@ def _representable(tasks: Sequence[TaskState]) -> bool:
 def available_shared_fractions(node: NodeState) -> float:
     """AvailableSharedGPUFractions: the free part of each shared GPU a pod uses, in GPUs.
 
-    A group no pod uses any more is skipped: a shared GPU opened in a simulation that was rolled back keeps
-    its key at 0, in KAI's maps as in NodeState's, and it is counted among the idle whole GPUs already.
+    A group no pod uses any more is skipped: KAI keeps a group in its maps at 0 once its last pod is gone,
+    as NodeState.remove does, and that GPU is counted among the idle whole GPUs already.
     """
     if node.gpu_mem <= 0:
         return 0.0

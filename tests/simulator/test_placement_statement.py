@@ -107,7 +107,7 @@ def test_on_running_pods_evicting_and_re_placing_victims_then_discarding_restore
 def test_undoing_the_eviction_of_a_pipelined_shared_pod_leaves_its_gpu_in_the_allocated_map_at_0() -> None:
     # KAI@v0.17.0 pkg/scheduler/api/node_info/gpu_sharing_node_info.go: adding a Releasing pod does
     # AllocatedSharedGPUsMemory[group] += (:95), removing it -= (:170); a Pipelined pod never touches that map
-    # (:107-112, :187-200). EnoughIdleResourcesOnGpu (:369-375) reads a group missing from it as pipelined.
+    # (:107-112, :187-198). EnoughIdleResourcesOnGpu (:369-375) reads a group missing from it as pipelined.
     ssn, node, task = _half_gpu_session(running=False)
     task.groups, task.node = ["0"], node.name
     node.add(task, PIPELINED, ["0"])
@@ -119,3 +119,23 @@ def test_undoing_the_eviction_of_a_pipelined_shared_pod_leaves_its_gpu_in_the_al
     stmt.discard()
     assert node.sh_alloc == {"0": 0}
     assert node.enough_idle_on_group(0, "0")
+
+
+def test_undoing_a_shared_pod_s_move_to_a_fresh_gpu_gives_it_back_its_gpu_group() -> None:
+    # KAI@v0.17.0 pkg/scheduler/framework/statement.go: Pipeline keeps previousGpuGroup (:265) and
+    # unpipeline puts it back (:477). Here the fresh group is also forgotten, so its label is free again.
+    running = Task(gpu_fraction=0.5, state="Running", node="n0", gpu_groups=("a",))
+    ssn = Session(
+        Snapshot((Node("n0", gpus=2, gpu_memory_mib=1000),), (Queue("q"),), (Job("v", "q", (running,)),)),
+        Placement(),
+    )
+    ssn.open()
+    node, task = ssn.nodes["n0"], ssn.jobs["v"].tasks[0]
+    stmt = Statement(ssn)
+    stmt.evict(task)
+    mark = stmt.checkpoint()
+    task.groups = node.fresh_group_ids(1)
+    stmt.pipeline(task, node, update_if_exists=False)
+    stmt.rollback(mark)
+    assert task.groups == ["a"]
+    assert node.entries[task.name].groups == ["a"]

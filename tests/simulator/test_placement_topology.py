@@ -215,5 +215,5 @@ def test_a_shared_gpu_no_pod_uses_any_more_adds_no_free_fraction() -> None:
     node.remove(task)
     assert node.sh_used == {"0": 0}
     assert available_shared_fractions(node) == 0.0
-    # calcNodeAccommodation (plugins/topology/job_filtering.go:217-262): the idle GPU holds two halves, not four.
+    # calcNodeAccommodation (plugins/topology/job_filtering.go:217-268): the idle GPU holds two halves, not four.
     assert _accommodation(node, _node_free(node, []), _task_vector(task, []), 4) == 2
