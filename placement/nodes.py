@@ -35,6 +35,14 @@ if TYPE_CHECKING:
 __all__ = ["Entry", "NodeState", "gpu_memory_fraction"]
 
 
+def _go_atoi(text: str) -> bool:
+    """Whether Go's strconv.Atoi accepts the text: an optional sign, decimal digits, within int64."""
+    body = text[1:] if text[:1] in ("+", "-") else text
+    if not body or not body.isascii() or not body.isdigit():
+        return False
+    return -(2**63) <= int(text) < 2**63
+
+
 def gpu_memory_fraction(memory_mib: int, gpu_memory_mib: int) -> float:
     """getGpuMemoryFractionalOnNode: ceil(M / nodeMemory * 100) / 100."""
     if gpu_memory_mib <= 0:
@@ -70,6 +78,7 @@ class NodeState:
         "alloc_mem",
         "alloc_mig",
         "alloc_pods",
+        "born",
         "capacity_cache",
         "entries",
         "gpu_count",
@@ -89,6 +98,7 @@ class NodeState:
         "rel_gpus",
         "rel_mem",
         "rel_mig",
+        "reserved",
         "sh_alloc",
         "sh_marked",
         "sh_rel",
@@ -131,6 +141,11 @@ class NodeState:
         self.sh_alloc: dict[str, int] = {}
         self.sh_marked: set[str] = set()
         self.n_used_shared = 0
+        # Shared GPUs opened by the simulator, in any cycle: KAI names them with a new UUID (Session keeps the
+        # set across cycles). Reservation pods on the node when the session opened: one per shared GPU in use
+        # then; a GPU opened during the session has none yet (the binder creates it). Both set by the session.
+        self.born: set[str] = set()
+        self.reserved = 0
         # Entries that are Releasing or Pipelined: a node with any is ordered exhaustively.
         self.n_moving = 0
         self.entries: dict[str, Entry] = {}
@@ -247,11 +262,17 @@ class NodeState:
                 self.sh_alloc.pop(g, None)
                 self.sh_rel.pop(g, None)
                 self.sh_marked.discard(g)
+                self.born.discard(g)
 
     def pods_available(self) -> int:
-        """Pod slots left: tasks not yet releasing plus one reservation pod per shared GPU in use."""
+        """Idle + releasing pod slots: tasks not yet releasing and the reservation pods that existed at open."""
         busy = sum(1 for e in self.entries.values() if e.status != RELEASING)
-        return self.alloc_pods - busy - self.n_used_shared
+        return self.alloc_pods - busy - self.reserved
+
+    def new_group(self, group: str) -> bool:
+        """isNewGpuGroup: KAI takes a group whose name is not an integer (strconv.Atoi) for a new one, which
+        every GPU it opens is (a UUID), and so is a running pod's group with such a label."""
+        return group in self.born or not _go_atoi(group)
 
     # ---- fit checks ------------------------------------------------------------------------------
 

@@ -77,7 +77,9 @@ def preferable_gpus(
 
 
 def _pods_ok(ssn: Session, task: TaskState, node: NodeState) -> bool:
-    """checkMaxPodsWithGpuGroupReservation: a pod slot, or two when a new shared GPU needs a reservation pod."""
+    """checkMaxPodsWithGpuGroupReservation: a pod slot; a shared pod going to a new GPU group needs two (one for
+    the reservation pod) and one joining a group needs none. "New" is KAI's willCreateNewGpuGroup: a GPU it
+    would open, or a group named by a UUID (NodeState.new_group)."""
     available = node.pods_available()
     if not task.req.shared:
         return available > 0
@@ -85,8 +87,8 @@ def _pods_ok(ssn: Session, task: TaskState, node: NodeState) -> bool:
     choice = preferable_gpus(node, task, fitting, pipeline_only=False)
     if choice is None or choice[1]:
         choice = preferable_gpus(node, task, fitting, pipeline_only=True)
-    opens_new = True if choice is None else choice[2]
-    return available >= 2 or not opens_new
+    new = choice is None or choice[2] or any(node.new_group(g) for g in choice[0])
+    return available >= 2 or not new
 
 
 def node_quota_gpus(task: TaskState, node: NodeState) -> float:

@@ -70,6 +70,8 @@ class Session:
         self.topologies = {t.name: TopologyTree(t, snapshot.nodes) for t in snapshot.topologies}
         known = set(names)
         self._fresh_groups: dict[str, list[TaskState]] = {}
+        # Per node, the shared GPUs the simulator opened (NodeState.born), kept from cycle to cycle.
+        self._born: dict[str, set[str]] = {}
         for job in self.jobs.values():
             for task in job.tasks:
                 state = task.spec.state
@@ -149,6 +151,10 @@ class Session:
             node = self.nodes[task.node]  # type: ignore[index]
             node.add(task, task.status, task.groups)
             task.accepted = node.accepted_for(task.req)
+        for node in self.node_list:
+            node.reserved = node.n_used_shared
+            born = node.born = self._born.setdefault(node.name, set())
+            born.intersection_update(node.sh_used)  # a label no group has any more may be given out again
         # MaxNodePoolResources' allocatable maximum per resource, over every node (one vector, like KAI's).
         mig: dict[str, int] = {}
         for n in self.node_list:

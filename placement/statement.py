@@ -117,6 +117,8 @@ class Statement:
         # Shared GPUs this placement opens: undoing it removes them again, so that a rolled-back simulation
         # leaves no trace on the node (not even a label taken; see NodeState.forget_groups).
         opened = [g for g in task.groups if g not in node.sh_used] if task.groups else _NONE
+        if opened:
+            node.born.update(opened)
         self.journal.append(
             (_PLACE, task, node, task.status, task.node, list(task.groups), task.virtual, task.accepted, opened)
         )

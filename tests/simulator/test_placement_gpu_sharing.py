@@ -8,6 +8,7 @@ import pytest
 from placement_testlib import queue, run
 
 from placement import Job, Node, Placement, Queue, QueueResource, Result, Snapshot, Task, simulate
+from placement.nodes import _go_atoi
 
 
 def _doc(nodes: list[dict[str, Any]], jobs: list[dict[str, Any]], gpu: str = "pack") -> dict[str, Any]:
@@ -96,6 +97,72 @@ def test_fraction_on_a_fresh_gpu_needs_a_second_pod_slot_for_the_reservation_pod
 def test_fraction_fits_with_two_pod_slots() -> None:
     result = run(_doc([{"name": "n0", "gpus": 1, "pods": 2}], [{"name": "a", "queue": "q", "gpuFraction": 0.3}]))
     assert result.tasks["a-0"].status == "Binding"
+
+
+# KAI@v0.17.0 pkg/scheduler/plugins/predicates/predicates.go:393-414 (checkMaxPodsWithGpuGroupReservation) and
+# :416-456 (willCreateNewGpuGroup, isNewGpuGroup: a group whose name strconv.Atoi rejects is new; every GPU
+# KAI opens is named uuid.NewUUID(), pkg/scheduler/gpu_sharing/gpuSharing.go:77).
+
+
+def test_a_gang_pod_joining_the_gpu_its_gang_just_opened_needs_two_pod_slots_too() -> None:
+    # The first pod opens a GPU (a UUID in KAI): one slot is left, and joining a UUID group needs two.
+    job = {"name": "a", "queue": "q", "gpuFraction": 0.4, "tasks": 2}
+    result = run(_doc([{"name": "n0", "gpus": 1, "pods": 2}], [job]))
+    assert (result.tasks["a-0"].status, result.tasks["a-1"].status) == ("Pending", "Pending")
+
+
+def test_a_gpu_opened_in_the_session_holds_no_pod_slot_yet() -> None:
+    # Its reservation pod does not exist until the binder creates it: 3 slots, then 2, so both pods bind.
+    job = {"name": "a", "queue": "q", "gpuFraction": 0.6, "tasks": 2}
+    result = run(_doc([{"name": "n0", "gpus": 2, "pods": 3}], [job]))
+    assert (result.tasks["a-0"].status, result.tasks["a-1"].status) == ("Binding", "Binding")
+
+
+def test_a_gpu_the_simulator_opened_in_an_earlier_cycle_is_still_named_by_a_uuid() -> None:
+    # Round 2: a's GPU now has its reservation pod (no slot left), and joining it still needs two.
+    doc = _doc([{"name": "n0", "gpus": 1, "pods": 2}], [{"name": "a", "queue": "q", "gpuFraction": 0.4}])
+    doc["jobs"].append({"name": "b", "queue": "q", "gpuFraction": 0.4, "ageSeconds": 0})
+    doc["rounds"] = 2
+    result = run(doc)
+    assert (result.tasks["a-0"].status, result.tasks["b-0"].status) == ("Running", "Pending")
+
+
+@pytest.mark.parametrize(("label", "status"), [("7", "Binding"), ("gpu-a", "Pending"), ("+7", "Binding")])
+def test_joining_a_running_pods_gpu_needs_no_pod_slot_only_when_its_label_is_an_integer(
+    label: str, status: str
+) -> None:
+    running = {
+        "name": "r",
+        "queue": "q",
+        "gpuFraction": 0.3,
+        "tasks": [{"state": "Running", "node": "n0", "gpuGroups": [label]}],
+    }
+    pending = {"name": "p", "queue": "q", "gpuFraction": 0.3}
+    # 3 slots: the running pod, its reservation pod, and one left.
+    result = run(_doc([{"name": "n0", "gpus": 1, "pods": 3}], [running, pending]))
+    assert result.tasks["p-0"].status == status
+
+
+@pytest.mark.parametrize(
+    ("text", "accepted"),
+    [
+        ("0", True),
+        ("007", True),
+        ("-3", True),
+        ("+5", True),
+        ("9223372036854775807", True),
+        ("9223372036854775808", False),
+        ("", False),
+        ("+", False),
+        ("gpu0", False),
+        (" 1", False),
+        ("1.0", False),
+        ("\u0661", False),
+        ("1_000", False),
+    ],
+)
+def test_a_gpu_group_label_is_an_integer_as_go_s_strconv_atoi_reads_it(text: str, accepted: bool) -> None:
+    assert _go_atoi(text) is accepted
 
 
 def test_shared_gpu_is_not_available_as_a_whole_gpu() -> None:
