@@ -1,8 +1,12 @@
 """Statements: tentative placements and evictions that can be rolled back or committed (statement.go).
 
-Every state change is journaled with what it replaced, so `rollback(checkpoint)` restores the exact
-earlier state - gangs are all-or-nothing and solvers try scenarios on a scratch statement. `commit`
-turns Allocated pods into Binding ones; evictions stay Releasing and pipelined pods stay Pipelined.
+Every state change is journaled with what it replaced, so `rollback(checkpoint)` restores the earlier
+state - gangs are all-or-nothing and solvers try scenarios on a scratch statement. `commit` turns
+Allocated pods into Binding ones; evictions stay Releasing and pipelined pods stay Pipelined.
+
+Undoing runs KAI's own inverse operations, so it leaves what KAI's leave: a shared GPU left in the
+allocated-memory map at 0, float sums a few ulps off (tests/simulator/test_placement_statement.py).
+Shared GPUs a placement opened are removed again (KAI would leave them under a UUID no one reuses).
 """
 
 from __future__ import annotations
