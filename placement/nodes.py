@@ -87,6 +87,7 @@ class NodeState:
         "idle_gpus",
         "idle_mem",
         "idle_mig",
+        "idle_pods",
         "mem_synced",
         "mig_enabled",
         "mig_strategy",
@@ -98,6 +99,7 @@ class NodeState:
         "rel_gpus",
         "rel_mem",
         "rel_mig",
+        "rel_pods",
         "reserved",
         "sh_alloc",
         "sh_marked",
@@ -135,6 +137,8 @@ class NodeState:
         self.idle_cpu, self.rel_cpu = self.alloc_cpu, 0.0
         self.idle_mem, self.rel_mem = self.alloc_mem, 0.0
         self.idle_mig = dict(self.alloc_mig)
+        # Pod slots, a resource like the others since KAI #969 (every pod asks pods=1, pod_info.go:415).
+        self.idle_pods, self.rel_pods = self.alloc_pods, 0
         self.rel_mig = {k: 0 for k in self.alloc_mig}
         self.sh_used: dict[str, int] = {}
         self.sh_rel: dict[str, int] = {}
@@ -265,9 +269,14 @@ class NodeState:
                 self.born.discard(g)
 
     def pods_available(self) -> int:
-        """Idle + releasing pod slots: tasks not yet releasing and the reservation pods that existed at open."""
-        busy = sum(1 for e in self.entries.values() if e.status != RELEASING)
-        return self.alloc_pods - busy - self.reserved
+        """Idle + releasing pod slots (the reservation pods that existed at open are running pods)."""
+        return self.idle_pods + self.rel_pods
+
+    def reserve_pods(self) -> None:
+        """At session open: one reservation pod runs per shared GPU in use. A GPU opened later in the session
+        has none yet (the binder creates it), so this is not updated as groups open and close."""
+        self.idle_pods -= self.n_used_shared - self.reserved
+        self.reserved = self.n_used_shared
 
     def new_group(self, group: str) -> bool:
         """isNewGpuGroup: KAI takes a group whose name is not an integer (strconv.Atoi) for a new one, which
@@ -279,14 +288,14 @@ class NodeState:
     def fits(self, task: TaskState, releasing: bool) -> bool:
         """IsTaskAllocatable (idle only) or IsTaskAllocatableOnReleasingOrIdle (idle + releasing)."""
         req = task.req
-        cpu, mem, gpus = self.idle_cpu, self.idle_mem, self.idle_gpus
+        cpu, mem, gpus, pods = self.idle_cpu, self.idle_mem, self.idle_gpus, self.idle_pods
         if releasing:
             cpu += self.rel_cpu
             mem += self.rel_mem
             gpus += self.rel_gpus
-        if req.kind == KIND_CPU and req.cpu < 10 and req.mem < 10 * 1024 * 1024:
-            return True  # a best-effort pod fits anywhere
-        if req.cpu > cpu or req.mem > mem:
+            pods += self.rel_pods
+        # No best-effort shortcut: KAI's (node_info.go:160) needs an all-zero request, and pods=1 never is.
+        if req.cpu > cpu or req.mem > mem or pods < 1:
             return False
         if req.kind == KIND_WHOLE:
             return req.gpus <= gpus
@@ -354,17 +363,21 @@ class NodeState:
             self.rel_cpu += cpu
             self.rel_mem += mem
             self.rel_gpus += gpus
+            self.rel_pods += sign
             self.idle_cpu -= cpu
             self.idle_mem -= mem
             self.idle_gpus -= gpus
+            self.idle_pods -= sign
         elif e.status == PIPELINED:
             self.rel_cpu -= cpu
             self.rel_mem -= mem
             self.rel_gpus -= gpus
+            self.rel_pods -= sign
         else:
             self.idle_cpu -= cpu
             self.idle_mem -= mem
             self.idle_gpus -= gpus
+            self.idle_pods -= sign
         for name, n in e.mig:
             n *= sign
             if e.status == RELEASING:

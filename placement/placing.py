@@ -92,11 +92,12 @@ def _pods_ok(ssn: Session, task: TaskState, node: NodeState) -> bool:
 
 
 def node_quota_gpus(task: TaskState, node: NodeState) -> float:
-    """GetRequiredInitQuota's GPU term: MIG devices, else the request's memory as a share of one GPU."""
+    """GetRequiredInitQuota's GPU term: MIG devices, else the devices times each one's share of this node's GPU
+    (node_info.go:714-722)."""
     req = task.req
     if req.kind == KIND_MIG:
         return req.quota_gpus
-    return gpu_memory_fraction(node.request_memory(req), node.gpu_mem)
+    return req.count * gpu_memory_fraction(node.request_memory(req), node.gpu_mem)
 
 
 def type_error(task: TaskState, node: NodeState) -> str | None:

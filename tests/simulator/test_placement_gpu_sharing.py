@@ -239,3 +239,30 @@ def test_multi_device_fraction_never_over_fills_a_shared_gpu() -> None:
     assert len(set(result.tasks["j0-0"].gpu_groups)) == 2
     assert result.tasks["j1-2"].status == "Pending"
     _shared_use_matches_its_pods(result)
+
+
+# KAI@v0.17.0 pkg/scheduler/api/node_info/node_info.go:714-722 (GetRequiredInitQuota): the quota a pod needs on a
+# node is its devices times each device's share of that node's GPU (rounded up to 1/100 per device), checked
+# against the queue's limit by IsTaskAllocationOnNodeOverCapacity
+# (pkg/scheduler/plugins/proportion/capacity_policy/capacity_policy.go:46-56). The job-level check before it
+# converts the memory exactly (2 x 10001 / 40000 = 0.50005), so only the per-node check sees 2 x 0.26.
+
+
+def _two_device_gpu_memory_job(limit: float) -> dict[str, Any]:
+    doc = _doc(
+        [{"name": "n0", "gpus": 2, "gpuMemoryMiB": 40000}],
+        [{"name": "a", "queue": "q", "gpuMemoryMiB": 10001, "gpuDevices": 2}],
+    )
+    doc["queues"] = [queue("q", gpu={"quota": -1, "limit": limit, "overQuotaWeight": 1})]
+    return doc
+
+
+def test_a_multi_device_gpu_memory_pod_counts_every_device_against_the_queue_limit() -> None:
+    result = run(_two_device_gpu_memory_job(0.51))
+    assert result.tasks["a-0"].status == "Pending"
+    assert "requested 0.52" in result.reasons["a"].message
+
+
+def test_a_multi_device_gpu_memory_pod_within_the_queue_limit_is_bound() -> None:
+    result = run(_two_device_gpu_memory_job(0.52))
+    assert (result.tasks["a-0"].status, result.tasks["a-0"].gpus) == ("Binding", 0.52)
