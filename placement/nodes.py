@@ -44,9 +44,13 @@ def _go_atoi(text: str) -> bool:
 
 
 def gpu_memory_fraction(memory_mib: int, gpu_memory_mib: int) -> float:
-    """getGpuMemoryFractionalOnNode: ceil(M / nodeMemory * 100) / 100."""
+    """getGpuMemoryFractionalOnNode: ceil(M / nodeMemory * 100) / 100.
+
+    A GPU-memory label under 100 MiB floors to 0 (getNodeGpuMemory). Go's division then gives +Inf, so a
+    gpu-memory pod is never a valid portion there; 0 / 0 is NaN in Go, which every quota comparison reads as
+    "not over", as 0 does here."""
     if gpu_memory_mib <= 0:
-        return 0.0
+        return math.inf if memory_mib > 0 else 0.0
     return math.ceil(memory_mib / gpu_memory_mib * 100) / 100
 
 
@@ -177,7 +181,8 @@ class NodeState:
 
     def valid_portion(self, req: TaskRequest) -> bool:
         portion = self.gpu_portion(req)
-        return portion <= 1 or portion == int(portion)
+        # Go's float64(int(+Inf)) is not +Inf, so an infinite portion is invalid (Python's int() would raise).
+        return portion <= 1 or (math.isfinite(portion) and portion == int(portion))
 
     def accepted_for(self, req: TaskRequest) -> tuple[float, float, float]:
         """setAcceptedResources: [cpu, memory, GPU quota] the task holds once placed on this node."""

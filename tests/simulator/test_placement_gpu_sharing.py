@@ -53,6 +53,17 @@ def test_gpu_memory_larger_than_the_gpu_does_not_fit() -> None:
     assert result.reasons["a"].code == "gpu-memory-too-large"
 
 
+def test_gpu_memory_does_not_fit_a_gpu_whose_label_floors_to_zero() -> None:
+    # KAI@v0.17.0 pkg/scheduler/api/node_info/node_info.go:652-664 floors the label to a multiple of 100 MiB;
+    # gpu_sharing_node_info.go:344-347 then divides by 0 (+Inf) and isValidGpuPortion (node_info.go:646-649)
+    # rejects it. Without this a 10 MiB pod would take 0 GPUs and any number of them would fit.
+    result = run(
+        _doc([{"name": "n0", "gpus": 1, "gpuMemoryMiB": 99}], [{"name": "a", "queue": "q", "gpuMemoryMiB": 10}])
+    )
+    assert result.tasks["a-0"].status == "Pending"
+    assert result.reasons["a"].code == "gpu-memory-too-large"
+
+
 def test_fraction_and_gpu_memory_share_one_gpu_by_mib() -> None:
     # 0.25 of a 1000 MiB GPU is 250 MiB, leaving exactly the 750 MiB the second pod asks for.
     nodes = [{"name": "n0", "gpus": 2, "gpuMemoryMiB": 1000}]
