@@ -11,6 +11,9 @@ from typing import Any
 from hypothesis import strategies as st
 
 from placement import Job, Node, Placement, Queue, QueueResource, Result, Snapshot, Task, simulate
+from placement.session import Session
+from placement.statement import Statement
+from placement.tasks import ACTIVE_ALLOCATED, JobState
 
 UNLIMITED = QueueResource(-1, -1, 1)
 FULL_CYCLE = ("allocate", "consolidation", "reclaim", "preempt")
@@ -123,3 +126,21 @@ placements = st.builds(
 def outcome(result: Result) -> dict[str, tuple[Any, ...]]:
     """Each pod's status, node and GPU groups: what two runs that should agree are compared on."""
     return {name: (t.status, t.node, tuple(t.gpu_groups)) for name, t in result.tasks.items()}
+
+
+def running_session(snapshot: Snapshot) -> tuple[Session, list[JobState]]:
+    """An open session and its jobs with running pods."""
+    ssn = Session(snapshot, Placement())
+    ssn.open()
+    return ssn, [j for j in ssn.jobs.values() if any(t.status in ACTIVE_ALLOCATED for t in j.tasks)]
+
+
+def evict_picked(ssn: Session, running: list[JobState], picks: list[int]) -> tuple[Statement, list[JobState]]:
+    """The running jobs `picks` names (modulo their count) evicted in one statement, as a scenario's victims."""
+    stmt = Statement(ssn)
+    victims = list(dict.fromkeys(running[p % len(running)] for p in picks))
+    for job in victims:
+        for task in job.tasks:
+            if task.status in ACTIVE_ALLOCATED:
+                stmt.evict(task)
+    return stmt, victims

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from busy_clusters import FULL_CYCLE, busy_clusters, outcome, placements
+from busy_clusters import FULL_CYCLE, busy_clusters, evict_picked, outcome, placements, running_session
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -20,7 +20,6 @@ from placement.preemptor_room import PreemptorRoom
 from placement.session import Session
 from placement.solver import PartialJob, _pipeline_job
 from placement.statement import Statement
-from placement.tasks import ACTIVE_ALLOCATED
 
 
 def _room(node: Any) -> tuple[float, float, float]:
@@ -31,17 +30,10 @@ def _room(node: Any) -> tuple[float, float, float]:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(busy_clusters(), st.lists(st.integers(0, 100), min_size=1, max_size=8), st.randoms(use_true_random=False))
 def test_re_placing_evicted_victims_never_adds_room_on_a_node(snapshot: Snapshot, picks: list[int], rnd: Any) -> None:
-    ssn = Session(snapshot, Placement())
-    ssn.open()
-    running = [j for j in ssn.jobs.values() if any(t.status in ACTIVE_ALLOCATED for t in j.tasks)]
+    ssn, running = running_session(snapshot)
     if not running:
         return
-    stmt = Statement(ssn)
-    victims = list(dict.fromkeys(running[p % len(running)] for p in picks))
-    for job in victims:
-        for task in job.tasks:
-            if task.status in ACTIVE_ALLOCATED:
-                stmt.evict(task)
+    stmt, victims = evict_picked(ssn, running, picks)
     rnd.shuffle(victims)
     nodes = dict(ssn.nodes)
     for job in victims:

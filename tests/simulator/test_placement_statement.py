@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from busy_clusters import busy_clusters
+from busy_clusters import busy_clusters, evict_picked, running_session
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,7 +19,7 @@ from placement import Job, Node, Placement, Queue, Snapshot, Task
 from placement.session import Session
 from placement.solver import _pipeline_job
 from placement.statement import Statement
-from placement.tasks import ACTIVE_ALLOCATED, PIPELINED
+from placement.tasks import PIPELINED
 
 
 def _node_state(node: Any) -> tuple[Any, ...]:
@@ -84,18 +84,11 @@ def test_a_rolled_back_pod_on_a_shared_gpu_in_use_leaves_that_gpu_group_in_place
 def test_on_running_pods_evicting_and_re_placing_victims_then_discarding_restores_every_node_exactly(
     snapshot: Snapshot, picks: list[int], rnd: Any
 ) -> None:
-    ssn = Session(snapshot, Placement())
-    ssn.open()
-    running = [j for j in ssn.jobs.values() if any(t.status in ACTIVE_ALLOCATED for t in j.tasks)]
+    ssn, running = running_session(snapshot)
     if not running:
         return
     before = {name: _node_state(node) for name, node in ssn.nodes.items()}
-    stmt = Statement(ssn)
-    victims = list(dict.fromkeys(running[p % len(running)] for p in picks))
-    for job in victims:
-        for task in job.tasks:
-            if task.status in ACTIVE_ALLOCATED:
-                stmt.evict(task)
+    stmt, victims = evict_picked(ssn, running, picks)
     rnd.shuffle(victims)
     pending = [j for j in ssn.jobs.values() if j.has_pending()]
     for job in [*victims, *pending[:3]]:
