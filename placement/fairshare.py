@@ -2,8 +2,9 @@
 
 Per resource and level of the hierarchy, top-down: each queue first gets its deserved quota (capped by
 what it can use: min(limit, allocated + pending)); what is left goes over quota to the highest queue
-priority first, split by over-quota weight in whole units, with fractional leftovers handed out one unit
-at a time (largest remainder, then oldest queue, then name). Without Prometheus usage data KAI's
+priority first, split by over-quota weight in whole units; once every priority level has had its whole
+units, the fractional leftovers are handed out one unit at a time, level by level (largest remainder, then
+oldest queue, then name). Without Prometheus usage data KAI's
 time-based term is zero, so the split is proportional to the weights (kValue = 1).
 """
 
@@ -47,15 +48,19 @@ def _set_resource_share(total: float, queues: Sequence[QueueState], r: int) -> N
 
 
 def _divide_over_quota(total: float, queues: Sequence[QueueState], r: int) -> float:
+    # Whole units to every priority level first, then the fractional leftovers level by level
+    # (divideOverQuotaResource): what a higher level leaves over goes to lower levels before any leftover unit.
     remaining = total
+    leftovers_by_level = []
     for priority in sorted({q.priority for q in queues}, reverse=True):
-        if remaining <= 0:
-            break
         bucket = [q for q in queues if q.priority == priority]
         remaining, leftovers = _divide_up_to_fair_share(remaining, bucket, r)
-        if remaining <= 0 or not leftovers:
-            continue
-        remaining = _divide_remaining(remaining, leftovers, r)
+        leftovers_by_level.append(leftovers)
+    for leftovers in leftovers_by_level:
+        if remaining <= 0:
+            break
+        if leftovers:
+            remaining = _divide_remaining(remaining, leftovers, r)
     return remaining
 
 
