@@ -10,17 +10,18 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
-from placement.allocate import pending_jobs
+from placement.allocate import eviction_triggers
 from placement.queue_order import JobsOrder
 from placement.reclaimable import ReclaimCheck, can_reclaim, filter_victim
 from placement.signatures import Representatives
 from placement.simulation_order import leaf_jobs
 from placement.solver import JobSolver, Scenario, feasible_nodes
-from placement.tasks import ACTIVE_ALLOCATED, JobState
+from placement.tasks import ACTIVE_ALLOCATED, JobState, TaskState
 from placement.victims_order import VictimsOrder
 
 if TYPE_CHECKING:
     from placement.session import Session
+    from placement.subgroups import PodSet
 
 __all__ = ["reclaim"]
 
@@ -29,7 +30,7 @@ def _taken_by_queue(scenario: Scenario) -> dict[str, list[list[float]]]:
     """Resources of evicted victim pods per queue: elastic pods one by one, a gang's core as one."""
     taken: dict[str, list[list[float]]] = {}
     for job, tasks in scenario.victims().values():
-        core, elastic = tasks[: job.min_member], tasks[job.min_member :]
+        elastic, core = _split_victim_tasks(job, tasks)
         vectors = []
         for task in elastic:
             if task.status not in ACTIVE_ALLOCATED:
@@ -48,6 +49,24 @@ def _taken_by_queue(scenario: Scenario) -> dict[str, list[list[float]]]:
     return taken
 
 
+def _split_victim_tasks(job: JobState, tasks: list[TaskState]) -> tuple[list[TaskState], list[TaskState]]:
+    """splitVictimTasks: (elastic, core), each subgroup's first minMember pods core (a job without subgroups is
+    one subgroup whose minimum is the job's)."""
+    if job.tree is None:
+        return tasks[job.min_member :], tasks[: job.min_member]
+    owner = {id(t): ps for ps in job.tree.pod_sets() for t in ps.tasks}
+    by_pod_set: dict[int, tuple[PodSet, list[TaskState]]] = {}
+    for task in tasks:
+        pod_set = owner[id(task)]
+        by_pod_set.setdefault(id(pod_set), (pod_set, []))[1].append(task)
+    elastic: list[TaskState] = []
+    core: list[TaskState] = []
+    for pod_set, members in by_pod_set.values():
+        core += members[: pod_set.min_available]
+        elastic += members[pod_set.min_available :]
+    return elastic, core
+
+
 def _victims(ssn: Session, reclaimer: JobState, required: tuple[float, float, float]) -> VictimsOrder:
     queue = reclaimer.queue
     jobs = []
@@ -60,14 +79,12 @@ def _victims(ssn: Session, reclaimer: JobState, required: tuple[float, float, fl
 
 
 def reclaim(ssn: Session) -> None:
-    order = JobsOrder(ssn, pending_jobs(ssn))
+    order = JobsOrder(ssn, eviction_triggers(ssn))
     failed: dict[str, Representatives] = {}  # per queue, as KAI keeps them
     while True:
         job = order.pop()
         if job is None or ssn.out_of_time():
             return
-        if job.within_preemption_delay:
-            continue  # may not start evictions yet (KAI filters it out of the preemptors)
         queue = job.queue
         required = ssn.job_init_resources(job)
         if not can_reclaim(queue, required, job.preemptible):  # type: ignore[arg-type]

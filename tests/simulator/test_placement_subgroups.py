@@ -153,3 +153,41 @@ def test_a_subgroup_parent_must_exist() -> None:
     job = {"name": "j", "queue": "q", "subGroups": [{"name": "a", "parent": "zz"}], "tasks": [{"subGroup": "a"}]}
     with pytest.raises(ScenarioError, match=r"subGroups\[0\]\.parent: no subgroup named 'zz'"):
         scenario(_doc(job))
+
+
+# KAI@v0.17.0 pkg/scheduler/plugins/proportion/proportion.go:171-227 (getVictimResources, splitVictimTasks): a
+# victim's pods are split per subgroup, each leaf's first minMember pods its core (one vector), the rest
+# elastic (one vector each), and the reclaimable rules check each vector in turn against the victim queue.
+
+
+def _reclaim_from_three_gpu_victim(victim_gang: dict[str, Any]) -> dict[str, str]:
+    # qa's share is 1 GPU and it holds 3; qb reclaims all 3. As one 3-GPU vector the victim queue drops
+    # from 3 (above its share) at once; as three 1-GPU vectors the third is taken from a queue at its share.
+    va = {"name": "va", "queue": "qa", "gpu": 1, **victim_gang}
+    doc = {
+        "actions": ["reclaim"],
+        "nodes": [{"name": "n0", "gpus": 3}],
+        "queues": [
+            queue("qa", {"quota": 1, "limit": -1, "overQuotaWeight": 1}),
+            queue("qb", {"quota": 3, "limit": -1, "overQuotaWeight": 1}, priority=200),
+        ],
+        "jobs": [va, {"name": "rb", "queue": "qb", "gpu": 3}],
+    }
+    return {name: t.status for name, t in run(doc).tasks.items()}
+
+
+def test_a_victim_subgroup_s_pods_beyond_its_minimum_are_each_checked_on_their_own() -> None:
+    running = {"state": "Running", "node": "n0", "subGroup": "sg"}
+    gang = {"subGroups": [{"name": "sg", "minMember": 1}], "tasks": [running] * 3}
+    assert _reclaim_from_three_gpu_victim(gang)["rb-0"] == "Pending"
+
+
+def test_a_victim_subgroup_whose_minimum_is_all_its_pods_is_checked_as_one() -> None:
+    running = {"state": "Running", "node": "n0", "subGroup": "sg"}
+    gang = {"subGroups": [{"name": "sg", "minMember": 3}], "tasks": [running] * 3}
+    assert _reclaim_from_three_gpu_victim(gang) == {
+        "va-0": "Releasing",
+        "va-1": "Releasing",
+        "va-2": "Releasing",
+        "rb-0": "Pipelined",
+    }
