@@ -26,6 +26,13 @@ def pending_jobs(ssn: Session) -> list[JobState]:
     return [job for job in ssn.jobs.values() if job.has_pending() and ssn.schedulable_job(job)]
 
 
+def eviction_triggers(ssn: Session) -> list[JobState]:
+    """Pending jobs the evicting actions order: not within their preemption delay, which KAI drops before the
+    order is built (FilterWithinPreemptionDelay, actions/utils/input_jobs.go:75), so such a job never sets its
+    queue's place in the order."""
+    return [job for job in pending_jobs(ssn) if not job.within_preemption_delay]
+
+
 def allocate(ssn: Session) -> None:
     order = JobsOrder(ssn, pending_jobs(ssn))
     while True:

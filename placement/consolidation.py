@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
-from placement.allocate import pending_jobs
+from placement.allocate import eviction_triggers
 from placement.idle_gpus_filter import idle_gpu_capacity, releasing_gpu_capacity
 from placement.queue_order import JobsOrder
 from placement.signatures import Representatives
@@ -73,7 +73,7 @@ def _victims(ssn: Session, preemptor: JobState) -> VictimsOrder:
 def consolidation(ssn: Session) -> None:
     if not ssn.consolidation_enabled:
         return
-    order = JobsOrder(ssn, [j for j in pending_jobs(ssn) if j.preemptible])
+    order = JobsOrder(ssn, [j for j in eviction_triggers(ssn) if j.preemptible])
     failed = Representatives()
     # The sum over every node is the same until a statement commits: a failed solve rolls back exactly.
     capacity: tuple[float, int] | None = None
@@ -82,8 +82,6 @@ def consolidation(ssn: Session) -> None:
         job = order.pop()
         if job is None or ssn.out_of_time():
             return
-        if job.within_preemption_delay:
-            continue  # may not start evictions yet (KAI filters it out of the preemptors)
         if ssn.use_signatures and not failed.worth_trying(job):
             continue
         if ssn.larger_than_any_node(job.tasks_to_allocate(real=False)) is not None:

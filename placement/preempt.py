@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
-from placement.allocate import pending_jobs
+from placement.allocate import eviction_triggers
 from placement.queue_order import JobsOrder
 from placement.queues import over_quota
 from placement.signatures import Representatives
@@ -34,14 +34,12 @@ def _victims(ssn: Session, preemptor: JobState) -> VictimsOrder:
 
 
 def preempt(ssn: Session) -> None:
-    order = JobsOrder(ssn, pending_jobs(ssn))
+    order = JobsOrder(ssn, eviction_triggers(ssn))
     failed: dict[str, Representatives] = {}  # per queue, as KAI keeps them
     while True:
         job = order.pop()
         if job is None or ssn.out_of_time():
             return
-        if job.within_preemption_delay:
-            continue  # may not start evictions yet (KAI filters it out of the preemptors)
         representatives = failed.setdefault(job.queue_name, Representatives())
         if ssn.use_signatures and not representatives.worth_trying(job):
             continue

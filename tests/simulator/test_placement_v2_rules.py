@@ -50,6 +50,29 @@ def test_evictions_are_allowed_exactly_when_the_delay_ends() -> None:
     assert _preempt("10m", 599).tasks["v-0"].status == "Running"
 
 
+def _reclaim_after_a_delayed_job(delayed: bool) -> dict[str, str]:
+    # qa's oldest pending job is within its delay. KAI leaves it out of reclaim's order (input_jobs.go:75-80,
+    # reclaim.go:59), so qa is ordered by a1, the same as qb by b1, and qa (older) goes first.
+    one = {"quota": 1, "limit": -1, "overQuotaWeight": 1}
+    queues = [queue("qa", one), queue("qb", one), queue("qc", {"quota": 0, "limit": -1, "overQuotaWeight": 1})]
+    jobs: list[dict[str, Any]] = [
+        {"name": "c1", "queue": "qc", "gpu": 1, "tasks": [{"state": "Running", "node": "n"}]},
+        {"name": "b1", "queue": "qb", "gpu": 1},
+        {"name": "a1", "queue": "qa", "gpu": 1},
+    ]
+    if delayed:
+        jobs.insert(
+            1, {"name": "ad", "queue": "qa", "priority": 75, "gpu": 2, "ageSeconds": 60, "preemptionDelay": "10m"}
+        )
+    doc = {"actions": ["reclaim"], "nodes": [{"name": "n", "gpus": 1}], "queues": queues, "jobs": jobs}
+    return {name: t.status for name, t in run(doc).tasks.items() if name != "ad-0"}
+
+
+def test_a_job_within_its_preemption_delay_does_not_set_its_queue_s_place_in_the_evicting_order() -> None:
+    assert _reclaim_after_a_delayed_job(delayed=True) == _reclaim_after_a_delayed_job(delayed=False)
+    assert _reclaim_after_a_delayed_job(delayed=True)["a1-0"] == "Pipelined"
+
+
 def test_allocate_ignores_the_preemption_delay() -> None:
     pending = {"name": "p", "queue": "q", "priority": 100, "gpu": 1, "preemptionDelay": "10m", "ageSeconds": 1}
     result = run(_doc([pending], [{"name": "n", "gpus": 2}], ["allocate"]))
