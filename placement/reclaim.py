@@ -16,7 +16,7 @@ from placement.reclaimable import ReclaimCheck, can_reclaim, filter_victim
 from placement.signatures import Representatives
 from placement.simulation_order import leaf_jobs
 from placement.solver import JobSolver, Scenario, feasible_nodes
-from placement.tasks import ACTIVE_ALLOCATED, JobState, TaskState
+from placement.tasks import ACTIVE_ALLOCATED, KIND_MEMORY, KIND_MIG, JobState, TaskState
 from placement.victims_order import VictimsOrder
 
 if TYPE_CHECKING:
@@ -27,26 +27,36 @@ __all__ = ["reclaim"]
 
 
 def _taken_by_queue(scenario: Scenario) -> dict[str, list[list[float]]]:
-    """Resources of evicted victim pods per queue: elastic pods one by one, a gang's core as one."""
+    """Resources of evicted victim pods per queue: elastic pods one by one, a gang's core as one. Each vector is
+    [cpu, memory, GPUs with MIG, plain GPUs]: KAI's vector keeps MIG devices apart from the GPU entry, and only
+    that entry makes GPU a resource the saturation check compares (getInvolvedResourcesNames)."""
     taken: dict[str, list[list[float]]] = {}
     for job, tasks in scenario.victims().values():
         elastic, core = _split_victim_tasks(job, tasks)
-        vectors = []
-        for task in elastic:
-            if task.status not in ACTIVE_ALLOCATED:
-                vectors.append(list(task.accepted))
-        core_sum = [0.0, 0.0, 0.0]
+        vectors = [_accepted(task) for task in elastic if task.status not in ACTIVE_ALLOCATED]
+        core_sum = [0.0, 0.0, 0.0, 0.0]
         counted = False
         for task in core:
             if task.status not in ACTIVE_ALLOCATED:
                 counted = True
-                for r in range(3):
-                    core_sum[r] += task.accepted[r]
+                for r, amount in enumerate(_accepted(task)):
+                    core_sum[r] += amount
         if counted:
             vectors.append(core_sum)
         if vectors:
             taken.setdefault(job.queue_name, []).extend(vectors)
     return taken
+
+
+def _accepted(task: TaskState) -> list[float]:
+    cpu, mem, gpus = task.accepted
+    return [cpu, mem, gpus, 0.0 if task.req.kind == KIND_MIG else gpus]
+
+
+def _asks_plain_gpus(ssn: Session, tasks: list[TaskState]) -> bool:
+    """Whether the reclaimer's init vector has a GPU entry (MIG devices are not in it; a gpu-memory request is,
+    converted at the smallest GPU)."""
+    return any(t.req.gpus > 0 or (t.req.kind == KIND_MEMORY and ssn.min_gpu_mem and t.req.gpu_memory) for t in tasks)
 
 
 def _split_victim_tasks(job: JobState, tasks: list[TaskState]) -> tuple[list[TaskState], list[TaskState]]:
@@ -99,7 +109,8 @@ def reclaim(ssn: Session) -> None:
         def validator(scenario: Scenario, job: JobState = job, check: ReclaimCheck = check) -> bool:
             pending = scenario.preemptor.tasks
             needed = ssn.init_resources(job, pending)
-            return check.reclaimable(job.queue, needed, job.preemptible, _taken_by_queue(scenario))  # type: ignore[arg-type]
+            gpu_entry = _asks_plain_gpus(ssn, pending)
+            return check.reclaimable(job.queue, needed, gpu_entry, job.preemptible, _taken_by_queue(scenario))  # type: ignore[arg-type]
 
         solver = JobSolver(ssn, feasible_nodes(ssn, job), validator, partial(_victims, ssn, job, required))
         statement = solver.solve(job)

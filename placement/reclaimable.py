@@ -86,16 +86,24 @@ class ReclaimCheck:
         return less_equal(reclaimer_total, reclaimer.deserved) and not less_equal(remaining, victim.deserved)
 
     def reclaimable(
-        self, reclaimer: QueueState, required: Sequence[float], preemptible: bool, taken: dict[str, list[Vector]]
+        self,
+        reclaimer: QueueState,
+        required: Sequence[float],
+        required_gpu_entry: bool,
+        preemptible: bool,
+        taken: dict[str, list[Vector]],
     ) -> bool:
-        """`taken`: per victim leaf queue, the resources of each evicted pod (or pod group)."""
+        """`taken`: per victim leaf queue, the resources of each evicted pod (or pod group) as [cpu, memory,
+        GPUs, plain GPUs]; `required_gpu_entry`: the reclaimer asks plain GPUs. MIG devices count in the
+        arithmetic (QuantifyVector's TotalGPUs) but make GPU an involved resource only through the plain GPU
+        entry (getInvolvedResourcesNames, reclaimable.go:268-289)."""
         remaining: dict[str, Vector] = {}
         involved: dict[str, set[int]] = {}
         for victim_name in sorted(taken):
             vectors = taken[victim_name]
             victim_leaf = self.queues[victim_name]
             r_level, v_level = leveled(reclaimer, victim_leaf)
-            involved[victim_name] = {r for v in vectors for r in range(3) if v[r] > 0}
+            involved[victim_name] = {r for v in vectors for r in range(3) if v[3 if r == 2 else r] > 0}
             if v_level.name not in remaining:
                 remaining[v_level.name] = list(self.alloc[v_level.name])
             for vector in vectors:
@@ -109,17 +117,18 @@ class ReclaimCheck:
                     rem[1] -= vector[1]
                     rem[2] -= vector[2]
                     involved.setdefault(q.name, set()).update(involved[victim_name])
-        return self._within_boundaries(reclaimer, required, preemptible, remaining, involved)
+        return self._within_boundaries(reclaimer, required, required_gpu_entry, preemptible, remaining, involved)
 
     def _within_boundaries(
         self,
         reclaimer: QueueState,
         required: Sequence[float],
+        required_gpu_entry: bool,
         preemptible: bool,
         remaining: dict[str, Vector],
         involved: dict[str, set[int]],
     ) -> bool:
-        mine = {r for r in range(3) if required[r] > 0}
+        mine = {r for r in range(2) if required[r] > 0} | ({2} if required_gpu_entry else set())
         for q in reclaimer.path:
             rem = remaining.get(q.name)
             if rem is None:
