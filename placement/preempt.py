@@ -48,6 +48,8 @@ def preempt(ssn: Session) -> None:
         if not job.preemptible:
             requested = ssn.required_quota(job.tasks_to_allocate(real=False))
             if over_quota(job.queue, requested) is not None:  # type: ignore[arg-type]
+                # KAI returns no search result here, which its loop reads as a failed search (preempt.go:106-108).
+                representatives.failed(job)
                 continue
         solver = JobSolver(ssn, feasible_nodes(ssn, job), None, partial(_victims, ssn, job))
         statement = solver.solve(job)

@@ -15,6 +15,7 @@ from placement.model import Placement, Snapshot
 from placement.node_order import NodeIndex
 from placement.nodes import NodeState
 from placement.queues import QueueState, build_queues
+from placement.signatures import job_signature
 from placement.subgroups import build_tree
 from placement.tasks import (
     ACTIVE_ALLOCATED,
@@ -170,9 +171,15 @@ class Session:
         self.min_gpu_mem = min(gpu_mems) if gpu_mems else None
         self.max_gpu_mem = max(gpu_mems) if gpu_mems else None
         self._open_queues()
+        for job in self.jobs.values():
+            job.signature = job_signature(job, self._resolve_level)
         self.index = NodeIndex(self.nodes)
         for tree in self.topologies.values():
             tree.attach(self.nodes)
+
+    def _resolve_level(self, topology: str, level: str | None) -> str:
+        tree = self.topologies.get(topology)
+        return tree.resolve(level) if tree is not None else (level or "")
 
     def gpu_room(self) -> dict[str, tuple[float, float]]:
         """Per node, its idle and its releasing GPU capacity (GetSumOfIdleGPUs, GetSumOfReleasingGPUs).

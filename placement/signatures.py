@@ -6,26 +6,60 @@ representatives for the action), reclaim and preempt (one per queue) when the sc
 harness runs without it, so scenarios opt in with `placement.useSchedulingSignatures`; `kaistack check`
 uses the scheduler's default.
 
-A job's signature (podgroup_info.GetSchedulingConstraintsSignature) hashes its pending pods' scheduling
-constraints: node selector, affinity, tolerations, storage, priority class and priority, topology. In
-this model pods differ in none of those but priority, so the signature is the job's priority and its
-number of pods not yet running ("" when all run). A pod's resource vector is [cpu, memory, GPUs, GPU
-memory, MIG devices]; KAI's ResourceVector has more dimensions, all zero here.
+A job's signature (podgroup_info.GetSchedulingConstraintsSignature, job_info.go:639-661) is taken once, when
+the session's snapshot is built (cluster_info.go:255-258 computes it for every PodGroup and it is never
+invalidated), from its pod sets (subgroup_info/podset.go:155-200): per leaf subgroup, "" when every pod is
+active-allocated, else its topology constraint, each parent's up to the root's (the PodGroup's), and the
+signatures of its pods not active-allocated. A pod's signature hashes node selector, affinity, tolerations,
+storage, priority class and priority, topology spread; in this model pods differ in none of those but
+priority, so a pod set's signature is its constraint chain, the priority and its number of waiting pods. A
+pod's resource vector is [cpu, memory, GPUs, GPU memory, MIG devices]; KAI's ResourceVector has more
+dimensions, all zero here.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from placement.tasks import ACTIVE_ALLOCATED, KIND_MIG, PENDING, JobState, TaskState
+
+if TYPE_CHECKING:
+    from placement.model import TopologyConstraint
 
 Vector = tuple[float, ...]
 
 
-def signature(job: JobState) -> tuple[int, int] | str:
-    waiting = sum(1 for t in job.tasks if t.status not in ACTIVE_ALLOCATED)
-    return (job.priority, waiting) if waiting else ""
+Signature = tuple[tuple[object, ...], ...]
+
+
+def job_signature(job: JobState, resolve: Callable[[str, str | None], str]) -> Signature:
+    """The signature at session open. `resolve(topology, level)` gives a level's node label (KAI resolves
+    aliases before computing signatures, cluster_info.go:247-252)."""
+
+    def constraint(c: TopologyConstraint | None) -> str:
+        # TopologyConstraintInfo's "%s:%s:%s" of topology, required and preferred level (topology_info.go:54-57).
+        return "" if c is None else f"{c.topology}:{resolve(c.topology, c.required)}:{resolve(c.topology, c.preferred)}"
+
+    pod_sets: list[tuple[object, ...]] = []
+    if job.tree is None:
+        # The default pod set under a root without a constraint (job_info.go:274-291).
+        pod_sets.append(_pod_set_signature(job, job.tasks, ("", "")))
+    else:
+        for ps in job.tree.pod_sets():
+            chain = [constraint(ps.constraint)]
+            parent = ps.parent
+            while parent is not None:
+                chain.append(constraint(parent.constraint))
+                parent = parent.parent
+            pod_sets.append(_pod_set_signature(job, ps.tasks, tuple(chain)))
+    return tuple(sorted(pod_sets, key=repr))
+
+
+def _pod_set_signature(job: JobState, tasks: Sequence[TaskState], chain: tuple[str, ...]) -> tuple[object, ...]:
+    waiting = sum(1 for t in tasks if t.status not in ACTIVE_ALLOCATED)
+    return (chain, job.priority, waiting) if waiting else ()
 
 
 def _vector(task: TaskState) -> Vector:
@@ -81,14 +115,14 @@ class Representatives:
     """MinimalJobRepresentatives: per signature, the smallest job that failed."""
 
     def __init__(self) -> None:
-        self._by_signature: dict[tuple[int, int] | str, JobState] = {}
+        self._by_signature: dict[Signature, JobState] = {}
 
     def worth_trying(self, job: JobState) -> bool:
-        representative = self._by_signature.get(signature(job))
+        representative = self._by_signature.get(job.signature)
         return representative is None or easier(job, representative)
 
     def failed(self, job: JobState) -> None:
-        key = signature(job)
+        key = job.signature
         current = self._by_signature.get(key)
         if current is not None and not smaller_footprint(job, current):
             return

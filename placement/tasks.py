@@ -200,6 +200,7 @@ class JobState:
         "queue",
         "queue_name",
         "reason",
+        "signature",
         "spec",
         "tasks",
         "tasks_by_order",
@@ -237,6 +238,8 @@ class JobState:
         self.version = 0
         self._init_cache: tuple[int, tuple[float, float, float]] | None = None
         self.reason: object = None
+        # KAI's scheduling-constraints signature, taken when a session opens (placement.signatures).
+        self.signature: tuple[tuple[object, ...], ...] = ()
         # Jobs with subgroups or a topology constraint get their subgroup tree from the session; the
         # methods below then follow it instead of the single-gang shortcuts.
         self.tree: SubGroupSet | None = None
