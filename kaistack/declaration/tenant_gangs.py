@@ -87,6 +87,10 @@ def pod_group(config: StackConfig, work: Workload, priority_class: str) -> dict[
         "minMember": min_member(work),
         "priorityClassName": priority_class,
     }
+    if work.preemptible is not None:
+        # KAI reads preemptibility from the PodGroup alone (cluster_info.go:493, CalculatePreemptibility); the
+        # pods' kai.scheduler/preemptibility label is copied there only by the pod-grouper, which skips these.
+        spec["preemptibility"] = "preemptible" if work.preemptible else "non-preemptible"
     if has_sub_groups(config, work):
         spec["subGroups"] = [_sub_group(g) for g in subgroups.pytorch_sub_groups(work)]
     if config.cluster.topology is not None and work.topology is not None:

@@ -143,3 +143,28 @@ def test_a_tenant_gang_that_does_not_fit_places_no_pod_at_all() -> None:
     [work] = report.workloads
     assert [p.status for p in work.pods] == ["Pending", "Pending", "Pending"]
     assert not report.ok
+
+
+# KAI@v0.17.0 pkg/scheduler/cache/cluster_info/cluster_info.go:484-497 takes preemptibility from the PodGroup's
+# spec.preemptibility (else from the priority); pkg/apis/scheduling/v2alpha2/podgroup_types.go:94-107 lists
+# preemptible | non-preemptible. The pod-grouper, which would copy the pods' label there, skips these pods.
+
+
+def _gang_with(preemptible: bool | None) -> dict[str, Any]:
+    config = _config(workers=1)
+    raw_work = config.workloads[0].model_copy(update={"preemptible": preemptible})
+    config = config.model_copy(update={"workloads": (raw_work,)})
+    from kaistack.declaration import tenant_gangs
+
+    return tenant_gangs.pod_group(config, raw_work, "build")
+
+
+@pytest.mark.parametrize(("preemptible", "value"), [(True, "preemptible"), (False, "non-preemptible")])
+def test_a_declared_preemptibility_is_written_on_the_podgroup(preemptible: bool, value: str) -> None:
+    group = _gang_with(preemptible)
+    assert group["spec"]["preemptibility"] == value
+    jsonschema.validate(group, _pod_group_schema())
+
+
+def test_without_a_declared_preemptibility_the_podgroup_leaves_it_to_the_priority() -> None:
+    assert "preemptibility" not in _gang_with(None)["spec"]
