@@ -114,9 +114,14 @@ def _node(config: StackConfig, pool: NodePool, name: str) -> Node:
     # GFD (device plugin / GPU Operator) or an EKS pool's discovered labels. The checker can only use
     # a value it knows, so an undeclared memory is treated as a missing label.
     label = pool.labels.get(kai_api.GPU_MEMORY_LABEL)
-    gpu_memory = pool.gpu_memory_mi_b or (int(label) if label and label.isdigit() else None)
+    labelled = int(label) if label and label.isdigit() else None
+    gpu_memory = pool.gpu_memory_mi_b or labelled
     if config.gpu.mode == "fake" and pool.gpu_count and gpu_memory is None:
         gpu_memory = config.gpu.fake.gpu_memory_mi_b
+    if _no_label_writer(config):
+        # Only a label the pool declares reaches the node; a declared gpuMemoryMiB alone writes none, and KAI
+        # then refuses gpu-memory pods there (predicates.go:333), as the checker does for an unknown memory.
+        gpu_memory = labelled
     return Node(
         name=name,
         gpus=pool.gpu_count,
@@ -128,6 +133,12 @@ def _node(config: StackConfig, pool: NodePool, name: str) -> Node:
         mig=dict(pool.mig),
         labels={NODE_POOL_LABEL: pool.name, **pool.labels, kai_api.HOSTNAME_LABEL: name},
     )
+
+
+def _no_label_writer(config: StackConfig) -> bool:
+    """Nothing writes nvidia.com/gpu.memory: the device plugin without GFD, off EKS (where kaistack writes the
+    declared memory as a node label itself, kaistack.stack.eks)."""
+    return config.gpu.mode == "device-plugin" and not config.gpu.device_plugin.gfd and config.cluster.provider != "eks"
 
 
 def _queue(queue: DeclaredQueue) -> Queue:

@@ -121,6 +121,33 @@ def test_gpu_memory_request_without_the_memory_label_explains_the_missing_label(
     assert any("nvidia.com/gpu.memory" in r for r in m.reasons)
 
 
+def _device_plugin_stack(gfd: bool, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    pool = {"name": "gpu", "gpus": 2, "gpuMemoryMiB": 10000, "labels": labels or {}}
+    return _stack(
+        cluster={"provider": "kind", "nodePools": [pool]},
+        gpu={"mode": "device-plugin", "devicePlugin": {"gfd": gfd}},
+        queues=[{"name": "org"}, {"name": "team", "parent": "org"}],
+        workloads=[_work("m", gpuMemoryMiB=2000)],
+    )
+
+
+def test_without_gfd_a_declared_gpu_memory_writes_no_label_so_gpu_memory_pods_stay_pending() -> None:
+    # Only GFD writes nvidia.com/gpu.memory on kind (components/gpu.py device_plugin_values); KAI@v0.17.0
+    # pkg/scheduler/plugins/predicates/predicates.go:333-337 refuses gpu-memory pods on a node without it.
+    m = _verdicts(_device_plugin_stack(gfd=False))["m"]
+    assert m.status == "Pending"
+    assert any("nvidia.com/gpu.memory" in r for r in m.reasons)
+
+
+def test_with_gfd_the_declared_gpu_memory_is_the_label_kai_reads() -> None:
+    assert _verdicts(_device_plugin_stack(gfd=True))["m"].status == "Running"
+
+
+def test_without_gfd_a_memory_label_the_pool_declares_itself_still_counts() -> None:
+    raw = _device_plugin_stack(gfd=False, labels={"nvidia.com/gpu.memory": "10000"})
+    assert _verdicts(raw)["m"].status == "Running"
+
+
 def test_pytorch_gang_larger_than_the_cluster_places_no_pod_at_all() -> None:
     """All or nothing: a 3-pod gang of 1-GPU pods on 2 GPUs leaves every pod Pending."""
     raw = _stack(
