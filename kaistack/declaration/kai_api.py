@@ -28,6 +28,10 @@ GPU_GROUP_LABEL = "runai-gpu-group"  # set on fractional pods: the shared GPU th
 
 # -- annotations (on the pod) ---------------------------------------------------------------------
 GPU_FRACTION = "gpu-fraction"  # 0 < f < 1 (strconv.ParseFloat, and a valid quantity)
+# KAI keeps a share in hundredths of a GPU (KAI@v0.17.0 pkg/scheduler/api/resource_info/
+# gpu_resource_requirment.go:266-269, getExtendedResourceGpus: math.Round(portion * 100) / 100), so a
+# fraction under this holds 0 GPUs of its queue's quota and limit; kaistack refuses it.
+SMALLEST_COUNTED_FRACTION = 0.005
 GPU_MEMORY = "gpu-memory"  # positive integer MiB
 GPU_FRACTION_NUM_DEVICES = "gpu-fraction-num-devices"  # positive integer, with a fraction or memory
 GPU_FRACTION_CONTAINER_NAME = "gpu-fraction-container-name"  # the container that gets the share

@@ -24,7 +24,8 @@ What is refused (messages name the field and what is allowed):
   PodGroups (KAI's scheduler finds a pod's PodGroup by that name alone, cluster-wide);
 - a `system-*` priority class (vCluster always lets those through; KAI would treat the pod as the
   most important in the cluster);
-- GPU requests KAI's own webhooks refuse (kaistack.guardrails.gpu_requests, same table).
+- GPU requests KAI's own webhooks refuse (kaistack.guardrails.gpu_requests, same table);
+- a `gpu-fraction` under 0.005, which KAI admits but counts as 0 GPUs of the queue's quota and limit.
 """
 
 from __future__ import annotations
@@ -221,8 +222,22 @@ def pod_validations(
             f"tenant {tenant}: system-* priority classes are for the host's own pods",
         ),
         *gpu_request_validations(sharing_enabled),
+        quota_unit_validation(),
     ]
     return [{"expression": e, "message": m, "reason": "Forbidden"} for e, m in rules]
+
+
+def quota_unit_validation() -> tuple[str, str]:
+    """kaistack's rule beyond KAI's (kaistack.guardrails.gpu_requests.quota_unit_problems): a valid fraction
+    KAI would count as 0 GPUs. An unchanged annotation passes, so the syncer's updates of a running pod do."""
+    fraction = value(ANN, kai.FRACTION)
+    return (
+        f"!{has_key(ANN, kai.FRACTION)} || !({fraction}.matches({_q(kai.FRACTION_SYNTAX)})) || "
+        f"!(double({fraction}) > 0.0 && double({fraction}) < 1.0) || double({fraction}) * 100.0 >= 0.5 || "
+        f"{unchanged(ANN, kai.FRACTION)}",
+        f"{kai.FRACTION} under {kai.SMALLEST_FRACTION} counts as 0 GPUs of the queue's quota and limit (KAI keeps "
+        "shares in hundredths of a GPU); ask for at least '0.01'",
+    )
 
 
 def match_conditions() -> list[dict[str, str]]:

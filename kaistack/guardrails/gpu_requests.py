@@ -45,6 +45,27 @@ def fraction_ok(value: Any) -> bool:
     return isinstance(value, str) and bool(_FRACTION.match(value)) and 0.0 < float(value) < 1.0
 
 
+# kaistack's own rule, beyond KAI's webhooks (kai_api.SMALLEST_COUNTED_FRACTION): any number of pods KAI
+# counts as 0 GPUs fit a queue with no GPUs, each able to use the whole GPU it lands on.
+SMALLEST_FRACTION = kai_api.SMALLEST_COUNTED_FRACTION
+
+
+def counted_fraction(value: Any) -> bool:
+    """A valid fraction KAI counts as at least 0.01 GPU (Go's math.Round: half away from zero)."""
+    return not fraction_ok(value) or float(value) * 100 >= 0.5
+
+
+def quota_unit_problems(annotations: Mapping[str, Any], where: str = "metadata.annotations") -> list[str]:
+    """Why kaistack refuses a share KAI would admit but count as no GPU at all; [] when there is none."""
+    fraction = annotations.get(FRACTION)
+    if FRACTION not in annotations or counted_fraction(fraction):
+        return []
+    return [
+        f"{where} {FRACTION}: {fraction!r} is under {SMALLEST_FRACTION}: KAI counts GPU shares in hundredths, "
+        "so the pod would hold 0 GPUs of its queue's quota and limit; ask for at least '0.01'"
+    ]
+
+
 def positive_uint64(value: Any) -> bool:
     if not isinstance(value, str) or not _UINT.match(value):
         return False

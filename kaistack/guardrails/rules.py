@@ -14,7 +14,7 @@ from typing import Any
 
 from kaistack.declaration import kai_api
 from kaistack.guardrails.facts import LEGACY_QUEUE_LABEL, StackFacts, workload_tenant
-from kaistack.guardrails.gpu_requests import gpu_request_problems
+from kaistack.guardrails.gpu_requests import gpu_request_problems, quota_unit_problems
 from kaistack.guardrails.podspec import (
     FRACTION,
     HELM_TYPES,
@@ -208,6 +208,7 @@ def kai_gpu_sharing_annotations(res: Res, s: Settings, facts: StackFacts) -> lis
     out = []
     for t in wl.templates:
         out += sharing_problems(t)  # sharing switched off is kai-gpu-sharing-enabled's finding
+        out += quota_unit_problems(t.annotations, where=t.at("metadata.annotations"))
         out += [
             f"{t.at('metadata.annotations')}.{key} is an NvFractions annotation (KAI's global.gpuSharingMode: "
             "NvFractions), in no KAI release kaistack supports (newest v0.17.0): KAI ignores it and the pod gets "
@@ -338,8 +339,8 @@ DESCRIPTIONS: dict[str, str] = {
     "kai-queue-label": "Pods scheduled by KAI carry the kai.scheduler/queue label naming a declared leaf queue.",
     "vcluster-set-owner-false": "vCluster releases set experimental.syncSettings.setOwner: false and keep the "
     "virtual scheduler off.",
-    "kai-gpu-sharing-annotations": "KAI GPU-sharing annotations are valid: 0 < gpu-fraction < 1, gpu-memory a "
-    "positive integer (MiB), never both, never with an nvidia.com/gpu limit.",
+    "kai-gpu-sharing-annotations": "KAI GPU-sharing annotations are valid: 0.005 <= gpu-fraction < 1 (KAI counts "
+    "less as 0 GPUs of quota), gpu-memory a positive integer (MiB), never both, never with an nvidia.com/gpu limit.",
     "gpu-memory-utilization-within-fraction": "A shared-GPU pod's server (vLLM) takes no more GPU memory than the "
     "pod's share.",
     "kai-no-bypass": "Pods meant for KAI do not skip it: no preset spec.nodeName; tenant pods set no pod-group-name "

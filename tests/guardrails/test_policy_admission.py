@@ -372,6 +372,8 @@ KAI_TABLE = json.loads((Path(__file__).parent / "data" / "kai-admission-v0.17.0.
 # The table runs KAI's validating webhook only; KAI's mutating webhook also refuses a container name that
 # matches nothing (KAI@v0.17.0 pkg/binder/common/gpu_access.go:182-219, "container with name %s not found").
 MUTATING_WEBHOOK_REFUSES = {"fraction + container-name of missing container"}
+# kaistack refuses more than KAI: a fraction KAI admits but counts as 0 GPUs of quota (quota_unit_problems).
+KAISTACK_REFUSES = {"fraction='0.0001'", "fraction='1e-9'"}
 
 
 def kai_pod(row: dict[str, Any]) -> dict[str, Any]:
@@ -396,7 +398,45 @@ def kai_verdict(row: dict[str, Any]) -> bool:
 @pytest.mark.parametrize("row", KAI_TABLE, ids=[r["name"] for r in KAI_TABLE])
 def test_cel_gives_kais_verdict(dev: StackConfig, row: dict[str, Any]) -> None:
     policy = admission.tenant_policy("team-a", ["team-a"], QUEUE, sharing_enabled=row["gpuSharing"])
-    assert cel_allows(policy, Case(kai_pod(row), kai_verdict(row))) is kai_verdict(row)
+    verdict = kai_verdict(row) and row["name"] not in KAISTACK_REFUSES
+    assert cel_allows(policy, Case(kai_pod(row), verdict)) is verdict
+
+
+def test_what_kaistack_refuses_beyond_kai_names_rows_kai_admits() -> None:
+    rows = {r["name"]: r for r in KAI_TABLE}
+    assert all(kai_verdict(rows[name]) for name in KAISTACK_REFUSES)
+
+
+# --- kaistack's rule beyond KAI's: a share KAI counts as 0 GPUs ----------------------------------------------
+# KAI@v0.17.0 pkg/scheduler/api/resource_info/gpu_resource_requirment.go:266-269 (getExtendedResourceGpus):
+# math.Round(portion * 100) / 100 GPUs, half away from zero, is what a pod holds of its queue's quota.
+
+
+@pytest.mark.parametrize(
+    ("fraction", "refused"),
+    [("0.004", True), ("4.99e-3", True), ("0.0049999", True), ("0.005", False), ("5e-3", False), ("0.01", False)],
+)
+def test_a_fraction_kai_would_count_as_no_gpu_is_refused_by_cel_pack_and_lint_alike(
+    fraction: str, refused: bool
+) -> None:
+    from kaistack.guardrails.gpu_requests import quota_unit_problems
+
+    pod = synced_pod(annotations={"gpu-fraction": fraction})
+    policy = admission.tenant_policy("team-a", ["team-a"], QUEUE)
+    denials = cel_denials(policy, Case(pod, not refused))
+    assert bool(denials) is refused
+    problems = quota_unit_problems(pod["metadata"]["annotations"])
+    assert bool(problems) is refused
+    if refused:
+        assert "0 GPUs" in denials[0]
+        assert fraction in problems[0]
+        assert "'0.01'" in problems[0]
+
+
+def test_a_running_pod_s_unchanged_tiny_fraction_does_not_block_the_syncer_s_updates() -> None:
+    pod = synced_pod(annotations={"gpu-fraction": "0.004"})
+    policy = admission.tenant_policy("team-a", ["team-a"], QUEUE)
+    assert cel_allows(policy, Case(pod, True, operation="UPDATE", old=copy.deepcopy(pod)))
 
 
 @pytest.mark.parametrize("row", KAI_TABLE, ids=[r["name"] for r in KAI_TABLE])

@@ -130,6 +130,12 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
         lambda r: r.update(workloads=[_work(gpuFraction=1.5)]),
         "kaistack:workloads[0].gpuFraction: Input should be less than 1, got 1.5",
     ),
+    # KAI@v0.17.0 pkg/scheduler/api/resource_info/gpu_resource_requirment.go:266-269: shares in hundredths.
+    "gpu-fraction-kai-counts-as-no-gpu": (
+        lambda r: r.update(workloads=[_work(gpuFraction=0.004)]),
+        "kaistack:workloads[0]: gpuFraction 0.004 is under 0.005: KAI counts GPU shares in hundredths, so each pod "
+        "would hold 0 GPUs of its queue's quota and limit; ask for at least 0.01",
+    ),
     "gpu-devices-without-share": (
         lambda r: r.update(workloads=[_work(gpuDevices=2)]),
         "kaistack:workloads[0]: gpuDevices applies only to gpuFraction or gpuMemoryMiB requests",

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from kaistack.declaration import limits
+from kaistack.declaration import kai_api, limits
 from kaistack.declaration.model.base import KubeQuantity, Model, Name, Text
 from kaistack.declaration.model.topology import TopologyPlacement
 from placement.quantity import Quantity
@@ -112,6 +112,11 @@ class Workload(Model):
             raise ValueError(
                 f"use one of gpu, gpuFraction, gpuMemoryMiB; got {' and '.join(given)} "
                 "(KAI rejects fraction + memory and any share combined with whole GPUs)"
+            )
+        if self.gpu_fraction is not None and self.gpu_fraction * 100 < 0.5:
+            raise ValueError(
+                f"gpuFraction {self.gpu_fraction} is under {kai_api.SMALLEST_COUNTED_FRACTION}: KAI counts GPU shares "
+                "in hundredths, so each pod would hold 0 GPUs of its queue's quota and limit; ask for at least 0.01"
             )
         if self.gpu_devices is not None and not (self.gpu_fraction or self.gpu_memory_mi_b):
             raise ValueError("gpuDevices applies only to gpuFraction or gpuMemoryMiB requests")
