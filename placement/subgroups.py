@@ -248,7 +248,9 @@ def build_tree(spec: Job, tasks: list[TaskState], default_minimum: int) -> tuple
     Subgroups named as someone's parent are SubGroupSets, the others PodSets (minMember absent = 0).
     Without subgroups the root holds one "default" PodSet with the job's gang minimum.
     """
-    root = SubGroupSet("", spec.min_sub_group, spec.topology)
+    # FromPodGroup gives the root a constraint only when it names a topology (subgroup_info/factory.go:25-33).
+    root_constraint = spec.topology if spec.topology is not None and spec.topology.topology else None
+    root = SubGroupSet("", spec.min_sub_group, root_constraint)
     if not spec.sub_groups:
         ps = PodSet(DEFAULT_POD_SET, default_minimum, None)
         ps.parent = root

@@ -100,7 +100,8 @@ class TopologyTree:
         if not required and not preferred:
             raise TopologyError("no topology levels are set")
         for name, level in (("required", required), ("preferred", preferred)):
-            if level and level not in self.levels:
+            # KAI's levels end in the synthetic "root" (job_filtering.go:403-407), which a constraint may name.
+            if level and level not in self.levels and level != ROOT:
                 raise TopologyError(f"topology {self.name} has no level {level!r} ({name})")
         walk = [*reversed(self.levels), ROOT]
         out: list[str] = []

@@ -217,3 +217,46 @@ def test_a_shared_gpu_no_pod_uses_any_more_adds_no_free_fraction() -> None:
     assert available_shared_fractions(node) == 0.0
     # calcNodeAccommodation (plugins/topology/job_filtering.go:217-268): the idle GPU holds two halves, not four.
     assert _accommodation(node, _node_free(node, []), _task_vector(task, []), 4) == 2
+
+
+# KAI@v0.17.0 pkg/scheduler/plugins/topology/job_filtering.go:396-407: the levels a constraint may name end in
+# the synthetic "root" (topology_plugin.go:17), every member node.
+
+
+@pytest.mark.parametrize("key", ["requiredTopologyLevel", "preferredTopologyLevel"])
+def test_a_constraint_may_name_the_root_level_which_holds_every_node(key: str) -> None:
+    nodes = [_node("a1", "z1", "r1", gpus=4), _node("b1", "z2", "r2", gpus=4)]
+    job = {"name": "j", "queue": "q", "gpu": 4, "tasks": 2, "topologyConstraint": {"topology": "dc", key: "root"}}
+    tasks = run(_doc([job], nodes)).tasks
+    assert {tasks["j-0"].node, tasks["j-1"].node} == {"a1", "b1"}
+
+
+# KAI@v0.17.0 pkg/scheduler/api/podgroup_info/subgroup_info/factory.go:25-33: the PodGroup's constraint counts
+# only when it names a topology; without one the job is unconstrained, in allocation and in the eviction
+# search's TopologyAwareIdleGpus filter alike (topology_aware_idle_gpus.go:184-197 skips a nil constraint).
+
+
+def _preempt_for(constraint: dict[str, Any] | None) -> dict[str, str]:
+    nodes = [{"name": n, "gpus": 4, "labels": {"rack": r}} for n, r in (("n1", "r1"), ("n2", "r2"))]
+    running = [{"state": "Running", "node": "n1"}] * 2 + [{"state": "Running", "node": "n2"}] * 2
+    pending: dict[str, Any] = {"name": "pending", "queue": "q", "priority": 100, "gpu": 2, "tasks": 2}
+    if constraint is not None:
+        pending["topologyConstraint"] = constraint
+    doc = {
+        "actions": ["preempt"],
+        "topologies": [{"name": "racks", "levels": [{"nodeLabel": "rack"}]}],
+        "nodes": nodes,
+        "queues": [queue("q")],
+        "jobs": [
+            pending,
+            {"name": "keep", "queue": "q", "priority": 100, "gpu": 1, "tasks": running},
+            {"name": "low", "queue": "q", "priority": 50, "gpu": 1, "tasks": running},
+        ],
+    }
+    return {name: t.status for name, t in run(doc).tasks.items()}
+
+
+def test_a_job_level_constraint_without_a_topology_name_constrains_nothing() -> None:
+    unconstrained = _preempt_for(None)
+    assert unconstrained["pending-0"] == "Pipelined"
+    assert _preempt_for({"requiredTopologyLevel": "rack"}) == unconstrained
