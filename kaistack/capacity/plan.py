@@ -124,7 +124,7 @@ def _node(config: StackConfig, pool: NodePool, name: str) -> Node:
         gpu_memory = labelled
     return Node(
         name=name,
-        gpus=pool.gpu_count,
+        gpus=_advertised_gpus(config, pool.gpu_count),
         gpu_memory_mib=gpu_memory,
         cpu_millis=cpu_millis(pool.cpu),
         memory_bytes=memory_bytes(pool.memory),
@@ -133,6 +133,21 @@ def _node(config: StackConfig, pool: NodePool, name: str) -> Node:
         mig=dict(pool.mig),
         labels={NODE_POOL_LABEL: pool.name, **pool.labels, kai_api.HOSTNAME_LABEL: name},
     )
+
+
+def _advertised_gpus(config: StackConfig, physical: int) -> int:
+    """The nvidia.com/gpu count the device plugin advertises, which is what KAI counts as whole GPUs. With
+    CUDA time-slicing it is replicas x GPUs, or none at all with renameByDefault (the replicas are then
+    nvidia.com/gpu.shared, a resource KAI does not read): NVIDIA/k8s-device-plugin@v0.20.0:README.md
+    "With CUDA Time-Slicing". The GPU Operator runs the same plugin with the same config."""
+    slicing = {
+        "device-plugin": config.gpu.device_plugin.time_slicing,
+        "gpu-operator": config.gpu.gpu_operator.time_slicing,
+    }
+    setting = slicing.get(config.gpu.mode)
+    if setting is None or not physical:
+        return physical
+    return 0 if setting.rename_by_default else physical * setting.replicas
 
 
 def _no_label_writer(config: StackConfig) -> bool:

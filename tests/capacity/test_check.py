@@ -148,6 +148,35 @@ def test_without_gfd_a_memory_label_the_pool_declares_itself_still_counts() -> N
     assert _verdicts(raw)["m"].status == "Running"
 
 
+# NVIDIA/k8s-device-plugin@v0.20.0:README.md "With CUDA Time-Slicing": replicas x GPUs advertised as
+# nvidia.com/gpu, or as nvidia.com/gpu.shared with renameByDefault (which KAI does not count as GPUs).
+
+
+def _time_sliced_stack(mode: str, pods: int, rename: bool = False) -> dict[str, Any]:
+    slicing = {"replicas": 4, "renameByDefault": rename}
+    settings = (
+        {"devicePlugin": {"timeSlicing": slicing}}
+        if mode == "device-plugin"
+        else {"gpuOperator": {"timeSlicing": slicing}}
+    )
+    return _stack(
+        cluster={"provider": "kind", "nodePools": [{"name": "gpu", "gpus": 2, "cpu": "64", "memory": "256Gi"}]},
+        gpu={"mode": mode, **settings},
+        queues=[{"name": "org"}, {"name": "team", "parent": "org"}],
+        workloads=[_work("w", kind="Deployment", replicas=pods, gpu=1)],
+    )
+
+
+@pytest.mark.parametrize("mode", ["device-plugin", "gpu-operator"])
+def test_time_slicing_advertises_replicas_times_the_gpus_and_kai_counts_each_as_a_gpu(mode: str) -> None:
+    assert _verdicts(_time_sliced_stack(mode, pods=8))["w"].status == "Running"
+    assert _verdicts(_time_sliced_stack(mode, pods=9))["w"].status != "Running"
+
+
+def test_time_slicing_renamed_to_gpu_shared_leaves_kai_no_gpu_to_place() -> None:
+    assert _verdicts(_time_sliced_stack("device-plugin", pods=1, rename=True))["w"].status == "Pending"
+
+
 def test_pytorch_gang_larger_than_the_cluster_places_no_pod_at_all() -> None:
     """All or nothing: a 3-pod gang of 1-GPU pods on 2 GPUs leaves every pod Pending."""
     raw = _stack(
