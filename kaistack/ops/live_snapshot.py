@@ -3,16 +3,23 @@
 The objects come from the API (kaistack.kube) or from `kubectl get nodes,pods,podgroups,queues,topologies -A -o yaml`;
 this module only reads dicts. What KAI reads, and so what is read here (KAI@v0.17.0):
 - a node's allocatable `nvidia.com/gpu`, MIG resources, cpu, memory and pods, the `nvidia.com/gpu.memory`
-  label (MiB); cordoned nodes are left out;
+  label (MiB), less what unfinished pods of other schedulers on it request (KAI's cache puts every pod on
+  its node); a cordoned node keeps its pods and has no slot for a new one;
 - a Queue's `spec.parentQueue`, `priority` and `resources.{gpu,cpu,memory}.{quota,limit,overQuotaWeight}`,
   an omitted field being 0 as in the CRD;
 - pods with `schedulerName: kai-scheduler`, grouped by their `pod-group-name` annotation (a pod without
-  one is its own group); the PodGroup gives the queue, minMember and priority class, else the pod's
-  queue label. A pod with `spec.nodeName` and not finished is Running there, with its GPU group
-  (`runai-gpu-group` label) for shared GPUs; finished pods (Succeeded/Failed) are left out;
+  one is its own group); the PodGroup gives the queue, minMember (not cut to the pods present: a group short
+  of pods is not ready), preemptibility and priority class, else the pod's queue label. A pod's request is
+  KAI's getPodResourceRequest (containers, native sidecars, the init peak, overhead; MIG devices too). A pod
+  with `spec.nodeName` and not finished is Running there, Releasing if it is being deleted (a deleted pod
+  with no node is left out), with its GPU groups (`runai-gpu-group` and `runai-gpu-group/<g>` labels) and
+  `gpu-fraction-num-devices` for shared GPUs; finished pods (Succeeded/Failed) are left out;
 - Topology objects (`spec.levels[].nodeLabel`, `alias`) and the node labels they name; a PodGroup's
   `spec.topologyConstraint` (only with a `topology`, as subgroup_info.FromPodGroup reads it),
   `spec.minSubGroup` and `spec.subGroups`, and each pod's `kai.scheduler/subgroup-name` label.
+
+Not read: scheduling gates (KAI's Gated pods are treated as Pending), BindRequests (a Binding pod without
+a node counts as Pending), PriorityClass objects (the class values are kaistack's four).
 """
 
 from __future__ import annotations
@@ -23,8 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kaistack.declaration import kai_api
-from kaistack.guardrails.gpu_requests import fraction_ok, positive_uint64
 from kaistack.guardrails.podspec import dig, mapping, seq
+from kaistack.ops.live_pods import annotations_of, labels_of, millis, number, pod_requests, pod_task
 from placement.model import (
     Job,
     Node,
@@ -32,12 +39,10 @@ from placement.model import (
     QueueResource,
     Snapshot,
     SubGroup,
-    Task,
     Topology,
     TopologyConstraint,
     TopologyLevel,
 )
-from placement.quantity import Quantity, QuantityError
 
 FINISHED = ("Succeeded", "Failed")
 
@@ -78,23 +83,37 @@ def build(objects: Iterable[Mapping[str, Any]], queue_label: str = kai_api.QUEUE
     notes: list[str] = []
     topologies = tuple(t for t in (_topology(obj) for obj in kinds.get("Topology", [])) if t is not None)
     level_labels = {level.node_label for t in topologies for level in t.levels}
-    nodes = tuple(_node(n, level_labels) for n in kinds.get("Node", []) if not dig(n, "spec", "unschedulable"))
+    members: dict[str, list[Mapping[str, Any]]] = {}
+    # KAI's cache adds every unfinished pod to its node, whatever its scheduler (cache.go:81-99,
+    # cluster_info.go:530-551): other schedulers' pods (DaemonSets too) take capacity KAI cannot use.
+    foreign: dict[str, list[dict[str, float]]] = {}
+    on_node: dict[str, int] = {}
+    for pod in kinds.get("Pod", []):
+        if dig(pod, "status", "phase") in FINISHED:
+            continue
+        node = dig(pod, "spec", "nodeName")
+        if dig(pod, "spec", "schedulerName") != kai_api.SCHEDULER_NAME:
+            if isinstance(node, str) and node:
+                foreign.setdefault(node, []).append(pod_requests(pod))
+            continue
+        if isinstance(node, str) and node:
+            on_node[node] = on_node.get(node, 0) + 1
+        group = annotations_of(pod).get(kai_api.POD_GROUP_NAME) or f"pod/{object_namespace(pod)}/{object_name(pod)}"
+        members.setdefault(str(group), []).append(pod)
+    nodes = tuple(_node(n, level_labels, foreign.get(object_name(n), ()), on_node) for n in kinds.get("Node", []))
+    for n in kinds.get("Node", []):
+        if dig(n, "spec", "unschedulable"):
+            notes.append(f"node {object_name(n)} is cordoned: its pods count, nothing new is placed there")
     queues = tuple(_queue(q) for q in kinds.get("Queue", []))
     groups = {object_name(pg): pg for pg in kinds.get("PodGroup", [])}
     node_names = {n.name for n in nodes}
-    members: dict[str, list[Mapping[str, Any]]] = {}
-    for pod in kinds.get("Pod", []):
-        if dig(pod, "spec", "schedulerName") != kai_api.SCHEDULER_NAME or dig(pod, "status", "phase") in FINISHED:
-            continue
-        group = _annotations(pod).get(kai_api.POD_GROUP_NAME) or f"pod/{object_namespace(pod)}/{object_name(pod)}"
-        members.setdefault(str(group), []).append(pod)
     jobs = []
     pods_of_job: dict[str, list[str]] = {}
     for group, pods in members.items():
         pg = groups.get(group)
         queue = str(dig(pg, "spec", "queue") or "") if pg else ""
         if not queue:
-            queue = str(_labels(pods[0]).get(queue_label) or "default-queue")
+            queue = str(labels_of(pods[0]).get(queue_label) or "default-queue")
         klass = str(dig(pg, "spec", "priorityClassName") or dig(pods[0], "spec", "priorityClassName") or "")
         priority = kai_api.PRIORITY_CLASSES.get(klass, _int(dig(pods[0], "spec", "priority"), 50))
         tasks = []
@@ -105,11 +124,15 @@ def build(objects: Iterable[Mapping[str, Any]], queue_label: str = kai_api.QUEUE
                     f"pod {object_namespace(pod)}/{object_name(pod)} runs on {node}, which is not in the snapshot"
                 )
                 continue
-            tasks.append(_task(pod, node, sub_groups=bool(pg and seq(dig(pg, "spec", "subGroups")))))
+            if not node and dig(pod, "metadata", "deletionTimestamp"):
+                continue  # Releasing with no node (pod_info.go getTaskStatus): going away, holds nothing
+            tasks.append(pod_task(pod, node, sub_groups=bool(pg and seq(dig(pg, "spec", "subGroups")))))
             pods_of_job.setdefault(group, []).append(f"{object_namespace(pod)}/{object_name(pod)}")
         if tasks:
-            minimum = _int(dig(pg, "spec", "minMember"), 1) if pg else 1
-            min_member = max(1, min(minimum, len(tasks)))
+            # Not clamped to the pods present: a PodGroup with fewer alive pods than minMember is not ready,
+            # and KAI does not schedule it (podset.go:114-119).
+            min_member = max(1, _int(dig(pg, "spec", "minMember"), 1) if pg else 1)
+            preemptibility = dig(pg, "spec", "preemptibility") if pg else None
             jobs.append(
                 Job(
                     group,
@@ -117,6 +140,8 @@ def build(objects: Iterable[Mapping[str, Any]], queue_label: str = kai_api.QUEUE
                     tuple(tasks),
                     priority,
                     min_member=min_member,
+                    # spec.preemptibility wins over the priority (cluster_info.go:493, preemptible.go:14-26).
+                    preemptible={"preemptible": True, "non-preemptible": False}.get(str(preemptibility)),
                     sub_groups=_sub_groups(pg),
                     min_sub_group=_optional_int(dig(pg, "spec", "minSubGroup")),
                     topology=_constraint(dig(pg, "spec", "topologyConstraint"), root=True),
@@ -186,22 +211,37 @@ def _optional_int(value: Any) -> int | None:
     return number if number >= 0 else None
 
 
-def _node(obj: Mapping[str, Any], level_labels: set[str] | frozenset[str] = frozenset()) -> Node:
+def _node(
+    obj: Mapping[str, Any],
+    level_labels: set[str] | frozenset[str] = frozenset(),
+    foreign: Iterable[Mapping[str, float]] = (),
+    kai_pods_on: Mapping[str, int] | None = None,
+) -> Node:
+    """The node as KAI's placement sees it: allocatable less what other schedulers' pods request. A cordoned
+    node stays (its pods count for their queues) with no pod slot to spare: Kubernetes taints it
+    unschedulable and KAI's node filters honour the taint."""
     allocatable = mapping(dig(obj, "status", "allocatable"))
-    labels = _labels(obj)
+    labels = labels_of(obj)
     memory = labels.get(kai_api.GPU_MEMORY_LABEL)
+    used: dict[str, float] = {}
+    for requests in foreign:
+        for key, amount in requests.items():
+            used[key] = used.get(key, 0.0) + amount
     mig = {
-        str(k): int(_number(v))
+        str(k): max(0, int(number(v) - used.get(str(k), 0)))
         for k, v in allocatable.items()
-        if str(k).startswith(kai_api.MIG_RESOURCE_PREFIX) and _number(v)
+        if str(k).startswith(kai_api.MIG_RESOURCE_PREFIX) and number(v)
     }
+    pods = max(0, int(number(allocatable.get("pods")) or 110) - int(used.get("pods", 0)))
+    if dig(obj, "spec", "unschedulable"):
+        pods = (kai_pods_on or {}).get(object_name(obj), 0)
     return Node(
         name=object_name(obj),
-        gpus=int(_number(allocatable.get(kai_api.GPU_RESOURCE))),
-        gpu_memory_mib=int(_number(memory)) if memory is not None else None,
-        cpu_millis=_millis(allocatable.get("cpu")),
-        memory_bytes=int(_number(allocatable.get("memory"))),
-        pods=int(_number(allocatable.get("pods")) or 110),
+        gpus=max(0, int(number(allocatable.get(kai_api.GPU_RESOURCE)) - used.get(kai_api.GPU_RESOURCE, 0))),
+        gpu_memory_mib=int(number(memory)) if memory is not None else None,
+        cpu_millis=max(0, millis(allocatable.get("cpu")) - int(used.get("cpu", 0))),
+        memory_bytes=max(0, int(number(allocatable.get("memory")) - used.get("memory", 0))),
+        pods=pods,
         mig_strategy=str(labels.get(kai_api.MIG_STRATEGY_LABEL, "none")) if mig else "none",
         mig=mig,
         labels={k: str(v) for k, v in labels.items() if k in level_labels},
@@ -227,49 +267,12 @@ def _queue(obj: Mapping[str, Any]) -> Queue:
     )
 
 
-def _task(pod: Mapping[str, Any], node: Any, sub_groups: bool = False) -> Task:
-    annotations = _annotations(pod)
-    cpu = memory = 0
-    gpus = 0
-    for container in seq(dig(pod, "spec", "containers")):
-        resources = mapping(mapping(container).get("resources"))
-        requests = mapping(resources.get("requests"))
-        limits = mapping(resources.get("limits"))
-        cpu += _millis(requests.get("cpu", limits.get("cpu")))
-        memory += int(_number(requests.get("memory", limits.get("memory"))))
-        gpus += int(_number(limits.get(kai_api.GPU_RESOURCE)))
-    # Malformed values (which KAI's admission refuses) count as no share, not as an error here.
-    fraction = annotations.get(kai_api.GPU_FRACTION) if fraction_ok(annotations.get(kai_api.GPU_FRACTION)) else None
-    gpu_memory = annotations.get(kai_api.GPU_MEMORY) if positive_uint64(annotations.get(kai_api.GPU_MEMORY)) else None
-    running = bool(node)
-    group = _labels(pod).get(kai_api.GPU_GROUP_LABEL)
-    return Task(
-        gpu=0 if (fraction or gpu_memory) else gpus,
-        gpu_fraction=float(fraction) if fraction else None,
-        gpu_memory_mib=int(gpu_memory) if gpu_memory and not fraction else None,
-        cpu_millis=cpu,
-        memory_bytes=memory,
-        state="Running" if running else "Pending",
-        node=str(node) if running else None,
-        gpu_groups=(str(group),) if running and group and (fraction or gpu_memory) else (),
-        sub_group=(str(_labels(pod).get(kai_api.SUBGROUP_LABEL) or "") or None) if sub_groups else None,
-    )
-
-
 def object_name(obj: Mapping[str, Any]) -> str:
     return str(dig(obj, "metadata", "name") or "")
 
 
 def object_namespace(obj: Mapping[str, Any]) -> str:
     return str(dig(obj, "metadata", "namespace") or "default")
-
-
-def _labels(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return mapping(dig(obj, "metadata", "labels"))
-
-
-def _annotations(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return mapping(dig(obj, "metadata", "annotations"))
 
 
 def _float(value: Any) -> float:
@@ -283,21 +286,3 @@ def _int(value: Any, default: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return default
     return int(value) if abs(value) < 2**31 else default
-
-
-def _number(value: Any) -> float:
-    if value is None:
-        return 0.0
-    try:
-        return float(Quantity.parse(value).value)
-    except QuantityError:
-        return 0.0
-
-
-def _millis(value: Any) -> int:
-    if value is None:
-        return 0
-    try:
-        return Quantity.parse(value).millis
-    except QuantityError:
-        return 0

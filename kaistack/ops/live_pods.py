@@ -1,0 +1,125 @@
+"""A pod as KAI's cache reads it: its request (getPodResourceRequest), status, and GPU share.
+
+KAI@v0.17.0 pkg/scheduler/api/pod_info/pod_info.go:403-503 and pkg/common/resources/gpu_sharing.go:87-100.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kaistack.declaration import kai_api
+from kaistack.guardrails.gpu_requests import fraction_ok, positive_uint64
+from kaistack.guardrails.podspec import dig, mapping, seq
+from placement.model import Task
+from placement.quantity import Quantity, QuantityError
+
+
+def _container_requests(container: Any) -> dict[str, float]:
+    """cpu (millicores), memory (bytes) and GPU/MIG devices of one container; a request defaults to its limit,
+    as the API server fills it in."""
+    resources = mapping(mapping(container).get("resources"))
+    requests, limits = mapping(resources.get("requests")), mapping(resources.get("limits"))
+    out = {
+        "cpu": float(millis(requests.get("cpu", limits.get("cpu")))),
+        "memory": number(requests.get("memory", limits.get("memory"))),
+    }
+    for key in {*requests, *limits}:
+        name = str(key)
+        if name == kai_api.GPU_RESOURCE or name.startswith(kai_api.MIG_RESOURCE_PREFIX):
+            out[name] = number(limits.get(key, requests.get(key)))
+    return out
+
+
+def _add(total: dict[str, float], more: Mapping[str, float]) -> dict[str, float]:
+    return {k: total.get(k, 0.0) + more.get(k, 0.0) for k in {*total, *more}}
+
+
+def pod_requests(pod: Mapping[str, Any]) -> dict[str, float]:
+    """KAI's getPodResourceRequest (pod_info.go:403-441): the containers, plus native sidecars (init containers
+    with restartPolicy Always), at least the init phase's peak, plus spec.overhead; and one pod slot."""
+    total: dict[str, float] = {}
+    for container in seq(dig(pod, "spec", "containers")):
+        total = _add(total, _container_requests(container))
+    sidecars: dict[str, float] = {}
+    peak: dict[str, float] = {}
+    for container in seq(dig(pod, "spec", "initContainers")):
+        requests = _container_requests(container)
+        if mapping(container).get("restartPolicy") == "Always":
+            sidecars = _add(sidecars, requests)
+            continue
+        phase = _add(requests, sidecars)
+        peak = {k: max(peak.get(k, 0.0), phase.get(k, 0.0)) for k in {*peak, *phase}}
+    total = _add(total, sidecars)
+    total = {k: max(total.get(k, 0.0), peak.get(k, 0.0)) for k in {*total, *peak}}
+    overhead = mapping(dig(pod, "spec", "overhead"))
+    total = _add(total, {"cpu": float(millis(overhead.get("cpu"))), "memory": number(overhead.get("memory"))})
+    total["pods"] = 1.0
+    return total
+
+
+def pod_task(pod: Mapping[str, Any], node: Any, sub_groups: bool = False) -> Task:
+    annotations = annotations_of(pod)
+    requests = pod_requests(pod)
+    gpus = int(requests.get(kai_api.GPU_RESOURCE, 0))
+    mig = {k: int(v) for k, v in requests.items() if k.startswith(kai_api.MIG_RESOURCE_PREFIX) and v}
+    # Malformed values (which KAI's admission refuses) count as no share, not as an error here.
+    fraction = annotations.get(kai_api.GPU_FRACTION) if fraction_ok(annotations.get(kai_api.GPU_FRACTION)) else None
+    gpu_memory = annotations.get(kai_api.GPU_MEMORY) if positive_uint64(annotations.get(kai_api.GPU_MEMORY)) else None
+    devices = annotations.get(kai_api.GPU_FRACTION_NUM_DEVICES)
+    shared = bool(fraction or gpu_memory)
+    running = bool(node)
+    groups = _gpu_groups(pod)
+    # A pod with a node that is being deleted is Releasing (pod_info.go getTaskStatus).
+    state = ("Releasing" if dig(pod, "metadata", "deletionTimestamp") else "Running") if running else "Pending"
+    return Task(
+        gpu=0 if shared or mig else gpus,
+        gpu_fraction=float(fraction) if fraction else None,
+        gpu_memory_mib=int(gpu_memory) if gpu_memory and not fraction else None,
+        gpu_devices=min(int(str(devices)), 64) if shared and positive_uint64(devices) else 1,
+        mig={} if shared else mig,
+        cpu_millis=int(requests.get("cpu", 0)),
+        memory_bytes=int(requests.get("memory", 0)),
+        state=state,
+        node=str(node) if running else None,
+        gpu_groups=groups if running and shared else (),
+        sub_group=(str(labels_of(pod).get(kai_api.SUBGROUP_LABEL) or "") or None) if sub_groups else None,
+    )
+
+
+def _gpu_groups(pod: Mapping[str, Any]) -> tuple[str, ...]:
+    """GetGpuGroups (KAI@v0.17.0 pkg/common/resources/gpu_sharing.go:87-100): `runai-gpu-group`, then the
+    `runai-gpu-group/<group>` labels a multi-device share carries (here once each, in name order)."""
+    labels = labels_of(pod)
+    main = labels.get(kai_api.GPU_GROUP_LABEL)
+    if not main:
+        return ()
+    prefix = kai_api.GPU_GROUP_LABEL + "/"
+    more = sorted(str(v) for k, v in labels.items() if str(k).startswith(prefix) and v)
+    return tuple(dict.fromkeys([str(main), *more]))
+
+
+def labels_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return mapping(dig(obj, "metadata", "labels"))
+
+
+def annotations_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return mapping(dig(obj, "metadata", "annotations"))
+
+
+def number(value: Any) -> float:
+    if value is None:
+        return 0.0
+    try:
+        return float(Quantity.parse(value).value)
+    except QuantityError:
+        return 0.0
+
+
+def millis(value: Any) -> int:
+    if value is None:
+        return 0
+    try:
+        return Quantity.parse(value).millis
+    except QuantityError:
+        return 0

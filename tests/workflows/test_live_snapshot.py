@@ -1,0 +1,106 @@
+"""A cluster's objects as KAI's cache presents them (kaistack.ops.live_snapshot), rule by rule.
+
+Each fact is KAI@v0.17.0's: pkg/scheduler/cache/cache.go:81-99 and cluster_info.go:530-551 (every unfinished
+pod is on its node, whatever its scheduler), pkg/scheduler/api/pod_info/pod_info.go:403-441
+(getPodResourceRequest) and :465-503 (getTaskStatus), cluster_info.go:484-497 (PodGroup preemptibility),
+subgroup_info/podset.go:114-119 (a group short of alive pods is not ready),
+pkg/common/resources/gpu_sharing.go:87-100 (GetGpuGroups).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kaistack.ops.diagnose import diagnose
+from kaistack.ops.live_pods import pod_requests
+from kaistack.ops.live_snapshot import build
+
+
+def _node(name: str = "n1", gpus: int = 2, **spec: Any) -> dict[str, Any]:
+    allocatable = {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": str(gpus)}
+    return {"kind": "Node", "metadata": {"name": name}, "spec": spec, "status": {"allocatable": allocatable}}
+
+
+def _pod(name: str, node: str | None = None, scheduler: str = "kai-scheduler", **extra: Any) -> dict[str, Any]:
+    container = {"name": "c", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, **extra.pop("resources", {})}}
+    spec: dict[str, Any] = {"schedulerName": scheduler, "containers": [container], **extra.pop("spec", {})}
+    if node:
+        spec["nodeName"] = node
+    metadata = {"name": name, "namespace": "ml", "labels": {"kai.scheduler/queue": "q"}, **extra.pop("metadata", {})}
+    return {"kind": "Pod", "metadata": metadata, "spec": spec, "status": {"phase": "Running" if node else "Pending"}}
+
+
+def _queue() -> dict[str, Any]:
+    unlimited = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
+    resources = {"gpu": unlimited, "cpu": unlimited, "memory": unlimited}
+    return {"kind": "Queue", "metadata": {"name": "q"}, "spec": {"resources": resources}}
+
+
+def _gpu_limit(n: int) -> dict[str, Any]:
+    return {"resources": {"limits": {"nvidia.com/gpu": str(n)}}}
+
+
+def test_another_scheduler_s_pod_takes_its_node_s_capacity() -> None:
+    daemon = _pod("plain", node="n1", scheduler="default-scheduler", **_gpu_limit(2))
+    [node] = build([_node(), daemon]).snapshot.nodes
+    assert (node.gpus, node.cpu_millis, node.pods) == (0, 7000, 109)
+
+
+def test_a_kai_pod_blocked_by_another_scheduler_s_gpus_is_not_reported_as_placeable() -> None:
+    daemon = _pod("plain", node="n1", scheduler="default-scheduler", **_gpu_limit(2))
+    report = diagnose([_node(), _queue(), daemon, _pod("want", **_gpu_limit(1))])
+    [pending] = report.pending
+    assert pending.would_place is False
+
+
+def test_a_cordoned_node_keeps_its_pods_and_takes_no_new_one() -> None:
+    snap = build([_node(unschedulable=True), _pod("running", node="n1")]).snapshot
+    [node] = snap.nodes
+    assert node.pods == 1
+    assert [t.node for j in snap.jobs for t in j.tasks] == ["n1"]
+
+
+def test_a_running_pod_being_deleted_is_releasing_and_a_pending_one_is_left_out() -> None:
+    deleted = {"metadata": {"deletionTimestamp": "2026-11-25T00:00:00Z"}}
+    snap = build([_node(), _pod("going", node="n1", **deleted), _pod("never", **deleted)]).snapshot
+    assert [t.state for j in snap.jobs for t in j.tasks] == ["Releasing"]
+
+
+def test_a_mig_request_is_read_as_mig_devices() -> None:
+    pod = _pod("m", resources={"limits": {"nvidia.com/mig-1g.10gb": "1"}})
+    [job] = build([_node(), pod]).snapshot.jobs
+    assert dict(job.tasks[0].mig) == {"nvidia.com/mig-1g.10gb": 1}
+
+
+def test_the_podgroup_s_preemptibility_wins_over_its_priority() -> None:
+    group = {
+        "kind": "PodGroup",
+        "metadata": {"name": "g", "namespace": "ml"},
+        "spec": {"queue": "q", "minMember": 1, "priorityClassName": "train", "preemptibility": "non-preemptible"},
+    }
+    pod = _pod("p", metadata={"annotations": {"pod-group-name": "g"}})
+    [job] = build([_node(), group, pod]).snapshot.jobs
+    assert (job.priority, job.is_preemptible) == (50, False)
+
+
+def test_min_member_is_not_cut_to_the_pods_present() -> None:
+    group = {"kind": "PodGroup", "metadata": {"name": "g", "namespace": "ml"}, "spec": {"queue": "q", "minMember": 3}}
+    pods = [_pod(f"p{i}", metadata={"annotations": {"pod-group-name": "g"}}) for i in range(2)]
+    [job] = build([_node(), group, *pods]).snapshot.jobs
+    assert job.min_member == 3
+
+
+def test_a_pod_s_request_counts_sidecars_the_init_peak_and_overhead() -> None:
+    sidecar = {"name": "s", "restartPolicy": "Always", "resources": {"requests": {"cpu": "500m"}}}
+    init = {"name": "i", "resources": {"requests": {"cpu": "4"}}}
+    pod = _pod("p", spec={"initContainers": [sidecar, init], "overhead": {"cpu": "250m"}})
+    # max(1 + 0.5 running, 4 + 0.5 during init) + 0.25 overhead
+    assert pod_requests(pod)["cpu"] == 4750
+
+
+def test_a_multi_device_share_keeps_its_device_count_and_every_gpu_group() -> None:
+    labels = {"kai.scheduler/queue": "q", "runai-gpu-group": "a", "runai-gpu-group/a": "a", "runai-gpu-group/b": "b"}
+    annotations = {"gpu-fraction": "0.5", "gpu-fraction-num-devices": "2"}
+    pod = _pod("p", node="n1", metadata={"labels": labels, "annotations": annotations})
+    [job] = build([_node(), pod]).snapshot.jobs
+    assert (job.tasks[0].gpu_devices, job.tasks[0].gpu_groups) == (2, ("a", "b"))
