@@ -93,13 +93,24 @@ def _pending(
         for task, pod in zip(job.tasks, pods, strict=False):
             if task.state != "Pending":
                 continue
-            if reason is None:
+            if name in live.without_pod_group:
+                out.append(PendingPod(pod, name, job.queue, _no_pod_group(name)))
+            elif reason is None:
                 out.append(PendingPod(pod, name, job.queue, _WOULD_PLACE, would_place=True))
             elif result.partial and reason.code == NOT_ATTEMPTED:
                 out.append(PendingPod(pod, name, job.queue, _NOT_REACHED))
             else:
                 out.append(PendingPod(pod, name, job.queue, reason.message))
     return out, result.partial
+
+
+def _no_pod_group(job: str) -> str:
+    if job.startswith("pod/"):
+        return (
+            "no PodGroup: the pod has no pod-group-name annotation, and KAI schedules only pods of a PodGroup; "
+            "KAI's pod-grouper has not handled it (its logs; the pod's owner and schedulerName)"
+        )
+    return f"no PodGroup: pod-group-name names {job}, which does not exist, and KAI schedules only pods of a PodGroup"
 
 
 _NOT_REACHED = "not reached: --max-seconds stopped the scheduling cycle before its actions got to this job"
@@ -243,8 +254,11 @@ def to_json(d: Diagnosis) -> dict[str, Any]:
     }
 
 
+_PLURAL = {"Topology": "topologies"}
+
+
 def to_text(d: Diagnosis) -> str:
-    counts = ", ".join(f"{n} {k.lower()}s" for k, n in d.counts.items())
+    counts = ", ".join(f"{n} {_PLURAL.get(k, k.lower() + 's')}" for k, n in d.counts.items())
     lines = [f"read {counts}: {len(d.pending)} pending pods, {len(d.mistakes)} mistakes"]
     if d.partial:
         lines.append(f"partial: {PARTIAL}")

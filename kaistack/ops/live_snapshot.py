@@ -52,6 +52,9 @@ class LiveSnapshot:
     snapshot: Snapshot
     pods_of_job: dict[str, list[str]]  # job name -> "namespace/pod" of its tasks, in task order
     notes: tuple[str, ...] = field(default=())
+    # Jobs made up here for pods whose PodGroup is missing (no pod-group-name, or one naming no PodGroup),
+    # when the objects hold PodGroups at all: KAI schedules only pods of a PodGroup (cluster_info.go:443-470).
+    without_pod_group: frozenset[str] = frozenset()
 
 
 def by_kind(objects: Iterable[Any]) -> dict[str, list[Mapping[str, Any]]]:
@@ -147,7 +150,8 @@ def build(objects: Iterable[Mapping[str, Any]], queue_label: str = kai_api.QUEUE
                     topology=_constraint(dig(pg, "spec", "topologyConstraint"), root=True),
                 )
             )
-    return LiveSnapshot(Snapshot(nodes, queues, tuple(jobs), topologies), pods_of_job, tuple(notes))
+    orphans = frozenset(j.name for j in jobs if j.name not in groups) if "PodGroup" in kinds else frozenset()
+    return LiveSnapshot(Snapshot(nodes, queues, tuple(jobs), topologies), pods_of_job, tuple(notes), orphans)
 
 
 def _topology(obj: Mapping[str, Any]) -> Topology | None:

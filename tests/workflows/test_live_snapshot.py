@@ -104,3 +104,29 @@ def test_a_multi_device_share_keeps_its_device_count_and_every_gpu_group() -> No
     pod = _pod("p", node="n1", metadata={"labels": labels, "annotations": annotations})
     [job] = build([_node(), pod]).snapshot.jobs
     assert (job.tasks[0].gpu_devices, job.tasks[0].gpu_groups) == (2, ("a", "b"))
+
+
+# KAI@v0.17.0 pkg/scheduler/cache/cluster_info/cluster_info.go:443-470: only pods of a PodGroup are scheduled.
+
+
+def _group(name: str) -> dict[str, Any]:
+    return {"kind": "PodGroup", "metadata": {"name": name, "namespace": "ml"}, "spec": {"queue": "q", "minMember": 1}}
+
+
+def test_a_pod_without_a_podgroup_is_pending_for_that_not_for_capacity() -> None:
+    report = diagnose([_node(), _queue(), _group("other"), _pod("lone")])
+    [pending] = report.pending
+    assert pending.reason.startswith("no PodGroup: the pod has no pod-group-name annotation")
+    assert pending.would_place is False
+
+
+def test_a_pod_naming_a_podgroup_that_does_not_exist_is_pending_for_that() -> None:
+    pod = _pod("p", metadata={"annotations": {"pod-group-name": "gone"}})
+    [pending] = diagnose([_node(), _queue(), _group("other"), pod]).pending
+    assert pending.reason.startswith("no PodGroup: pod-group-name names gone, which does not exist")
+
+
+def test_without_any_podgroup_in_the_objects_a_lone_pod_is_still_simulated() -> None:
+    # PodGroups may be unreadable with the caller's credentials; then nothing is known to be missing.
+    [pending] = diagnose([_node(), _queue(), _pod("lone")]).pending
+    assert pending.would_place is True
