@@ -82,10 +82,14 @@ def _pending(
 ) -> tuple[list[PendingPod], bool]:
     jobs = {j.name: j for j in live.snapshot.jobs}
     waiting = [name for name, job in jobs.items() if any(t.state == "Pending" for t in job.tasks)]
+    out = [
+        PendingPod(pod, job, queue, f"held by scheduling gates ({', '.join(gates)}): no scheduler, KAI included, "
+                   "sees the pod until they are removed")
+        for pod, (job, queue, gates) in live.gated.items()
+    ]  # fmt: skip
     if not waiting:
-        return [], False
+        return out, False
     result = simulate(live.snapshot, rounds=1, max_seconds=max_seconds, **simulation)
-    out = []
     for name in waiting:
         job = jobs[name]
         reason = result.reasons.get(name)

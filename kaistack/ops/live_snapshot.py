@@ -18,7 +18,8 @@ this module only reads dicts. What KAI reads, and so what is read here (KAI@v0.1
   `spec.topologyConstraint` (only with a `topology`, as subgroup_info.FromPodGroup reads it),
   `spec.minSubGroup` and `spec.subGroups`, and each pod's `kai.scheduler/subgroup-name` label.
 
-Not read: scheduling gates (KAI's Gated pods are treated as Pending), BindRequests (a Binding pod without
+A pending pod with scheduling gates is Gated, as in KAI: left out of its job and reported for its gates.
+Not read: BindRequests (a Binding pod without
 a node counts as Pending), PriorityClass objects (the class values are kaistack's four).
 """
 
@@ -55,6 +56,8 @@ class LiveSnapshot:
     # Jobs made up here for pods whose PodGroup is missing (no pod-group-name, or one naming no PodGroup),
     # when the objects hold PodGroups at all: KAI schedules only pods of a PodGroup (cluster_info.go:443-470).
     without_pod_group: frozenset[str] = frozenset()
+    # "namespace/pod" -> (job, queue, its scheduling gates): pods Kubernetes holds back from every scheduler.
+    gated: dict[str, tuple[str, str, tuple[str, ...]]] = field(default_factory=dict)
 
 
 def by_kind(objects: Iterable[Any]) -> dict[str, list[Mapping[str, Any]]]:
@@ -112,6 +115,7 @@ def build(objects: Iterable[Mapping[str, Any]], queue_label: str = kai_api.QUEUE
     node_names = {n.name for n in nodes}
     jobs = []
     pods_of_job: dict[str, list[str]] = {}
+    gated: dict[str, tuple[str, str, tuple[str, ...]]] = {}
     for group, pods in members.items():
         pg = groups.get(group)
         queue = str(dig(pg, "spec", "queue") or "") if pg else ""
@@ -129,6 +133,11 @@ def build(objects: Iterable[Mapping[str, Any]], queue_label: str = kai_api.QUEUE
                 continue
             if not node and dig(pod, "metadata", "deletionTimestamp"):
                 continue  # Releasing with no node (pod_info.go getTaskStatus): going away, holds nothing
+            gates = [str(mapping(g).get("name")) for g in seq(dig(pod, "spec", "schedulingGates"))]
+            if not node and gates:
+                # Gated (getTaskStatus): neither alive nor to allocate; KAI waits for the gates to go.
+                gated[f"{object_namespace(pod)}/{object_name(pod)}"] = (group, queue, tuple(gates))
+                continue
             tasks.append(pod_task(pod, node, sub_groups=bool(pg and seq(dig(pg, "spec", "subGroups")))))
             pods_of_job.setdefault(group, []).append(f"{object_namespace(pod)}/{object_name(pod)}")
         if tasks:
@@ -151,7 +160,8 @@ def build(objects: Iterable[Mapping[str, Any]], queue_label: str = kai_api.QUEUE
                 )
             )
     orphans = frozenset(j.name for j in jobs if j.name not in groups) if "PodGroup" in kinds else frozenset()
-    return LiveSnapshot(Snapshot(nodes, queues, tuple(jobs), topologies), pods_of_job, tuple(notes), orphans)
+    snapshot = Snapshot(nodes, queues, tuple(jobs), topologies)
+    return LiveSnapshot(snapshot, pods_of_job, tuple(notes), orphans, gated)
 
 
 def _topology(obj: Mapping[str, Any]) -> Topology | None:

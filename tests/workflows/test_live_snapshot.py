@@ -130,3 +130,12 @@ def test_without_any_podgroup_in_the_objects_a_lone_pod_is_still_simulated() -> 
     # PodGroups may be unreadable with the caller's credentials; then nothing is known to be missing.
     [pending] = diagnose([_node(), _queue(), _pod("lone")]).pending
     assert pending.would_place is True
+
+
+def test_a_pod_held_by_scheduling_gates_is_reported_for_them_and_left_out_of_its_job() -> None:
+    # KAI@v0.17.0 pkg/scheduler/api/pod_info/pod_info.go:489-490: Gated, neither alive nor to allocate.
+    gated = _pod("held", spec={"schedulingGates": [{"name": "example.com/wait"}]})
+    objects = [_node(), _queue(), gated, _pod("free")]
+    assert [len(j.tasks) for j in build(objects).snapshot.jobs] == [1]
+    reasons = {p.pod: p.reason for p in diagnose(objects).pending}
+    assert reasons["ml/held"].startswith("held by scheduling gates (example.com/wait)")
