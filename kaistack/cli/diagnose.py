@@ -11,20 +11,21 @@ from kaistack.cli.output import print_json
 from kaistack.cli.sim_progress import simulation_progress
 
 DESCRIPTION = """\
-Reads nodes, pods, PodGroups, Queues and Topologies (read-only, with whatever the credentials may read) or a dump
-made by `kubectl get nodes,pods,podgroups,queues,topologies -A -o yaml`, runs one KAI scheduling cycle on what
-is really there, and says for each Pending pod why KAI leaves it Pending, in the words of
-`kaistack check`. It also lists the field's quiet mistakes with the object and the fix: GPU pods
+Reads nodes, pods, PodGroups, BindRequests, Queues and Topologies (read-only, with whatever the credentials
+may read) or a dump made by `kubectl get nodes,pods,podgroups,bindrequests,queues,topologies -A -o yaml`, runs
+one KAI scheduling cycle on what is really there, and says for each Pending pod why KAI leaves it Pending, in
+the words of `kaistack check`. It also lists the field's quiet mistakes with the object and the fix: GPU pods
 without schedulerName kai-scheduler, queue labels naming no queue, Queue limits left out (read as 0),
-Deployments in a queue without GPU quota, vCluster owner references the pod-grouper cannot follow,
-reservation pods without a GPU runtime, vLLM memory utilization above the pod's share.
+Deployments in a queue without GPU quota, vCluster owner references the pod-grouper cannot follow, reservation
+pods without a GPU runtime, vLLM memory utilization above the pod's share.
 """
 
 EPILOG = """\
 examples:
   kaistack diagnose                                  $KUBECONFIG's current context
   kaistack diagnose --context prod --namespace ml    one namespace's pods (nodes and queues cluster-wide)
-  kubectl get nodes,pods,podgroups,queues,topologies -A -o yaml > dump.yaml && kaistack diagnose --from-dump dump.yaml
+  kubectl get nodes,pods,podgroups,bindrequests,queues,topologies -A -o yaml > dump.yaml
+  kaistack diagnose --from-dump dump.yaml            the same from that dump
   kaistack diagnose --max-seconds 60                 a busy cluster: at most about a minute of simulation
 
 On a terminal, stderr shows the scheduling cycle's progress (each action, and every 5 s where it is).
@@ -97,13 +98,14 @@ def read_live(args: argparse.Namespace) -> tuple[list[Any], list[str]]:
     """Every kind the credentials may read; a kind they may not is skipped and said."""
     from kaistack.kube.client import KubeAPIError, KubeClient
     from kaistack.kube.kubeconfig import resolve_kubeconfig
-    from kaistack.kube.resources import Node, Pod, PodGroup, Queue, Topology
+    from kaistack.kube.resources import BindRequest, Node, Pod, PodGroup, Queue, Topology
 
     kubeconfig = resolve_kubeconfig("", args.kubeconfig)
     objects: list[Any] = []
     notes: list[str] = []
     with KubeClient.from_kubeconfig(kubeconfig.text, context=args.context, base_dir=kubeconfig.base_dir) as client:
-        for kind, namespaced in ((Node, False), (Queue, False), (Topology, False), (PodGroup, True), (Pod, True)):
+        kinds = ((Node, False), (Queue, False), (Topology, False), (PodGroup, True), (BindRequest, True), (Pod, True))
+        for kind, namespaced in kinds:
             name = kind.__name__
             try:
                 items = client.list(kind, namespace=args.namespace) if namespaced else client.list(kind)

@@ -11,10 +11,13 @@ from lightkube.generic_resource import create_global_resource, create_namespaced
 from lightkube.resources.apps_v1 import Deployment
 from lightkube.resources.core_v1 import Namespace, Node, Pod
 
-from kaistack.declaration.kai_api import POD_GROUP, QUEUE, TOPOLOGY_CRD
+from kaistack.declaration.kai_api import BIND_REQUEST, POD_GROUP, QUEUE, TOPOLOGY_CRD
 
 Queue = create_global_resource(QUEUE.group, QUEUE.version, QUEUE.kind, QUEUE.plural)
 PodGroup = create_namespaced_resource(POD_GROUP.group, POD_GROUP.version, POD_GROUP.kind, POD_GROUP.plural)
+BindRequest = create_namespaced_resource(
+    BIND_REQUEST.group, BIND_REQUEST.version, BIND_REQUEST.kind, BIND_REQUEST.plural
+)
 Topology = create_global_resource(TOPOLOGY_CRD.group, TOPOLOGY_CRD.version, TOPOLOGY_CRD.kind, TOPOLOGY_CRD.plural)
 
-__all__ = ["Deployment", "Namespace", "Node", "Pod", "PodGroup", "Queue", "Topology"]
+__all__ = ["BindRequest", "Deployment", "Namespace", "Node", "Pod", "PodGroup", "Queue", "Topology"]

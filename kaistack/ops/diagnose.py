@@ -1,10 +1,11 @@
 """`kaistack diagnose`: why each pod is Pending on a running cluster, and the quiet mistakes around KAI.
 
-Read-only. The objects come from the API or from a `kubectl get nodes,pods,podgroups,queues,topologies -A -o yaml`
-dump; the snapshot (kaistack.ops.live_snapshot) goes through one scheduling cycle of the same
-simulator `kaistack check` uses, and every pod still Pending gets the checker's reason. A Pending
-pod the simulator would place is reported as such: KAI should schedule it on its next cycle, so the
-cause is outside the scheduler's decision (the pod-grouper, the binder, a webhook).
+Read-only. The objects come from the API or from a `kubectl get
+nodes,pods,podgroups,bindrequests,queues,topologies -A -o yaml` dump; the snapshot
+(kaistack.ops.live_snapshot) goes through one scheduling cycle of the same simulator `kaistack check` uses,
+and every pod still Pending gets the checker's reason. A Pending pod the simulator would place is reported as
+such: KAI should schedule it on its next cycle, so the cause is outside the scheduler's decision (the
+pod-grouper, the binder, a webhook).
 """
 
 from __future__ import annotations

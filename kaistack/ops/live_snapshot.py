@@ -1,7 +1,8 @@
 """A running cluster's objects (Nodes, Pods, PodGroups, Queues) as the checker's snapshot.
 
-The objects come from the API (kaistack.kube) or from `kubectl get nodes,pods,podgroups,queues,topologies -A -o yaml`;
-this module only reads dicts. What KAI reads, and so what is read here (KAI@v0.17.0):
+The objects come from the API (kaistack.kube) or from `kubectl get
+nodes,pods,podgroups,bindrequests,queues,topologies -A -o yaml`; this module only reads dicts. What KAI reads,
+and so what is read here (KAI@v0.17.0):
 - a node's allocatable `nvidia.com/gpu`, MIG resources, cpu, memory and pods, the `nvidia.com/gpu.memory`
   label (MiB), less what unfinished pods of other schedulers on it request (KAI's cache puts every pod on
   its node); a cordoned node keeps its pods and has no slot for a new one;
@@ -19,12 +20,13 @@ this module only reads dicts. What KAI reads, and so what is read here (KAI@v0.1
   `spec.minSubGroup` and `spec.subGroups`, and each pod's `kai.scheduler/subgroup-name` label.
 
 A pending pod with scheduling gates is Gated, as in KAI: left out of its job and reported for its gates.
-Not read: BindRequests (a Binding pod without
-a node counts as Pending), PriorityClass objects (the class values are kaistack's four).
+A pod with a BindRequest and no node yet is Binding on the request's node, with its selected GPU groups.
+Not read: PriorityClass objects (the class values are kaistack's four).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -113,6 +115,14 @@ def build(objects: Iterable[Mapping[str, Any]], queue_label: str = kai_api.QUEUE
     queues = tuple(_queue(q) for q in kinds.get("Queue", []))
     groups = {object_name(pg): pg for pg in kinds.get("PodGroup", [])}
     node_names = {n.name for n in nodes}
+    # A pod KAI has chosen a node for but not yet bound is Binding there (pod_info.go:193-195, 485-486), by the
+    # BindRequest named after it in its namespace; one whose node is gone is left out (cluster_info.go:393-412).
+    binding: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {}
+    for request in kinds.get("BindRequest", []):
+        pod_name, node_name = dig(request, "spec", "podName"), dig(request, "spec", "selectedNode")
+        if isinstance(pod_name, str) and isinstance(node_name, str) and node_name in node_names:
+            groups_ = tuple(str(g) for g in seq(dig(request, "spec", "selectedGPUGroups")) if isinstance(g, str))
+            binding[(object_namespace(request), pod_name)] = (node_name, groups_)
     jobs = []
     pods_of_job: dict[str, list[str]] = {}
     gated: dict[str, tuple[str, str, tuple[str, ...]]] = {}
@@ -126,6 +136,13 @@ def build(objects: Iterable[Mapping[str, Any]], queue_label: str = kai_api.QUEUE
         tasks = []
         for pod in pods:
             node = dig(pod, "spec", "nodeName")
+            bound = None if node else binding.get((object_namespace(pod), object_name(pod)))
+            if bound is not None and not dig(pod, "metadata", "deletionTimestamp"):
+                tasks.append(pod_task(pod, bound[0], sub_groups=bool(pg and seq(dig(pg, "spec", "subGroups")))))
+                if bound[1] and tasks[-1].gpu_groups == () and (tasks[-1].gpu_fraction or tasks[-1].gpu_memory_mib):
+                    tasks[-1] = dataclasses.replace(tasks[-1], gpu_groups=bound[1])
+                pods_of_job.setdefault(group, []).append(f"{object_namespace(pod)}/{object_name(pod)}")
+                continue
             if node and node not in node_names:
                 notes.append(
                     f"pod {object_namespace(pod)}/{object_name(pod)} runs on {node}, which is not in the snapshot"

@@ -88,6 +88,17 @@ def test_live_read_skips_what_the_credentials_may_not_read(
     assert any("could not read PodGroups (403)" in n for n in report["notes"])
 
 
+def test_live_read_lists_bind_requests_at_kais_api_path(
+    fake_kube: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """scheduling.run.ai/v1alpha2 bindrequests (KAI@v0.17.0 deployments/kai-scheduler/crds/
+    scheduling.run.ai_bindrequests.yaml); one the credentials may not read is skipped and said."""
+    fake_kube.forbidden.add("/apis/scheduling.run.ai/v1alpha2/bindrequests")
+    main(["diagnose", "--kubeconfig", str(fake_kube.kubeconfig(tmp_path)), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert any("could not read BindRequests (403)" in n for n in report["notes"])
+
+
 def test_an_unreadable_dump_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "dump.yaml"
     bad.write_text("items: [\n")

@@ -139,3 +139,26 @@ def test_a_pod_held_by_scheduling_gates_is_reported_for_them_and_left_out_of_its
     assert [len(j.tasks) for j in build(objects).snapshot.jobs] == [1]
     reasons = {p.pod: p.reason for p in diagnose(objects).pending}
     assert reasons["ml/held"].startswith("held by scheduling gates (example.com/wait)")
+
+
+# KAI@v0.17.0 pkg/scheduler/api/pod_info/pod_info.go:193-195 and :485-486 (a pod with a BindRequest is Binding
+# on its selected node); cache/cluster_info/cluster_info.go:393-412 (a request for a node that is gone is not).
+
+
+def _bind_request(pod: str, node: str, groups: list[str] | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"podName": pod, "selectedNode": node}
+    if groups:
+        spec["selectedGPUGroups"] = groups
+    return {"kind": "BindRequest", "metadata": {"name": f"{pod}-bind", "namespace": "ml"}, "spec": spec}
+
+
+def test_a_pod_kai_is_binding_holds_its_selected_node_and_gpu_group() -> None:
+    share = _pod("p", metadata={"annotations": {"gpu-fraction": "0.5"}})
+    [job] = build([_node(), share, _bind_request("p", "n1", ["g7"])]).snapshot.jobs
+    task = job.tasks[0]
+    assert (task.state, task.node, task.gpu_groups) == ("Running", "n1", ("g7",))
+
+
+def test_a_bind_request_for_a_node_that_is_gone_leaves_the_pod_pending() -> None:
+    [job] = build([_node(), _pod("p"), _bind_request("p", "gone")]).snapshot.jobs
+    assert (job.tasks[0].state, job.tasks[0].node) == ("Pending", None)
