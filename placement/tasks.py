@@ -59,8 +59,10 @@ _MIG_NAME = re.compile(r"^nvidia\.com/mig-(\d+)g\.(\d+)gb$")
 
 
 def go_round(x: float) -> float:
-    """Go's math.Round for non-negative values: half away from zero (Python's round() is banker's)."""
-    return float(math.floor(x + 0.5))
+    """Go's math.Round for non-negative values: half away from zero (Python's round() is banker's). A
+    non-finite share (gpu-memory on a GPU whose label floored to 0) counts as none: Go's int64(+Inf) is
+    undefined, and such a pod is never placed there again anyway."""
+    return float(math.floor(x + 0.5)) if math.isfinite(x) else 0.0
 
 
 def extended_gpus(portion: float, count: int) -> float:

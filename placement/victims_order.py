@@ -75,7 +75,9 @@ class VictimJob:
         if self.job.tree is not None:
             active = self.active_allocated()
             chunk = self.job.tree.clone(self.tasks, representative=False).tasks_to_evict()
-            return chunk, len(chunk) < len(active)
+            # Pods in no subgroup of the tree (a subgroup-name that names none) are never offered: with
+            # nothing offered now, offering the rest again would loop forever.
+            return chunk, bool(chunk) and len(chunk) < len(active)
         active = sorted(self.active_allocated(), key=lambda t: t.order, reverse=True)
         take = active[:1] if len(active) > self.job.min_member else active
         return take, len(take) < len(active)

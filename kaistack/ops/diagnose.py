@@ -88,6 +88,7 @@ def _pending(
                    "sees the pod until they are removed")
         for pod, (job, queue, gates) in live.gated.items()
     ]  # fmt: skip
+    out += [PendingPod(pod, job, queue, _no_pod_group(job)) for pod, (job, queue) in live.without_pod_group.items()]
     if not waiting:
         return out, False
     result = simulate(live.snapshot, rounds=1, max_seconds=max_seconds, **simulation)
@@ -98,9 +99,7 @@ def _pending(
         for task, pod in zip(job.tasks, pods, strict=False):
             if task.state != "Pending":
                 continue
-            if name in live.without_pod_group:
-                out.append(PendingPod(pod, name, job.queue, _no_pod_group(name)))
-            elif reason is None:
+            if reason is None:
                 out.append(PendingPod(pod, name, job.queue, _WOULD_PLACE, would_place=True))
             elif result.partial and reason.code == NOT_ATTEMPTED:
                 out.append(PendingPod(pod, name, job.queue, _NOT_REACHED))
@@ -164,7 +163,8 @@ def _pod_mistakes(pod: Mapping[str, Any], queues: Mapping[str, Any], leaves: set
     annotations = mapping(mapping(pod.get("metadata")).get("annotations"))
     out = []
     wants_gpu = any(requests_gpu(t) for t in pod_templates("Pod", pod))
-    queue = labels.get(kai_api.QUEUE_LABEL)
+    raw_queue = labels.get(kai_api.QUEUE_LABEL)
+    queue = raw_queue if isinstance(raw_queue, str) else None  # a hostile dump may hold any value here
     if spec.get("schedulerName") != kai_api.SCHEDULER_NAME and (wants_gpu or queue):
         why = "asks for GPUs" if wants_gpu else f"is labelled for queue {queue}"
         out.append(

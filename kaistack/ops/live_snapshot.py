@@ -55,9 +55,10 @@ class LiveSnapshot:
     snapshot: Snapshot
     pods_of_job: dict[str, list[str]]  # job name -> "namespace/pod" of its tasks, in task order
     notes: tuple[str, ...] = field(default=())
-    # Jobs made up here for pods whose PodGroup is missing (no pod-group-name, or one naming no PodGroup),
-    # when the objects hold PodGroups at all: KAI schedules only pods of a PodGroup (cluster_info.go:443-470).
-    without_pod_group: frozenset[str] = frozenset()
+    # Pending pods whose PodGroup is missing (no pod-group-name, or one naming no PodGroup), when the objects
+    # hold PodGroups at all: KAI schedules only pods of a PodGroup (cluster_info.go:443-470), so they are not
+    # simulated; such pods that run take their node's capacity, like other schedulers' pods.
+    without_pod_group: dict[str, tuple[str, str]] = field(default_factory=dict)  # pod -> (pod-group name, queue)
     # "namespace/pod" -> (job, queue, its scheduling gates): pods Kubernetes holds back from every scheduler.
     gated: dict[str, tuple[str, str, tuple[str, ...]]] = field(default_factory=dict)
 
@@ -96,24 +97,34 @@ def build(objects: Iterable[Mapping[str, Any]], queue_label: str = kai_api.QUEUE
     # cluster_info.go:530-551): other schedulers' pods (DaemonSets too) take capacity KAI cannot use.
     foreign: dict[str, list[dict[str, float]]] = {}
     on_node: dict[str, int] = {}
+    groups = {object_name(pg): pg for pg in kinds.get("PodGroup", [])}
+    # KAI schedules only pods of a PodGroup (cluster_info.go:443-470); known only when PodGroups were read.
+    orphans: dict[str, tuple[str, str]] = {}
     for pod in kinds.get("Pod", []):
         if dig(pod, "status", "phase") in FINISHED:
             continue
-        node = dig(pod, "spec", "nodeName")
-        if dig(pod, "spec", "schedulerName") != kai_api.SCHEDULER_NAME:
-            if isinstance(node, str) and node:
-                foreign.setdefault(node, []).append(pod_requests(pod))
+        raw_node = dig(pod, "spec", "nodeName")
+        node = raw_node if isinstance(raw_node, str) and raw_node else None
+        group = str(
+            annotations_of(pod).get(kai_api.POD_GROUP_NAME) or f"pod/{object_namespace(pod)}/{object_name(pod)}"
+        )
+        orphan = "PodGroup" in kinds and group not in groups
+        if dig(pod, "spec", "schedulerName") != kai_api.SCHEDULER_NAME or (orphan and node):
+            if node:
+                foreign.setdefault(node, []).append(_untracked_by_kai(pod, pod_requests(pod)))
             continue
-        if isinstance(node, str) and node:
+        if orphan:
+            queue_value = labels_of(pod).get(queue_label)
+            orphans[f"{object_namespace(pod)}/{object_name(pod)}"] = (group, str(queue_value or "default-queue"))
+            continue
+        if node:
             on_node[node] = on_node.get(node, 0) + 1
-        group = annotations_of(pod).get(kai_api.POD_GROUP_NAME) or f"pod/{object_namespace(pod)}/{object_name(pod)}"
-        members.setdefault(str(group), []).append(pod)
+        members.setdefault(group, []).append(pod)
     nodes = tuple(_node(n, level_labels, foreign.get(object_name(n), ()), on_node) for n in kinds.get("Node", []))
     for n in kinds.get("Node", []):
         if dig(n, "spec", "unschedulable"):
             notes.append(f"node {object_name(n)} is cordoned: its pods count, nothing new is placed there")
     queues = tuple(_queue(q) for q in kinds.get("Queue", []))
-    groups = {object_name(pg): pg for pg in kinds.get("PodGroup", [])}
     node_names = {n.name for n in nodes}
     # A pod KAI has chosen a node for but not yet bound is Binding there (pod_info.go:193-195, 485-486), by the
     # BindRequest named after it in its namespace; one whose node is gone is left out (cluster_info.go:393-412).
@@ -135,7 +146,8 @@ def build(objects: Iterable[Mapping[str, Any]], queue_label: str = kai_api.QUEUE
         priority = kai_api.PRIORITY_CLASSES.get(klass, _int(dig(pods[0], "spec", "priority"), 50))
         tasks = []
         for pod in pods:
-            node = dig(pod, "spec", "nodeName")
+            raw_node = dig(pod, "spec", "nodeName")
+            node = raw_node if isinstance(raw_node, str) and raw_node else None
             bound = None if node else binding.get((object_namespace(pod), object_name(pod)))
             if bound is not None and not dig(pod, "metadata", "deletionTimestamp"):
                 tasks.append(pod_task(pod, bound[0], sub_groups=bool(pg and seq(dig(pg, "spec", "subGroups")))))
@@ -176,9 +188,17 @@ def build(objects: Iterable[Mapping[str, Any]], queue_label: str = kai_api.QUEUE
                     topology=_constraint(dig(pg, "spec", "topologyConstraint"), root=True),
                 )
             )
-    orphans = frozenset(j.name for j in jobs if j.name not in groups) if "PodGroup" in kinds else frozenset()
     snapshot = Snapshot(nodes, queues, tuple(jobs), topologies)
     return LiveSnapshot(snapshot, pods_of_job, tuple(notes), orphans, gated)
+
+
+def _untracked_by_kai(pod: Mapping[str, Any], requests: dict[str, float]) -> dict[str, float]:
+    """What a pod outside KAI's jobs takes from its node. A GPU reservation pod (label app:
+    kai-resource-reservation) takes no GPU and no pod slot here: its shared GPU and its slot are already
+    counted from the fraction pods' GPU groups (node_info.go:470-473; NodeState.reserve_pods)."""
+    if labels_of(pod).get("app") == kai_api.RESERVATION_APP_LABEL:
+        return {"cpu": requests.get("cpu", 0.0), "memory": requests.get("memory", 0.0)}
+    return requests
 
 
 def _topology(obj: Mapping[str, Any]) -> Topology | None:

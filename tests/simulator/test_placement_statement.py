@@ -36,6 +36,7 @@ def _node_state(node: Any) -> tuple[Any, ...]:
         node.n_used_shared,
         (node.idle_gpus, node.rel_gpus, node.used_gpus),
         (node.idle_cpu, node.rel_cpu, node.idle_mem, node.rel_mem),
+        (node.idle_pods, node.rel_pods, node.reserved),
         sorted((name, e.status, tuple(e.groups)) for name, e in node.entries.items()),
     )
 

@@ -162,3 +162,56 @@ def test_a_pod_kai_is_binding_holds_its_selected_node_and_gpu_group() -> None:
 def test_a_bind_request_for_a_node_that_is_gone_leaves_the_pod_pending() -> None:
     [job] = build([_node(), _pod("p"), _bind_request("p", "gone")]).snapshot.jobs
     assert (job.tasks[0].state, job.tasks[0].node) == ("Pending", None)
+
+
+def test_a_running_pod_in_a_subgroup_its_podgroup_does_not_have_is_no_victim_and_the_cycle_ends() -> None:
+    # Such a pod is in no pod set (KAI's InvalidSubGroupTasks), so no eviction offers it; offering the job's
+    # "remaining" pods again used to loop forever in reclaim.
+    def queue(name: str, quota: int) -> dict[str, Any]:
+        q = _queue()
+        q["metadata"]["name"] = name
+        q["spec"]["resources"]["gpu"] = {"quota": quota, "limit": -1, "overQuotaWeight": 1}
+        return q
+
+    spec = {"queue": "q1", "minMember": 1, "priorityClassName": "train", "subGroups": [{"name": "a", "minMember": 1}]}
+    victim_group = {"kind": "PodGroup", "metadata": {"name": "g", "namespace": "ml"}, "spec": spec}
+    want_group = {"kind": "PodGroup", "metadata": {"name": "w", "namespace": "ml"}, "spec": {"queue": "q2"}}
+    labels = {"kai.scheduler/queue": "q1", "kai.scheduler/subgroup-name": "zzz"}
+    victim = _pod("v", node="n1", metadata={"annotations": {"pod-group-name": "g"}, "labels": labels}, **_gpu_limit(2))
+    want = _pod("w", metadata={"annotations": {"pod-group-name": "w"}}, **_gpu_limit(2))
+    objects = [_node(), queue("q1", 0), queue("q2", 2), victim_group, want_group, victim, want]
+    [pending] = diagnose(objects).pending
+    assert pending.pod == "ml/w"
+    assert pending.would_place is False
+
+
+def test_a_gpu_reservation_pod_takes_cpu_and_memory_but_not_the_gpu_its_share_already_holds() -> None:
+    # KAI@v0.17.0 pkg/scheduler/api/node_info/node_info.go:470-473; pod_info/utility_pods.go:26-33 (label app).
+    share = _pod("s", node="n1", metadata={"labels": {"runai-gpu-group": "g1"}, "annotations": {"gpu-fraction": "0.5"}})
+    reservation = _pod("r", node="n1", scheduler="default-scheduler", **_gpu_limit(1))
+    reservation["metadata"].update(namespace="kai-resource-reservation", labels={"app": "kai-resource-reservation"})
+    [node] = build([_node(), share, reservation]).snapshot.nodes
+    assert (node.gpus, node.cpu_millis, node.pods) == (2, 7000, 110)
+
+
+def test_a_pending_pod_without_a_podgroup_takes_nothing_from_the_pods_that_have_one() -> None:
+    group = {"kind": "PodGroup", "metadata": {"name": "g", "namespace": "ml"}, "spec": {"queue": "q"}}
+    legit = _pod("legit", metadata={"annotations": {"pod-group-name": "g"}}, **_gpu_limit(1))
+    orphan = _pod("orphan", spec={"priorityClassName": "inference"}, **_gpu_limit(1))
+    reasons = {p.pod: p for p in diagnose([_node(gpus=1), _queue(), group, legit, orphan]).pending}
+    assert reasons["ml/legit"].would_place is True
+    assert reasons["ml/orphan"].reason.startswith("no PodGroup")
+
+
+def test_a_running_gpu_memory_pod_on_a_gpu_whose_label_floors_to_zero_does_not_break_the_read() -> None:
+    node = _node()
+    node["metadata"]["labels"] = {"nvidia.com/gpu.memory": "50"}
+    running = _pod("m", node="n1", metadata={"labels": {"runai-gpu-group": "g"}, "annotations": {"gpu-memory": "10"}})
+    report = diagnose([node, _queue(), running, _pod("w", **_gpu_limit(1))])
+    assert [p.pod for p in report.pending] == ["ml/w"]
+
+
+def test_hostile_node_names_and_queue_labels_are_read_without_raising() -> None:
+    odd = _pod("odd", spec={"nodeName": ["n1"]}, metadata={"labels": {"kai.scheduler/queue": {"x": 1}}})
+    report = diagnose([_node(), _queue(), odd])
+    assert [p.pod for p in report.pending] == ["ml/odd"]
