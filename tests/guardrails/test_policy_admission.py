@@ -229,6 +229,9 @@ PODS: dict[str, Case] = {
     "fraction of one": Case(synced_pod(annotations={"gpu-fraction": "1"}), False),
     "fraction as milli-quantity 500m": Case(synced_pod(annotations={"gpu-fraction": "500m"}), False),
     "fraction NaN": Case(synced_pod(annotations={"gpu-fraction": "NaN"}), False),
+    # kaistack's rule beyond KAI's: KAI would count it as 0 GPUs of the queue's quota.
+    "fraction under 0.005 (4e-3)": Case(synced_pod(annotations={"gpu-fraction": "4e-3"}), False),
+    "fraction of exactly 0.005": Case(synced_pod(annotations={"gpu-fraction": "0.005"}), True),
     "fraction in hex 0x1p-1": Case(synced_pod(annotations={"gpu-fraction": "0x1p-1"}), False),
     "fraction with a leading space": Case(synced_pod(annotations={"gpu-fraction": " 0.5"}), False),
     "fraction overflowing 1e400": Case(synced_pod(annotations={"gpu-fraction": "1e400"}), False),
