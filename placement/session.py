@@ -171,8 +171,9 @@ class Session:
         self.min_gpu_mem = min(gpu_mems) if gpu_mems else None
         self.max_gpu_mem = max(gpu_mems) if gpu_mems else None
         self._open_queues()
-        for job in self.jobs.values():
-            job.signature = job_signature(job, self._resolve_level)
+        if self.use_signatures:  # read only by the evicting actions' representatives, and only then
+            for job in self.jobs.values():
+                job.signature = job_signature(job, self._resolve_level)
         self.index = NodeIndex(self.nodes)
         for tree in self.topologies.values():
             tree.attach(self.nodes)

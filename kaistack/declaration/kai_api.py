@@ -35,6 +35,13 @@ GPU_FRACTION = "gpu-fraction"  # 0 < f < 1 (strconv.ParseFloat, and a valid quan
 # gpu_resource_requirment.go:266-269, getExtendedResourceGpus: math.Round(portion * 100) / 100), so a
 # fraction under this holds 0 GPUs of its queue's quota and limit; kaistack refuses it.
 SMALLEST_COUNTED_FRACTION = 0.005
+
+
+def counts_as_no_gpu(fraction: float) -> bool:
+    """math.Round(fraction * 100) == 0 for a share in (0, 1), as Go rounds (half away from zero)."""
+    return fraction * 100 < 0.5
+
+
 GPU_MEMORY = "gpu-memory"  # positive integer MiB
 GPU_FRACTION_NUM_DEVICES = "gpu-fraction-num-devices"  # positive integer, with a fraction or memory
 GPU_FRACTION_CONTAINER_NAME = "gpu-fraction-container-name"  # the container that gets the share

@@ -52,7 +52,7 @@ SMALLEST_FRACTION = kai_api.SMALLEST_COUNTED_FRACTION
 
 def counted_fraction(value: Any) -> bool:
     """A valid fraction KAI counts as at least 0.01 GPU (Go's math.Round: half away from zero)."""
-    return not fraction_ok(value) or float(value) * 100 >= 0.5
+    return not fraction_ok(value) or not kai_api.counts_as_no_gpu(float(value))
 
 
 def quota_unit_problems(annotations: Mapping[str, Any], where: str = "metadata.annotations") -> list[str]:

@@ -58,7 +58,9 @@ def pod_requests(pod: Mapping[str, Any]) -> dict[str, float]:
     return total
 
 
-def pod_task(pod: Mapping[str, Any], node: Any, sub_groups: bool = False) -> Task:
+def pod_task(pod: Mapping[str, Any], node: Any, sub_groups: bool = False, bound_groups: tuple[str, ...] = ()) -> Task:
+    """The pod as a task on `node` (None: Pending). `bound_groups`: the GPU groups its BindRequest selected,
+    for a share whose labels name none yet."""
     annotations = annotations_of(pod)
     requests = pod_requests(pod)
     gpus = int(requests.get(kai_api.GPU_RESOURCE, 0))
@@ -69,7 +71,7 @@ def pod_task(pod: Mapping[str, Any], node: Any, sub_groups: bool = False) -> Tas
     devices = annotations.get(kai_api.GPU_FRACTION_NUM_DEVICES)
     shared = bool(fraction or gpu_memory)
     running = bool(node)
-    groups = _gpu_groups(pod)
+    groups = _gpu_groups(pod) or bound_groups
     # A pod with a node that is being deleted is Releasing (pod_info.go getTaskStatus).
     state = ("Releasing" if dig(pod, "metadata", "deletionTimestamp") else "Running") if running else "Pending"
     return Task(

@@ -26,7 +26,6 @@ Not read: PriorityClass objects (the class values are kaistack's four).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -145,16 +144,13 @@ def build(objects: Iterable[Mapping[str, Any]], queue_label: str = kai_api.QUEUE
         klass = str(dig(pg, "spec", "priorityClassName") or dig(pods[0], "spec", "priorityClassName") or "")
         priority = kai_api.PRIORITY_CLASSES.get(klass, _int(dig(pods[0], "spec", "priority"), 50))
         tasks = []
+        sub_groups = bool(pg and seq(dig(pg, "spec", "subGroups")))
         for pod in pods:
             raw_node = dig(pod, "spec", "nodeName")
             node = raw_node if isinstance(raw_node, str) and raw_node else None
-            bound = None if node else binding.get((object_namespace(pod), object_name(pod)))
-            if bound is not None and not dig(pod, "metadata", "deletionTimestamp"):
-                tasks.append(pod_task(pod, bound[0], sub_groups=bool(pg and seq(dig(pg, "spec", "subGroups")))))
-                if bound[1] and tasks[-1].gpu_groups == () and (tasks[-1].gpu_fraction or tasks[-1].gpu_memory_mib):
-                    tasks[-1] = dataclasses.replace(tasks[-1], gpu_groups=bound[1])
-                pods_of_job.setdefault(group, []).append(f"{object_namespace(pod)}/{object_name(pod)}")
-                continue
+            bound_groups: tuple[str, ...] = ()
+            if node is None and not dig(pod, "metadata", "deletionTimestamp"):
+                node, bound_groups = binding.get((object_namespace(pod), object_name(pod)), (None, ()))
             if node and node not in node_names:
                 notes.append(
                     f"pod {object_namespace(pod)}/{object_name(pod)} runs on {node}, which is not in the snapshot"
@@ -167,7 +163,7 @@ def build(objects: Iterable[Mapping[str, Any]], queue_label: str = kai_api.QUEUE
                 # Gated (getTaskStatus): neither alive nor to allocate; KAI waits for the gates to go.
                 gated[f"{object_namespace(pod)}/{object_name(pod)}"] = (group, queue, tuple(gates))
                 continue
-            tasks.append(pod_task(pod, node, sub_groups=bool(pg and seq(dig(pg, "spec", "subGroups")))))
+            tasks.append(pod_task(pod, node, sub_groups, bound_groups))
             pods_of_job.setdefault(group, []).append(f"{object_namespace(pod)}/{object_name(pod)}")
         if tasks:
             # Not clamped to the pods present: a PodGroup with fewer alive pods than minMember is not ready,

@@ -113,7 +113,7 @@ class Workload(Model):
                 f"use one of gpu, gpuFraction, gpuMemoryMiB; got {' and '.join(given)} "
                 "(KAI rejects fraction + memory and any share combined with whole GPUs)"
             )
-        if self.gpu_fraction is not None and self.gpu_fraction * 100 < 0.5:
+        if self.gpu_fraction is not None and kai_api.counts_as_no_gpu(self.gpu_fraction):
             raise ValueError(
                 f"gpuFraction {self.gpu_fraction} is under {kai_api.SMALLEST_COUNTED_FRACTION}: KAI counts GPU shares "
                 "in hundredths, so each pod would hold 0 GPUs of its queue's quota and limit; ask for at least 0.01"
