@@ -65,7 +65,7 @@ _DURATION = re.compile(r"^[+-]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|ms|s|m
 _DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|ms|s|m|h)")
 _UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 _TASK_KEYS = {"state", "node", "gpuGroups", "priority", "subGroup"} | _REQUEST_KEYS
-_STATES = ("Pending", "Running", "Releasing", "Failed", "Succeeded")
+_STATES = ("Pending", "Running", "Releasing", "StuckInReleasing", "Failed", "Succeeded")
 
 PRIORITY_RANGE = (-(2**31), 2**31 - 1)  # a PriorityClass value is an int32
 
@@ -317,7 +317,7 @@ def _task(r: Reader, raw: object, path: str, base: dict[str, Any], node_names: s
     if state not in _STATES:
         raise r.fail(f"{path}.state", f"must be one of {', '.join(_STATES)}, got {state!r}")
     node = doc.get("node")
-    if state in ("Running", "Releasing") or node is not None:
+    if state in ("Running", "Releasing", "StuckInReleasing") or node is not None:
         # A Pending task may carry a node (FORMAT v2: the pod's spec.nodeName, not a constraint).
         node = r.string(node, f"{path}.node")
         if node not in node_names:

@@ -24,6 +24,7 @@ from placement.tasks import (
     PENDING,
     RELEASING,
     RUNNING,
+    STUCK_IN_RELEASING,
     TERMINAL,
     JobState,
     TaskState,
@@ -78,7 +79,7 @@ class Session:
                 state = task.spec.state
                 if state in TERMINAL:
                     job.set_status(task, state)  # holds nothing; never placed or evicted
-                elif state in (RUNNING, RELEASING):
+                elif state in (RUNNING, RELEASING, STUCK_IN_RELEASING):
                     if task.spec.node not in known:
                         raise ValueError(f"task {task.name}: node {task.spec.node!r} does not exist")
                     task.node = task.spec.node

@@ -20,7 +20,7 @@ from placement.reclaim import reclaim
 from placement.result import Result, build_result
 from placement.session import Session
 from placement.stalegang import stale_gang_eviction
-from placement.tasks import BINDING, PENDING, PIPELINED, RELEASING, RUNNING, TERMINAL
+from placement.tasks import BINDING, PENDING, PIPELINED, RELEASING, RUNNING, STUCK_IN_RELEASING, TERMINAL
 from placement.watch import Beat, Watch
 
 __all__ = ["MAX_ROUNDS", "Beat", "simulate"]
@@ -43,8 +43,8 @@ def _advance(ssn: Session) -> None:
             status = task.status
             if status == BINDING:
                 job.set_status(task, RUNNING)
-            elif status in TERMINAL:
-                continue
+            elif status in TERMINAL or status == STUCK_IN_RELEASING:
+                continue  # a stuck pod is still there next cycle
             elif status in (RELEASING, PIPELINED) or (status != RUNNING and status != PENDING):
                 job.set_status(task, PENDING)
                 task.node = None

@@ -26,6 +26,7 @@ __all__ = [
     "PIPELINED",
     "RELEASING",
     "RUNNING",
+    "STUCK_IN_RELEASING",
     "JobState",
     "TaskRequest",
     "TaskState",
@@ -39,6 +40,10 @@ PIPELINED = "Pipelined"
 BINDING = "Binding"
 RUNNING = "Running"
 RELEASING = "Releasing"
+# A Running pod deleted more than 2 minutes ago (KAI@v0.17.0 pod_info.go:465-472, constants.go:28): it still
+# holds its node's resources, but as used, not releasing, so nothing is pipelined onto them (node_info.go:485-493
+# default branch), and it is no eviction candidate (not an active-allocated status).
+STUCK_IN_RELEASING = "StuckInReleasing"
 # FORMAT v2 terminal pods (pod phases): hold nothing, never placed or evicted, reported unchanged.
 FAILED = "Failed"
 SUCCEEDED = "Succeeded"
@@ -46,7 +51,7 @@ TERMINAL = frozenset({FAILED, SUCCEEDED})
 
 # pod_status groups (pkg/scheduler/api/pod_status): which statuses count as what.
 ACTIVE_ALLOCATED = frozenset({ALLOCATED, PIPELINED, BINDING, RUNNING})
-ACTIVE_USED = ACTIVE_ALLOCATED | {RELEASING}
+ACTIVE_USED = ACTIVE_ALLOCATED | {RELEASING, STUCK_IN_RELEASING}
 ALLOCATED_STATUS = frozenset({ALLOCATED, BINDING, RUNNING})
 
 KIND_CPU = "cpu"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ examples:
   kubectl get nodes,pods,podgroups,bindrequests,queues,topologies -A -o yaml > dump.yaml
   kaistack diagnose --from-dump dump.yaml            the same from that dump
   kaistack diagnose --max-seconds 60                 a busy cluster: at most about a minute of simulation
+  kaistack diagnose --from-dump dump.yaml --at 2026-11-25T18:00:00Z   the time the dump was taken
 
 On a terminal, stderr shows the scheduling cycle's progress (each action, and every 5 s where it is).
 
@@ -55,6 +57,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="S",
         help="stop the scheduling cycle after about S seconds; the diagnosis is then marked partial",
     )
+    parser.add_argument(
+        "--at",
+        metavar="TIME",
+        help="when the objects were read, RFC 3339 (default: now, or the dump file's modification time); "
+        "KAI counts a pod deleted more than 2 minutes before as StuckInReleasing",
+    )
     form = parser.add_mutually_exclusive_group()
     form.add_argument("--json", action="store_true", help="print the diagnosis as JSON")
     form.add_argument("--markdown", action="store_true", help="print the diagnosis as Markdown")
@@ -68,12 +76,14 @@ def run(args: argparse.Namespace) -> int:
 
     if args.max_seconds is not None and not args.max_seconds > 0:
         raise InputError("--max-seconds: must be a positive number of seconds")
+    at = read_time(args.at) if args.at is not None else None
     notes: list[str] = []
     if args.from_dump is not None:
         objects = read_dump(args.from_dump)
+        at = at or dump_time(args.from_dump)
     else:
         objects, notes = read_live(args)
-    diagnosis = ops.diagnose(objects, notes, args.max_seconds, simulation_progress(Progress.for_cli()))
+    diagnosis = ops.diagnose(objects, notes, args.max_seconds, simulation_progress(Progress.for_cli()), now=at)
     if args.json:
         print_json(ops.to_json(diagnosis))
     elif args.markdown:
@@ -81,6 +91,24 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(ops.to_text(diagnosis))
     return 0 if diagnosis.ok else 1
+
+
+def read_time(text: str) -> datetime:
+    from kaistack.errors import InputError
+    from kaistack.ops.live_pods import parse_time
+
+    parsed = parse_time(text)
+    if parsed is None:
+        raise InputError(f"--at: must be an RFC 3339 time with a zone, like 2026-11-25T18:00:00Z, got {text!r}")
+    return parsed
+
+
+def dump_time(path: Path) -> datetime | None:
+    """When kubectl wrote the dump, as far as the file knows (its modification time)."""
+    try:
+        return datetime.fromtimestamp(path.stat().st_mtime, UTC)
+    except OSError:
+        return None
 
 
 def read_dump(path: Path) -> list[Any]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from kaistack.declaration import kai_api
@@ -22,6 +23,7 @@ from kaistack.guardrails.settings import Settings
 from kaistack.ops.live_snapshot import LiveSnapshot, build, by_kind, object_name, object_namespace
 from placement.reasons import NOT_ATTEMPTED
 from placement.simulation import simulate
+from placement.tasks import PIPELINED
 
 RESERVATION_NAMESPACE = kai_api.RESERVATION_NAMESPACE
 PARTIAL = (
@@ -66,12 +68,14 @@ def diagnose(
     notes: Iterable[str] = (),
     max_seconds: float | None = None,
     simulation: Mapping[str, Any] | None = None,
+    now: datetime | None = None,
 ) -> Diagnosis:
     """`max_seconds` bounds the scheduling cycle (the diagnosis is then partial); `simulation` holds extra
-    keyword arguments for placement's `simulate` (progress callbacks)."""
+    keyword arguments for placement's `simulate` (progress callbacks); `now` is when the objects were read
+    (default: the current time)."""
     objects = list(objects)
     kinds = by_kind(objects)
-    live = build(objects)
+    live = build(objects, now=now)
     pending, partial = _pending(live, max_seconds, simulation or {})
     mistakes = find_mistakes(kinds)
     counts = {k: len(kinds.get(k, [])) for k in ("Node", "Pod", "PodGroup", "Queue", "Topology")}
@@ -91,15 +95,19 @@ def _pending(
     out += [PendingPod(pod, job, queue, _no_pod_group(job)) for pod, (job, queue) in live.without_pod_group.items()]
     if not waiting:
         return out, False
-    result = simulate(live.snapshot, rounds=1, max_seconds=max_seconds, **simulation)
+    # Read right after the cycle, as KAI leaves it: a pipelined pod is still pipelined, not back to Pending.
+    result = simulate(live.snapshot, rounds=1, settle=False, max_seconds=max_seconds, **simulation)
     for name in waiting:
         job = jobs[name]
         reason = result.reasons.get(name)
         pods = live.pods_of_job.get(name, [])
-        for task, pod in zip(job.tasks, pods, strict=False):
+        for index, (task, pod) in enumerate(zip(job.tasks, pods, strict=False)):
             if task.state != "Pending":
                 continue
-            if reason is None:
+            outcome = result.tasks.get(f"{name}-{index}")
+            if outcome is not None and outcome.status == PIPELINED:
+                out.append(PendingPod(pod, name, job.queue, _pipelined(outcome.node), would_place=True))
+            elif reason is None:
                 out.append(PendingPod(pod, name, job.queue, _WOULD_PLACE, would_place=True))
             elif result.partial and reason.code == NOT_ATTEMPTED:
                 out.append(PendingPod(pod, name, job.queue, _NOT_REACHED))
@@ -115,6 +123,13 @@ def _no_pod_group(job: str) -> str:
             "KAI's pod-grouper has not handled it (its logs; the pod's owner and schedulerName)"
         )
     return f"no PodGroup: pod-group-name names {job}, which does not exist, and KAI schedules only pods of a PodGroup"
+
+
+def _pipelined(node: str | None) -> str:
+    return (
+        f"pipelined onto {node}: KAI binds it there once the pods being evicted or deleted on that node are gone; "
+        "if it stays Pending, look at those pods (their grace period, finalizers)"
+    )
 
 
 _NOT_REACHED = "not reached: --max-seconds stopped the scheduling cycle before its actions got to this job"

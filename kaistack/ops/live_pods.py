@@ -6,6 +6,7 @@ KAI@v0.17.0 pkg/scheduler/api/pod_info/pod_info.go:403-503 and pkg/common/resour
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from kaistack.declaration import kai_api
@@ -13,6 +14,10 @@ from kaistack.guardrails.gpu_requests import fraction_ok, positive_uint64
 from kaistack.guardrails.podspec import dig, mapping, seq
 from placement.model import Task
 from placement.quantity import Quantity, QuantityError
+from placement.tasks import RELEASING, RUNNING, STUCK_IN_RELEASING
+
+# KAI@v0.17.0 pkg/common/constants/constants.go:28 DefaultStuckInReleasingThreshold (2 minutes).
+STUCK_IN_RELEASING_AFTER_SECONDS = 120.0
 
 
 def _container_requests(container: Any) -> dict[str, float]:
@@ -58,9 +63,15 @@ def pod_requests(pod: Mapping[str, Any]) -> dict[str, float]:
     return total
 
 
-def pod_task(pod: Mapping[str, Any], node: Any, sub_groups: bool = False, bound_groups: tuple[str, ...] = ()) -> Task:
-    """The pod as a task on `node` (None: Pending). `bound_groups`: the GPU groups its BindRequest selected,
-    for a share whose labels name none yet."""
+def pod_task(
+    pod: Mapping[str, Any],
+    node: Any,
+    now: datetime,
+    sub_groups: bool = False,
+    bound_groups: tuple[str, ...] = (),
+) -> Task:
+    """The pod as a task on `node` (None: Pending), read at `now`. `bound_groups`: the GPU groups its
+    BindRequest selected, for a share whose labels name none yet."""
     annotations = annotations_of(pod)
     requests = pod_requests(pod)
     gpus = int(requests.get(kai_api.GPU_RESOURCE, 0))
@@ -72,8 +83,7 @@ def pod_task(pod: Mapping[str, Any], node: Any, sub_groups: bool = False, bound_
     shared = bool(fraction or gpu_memory)
     running = bool(node)
     groups = _gpu_groups(pod) or bound_groups
-    # A pod with a node that is being deleted is Releasing (pod_info.go getTaskStatus).
-    state = ("Releasing" if dig(pod, "metadata", "deletionTimestamp") else "Running") if running else "Pending"
+    state = placed_state(pod, now) if running else "Pending"
     return Task(
         gpu=0 if shared or mig else gpus,
         gpu_fraction=float(fraction) if fraction else None,
@@ -87,6 +97,37 @@ def pod_task(pod: Mapping[str, Any], node: Any, sub_groups: bool = False, bound_
         gpu_groups=groups if running and shared else (),
         sub_group=(str(labels_of(pod).get(kai_api.SUBGROUP_LABEL) or "") or None) if sub_groups else None,
     )
+
+
+def placed_state(pod: Mapping[str, Any], now: datetime) -> str:
+    """getTaskStatus (KAI@v0.17.0 pod_info.go:465-479) of a pod with a node: Running until it is deleted, then
+    Releasing, or StuckInReleasing when it is still in phase Running more than two minutes after its deletion
+    (its resources then stay in use, and nothing is pipelined onto them). An unreadable deletion time counts
+    as a fresh one."""
+    deleted = deletion_time(pod)
+    if deleted is None and not dig(pod, "metadata", "deletionTimestamp"):
+        return RUNNING
+    running = dig(pod, "status", "phase") == "Running"
+    if deleted is not None and running and (now - deleted).total_seconds() > STUCK_IN_RELEASING_AFTER_SECONDS:
+        return STUCK_IN_RELEASING
+    return RELEASING
+
+
+def deletion_time(pod: Mapping[str, Any]) -> datetime | None:
+    """metadata.deletionTimestamp as an aware time; None when absent or not an RFC 3339 time with a zone."""
+    return parse_time(dig(pod, "metadata", "deletionTimestamp"))
+
+
+def parse_time(value: Any) -> datetime | None:
+    if isinstance(value, datetime):  # a YAML loader that resolves timestamps gives naive UTC for "...Z"
+        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    if not isinstance(value, str) or len(value) > 64:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else None
 
 
 def _gpu_groups(pod: Mapping[str, Any]) -> tuple[str, ...]:

@@ -12,9 +12,10 @@ and so what is read here (KAI@v0.17.0):
   one is its own group); the PodGroup gives the queue, minMember (not cut to the pods present: a group short
   of pods is not ready), preemptibility and priority class, else the pod's queue label. A pod's request is
   KAI's getPodResourceRequest (containers, native sidecars, the init peak, overhead; MIG devices too). A pod
-  with `spec.nodeName` and not finished is Running there, Releasing if it is being deleted (a deleted pod
-  with no node is left out), with its GPU groups (`runai-gpu-group` and `runai-gpu-group/<g>` labels) and
-  `gpu-fraction-num-devices` for shared GPUs; finished pods (Succeeded/Failed) are left out;
+  with `spec.nodeName` and not finished is Running there, Releasing if it is being deleted (StuckInReleasing
+  when still in phase Running more than 2 minutes after; a deleted pod with no node is left out), with its
+  GPU groups (`runai-gpu-group` and `runai-gpu-group/<g>` labels) and `gpu-fraction-num-devices` for shared
+  GPUs; finished pods (Succeeded/Failed) are left out;
 - Topology objects (`spec.levels[].nodeLabel`, `alias`) and the node labels they name; a PodGroup's
   `spec.topologyConstraint` (only with a `topology`, as subgroup_info.FromPodGroup reads it),
   `spec.minSubGroup` and `spec.subGroups`, and each pod's `kai.scheduler/subgroup-name` label.
@@ -29,11 +30,20 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from kaistack.declaration import kai_api
 from kaistack.guardrails.podspec import dig, mapping, seq
-from kaistack.ops.live_pods import annotations_of, labels_of, millis, number, pod_requests, pod_task
+from kaistack.ops.live_pods import (
+    STUCK_IN_RELEASING_AFTER_SECONDS,
+    annotations_of,
+    labels_of,
+    millis,
+    number,
+    pod_requests,
+    pod_task,
+)
 from placement.model import (
     Job,
     Node,
@@ -45,6 +55,7 @@ from placement.model import (
     TopologyConstraint,
     TopologyLevel,
 )
+from placement.tasks import STUCK_IN_RELEASING
 
 FINISHED = ("Succeeded", "Failed")
 
@@ -86,7 +97,12 @@ def by_kind(objects: Iterable[Any]) -> dict[str, list[Mapping[str, Any]]]:
     return out
 
 
-def build(objects: Iterable[Mapping[str, Any]], queue_label: str = kai_api.QUEUE_LABEL) -> LiveSnapshot:
+def build(
+    objects: Iterable[Mapping[str, Any]], queue_label: str = kai_api.QUEUE_LABEL, now: datetime | None = None
+) -> LiveSnapshot:
+    """`now`: when the objects were read (default: the current time); it decides which deleted pods KAI
+    counts as stuck."""
+    now = now or datetime.now(UTC)
     kinds = by_kind(objects)
     notes: list[str] = []
     topologies = tuple(t for t in (_topology(obj) for obj in kinds.get("Topology", [])) if t is not None)
@@ -163,7 +179,10 @@ def build(objects: Iterable[Mapping[str, Any]], queue_label: str = kai_api.QUEUE
                 # Gated (getTaskStatus): neither alive nor to allocate; KAI waits for the gates to go.
                 gated[f"{object_namespace(pod)}/{object_name(pod)}"] = (group, queue, tuple(gates))
                 continue
-            tasks.append(pod_task(pod, node, sub_groups, bound_groups))
+            task = pod_task(pod, node, now, sub_groups, bound_groups)
+            if task.state == STUCK_IN_RELEASING:
+                notes.append(_stuck_note(pod, node))
+            tasks.append(task)
             pods_of_job.setdefault(group, []).append(f"{object_namespace(pod)}/{object_name(pod)}")
         if tasks:
             # Not clamped to the pods present: a PodGroup with fewer alive pods than minMember is not ready,
@@ -186,6 +205,15 @@ def build(objects: Iterable[Mapping[str, Any]], queue_label: str = kai_api.QUEUE
             )
     snapshot = Snapshot(nodes, queues, tuple(jobs), topologies)
     return LiveSnapshot(snapshot, pods_of_job, tuple(notes), orphans, gated)
+
+
+def _stuck_note(pod: Mapping[str, Any], node: str | None) -> str:
+    return (
+        f"pod {object_namespace(pod)}/{object_name(pod)} on {node} was deleted at "
+        f"{dig(pod, 'metadata', 'deletionTimestamp')} and still runs: KAI counts it StuckInReleasing (over "
+        f"{STUCK_IN_RELEASING_AFTER_SECONDS:.0f} s), so its resources stay in use and no pending pod is "
+        "pipelined onto them until it is gone (look for a finalizer, or a kubelet that no longer reports)"
+    )
 
 
 def _untracked_by_kai(pod: Mapping[str, Any], requests: dict[str, float]) -> dict[str, float]:

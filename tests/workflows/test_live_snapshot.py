@@ -9,7 +9,10 @@ pkg/common/resources/gpu_sharing.go:87-100 (GetGpuGroups).
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
+
+import pytest
 
 from kaistack.ops.diagnose import diagnose
 from kaistack.ops.live_pods import pod_requests
@@ -60,10 +63,52 @@ def test_a_cordoned_node_keeps_its_pods_and_takes_no_new_one() -> None:
     assert [t.node for j in snap.jobs for t in j.tasks] == ["n1"]
 
 
+DELETED = {"metadata": {"deletionTimestamp": "2026-11-25T00:00:00Z"}}
+DELETED_AT = datetime(2026, 11, 25, tzinfo=UTC)
+
+
+def _states(objects: list[dict[str, Any]], seconds_after_deletion: float) -> list[str]:
+    snap = build(objects, now=DELETED_AT + timedelta(seconds=seconds_after_deletion)).snapshot
+    return [t.state for j in snap.jobs for t in j.tasks]
+
+
 def test_a_running_pod_being_deleted_is_releasing_and_a_pending_one_is_left_out() -> None:
-    deleted = {"metadata": {"deletionTimestamp": "2026-11-25T00:00:00Z"}}
-    snap = build([_node(), _pod("going", node="n1", **deleted), _pod("never", **deleted)]).snapshot
-    assert [t.state for j in snap.jobs for t in j.tasks] == ["Releasing"]
+    assert _states([_node(), _pod("going", node="n1", **DELETED), _pod("never", **DELETED)], 30) == ["Releasing"]
+
+
+def test_a_running_pod_deleted_over_two_minutes_ago_is_stuck_in_releasing() -> None:
+    # pod_info.go:465-472 with constants.go:28 DefaultStuckInReleasingThreshold = 2 minutes, strictly over.
+    assert _states([_node(), _pod("stuck", node="n1", **DELETED)], 121) == ["StuckInReleasing"]
+    assert _states([_node(), _pod("fresh", node="n1", **DELETED)], 120) == ["Releasing"]
+
+
+def test_a_bound_pod_not_yet_running_is_releasing_however_long_ago_it_was_deleted() -> None:
+    # pod_info.go:476-478: phase Pending with a deletionTimestamp is Releasing, never stuck.
+    pod = _pod("bound", node="n1", **DELETED)
+    pod["status"]["phase"] = "Pending"
+    assert _states([_node(), pod], 3600) == ["Releasing"]
+
+
+@pytest.mark.parametrize("stamp", ["yesterday", "2026-11-25T00:00:00", 17, "9" * 100])
+def test_an_unreadable_deletion_time_counts_as_a_fresh_deletion(stamp: Any) -> None:
+    pod = _pod("odd", node="n1", metadata={"deletionTimestamp": stamp})
+    assert _states([_node(), pod], 3600) == ["Releasing"]
+
+
+def test_a_stuck_pod_is_named_in_the_notes_with_its_deletion_time() -> None:
+    live = build([_node(), _pod("stuck", node="n1", **DELETED)], now=DELETED_AT + timedelta(minutes=5))
+    assert any("ml/stuck" in n and "StuckInReleasing" in n and "2026-11-25T00:00:00Z" in n for n in live.notes)
+
+
+def test_a_gpu_held_by_a_stuck_pod_is_not_offered_to_a_pending_pod() -> None:
+    # allocate_stuck_in_releasing_test.go: a Releasing pod's GPU lets the pending pod be pipelined, a stuck
+    # pod's GPU does not (node_info.go:485-493).
+    old = _pod("old", node="n1", **_gpu_limit(1), **DELETED)
+    objects = [_node(gpus=1), _queue(), old, _pod("new", **_gpu_limit(1))]
+    fresh = diagnose(objects, now=DELETED_AT + timedelta(seconds=30))
+    stuck = diagnose(objects, now=DELETED_AT + timedelta(minutes=5))
+    assert [(p.would_place, p.reason.split(":")[0]) for p in fresh.pending] == [(True, "pipelined onto n1")]
+    assert [p.would_place for p in stuck.pending] == [False]
 
 
 def test_a_mig_request_is_read_as_mig_devices() -> None:
