@@ -28,6 +28,7 @@ Not read: PriorityClass objects (the class values are kaistack's four).
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -77,9 +78,9 @@ def by_kind(objects: Iterable[Any]) -> dict[str, list[Mapping[str, Any]]]:
     """Objects grouped by kind, `List` items flattened; anything that is not a named object is left out."""
     out: dict[str, list[Mapping[str, Any]]] = {}
     seen: set[tuple[str, str, str]] = set()  # (kind, namespace, name): a repeated object counts once
-    stack = list(objects)
+    stack = deque(objects)
     while stack:
-        obj = stack.pop(0)
+        obj = stack.popleft()
         if not isinstance(obj, Mapping):
             continue
         kind = obj.get("kind")

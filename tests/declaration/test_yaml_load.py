@@ -1,0 +1,38 @@
+"""The one YAML loader's guards: aliases may not multiply a document, while a large plain one is read."""
+
+from __future__ import annotations
+
+import pytest
+
+from kaistack.declaration import limits
+from kaistack.declaration.yaml_load import YamlInputError, load_one
+
+
+def _laughs(levels: int) -> str:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
+def test_aliases_that_multiply_a_document_are_refused_at_their_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(limits, "MAX_ALIAS_EXPANSION", 1_000)
+    with pytest.raises(YamlInputError, match=r"bomb\.yaml:3: document 1: aliases expand to more than 1000 nodes"):
+        load_one(_laughs(3), "bomb.yaml")
+
+
+def test_a_few_aliases_under_the_limit_are_expanded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(limits, "MAX_ALIAS_EXPANSION", 1_000)
+    data = load_one(_laughs(2), "ok.yaml")
+    assert data["a1"] == [["x"] * 10] * 10
+
+
+def test_a_plain_document_larger_than_the_alias_limit_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A `kubectl get -A -o yaml` of a big cluster is one List of millions of nodes and no alias at all.
+    monkeypatch.setattr(limits, "MAX_ALIAS_EXPANSION", 1_000)
+    text = "items:\n" + "".join(f"- {{name: pod-{i}, labels: {{a: b}}}}\n" for i in range(2_000))
+    assert len(load_one(text, "list.yaml")["items"]) == 2_000
+
+
+def test_an_alias_to_its_own_open_anchor_is_a_cycle() -> None:
+    with pytest.raises(YamlInputError, match=r"alias \*a refers to its own anchor \(a cycle\)"):
+        load_one("a: &a [1, *a]\n", "cycle.yaml")
