@@ -193,8 +193,12 @@ def diagnose_task(ssn: Session, task: TaskState) -> Reason:
         return Reason(NO_NODE, f"no node passes the scheduling predicates for {req.describe()}")
     if req.kind in (KIND_FRACTION, KIND_MEMORY):
         return _fragmentation(task, typed)
+    if all(n.pods_available() < 1 for n in typed):
+        # Every pod takes a slot (pod_info.go:415): resources alone would hide this.
+        return Reason(PODS, "no node has a free pod slot (every node's allocatable pods are taken)")
     best = max(typed, key=lambda n: (n.nonallocated_gpus(), n.idle_cpu + n.rel_cpu, n.name))
-    message = f"no node fits {req.describe()}: closest miss {best.name} ({_free_text(best, task)})"
+    slot = "" if best.pods_available() >= 1 else ", no free pod slot"
+    message = f"no node fits {req.describe()}: closest miss {best.name} ({_free_text(best, task)}{slot})"
     return Reason(NO_NODE, message, node=best.name)
 
 

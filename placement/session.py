@@ -96,7 +96,7 @@ class Session:
         self.min_gpu_mem: int | None = None
         self.max_gpu_mem: int | None = None
         self.index: NodeIndex | None = None
-        self.max_node: tuple[int, float, float, dict[str, int]] = (0, 0.0, 0.0, {})
+        self.max_node: tuple[int, float, float, dict[str, int], int] = (0, 0.0, 0.0, {}, 0)
         self.generation = 0  # bumped by rebuild(): node objects are new
         self._gpu_room: tuple[tuple[int, int], dict[str, tuple[float, float]]] | None = None
         self.cycle = 0
@@ -167,6 +167,7 @@ class Session:
             max((n.alloc_cpu for n in self.node_list), default=0.0),
             max((n.alloc_mem for n in self.node_list), default=0.0),
             mig,
+            max((n.alloc_pods for n in self.node_list), default=0),
         )
         gpu_mems = [n.gpu_mem for n in self.node_list if n.alloc_gpus > 0]
         self.min_gpu_mem = min(gpu_mems) if gpu_mems else None
@@ -197,16 +198,17 @@ class Session:
         return self._gpu_room[1]
 
     def larger_than_any_node(self, tasks: list[TaskState]) -> TaskState | None:
-        """VictimInvariantPrePredicateFailureForTasks: the first pod asking more GPUs, CPU, memory or of a MIG
-        profile than any one node has (MaxNodePoolResources), which no eviction can make room for.
+        """VictimInvariantPrePredicateFailureForTasks: the first pod asking more GPUs, CPU, memory, of a MIG
+        profile or pod slots (one each) than any one node has (MaxNodePoolResources), which no eviction can
+        make room for.
 
         KAI@v0.17.0 pkg/scheduler/actions/common/action_eligibility.go; the predicate is
         pkg/scheduler/k8s_internal/predicates/maxNodeResources.go (PreFilter, UnschedulableAndUnresolvable).
         """
-        gpus, cpu, mem, mig = self.max_node
+        gpus, cpu, mem, mig, pods = self.max_node
         for task in tasks:
             req = task.req
-            if req.gpus > gpus or req.cpu > cpu or req.mem > mem:
+            if req.gpus > gpus or req.cpu > cpu or req.mem > mem or pods < 1:
                 return task
             if any(count > 0 and mig.get(name, 0) < count for name, count in req.mig):
                 return task

@@ -11,10 +11,14 @@ the session's snapshot is built (cluster_info.go:255-258 computes it for every P
 invalidated), from its pod sets (subgroup_info/podset.go:155-200): per leaf subgroup, "" when every pod is
 active-allocated, else its topology constraint, each parent's up to the root's (the PodGroup's), and the
 signatures of its pods not active-allocated. A pod's signature hashes node selector, affinity, tolerations,
-storage, priority class and priority, topology spread; in this model pods differ in none of those but
-priority, so a pod set's signature is its constraint chain, the priority and its number of waiting pods. A
-pod's resource vector is [cpu, memory, GPUs, GPU memory, MIG devices]; KAI's ResourceVector has more
-dimensions, all zero here.
+storage, priority class and priority, topology spread (pod_info/scheduling_constraints_signature.go), not its
+resources; in this model pods differ in none of those but priority, so a pod set's signature is its
+constraint chain, the priority and its number of waiting pods.
+
+Resources are compared through the pod's ResReqVector (resource_vector.go:225-245, pod_info.go:576-583): cpu,
+memory, GPUs() and one dimension per MIG profile. GPUs() is 0 for a gpu-memory pod, so GPU memory is no
+dimension: an 80 MiB job does not make a 50 MiB one easier. Pods (1 each) and other extended resources are
+equal or zero here and left out.
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ from placement.tasks import ACTIVE_ALLOCATED, KIND_MIG, PENDING, JobState, TaskS
 if TYPE_CHECKING:
     from placement.model import TopologyConstraint
 
-Vector = tuple[float, ...]
+# (cpu, memory, GPUs(), ((MIG profile, count), ...) sorted by profile)
+Vector = tuple[float, float, float, tuple[tuple[str, int], ...]]
 
 
 Signature = tuple[tuple[object, ...], ...]
@@ -64,12 +69,18 @@ def _pod_set_signature(job: JobState, tasks: Sequence[TaskState], chain: tuple[s
 
 def _vector(task: TaskState) -> Vector:
     req = task.req
-    mig = sum(n for _, n in req.mig) if req.kind == KIND_MIG else 0
-    return (float(req.cpu), float(req.mem), float(req.gpus), float(req.gpu_memory), float(mig))
+    mig = tuple(sorted(req.mig)) if req.kind == KIND_MIG else ()
+    return (float(req.cpu), float(req.mem), float(req.gpus), mig)
 
 
 def _less_equal(a: Vector, b: Vector) -> bool:
-    return all(x <= y for x, y in zip(a, b, strict=True))
+    """ResourceVector.LessEqual: every dimension; a MIG profile one side lacks counts 0 there."""
+    if a[0] > b[0] or a[1] > b[1] or a[2] > b[2]:
+        return False
+    if not a[3]:
+        return True
+    theirs = dict(b[3])
+    return all(n <= theirs.get(name, 0) for name, n in a[3])
 
 
 def _sorted_vectors(tasks: Sequence[TaskState]) -> list[Vector]:

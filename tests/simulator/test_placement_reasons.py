@@ -106,6 +106,24 @@ def test_no_node_fits_names_the_closest_miss() -> None:
     assert reason.message == "no node fits 2 GPUs: closest miss n1 (needs 2 GPUs, 1 free)"
 
 
+def test_a_cluster_with_no_free_pod_slot_says_so_rather_than_naming_gpus() -> None:
+    result = run(_doc([{"name": "n0", "gpus": 2, "pods": 0}], [queue("q")], [{"name": "a", "queue": "q", "gpu": 1}]))
+    reason = result.reason("a")
+    assert reason is not None
+    assert (reason.code, reason.message) == (
+        "too-many-pods",
+        "no node has a free pod slot (every node's allocatable pods are taken)",
+    )
+
+
+def test_the_closest_miss_says_when_it_also_has_no_pod_slot() -> None:
+    nodes = [{"name": "n0", "gpus": 1, "pods": 0}, {"name": "n1", "gpus": 0}]
+    result = run(_doc(nodes, [queue("q")], [{"name": "a", "queue": "q", "gpu": 2}]))
+    reason = result.reason("a")
+    assert reason is not None
+    assert reason.message == "no node fits 2 GPUs: closest miss n0 (needs 2 GPUs, 1 free, no free pod slot)"
+
+
 def test_queue_that_does_not_exist() -> None:
     result = run(_doc([{"name": "n0", "gpus": 1}], [queue("q")], [{"name": "a", "queue": "nope", "gpu": 1}]))
     reason = result.reason("a")

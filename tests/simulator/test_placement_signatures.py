@@ -80,3 +80,48 @@ def test_a_job_s_signature_is_the_one_it_had_when_the_session_opened() -> None:
     assert job.n_active_alloc == 1
     assert job.signature == at_open
     assert job_signature(job, ssn._resolve_level) != at_open
+
+
+def _running(job: dict[str, Any], **task: Any) -> dict[str, Any]:
+    return {"queue": "q", **job, "tasks": [{"state": "Running", "node": "n1", **task}]}
+
+
+def _preempt_after_a_failure(
+    node: dict[str, Any], victims: list[dict[str, Any]], a: dict[str, Any], b: dict[str, Any]
+) -> dict[str, str]:
+    doc = {
+        "actions": ["preempt"],
+        "placement": {"useSchedulingSignatures": True},
+        "nodes": [{"name": "n1", **node}],
+        "queues": [queue("q", {"quota": 10, "limit": -1, "overQuotaWeight": 0})],
+        "jobs": [
+            *victims,
+            {"name": "a", "queue": "q", "priority": 100, **a},
+            {"name": "b", "queue": "q", "priority": 100, **b},
+        ],
+    }
+    return {name: t.status for name, t in run(doc).tasks.items()}
+
+
+def test_gpu_memory_is_no_dimension_so_a_smaller_gpu_memory_job_is_not_easier() -> None:
+    # KAI's ResReqVector (resource_vector.go:225-245) holds GPUs(), which is 0 for a gpu-memory pod
+    # (pod_info.go:521-524): b's vector equals a's, so after a fails b is skipped and the train job keeps running.
+    victims = [
+        _running({"name": "build", "priority": 100, "gpuMemoryMiB": 30}, gpuGroups=["0"]),
+        _running({"name": "train", "priority": 50, "gpuMemoryMiB": 40}, gpuGroups=["0"]),
+    ]
+    statuses = _preempt_after_a_failure({"gpus": 1}, victims, {"gpuMemoryMiB": 80}, {"gpuMemoryMiB": 50})
+    assert (statuses["a-0"], statuses["b-0"], statuses["train-0"]) == ("Pending", "Pending", "Running")
+
+
+def test_each_mig_profile_is_its_own_dimension_so_another_profile_is_not_easier() -> None:
+    # resource_vector.go:238-242: one dimension per MIG profile. b (2g: 1) and a (1g: 2) are not ordered, so b is
+    # not easier than the failed a and is skipped (summing devices made 1 < 2 and evicted the train job).
+    node = {"gpus": 2, "migStrategy": "mixed", "mig": {"nvidia.com/mig-1g.10gb": 2, "nvidia.com/mig-2g.20gb": 1}}
+    victims = [
+        _running({"name": "build", "priority": 100, "mig": {"nvidia.com/mig-1g.10gb": 1}}),
+        _running({"name": "train", "priority": 50, "mig": {"nvidia.com/mig-2g.20gb": 1}}),
+    ]
+    a, b = {"mig": {"nvidia.com/mig-1g.10gb": 2}}, {"mig": {"nvidia.com/mig-2g.20gb": 1}}
+    statuses = _preempt_after_a_failure(node, victims, a, b)
+    assert (statuses["a-0"], statuses["b-0"], statuses["train-0"]) == ("Pending", "Pending", "Running")
