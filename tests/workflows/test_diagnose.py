@@ -99,6 +99,27 @@ def test_live_read_lists_bind_requests_at_kais_api_path(
     assert any("could not read BindRequests (403)" in n for n in report["notes"])
 
 
+def test_a_json_dump_is_read_like_the_yaml_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    as_json = tmp_path / "dump.json"
+    as_json.write_text(json.dumps(yaml.safe_load((DUMPS / "mistakes.yaml").read_text())))
+    _, from_yaml = _diagnose("mistakes.yaml", capsys)
+    main(["diagnose", "--from-dump", str(as_json), "--json"])
+    assert json.loads(capsys.readouterr().out) == from_yaml
+
+
+def test_an_unreadable_json_dump_exits_2_naming_where(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "dump.json"
+    bad.write_text('{"items": [')
+    assert main(["diagnose", "--from-dump", str(bad)]) == 2
+    assert "not valid JSON" in capsys.readouterr().err
+
+
+def test_at_must_be_a_time_with_a_zone(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["diagnose", "--from-dump", str(DUMPS / "mistakes.yaml"), "--at", "2026-11-25 12:00"])
+    assert code == 2
+    assert "--at: must be an RFC 3339 time with a zone" in capsys.readouterr().err
+
+
 def test_an_unreadable_dump_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "dump.yaml"
     bad.write_text("items: [\n")
