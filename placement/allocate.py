@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from placement.placing import allocate_job, should_pipeline
 from placement.queue_order import JobsOrder
 from placement.statement import Statement
+from placement.tasks import ALLOCATED_STATUS
 
 if TYPE_CHECKING:
     from placement.session import Session
@@ -40,10 +41,14 @@ def allocate(ssn: Session) -> None:
         if job is None or ssn.out_of_time():
             return
         stmt = Statement(ssn)
+        already_allocated = any(t.status in ALLOCATED_STATUS for t in job.tasks)
         if allocate_job(ssn, stmt, job, pipeline_only=False):
-            if should_pipeline(job):
+            pipelined = should_pipeline(job)
+            if pipelined:
                 stmt.convert_allocated_to_pipelined(job.tasks)
             stmt.commit()
+            if not pipelined and not already_allocated:
+                job.started_ago = 0.0  # setLastStartTimestamp (allocate.go:62-67): minruntime counts from now
             job.reason = None
             if job.has_pending():
                 order.push(job)

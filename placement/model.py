@@ -65,6 +65,9 @@ class Queue:
     gpu: QueueResource = _UNLIMITED_RESOURCE
     cpu: QueueResource = _UNLIMITED_RESOURCE
     memory: QueueResource = _UNLIMITED_RESOURCE
+    # spec.preemptMinRuntime / spec.reclaimMinRuntime in seconds; None inherits (minruntime plugin).
+    preempt_min_runtime: float | None = None
+    reclaim_min_runtime: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +167,9 @@ class Job:
     # FORMAT v2 stale gangs: how long the job has been stale already, and its own grace period (seconds).
     stale_seconds: float | None = None
     staleness_grace_seconds: float | None = None
+    # Seconds since the PodGroup's kai.scheduler/last-start-timestamp (job_info.go:249-256); None: never set.
+    # The minruntime plugin protects a job that started less than its queue's min runtime ago.
+    started_seconds_ago: float | None = None
     # FORMAT v2 subgroups and topology: spec.subGroups (spec order), the root's spec.minSubGroup and
     # spec.topologyConstraint. With sub_groups, min_member is not used.
     sub_groups: tuple[SubGroup, ...] = ()
@@ -207,6 +213,11 @@ class Placement:
     use_scheduling_signatures: bool = False
     # KAI's --default-staleness-grace-period (60s); KAI's integration harness leaves it at 0.
     staleness_grace_seconds: float = 60.0
+    # The minruntime plugin's arguments (plugins/minruntime/minruntime.go:19-66): the min runtimes of a queue
+    # tree that sets none, in seconds, and how a reclaim's min runtime is resolved ("lca" or "queue").
+    default_preempt_min_runtime: float = 0.0
+    default_reclaim_min_runtime: float = 0.0
+    reclaim_resolve_method: str = "lca"
     # Which KAI's rules to apply (placement.versions): v0.17.0, or v0.18.0 = KAI main after it (d5bc503).
     kai_version: str = "v0.17.0"
 
@@ -215,6 +226,8 @@ class Placement:
             raise ValueError(f"placement node strategy must be 'binpack' or 'spread', got {self.node!r}")
         if self.gpu not in ("pack", "spread"):
             raise ValueError(f"placement gpu strategy must be 'pack' or 'spread', got {self.gpu!r}")
+        if self.reclaim_resolve_method not in ("lca", "queue"):
+            raise ValueError(f"reclaimResolveMethod must be 'lca' or 'queue', got {self.reclaim_resolve_method!r}")
         if self.max_consolidation_preemptees < -1:
             raise ValueError(
                 f"maxConsolidationPreemptees must be -1 (no limit) or more, got {self.max_consolidation_preemptees}"

@@ -30,6 +30,8 @@ def _victims(ssn: Session, preemptor: JobState) -> VictimsOrder:
         for job in leaf_jobs(ssn, preemptor.queue)  # type: ignore[arg-type]  # a pending job's queue is a leaf
         if job.preemptible and job.priority < preemptor.priority and job is not preemptor and job.n_active_alloc > 0
     ]
+    if ssn.minruntime is not None:
+        jobs = [job for job in jobs if ssn.minruntime.preempt_victim(job)]
     return VictimsOrder(ssn, jobs)
 
 
@@ -51,7 +53,8 @@ def preempt(ssn: Session) -> None:
                 # KAI returns no search result here, which its loop reads as a failed search (preempt.go:106-108).
                 representatives.failed(job)
                 continue
-        solver = JobSolver(ssn, feasible_nodes(ssn, job), None, partial(_victims, ssn, job))
+        validator = ssn.minruntime.preempt_scenario if ssn.minruntime is not None else None
+        solver = JobSolver(ssn, feasible_nodes(ssn, job), validator, partial(_victims, ssn, job))
         statement = solver.solve(job)
         if statement is not None:
             statement.commit()

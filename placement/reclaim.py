@@ -85,6 +85,8 @@ def _victims(ssn: Session, reclaimer: JobState, required: tuple[float, float, fl
         if leaf is queue or not leaf.is_leaf or not filter_victim(queue, required, leaf):  # type: ignore[arg-type]
             continue
         jobs += [job for job in leaf_jobs(ssn, leaf) if job.preemptible and job.n_active_alloc > 0]
+    if ssn.minruntime is not None:
+        jobs = [job for job in jobs if ssn.minruntime.reclaim_victim(reclaimer, job)]
     return VictimsOrder(ssn, jobs)
 
 
@@ -110,7 +112,9 @@ def reclaim(ssn: Session) -> None:
             pending = scenario.preemptor.tasks
             needed = ssn.init_resources(job, pending)
             gpu_entry = _asks_plain_gpus(ssn, pending)
-            return check.reclaimable(job.queue, needed, gpu_entry, job.preemptible, _taken_by_queue(scenario))  # type: ignore[arg-type]
+            if not check.reclaimable(job.queue, needed, gpu_entry, job.preemptible, _taken_by_queue(scenario)):  # type: ignore[arg-type]
+                return False
+            return ssn.minruntime is None or ssn.minruntime.reclaim_scenario(scenario)
 
         solver = JobSolver(ssn, feasible_nodes(ssn, job), validator, partial(_victims, ssn, job, required))
         statement = solver.solve(job)

@@ -54,11 +54,12 @@ _TOP_KEYS |= {"kaiVersion", "stalenessGracePeriod", "topologies"}  # FORMAT v2
 # Rule sets the simulator implements (FORMAT v2 kaiVersion): v0.18.0 is KAI main after v0.17.0 (d5bc503).
 KAI_VERSIONS = ("v0.17.0", "v0.18.0")
 _NODE_KEYS = {"name", "gpus", "gpuMemoryMiB", "cpu", "memory", "pods", "migStrategy", "mig", "labels"}
-_QUEUE_KEYS = {"name", "parent", "priority", "gpu", "cpu", "memory"}
+_QUEUE_KEYS = {"name", "parent", "priority", "gpu", "cpu", "memory", "preemptMinRuntime", "reclaimMinRuntime"}
 _RESOURCE_KEYS = {"quota", "limit", "overQuotaWeight"}
 _REQUEST_KEYS = {"gpu", "gpuFraction", "gpuMemoryMiB", "gpuDevices", "mig", "cpu", "memory"}
 _JOB_KEYS = {"name", "queue", "priority", "preemptible", "minMember", "tasks", "ageSeconds", "preemptionDelay"}
 _JOB_KEYS |= {"staleSeconds", "stalenessGracePeriod", "subGroups", "minSubGroup", "topologyConstraint"}
+_JOB_KEYS |= {"startedSeconds"}
 _JOB_KEYS |= _REQUEST_KEYS
 # A Go/metav1 duration: "90s", "10m", "1h30m", "-1s", "0" (time.ParseDuration).
 _DURATION = re.compile(r"^[+-]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|ms|s|m|h))+)$")
@@ -127,8 +128,12 @@ def parse_scenario(document: object, source: str = "<scenario>") -> Scenario:
     return Scenario(str(name), Snapshot(nodes, queues, jobs, topologies), actions, rounds, placement, expect)
 
 
+_PLACEMENT_KEYS = {"node", "gpu", "maxConsolidationPreemptees", "useSchedulingSignatures"}
+_PLACEMENT_KEYS |= {"defaultPreemptMinRuntime", "defaultReclaimMinRuntime", "reclaimResolveMethod"}
+
+
 def _placement(r: Reader, raw: object) -> Placement:
-    doc = r.mapping(raw or {}, "placement", {"node", "gpu", "maxConsolidationPreemptees", "useSchedulingSignatures"})
+    doc = r.mapping(raw or {}, "placement", _PLACEMENT_KEYS)
     node, gpu = doc.get("node", "binpack"), doc.get("gpu", "pack")
     if node not in ("binpack", "spread"):
         raise r.fail("placement.node", f"must be binpack or spread, got {node!r}")
@@ -140,7 +145,24 @@ def _placement(r: Reader, raw: object) -> Placement:
     signatures = doc.get("useSchedulingSignatures", False)
     if not isinstance(signatures, bool):
         raise r.fail("placement.useSchedulingSignatures", f"must be true or false, got {signatures!r}")
-    return Placement(node=node, gpu=gpu, max_consolidation_preemptees=preemptees, use_scheduling_signatures=signatures)
+    resolve = doc.get("reclaimResolveMethod", "lca")
+    if resolve not in ("lca", "queue"):
+        raise r.fail("placement.reclaimResolveMethod", f"must be lca or queue, got {resolve!r}")
+
+    def min_runtime(key: str) -> float:
+        # parseMinRuntime (minruntime.go:36-48): a negative duration counts as 0.
+        value = doc.get(key)
+        return max(0.0, _duration(r, value, f"placement.{key}")) if value is not None else 0.0
+
+    return Placement(
+        node=node,
+        gpu=gpu,
+        max_consolidation_preemptees=preemptees,
+        use_scheduling_signatures=signatures,
+        default_preempt_min_runtime=min_runtime("defaultPreemptMinRuntime"),
+        default_reclaim_min_runtime=min_runtime("defaultReclaimMinRuntime"),
+        reclaim_resolve_method=resolve,
+    )
 
 
 def _node(r: Reader, raw: object, path: str) -> Node:
@@ -175,7 +197,18 @@ def _queue(r: Reader, raw: object, path: str) -> Queue:
         gpu=_resource(r, doc.get("gpu", {}), f"{path}.gpu"),
         cpu=_resource(r, doc.get("cpu", {}), f"{path}.cpu"),
         memory=_resource(r, doc.get("memory", {}), f"{path}.memory"),
+        preempt_min_runtime=_optional_duration(r, doc.get("preemptMinRuntime"), f"{path}.preemptMinRuntime"),
+        reclaim_min_runtime=_optional_duration(r, doc.get("reclaimMinRuntime"), f"{path}.reclaimMinRuntime"),
     )
+
+
+def _harness_start(tasks: list[Task]) -> float | None:
+    """KAI's harness: a job with a running pod started a minute ago (jobs_fake/jobs.go:182-185)."""
+    return 60.0 if any(t.state == "Running" for t in tasks) else None
+
+
+def _optional_duration(r: Reader, value: object, path: str) -> float | None:
+    return _duration(r, value, path) if value is not None else None
 
 
 def _resource(r: Reader, raw: object, path: str) -> QueueResource:
@@ -249,6 +282,10 @@ def _job(r: Reader, raw: object, path: str, node_names: set[str], min_member_flo
     stale = r.number(stale, f"{path}.staleSeconds") if stale is not None else None
     grace = doc.get("stalenessGracePeriod")
     grace = _duration(r, grace, f"{path}.stalenessGracePeriod") if grace is not None else None
+    started = doc.get("startedSeconds")
+    started = r.number(started, f"{path}.startedSeconds") if started is not None else None
+    if started is not None and started < 0:
+        raise r.fail(f"{path}.startedSeconds", f"must be >= 0, got {started:g}")
     raw_tasks = doc.get("tasks", 1)
     tasks: list[Task] = []
     if isinstance(raw_tasks, int) and not isinstance(raw_tasks, bool):
@@ -298,6 +335,7 @@ def _job(r: Reader, raw: object, path: str, node_names: set[str], min_member_flo
         sub_groups=sub_groups,
         min_sub_group=min_sub,
         topology=topology,
+        started_seconds_ago=started if started is not None else _harness_start(tasks),
     )
 
 

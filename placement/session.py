@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from placement.fairshare import set_fair_shares
 from placement.idle_gpus_filter import idle_gpu_capacity, releasing_gpu_capacity
+from placement.minruntime import MinRuntime
 from placement.model import Placement, Snapshot
 from placement.node_order import NodeIndex
 from placement.nodes import NodeState
@@ -51,6 +52,14 @@ class Session:
         )
         self.max_consolidation_preemptees = placement.max_consolidation_preemptees
         self.use_signatures = placement.use_scheduling_signatures
+        # The minruntime plugin, consulted only when some min runtime is set (it protects nothing otherwise).
+        self.minruntime: MinRuntime | None = None
+        if (
+            placement.default_preempt_min_runtime > 0
+            or placement.default_reclaim_min_runtime > 0
+            or any((q.preempt_min_runtime or 0) > 0 or (q.reclaim_min_runtime or 0) > 0 for q in snapshot.queues)
+        ):
+            self.minruntime = MinRuntime(placement)
         # simulate(max_seconds=...): when the clock passes `deadline` every action stops at its next job,
         # and the result says it is partial.
         self.deadline: float | None = None

@@ -209,6 +209,7 @@ class JobState:
         "reason",
         "signature",
         "spec",
+        "started_ago",
         "tasks",
         "tasks_by_order",
         "tree",
@@ -229,6 +230,8 @@ class JobState:
         delay, age = spec.preemption_delay_seconds, spec.age_seconds
         # Strict: exactly at the end of the window evictions are allowed; a delay <= 0 is none.
         self.within_preemption_delay = bool(delay and delay > 0 and age is not None and age < delay)
+        # Seconds since the job last started (minruntime); allocate sets 0 when it starts the job.
+        self.started_ago = spec.started_seconds_ago
         # Identical pods of a count-style job share one spec object, so they share one parsed request.
         requests: dict[int, TaskRequest] = {}
         self.tasks = []
