@@ -183,8 +183,10 @@ class TaskState:
         self.virtual = False
         # [cpu, memory, gpu quota] this task holds in its queue once placed (KAI's AcceptedResource).
         self.accepted: tuple[float, float, float] = (0.0, 0.0, 0.0)
-        # KAI's taskorder: higher kai.scheduler/task-priority first, then pod UID (the pod name).
-        self.order = (-(spec.priority or 0), self.name)
+        # KAI's taskorder (plugins/taskorder/task_order.go:28-60): a pod with the kai.scheduler/task-priority
+        # label before one without, whatever its value; higher values first; then the pod UID (the pod name).
+        labelled = spec.priority is not None
+        self.order = (0 if labelled else 1, -(spec.priority or 0), self.name)
 
     def __repr__(self) -> str:
         return f"TaskState({self.name}, {self.status}, {self.node})"
