@@ -33,6 +33,8 @@ def _cluster_capacity(ssn: Session) -> tuple[float, int]:
     gpus = 0.0
     mem = 0
     for node in ssn.node_list:
+        if not node.spec.ready:
+            continue  # getSumOfAvailableGPUs skips nodes that are not ready (actions/utils/action.go:203)
         idle = idle_gpu_capacity(node)
         rel = releasing_gpu_capacity(node)
         gpus += idle[0] + rel[0]

@@ -89,6 +89,9 @@ class Node:
     mig: Mapping[str, int] = field(default_factory=dict)
     # metadata.labels; only the Topology levels' keys are read (KAI's topology plugin).
     labels: Mapping[str, str] = field(default_factory=dict)
+    # False: cordoned, NotReady or under pressure (scheduler_util.CheckNodeConditionPredicate). KAI leaves such
+    # a node out of the fair-share total (proportion.go:267-271) and of consolidation's GPU sum (action.go:203).
+    ready: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,7 +53,7 @@ _TOP_KEYS = {"name", "source", "note", "actions", "rounds", "placement", "nodes"
 _TOP_KEYS |= {"kaiVersion", "stalenessGracePeriod", "topologies"}  # FORMAT v2
 # Rule sets the simulator implements (FORMAT v2 kaiVersion): v0.18.0 is KAI main after v0.17.0 (d5bc503).
 KAI_VERSIONS = ("v0.17.0", "v0.18.0")
-_NODE_KEYS = {"name", "gpus", "gpuMemoryMiB", "cpu", "memory", "pods", "migStrategy", "mig", "labels"}
+_NODE_KEYS = {"name", "gpus", "gpuMemoryMiB", "cpu", "memory", "pods", "migStrategy", "mig", "labels", "ready"}
 _QUEUE_KEYS = {"name", "parent", "priority", "gpu", "cpu", "memory", "preemptMinRuntime", "reclaimMinRuntime"}
 _RESOURCE_KEYS = {"quota", "limit", "overQuotaWeight"}
 _REQUEST_KEYS = {"gpu", "gpuFraction", "gpuMemoryMiB", "gpuDevices", "mig", "cpu", "memory"}
@@ -184,7 +184,14 @@ def _node(r: Reader, raw: object, path: str) -> Node:
         mig_strategy=strategy,
         mig=r.mig(doc.get("mig", {}), f"{path}.mig"),
         labels=scenario_groups.labels(r, doc.get("labels", {}), f"{path}.labels"),
+        ready=_boolean(r, doc.get("ready", True), f"{path}.ready"),
     )
+
+
+def _boolean(r: Reader, value: object, path: str) -> bool:
+    if not isinstance(value, bool):
+        raise r.fail(path, f"must be true or false, got {value!r}")
+    return value
 
 
 def _queue(r: Reader, raw: object, path: str) -> Queue:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from placement.fairshare import set_fair_shares
 from placement.idle_gpus_filter import idle_gpu_capacity, releasing_gpu_capacity
 from placement.minruntime import MinRuntime
-from placement.model import Placement, Snapshot
+from placement.model import DEFAULT_GPU_MEMORY_MIB, Placement, Snapshot
 from placement.node_order import NodeIndex
 from placement.nodes import NodeState
 from placement.queues import QueueState, build_queues
@@ -29,6 +29,7 @@ from placement.tasks import (
     TERMINAL,
     JobState,
     TaskState,
+    mig_gpu_portion,
 )
 from placement.topology_tree import TopologyTree
 
@@ -178,9 +179,11 @@ class Session:
             mig,
             max((n.alloc_pods for n in self.node_list), default=0),
         )
-        gpu_mems = [n.gpu_mem for n in self.node_list if n.alloc_gpus > 0]
-        self.min_gpu_mem = min(gpu_mems) if gpu_mems else None
-        self.max_gpu_mem = max(gpu_mems) if gpu_mems else None
+        # Every node whose GPUs have more than the default 100 MiB, GPUs allocatable or not (cluster_info.go:
+        # 283-298); none: 100, as KAI's harness sets it (test_utils_builder.go:353-383).
+        gpu_mems = [n.gpu_mem for n in self.node_list if n.gpu_mem > DEFAULT_GPU_MEMORY_MIB]
+        self.min_gpu_mem = min(gpu_mems, default=DEFAULT_GPU_MEMORY_MIB)
+        self.max_gpu_mem = max(gpu_mems, default=DEFAULT_GPU_MEMORY_MIB)
         self._open_queues()
         if self.use_signatures:  # read only by the evicting actions' representatives, and only then
             for job in self.jobs.values():
@@ -225,11 +228,15 @@ class Session:
 
     def _open_queues(self) -> None:
         self.queues, self.dropped_queues = build_queues(self.snapshot.queues)
+        # setTotalResources (proportion.go:259-283): ready nodes only; a MIG device adds its "g" count of GPUs
+        # (ResourceVector.TotalGPUs through QuantifyVector).
         total = [0.0, 0.0, 0.0]
         for node in self.node_list:
+            if not node.spec.ready:
+                continue
             total[0] += node.alloc_cpu
             total[1] += node.alloc_mem
-            total[2] += node.alloc_gpus
+            total[2] += node.alloc_gpus + sum(mig_gpu_portion(name) * n for name, n in node.alloc_mig.items())
         self.total = total
         for job in self.jobs.values():
             queue = self.queues.get(job.queue_name)

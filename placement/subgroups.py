@@ -175,8 +175,8 @@ def _from_pod_set(ps: PodSet, real: bool) -> list[TaskState]:
     return pending[:want]
 
 
-def _task_order(task: TaskState) -> tuple[int, str]:
-    """TaskOrderFn as a key: higher kai.scheduler/task-priority first, then pod name."""
+def _task_order(task: TaskState) -> tuple[int, int, str]:
+    """TaskOrderFn as a key (TaskState.order): labelled pods first, higher task-priority first, then pod name."""
     return task.order
 
 

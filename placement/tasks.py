@@ -131,8 +131,9 @@ class TaskRequest:
         return self.kind == KIND_FRACTION or self.kind == KIND_MEMORY
 
     def memory_fraction(self, gpu_memory_mib: int) -> float:
-        """GpuMemoryAsGpuFraction: the GPUs a gpu-memory request is worth on GPUs of this size."""
-        return self.count * self.gpu_memory / gpu_memory_mib if gpu_memory_mib else 0.0
+        """GpuMemoryAsGpuFraction: the GPUs a gpu-memory request is worth on GPUs of this size, in Go's operation
+        order (count * (memory / device)): 3 x 100 MiB of 1000 MiB is 0.30000000000000004, over a 0.3 quota."""
+        return self.count * (self.gpu_memory / gpu_memory_mib) if gpu_memory_mib else 0.0
 
     def describe(self) -> str:
         """Human-readable request, e.g. '2 GPUs', '0.5 GPU', '2 x 350 MiB GPU memory'."""

@@ -44,3 +44,28 @@ def test_a_leftover_unit_no_level_takes_whole_goes_to_the_largest_remainder_then
     jobs = [_running("a1", "qa"), _running("a2", "qa"), _running("b1", "qb")]
     jobs += [_pending("a3", "qa"), _pending("b2", "qb"), _pending("b3", "qb")]
     assert _fair_gpus(queues, jobs) == {"qa": 2.0, "qb": 1.0}
+
+
+def _reclaim_beside_a_spare_node(ready: bool) -> str:
+    # n2 offers no pod slot either way; whether its GPUs count in the total decides the fair shares.
+    share = {"quota": 0, "limit": -1, "overQuotaWeight": 1}
+    doc = {
+        "actions": ["reclaim"],
+        "nodes": [{"name": "n1", "gpus": 2}, {"name": "n2", "gpus": 2, "pods": 0, "ready": ready}],
+        "queues": [queue("a", share), queue("b", share)],
+        "jobs": [
+            {"name": "a0", "queue": "a", "gpu": 1, "tasks": [{"state": "Running", "node": "n1"}] * 2},
+            {"name": "b0", "queue": "b", "gpu": 1},
+        ],
+    }
+    return run(doc).tasks["b0-0"].status
+
+
+def test_a_node_that_is_not_ready_is_left_out_of_the_fair_share_total() -> None:
+    # proportion.go:267-271: total 2 GPUs, so a (2 running) is over its share of 1 and b reclaims one.
+    assert _reclaim_beside_a_spare_node(ready=False) == "Pipelined"
+
+
+def test_a_ready_node_counts_in_the_fair_share_total_even_without_pod_slots() -> None:
+    # Total 4 GPUs: a's share is 2, it is not over it, and b cannot reclaim.
+    assert _reclaim_beside_a_spare_node(ready=True) == "Pending"
