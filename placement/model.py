@@ -223,6 +223,10 @@ class Placement:
     reclaim_resolve_method: str = "lca"
     # Which KAI's rules to apply (placement.versions): v0.17.0, or v0.18.0 = KAI main after it (d5bc503).
     kai_version: str = "v0.17.0"
+    # A real cluster runs one reservation pod per shared GPU in use, which takes a pod slot on its node
+    # (node_info.go:470-473 tracks all but its GPU). KAI's test harness builds none (nodes_fake/nodes.go:108-115),
+    # so scenarios read without them.
+    reservation_pods: bool = True
 
     def __post_init__(self) -> None:
         if self.node not in ("binpack", "spread"):

@@ -302,16 +302,18 @@ class NodeState:
         # No best-effort shortcut: KAI's (node_info.go:160) needs an all-zero request, and pods=1 never is.
         if req.cpu > cpu or req.mem > mem or pods < 1:
             return False
-        if req.kind == KIND_WHOLE:
-            return req.gpus <= gpus
-        if req.kind == KIND_MIG:
-            for name, n in req.mig:
+        if req.kind == KIND_WHOLE or req.kind == KIND_CPU or req.kind == KIND_MIG:
+            # A regular or MIG request is compared on every dimension (lessEqualTaskToNodeResources,
+            # node_info.go:357-359, 755-761): a node whose GPUs or MIG devices are over-committed (a negative
+            # idle count) takes no such pod, even one that asks none of them.
+            if req.gpus > gpus:
+                return False
+            asked = dict(req.mig)
+            for name in self.alloc_mig:
                 have = self.idle_mig.get(name, 0) + (self.rel_mig.get(name, 0) if releasing else 0)
-                if name not in self.alloc_mig or n > have:
+                if asked.get(name, 0) > have:
                     return False
-            return True
-        if req.kind == KIND_CPU:
-            return True
+            return all(name in self.alloc_mig for name in asked)
         if not self.valid_portion(req):
             return False
         need = req.count

@@ -164,7 +164,8 @@ class Session:
             node.add(task, task.status, task.groups)
             task.accepted = node.accepted_for(task.req)
         for node in self.node_list:
-            node.reserve_pods()
+            if self.placement.reservation_pods:
+                node.reserve_pods()
             born = node.born = self._born.setdefault(node.name, set())
             born.intersection_update(node.sh_used)  # a label no group has any more may be given out again
         # MaxNodePoolResources' allocatable maximum per resource, over every node (one vector, like KAI's).

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
-from placement_testlib import queue, run
+from placement_testlib import queue, run, scenario
 
 from placement import Job, Node, Placement, Queue, QueueResource, Result, Snapshot, Task, simulate
 from placement.nodes import _go_atoi
@@ -149,9 +150,27 @@ def test_joining_a_running_pods_gpu_needs_no_pod_slot_only_when_its_label_is_an_
         "tasks": [{"state": "Running", "node": "n0", "gpuGroups": [label]}],
     }
     pending = {"name": "p", "queue": "q", "gpuFraction": 0.3}
-    # 3 slots: the running pod, its reservation pod, and one left.
-    result = run(_doc([{"name": "n0", "gpus": 1, "pods": 3}], [running, pending]))
+    # 2 slots: the running pod and one left (a scenario, like KAI's harness, has no reservation pods).
+    result = run(_doc([{"name": "n0", "gpus": 1, "pods": 2}], [running, pending]))
     assert result.tasks["p-0"].status == status
+
+
+def _slot_after_a_running_share(reservation_pods: bool) -> str:
+    running = {"name": "r", "queue": "q", "gpuFraction": 0.3, "tasks": [{"state": "Running", "node": "n0"}]}
+    cpu = {"name": "c", "queue": "q", "cpu": "1"}
+    s = scenario(_doc([{"name": "n0", "gpus": 1, "pods": 2}], [running, cpu]))
+    placement = dataclasses.replace(s.placement, reservation_pods=reservation_pods)
+    return simulate(s.snapshot, s.actions, s.rounds, placement).tasks["c-0"].status
+
+
+def test_a_live_cluster_s_reservation_pod_takes_a_slot_for_each_shared_gpu_in_use() -> None:
+    # node_info.go:470-473: the reservation pod is tracked for all but its GPU, its pod slot included.
+    assert _slot_after_a_running_share(reservation_pods=True) == "Pending"
+
+
+def test_a_scenario_has_no_reservation_pods_as_in_kais_harness() -> None:
+    # nodes_fake/nodes.go:108-115: free slots are the node's pods less the pods on it.
+    assert _slot_after_a_running_share(reservation_pods=False) == "Binding"
 
 
 @pytest.mark.parametrize(
