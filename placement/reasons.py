@@ -80,6 +80,8 @@ def _capacity_reason(job: JobState, failure: CapacityFailure) -> Reason:
 def explain(ssn: Session, job: JobState) -> Reason:
     """The reason `job` has pending pods after the simulation."""
     queue_names = {q.name for q in ssn.snapshot.queues}
+    if not job.queue_name:
+        return Reason(QUEUE_MISSING, "the job names no queue (its PodGroup's spec.queue is empty)", queue="")
     if job.queue_name not in queue_names:
         return Reason(QUEUE_MISSING, f"queue {job.queue_name} does not exist", queue=job.queue_name)
     if job.queue_name in ssn.dropped_queues:

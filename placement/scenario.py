@@ -46,7 +46,7 @@ from placement.scenario_reader import (
     unique,
 )
 
-__all__ = ["Scenario", "ScenarioError", "parse_scenario"]
+__all__ = ["Scenario", "ScenarioError", "duration_seconds", "parse_scenario"]
 
 
 _TOP_KEYS = {"name", "source", "note", "actions", "rounds", "placement", "nodes", "queues", "jobs", "expect"}
@@ -348,9 +348,17 @@ def _job(r: Reader, raw: object, path: str, node_names: set[str], min_member_flo
 
 
 def _duration(r: Reader, value: object, path: str) -> float:
-    """Seconds of a Go duration string ("10m", "90s", "-1s")."""
-    if not isinstance(value, str) or not _DURATION.match(value):
+    seconds = duration_seconds(value)
+    if seconds is None:
         raise r.fail(path, f"must be a duration like '90s', '10m' or '1h30m', got {value!r}")
+    return seconds
+
+
+def duration_seconds(value: object) -> float | None:
+    """Seconds of a Go duration string ("10m", "90s", "-1s", "1h0m0s" as metav1.Duration writes it); None if
+    it is not one."""
+    if not isinstance(value, str) or len(value) > 64 or not _DURATION.match(value):
+        return None
     sign = -1.0 if value.startswith("-") else 1.0
     return sign * sum(float(n) * _UNIT_SECONDS[u] for n, u in _DURATION_PART.findall(value))
 

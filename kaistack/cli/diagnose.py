@@ -12,10 +12,11 @@ from kaistack.cli.output import print_json
 from kaistack.cli.sim_progress import simulation_progress
 
 DESCRIPTION = """\
-Reads nodes, pods, PodGroups, BindRequests, Queues and Topologies (read-only, with whatever the credentials
-may read) or a dump made by `kubectl get nodes,pods,podgroups,bindrequests,queues,topologies -A -o yaml`, runs
-one KAI scheduling cycle on what is really there, and says for each Pending pod why KAI leaves it Pending, in
-the words of `kaistack check`. It also lists the field's quiet mistakes with the object and the fix: GPU pods
+Reads nodes, pods, PodGroups, BindRequests, Queues, Topologies and PriorityClasses (read-only, with whatever
+the credentials may read) or a dump made by
+`kubectl get nodes,pods,podgroups,bindrequests,queues,topologies,priorityclasses -A -o yaml`, runs one KAI
+scheduling cycle on what is really there, and says for each Pending pod why KAI leaves it Pending, in the
+words of `kaistack check`. It also lists the field's quiet mistakes with the object and the fix: GPU pods
 without schedulerName kai-scheduler, queue labels naming no queue, Queue limits left out (read as 0),
 Deployments in a queue without GPU quota, vCluster owner references the pod-grouper cannot follow, reservation
 pods without a GPU runtime, vLLM memory utilization above the pod's share.
@@ -25,9 +26,9 @@ EPILOG = """\
 examples:
   kaistack diagnose                                  $KUBECONFIG's current context
   kaistack diagnose --context prod --namespace ml    one namespace's pods (nodes and queues cluster-wide)
-  kubectl get nodes,pods,podgroups,bindrequests,queues,topologies -A -o yaml > dump.yaml
+  kubectl get nodes,pods,podgroups,bindrequests,queues,topologies,priorityclasses -A -o yaml > dump.yaml
   kaistack diagnose --from-dump dump.yaml            the same from that dump
-  kubectl get nodes,pods,podgroups,bindrequests,queues,topologies -A -o json > dump.json
+  kubectl get nodes,pods,podgroups,bindrequests,queues,topologies,priorityclasses -A -o json > dump.json
   kaistack diagnose --from-dump dump.json            JSON reads far faster on a large cluster
   kaistack diagnose --max-seconds 60                 a busy cluster: at most about a minute of simulation
   kaistack diagnose --from-dump dump.yaml --at 2026-11-25T18:00:00Z   the time the dump was taken
@@ -132,20 +133,29 @@ def read_live(args: argparse.Namespace) -> tuple[list[Any], list[str]]:
     """Every kind the credentials may read; a kind they may not is skipped and said."""
     from kaistack.kube.client import KubeAPIError, KubeClient
     from kaistack.kube.kubeconfig import resolve_kubeconfig
-    from kaistack.kube.resources import BindRequest, Node, Pod, PodGroup, Queue, Topology
+    from kaistack.kube.resources import BindRequest, Node, Pod, PodGroup, PriorityClass, Queue, Topology
 
     kubeconfig = resolve_kubeconfig("", args.kubeconfig)
     objects: list[Any] = []
     notes: list[str] = []
     with KubeClient.from_kubeconfig(kubeconfig.text, context=args.context, base_dir=kubeconfig.base_dir) as client:
-        kinds = ((Node, False), (Queue, False), (Topology, False), (PodGroup, True), (BindRequest, True), (Pod, True))
+        kinds = (
+            (Node, False),
+            (Queue, False),
+            (Topology, False),
+            (PriorityClass, False),
+            (PodGroup, True),
+            (BindRequest, True),
+            (Pod, True),
+        )
         for kind, namespaced in kinds:
             name = kind.__name__
             try:
                 items = client.list(kind, namespace=args.namespace) if namespaced else client.list(kind)
             except KubeAPIError as err:
                 if err.status in (401, 403, 404):
-                    notes.append(f"could not read {name}s ({err.status}); diagnosed without them")
+                    plural = name + ("es" if name.endswith("s") else "s")
+                    notes.append(f"could not read {plural} ({err.status}); diagnosed without them")
                     continue
                 raise
             objects += [{"kind": name, **item} for item in items]

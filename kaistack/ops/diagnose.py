@@ -1,7 +1,7 @@
 """`kaistack diagnose`: why each pod is Pending on a running cluster, and the quiet mistakes around KAI.
 
 Read-only. The objects come from the API or from a `kubectl get
-nodes,pods,podgroups,bindrequests,queues,topologies -A -o yaml` dump; the snapshot
+nodes,pods,podgroups,bindrequests,queues,topologies,priorityclasses -A -o yaml` dump; the snapshot
 (kaistack.ops.live_snapshot) goes through one scheduling cycle of the same simulator `kaistack check` uses,
 and every pod still Pending gets the checker's reason. A Pending pod the simulator would place is reported as
 such: KAI should schedule it on its next cycle, so the cause is outside the scheduler's decision (the
@@ -21,9 +21,10 @@ from kaistack.guardrails.podspec import Res, mapping, pod_templates, requests_gp
 from kaistack.guardrails.rules import gpu_memory_utilization_within_fraction
 from kaistack.guardrails.settings import Settings
 from kaistack.ops.live_snapshot import LiveSnapshot, build, by_kind, object_name, object_namespace
+from placement.model import ALL_ACTIONS
 from placement.reasons import NOT_ATTEMPTED
 from placement.simulation import simulate
-from placement.tasks import PIPELINED
+from placement.tasks import PENDING, PIPELINED
 
 RESERVATION_NAMESPACE = kai_api.RESERVATION_NAMESPACE
 PARTIAL = (
@@ -96,7 +97,8 @@ def _pending(
     if not waiting:
         return out, False
     # Read right after the cycle, as KAI leaves it: a pipelined pod is still pipelined, not back to Pending.
-    result = simulate(live.snapshot, rounds=1, settle=False, max_seconds=max_seconds, **simulation)
+    # KAI's default actions, stale gang eviction included (conf_util/scheduler_conf_util.go:38).
+    result = simulate(live.snapshot, ALL_ACTIONS, rounds=1, settle=False, max_seconds=max_seconds, **simulation)
     for name in waiting:
         job = jobs[name]
         reason = result.reasons.get(name)
@@ -107,7 +109,8 @@ def _pending(
             outcome = result.tasks.get(f"{name}-{index}")
             if outcome is not None and outcome.status == PIPELINED:
                 out.append(PendingPod(pod, name, job.queue, _pipelined(outcome.node), would_place=True))
-            elif reason is None:
+            elif reason is None or (outcome is not None and outcome.status != PENDING):
+                # Placed by the cycle, even where the job as a whole still has pods waiting (elastic jobs).
                 out.append(PendingPod(pod, name, job.queue, _WOULD_PLACE, would_place=True))
             elif result.partial and reason.code == NOT_ATTEMPTED:
                 out.append(PendingPod(pod, name, job.queue, _NOT_REACHED))

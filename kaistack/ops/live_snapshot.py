@@ -1,28 +1,33 @@
 """A running cluster's objects (Nodes, Pods, PodGroups, Queues) as the checker's snapshot.
 
-The objects come from the API (kaistack.kube) or from `kubectl get
-nodes,pods,podgroups,bindrequests,queues,topologies -A -o yaml`; this module only reads dicts. What KAI reads,
-and so what is read here (KAI@v0.17.0):
+The objects come from the API (kaistack.kube) or from
+`kubectl get nodes,pods,podgroups,bindrequests,queues,topologies,priorityclasses -A -o yaml`; this module only
+reads dicts. What KAI reads, and so what is read here (KAI@v0.17.0):
 - a node's allocatable `nvidia.com/gpu`, MIG resources, cpu, memory and pods, the `nvidia.com/gpu.memory`
   label (MiB), less what unfinished pods of other schedulers on it request (KAI's cache puts every pod on
   its node); a cordoned node keeps its pods and has no slot for a new one;
 - a Queue's `spec.parentQueue`, `priority` and `resources.{gpu,cpu,memory}.{quota,limit,overQuotaWeight}`,
   an omitted field being 0 as in the CRD;
 - pods with `schedulerName: kai-scheduler`, grouped by their `pod-group-name` annotation (a pod without
-  one is its own group); the PodGroup gives the queue, minMember (not cut to the pods present: a group short
-  of pods is not ready), preemptibility and priority class, else the pod's queue label. A pod's request is
+  one is its own group); the PodGroup alone gives the queue (none: the job's queue does not exist), minMember
+  (not cut to the pods present: a group short of pods is not ready), preemptibility, the priority class (its
+  PriorityClass object's value, else kaistack's classes, else the globalDefault class or 50), the preemption
+  delay and the times KAI keeps in annotations (last start, last eviction, stale since); without PodGroups
+  in the objects, the pod's queue label and class. Queues, jobs and pods are taken oldest first. A pod's request is
   KAI's getPodResourceRequest (containers, native sidecars, the init peak, overhead; MIG devices too). A pod
   with `spec.nodeName` and not finished is Running there, Releasing if it is being deleted (StuckInReleasing
   when still in phase Running more than 2 minutes after; a deleted pod with no node is left out), with its
   GPU groups (`runai-gpu-group` and `runai-gpu-group/<g>` labels) and `gpu-fraction-num-devices` for shared
-  GPUs; finished pods (Succeeded/Failed) are left out;
+  GPUs; finished pods (Succeeded/Failed) and pods in phase Unknown are left out;
 - Topology objects (`spec.levels[].nodeLabel`, `alias`) and the node labels they name; a PodGroup's
   `spec.topologyConstraint` (only with a `topology`, as subgroup_info.FromPodGroup reads it),
   `spec.minSubGroup` and `spec.subGroups`, and each pod's `kai.scheduler/subgroup-name` label.
 
 A pending pod with scheduling gates is Gated, as in KAI: left out of its job and reported for its gates.
-A pod with a BindRequest and no node yet is Binding on the request's node, with its selected GPU groups.
-Not read: PriorityClass objects (the class values are kaistack's four).
+A pod with a BindRequest and no node yet is Binding on the request's node, with its selected GPU groups,
+unless the request failed past its backoff. Queues' `preemptMinRuntime` / `reclaimMinRuntime` are read. A
+node that is cordoned, NotReady or under pressure keeps its pods, takes no new one and is left out of the
+fair shares.
 """
 
 from __future__ import annotations
@@ -36,12 +41,14 @@ from typing import Any
 
 from kaistack.declaration import kai_api
 from kaistack.guardrails.podspec import dig, mapping, seq
+from kaistack.ops.live_podgroups import bind_request_failed, job_times, node_not_ready, priority_classes
 from kaistack.ops.live_pods import (
     STUCK_IN_RELEASING_AFTER_SECONDS,
     annotations_of,
     labels_of,
     millis,
     number,
+    parse_time,
     pod_requests,
     pod_task,
 )
@@ -56,9 +63,12 @@ from placement.model import (
     TopologyConstraint,
     TopologyLevel,
 )
+from placement.scenario import duration_seconds
 from placement.tasks import STUCK_IN_RELEASING
 
-FINISHED = ("Succeeded", "Failed")
+# Pods that hold nothing: finished ones, which KAI's cache does not list, and phase Unknown, whose status
+# (pod_info.go:494-495) is not an active one, so KAI adds it to no node (node_info.go:423-433).
+FINISHED = ("Succeeded", "Failed", "Unknown")
 
 
 @dataclass(frozen=True)
@@ -138,31 +148,43 @@ def build(
         members.setdefault(group, []).append(pod)
     nodes = tuple(_node(n, level_labels, foreign.get(object_name(n), ()), on_node) for n in kinds.get("Node", []))
     for n in kinds.get("Node", []):
-        if dig(n, "spec", "unschedulable"):
-            notes.append(f"node {object_name(n)} is cordoned: its pods count, nothing new is placed there")
-    queues = tuple(_queue(q) for q in kinds.get("Queue", []))
+        if reasons := node_not_ready(n):
+            notes.append(
+                f"node {object_name(n)} is {' and '.join(reasons)}: its pods count, nothing new is placed there, "
+                "and its resources are left out of the queues' fair shares"
+            )
+    # Queue age is queue order's last tie-break, job age the job order's (session_plugins.go:278-285,
+    # queue_order.go:256-261): both by creationTimestamp.
+    queues = tuple(_queue(q) for q in sorted(kinds.get("Queue", []), key=_age_key))
+    classes, default_priority = priority_classes(kinds.get("PriorityClass", []))
     node_names = {n.name for n in nodes}
     # A pod KAI has chosen a node for but not yet bound is Binding there (pod_info.go:193-195, 485-486), by the
     # BindRequest named after it in its namespace; one whose node is gone is left out (cluster_info.go:393-412).
     binding: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {}
     for request in kinds.get("BindRequest", []):
         pod_name, node_name = dig(request, "spec", "podName"), dig(request, "spec", "selectedNode")
+        if bind_request_failed(request):
+            continue  # GetBindRequestForPod ignores a request that failed past its backoff
         if isinstance(pod_name, str) and isinstance(node_name, str) and node_name in node_names:
             groups_ = tuple(str(g) for g in seq(dig(request, "spec", "selectedGPUGroups")) if isinstance(g, str))
             binding[(object_namespace(request), pod_name)] = (node_name, groups_)
     jobs = []
     pods_of_job: dict[str, list[str]] = {}
     gated: dict[str, tuple[str, str, tuple[str, ...]]] = {}
-    for group, pods in members.items():
+    for group, pods in sorted(members.items(), key=lambda item: _age_key(groups.get(item[0]) or item[1][0])):
         pg = groups.get(group)
-        queue = str(dig(pg, "spec", "queue") or "") if pg else ""
-        if not queue:
+        if pg is not None:
+            # The PodGroup alone names the queue and the priority class (cluster_info.go:447-451, 601-635).
+            raw_queue = dig(pg, "spec", "queue")
+            queue = raw_queue if isinstance(raw_queue, str) else ""
+            priority = classes.get(str(dig(pg, "spec", "priorityClassName") or ""), default_priority)
+        else:  # no PodGroups were read: the pod-grouper would have made one from the pod
             queue = str(labels_of(pods[0]).get(queue_label) or "default-queue")
-        klass = str(dig(pg, "spec", "priorityClassName") or dig(pods[0], "spec", "priorityClassName") or "")
-        priority = kai_api.PRIORITY_CLASSES.get(klass, _int(dig(pods[0], "spec", "priority"), 50))
+            klass = str(dig(pods[0], "spec", "priorityClassName") or "")
+            priority = classes.get(klass, _int(dig(pods[0], "spec", "priority"), default_priority))
         tasks = []
         sub_groups = bool(pg and seq(dig(pg, "spec", "subGroups")))
-        for pod in pods:
+        for pod in sorted(pods, key=_age_key):  # task order's last tie-break: creation
             raw_node = dig(pod, "spec", "nodeName")
             node = raw_node if isinstance(raw_node, str) and raw_node else None
             bound_groups: tuple[str, ...] = ()
@@ -202,6 +224,7 @@ def build(
                     sub_groups=_sub_groups(pg),
                     min_sub_group=_optional_int(dig(pg, "spec", "minSubGroup")),
                     topology=_constraint(dig(pg, "spec", "topologyConstraint"), root=True),
+                    **(job_times(pg, now) if pg else {}),
                 )
             )
     snapshot = Snapshot(nodes, queues, tuple(jobs), topologies)
@@ -293,9 +316,9 @@ def _node(
     foreign: Iterable[Mapping[str, float]] = (),
     kai_pods_on: Mapping[str, int] | None = None,
 ) -> Node:
-    """The node as KAI's placement sees it: allocatable less what other schedulers' pods request. A cordoned
-    node stays (its pods count for their queues) with no pod slot to spare: Kubernetes taints it
-    unschedulable and KAI's node filters honour the taint."""
+    """The node as KAI's placement sees it: allocatable less what other schedulers' pods request. A node that
+    is cordoned, NotReady or under pressure stays (its pods count for their queues) with no pod slot to spare,
+    as Kubernetes taints it and KAI's node filters honour the taint, and out of the fair-share total."""
     allocatable = mapping(dig(obj, "status", "allocatable"))
     labels = labels_of(obj)
     memory = labels.get(kai_api.GPU_MEMORY_LABEL)
@@ -309,7 +332,8 @@ def _node(
         if str(k).startswith(kai_api.MIG_RESOURCE_PREFIX) and number(v)
     }
     pods = max(0, int(number(allocatable.get("pods")) or 110) - int(used.get("pods", 0)))
-    if dig(obj, "spec", "unschedulable"):
+    ready = not node_not_ready(obj)
+    if not ready:
         pods = (kai_pods_on or {}).get(object_name(obj), 0)
     return Node(
         name=object_name(obj),
@@ -321,6 +345,7 @@ def _node(
         mig_strategy=str(labels.get(kai_api.MIG_STRATEGY_LABEL, "none")) if mig else "none",
         mig=mig,
         labels={k: str(v) for k, v in labels.items() if k in level_labels},
+        ready=ready,
     )
 
 
@@ -340,7 +365,15 @@ def _queue(obj: Mapping[str, Any]) -> Queue:
         gpu=block("gpu"),
         cpu=block("cpu"),
         memory=block("memory"),
+        preempt_min_runtime=duration_seconds(spec.get("preemptMinRuntime")),
+        reclaim_min_runtime=duration_seconds(spec.get("reclaimMinRuntime")),
     )
+
+
+def _age_key(obj: Mapping[str, Any]) -> float:
+    """Older first; KAI breaks ties by UID, which says nothing, so ties keep the order they were read in."""
+    created = parse_time(dig(obj, "metadata", "creationTimestamp"))
+    return created.timestamp() if created is not None else math.inf
 
 
 def object_name(obj: Mapping[str, Any]) -> str:

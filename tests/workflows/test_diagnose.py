@@ -195,3 +195,13 @@ def test_the_scheduling_cycle_shows_its_progress_on_stderr_when_asked(
     captured = capsys.readouterr()
     assert "cycle 1: allocate" in captured.err
     assert json.loads(captured.out)["ok"] is False
+
+
+def test_live_read_lists_priority_classes_at_their_api_path(
+    fake_kube: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """scheduling.k8s.io/v1 priorityclasses: the PodGroup's class value (cluster_info.go:601-635)."""
+    fake_kube.forbidden.add("/apis/scheduling.k8s.io/v1/priorityclasses")
+    main(["diagnose", "--kubeconfig", str(fake_kube.kubeconfig(tmp_path)), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert any("could not read PriorityClasses (403)" in n for n in report["notes"])

@@ -260,3 +260,106 @@ def test_hostile_node_names_and_queue_labels_are_read_without_raising() -> None:
     odd = _pod("odd", spec={"nodeName": ["n1"]}, metadata={"labels": {"kai.scheduler/queue": {"x": 1}}})
     report = diagnose([_node(), _queue(), odd])
     assert [p.pod for p in report.pending] == ["ml/odd"]
+
+
+def _group(name: str, **spec: Any) -> dict[str, Any]:
+    metadata = {"name": name, "namespace": "ml", **spec.pop("metadata", {})}
+    return {"kind": "PodGroup", "metadata": metadata, "spec": {"queue": "q", "minMember": 1, **spec}}
+
+
+def _member(name: str, group: str, node: str | None = None, **extra: Any) -> dict[str, Any]:
+    return _pod(name, node=node, metadata={"annotations": {"pod-group-name": group}}, **extra)
+
+
+NOW = datetime(2026, 11, 25, 12, tzinfo=UTC)
+
+
+def test_a_pod_in_phase_unknown_holds_nothing_on_its_node() -> None:
+    # pod_info.go:494-495: status Unknown is not active, so node_info.go:423-433 adds it to no node.
+    lost = _pod("lost", node="n1", **_gpu_limit(2))
+    lost["status"]["phase"] = "Unknown"
+    snap = build([_node(), lost]).snapshot
+    assert (snap.jobs, snap.nodes[0].gpus) == ((), 2)
+
+
+def test_the_podgroup_alone_names_the_queue() -> None:
+    # cluster_info.go:447-451: a PodGroup whose spec.queue is empty names no queue; the pod's label is not read.
+    group = _group("g", queue="")
+    report = diagnose([_node(), _queue(), group, _member("p", "g", **_gpu_limit(1))])
+    assert [p.reason for p in report.pending] == ["the job names no queue (its PodGroup's spec.queue is empty)"]
+
+
+def test_the_priority_is_the_podgroup_s_class_read_from_its_priority_class() -> None:
+    # cluster_info.go:601-635: the PodGroup's class; a PriorityClass object's value; else the globalDefault one.
+    classes = [
+        {"kind": "PriorityClass", "metadata": {"name": "train"}, "value": 60},
+        {"kind": "PriorityClass", "metadata": {"name": "everyday"}, "value": 70, "globalDefault": True},
+    ]
+    groups = [_group("a", priorityClassName="train"), _group("b", priorityClassName="missing"), _group("c")]
+    pods = [_member("pa", "a", spec={"priorityClassName": "inference"}), _member("pb", "b"), _member("pc", "c")]
+    jobs = {j.name: j.priority for j in build([_node(), *classes, *groups, *pods]).snapshot.jobs}
+    assert jobs == {"a": 60, "b": 70, "c": 70}
+
+
+def test_a_bind_request_that_failed_past_its_backoff_is_ignored() -> None:
+    # binrequest_info.go:16-27, 85-97.
+    def request(**status: Any) -> dict[str, Any]:
+        spec = {"podName": "p", "selectedNode": "n1", "backoffLimit": 3}
+        return {"kind": "BindRequest", "metadata": {"name": "p", "namespace": "ml"}, "spec": spec, "status": status}
+
+    def node(req: dict[str, Any]) -> str | None:
+        return build([_node(), _group("g"), _member("p", "g"), req]).snapshot.jobs[0].tasks[0].node
+
+    assert node(request(phase="Failed", failedAttempts=3)) is None
+    assert node(request(phase="Failed", failedAttempts=1)) == "n1"  # still retrying: the pod holds n1
+
+
+def test_a_node_that_is_not_ready_keeps_its_pods_takes_none_and_leaves_the_fair_shares() -> None:
+    node = _node()
+    node["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
+    live = build([node, _pod("r", node="n1")])
+    assert (live.snapshot.nodes[0].ready, live.snapshot.nodes[0].pods) == (False, 1)
+    assert any("n1 is NotReady" in n for n in live.notes)
+
+
+def test_podgroup_times_give_the_delay_the_start_and_the_staleness() -> None:
+    annotations = {
+        "kai.scheduler/last-eviction-timestamp": "2026-11-25T11:55:00Z",
+        "kai.scheduler/last-start-timestamp": "2026-11-25T11:50:00Z",
+        "kai.scheduler/stale-podgroup-timestamp": "2026-11-25T11:59:00Z",
+    }
+    metadata = {"creationTimestamp": "2026-11-25T11:00:00Z", "annotations": annotations}
+    group = _group("g", metadata=metadata, preemptionDelay="10m0s", stalenessGracePeriod="30s")
+    [job] = build([_node(), group, _member("p", "g")], now=NOW).snapshot.jobs
+    # job_info.go:204-221: the delay counts from the later of creation and last eviction.
+    assert (job.age_seconds, job.preemption_delay_seconds) == (300.0, 600.0)
+    assert (job.started_seconds_ago, job.stale_seconds, job.staleness_grace_seconds) == (600.0, 60.0, 30.0)
+
+
+def test_queue_min_runtimes_are_read() -> None:
+    queue = _queue()
+    queue["spec"].update(preemptMinRuntime="5m", reclaimMinRuntime="1h0m0s")
+    [q] = build([queue]).snapshot.queues
+    assert (q.preempt_min_runtime, q.reclaim_min_runtime) == (300.0, 3600.0)
+
+
+def test_jobs_and_queues_are_taken_oldest_first() -> None:
+    def stamped(obj: dict[str, Any], when: str) -> dict[str, Any]:
+        obj["metadata"]["creationTimestamp"] = when
+        return obj
+
+    groups = [stamped(_group("young"), "2026-11-25T11:00:00Z"), stamped(_group("old"), "2026-11-25T10:00:00Z")]
+    queues = [
+        stamped(_queue(), "2026-11-25T09:00:00Z"),
+        {**_queue(), "metadata": {"name": "p", "creationTimestamp": "2026-11-25T08:00:00Z"}},
+    ]
+    snap = build([*queues, *groups, _member("y", "young"), _member("o", "old")]).snapshot
+    assert [j.name for j in snap.jobs] == ["old", "young"]
+    assert [q.name for q in snap.queues] == ["p", "q"]
+
+
+def test_the_pods_a_cycle_places_of_a_job_still_short_are_not_reported_as_unplaceable() -> None:
+    group = _group("g")
+    pods = [_member(f"p{i}", "g", **_gpu_limit(1)) for i in range(3)]
+    report = diagnose([_node(gpus=2), _queue(), group, *pods])
+    assert sorted(p.would_place for p in report.pending) == [False, True, True]
