@@ -67,6 +67,7 @@ GPU_SHARING_ANNOTATIONS = (GPU_FRACTION, GPU_MEMORY)
 
 # -- resources ------------------------------------------------------------------------------------
 GPU_RESOURCE = "nvidia.com/gpu"  # whole GPUs (an extended resource)
+AMD_GPU_RESOURCE = "amd.com/gpu"  # KAI counts it as GPUs too (resource_requirment.go:17-18, 53-60)
 MIG_RESOURCE_PREFIX = "nvidia.com/mig-"  # nvidia.com/mig-<G>g.<M>gb
 
 # -- node labels KAI reads (written by GPU feature discovery, the fake GPU operator, or kaistack) ---

@@ -31,7 +31,9 @@ def _container_requests(container: Any) -> dict[str, float]:
     }
     for key in {*requests, *limits}:
         name = str(key)
-        if name == kai_api.GPU_RESOURCE or name.startswith(kai_api.MIG_RESOURCE_PREFIX):
+        if name in (kai_api.GPU_RESOURCE, kai_api.AMD_GPU_RESOURCE):
+            out[kai_api.GPU_RESOURCE] = out.get(kai_api.GPU_RESOURCE, 0.0) + number(limits.get(key, requests.get(key)))
+        elif name.startswith(kai_api.MIG_RESOURCE_PREFIX):
             out[name] = number(limits.get(key, requests.get(key)))
     return out
 

@@ -337,7 +337,7 @@ def _node(
         pods = (kai_pods_on or {}).get(object_name(obj), 0)
     return Node(
         name=object_name(obj),
-        gpus=max(0, int(number(allocatable.get(kai_api.GPU_RESOURCE)) - used.get(kai_api.GPU_RESOURCE, 0))),
+        gpus=max(0, int(_gpus(allocatable) - used.get(kai_api.GPU_RESOURCE, 0))),
         gpu_memory_mib=int(number(memory)) if memory is not None else None,
         cpu_millis=max(0, millis(allocatable.get("cpu")) - int(used.get("cpu", 0))),
         memory_bytes=max(0, int(number(allocatable.get("memory")) - used.get("memory", 0))),
@@ -368,6 +368,11 @@ def _queue(obj: Mapping[str, Any]) -> Queue:
         preempt_min_runtime=duration_seconds(spec.get("preemptMinRuntime")),
         reclaim_min_runtime=duration_seconds(spec.get("reclaimMinRuntime")),
     )
+
+
+def _gpus(allocatable: Mapping[str, Any]) -> float:
+    """NVIDIA and AMD GPUs alike (resource_info.go:64)."""
+    return number(allocatable.get(kai_api.GPU_RESOURCE)) + number(allocatable.get(kai_api.AMD_GPU_RESOURCE))
 
 
 def _age_key(obj: Mapping[str, Any]) -> float:

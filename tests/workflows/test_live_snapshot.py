@@ -363,3 +363,12 @@ def test_the_pods_a_cycle_places_of_a_job_still_short_are_not_reported_as_unplac
     pods = [_member(f"p{i}", "g", **_gpu_limit(1)) for i in range(3)]
     report = diagnose([_node(gpus=2), _queue(), group, *pods])
     assert sorted(p.would_place for p in report.pending) == [False, True, True]
+
+
+def test_amd_gpus_count_as_gpus_on_nodes_and_in_requests() -> None:
+    # KAI@v0.17.0 resource_requirment.go:17-18, 53-60 and resource_info.go:64.
+    node = _node(gpus=0)
+    node["status"]["allocatable"]["amd.com/gpu"] = "4"
+    pod = _pod("amd", node="n1", resources={"limits": {"amd.com/gpu": "1"}})
+    snap = build([node, pod]).snapshot
+    assert (snap.nodes[0].gpus, snap.jobs[0].tasks[0].gpu) == (4, 1)
