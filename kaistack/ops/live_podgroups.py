@@ -1,5 +1,5 @@
-"""What KAI's cache reads from a PodGroup, a BindRequest, a PriorityClass and a Node besides their shapes: times,
-priority, readiness.
+"""What KAI's cache reads from PodGroups (subgroups, topology constraints, times), Topologies, BindRequests,
+PriorityClasses and node conditions.
 
 KAI@v0.17.0: pkg/scheduler/api/podgroup_info/job_info.go (SetPodGroup: the stale, last-start and last-eviction
 annotations, 230-262; PreemptionDelayEnd, 204-221), cache/cluster_info/cluster_info.go (priority from the
@@ -9,6 +9,7 @@ request past its backoff is ignored, 16-27, 85-97), scheduler_util/scheduler_uti
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 from kaistack.declaration import kai_api
 from kaistack.guardrails.podspec import dig, mapping, seq
 from kaistack.ops.live_pods import annotations_of, parse_time
+from placement.model import SubGroup, Topology, TopologyConstraint, TopologyLevel
 from placement.scenario import duration_seconds
 
 STALE_TIMESTAMP = "kai.scheduler/stale-podgroup-timestamp"
@@ -84,3 +86,70 @@ def node_not_ready(node: Mapping[str, Any]) -> list[str]:
         elif kind in ("MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable") and status != "False":
             reasons.append(str(kind))
     return reasons
+
+
+def topology_of(obj: Mapping[str, Any]) -> Topology | None:
+    levels = []
+    for raw in seq(dig(obj, "spec", "levels")):
+        label = mapping(raw).get("nodeLabel")
+        alias = mapping(raw).get("alias")
+        if isinstance(label, str) and label:
+            levels.append(TopologyLevel(label, alias if isinstance(alias, str) and alias else None))
+    return Topology(str(dig(obj, "metadata", "name") or ""), tuple(levels)) if levels else None
+
+
+def constraint_of(raw: Any, root: bool = False) -> TopologyConstraint | None:
+    """A topologyConstraint; the PodGroup's own counts only when it names a topology (FromPodGroup)."""
+    if not isinstance(raw, Mapping):
+        return None
+    topology = raw.get("topology")
+    if root and not (isinstance(topology, str) and topology):
+        return None
+
+    def level(key: str) -> str | None:
+        value = raw.get(key)
+        return value if isinstance(value, str) and value else None
+
+    return TopologyConstraint(
+        topology if isinstance(topology, str) else "",
+        level("requiredTopologyLevel"),
+        level("preferredTopologyLevel"),
+    )
+
+
+def sub_groups_of(pg: Mapping[str, Any] | None) -> tuple[SubGroup, ...]:
+    """spec.subGroups; entries without a name, repeated names and parents that name no entry are dropped,
+    as a PodGroup KAI could not build a tree from."""
+    if not pg:
+        return ()
+    raw = [mapping(g) for g in seq(dig(pg, "spec", "subGroups"))]
+    names = [g.get("name") for g in raw]
+    if any(not isinstance(n, str) or not n for n in names) or len(set(names)) != len(names):
+        return ()
+    known = set(names)
+    groups = []
+    for g in raw:
+        parent = g.get("parent")
+        if parent is not None and parent not in known:
+            return ()
+        groups.append(
+            SubGroup(
+                str(g["name"]),
+                str(parent) if parent is not None else None,
+                optional_int(g.get("minMember")),
+                optional_int(g.get("minSubGroup")),
+                constraint_of(g.get("topologyConstraint")),
+            )
+        )
+    return tuple(groups)
+
+
+def optional_int(value: Any) -> int | None:
+    number = int_or(value, -1)
+    return number if number >= 0 else None
+
+
+def int_or(value: Any, default: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return default
+    return int(value) if abs(value) < 2**31 else default

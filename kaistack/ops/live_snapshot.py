@@ -41,7 +41,17 @@ from typing import Any
 
 from kaistack.declaration import kai_api
 from kaistack.guardrails.podspec import dig, mapping, seq
-from kaistack.ops.live_podgroups import bind_request_failed, job_times, node_not_ready, priority_classes
+from kaistack.ops.live_podgroups import (
+    bind_request_failed,
+    constraint_of,
+    int_or,
+    job_times,
+    node_not_ready,
+    optional_int,
+    priority_classes,
+    sub_groups_of,
+    topology_of,
+)
 from kaistack.ops.live_pods import (
     STUCK_IN_RELEASING_AFTER_SECONDS,
     annotations_of,
@@ -58,10 +68,6 @@ from placement.model import (
     Queue,
     QueueResource,
     Snapshot,
-    SubGroup,
-    Topology,
-    TopologyConstraint,
-    TopologyLevel,
 )
 from placement.scenario import duration_seconds
 from placement.tasks import STUCK_IN_RELEASING
@@ -116,7 +122,7 @@ def build(
     now = now or datetime.now(UTC)
     kinds = by_kind(objects)
     notes: list[str] = []
-    topologies = tuple(t for t in (_topology(obj) for obj in kinds.get("Topology", [])) if t is not None)
+    topologies = tuple(t for t in (topology_of(obj) for obj in kinds.get("Topology", [])) if t is not None)
     level_labels = {level.node_label for t in topologies for level in t.levels}
     members: dict[str, list[Mapping[str, Any]]] = {}
     # KAI's cache adds every unfinished pod to its node, whatever its scheduler (cache.go:81-99,
@@ -181,7 +187,7 @@ def build(
         else:  # no PodGroups were read: the pod-grouper would have made one from the pod
             queue = str(labels_of(pods[0]).get(queue_label) or "default-queue")
             klass = str(dig(pods[0], "spec", "priorityClassName") or "")
-            priority = classes.get(klass, _int(dig(pods[0], "spec", "priority"), default_priority))
+            priority = classes.get(klass, int_or(dig(pods[0], "spec", "priority"), default_priority))
         tasks = []
         sub_groups = bool(pg and seq(dig(pg, "spec", "subGroups")))
         for pod in sorted(pods, key=_age_key):  # task order's last tie-break: creation
@@ -210,7 +216,7 @@ def build(
         if tasks:
             # Not clamped to the pods present: a PodGroup with fewer alive pods than minMember is not ready,
             # and KAI does not schedule it (podset.go:114-119).
-            min_member = max(1, _int(dig(pg, "spec", "minMember"), 1) if pg else 1)
+            min_member = max(1, int_or(dig(pg, "spec", "minMember"), 1) if pg else 1)
             preemptibility = dig(pg, "spec", "preemptibility") if pg else None
             jobs.append(
                 Job(
@@ -221,9 +227,9 @@ def build(
                     min_member=min_member,
                     # spec.preemptibility wins over the priority (cluster_info.go:493, preemptible.go:14-26).
                     preemptible={"preemptible": True, "non-preemptible": False}.get(str(preemptibility)),
-                    sub_groups=_sub_groups(pg),
-                    min_sub_group=_optional_int(dig(pg, "spec", "minSubGroup")),
-                    topology=_constraint(dig(pg, "spec", "topologyConstraint"), root=True),
+                    sub_groups=sub_groups_of(pg),
+                    min_sub_group=optional_int(dig(pg, "spec", "minSubGroup")),
+                    topology=constraint_of(dig(pg, "spec", "topologyConstraint"), root=True),
                     **(job_times(pg, now) if pg else {}),
                 )
             )
@@ -247,67 +253,6 @@ def _untracked_by_kai(pod: Mapping[str, Any], requests: dict[str, float]) -> dic
     if labels_of(pod).get("app") == kai_api.RESERVATION_APP_LABEL:
         return {"cpu": requests.get("cpu", 0.0), "memory": requests.get("memory", 0.0)}
     return requests
-
-
-def _topology(obj: Mapping[str, Any]) -> Topology | None:
-    levels = []
-    for raw in seq(dig(obj, "spec", "levels")):
-        label = mapping(raw).get("nodeLabel")
-        alias = mapping(raw).get("alias")
-        if isinstance(label, str) and label:
-            levels.append(TopologyLevel(label, alias if isinstance(alias, str) and alias else None))
-    return Topology(object_name(obj), tuple(levels)) if levels else None
-
-
-def _constraint(raw: Any, root: bool = False) -> TopologyConstraint | None:
-    """A topologyConstraint; the PodGroup's own counts only when it names a topology (FromPodGroup)."""
-    if not isinstance(raw, Mapping):
-        return None
-    topology = raw.get("topology")
-    if root and not (isinstance(topology, str) and topology):
-        return None
-
-    def level(key: str) -> str | None:
-        value = raw.get(key)
-        return value if isinstance(value, str) and value else None
-
-    return TopologyConstraint(
-        topology if isinstance(topology, str) else "",
-        level("requiredTopologyLevel"),
-        level("preferredTopologyLevel"),
-    )
-
-
-def _sub_groups(pg: Mapping[str, Any] | None) -> tuple[SubGroup, ...]:
-    """spec.subGroups; entries without a name, repeated names and parents that name no entry are dropped,
-    as a PodGroup KAI could not build a tree from."""
-    if not pg:
-        return ()
-    raw = [mapping(g) for g in seq(dig(pg, "spec", "subGroups"))]
-    names = [g.get("name") for g in raw]
-    if any(not isinstance(n, str) or not n for n in names) or len(set(names)) != len(names):
-        return ()
-    known = set(names)
-    groups = []
-    for g in raw:
-        parent = g.get("parent")
-        if parent is not None and parent not in known:
-            return ()
-        groups.append(
-            SubGroup(
-                str(g["name"]),
-                str(parent) if parent is not None else None,
-                _optional_int(g.get("minMember")),
-                _optional_int(g.get("minSubGroup")),
-                _constraint(g.get("topologyConstraint")),
-            )
-        )
-    return tuple(groups)
-
-
-def _optional_int(value: Any) -> int | None:
-    number = _int(value, -1)
-    return number if number >= 0 else None
 
 
 def _node(
@@ -361,7 +306,7 @@ def _queue(obj: Mapping[str, Any]) -> Queue:
     return Queue(
         name=object_name(obj),
         parent=str(parent) if isinstance(parent, str) and parent else None,
-        priority=_int(spec.get("priority"), 100),
+        priority=int_or(spec.get("priority"), 100),
         gpu=block("gpu"),
         cpu=block("cpu"),
         memory=block("memory"),
@@ -394,9 +339,3 @@ def _float(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return 0.0
     return float(value) if abs(value) < 2**63 else 0.0
-
-
-def _int(value: Any, default: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return default
-    return int(value) if abs(value) < 2**31 else default
