@@ -76,7 +76,7 @@ class Session:
             job = self.jobs[spec.name] = JobState(spec, i)
             if placement.kai_version == "v0.17.0":
                 job.min_member = max(1, job.min_member)  # setSubGroups: max(minMember, 1) until #1989
-            if spec.sub_groups or spec.topology is not None:
+            if spec.sub_groups or spec.topology is not None or spec.min_sub_group is not None:
                 job.tree, _never_scheduled = build_tree(spec, job.tasks, job.min_member)
         # Topology trees depend only on node labels, which no cycle changes.
         self.topologies = {t.name: TopologyTree(t, snapshot.nodes) for t in snapshot.topologies}
