@@ -94,6 +94,7 @@ def _pending(
         for pod, (job, queue, gates) in live.gated.items()
     ]  # fmt: skip
     out += [PendingPod(pod, job, queue, _no_pod_group(job)) for pod, (job, queue) in live.without_pod_group.items()]
+    out += [PendingPod(pod, job, queue, _BACKOFF) for pod, (job, queue) in live.backed_off.items()]
     if not waiting:
         return out, False
     # Read right after the cycle, as KAI leaves it: a pipelined pod is still pipelined, not back to Pending.
@@ -135,6 +136,10 @@ def _pipelined(node: str | None) -> str:
     )
 
 
+_BACKOFF = (
+    "in scheduling backoff: its PodGroup sets spec.schedulingBackoff and KAI already tried it in this node pool "
+    "(status.schedulingConditions), so KAI leaves it out until that condition is cleared"
+)
 _NOT_REACHED = "not reached: --max-seconds stopped the scheduling cycle before its actions got to this job"
 _WOULD_PLACE = (
     "KAI would place it in its next cycle: if it stays Pending, look outside the scheduling decision "

@@ -76,6 +76,32 @@ def bind_request_failed(request: Mapping[str, Any]) -> bool:
     return isinstance(attempts, int) and not isinstance(attempts, bool) and attempts >= limit
 
 
+NODE_POOL_LABEL = "kai.scheduler/node-pool"  # constants.DefaultNodePoolLabelKey
+
+
+def in_scheduling_backoff(pg: Mapping[str, Any]) -> bool:
+    """isPodGroupUpForScheduler (cluster_info.go:669-686), negated: with spec.schedulingBackoff set (not -1) and
+    a last scheduling condition (highest transitionID) for the PodGroup's own node pool, KAI leaves the PodGroup
+    out of its snapshot until that condition is cleared."""
+    backoff = dig(pg, "spec", "schedulingBackoff")
+    if backoff is None or backoff == -1:
+        return False
+    last: Mapping[str, Any] | None = None
+    for condition in seq(dig(pg, "status", "schedulingConditions")):
+        condition = mapping(condition)
+        if last is None or _transition(condition) > _transition(last):
+            last = condition
+    if last is None:
+        return False
+    pool = mapping(dig(pg, "metadata", "labels")).get(NODE_POOL_LABEL) or "default"
+    return last.get("nodePool") == pool
+
+
+def _transition(condition: Mapping[str, Any]) -> int:
+    value = condition.get("transitionID")
+    return int(value) if isinstance(value, str) and value.isdigit() and len(value) < 18 else -1
+
+
 def node_not_ready(node: Mapping[str, Any]) -> list[str]:
     """CheckNodeConditionPredicate's reasons: cordoned, NotReady, or a pressure / network condition not False."""
     reasons = ["cordoned"] if dig(node, "spec", "unschedulable") else []

@@ -44,6 +44,7 @@ from kaistack.guardrails.podspec import dig, mapping, seq
 from kaistack.ops.live_podgroups import (
     bind_request_failed,
     constraint_of,
+    in_scheduling_backoff,
     int_or,
     job_times,
     node_not_ready,
@@ -88,6 +89,8 @@ class LiveSnapshot:
     without_pod_group: dict[str, tuple[str, str]] = field(default_factory=dict)  # pod -> (pod-group name, queue)
     # "namespace/pod" -> (job, queue, its scheduling gates): pods Kubernetes holds back from every scheduler.
     gated: dict[str, tuple[str, str, tuple[str, ...]]] = field(default_factory=dict)
+    # Pending pods of PodGroups in scheduling backoff, which KAI leaves out of its snapshot: pod -> (group, queue).
+    backed_off: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 def by_kind(objects: Iterable[Any]) -> dict[str, list[Mapping[str, Any]]]:
@@ -130,8 +133,10 @@ def build(
     foreign: dict[str, list[dict[str, float]]] = {}
     on_node: dict[str, int] = {}
     groups = {object_name(pg): pg for pg in kinds.get("PodGroup", [])}
+    resting = {name for name, pg in groups.items() if in_scheduling_backoff(pg)}
     # KAI schedules only pods of a PodGroup (cluster_info.go:443-470); known only when PodGroups were read.
     orphans: dict[str, tuple[str, str]] = {}
+    backed_off: dict[str, tuple[str, str]] = {}
     for pod in kinds.get("Pod", []):
         if dig(pod, "status", "phase") in FINISHED:
             continue
@@ -140,10 +145,14 @@ def build(
         group = str(
             annotations_of(pod).get(kai_api.POD_GROUP_NAME) or f"pod/{object_namespace(pod)}/{object_name(pod)}"
         )
-        orphan = "PodGroup" in kinds and group not in groups
+        orphan = "PodGroup" in kinds and (group not in groups or group in resting)
         if dig(pod, "spec", "schedulerName") != kai_api.SCHEDULER_NAME or (orphan and node):
             if node:
                 foreign.setdefault(node, []).append(_untracked_by_kai(pod, pod_requests(pod)))
+            continue
+        if group in resting:
+            queue = dig(groups[group], "spec", "queue")
+            backed_off[f"{object_namespace(pod)}/{object_name(pod)}"] = (group, str(queue or ""))
             continue
         if orphan:
             queue_value = labels_of(pod).get(queue_label)
@@ -234,7 +243,7 @@ def build(
                 )
             )
     snapshot = Snapshot(nodes, queues, tuple(jobs), topologies)
-    return LiveSnapshot(snapshot, pods_of_job, tuple(notes), orphans, gated)
+    return LiveSnapshot(snapshot, pods_of_job, tuple(notes), orphans, gated, backed_off)
 
 
 def _stuck_note(pod: Mapping[str, Any], node: str | None) -> str:

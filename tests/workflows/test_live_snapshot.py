@@ -372,3 +372,16 @@ def test_amd_gpus_count_as_gpus_on_nodes_and_in_requests() -> None:
     pod = _pod("amd", node="n1", resources={"limits": {"amd.com/gpu": "1"}})
     snap = build([node, pod]).snapshot
     assert (snap.nodes[0].gpus, snap.jobs[0].tasks[0].gpu) == (4, 1)
+
+
+def test_a_podgroup_in_scheduling_backoff_is_reported_and_not_simulated() -> None:
+    # cluster_info.go:440, 669-686: backoff set and the last condition names the PodGroup's own node pool.
+    def report(pool: str) -> list[str]:
+        group = _group("g", schedulingBackoff=1)
+        group["status"] = {"schedulingConditions": [{"nodePool": "other", "transitionID": "1"},
+                                                    {"nodePool": pool, "transitionID": "2"}]}  # fmt: skip
+        pending = diagnose([_node(), _queue(), group, _member("p", "g", **_gpu_limit(1))]).pending
+        return [p.reason.split(":")[0] for p in pending]
+
+    assert report("default") == ["in scheduling backoff"]
+    assert report("pool-b") == ["KAI would place it in its next cycle"]
