@@ -308,6 +308,8 @@ class NodeState:
             # idle count) takes no such pod, even one that asks none of them.
             if req.gpus > gpus:
                 return False
+            if not self.alloc_mig and not req.mig:
+                return True
             asked = dict(req.mig)
             for name in self.alloc_mig:
                 have = self.idle_mig.get(name, 0) + (self.rel_mig.get(name, 0) if releasing else 0)
