@@ -70,26 +70,16 @@ class MinRuntime:
         return started is not None and started < min_runtime
 
     def _preempt_min_runtime(self, queue: QueueState | None) -> float:
-        while queue is not None:
-            if queue.spec.preempt_min_runtime is not None:
-                return queue.spec.preempt_min_runtime
-            queue = queue.parent
-        return self.default_preempt
+        return _nearest(queue.path if queue else [], "preempt_min_runtime", self.default_preempt)
 
     def _reclaim_min_runtime(self, reclaimer: JobState, victim: JobState) -> float:
         if reclaimer.queue is None or victim.queue is None:
             return self.default_reclaim
         if self.method == "queue":
-            queue: QueueState | None = victim.queue
-            while queue is not None:
-                if queue.spec.reclaim_min_runtime is not None:
-                    return queue.spec.reclaim_min_runtime
-                queue = queue.parent
-            return self.default_reclaim
-        mine, theirs = _path(reclaimer.queue), _path(victim.queue)
+            return _nearest(victim.queue.path, "reclaim_min_runtime", self.default_reclaim)
+        mine, theirs = reclaimer.queue.path[::-1], victim.queue.path[::-1]  # top-level queue first
         if mine[0] is not theirs[0]:
-            top = theirs[0].spec.reclaim_min_runtime
-            return top if top is not None else self.default_reclaim
+            return _nearest(theirs[:1], "reclaim_min_runtime", self.default_reclaim)
         lca = 0
         for i in range(min(len(mine), len(theirs))):
             if mine[i] is not theirs[i]:
@@ -97,20 +87,16 @@ class MinRuntime:
             lca = i
         if lca + 1 < len(theirs):
             lca += 1
-        for queue in reversed(theirs[: lca + 1]):
-            if queue.spec.reclaim_min_runtime is not None:
-                return queue.spec.reclaim_min_runtime
-        return self.default_reclaim
+        return _nearest(theirs[lca::-1], "reclaim_min_runtime", self.default_reclaim)
 
 
-def _path(queue: QueueState) -> list[QueueState]:
-    """The queue's ancestors from the top-level queue down to itself."""
-    path: list[QueueState] = []
-    current: QueueState | None = queue
-    while current is not None:
-        path.append(current)
-        current = current.parent
-    return path[::-1]
+def _nearest(queues: list[QueueState], field: str, default: float) -> float:
+    """The first of `queues` (walked in the order given) that sets `field`, else the plugin's default."""
+    for queue in queues:
+        value: float | None = getattr(queue.spec, field)
+        if value is not None:
+            return value
+    return default
 
 
 def is_elastic(job: JobState) -> bool:

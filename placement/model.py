@@ -89,8 +89,9 @@ class Node:
     mig: Mapping[str, int] = field(default_factory=dict)
     # metadata.labels; only the Topology levels' keys are read (KAI's topology plugin).
     labels: Mapping[str, str] = field(default_factory=dict)
-    # False: cordoned, NotReady or under pressure (scheduler_util.CheckNodeConditionPredicate). KAI leaves such
-    # a node out of the fair-share total (proportion.go:267-271) and of consolidation's GPU sum (action.go:203).
+    # False: cordoned, NotReady or under pressure (scheduler_util.CheckNodeConditionPredicate). KAI places no pod
+    # there (predicates.go:343-349) and leaves it out of the fair-share total (proportion.go:267-271) and of
+    # consolidation's GPU sum (action.go:203); its pods stay.
     ready: bool = True
 
 
@@ -223,10 +224,12 @@ class Placement:
     reclaim_resolve_method: str = "lca"
     # Which KAI's rules to apply (placement.versions): v0.17.0, or v0.18.0 = KAI main after it (d5bc503).
     kai_version: str = "v0.17.0"
-    # A real cluster runs one reservation pod per shared GPU in use, which takes a pod slot on its node
-    # (node_info.go:470-473 tracks all but its GPU). KAI's test harness builds none (nodes_fake/nodes.go:108-115),
-    # so scenarios read without them.
-    reservation_pods: bool = True
+    # How the session is built. False: as KAI's cache builds it from a cluster (diagnose, check): one reservation
+    # pod per shared GPU in use takes a pod slot on its node (node_info.go:470-473), and with no node over
+    # 100 MiB of GPU memory there is no basis to turn gpu-memory requests into GPUs (cluster_info.go:283-298,
+    # nil). True: as KAI's test harness builds it (scenarios): no reservation pods (nodes_fake/nodes.go:
+    # 108-115), and 100 MiB as that basis (test_utils_builder.go:353-383).
+    harness: bool = False
 
     def __post_init__(self) -> None:
         if self.node not in ("binpack", "spread"):

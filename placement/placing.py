@@ -135,7 +135,8 @@ def fitting_node(ssn: Session, task: TaskState, node: NodeState, capacity_cache:
         return False
     if type_error(task, node) is not None:
         return False
-    return _pods_ok(ssn, task, node)
+    # CheckNodeConditionPredicate (plugins/predicates/predicates.go:343-349): no pod on a node that is not ready.
+    return _pods_ok(ssn, task, node) and node.spec.ready
 
 
 def _allocate_on_node(ssn: Session, stmt: Statement, task: TaskState, node: NodeState, pipeline_only: bool) -> bool:

@@ -38,6 +38,7 @@ GANG = "gang"
 TOPOLOGY = "topology"
 WAITING = "waiting-for-release"
 NOT_ATTEMPTED = "not-attempted"
+NOT_READY_NODES = "no-ready-node"
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +166,9 @@ def diagnose_task(ssn: Session, task: TaskState) -> Reason:
     """Why no node takes this pod now."""
     req = task.req
     job = task.job
-    nodes = ssn.node_list
+    nodes = [n for n in ssn.node_list if n.spec.ready]
+    if not nodes:
+        return Reason(NOT_READY_NODES, "no node is ready (each is cordoned, NotReady or under pressure)")
     typed = [n for n in nodes if type_error(task, n) is None]
     if req.kind == KIND_MEMORY and not any(n.mem_synced and n.alloc_gpus > 0 for n in nodes):
         message = "gpu-memory request needs the nvidia.com/gpu.memory node label; no node has it"

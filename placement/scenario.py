@@ -162,7 +162,7 @@ def _placement(r: Reader, raw: object) -> Placement:
         default_preempt_min_runtime=min_runtime("defaultPreemptMinRuntime"),
         default_reclaim_min_runtime=min_runtime("defaultReclaimMinRuntime"),
         reclaim_resolve_method=resolve,
-        reservation_pods=False,  # scenarios are KAI's harness sessions, which have no reservation pods
+        harness=True,  # scenarios are sessions as KAI's test harness builds them
     )
 
 

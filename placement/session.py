@@ -164,7 +164,7 @@ class Session:
             node.add(task, task.status, task.groups)
             task.accepted = node.accepted_for(task.req)
         for node in self.node_list:
-            if self.placement.reservation_pods:
+            if not self.placement.harness:
                 node.reserve_pods()
             born = node.born = self._born.setdefault(node.name, set())
             born.intersection_update(node.sh_used)  # a label no group has any more may be given out again
@@ -181,10 +181,11 @@ class Session:
             max((n.alloc_pods for n in self.node_list), default=0),
         )
         # Every node whose GPUs have more than the default 100 MiB, GPUs allocatable or not (cluster_info.go:
-        # 283-298); none: 100, as KAI's harness sets it (test_utils_builder.go:353-383).
+        # 283-298). None over it: KAI's cache has no basis (nil), its test harness takes 100 (Placement.harness).
         gpu_mems = [n.gpu_mem for n in self.node_list if n.gpu_mem > DEFAULT_GPU_MEMORY_MIB]
-        self.min_gpu_mem = min(gpu_mems, default=DEFAULT_GPU_MEMORY_MIB)
-        self.max_gpu_mem = max(gpu_mems, default=DEFAULT_GPU_MEMORY_MIB)
+        fallback = DEFAULT_GPU_MEMORY_MIB if self.placement.harness else None
+        self.min_gpu_mem = min(gpu_mems) if gpu_mems else fallback
+        self.max_gpu_mem = max(gpu_mems) if gpu_mems else fallback
         self._open_queues()
         if self.use_signatures:  # read only by the evicting actions' representatives, and only then
             for job in self.jobs.values():

@@ -27,7 +27,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from placement.tasks import ACTIVE_ALLOCATED, KIND_MIG, PENDING, JobState, TaskState
+from placement.tasks import ACTIVE_ALLOCATED, PENDING, JobState, TaskState
 
 if TYPE_CHECKING:
     from placement.model import TopologyConstraint
@@ -69,8 +69,7 @@ def _pod_set_signature(job: JobState, tasks: Sequence[TaskState], chain: tuple[s
 
 def _vector(task: TaskState) -> Vector:
     req = task.req
-    mig = tuple(sorted(req.mig)) if req.kind == KIND_MIG else ()
-    return (float(req.cpu), float(req.mem), float(req.gpus), mig)
+    return (float(req.cpu), float(req.mem), float(req.gpus), req.mig)  # req.mig: sorted, empty unless MIG
 
 
 def _less_equal(a: Vector, b: Vector) -> bool:

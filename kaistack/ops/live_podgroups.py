@@ -10,6 +10,7 @@ request past its backoff is ignored, 16-27, 85-97), scheduler_util/scheduler_uti
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
@@ -49,10 +50,12 @@ def job_times(pg: Mapping[str, Any], now: datetime) -> dict[str, float | None]:
     }
 
 
-def priority_classes(objects: Iterable[Mapping[str, Any]]) -> tuple[dict[str, int], int]:
-    """PriorityClass values by name, with kaistack's four where the objects were not read, and the default
-    priority (the globalDefault class's value, else 50)."""
-    values = dict(kai_api.PRIORITY_CLASSES)
+def priority_classes(objects: Iterable[Mapping[str, Any]] | None) -> tuple[dict[str, int], int]:
+    """PriorityClass values by name and the default priority (the globalDefault class's value, else 50).
+    `objects` None: none were read, and kaistack's four classes stand in for them."""
+    if objects is None:
+        return dict(kai_api.PRIORITY_CLASSES), DEFAULT_PRIORITY
+    values: dict[str, int] = {}
     default = DEFAULT_PRIORITY
     for obj in objects:
         name, value = dig(obj, "metadata", "name"), obj.get("value")
@@ -98,8 +101,12 @@ def in_scheduling_backoff(pg: Mapping[str, Any]) -> bool:
 
 
 def _transition(condition: Mapping[str, Any]) -> int:
+    """strconv.Atoi of the transitionID, -1 when it is not a decimal integer (ASCII digits, an optional sign)."""
     value = condition.get("transitionID")
-    return int(value) if isinstance(value, str) and value.isdigit() and len(value) < 18 else -1
+    return int(value) if isinstance(value, str) and _ATOI.fullmatch(value) else -1
+
+
+_ATOI = re.compile(r"[+-]?[0-9]{1,18}")
 
 
 def node_not_ready(node: Mapping[str, Any]) -> list[str]:

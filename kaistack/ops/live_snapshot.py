@@ -131,7 +131,6 @@ def build(
     # KAI's cache adds every unfinished pod to its node, whatever its scheduler (cache.go:81-99,
     # cluster_info.go:530-551): other schedulers' pods (DaemonSets too) take capacity KAI cannot use.
     foreign: dict[str, list[dict[str, float]]] = {}
-    on_node: dict[str, int] = {}
     groups = {object_name(pg): pg for pg in kinds.get("PodGroup", [])}
     resting = {name for name, pg in groups.items() if in_scheduling_backoff(pg)}
     # KAI schedules only pods of a PodGroup (cluster_info.go:443-470); known only when PodGroups were read.
@@ -158,10 +157,8 @@ def build(
             queue_value = labels_of(pod).get(queue_label)
             orphans[f"{object_namespace(pod)}/{object_name(pod)}"] = (group, str(queue_value or "default-queue"))
             continue
-        if node:
-            on_node[node] = on_node.get(node, 0) + 1
         members.setdefault(group, []).append(pod)
-    nodes = tuple(_node(n, level_labels, foreign.get(object_name(n), ()), on_node) for n in kinds.get("Node", []))
+    nodes = tuple(_node(n, level_labels, foreign.get(object_name(n), ())) for n in kinds.get("Node", []))
     for n in kinds.get("Node", []):
         if reasons := node_not_ready(n):
             notes.append(
@@ -171,7 +168,7 @@ def build(
     # Queue age is queue order's last tie-break, job age the job order's (session_plugins.go:278-285,
     # queue_order.go:256-261): both by creationTimestamp.
     queues = tuple(_queue(q) for q in sorted(kinds.get("Queue", []), key=_age_key))
-    classes, default_priority = priority_classes(kinds.get("PriorityClass", []))
+    classes, default_priority = priority_classes(kinds.get("PriorityClass") if "PriorityClass" in kinds else None)
     node_names = {n.name for n in nodes}
     # A pod KAI has chosen a node for but not yet bound is Binding there (pod_info.go:193-195, 485-486), by the
     # BindRequest named after it in its namespace; one whose node is gone is left out (cluster_info.go:393-412).
@@ -268,11 +265,10 @@ def _node(
     obj: Mapping[str, Any],
     level_labels: set[str] | frozenset[str] = frozenset(),
     foreign: Iterable[Mapping[str, float]] = (),
-    kai_pods_on: Mapping[str, int] | None = None,
 ) -> Node:
     """The node as KAI's placement sees it: allocatable less what other schedulers' pods request. A node that
-    is cordoned, NotReady or under pressure stays (its pods count for their queues) with no pod slot to spare,
-    as Kubernetes taints it and KAI's node filters honour the taint, and out of the fair-share total."""
+    is cordoned, NotReady or under pressure stays with its pods, not ready: KAI places nothing there and
+    leaves it out of the fair-share total."""
     allocatable = mapping(dig(obj, "status", "allocatable"))
     labels = labels_of(obj)
     memory = labels.get(kai_api.GPU_MEMORY_LABEL)
@@ -287,8 +283,6 @@ def _node(
     }
     pods = max(0, int(number(allocatable.get("pods")) or 110) - int(used.get("pods", 0)))
     ready = not node_not_ready(obj)
-    if not ready:
-        pods = (kai_pods_on or {}).get(object_name(obj), 0)
     return Node(
         name=object_name(obj),
         gpus=max(0, int(_gpus(allocatable) - used.get(kai_api.GPU_RESOURCE, 0))),

@@ -155,22 +155,22 @@ def test_joining_a_running_pods_gpu_needs_no_pod_slot_only_when_its_label_is_an_
     assert result.tasks["p-0"].status == status
 
 
-def _slot_after_a_running_share(reservation_pods: bool) -> str:
+def _slot_after_a_running_share(harness: bool) -> str:
     running = {"name": "r", "queue": "q", "gpuFraction": 0.3, "tasks": [{"state": "Running", "node": "n0"}]}
     cpu = {"name": "c", "queue": "q", "cpu": "1"}
     s = scenario(_doc([{"name": "n0", "gpus": 1, "pods": 2}], [running, cpu]))
-    placement = dataclasses.replace(s.placement, reservation_pods=reservation_pods)
+    placement = dataclasses.replace(s.placement, harness=harness)
     return simulate(s.snapshot, s.actions, s.rounds, placement).tasks["c-0"].status
 
 
 def test_a_live_cluster_s_reservation_pod_takes_a_slot_for_each_shared_gpu_in_use() -> None:
     # node_info.go:470-473: the reservation pod is tracked for all but its GPU, its pod slot included.
-    assert _slot_after_a_running_share(reservation_pods=True) == "Pending"
+    assert _slot_after_a_running_share(harness=False) == "Pending"
 
 
 def test_a_scenario_has_no_reservation_pods_as_in_kais_harness() -> None:
     # nodes_fake/nodes.go:108-115: free slots are the node's pods less the pods on it.
-    assert _slot_after_a_running_share(reservation_pods=False) == "Binding"
+    assert _slot_after_a_running_share(harness=True) == "Binding"
 
 
 @pytest.mark.parametrize(
@@ -296,3 +296,14 @@ def test_a_multi_device_gpu_memory_pod_counts_every_device_against_the_queue_lim
 def test_a_multi_device_gpu_memory_pod_within_the_queue_limit_is_bound() -> None:
     result = run(_two_device_gpu_memory_job(0.52))
     assert (result.tasks["a-0"].status, result.tasks["a-0"].gpus) == ("Binding", 0.52)
+
+
+def test_on_a_cluster_without_gpu_memory_labels_a_gpu_memory_pod_asks_no_gpu_of_its_queue() -> None:
+    # cluster_info.go:283-298: no node over 100 MiB leaves KAI's basis nil, so the queue sees no GPU asked
+    # (allocation_info.go:180); the pod is Pending for the missing label. The harness takes 100 MiB instead.
+    limited = queue("q", {"quota": 1, "limit": 1, "overQuotaWeight": 1})
+    s = scenario({"actions": ["allocate"], "nodes": [{"name": "n0", "gpus": 1, "gpuMemoryMiB": None}],
+                  "queues": [limited], "jobs": [{"name": "a", "queue": "q", "gpuMemoryMiB": 4000}]})  # fmt: skip
+    live = simulate(s.snapshot, s.actions, s.rounds, dataclasses.replace(s.placement, harness=False))
+    harness = simulate(s.snapshot, s.actions, s.rounds, s.placement)
+    assert (live.reason("a").code, harness.reason("a").code) == ("gpu-memory-label", "over-limit")  # type: ignore[union-attr]

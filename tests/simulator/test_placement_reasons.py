@@ -164,3 +164,12 @@ def test_reason_str_is_its_message() -> None:
 def test_placed_jobs_have_no_reason() -> None:
     result = run(_doc([{"name": "n0", "gpus": 1}], [queue("q")], [{"name": "a", "queue": "q", "gpu": 1}]))
     assert result.reasons == {}
+
+
+def test_no_pod_goes_to_a_node_that_is_not_ready() -> None:
+    # plugins/predicates/predicates.go:343-349 (CheckNodeConditionPredicate).
+    result = run(
+        _doc([{"name": "n0", "gpus": 2, "ready": False}], [queue("q")], [{"name": "a", "queue": "q", "gpu": 1}])
+    )
+    reason = result.reason("a")
+    assert (result.tasks["a-0"].status, reason.code if reason else None) == ("Pending", "no-ready-node")

@@ -57,10 +57,12 @@ def test_a_kai_pod_blocked_by_another_scheduler_s_gpus_is_not_reported_as_placea
 
 
 def test_a_cordoned_node_keeps_its_pods_and_takes_no_new_one() -> None:
-    snap = build([_node(unschedulable=True), _pod("running", node="n1")]).snapshot
-    [node] = snap.nodes
-    assert node.pods == 1
-    assert [t.node for j in snap.jobs for t in j.tasks] == ["n1"]
+    # CheckNodeConditionPredicate (predicates.go:343-349): an unschedulable node is not ready.
+    objects = [_node(unschedulable=True), _queue(), _pod("running", node="n1"), _pod("new", **_gpu_limit(1))]
+    snap = build(objects).snapshot
+    assert (snap.nodes[0].ready, [t.node for j in snap.jobs for t in j.tasks]) == (False, ["n1", None])
+    [pending] = diagnose(objects).pending
+    assert pending.reason == "no node is ready (each is cordoned, NotReady or under pressure)"
 
 
 DELETED = {"metadata": {"deletionTimestamp": "2026-11-25T00:00:00Z"}}
@@ -318,7 +320,7 @@ def test_a_node_that_is_not_ready_keeps_its_pods_takes_none_and_leaves_the_fair_
     node = _node()
     node["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
     live = build([node, _pod("r", node="n1")])
-    assert (live.snapshot.nodes[0].ready, live.snapshot.nodes[0].pods) == (False, 1)
+    assert (live.snapshot.nodes[0].ready, [t.node for j in live.snapshot.jobs for t in j.tasks]) == (False, ["n1"])
     assert any("n1 is NotReady" in n for n in live.notes)
 
 
@@ -385,3 +387,12 @@ def test_a_podgroup_in_scheduling_backoff_is_reported_and_not_simulated() -> Non
 
     assert report("default") == ["in scheduling backoff"]
     assert report("pool-b") == ["KAI would place it in its next cycle"]
+
+
+def test_a_transition_id_is_read_as_go_s_atoi_reads_it() -> None:
+    # strconv.Atoi: ASCII digits with an optional sign; anything else is -1 (pod_group_utils.go:27-48).
+    group = _group("g", schedulingBackoff=1)
+    group["status"] = {"schedulingConditions": [{"nodePool": "default", "transitionID": "+3"},
+                                                {"nodePool": "other", "transitionID": "²"}]}  # fmt: skip
+    pending = diagnose([_node(), _queue(), group, _member("p", "g", **_gpu_limit(1))]).pending
+    assert [p.reason.split(":")[0] for p in pending] == ["in scheduling backoff"]
