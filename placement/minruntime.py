@@ -19,7 +19,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from placement.subgroups import DEFAULT_POD_SET
-from placement.tasks import ACTIVE_USED
 
 if TYPE_CHECKING:
     from placement.model import Placement
@@ -113,12 +112,11 @@ def _leaves_min_available(job: JobState, victims: list[TaskState]) -> bool:
         name = task.spec.sub_group or DEFAULT_POD_SET
         per_set[name] = per_set.get(name, 0) + 1
     if job.tree is None:
-        sets = {DEFAULT_POD_SET: (job.min_member, job.tasks)}
+        sets = {DEFAULT_POD_SET: (job.min_member, job.n_active_used)}
     else:
-        sets = {ps.name: (ps.min_available, ps.tasks) for ps in job.tree.pod_sets()}
+        sets = {ps.name: (ps.min_available, ps.active_used()) for ps in job.tree.pod_sets()}
     for name, count in per_set.items():
-        minimum, tasks = sets.get(name, (0, []))
-        running = sum(1 for t in tasks if t.status in ACTIVE_USED)
-        if minimum > running - count:
+        minimum, active = sets.get(name, (0, 0))
+        if minimum > active - count:
             return False
     return True

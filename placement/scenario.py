@@ -142,9 +142,7 @@ def _placement(r: Reader, raw: object) -> Placement:
     preemptees = r.integer(
         doc.get("maxConsolidationPreemptees", -1), "placement.maxConsolidationPreemptees", minimum=-1, maximum=MAX_JOBS
     )
-    signatures = doc.get("useSchedulingSignatures", False)
-    if not isinstance(signatures, bool):
-        raise r.fail("placement.useSchedulingSignatures", f"must be true or false, got {signatures!r}")
+    signatures = r.boolean(doc.get("useSchedulingSignatures", False), "placement.useSchedulingSignatures")
     resolve = doc.get("reclaimResolveMethod", "lca")
     if resolve not in ("lca", "queue"):
         raise r.fail("placement.reclaimResolveMethod", f"must be lca or queue, got {resolve!r}")
@@ -185,14 +183,8 @@ def _node(r: Reader, raw: object, path: str) -> Node:
         mig_strategy=strategy,
         mig=r.mig(doc.get("mig", {}), f"{path}.mig"),
         labels=scenario_groups.labels(r, doc.get("labels", {}), f"{path}.labels"),
-        ready=_boolean(r, doc.get("ready", True), f"{path}.ready"),
+        ready=r.boolean(doc.get("ready", True), f"{path}.ready"),
     )
-
-
-def _boolean(r: Reader, value: object, path: str) -> bool:
-    if not isinstance(value, bool):
-        raise r.fail(path, f"must be true or false, got {value!r}")
-    return value
 
 
 def _queue(r: Reader, raw: object, path: str) -> Queue:
@@ -277,8 +269,8 @@ def _job(r: Reader, raw: object, path: str, node_names: set[str], min_member_flo
     queue = r.string(doc.get("queue"), f"{path}.queue")
     priority = r.integer(doc.get("priority", 50), f"{path}.priority", *PRIORITY_RANGE)
     preemptible = doc.get("preemptible")
-    if preemptible is not None and not isinstance(preemptible, bool):
-        raise r.fail(f"{path}.preemptible", f"must be true or false, got {preemptible!r}")
+    if preemptible is not None:
+        preemptible = r.boolean(preemptible, f"{path}.preemptible")
     base = _request(r, doc, {}, path)
     age = doc.get("ageSeconds")
     age = r.number(age, f"{path}.ageSeconds") if age is not None else None

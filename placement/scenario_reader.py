@@ -66,6 +66,11 @@ class Reader:
             raise self.fail(path, f"must be a non-empty string, got {value!r}")
         return value
 
+    def boolean(self, value: object, path: str) -> bool:
+        if not isinstance(value, bool):
+            raise self.fail(path, f"must be true or false, got {value!r}")
+        return value
+
     def integer(self, value: object, path: str, minimum: int | None = None, maximum: int | None = None) -> int:
         if (
             isinstance(value, bool)

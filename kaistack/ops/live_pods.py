@@ -106,18 +106,14 @@ def placed_state(pod: Mapping[str, Any], now: datetime) -> str:
     Releasing, or StuckInReleasing when it is still in phase Running more than two minutes after its deletion
     (its resources then stay in use, and nothing is pipelined onto them). An unreadable deletion time counts
     as a fresh one."""
-    deleted = deletion_time(pod)
-    if deleted is None and not dig(pod, "metadata", "deletionTimestamp"):
+    stamp = dig(pod, "metadata", "deletionTimestamp")
+    if not stamp:
         return RUNNING
+    deleted = parse_time(stamp)
     running = dig(pod, "status", "phase") == "Running"
     if deleted is not None and running and (now - deleted).total_seconds() > STUCK_IN_RELEASING_AFTER_SECONDS:
         return STUCK_IN_RELEASING
     return RELEASING
-
-
-def deletion_time(pod: Mapping[str, Any]) -> datetime | None:
-    """metadata.deletionTimestamp as an aware time; None when absent or not an RFC 3339 time with a zone."""
-    return parse_time(dig(pod, "metadata", "deletionTimestamp"))
 
 
 def parse_time(value: Any) -> datetime | None:
