@@ -93,6 +93,9 @@ class Node:
     # there (predicates.go:343-349) and leaves it out of the fair-share total (proportion.go:267-271) and of
     # consolidation's GPU sum (action.go:203); its pods stay.
     ready: bool = True
+    # Allocatable scalar resources (placement.scalar_resources: RDMA devices, hugepages, ephemeral storage...)
+    # in KAI's units: thousandths, bytes for (ephemeral-)storage.
+    scalar: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +155,8 @@ class Task:
     priority: int | None = None
     # The kai.scheduler/subgroup-name label: the leaf subgroup (pod set) of its job this pod belongs to.
     sub_group: str | None = None
+    # Requested scalar resources, in the units of Node.scalar.
+    scalar: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,7 +57,7 @@ def gpu_memory_fraction(memory_mib: int, gpu_memory_mib: int) -> float:
 class Entry:
     """A task as the node holds it (KAI keeps a copy per node; a moved pod is on two nodes)."""
 
-    __slots__ = ("cpu", "gmem", "gpus", "groups", "mem", "mig", "shared", "status", "task")
+    __slots__ = ("cpu", "gmem", "gpus", "groups", "mem", "mig", "scalar", "shared", "status", "task")
 
     def __init__(self, task: TaskState, status: str, groups: list[str], node: NodeState) -> None:
         req = task.req
@@ -70,6 +70,7 @@ class Entry:
         # getAcceptedTaskResourceWithoutSharedGPU: whole GPUs only; shared GPUs are counted per group.
         self.gpus = 0 if self.shared else int(req.gpus)
         self.mig = req.mig
+        self.scalar = req.scalar
         self.gmem = node.request_memory(req)
 
 
@@ -82,6 +83,7 @@ class NodeState:
         "alloc_mem",
         "alloc_mig",
         "alloc_pods",
+        "alloc_scalar",
         "born",
         "capacity_cache",
         "entries",
@@ -92,6 +94,7 @@ class NodeState:
         "idle_mem",
         "idle_mig",
         "idle_pods",
+        "idle_scalar",
         "mem_synced",
         "mig_enabled",
         "mig_strategy",
@@ -104,6 +107,7 @@ class NodeState:
         "rel_mem",
         "rel_mig",
         "rel_pods",
+        "rel_scalar",
         "reserved",
         "sh_alloc",
         "sh_marked",
@@ -144,6 +148,11 @@ class NodeState:
         # Pod slots, a resource like the others since KAI #969 (every pod asks pods=1, pod_info.go:415).
         self.idle_pods, self.rel_pods = self.alloc_pods, 0
         self.rel_mig = {k: 0 for k in self.alloc_mig}
+        # Scalar resources (placement.scalar_resources), like MIG devices: idle and releasing per name. A name
+        # only a placed pod uses is 0 allocatable here, as in KAI's session-wide vector.
+        self.alloc_scalar = {k: int(v) for k, v in spec.scalar.items() if v}
+        self.idle_scalar = dict(self.alloc_scalar)
+        self.rel_scalar: dict[str, int] = {}
         self.sh_used: dict[str, int] = {}
         self.sh_rel: dict[str, int] = {}
         self.sh_alloc: dict[str, int] = {}
@@ -204,7 +213,9 @@ class NodeState:
         """Any releasing or pipelined resources: such nodes are ordered exhaustively, not via the index."""
         if self.rel_gpus or self.rel_cpu or self.rel_mem:
             return True
-        return self.n_moving > 0 or any(self.sh_rel.values()) or any(self.rel_mig.values())
+        if self.n_moving > 0 or any(self.sh_rel.values()) or any(self.rel_mig.values()):
+            return True
+        return any(self.rel_scalar.values())
 
     def used_gpu_count(self) -> int:
         """getNumberOfUsedGPUs: whole GPUs used plus shared GPUs in use."""
@@ -302,6 +313,8 @@ class NodeState:
         # No best-effort shortcut: KAI's (node_info.go:160) needs an all-zero request, and pods=1 never is.
         if req.cpu > cpu or req.mem > mem or pods < 1:
             return False
+        if (req.scalar or self.idle_scalar) and not self._scalar_fits(req.scalar, releasing):
+            return False
         if req.kind == KIND_WHOLE or req.kind == KIND_CPU or req.kind == KIND_MIG:
             # A regular or MIG request is compared on every dimension (lessEqualTaskToNodeResources,
             # node_info.go:357-359, 755-761): a node whose GPUs or MIG devices are over-committed (a negative
@@ -329,6 +342,16 @@ class NodeState:
                 if gpus + matching >= need:
                     return True
         return False
+
+    def _scalar_fits(self, asked: tuple[tuple[str, int], ...], releasing: bool) -> bool:
+        """The scalar dimensions of the vector comparison, for every kind of pod (node_info.go:347-359, 755-761,
+        372-389): a name the node lacks has 0 there, and one over-committed (idle below 0) refuses every pod."""
+        want = dict(asked)
+        for name, idle in self.idle_scalar.items():
+            have = idle + self.rel_scalar.get(name, 0) if releasing else idle
+            if want.get(name, 0) > have:
+                return False
+        return all(name in self.idle_scalar for name in want)
 
     # ---- accounting (node_info.addTask / removeTask) ---------------------------------------------
 
@@ -396,6 +419,15 @@ class NodeState:
                 self.rel_mig[name] = self.rel_mig.get(name, 0) - n
             else:
                 self.idle_mig[name] = self.idle_mig.get(name, 0) - n
+        for name, n in e.scalar:
+            n *= sign
+            if e.status == RELEASING:
+                self.rel_scalar[name] = self.rel_scalar.get(name, 0) + n
+                self.idle_scalar[name] = self.idle_scalar.get(name, 0) - n
+            elif e.status == PIPELINED:
+                self.rel_scalar[name] = self.rel_scalar.get(name, 0) - n
+            else:
+                self.idle_scalar[name] = self.idle_scalar.get(name, 0) - n
 
     def _set_used(self, g: str, value: int) -> None:
         before = self.sh_used.get(g, 0)

@@ -133,6 +133,7 @@ def _greedy_fit(ssn: Session, job: JobState, wanted: int) -> int:
     recorded understates what fits; shared-GPU pods are not counted here (their recorded count stands).
     """
     free = {n.name: [n.nonallocated_gpus(), n.idle_cpu + n.rel_cpu, n.idle_mem + n.rel_mem] for n in ssn.node_list}
+    scalar = {n.name: {k: v + n.rel_scalar.get(k, 0) for k, v in n.idle_scalar.items()} for n in ssn.node_list}
     typed_nodes = ssn.node_list
     count = 0
     for task in [t for t in job.tasks_by_order if t.status == "Pending"][:wanted]:
@@ -140,11 +141,15 @@ def _greedy_fit(ssn: Session, job: JobState, wanted: int) -> int:
         if req.kind not in (KIND_WHOLE, KIND_CPU):
             return 0
         for node in typed_nodes:
-            room = free[node.name]
+            room, extra = free[node.name], scalar[node.name]
             if type_error(task, node) is None and room[0] >= req.count and room[1] >= req.cpu and room[2] >= req.mem:
+                if any(extra.get(name, 0) < n for name, n in req.scalar):
+                    continue
                 room[0] -= req.count
                 room[1] -= req.cpu
                 room[2] -= req.mem
+                for name, n in req.scalar:
+                    extra[name] -= n
                 count += 1
                 break
     return count
@@ -196,6 +201,9 @@ def diagnose_task(ssn: Session, task: TaskState) -> Reason:
         if node.pods_available() < 2:
             return Reason(PODS, f"node {node.name} has no free pod slots", node=node.name)
         return Reason(NO_NODE, f"no node passes the scheduling predicates for {req.describe()}")
+    short = _scalar_shortfall(task, typed)
+    if short is not None:
+        return short
     if req.kind in (KIND_FRACTION, KIND_MEMORY):
         return _fragmentation(task, typed)
     if all(n.pods_available() < 1 for n in typed):
@@ -205,6 +213,26 @@ def diagnose_task(ssn: Session, task: TaskState) -> Reason:
     slot = "" if best.pods_available() >= 1 else ", no free pod slot"
     message = f"no node fits {req.describe()}: closest miss {best.name} ({_free_text(best, task)}{slot})"
     return Reason(NO_NODE, message, node=best.name)
+
+
+def scalar_text(name: str, amount: float) -> str:
+    """A scalar resource amount in the unit a manifest would use (KAI keeps thousandths, or bytes for storage)."""
+    if name in ("ephemeral-storage", "storage"):
+        return f"{amount / 2**30:g}Gi {name}"
+    return f"{amount / 1000:g} {name}"
+
+
+def _scalar_shortfall(task: TaskState, nodes: list[NodeState]) -> Reason | None:
+    """The first scalar resource (an RDMA device, hugepages, ephemeral storage...) no node has free enough of."""
+    for name, need in task.req.scalar:
+        best = max(nodes, key=lambda n: (n.idle_scalar.get(name, 0) + n.rel_scalar.get(name, 0), n.name))
+        have = best.idle_scalar.get(name, 0) + best.rel_scalar.get(name, 0)
+        if have < need:
+            if have > 0:
+                most = f"the most is {scalar_text(name, have)}, on {best.name}"
+                return Reason(NO_NODE, f"no node has {scalar_text(name, need)} free; {most}", node=best.name)
+            return Reason(NO_NODE, f"no node has {scalar_text(name, need)} free (none has any)")
+    return None
 
 
 def _fragmentation(task: TaskState, nodes: list[NodeState]) -> Reason:

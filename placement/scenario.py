@@ -54,9 +54,10 @@ _TOP_KEYS |= {"kaiVersion", "stalenessGracePeriod", "topologies"}  # FORMAT v2
 # Rule sets the simulator implements (FORMAT v2 kaiVersion): v0.18.0 is KAI main after v0.17.0 (d5bc503).
 KAI_VERSIONS = ("v0.17.0", "v0.18.0")
 _NODE_KEYS = {"name", "gpus", "gpuMemoryMiB", "cpu", "memory", "pods", "migStrategy", "mig", "labels", "ready"}
+_NODE_KEYS |= {"scalarResources"}
 _QUEUE_KEYS = {"name", "parent", "priority", "gpu", "cpu", "memory", "preemptMinRuntime", "reclaimMinRuntime"}
 _RESOURCE_KEYS = {"quota", "limit", "overQuotaWeight"}
-_REQUEST_KEYS = {"gpu", "gpuFraction", "gpuMemoryMiB", "gpuDevices", "mig", "cpu", "memory"}
+_REQUEST_KEYS = {"gpu", "gpuFraction", "gpuMemoryMiB", "gpuDevices", "mig", "cpu", "memory", "scalarResources"}
 _JOB_KEYS = {"name", "queue", "priority", "preemptible", "minMember", "tasks", "ageSeconds", "preemptionDelay"}
 _JOB_KEYS |= {"staleSeconds", "stalenessGracePeriod", "subGroups", "minSubGroup", "topologyConstraint"}
 _JOB_KEYS |= {"startedSeconds"}
@@ -184,6 +185,7 @@ def _node(r: Reader, raw: object, path: str) -> Node:
         mig=r.mig(doc.get("mig", {}), f"{path}.mig"),
         labels=scenario_groups.labels(r, doc.get("labels", {}), f"{path}.labels"),
         ready=r.boolean(doc.get("ready", True), f"{path}.ready"),
+        scalar=r.scalar(doc.get("scalarResources", {}), f"{path}.scalarResources"),
     )
 
 
@@ -244,6 +246,8 @@ def _request(r: Reader, doc: Mapping[str, Any], base: dict[str, Any], path: str)
         out["cpu_millis"] = r.quantity(doc["cpu"], f"{path}.cpu", cpu_millis)
     if "memory" in doc:
         out["memory_bytes"] = r.quantity(doc["memory"], f"{path}.memory", memory_bytes)
+    if "scalarResources" in doc:
+        out["scalar"] = r.scalar(doc["scalarResources"], f"{path}.scalarResources")
     return out
 
 

@@ -10,6 +10,9 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from placement.quantity import QuantityError
+from placement.scalar_resources import counted, kai_units
+
 __all__ = ["Reader", "ScenarioError", "unique"]
 
 # Every size a scenario controls, checked while reading it (the README's limits table lists them).
@@ -28,6 +31,7 @@ MAX_TOPOLOGIES = 100
 MAX_TOPOLOGY_LEVELS = 16  # the Topology CRD's spec.levels maxItems
 MAX_LABELS_PER_NODE = 1_000
 MAX_SUBGROUPS_PER_JOB = 10_000
+MAX_SCALAR_RESOURCES = 64  # names under one scalarResources mapping
 
 
 class ScenarioError(ValueError):
@@ -112,6 +116,26 @@ class Reader:
             if not isinstance(name, str) or not name.startswith("nvidia.com/mig-"):
                 raise self.fail(f"{path}.{name}", "must be a MIG resource name like nvidia.com/mig-1g.10gb")
             out[name] = self.integer(count, f"{path}.{name}", minimum=0)
+        return out
+
+    def scalar(self, value: object, path: str) -> dict[str, int]:
+        """A scalarResources mapping: resource name -> Kubernetes quantity, read into KAI's units."""
+        if not isinstance(value, Mapping):
+            raise self.fail(path, f"must be a mapping of resource names to quantities, got {value!r}")
+        if len(value) > MAX_SCALAR_RESOURCES:
+            raise self.fail(path, f"{len(value)} resources; kaistack reads at most {MAX_SCALAR_RESOURCES}")
+        out: dict[str, int] = {}
+        for name, amount in value.items():
+            if not isinstance(name, str) or not counted(name):
+                raise self.fail(
+                    f"{path}.{name}",
+                    "must be a resource KAI counts besides cpu, memory, pods, GPUs and MIG devices: an extended "
+                    "resource such as rdma/ib, hugepages-<size>, ephemeral-storage or storage",
+                )
+            try:
+                out[name] = kai_units(name, amount)
+            except QuantityError as err:
+                raise self.fail(f"{path}.{name}", str(err)) from err
         return out
 
 

@@ -106,7 +106,7 @@ class Session:
         self.min_gpu_mem: int | None = None
         self.max_gpu_mem: int | None = None
         self.index: NodeIndex | None = None
-        self.max_node: tuple[int, float, float, dict[str, int], int] = (0, 0.0, 0.0, {}, 0)
+        self.max_node: tuple[int, float, float, dict[str, int], int, dict[str, int]] = (0, 0.0, 0.0, {}, 0, {})
         self.generation = 0  # bumped by rebuild(): node objects are new
         self._gpu_room: tuple[tuple[int, int], dict[str, tuple[float, float]]] | None = None
         self.cycle = 0
@@ -170,15 +170,19 @@ class Session:
             born.intersection_update(node.sh_used)  # a label no group has any more may be given out again
         # MaxNodePoolResources' allocatable maximum per resource, over every node (one vector, like KAI's).
         mig: dict[str, int] = {}
+        scalar: dict[str, int] = {}
         for n in self.node_list:
             for name, count in n.alloc_mig.items():
                 mig[name] = max(mig.get(name, 0), count)
+            for name, count in n.alloc_scalar.items():
+                scalar[name] = max(scalar.get(name, 0), count)
         self.max_node = (
             max((n.alloc_gpus for n in self.node_list), default=0),
             max((n.alloc_cpu for n in self.node_list), default=0.0),
             max((n.alloc_mem for n in self.node_list), default=0.0),
             mig,
             max((n.alloc_pods for n in self.node_list), default=0),
+            scalar,
         )
         # Every node whose GPUs have more than the default 100 MiB, GPUs allocatable or not (cluster_info.go:
         # 283-298). None over it: KAI's cache has no basis (nil), its test harness takes 100 (Placement.harness).
@@ -213,18 +217,20 @@ class Session:
 
     def larger_than_any_node(self, tasks: list[TaskState]) -> TaskState | None:
         """VictimInvariantPrePredicateFailureForTasks: the first pod asking more GPUs, CPU, memory, of a MIG
-        profile or pod slots (one each) than any one node has (MaxNodePoolResources), which no eviction can
-        make room for.
+        profile or scalar resource, or pod slots (one each) than any one node has (MaxNodePoolResources), which
+        no eviction can make room for.
 
         KAI@v0.17.0 pkg/scheduler/actions/common/action_eligibility.go; the predicate is
         pkg/scheduler/k8s_internal/predicates/maxNodeResources.go (PreFilter, UnschedulableAndUnresolvable).
         """
-        gpus, cpu, mem, mig, pods = self.max_node
+        gpus, cpu, mem, mig, pods, scalar = self.max_node
         for task in tasks:
             req = task.req
             if req.gpus > gpus or req.cpu > cpu or req.mem > mem or pods < 1:
                 return task
             if any(count > 0 and mig.get(name, 0) < count for name, count in req.mig):
+                return task
+            if any(count > 0 and scalar.get(name, 0) < count for name, count in req.scalar):
                 return task
         return None
 

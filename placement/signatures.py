@@ -16,9 +16,9 @@ resources; in this model pods differ in none of those but priority, so a pod set
 constraint chain, the priority and its number of waiting pods.
 
 Resources are compared through the pod's ResReqVector (resource_vector.go:225-245, pod_info.go:576-583): cpu,
-memory, GPUs() and one dimension per MIG profile. GPUs() is 0 for a gpu-memory pod, so GPU memory is no
-dimension: an 80 MiB job does not make a 50 MiB one easier. Pods (1 each) and other extended resources are
-equal or zero here and left out.
+memory, GPUs(), one dimension per MIG profile and one per scalar resource (placement.scalar_resources). GPUs()
+is 0 for a gpu-memory pod, so GPU memory is no dimension: an 80 MiB job does not make a 50 MiB one easier.
+Pods (1 each) are equal and left out.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from placement.tasks import ACTIVE_ALLOCATED, PENDING, JobState, TaskState
 if TYPE_CHECKING:
     from placement.model import TopologyConstraint
 
-# (cpu, memory, GPUs(), ((MIG profile, count), ...) sorted by profile)
-Vector = tuple[float, float, float, tuple[tuple[str, int], ...]]
+# (cpu, memory, GPUs(), ((MIG profile, count), ...) sorted by profile, ((scalar resource, amount), ...) by name)
+Vector = tuple[float, float, float, tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]
 
 
 Signature = tuple[tuple[object, ...], ...]
@@ -69,17 +69,22 @@ def _pod_set_signature(job: JobState, tasks: Sequence[TaskState], chain: tuple[s
 
 def _vector(task: TaskState) -> Vector:
     req = task.req
-    return (float(req.cpu), float(req.mem), float(req.gpus), req.mig)  # req.mig: sorted, empty unless MIG
+    # req.mig and req.scalar: sorted, and empty for nearly every pod
+    return (float(req.cpu), float(req.mem), float(req.gpus), req.mig, req.scalar)
 
 
 def _less_equal(a: Vector, b: Vector) -> bool:
-    """ResourceVector.LessEqual: every dimension; a MIG profile one side lacks counts 0 there."""
+    """ResourceVector.LessEqual: every dimension; a MIG profile or scalar resource one side lacks counts 0 there."""
     if a[0] > b[0] or a[1] > b[1] or a[2] > b[2]:
         return False
-    if not a[3]:
+    return _named_less_equal(a[3], b[3]) and _named_less_equal(a[4], b[4])
+
+
+def _named_less_equal(a: tuple[tuple[str, int], ...], b: tuple[tuple[str, int], ...]) -> bool:
+    if not a:
         return True
-    theirs = dict(b[3])
-    return all(n <= theirs.get(name, 0) for name, n in a[3])
+    theirs = dict(b)
+    return all(n <= theirs.get(name, 0) for name, n in a)
 
 
 def _sorted_vectors(tasks: Sequence[TaskState]) -> list[Vector]:

@@ -98,6 +98,7 @@ class TaskRequest:
         "mig_gpus",
         "portion",
         "quota_gpus",
+        "scalar",
         "shape",
     )
 
@@ -105,6 +106,8 @@ class TaskRequest:
         self.cpu = float(task.cpu_millis)
         self.mem = float(task.memory_bytes)
         self.mig: tuple[tuple[str, int], ...] = tuple(sorted((k, v) for k, v in task.mig.items() if v))
+        # Scalar resources (placement.scalar_resources), sorted by name; empty for nearly every pod.
+        self.scalar: tuple[tuple[str, int], ...] = tuple(sorted((k, v) for k, v in task.scalar.items() if v))
         self.gpu_memory = 0
         if self.mig:
             self.kind, self.count, self.portion = KIND_MIG, 0, 0.0
@@ -122,7 +125,7 @@ class TaskRequest:
         self.quota_gpus = self.gpus + self.mig_gpus
         # Everything a node's fit and rank for this request depend on: equal shapes, equal answers. A small
         # int, as it keys lookups on hot paths (a tuple would be hashed again at every lookup).
-        shape = (self.kind, self.count, self.portion, self.gpu_memory, self.cpu, self.mem, self.mig)
+        shape = (self.kind, self.count, self.portion, self.gpu_memory, self.cpu, self.mem, self.mig, self.scalar)
         self.shape: int = _SHAPES.setdefault(shape, len(_SHAPES))
 
     @property

@@ -26,7 +26,8 @@ __all__ = ["TOPOLOGY_SCORE", "subset_nodes"]
 
 TOPOLOGY_SCORE = 100_000  # scores.Topology: above gpu-sharing (10,000), availability and binpack
 _NO_ROOM = 1000.0  # getJobRatioToFreeResources for a resource the domain has none of
-# Resource vector positions: cpu millis, memory bytes, whole GPUs, pods, then one per MIG profile.
+# Resource vector positions: cpu millis, memory bytes, whole GPUs, pods, then one per MIG profile or scalar
+# resource the batch asks for (their names never meet: placement.scalar_resources leaves MIG names out).
 _CPU, _MEM, _GPU, _PODS = 0, 1, 2, 3
 
 
@@ -34,13 +35,13 @@ _CPU, _MEM, _GPU, _PODS = 0, 1, 2, 3
 
 
 def _profiles(tasks: Sequence[TaskState]) -> list[str]:
-    return sorted({name for t in tasks for name, _ in t.req.mig})
+    return sorted({name for t in tasks for name, _ in (*t.req.mig, *t.req.scalar)})
 
 
 def _task_vector(task: TaskState, profiles: list[str]) -> list[float]:
     req = task.req
-    mig = dict(req.mig)
-    return [req.cpu, req.mem, req.gpus, 1.0, *(float(mig.get(p, 0)) for p in profiles)]
+    named = dict((*req.mig, *req.scalar))
+    return [req.cpu, req.mem, req.gpus, 1.0, *(float(named.get(p, 0)) for p in profiles)]
 
 
 def _node_free(node: NodeState, profiles: list[str]) -> list[float]:
@@ -50,8 +51,14 @@ def _node_free(node: NodeState, profiles: list[str]) -> list[float]:
         node.idle_mem + node.rel_mem,
         float(node.idle_gpus + node.rel_gpus),
         float(node.pods_available()),
-        *(float(node.idle_mig.get(p, 0) + node.rel_mig.get(p, 0)) for p in profiles),
+        *(float(_named_free(node, p)) for p in profiles),
     ]
+
+
+def _named_free(node: NodeState, name: str) -> int:
+    """A MIG profile's or scalar resource's idle + releasing amount (a name is one or the other)."""
+    mig = node.idle_mig.get(name, 0) + node.rel_mig.get(name, 0)
+    return mig + node.idle_scalar.get(name, 0) + node.rel_scalar.get(name, 0)
 
 
 def _ratio(req: list[float], free: list[float]) -> float:
@@ -72,7 +79,7 @@ def _representable(tasks: Sequence[TaskState]) -> bool:
     if with_gpu not in (0, len(tasks)):
         return False
     for profile in _profiles(tasks):
-        asking = sum(1 for t in tasks if dict(t.req.mig).get(profile, 0) > 0)
+        asking = sum(1 for t in tasks if dict((*t.req.mig, *t.req.scalar)).get(profile, 0) > 0)
         if asking not in (0, len(tasks)):
             return False
     return True

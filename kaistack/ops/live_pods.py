@@ -14,6 +14,7 @@ from kaistack.guardrails.gpu_requests import fraction_ok, positive_uint64
 from kaistack.guardrails.podspec import dig, mapping, seq
 from placement.model import Task
 from placement.quantity import Quantity, QuantityError
+from placement.scalar_resources import counted, kai_units
 from placement.tasks import RELEASING, RUNNING, STUCK_IN_RELEASING
 
 # KAI@v0.17.0 pkg/common/constants/constants.go:28 DefaultStuckInReleasingThreshold (2 minutes).
@@ -21,8 +22,8 @@ STUCK_IN_RELEASING_AFTER_SECONDS = 120.0
 
 
 def _container_requests(container: Any) -> dict[str, float]:
-    """cpu (millicores), memory (bytes) and GPU/MIG devices of one container; a request defaults to its limit,
-    as the API server fills it in."""
+    """cpu (millicores), memory (bytes), GPU/MIG devices and scalar resources (KAI's units) of one container; a
+    request defaults to its limit, as the API server fills it in."""
     resources = mapping(mapping(container).get("resources"))
     requests, limits = mapping(resources.get("requests")), mapping(resources.get("limits"))
     out = {
@@ -35,7 +36,17 @@ def _container_requests(container: Any) -> dict[str, float]:
             out[kai_api.GPU_RESOURCE] = out.get(kai_api.GPU_RESOURCE, 0.0) + number(limits.get(key, requests.get(key)))
         elif name.startswith(kai_api.MIG_RESOURCE_PREFIX):
             out[name] = number(limits.get(key, requests.get(key)))
+        elif counted(name):
+            out[name] = float(scalar_units(name, requests.get(key, limits.get(key))))
     return out
+
+
+def scalar_units(name: str, value: Any) -> int:
+    """A scalar resource (placement.scalar_resources) in KAI's units; an unreadable quantity counts as none."""
+    try:
+        return kai_units(name, value)
+    except QuantityError:
+        return 0
 
 
 def _add(total: dict[str, float], more: Mapping[str, float]) -> dict[str, float]:
@@ -59,8 +70,10 @@ def pod_requests(pod: Mapping[str, Any]) -> dict[str, float]:
         peak = {k: max(peak.get(k, 0.0), phase.get(k, 0.0)) for k in {*peak, *phase}}
     total = _add(total, sidecars)
     total = {k: max(total.get(k, 0.0), peak.get(k, 0.0)) for k in {*total, *peak}}
+    # Overhead adds to the base resources, scalar ones included (pod_info.go:410-413), not to GPUs.
     overhead = mapping(dig(pod, "spec", "overhead"))
-    total = _add(total, {"cpu": float(millis(overhead.get("cpu"))), "memory": number(overhead.get("memory"))})
+    extra = {str(k): float(scalar_units(str(k), v)) for k, v in overhead.items() if counted(str(k))}
+    total = _add(total, {"cpu": float(millis(overhead.get("cpu"))), "memory": number(overhead.get("memory")), **extra})
     total["pods"] = 1.0
     return total
 
@@ -98,6 +111,7 @@ def pod_task(
         node=str(node) if running else None,
         gpu_groups=groups if running and shared else (),
         sub_group=(str(labels_of(pod).get(kai_api.SUBGROUP_LABEL) or "") or None) if sub_groups else None,
+        scalar={k: int(v) for k, v in requests.items() if v and counted(k)},
     )
 
 

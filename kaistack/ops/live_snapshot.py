@@ -3,8 +3,9 @@
 The objects come from the API (kaistack.kube) or from
 `kubectl get nodes,pods,podgroups,bindrequests,queues,topologies,priorityclasses -A -o yaml`; this module only
 reads dicts. What KAI reads, and so what is read here (KAI@v0.17.0):
-- a node's allocatable `nvidia.com/gpu`, MIG resources, cpu, memory and pods, the `nvidia.com/gpu.memory`
-  label (MiB), less what unfinished pods of other schedulers on it request (KAI's cache puts every pod on
+- a node's allocatable `nvidia.com/gpu`, MIG resources, cpu, memory, pods and scalar resources (RDMA devices,
+  hugepages, ephemeral storage: placement.scalar_resources), the `nvidia.com/gpu.memory` label (MiB), less what
+  unfinished pods of other schedulers on it request (KAI's cache puts every pod on
   its node); a cordoned node keeps its pods and has no slot for a new one;
 - a Queue's `spec.parentQueue`, `priority` and `resources.{gpu,cpu,memory}.{quota,limit,overQuotaWeight}`,
   an omitted field being 0 as in the CRD;
@@ -32,6 +33,7 @@ fair shares.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import deque
 from collections.abc import Iterable, Mapping
@@ -62,6 +64,7 @@ from kaistack.ops.live_pods import (
     parse_time,
     pod_requests,
     pod_task,
+    scalar_units,
 )
 from placement.model import (
     Job,
@@ -70,6 +73,7 @@ from placement.model import (
     QueueResource,
     Snapshot,
 )
+from placement.scalar_resources import counted
 from placement.scenario import duration_seconds
 from placement.tasks import STUCK_IN_RELEASING
 
@@ -239,8 +243,21 @@ def build(
                     **(job_times(pg, now) if pg else {}),
                 )
             )
-    snapshot = Snapshot(nodes, queues, tuple(jobs), topologies)
+    snapshot = Snapshot(_asked_scalars_only(nodes, jobs), queues, tuple(jobs), topologies)
     return LiveSnapshot(snapshot, pods_of_job, tuple(notes), orphans, gated, backed_off)
+
+
+def _asked_scalars_only(nodes: tuple[Node, ...], jobs: list[Job]) -> tuple[Node, ...]:
+    """Nodes keep only the scalar resources some KAI pod asks for. Every node offers ephemeral-storage and
+    hugepages; a dimension no pod asks for can refuse a pod only when over-committed, which the clamp to 0 above
+    rules out, and each one costs every fit check."""
+    asked = {name for job in jobs for task in job.tasks for name in task.scalar}
+    return tuple(
+        n
+        if set(n.scalar) <= asked
+        else dataclasses.replace(n, scalar={k: v for k, v in n.scalar.items() if k in asked})
+        for n in nodes
+    )
 
 
 def _stuck_note(pod: Mapping[str, Any], node: str | None) -> str:
@@ -281,6 +298,11 @@ def _node(
         for k, v in allocatable.items()
         if str(k).startswith(kai_api.MIG_RESOURCE_PREFIX) and number(v)
     }
+    scalar = {
+        str(k): max(0, scalar_units(str(k), v) - int(used.get(str(k), 0)))
+        for k, v in allocatable.items()
+        if counted(str(k))
+    }
     pods = max(0, int(number(allocatable.get("pods")) or 110) - int(used.get("pods", 0)))
     ready = not node_not_ready(obj)
     return Node(
@@ -294,6 +316,7 @@ def _node(
         mig=mig,
         labels={k: str(v) for k, v in labels.items() if k in level_labels},
         ready=ready,
+        scalar={k: v for k, v in scalar.items() if v},
     )
 
 
