@@ -19,15 +19,21 @@ __all__ = [
     "ACTIONS",
     "ALL_ACTIONS",
     "DEFAULT_GPU_MEMORY_MIB",
+    "NO_CONSTRAINTS",
     "UNLIMITED",
     "Job",
     "Node",
+    "NodeConstraints",
+    "NodeSelectorTerm",
     "Placement",
     "Queue",
     "QueueResource",
+    "SelectorRequirement",
     "Snapshot",
     "SubGroup",
+    "Taint",
     "Task",
+    "Toleration",
     "Topology",
     "TopologyConstraint",
     "TopologyLevel",
@@ -71,6 +77,53 @@ class Queue:
 
 
 @dataclass(frozen=True, slots=True)
+class Taint:
+    """A node's spec.taints entry. Only NoSchedule and NoExecute keep pods off (PreferNoSchedule scores)."""
+
+    key: str
+    value: str = ""
+    effect: str = "NoSchedule"
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    """A pod's spec.tolerations entry; an empty key or effect matches any, operator "" means Equal."""
+
+    key: str = ""
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SelectorRequirement:
+    """A nodeSelectorTerm's matchExpressions (a label) or matchFields (metadata.name) entry."""
+
+    key: str
+    operator: str
+    values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSelectorTerm:
+    match_expressions: tuple[SelectorRequirement, ...] = ()
+    match_fields: tuple[SelectorRequirement, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NodeConstraints:
+    """Where a pod may go (placement.node_constraints): its nodeSelector, its required node affinity (terms
+    ORed; None: none set) and its tolerations."""
+
+    node_selector: tuple[tuple[str, str], ...] = ()
+    required_terms: tuple[NodeSelectorTerm, ...] | None = None
+    tolerations: tuple[Toleration, ...] = ()
+
+
+NO_CONSTRAINTS = NodeConstraints()
+
+
+@dataclass(frozen=True, slots=True)
 class Node:
     """A node's allocatable resources.
 
@@ -87,7 +140,7 @@ class Node:
     pods: int = 110
     mig_strategy: str = "none"
     mig: Mapping[str, int] = field(default_factory=dict)
-    # metadata.labels; only the Topology levels' keys are read (KAI's topology plugin).
+    # metadata.labels: what Topology levels and pods' node selectors and affinities read.
     labels: Mapping[str, str] = field(default_factory=dict)
     # False: cordoned, NotReady or under pressure (scheduler_util.CheckNodeConditionPredicate). KAI places no pod
     # there (predicates.go:343-349) and leaves it out of the fair-share total (proportion.go:267-271) and of
@@ -96,6 +149,7 @@ class Node:
     # Allocatable scalar resources (placement.scalar_resources: RDMA devices, hugepages, ephemeral storage...)
     # in KAI's units: thousandths, bytes for (ephemeral-)storage.
     scalar: Mapping[str, int] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +211,7 @@ class Task:
     sub_group: str | None = None
     # Requested scalar resources, in the units of Node.scalar.
     scalar: Mapping[str, int] = field(default_factory=dict)
+    constraints: NodeConstraints = NO_CONSTRAINTS
 
 
 @dataclass(frozen=True, slots=True)

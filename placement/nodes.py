@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from placement import node_constraints
 from placement.model import DEFAULT_GPU_MEMORY_MIB, Node
 from placement.tasks import (
     KIND_CPU,
@@ -78,6 +79,7 @@ class NodeState:
     """One node during a session."""
 
     __slots__ = (
+        "admitted",
         "alloc_cpu",
         "alloc_gpus",
         "alloc_mem",
@@ -95,6 +97,7 @@ class NodeState:
         "idle_mig",
         "idle_pods",
         "idle_scalar",
+        "keep_off",
         "mem_synced",
         "mig_enabled",
         "mig_strategy",
@@ -153,6 +156,9 @@ class NodeState:
         self.alloc_scalar = {k: int(v) for k, v in spec.scalar.items() if v}
         self.idle_scalar = dict(self.alloc_scalar)
         self.rel_scalar: dict[str, int] = {}
+        # Taints that keep untolerating pods off (NoSchedule, NoExecute), and the verdict per constraint id.
+        self.keep_off = any(t.effect in ("NoSchedule", "NoExecute") for t in spec.taints)
+        self.admitted: dict[int, bool] = {}
         self.sh_used: dict[str, int] = {}
         self.sh_rel: dict[str, int] = {}
         self.sh_alloc: dict[str, int] = {}
@@ -300,6 +306,17 @@ class NodeState:
         return group in self.born or not _go_atoi(group)
 
     # ---- fit checks ------------------------------------------------------------------------------
+
+    def admits(self, req: TaskRequest) -> bool:
+        """The NodeAffinity and TaintToleration predicates (placement.node_constraints); labels and taints do
+        not change within a session, so each constraint's verdict is kept."""
+        cid = req.constraint_id
+        if not cid and not self.keep_off:
+            return True
+        ok = self.admitted.get(cid)
+        if ok is None:
+            ok = self.admitted[cid] = node_constraints.admits(req.constraints, self.spec)
+        return ok
 
     def fits(self, task: TaskState, releasing: bool) -> bool:
         """IsTaskAllocatable (idle only) or IsTaskAllocatableOnReleasingOrIdle (idle + releasing)."""

@@ -133,7 +133,7 @@ def fitting_node(ssn: Session, task: TaskState, node: NodeState, capacity_cache:
         ok = capacity_cache[gpus] = not failed
     if not ok:
         return False
-    if type_error(task, node) is not None:
+    if type_error(task, node) is not None or not node.admits(task.req):
         return False
     # CheckNodeConditionPredicate (plugins/predicates/predicates.go:343-349): no pod on a node that is not ready.
     return _pods_ok(ssn, task, node) and node.spec.ready

@@ -41,7 +41,8 @@ class PreemptorRoom:
 
     def __init__(self, task: TaskState, nodes: dict[str, NodeState]) -> None:
         self.task = task
-        self.hosts = {name: node for name, node in nodes.items() if node.fits(task, releasing=True)}
+        req = task.req
+        self.hosts = {n: node for n, node in nodes.items() if node.fits(task, releasing=True) and node.admits(req)}
 
     @classmethod
     def of(

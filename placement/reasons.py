@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from placement import node_constraints
 from placement.nodes import NodeState
 from placement.placing import node_quota_gpus, type_error
 from placement.queues import GPU, MEMORY, RESOURCE_NAMES, CapacityFailure, over_limit, over_quota
@@ -39,6 +40,7 @@ TOPOLOGY = "topology"
 WAITING = "waiting-for-release"
 NOT_ATTEMPTED = "not-attempted"
 NOT_READY_NODES = "no-ready-node"
+NODE_CONSTRAINTS = "node-constraints"
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +144,9 @@ def _greedy_fit(ssn: Session, job: JobState, wanted: int) -> int:
             return 0
         for node in typed_nodes:
             room, extra = free[node.name], scalar[node.name]
-            if type_error(task, node) is None and room[0] >= req.count and room[1] >= req.cpu and room[2] >= req.mem:
+            if type_error(task, node) is not None or not node.admits(req):
+                continue
+            if room[0] >= req.count and room[1] >= req.cpu and room[2] >= req.mem:
                 if any(extra.get(name, 0) < n for name, n in req.scalar):
                     continue
                 room[0] -= req.count
@@ -183,6 +187,10 @@ def diagnose_task(ssn: Session, task: TaskState) -> Reason:
     if not typed:
         kinds = sorted({type_error(task, n) or "" for n in nodes})
         return Reason(MIG, f"no node accepts this pod type ({', '.join(kinds)})")
+    allowed = [n for n in typed if n.admits(req)]
+    if not allowed:
+        return _constraint_reason(task, typed)
+    typed = allowed
     if req.kind == KIND_MEMORY and all(not n.valid_portion(req) for n in typed):
         message = f"gpu-memory {req.gpu_memory} MiB exceeds the memory of every GPU"
         return Reason(GPU_MEMORY_TOO_LARGE, message)
@@ -213,6 +221,14 @@ def diagnose_task(ssn: Session, task: TaskState) -> Reason:
     slot = "" if best.pods_available() >= 1 else ", no free pod slot"
     message = f"no node fits {req.describe()}: closest miss {best.name} ({_free_text(best, task)}{slot})"
     return Reason(NO_NODE, message, node=best.name)
+
+
+def _constraint_reason(task: TaskState, nodes: list[NodeState]) -> Reason:
+    """No node the pod's nodeSelector, affinity and tolerations allow: what keeps it off the first few."""
+    shown = [node_constraints.refusal(task.req.constraints, n.spec) or "" for n in nodes[:3]]
+    more = f" (and {len(nodes) - 3} more nodes)" if len(nodes) > 3 else ""
+    message = f"no node passes the pod's node constraints: {'; '.join(shown)}{more}"
+    return Reason(NODE_CONSTRAINTS, message)
 
 
 def scalar_text(name: str, amount: float) -> str:

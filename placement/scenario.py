@@ -27,6 +27,7 @@ from placement.model import (
     Snapshot,
     Task,
 )
+from placement.node_constraints import parse_taints
 from placement.quantity import cpu_millis, memory_bytes
 from placement.scenario_reader import (
     MAX_ACTIONS,
@@ -45,6 +46,7 @@ from placement.scenario_reader import (
     ScenarioError,
     unique,
 )
+from placement.scenario_requests import REQUEST_KEYS, check_combination, checked, read_request
 
 __all__ = ["Scenario", "ScenarioError", "duration_seconds", "parse_scenario"]
 
@@ -54,19 +56,18 @@ _TOP_KEYS |= {"kaiVersion", "stalenessGracePeriod", "topologies"}  # FORMAT v2
 # Rule sets the simulator implements (FORMAT v2 kaiVersion): v0.18.0 is KAI main after v0.17.0 (d5bc503).
 KAI_VERSIONS = ("v0.17.0", "v0.18.0")
 _NODE_KEYS = {"name", "gpus", "gpuMemoryMiB", "cpu", "memory", "pods", "migStrategy", "mig", "labels", "ready"}
-_NODE_KEYS |= {"scalarResources"}
+_NODE_KEYS |= {"scalarResources", "taints"}
 _QUEUE_KEYS = {"name", "parent", "priority", "gpu", "cpu", "memory", "preemptMinRuntime", "reclaimMinRuntime"}
 _RESOURCE_KEYS = {"quota", "limit", "overQuotaWeight"}
-_REQUEST_KEYS = {"gpu", "gpuFraction", "gpuMemoryMiB", "gpuDevices", "mig", "cpu", "memory", "scalarResources"}
 _JOB_KEYS = {"name", "queue", "priority", "preemptible", "minMember", "tasks", "ageSeconds", "preemptionDelay"}
 _JOB_KEYS |= {"staleSeconds", "stalenessGracePeriod", "subGroups", "minSubGroup", "topologyConstraint"}
 _JOB_KEYS |= {"startedSeconds"}
-_JOB_KEYS |= _REQUEST_KEYS
+_JOB_KEYS |= REQUEST_KEYS
 # A Go/metav1 duration: "90s", "10m", "1h30m", "-1s", "0" (time.ParseDuration).
 _DURATION = re.compile(r"^[+-]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|ms|s|m|h))+)$")
 _DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|ms|s|m|h)")
 _UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-_TASK_KEYS = {"state", "node", "gpuGroups", "priority", "subGroup"} | _REQUEST_KEYS
+_TASK_KEYS = {"state", "node", "gpuGroups", "priority", "subGroup"} | REQUEST_KEYS
 _STATES = ("Pending", "Running", "Releasing", "StuckInReleasing", "Failed", "Succeeded")
 
 PRIORITY_RANGE = (-(2**31), 2**31 - 1)  # a PriorityClass value is an int32
@@ -186,6 +187,7 @@ def _node(r: Reader, raw: object, path: str) -> Node:
         labels=scenario_groups.labels(r, doc.get("labels", {}), f"{path}.labels"),
         ready=r.boolean(doc.get("ready", True), f"{path}.ready"),
         scalar=r.scalar(doc.get("scalarResources", {}), f"{path}.scalarResources"),
+        taints=checked(r, path, lambda: parse_taints(doc.get("taints"))),
     )
 
 
@@ -222,51 +224,6 @@ def _resource(r: Reader, raw: object, path: str) -> QueueResource:
     )
 
 
-def _request(r: Reader, doc: Mapping[str, Any], base: dict[str, Any], path: str) -> dict[str, Any]:
-    """Request keys of a job (defaults) or a task (overrides), validated one by one."""
-    out = dict(base)
-    if "gpu" in doc:
-        out["gpu"] = r.integer(doc["gpu"], f"{path}.gpu", minimum=0, maximum=MAX_GPUS_PER_NODE)
-    if "gpuFraction" in doc:
-        value = doc["gpuFraction"]
-        fraction = None if value is None else r.number(value, f"{path}.gpuFraction")
-        if fraction is not None and not 0 < fraction < 1:
-            raise r.fail(f"{path}.gpuFraction", f"must be > 0 and < 1, got {value}")
-        out["gpu_fraction"] = fraction
-    if "gpuMemoryMiB" in doc:
-        value = doc["gpuMemoryMiB"]
-        out["gpu_memory_mib"] = (
-            None if value is None else r.integer(value, f"{path}.gpuMemoryMiB", minimum=1, maximum=MAX_GPU_MEMORY_MIB)
-        )
-    if "gpuDevices" in doc:
-        out["gpu_devices"] = r.integer(doc["gpuDevices"], f"{path}.gpuDevices", minimum=1, maximum=MAX_GPUS_PER_NODE)
-    if "mig" in doc:
-        out["mig"] = r.mig(doc["mig"], f"{path}.mig")
-    if "cpu" in doc:
-        out["cpu_millis"] = r.quantity(doc["cpu"], f"{path}.cpu", cpu_millis)
-    if "memory" in doc:
-        out["memory_bytes"] = r.quantity(doc["memory"], f"{path}.memory", memory_bytes)
-    if "scalarResources" in doc:
-        out["scalar"] = r.scalar(doc["scalarResources"], f"{path}.scalarResources")
-    return out
-
-
-def _check_combination(r: Reader, request: dict[str, Any], path: str) -> None:
-    """The admission webhook's forbidden combinations (docs: gpu-fraction / gpu-memory rules)."""
-    kinds = [
-        key
-        for key, present in (
-            ("gpu", request.get("gpu", 0) > 0),
-            ("gpuFraction", request.get("gpu_fraction") is not None),
-            ("gpuMemoryMiB", request.get("gpu_memory_mib") is not None),
-            ("mig", any(request.get("mig", {}).values())),
-        )
-        if present
-    ]
-    if len(kinds) > 1:
-        raise r.fail(path, f"at most one GPU request kind per task, got {' and '.join(kinds)}")
-
-
 def _job(r: Reader, raw: object, path: str, node_names: set[str], min_member_floor: int = 1) -> Job:
     doc = r.mapping(raw, path, _JOB_KEYS)
     name = r.string(doc.get("name"), f"{path}.name")
@@ -275,7 +232,7 @@ def _job(r: Reader, raw: object, path: str, node_names: set[str], min_member_flo
     preemptible = doc.get("preemptible")
     if preemptible is not None:
         preemptible = r.boolean(preemptible, f"{path}.preemptible")
-    base = _request(r, doc, {}, path)
+    base = read_request(r, doc, {}, path)
     age = doc.get("ageSeconds")
     age = r.number(age, f"{path}.ageSeconds") if age is not None else None
     if age is not None and age < 0:
@@ -295,7 +252,7 @@ def _job(r: Reader, raw: object, path: str, node_names: set[str], min_member_flo
     if isinstance(raw_tasks, int) and not isinstance(raw_tasks, bool):
         if not 1 <= raw_tasks <= MAX_TASKS_PER_JOB:
             raise r.fail(f"{path}.tasks", f"must be 1 to {MAX_TASKS_PER_JOB}, got {raw_tasks}")
-        _check_combination(r, base, path)
+        check_combination(r, base, path)
         tasks = [Task(**base)] * raw_tasks
     elif isinstance(raw_tasks, list) and raw_tasks:
         r.at_most(raw_tasks, f"{path}.tasks", MAX_TASKS_PER_JOB)
@@ -361,8 +318,8 @@ def duration_seconds(value: object) -> float | None:
 
 def _task(r: Reader, raw: object, path: str, base: dict[str, Any], node_names: set[str]) -> Task:
     doc = r.mapping(raw if raw is not None else {}, path, _TASK_KEYS)
-    request = _request(r, doc, base, path)
-    _check_combination(r, request, path)
+    request = read_request(r, doc, base, path)
+    check_combination(r, request, path)
     state = doc.get("state", "Pending")
     if state not in _STATES:
         raise r.fail(f"{path}.state", f"must be one of {', '.join(_STATES)}, got {state!r}")

@@ -2,14 +2,12 @@
 
 Starting from the pending pods and the recorded victims, the builder takes victims one at a time in victim
 order: a whole job, or for an elastic job one pod above its minimum (the rest is offered again later).
-After each addition the accumulated set goes through the filters (TopologyAwareIdleGpus when the job
-requires a topology level, then AccumulatedIdleGpus); a set that fails is skipped and the next victim
-added. The generators (placement.scenario_generators) turn each set that passes into the scenarios that
-are simulated.
+After each addition the accumulated set goes through the filters (AccumulatedNodeAffinities when a pending
+pod has a nodeSelector or a required node affinity, TopologyAwareIdleGpus when the job requires a topology
+level, then AccumulatedIdleGpus); a set that fails is skipped and the next victim added. The generators
+(placement.scenario_generators) turn each set that passes into the scenarios that are simulated.
 
 Upstream: kai-scheduler/KAI-Scheduler@v0.17.0:pkg/scheduler/actions/common/solvers/pod_scenario_builder.go.
-KAI's third filter, AccumulatedNodeAffinities, needs node selectors or affinities, which the simulator's
-pods do not have.
 """
 
 from __future__ import annotations
@@ -17,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from placement.idle_gpus_filter import AccumulatedIdleGpus
+from placement.node_affinity_filter import AccumulatedNodeAffinities
 from placement.topology_filter import TopologyIdleGpus
 from placement.victim_scenario import PartialJob, Scenario
 from placement.victims_order import VictimJob, VictimsOrder
@@ -55,6 +54,9 @@ class ScenarioBuilder:
         self.scenario = Scenario(partial, pending, recorded)
         self.recorded_ids = {t.name for t in self.scenario.recorded_tasks}
         filters: list[_Filter] = []
+        affinities = AccumulatedNodeAffinities.for_pending(pending, feasible, ssn.nodes)
+        if affinities is not None:
+            filters.append(affinities)
         topology = TopologyIdleGpus.for_job(ssn, partial.tree)
         if topology is not None:
             filters.append(topology)

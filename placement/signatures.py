@@ -12,8 +12,9 @@ invalidated), from its pod sets (subgroup_info/podset.go:155-200): per leaf subg
 active-allocated, else its topology constraint, each parent's up to the root's (the PodGroup's), and the
 signatures of its pods not active-allocated. A pod's signature hashes node selector, affinity, tolerations,
 storage, priority class and priority, topology spread (pod_info/scheduling_constraints_signature.go), not its
-resources; in this model pods differ in none of those but priority, so a pod set's signature is its
-constraint chain, the priority and its number of waiting pods.
+resources; in this model pods differ only in priority (the job's) and node constraints (nodeSelector,
+required node affinity, tolerations), so a pod set's signature is its constraint chain, the priority and
+its waiting pods' node constraints, sorted.
 
 Resources are compared through the pod's ResReqVector (resource_vector.go:225-245, pod_info.go:576-583): cpu,
 memory, GPUs(), one dimension per MIG profile and one per scalar resource (placement.scalar_resources). GPUs()
@@ -63,8 +64,10 @@ def job_signature(job: JobState, resolve: Callable[[str, str | None], str]) -> S
 
 
 def _pod_set_signature(job: JobState, tasks: Sequence[TaskState], chain: tuple[str, ...]) -> tuple[object, ...]:
-    waiting = sum(1 for t in tasks if t.status not in ACTIVE_ALLOCATED)
-    return (chain, job.priority, waiting) if waiting else ()
+    # The waiting pods' own signatures, sorted (podset.go:190-200): their node constraints (nodeSelector,
+    # affinity, tolerations), by id; the priority is the job's.
+    waiting = sorted(t.req.constraint_id for t in tasks if t.status not in ACTIVE_ALLOCATED)
+    return (chain, job.priority, tuple(waiting)) if waiting else ()
 
 
 def _vector(task: TaskState) -> Vector:

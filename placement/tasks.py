@@ -10,7 +10,7 @@ import math
 import re
 from typing import TYPE_CHECKING
 
-from placement.model import Job, Task
+from placement.model import NO_CONSTRAINTS, Job, NodeConstraints, Task
 
 if TYPE_CHECKING:
     from placement.queues import QueueState
@@ -82,12 +82,16 @@ def mig_gpu_portion(profile: str) -> int:
 
 
 _SHAPES: dict[tuple[object, ...], int] = {}
+# Node constraints by a small id (0: none), so nodes cache their verdict per id (NodeState.admits).
+_CONSTRAINTS: dict[NodeConstraints, int] = {NO_CONSTRAINTS: 0}
 
 
 class TaskRequest:
     """A task's request in KAI's shape. `gpus` is ResReq.GPUs(); `quota_gpus` is GetGpusQuota()."""
 
     __slots__ = (
+        "constraint_id",
+        "constraints",
         "count",
         "cpu",
         "gpu_memory",
@@ -108,6 +112,8 @@ class TaskRequest:
         self.mig: tuple[tuple[str, int], ...] = tuple(sorted((k, v) for k, v in task.mig.items() if v))
         # Scalar resources (placement.scalar_resources), sorted by name; empty for nearly every pod.
         self.scalar: tuple[tuple[str, int], ...] = tuple(sorted((k, v) for k, v in task.scalar.items() if v))
+        self.constraints = task.constraints
+        self.constraint_id = _CONSTRAINTS.setdefault(task.constraints, len(_CONSTRAINTS))
         self.gpu_memory = 0
         if self.mig:
             self.kind, self.count, self.portion = KIND_MIG, 0, 0.0

@@ -12,7 +12,8 @@ from typing import Any
 from kaistack.declaration import kai_api
 from kaistack.guardrails.gpu_requests import fraction_ok, positive_uint64
 from kaistack.guardrails.podspec import dig, mapping, seq
-from placement.model import Task
+from placement.model import NO_CONSTRAINTS, NodeConstraints, Task
+from placement.node_constraints import ConstraintError, parse_constraints
 from placement.quantity import Quantity, QuantityError
 from placement.scalar_resources import counted, kai_units
 from placement.tasks import RELEASING, RUNNING, STUCK_IN_RELEASING
@@ -112,7 +113,17 @@ def pod_task(
         gpu_groups=groups if running and shared else (),
         sub_group=(str(labels_of(pod).get(kai_api.SUBGROUP_LABEL) or "") or None) if sub_groups else None,
         scalar={k: int(v) for k, v in requests.items() if v and counted(k)},
+        constraints=constraints_of(pod),
     )
+
+
+def constraints_of(pod: Mapping[str, Any]) -> NodeConstraints:
+    """The pod's nodeSelector, required node affinity and tolerations. The API server has validated them; one
+    it could not have (a hand-written dump) counts as none."""
+    try:
+        return parse_constraints(mapping(dig(pod, "spec")))
+    except ConstraintError:
+        return NO_CONSTRAINTS
 
 
 def placed_state(pod: Mapping[str, Any], now: datetime) -> str:

@@ -72,7 +72,9 @@ from placement.model import (
     Queue,
     QueueResource,
     Snapshot,
+    Taint,
 )
+from placement.node_constraints import ConstraintError, parse_taints
 from placement.scalar_resources import counted
 from placement.scenario import duration_seconds
 from placement.tasks import STUCK_IN_RELEASING
@@ -162,7 +164,7 @@ def build(
             orphans[f"{object_namespace(pod)}/{object_name(pod)}"] = (group, str(queue_value or "default-queue"))
             continue
         members.setdefault(group, []).append(pod)
-    nodes = tuple(_node(n, level_labels, foreign.get(object_name(n), ())) for n in kinds.get("Node", []))
+    nodes = tuple(_node(n, foreign.get(object_name(n), ())) for n in kinds.get("Node", []))
     for n in kinds.get("Node", []):
         if reasons := node_not_ready(n):
             notes.append(
@@ -243,19 +245,27 @@ def build(
                     **(job_times(pg, now) if pg else {}),
                 )
             )
-    snapshot = Snapshot(_asked_scalars_only(nodes, jobs), queues, tuple(jobs), topologies)
+    snapshot = Snapshot(_read_only(nodes, jobs, level_labels), queues, tuple(jobs), topologies)
     return LiveSnapshot(snapshot, pods_of_job, tuple(notes), orphans, gated, backed_off)
 
 
-def _asked_scalars_only(nodes: tuple[Node, ...], jobs: list[Job]) -> tuple[Node, ...]:
-    """Nodes keep only the scalar resources some KAI pod asks for. Every node offers ephemeral-storage and
-    hugepages; a dimension no pod asks for can refuse a pod only when over-committed, which the clamp to 0 above
-    rules out, and each one costs every fit check."""
-    asked = {name for job in jobs for task in job.tasks for name in task.scalar}
+def _read_only(nodes: tuple[Node, ...], jobs: list[Job], level_labels: set[str]) -> tuple[Node, ...]:
+    """Nodes keep only the labels a Topology level or a KAI pod's node constraints read, and the scalar resources
+    some KAI pod asks for. Every node offers ephemeral-storage and hugepages; a dimension no pod asks for can
+    refuse a pod only when over-committed, which the clamp to 0 above rules out, and each one costs every fit
+    check."""
+    tasks = [task for job in jobs for task in job.tasks]
+    asked = {name for task in tasks for name in task.scalar}
+    read = set(level_labels)
+    for c in {task.constraints for task in tasks}:
+        read.update(key for key, _ in c.node_selector)
+        read.update(r.key for term in c.required_terms or () for r in term.match_expressions)
     return tuple(
-        n
-        if set(n.scalar) <= asked
-        else dataclasses.replace(n, scalar={k: v for k, v in n.scalar.items() if k in asked})
+        dataclasses.replace(
+            n,
+            scalar={k: v for k, v in n.scalar.items() if k in asked},
+            labels={k: v for k, v in n.labels.items() if k in read},
+        )
         for n in nodes
     )
 
@@ -278,11 +288,7 @@ def _untracked_by_kai(pod: Mapping[str, Any], requests: dict[str, float]) -> dic
     return requests
 
 
-def _node(
-    obj: Mapping[str, Any],
-    level_labels: set[str] | frozenset[str] = frozenset(),
-    foreign: Iterable[Mapping[str, float]] = (),
-) -> Node:
+def _node(obj: Mapping[str, Any], foreign: Iterable[Mapping[str, float]] = ()) -> Node:
     """The node as KAI's placement sees it: allocatable less what other schedulers' pods request. A node that
     is cordoned, NotReady or under pressure stays with its pods, not ready: KAI places nothing there and
     leaves it out of the fair-share total."""
@@ -305,6 +311,12 @@ def _node(
     }
     pods = max(0, int(number(allocatable.get("pods")) or 110) - int(used.get("pods", 0)))
     ready = not node_not_ready(obj)
+    taints: list[Taint] = []
+    for item in seq(dig(obj, "spec", "taints")):
+        try:
+            taints.extend(parse_taints([item]))
+        except ConstraintError:
+            continue  # not a taint the API server would have stored
     return Node(
         name=object_name(obj),
         gpus=max(0, int(_gpus(allocatable) - used.get(kai_api.GPU_RESOURCE, 0))),
@@ -314,9 +326,10 @@ def _node(
         pods=pods,
         mig_strategy=str(labels.get(kai_api.MIG_STRATEGY_LABEL, "none")) if mig else "none",
         mig=mig,
-        labels={k: str(v) for k, v in labels.items() if k in level_labels},
+        labels={str(k): str(v) for k, v in labels.items()},
         ready=ready,
         scalar={k: v for k, v in scalar.items() if v},
+        taints=tuple(taints),
     )
 
 

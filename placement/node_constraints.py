@@ -1,0 +1,211 @@
+"""Which nodes a pod may go to: its nodeSelector, required node affinity and tolerations against node taints.
+
+KAI@v0.17.0 runs Kubernetes' own filter plugins as predicates (pkg/scheduler/k8s_internal/predicates/
+predicates.go:67-150): NodeAffinity (nodeSelector and requiredDuringSchedulingIgnoredDuringExecution) and
+TaintToleration (taints with effect NoSchedule or NoExecute must be tolerated), from k8s.io/kubernetes v1.35.4
+(go.mod). Neither scores nodes in KAI (its only Kubernetes score plugin is inter-pod affinity), so they decide
+where a pod may go, never which allowed node comes first. The rules, from k8s.io/component-helpers
+scheduling/corev1 (nodeaffinity and helpers.go) and k8s.io/api core/v1 toleration.go:
+
+- nodeSelector: every key is a node label with exactly that value;
+- required node affinity: any one term matches; a term matches when all its requirements do, and a term
+  with none matches no node. `In`/`NotIn`/`Exists`/`DoesNotExist` as label selectors (a missing label
+  satisfies NotIn and DoesNotExist); `Gt`/`Lt` need the label and one value, both decimal integers, compared
+  as numbers. matchFields knows `metadata.name` with `In`/`NotIn` and one value. A requirement Kubernetes
+  cannot parse makes its term match nothing;
+- a toleration tolerates a taint when its effect is empty or equal, its key is empty or equal, and its
+  operator is Exists, or Equal (or empty) with an equal value. The Lt/Gt toleration operators are behind an
+  alpha feature gate that is off by default in v1.35, so they tolerate nothing here.
+
+Preferred node affinity and PreferNoSchedule taints only score in the default scheduler; KAI does not use
+them. Inter-pod affinity is not modelled.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from placement.model import (
+    NO_CONSTRAINTS,
+    Node,
+    NodeConstraints,
+    NodeSelectorTerm,
+    SelectorRequirement,
+    Taint,
+    Toleration,
+)
+
+__all__ = ["ConstraintError", "admits", "parse_constraints", "parse_taints", "refusal"]
+
+_KEEP_OFF = ("NoSchedule", "NoExecute")
+_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+_INTEGER = re.compile(r"^[+-]?[0-9]+$")  # strconv.ParseInt(v, 10, 64)
+
+
+def _int64(text: str) -> int | None:
+    if not _INTEGER.match(text):
+        return None
+    value = int(text)
+    return value if -(2**63) <= value < 2**63 else None
+
+
+def _requirement(req: SelectorRequirement, labels: Mapping[str, str]) -> bool:
+    op, values = req.operator, req.values
+    present = req.key in labels
+    if op == "In":
+        return bool(values) and present and labels[req.key] in values
+    if op == "NotIn":
+        return bool(values) and (not present or labels[req.key] not in values)
+    if op == "Exists":
+        return not values and present
+    if op == "DoesNotExist":
+        return not values and not present
+    if op in ("Gt", "Lt") and len(values) == 1 and present:
+        bound, have = _int64(values[0]), _int64(labels[req.key])
+        if bound is None or have is None:
+            return False
+        return have > bound if op == "Gt" else have < bound
+    return False
+
+
+def _field(req: SelectorRequirement, name: str) -> bool:
+    if req.key != "metadata.name" or len(req.values) != 1:
+        return False
+    if req.operator == "In":
+        return name == req.values[0]
+    return req.operator == "NotIn" and name != req.values[0]
+
+
+def _term(term: NodeSelectorTerm, node: Node) -> bool:
+    if not term.match_expressions and not term.match_fields:
+        return False
+    return all(_requirement(r, node.labels) for r in term.match_expressions) and all(
+        _field(r, node.name) for r in term.match_fields
+    )
+
+
+def _tolerates(toleration: Toleration, taint: Taint) -> bool:
+    if toleration.effect and toleration.effect != taint.effect:
+        return False
+    if toleration.key and toleration.key != taint.key:
+        return False
+    if toleration.operator in ("", "Equal"):
+        return toleration.value == taint.value
+    return toleration.operator == "Exists"
+
+
+def refusal(constraints: NodeConstraints, node: Node) -> str | None:
+    """Why the node's affinity or taints keep the pod off it, or None when it may go there."""
+    for key, value in constraints.node_selector:
+        if node.labels.get(key) != value:
+            return f"its nodeSelector {key}={value} does not match node {node.name}"
+    terms = constraints.required_terms
+    if terms is not None and not any(_term(t, node) for t in terms):
+        return f"its required node affinity does not match node {node.name}"
+    for taint in node.taints:
+        if taint.effect in _KEEP_OFF and not any(_tolerates(t, taint) for t in constraints.tolerations):
+            shown = f"{taint.key}={taint.value}" if taint.value else taint.key
+            return f"node {node.name} has the taint {shown}:{taint.effect}, which it does not tolerate"
+    return None
+
+
+def admits(constraints: NodeConstraints, node: Node) -> bool:
+    return refusal(constraints, node) is None
+
+
+# ---- reading them from a pod spec (scenario files and live pods alike) --------------------------------
+
+
+class ConstraintError(ValueError):
+    """A malformed constraint; the message starts with the key path below the pod spec."""
+
+
+def _strings(raw: Any, path: str) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list) or not all(isinstance(v, str) for v in raw):
+        raise ConstraintError(f"{path}: must be a list of strings")
+    return tuple(raw)
+
+
+def _mapping(raw: Any, path: str) -> Mapping[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise ConstraintError(f"{path}: must be a mapping")
+    return raw
+
+
+def _requirements(raw: Any, path: str) -> tuple[SelectorRequirement, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise ConstraintError(f"{path}: must be a list")
+    out = []
+    for i, item in enumerate(raw):
+        doc = _mapping(item, f"{path}[{i}]")
+        key, op = doc.get("key"), doc.get("operator")
+        if not isinstance(key, str) or not isinstance(op, str):
+            raise ConstraintError(f"{path}[{i}]: needs a string key and operator")
+        if op not in _OPERATORS:
+            raise ConstraintError(f"{path}[{i}].operator: must be one of {', '.join(_OPERATORS)}, got {op!r}")
+        out.append(SelectorRequirement(key, op, _strings(doc.get("values"), f"{path}[{i}].values")))
+    return tuple(out)
+
+
+def _selector_term(raw: Any, path: str) -> NodeSelectorTerm:
+    doc = _mapping(raw, path)
+    return NodeSelectorTerm(
+        _requirements(doc.get("matchExpressions"), f"{path}.matchExpressions"),
+        _requirements(doc.get("matchFields"), f"{path}.matchFields"),
+    )
+
+
+def parse_constraints(spec: Mapping[str, Any]) -> NodeConstraints:
+    """The nodeSelector, affinity.nodeAffinity (required terms) and tolerations of a pod spec."""
+    selector = _mapping(spec.get("nodeSelector"), "nodeSelector")
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in selector.items()):
+        raise ConstraintError("nodeSelector: must map label keys to string values")
+    node_affinity = _mapping(_mapping(spec.get("affinity"), "affinity").get("nodeAffinity"), "affinity.nodeAffinity")
+    required_path = "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+    terms: tuple[NodeSelectorTerm, ...] | None = None
+    if required is not None:
+        raw_terms = _mapping(required, required_path).get("nodeSelectorTerms")
+        if not isinstance(raw_terms, list):
+            raise ConstraintError(f"{required_path}.nodeSelectorTerms: must be a list")
+        terms = tuple(_selector_term(t, f"{required_path}.nodeSelectorTerms[{i}]") for i, t in enumerate(raw_terms))
+    tolerations = []
+    raw_tolerations = spec.get("tolerations")
+    if raw_tolerations is not None and not isinstance(raw_tolerations, list):
+        raise ConstraintError("tolerations: must be a list")
+    for i, item in enumerate(raw_tolerations or []):
+        doc = _mapping(item, f"tolerations[{i}]")
+        fields = [doc.get(k, "") for k in ("key", "operator", "value", "effect")]
+        if not all(isinstance(f, str) for f in fields):
+            raise ConstraintError(f"tolerations[{i}]: key, operator, value and effect must be strings")
+        tolerations.append(Toleration(*fields))
+    constraints = NodeConstraints(tuple(sorted(selector.items())), terms, tuple(tolerations))
+    return NO_CONSTRAINTS if constraints == NO_CONSTRAINTS else constraints
+
+
+def parse_taints(raw: Any) -> tuple[Taint, ...]:
+    """A node's spec.taints."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise ConstraintError("taints: must be a list")
+    out = []
+    for i, item in enumerate(raw):
+        doc = _mapping(item, f"taints[{i}]")
+        key, value, effect = doc.get("key"), doc.get("value", ""), doc.get("effect")
+        if not isinstance(key, str) or not key or not isinstance(value, str):
+            raise ConstraintError(f"taints[{i}]: needs a string key (and a string value, if any)")
+        if effect not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
+            raise ConstraintError(
+                f"taints[{i}].effect: must be NoSchedule, PreferNoSchedule or NoExecute, got {effect!r}"
+            )
+        out.append(Taint(key, value, effect))
+    return tuple(out)

@@ -1,0 +1,87 @@
+"""A scenario's request keys (a job's defaults, a task's overrides): what a pod asks and where it may go.
+
+Shared by `placement.scenario` for jobs and tasks; every value is validated with its key path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from placement.model import NO_CONSTRAINTS
+from placement.node_constraints import ConstraintError, parse_constraints
+from placement.quantity import cpu_millis, memory_bytes
+from placement.scenario_reader import MAX_GPU_MEMORY_MIB, MAX_GPUS_PER_NODE, Reader
+
+__all__ = ["REQUEST_KEYS", "check_combination", "checked", "read_request"]
+
+REQUEST_KEYS = {"gpu", "gpuFraction", "gpuMemoryMiB", "gpuDevices", "mig", "cpu", "memory", "scalarResources"}
+# Pod spec keys, read as a pod spec's (placement.node_constraints); a task's key replaces its job's.
+_CONSTRAINT_FIELDS = {"nodeSelector": "node_selector", "affinity": "required_terms", "tolerations": "tolerations"}
+REQUEST_KEYS |= set(_CONSTRAINT_FIELDS)
+
+_T = TypeVar("_T")
+
+
+def read_request(r: Reader, doc: Mapping[str, Any], base: dict[str, Any], path: str) -> dict[str, Any]:
+    """Request keys of a job (defaults) or a task (overrides), validated one by one."""
+    out = dict(base)
+    if "gpu" in doc:
+        out["gpu"] = r.integer(doc["gpu"], f"{path}.gpu", minimum=0, maximum=MAX_GPUS_PER_NODE)
+    if "gpuFraction" in doc:
+        value = doc["gpuFraction"]
+        fraction = None if value is None else r.number(value, f"{path}.gpuFraction")
+        if fraction is not None and not 0 < fraction < 1:
+            raise r.fail(f"{path}.gpuFraction", f"must be > 0 and < 1, got {value}")
+        out["gpu_fraction"] = fraction
+    if "gpuMemoryMiB" in doc:
+        value = doc["gpuMemoryMiB"]
+        out["gpu_memory_mib"] = (
+            None if value is None else r.integer(value, f"{path}.gpuMemoryMiB", minimum=1, maximum=MAX_GPU_MEMORY_MIB)
+        )
+    if "gpuDevices" in doc:
+        out["gpu_devices"] = r.integer(doc["gpuDevices"], f"{path}.gpuDevices", minimum=1, maximum=MAX_GPUS_PER_NODE)
+    if "mig" in doc:
+        out["mig"] = r.mig(doc["mig"], f"{path}.mig")
+    if "cpu" in doc:
+        out["cpu_millis"] = r.quantity(doc["cpu"], f"{path}.cpu", cpu_millis)
+    if "memory" in doc:
+        out["memory_bytes"] = r.quantity(doc["memory"], f"{path}.memory", memory_bytes)
+    if "scalarResources" in doc:
+        out["scalar"] = r.scalar(doc["scalarResources"], f"{path}.scalarResources")
+    present = {key: doc[key] for key in _CONSTRAINT_FIELDS if key in doc}
+    if present:
+        affinity = present.get("affinity")
+        if isinstance(affinity, Mapping) and set(affinity) - {"nodeAffinity"}:
+            raise r.fail(f"{path}.affinity", "only nodeAffinity is modelled (not podAffinity or podAntiAffinity)")
+        parsed = checked(r, path, lambda: parse_constraints(present))
+        fields = {field: getattr(parsed, field) for key, field in _CONSTRAINT_FIELDS.items() if key in present}
+        merged = dataclasses.replace(out.get("constraints", NO_CONSTRAINTS), **fields)
+        out["constraints"] = NO_CONSTRAINTS if merged == NO_CONSTRAINTS else merged
+    return out
+
+
+def checked(r: Reader, path: str, parse: Callable[[], _T]) -> _T:
+    """Run a placement.node_constraints parser; its error becomes a ScenarioError at the key it names."""
+    try:
+        return parse()
+    except ConstraintError as err:
+        where, _, message = str(err).partition(": ")
+        raise r.fail(f"{path}.{where}", message) from err
+
+
+def check_combination(r: Reader, request: dict[str, Any], path: str) -> None:
+    """The admission webhook's forbidden combinations (docs: gpu-fraction / gpu-memory rules)."""
+    kinds = [
+        key
+        for key, present in (
+            ("gpu", request.get("gpu", 0) > 0),
+            ("gpuFraction", request.get("gpu_fraction") is not None),
+            ("gpuMemoryMiB", request.get("gpu_memory_mib") is not None),
+            ("mig", any(request.get("mig", {}).values())),
+        )
+        if present
+    ]
+    if len(kinds) > 1:
+        raise r.fail(path, f"at most one GPU request kind per task, got {' and '.join(kinds)}")

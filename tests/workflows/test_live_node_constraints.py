@@ -1,0 +1,90 @@
+"""A cluster's taints, node labels and pods' node constraints as KAI's predicates read them.
+
+KAI@v0.17.0 filters nodes with Kubernetes' NodeAffinity (nodeSelector, required node affinity) and TaintToleration
+plugins (pkg/scheduler/k8s_internal/predicates/predicates.go:67-150), reading the pod spec and the Node object as
+they are (pkg/scheduler/cache/cluster_info/cluster_info.go:284, 530-551).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kaistack.ops.diagnose import diagnose
+from kaistack.ops.live_snapshot import build
+
+GPU_TAINT = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
+TOLERATE_GPU = {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}
+
+
+def _node(
+    name: str, labels: dict[str, str] | None = None, taints: list[dict[str, str]] | None = None
+) -> dict[str, Any]:
+    allocatable = {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": "8"}
+    metadata = {"name": name, "labels": labels or {}}
+    return {
+        "kind": "Node",
+        "metadata": metadata,
+        "spec": {"taints": taints or []},
+        "status": {"allocatable": allocatable},
+    }
+
+
+def _pod(name: str, **spec: Any) -> dict[str, Any]:
+    container = {"name": "c", "resources": {"limits": {"nvidia.com/gpu": "1"}}}
+    metadata = {"name": name, "namespace": "ml", "labels": {"kai.scheduler/queue": "q"}}
+    body = {"schedulerName": "kai-scheduler", "containers": [container], **spec}
+    return {"kind": "Pod", "metadata": metadata, "spec": body, "status": {"phase": "Pending"}}
+
+
+def _queue() -> dict[str, Any]:
+    unlimited = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
+    resources = {"gpu": unlimited, "cpu": unlimited, "memory": unlimited}
+    return {"kind": "Queue", "metadata": {"name": "q"}, "spec": {"resources": resources}}
+
+
+def test_a_node_s_taints_and_a_pod_s_tolerations_are_read() -> None:
+    snap = build([_node("n1", taints=[GPU_TAINT]), _pod("p", **TOLERATE_GPU)]).snapshot
+    [taint] = snap.nodes[0].taints
+    [toleration] = snap.jobs[0].tasks[0].constraints.tolerations
+    assert (taint.key, taint.effect, toleration.operator) == ("nvidia.com/gpu", "NoSchedule", "Exists")
+
+
+def test_a_node_keeps_only_the_labels_a_pod_s_constraints_read() -> None:
+    node = _node("n1", labels={"gpu": "h100", "kubernetes.io/hostname": "n1", "zone": "a"})
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]
+            }
+        }
+    }
+    snap = build([node, _pod("p", nodeSelector={"gpu": "h100"}, affinity=affinity)]).snapshot
+    assert dict(snap.nodes[0].labels) == {"gpu": "h100", "zone": "a"}
+
+
+def test_diagnose_says_which_taint_keeps_a_pod_off_every_node() -> None:
+    objects = [_node("n1", taints=[GPU_TAINT]), _queue(), _pod("want")]
+    [pending] = diagnose(objects).pending
+    assert pending.reason == (
+        "no node passes the pod's node constraints: node n1 has the taint nvidia.com/gpu=true:NoSchedule, "
+        "which it does not tolerate"
+    )
+
+
+def test_a_tolerating_pod_is_placed_on_the_tainted_node() -> None:
+    objects = [_node("n1", taints=[GPU_TAINT]), _queue(), _pod("want", **TOLERATE_GPU)]
+    [pending] = diagnose(objects).pending
+    assert pending.would_place is True
+
+
+def test_a_node_selector_no_node_matches_is_named() -> None:
+    objects = [_node("n1", labels={"gpu": "a100"}), _queue(), _pod("want", nodeSelector={"gpu": "h100"})]
+    [pending] = diagnose(objects).pending
+    assert (
+        pending.reason == "no node passes the pod's node constraints: its nodeSelector gpu=h100 does not match node n1"
+    )
+
+
+def test_a_malformed_taint_in_a_dump_is_skipped() -> None:
+    snap = build([_node("n1", taints=[{"key": "k", "effect": "Sometimes"}, GPU_TAINT])]).snapshot
+    assert [t.key for t in snap.nodes[0].taints] == ["nvidia.com/gpu"]
