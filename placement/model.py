@@ -150,6 +150,11 @@ class Node:
     # in KAI's units: thousandths, bytes for (ephemeral-)storage.
     scalar: Mapping[str, int] = field(default_factory=dict)
     taints: tuple[Taint, ...] = ()
+    # What pods outside every job hold here while they terminate (another scheduler's pod being deleted), by
+    # resource name: cpu (millicores), memory (bytes), nvidia.com/gpu (whole GPUs), pods, MIG and scalar names.
+    # KAI counts such a pod Releasing (pod_info.go:465-479), so pods may be pipelined onto what it holds
+    # (node_info.go addTaskResources), and leaves it out of the fair-share total (proportion.go:286-295).
+    releasing: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -159,6 +159,8 @@ class NodeState:
         # Taints that keep untolerating pods off (NoSchedule, NoExecute), and the verdict per constraint id.
         self.keep_off = any(t.effect in ("NoSchedule", "NoExecute") for t in spec.taints)
         self.admitted: dict[int, bool] = {}
+        for name, amount in spec.releasing.items():
+            self._hold_releasing(name, amount)
         self.sh_used: dict[str, int] = {}
         self.sh_rel: dict[str, int] = {}
         self.sh_alloc: dict[str, int] = {}
@@ -179,6 +181,30 @@ class NodeState:
         self.capacity_cache: tuple[int, float, tuple[float, int], tuple[float, int]] | None = None
         # Objects whose `version` is bumped with this node's (topology domains caching their nodes' room).
         self.watchers: list[Any] = []
+
+    def _hold_releasing(self, name: str, amount: float) -> None:
+        """A terminating pod outside every job (Node.releasing): idle to releasing, as a Releasing entry moves it."""
+        if name == "cpu":
+            self.idle_cpu -= amount
+            self.rel_cpu += amount
+        elif name == "memory":
+            self.idle_mem -= amount
+            self.rel_mem += amount
+        elif name == "pods":
+            self.idle_pods -= int(amount)
+            self.rel_pods += int(amount)
+        elif name == "nvidia.com/gpu":
+            self.used_gpus += int(amount)
+            self.idle_gpus -= int(amount)
+            self.rel_gpus += int(amount)
+        else:
+            idle, rel = (
+                (self.idle_mig, self.rel_mig)
+                if name.startswith("nvidia.com/mig-")
+                else (self.idle_scalar, self.rel_scalar)
+            )
+            idle[name] = idle.get(name, 0) - int(amount)
+            rel[name] = rel.get(name, 0) + int(amount)
 
     # ---- derived values -------------------------------------------------------------------------
 

@@ -242,9 +242,13 @@ class Session:
         for node in self.node_list:
             if not node.spec.ready:
                 continue
-            total[0] += node.alloc_cpu
-            total[1] += node.alloc_mem
+            held = node.spec.releasing  # other schedulers' terminating pods: active-used, so not in the total
+            total[0] += node.alloc_cpu - held.get("cpu", 0.0)
+            total[1] += node.alloc_mem - held.get("memory", 0.0)
             total[2] += node.alloc_gpus + sum(mig_gpu_portion(name) * n for name, n in node.alloc_mig.items())
+            total[2] -= held.get("nvidia.com/gpu", 0.0) + sum(
+                mig_gpu_portion(name) * n for name, n in held.items() if name.startswith("nvidia.com/mig-")
+            )
         self.total = total
         for job in self.jobs.values():
             queue = self.queues.get(job.queue_name)

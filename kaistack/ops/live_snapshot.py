@@ -4,8 +4,9 @@ The objects come from the API (kaistack.kube) or from
 `kubectl get nodes,pods,podgroups,bindrequests,queues,topologies,priorityclasses -A -o yaml`; this module only
 reads dicts. What KAI reads, and so what is read here (KAI@v0.17.0):
 - a node's allocatable `nvidia.com/gpu`, MIG resources, cpu, memory, pods and scalar resources (RDMA devices,
-  hugepages, ephemeral storage: placement.scalar_resources), the `nvidia.com/gpu.memory` label (MiB), less what
-  unfinished pods of other schedulers on it request (KAI's cache puts every pod on
+  hugepages, ephemeral storage: placement.scalar_resources), its labels and taints, the `nvidia.com/gpu.memory`
+  label (MiB), less what unfinished pods of other schedulers on it request (those being deleted, and not stuck,
+  held as releasing) (KAI's cache puts every pod on
   its node); a cordoned node keeps its pods and has no slot for a new one;
 - a Queue's `spec.parentQueue`, `priority` and `resources.{gpu,cpu,memory}.{quota,limit,overQuotaWeight}`,
   an omitted field being 0 as in the CRD;
@@ -62,6 +63,7 @@ from kaistack.ops.live_pods import (
     millis,
     number,
     parse_time,
+    placed_state,
     pod_requests,
     pod_task,
     scalar_units,
@@ -77,7 +79,7 @@ from placement.model import (
 from placement.node_constraints import ConstraintError, parse_taints
 from placement.scalar_resources import counted
 from placement.scenario import duration_seconds
-from placement.tasks import STUCK_IN_RELEASING
+from placement.tasks import RELEASING, STUCK_IN_RELEASING
 
 # Pods that hold nothing: finished ones, which KAI's cache does not list, and phase Unknown, whose status
 # (pod_info.go:494-495) is not an active one, so KAI adds it to no node (node_info.go:423-433).
@@ -137,6 +139,8 @@ def build(
     # KAI's cache adds every unfinished pod to its node, whatever its scheduler (cache.go:81-99,
     # cluster_info.go:530-551): other schedulers' pods (DaemonSets too) take capacity KAI cannot use.
     foreign: dict[str, list[dict[str, float]]] = {}
+    # Those being deleted (and not stuck) are Releasing in KAI's cache: pods may be pipelined onto them.
+    leaving: dict[str, list[dict[str, float]]] = {}
     groups = {object_name(pg): pg for pg in kinds.get("PodGroup", [])}
     resting = {name for name, pg in groups.items() if in_scheduling_backoff(pg)}
     # KAI schedules only pods of a PodGroup (cluster_info.go:443-470); known only when PodGroups were read.
@@ -153,7 +157,8 @@ def build(
         orphan = "PodGroup" in kinds and (group not in groups or group in resting)
         if dig(pod, "spec", "schedulerName") != kai_api.SCHEDULER_NAME or (orphan and node):
             if node:
-                foreign.setdefault(node, []).append(_untracked_by_kai(pod, pod_requests(pod)))
+                held = leaving if placed_state(pod, now) == RELEASING else foreign
+                held.setdefault(node, []).append(_untracked_by_kai(pod, pod_requests(pod)))
             continue
         if group in resting:
             queue = dig(groups[group], "spec", "queue")
@@ -164,7 +169,9 @@ def build(
             orphans[f"{object_namespace(pod)}/{object_name(pod)}"] = (group, str(queue_value or "default-queue"))
             continue
         members.setdefault(group, []).append(pod)
-    nodes = tuple(_node(n, foreign.get(object_name(n), ())) for n in kinds.get("Node", []))
+    nodes = tuple(
+        _node(n, foreign.get(object_name(n), ()), leaving.get(object_name(n), ())) for n in kinds.get("Node", [])
+    )
     for n in kinds.get("Node", []):
         if reasons := node_not_ready(n):
             notes.append(
@@ -256,6 +263,7 @@ def _read_only(nodes: tuple[Node, ...], jobs: list[Job], level_labels: set[str])
     check."""
     tasks = [task for job in jobs for task in job.tasks]
     asked = {name for task in tasks for name in task.scalar}
+    asked_or_core = asked | {"cpu", "memory", "pods", kai_api.GPU_RESOURCE}
     read = set(level_labels)
     for c in {task.constraints for task in tasks}:
         read.update(key for key, _ in c.node_selector)
@@ -265,6 +273,7 @@ def _read_only(nodes: tuple[Node, ...], jobs: list[Job], level_labels: set[str])
             n,
             scalar={k: v for k, v in n.scalar.items() if k in asked},
             labels={k: v for k, v in n.labels.items() if k in read},
+            releasing={k: v for k, v in n.releasing.items() if k in asked_or_core or k.startswith("nvidia.com/mig-")},
         )
         for n in nodes
     )
@@ -288,17 +297,16 @@ def _untracked_by_kai(pod: Mapping[str, Any], requests: dict[str, float]) -> dic
     return requests
 
 
-def _node(obj: Mapping[str, Any], foreign: Iterable[Mapping[str, float]] = ()) -> Node:
-    """The node as KAI's placement sees it: allocatable less what other schedulers' pods request. A node that
-    is cordoned, NotReady or under pressure stays with its pods, not ready: KAI places nothing there and
-    leaves it out of the fair-share total."""
+def _node(
+    obj: Mapping[str, Any], foreign: Iterable[Mapping[str, float]] = (), leaving: Iterable[Mapping[str, float]] = ()
+) -> Node:
+    """The node as KAI's placement sees it: allocatable less what other schedulers' pods request, those being
+    deleted held as releasing. A node that is cordoned, NotReady or under pressure stays with its pods, not
+    ready: KAI places nothing there and leaves it out of the fair-share total."""
     allocatable = mapping(dig(obj, "status", "allocatable"))
     labels = labels_of(obj)
     memory = labels.get(kai_api.GPU_MEMORY_LABEL)
-    used: dict[str, float] = {}
-    for requests in foreign:
-        for key, amount in requests.items():
-            used[key] = used.get(key, 0.0) + amount
+    used, releasing = _summed(foreign), _summed(leaving)
     mig = {
         str(k): max(0, int(number(v) - used.get(str(k), 0)))
         for k, v in allocatable.items()
@@ -330,7 +338,16 @@ def _node(obj: Mapping[str, Any], foreign: Iterable[Mapping[str, float]] = ()) -
         ready=ready,
         scalar={k: v for k, v in scalar.items() if v},
         taints=tuple(taints),
+        releasing={k: v for k, v in releasing.items() if v},
     )
+
+
+def _summed(pods: Iterable[Mapping[str, float]]) -> dict[str, float]:
+    total: dict[str, float] = {}
+    for requests in pods:
+        for key, amount in requests.items():
+            total[key] = total.get(key, 0.0) + amount
+    return total
 
 
 def _queue(obj: Mapping[str, Any]) -> Queue:

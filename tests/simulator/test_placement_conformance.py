@@ -16,7 +16,7 @@ EXTRA = sorted((DATA / "kai-extra").glob("*.yaml"))
 # FORMAT v2 (docs/scenario-format.md): preemption delay, Pending tasks carrying a node, stale gang
 # eviction with Failed/Succeeded pods, subgroups and topology (copies of kai-conformance/public-v2).
 V2 = sorted((DATA / "kai-conformance-v2").glob("*.yaml"))
-# 80 more v2 cases (topology, subgroups, stale gangs, preemption delay, Pending tasks with a node),
+# 81 more v2 cases (topology, subgroups, stale gangs, preemption delay, Pending tasks with a node),
 # translated from KAI@v0.17.0's *_test.go tables.
 EXTRA_V2 = sorted((DATA / "kai-extra-v2").glob("*.yaml"))
 # Outcomes no KAI table test pins, derived from KAI@v0.17.0's code (each file's note cites the lines); they hold
@@ -32,7 +32,7 @@ def _run(path: Path) -> dict:
 def test_public_scenarios_are_all_present() -> None:
     assert len(PUBLIC) == 23
     assert len(V2) == 20
-    assert len(EXTRA_V2) == 80
+    assert len(EXTRA_V2) == 81
 
 
 @pytest.mark.parametrize("path", PUBLIC + EXTRA + V2 + EXTRA_V2 + DERIVED, ids=lambda p: f"{p.parent.name}/{p.stem}")
