@@ -5,9 +5,9 @@ The objects come from the API (kaistack.kube) or from
 reads dicts. What KAI reads, and so what is read here (KAI@v0.17.0):
 - a node's allocatable `nvidia.com/gpu`, MIG resources, cpu, memory, pods and scalar resources (RDMA devices,
   hugepages, ephemeral storage: placement.scalar_resources), its labels and taints, the `nvidia.com/gpu.memory`
-  label (MiB), less what unfinished pods of other schedulers on it request (those being deleted, and not stuck,
-  held as releasing) (KAI's cache puts every pod on
-  its node); a cordoned node keeps its pods and has no slot for a new one;
+  label (MiB), less what unfinished pods of other schedulers on it request (KAI's cache puts every pod on its
+  node; one being deleted, and not stuck, is held as releasing); a cordoned node keeps its pods and has no slot
+  for a new one;
 - a Queue's `spec.parentQueue`, `priority` and `resources.{gpu,cpu,memory}.{quota,limit,overQuotaWeight}`,
   an omitted field being 0 as in the CRD;
 - pods with `schedulerName: kai-scheduler`, grouped by their `pod-group-name` annotation (a pod without
