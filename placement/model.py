@@ -118,6 +118,9 @@ class NodeConstraints:
     node_selector: tuple[tuple[str, str], ...] = ()
     required_terms: tuple[NodeSelectorTerm, ...] | None = None
     tolerations: tuple[Toleration, ...] = ()
+    # A digest of what else KAI's scheduling signature hashes and no predicate here reads (preferred node affinity,
+    # pod (anti-)affinity, topology spread, host ports): pods that differ in it are not alike to KAI.
+    other: str = ""
 
 
 NO_CONSTRAINTS = NodeConstraints()

@@ -23,17 +23,13 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from placement.model import NodeConstraints
-from placement.node_constraints import admits
+from placement.node_constraints import matches_affinity
 
 if TYPE_CHECKING:
     from placement.nodes import NodeState
     from placement.tasks import TaskState
 
 __all__ = ["AccumulatedNodeAffinities"]
-
-
-def _affinity_only(c: NodeConstraints) -> NodeConstraints:
-    return NodeConstraints(c.node_selector, c.required_terms)
 
 
 def _pre_filtered(c: NodeConstraints) -> set[str] | None:
@@ -66,7 +62,7 @@ class AccumulatedNodeAffinities:
     ) -> AccumulatedNodeAffinities | None:
         """None when no pending pod has a nodeSelector or a required node affinity (hasRequiredNodeAffinity)."""
         constrained = [
-            _affinity_only(t.req.constraints)
+            t.req.constraints
             for t in pending
             if t.req.constraints.node_selector or t.req.constraints.required_terms is not None
         ]
@@ -85,6 +81,6 @@ class AccumulatedNodeAffinities:
         for c in self.constrained:
             named = _pre_filtered(c)
             candidates = self.names if named is None else named
-            if not any(admits(c, self.nodes[n].spec) for n in candidates if n in self.nodes):
+            if not any(matches_affinity(c, self.nodes[n].spec) for n in candidates if n in self.nodes):
                 return False
         return True

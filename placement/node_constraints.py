@@ -37,7 +37,7 @@ from placement.model import (
     Toleration,
 )
 
-__all__ = ["ConstraintError", "admits", "parse_constraints", "parse_taints", "refusal"]
+__all__ = ["ConstraintError", "admits", "matches_affinity", "parse_constraints", "parse_taints", "refusal"]
 
 _KEEP_OFF = ("NoSchedule", "NoExecute")
 _OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
@@ -96,14 +96,26 @@ def _tolerates(toleration: Toleration, taint: Taint) -> bool:
     return toleration.operator == "Exists"
 
 
-def refusal(constraints: NodeConstraints, node: Node) -> str | None:
-    """Why the node's affinity or taints keep the pod off it, or None when it may go there."""
+def _affinity_refusal(constraints: NodeConstraints, node: Node) -> str | None:
     for key, value in constraints.node_selector:
         if node.labels.get(key) != value:
             return f"its nodeSelector {key}={value} does not match node {node.name}"
     terms = constraints.required_terms
     if terms is not None and not any(_term(t, node) for t in terms):
         return f"its required node affinity does not match node {node.name}"
+    return None
+
+
+def matches_affinity(constraints: NodeConstraints, node: Node) -> bool:
+    """The NodeAffinity plugin alone: nodeSelector and required terms, taints not looked at."""
+    return _affinity_refusal(constraints, node) is None
+
+
+def refusal(constraints: NodeConstraints, node: Node) -> str | None:
+    """Why the node's affinity or taints keep the pod off it, or None when it may go there."""
+    affinity = _affinity_refusal(constraints, node)
+    if affinity is not None:
+        return affinity
     for taint in node.taints:
         if taint.effect in _KEEP_OFF and not any(_tolerates(t, taint) for t in constraints.tolerations):
             shown = f"{taint.key}={taint.value}" if taint.value else taint.key

@@ -151,8 +151,8 @@ class NodeState:
         # Pod slots, a resource like the others since KAI #969 (every pod asks pods=1, pod_info.go:415).
         self.idle_pods, self.rel_pods = self.alloc_pods, 0
         self.rel_mig = {k: 0 for k in self.alloc_mig}
-        # Scalar resources (placement.scalar_resources), like MIG devices: idle and releasing per name. A name
-        # only a placed pod uses is 0 allocatable here, as in KAI's session-wide vector.
+        # Scalar resources (placement.scalar_resources), like MIG devices: idle and releasing per name. A name the
+        # node does not offer is 0 there (KAI's session-wide vector) and never charged (_track).
         self.alloc_scalar = {k: int(v) for k, v in spec.scalar.items() if v}
         self.idle_scalar = dict(self.alloc_scalar)
         self.rel_scalar: dict[str, int] = {}
@@ -183,7 +183,12 @@ class NodeState:
         self.watchers: list[Any] = []
 
     def _hold_releasing(self, name: str, amount: float) -> None:
-        """A terminating pod outside every job (Node.releasing): idle to releasing, as a Releasing entry moves it."""
+        """A terminating pod outside every job (Node.releasing): idle to releasing, as a Releasing entry moves it,
+        a resource the node does not offer left uncharged (_track)."""
+        offered = {"cpu": self.alloc_cpu, "memory": self.alloc_mem, "pods": self.alloc_pods}
+        offered["nvidia.com/gpu"] = self.alloc_gpus
+        if not offered.get(name, self.alloc_mig.get(name) or self.alloc_scalar.get(name)):
+            return
         if name == "cpu":
             self.idle_cpu -= amount
             self.rel_cpu += amount
@@ -431,29 +436,36 @@ class NodeState:
             self.on_change(self)
 
     def _track(self, e: Entry, sign: int) -> None:
-        """addTaskResources / removeTaskResources for the non-shared part of a pod."""
-        cpu, mem, gpus = sign * e.cpu, sign * e.mem, sign * e.gpus
+        """addTaskResources / removeTaskResources for the non-shared part of a pod. A resource the node has none
+        of allocatable is not charged (node_info.go:475-481, 533-538: KAI zeroes those dimensions, meaning
+        DRA-backed ones), so a pod recorded on a node without GPUs holds none there."""
+        cpu = sign * e.cpu if self.alloc_cpu else 0.0
+        mem = sign * e.mem if self.alloc_mem else 0.0
+        gpus = sign * e.gpus if self.alloc_gpus else 0
         self.used_gpus += gpus
+        slot = sign if self.alloc_pods else 0
         if e.status == RELEASING:
             self.rel_cpu += cpu
             self.rel_mem += mem
             self.rel_gpus += gpus
-            self.rel_pods += sign
+            self.rel_pods += slot
             self.idle_cpu -= cpu
             self.idle_mem -= mem
             self.idle_gpus -= gpus
-            self.idle_pods -= sign
+            self.idle_pods -= slot
         elif e.status == PIPELINED:
             self.rel_cpu -= cpu
             self.rel_mem -= mem
             self.rel_gpus -= gpus
-            self.rel_pods -= sign
+            self.rel_pods -= slot
         else:
             self.idle_cpu -= cpu
             self.idle_mem -= mem
             self.idle_gpus -= gpus
-            self.idle_pods -= sign
+            self.idle_pods -= slot
         for name, n in e.mig:
+            if not self.alloc_mig.get(name):
+                continue
             n *= sign
             if e.status == RELEASING:
                 self.rel_mig[name] = self.rel_mig.get(name, 0) + n
@@ -463,6 +475,8 @@ class NodeState:
             else:
                 self.idle_mig[name] = self.idle_mig.get(name, 0) - n
         for name, n in e.scalar:
+            if not self.alloc_scalar.get(name):
+                continue
             n *= sign
             if e.status == RELEASING:
                 self.rel_scalar[name] = self.rel_scalar.get(name, 0) + n

@@ -5,6 +5,9 @@ KAI@v0.17.0 pkg/scheduler/api/pod_info/pod_info.go:403-503 and pkg/common/resour
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -120,10 +123,24 @@ def pod_task(
 def constraints_of(pod: Mapping[str, Any]) -> NodeConstraints:
     """The pod's nodeSelector, required node affinity and tolerations. The API server has validated them; one
     it could not have (a hand-written dump) counts as none."""
+    spec = mapping(dig(pod, "spec"))
     try:
-        return parse_constraints(mapping(dig(pod, "spec")))
+        constraints = parse_constraints(spec)
     except ConstraintError:
-        return NO_CONSTRAINTS
+        constraints = NO_CONSTRAINTS
+    other = _signature_rest(spec)
+    return dataclasses.replace(constraints, other=other) if other else constraints
+
+
+def _signature_rest(spec: Mapping[str, Any]) -> str:
+    """What else schedulingConstraintsSignature hashes (KAI@v0.17.0 pod_info/scheduling_constraints_signature.go:
+    32-35, 58-97): the whole affinity, topology spread constraints and every container port's hostPort."""
+    containers = [*seq(spec.get("containers")), *seq(spec.get("initContainers"))]
+    ports = [mapping(p).get("hostPort", 0) for c in containers for p in seq(mapping(c).get("ports"))]
+    parts = {"affinity": spec.get("affinity"), "spread": spec.get("topologySpreadConstraints"), "ports": ports}
+    if not any(parts.values()):
+        return ""
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def placed_state(pod: Mapping[str, Any], now: datetime) -> str:

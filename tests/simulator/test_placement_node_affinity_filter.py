@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from placement.model import NO_CONSTRAINTS, Node, NodeConstraints
+from placement.model import NO_CONSTRAINTS, Node, NodeConstraints, Taint
 from placement.node_affinity_filter import AccumulatedNodeAffinities
 from placement.node_constraints import parse_constraints
 
@@ -109,7 +109,23 @@ def test_kai_node_affinities_filter_case(
     assert f.passes() is passes
 
 
+def test_the_filter_does_not_look_at_taints() -> None:
+    # node_affinities.go:134-154 runs the NodeAffinity plugin only; a taint the pod does not tolerate is the
+    # TaintToleration predicate's business, later, in the simulation.
+    tainted: Any = {"node-a100": SimpleNamespace(spec=Node("node-a100", labels=A100, taints=(Taint("dedicated"),)))}
+    f = AccumulatedNodeAffinities.for_pending([_pod(SELECTOR_A100)], ["node-a100"], tainted)
+    assert f is not None
+    assert f.passes()
+
+
 def test_no_filter_when_no_pending_pod_has_a_required_node_affinity() -> None:
     # Preferred affinity only, or tolerations only: hasRequiredNodeAffinity is false for every pod.
+    preferred = {
+        "weight": 1,
+        "preference": {"matchExpressions": [{"key": "gpu-type", "operator": "In", "values": ["A100"]}]},
+    }
+    preferring = parse_constraints(
+        {"affinity": {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [preferred]}}}
+    )
     tolerating = parse_constraints({"tolerations": [{"operator": "Exists"}]})
-    assert AccumulatedNodeAffinities.for_pending([_pod(NO_CONSTRAINTS), _pod(tolerating)], [], {}) is None
+    assert AccumulatedNodeAffinities.for_pending([_pod(preferring), _pod(tolerating)], [], {}) is None

@@ -168,6 +168,24 @@ def test_a_preemptor_evicts_only_where_it_may_go() -> None:
     assert (result.tasks["high-0"].status, result.tasks["high-0"].node) == ("Pipelined", "a")
 
 
+def test_a_preemptor_with_a_node_selector_frees_room_on_a_tainted_node_it_tolerates() -> None:
+    # The solver's AccumulatedNodeAffinities filter looks at labels only (node_affinities.go:134-154); the
+    # taint is the TaintToleration predicate's, and the preemptor tolerates it.
+    tolerate = {"tolerations": [{"key": "dedicated", "operator": "Exists"}]}
+    node = {"name": "n", "gpus": 2, "labels": {"gpu": "h100"}, "taints": [{"key": "dedicated", "effect": "NoSchedule"}]}
+    victim = {
+        "name": "low",
+        "queue": "q",
+        "priority": 10,
+        "gpu": 2,
+        **tolerate,
+        "tasks": [{"state": "Running", "node": "n"}],
+    }
+    high = {"name": "high", "queue": "q", "priority": 90, "gpu": 2, **H100, **tolerate}
+    result = run(_doc([node], [victim, high], actions=["preempt"]))
+    assert (result.tasks["low-0"].status, result.tasks["high-0"].status) == ("Releasing", "Pipelined")
+
+
 def test_jobs_with_different_node_selectors_have_different_signatures() -> None:
     nodes = [{"name": "n", "labels": {"gpu": "h100"}}]
     s = scenario(_doc(nodes, [{"name": "any", "queue": "q"}, {"name": "h100", "queue": "q", **H100}]))

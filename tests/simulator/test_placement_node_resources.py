@@ -6,7 +6,8 @@ KAI@v0.17.0 facts stated here:
 - IsTaskAllocatable (pkg/scheduler/api/node_info/node_info.go:160-163) lets a task in without a check only when
   its whole request vector is zero, which the pods entry above makes impossible;
 - a Releasing pod's slot is releasing capacity, so a pod that needs it is pipelined, not bound
-  (IsTaskAllocatable vs IsTaskAllocatableOnReleasingOrIdle, node_info.go:159-200).
+  (IsTaskAllocatable vs IsTaskAllocatableOnReleasingOrIdle, node_info.go:159-200);
+- a resource the node has none of allocatable is not charged to the pods on it (node_info.go:475-481).
 """
 
 from __future__ import annotations
@@ -53,3 +54,11 @@ def test_a_tiny_cpu_request_fits_where_the_cpu_is_free() -> None:
     jobs = [_running("most", cpu="995m"), {"name": "tiny", "queue": "q", "cpu": "5m", "memory": "1000"}]
     result = run(_doc({"gpus": 0, "cpu": "1"}, jobs))
     assert result.tasks["tiny-0"].status == "Binding"
+
+
+def test_a_gpu_pod_recorded_on_a_node_without_gpus_holds_none_there() -> None:
+    # addTaskResources zeroes the dimensions the node's allocatable lacks (node_info.go:475-481), so the node's
+    # GPU count stays 0, not -1, and a CPU pod, checked on every dimension, still fits.
+    jobs = [_running("gpu-pod", gpu=1), {"name": "cpu", "queue": "q"}]
+    result = run(_doc({"gpus": 0}, jobs))
+    assert result.tasks["cpu-0"].status == "Binding"

@@ -108,18 +108,19 @@ def test_an_over_committed_scalar_resource_refuses_a_pod_that_asks_none_of_it() 
     assert result.tasks["cpu-0"].status == "Pending"
 
 
+def test_a_running_pod_is_not_charged_a_resource_its_node_does_not_offer() -> None:
+    # addTaskResources zeroes every dimension the node's allocatable lacks (node_info.go:475-481), so node n0
+    # keeps no negative fpga count and still takes a CPU pod.
+    running = _job("old", node="n0", state="Running", scalarResources={"example.com/fpga": 1})
+    result = run(_doc([{"name": "n0", "gpus": 0}], [running, _job("cpu")]))
+    assert result.tasks["cpu-0"].status == "Binding"
+
+
 def test_a_pod_that_needs_a_releasing_pods_device_is_pipelined() -> None:
     nodes = [{"name": "n0", "gpus": 8, **RDMA}]
     leaving = _job("old", node="n0", state="Releasing", **RDMA)
     result = run(_doc(nodes, [leaving, _job("new", gpu=1, **RDMA)]))
     assert result.tasks["new-0"].status == "Pipelined"
-
-
-def test_scalar_resources_never_count_against_a_queue() -> None:
-    nodes = [{"name": "n0", "gpus": 0, "scalarResources": {"example.com/foo": 4}}]
-    result = run(_doc(nodes, [_job("a", scalarResources={"example.com/foo": 4})]))
-    assert result.tasks["a-0"].status == "Binding"
-    assert result.queues["q"].allocated.gpu == 0
 
 
 def _session(nodes: list[dict[str, Any]], request: dict[str, Any]) -> tuple[Session, JobState]:

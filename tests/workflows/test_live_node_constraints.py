@@ -88,3 +88,19 @@ def test_a_node_selector_no_node_matches_is_named() -> None:
 def test_a_malformed_taint_in_a_dump_is_skipped() -> None:
     snap = build([_node("n1", taints=[{"key": "k", "effect": "Sometimes"}, GPU_TAINT])]).snapshot
     assert [t.key for t in snap.nodes[0].taints] == ["nvidia.com/gpu"]
+
+
+def test_pods_that_differ_only_in_preferred_affinity_are_not_alike_to_kai() -> None:
+    # schedulingConstraintsSignature hashes the whole affinity (scheduling_constraints_signature.go:32-35), so
+    # the scheduling signature tells these jobs apart, though no predicate reads a preference.
+    term = {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}
+    preferring = _pod(
+        "b",
+        affinity={
+            "nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference": term}]}
+        },
+    )
+    snap = build([_node("n1"), _pod("a"), preferring]).snapshot
+    plain, preferred = (job.tasks[0].constraints for job in snap.jobs)
+    assert (plain.other, preferred.other != "") == ("", True)
+    assert (plain.node_selector, plain.required_terms) == (preferred.node_selector, preferred.required_terms)
