@@ -85,6 +85,10 @@ def _representable(tasks: Sequence[TaskState]) -> bool:
     return True
 
 
+def _over_committed(idle: dict[str, int], releasing: dict[str, int]) -> bool:
+    return any(n + releasing.get(name, 0) < 0 for name, n in idle.items())
+
+
 def available_shared_fractions(node: NodeState) -> float:
     """AvailableSharedGPUFractions: the free part of each shared GPU a pod uses, in GPUs.
 
@@ -105,9 +109,13 @@ def available_shared_fractions(node: NodeState) -> float:
 
 def _accommodation(node: NodeState, free: list[float], biggest: list[float], count: int) -> int:
     """calcNodeAccommodation: how many of the batch's largest pod fit on this node's free room (`free`,
-    from _node_free; not changed)."""
+    from _node_free; not changed). The pod is compared on the node's whole vector (job_filtering.go:226-252):
+    a MIG profile or scalar resource the batch does not ask for but the node has over-committed (below 0) leaves
+    room for none."""
     if all(v <= 0 for i, v in enumerate(biggest) if i != _PODS):
         return count
+    if _over_committed(node.idle_mig, node.rel_mig) or _over_committed(node.idle_scalar, node.rel_scalar):
+        return 0
     if 0 < biggest[_GPU] < 1:
         free = list(free)
         free[_GPU] += available_shared_fractions(node)

@@ -219,6 +219,17 @@ def test_a_shared_gpu_no_pod_uses_any_more_adds_no_free_fraction() -> None:
     assert _accommodation(node, _node_free(node, []), _task_vector(task, []), 4) == 2
 
 
+def test_a_node_over_committed_on_a_resource_the_batch_does_not_ask_holds_none_of_it() -> None:
+    # calcNodeAccommodation compares the pod with the node's whole free vector (job_filtering.go:251): 0 > -1000
+    # on example.com/fpga, though the batch asks no fpga.
+    running = Task(gpu=0, state="Running", node="n0", scalar={"example.com/fpga": 2000})
+    jobs = (Job("old", "q", (running,)), Job("new", "q", (Task(gpu=1),)))
+    ssn = Session(Snapshot((Node("n0", gpus=2, scalar={"example.com/fpga": 1000}),), (Queue("q"),), jobs), Placement())
+    ssn.open()
+    node, task = ssn.nodes["n0"], ssn.jobs["new"].tasks[0]
+    assert _accommodation(node, _node_free(node, []), _task_vector(task, []), 1) == 0
+
+
 # KAI@v0.17.0 pkg/scheduler/plugins/topology/job_filtering.go:396-407: the levels a constraint may name end in
 # the synthetic "root" (topology_plugin.go:17), every member node.
 
