@@ -34,7 +34,7 @@ def candidate_nodes(nodes: list[NodeState], tasks: list[TaskState]) -> list[Node
     """The nodes any of `tasks` fits on, plus the score-bound witnesses; all of `nodes` for CPU or MIG pods."""
     requests: dict[int, TaskState] = {}
     for task in tasks:
-        if task.req.kind not in _GPU_KINDS:
+        if task.req.kind not in _GPU_KINDS or task.req.cpu_only:
             return nodes  # CPU and MIG pods are ordered by other measures (millicores, MIG nodes only)
         requests.setdefault(id(task.req), task)
     probes = list(requests.values())

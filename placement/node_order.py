@@ -21,7 +21,7 @@ from collections.abc import Container, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from placement.nodes import NodeState
-from placement.tasks import KIND_CPU, KIND_MEMORY, KIND_MIG, KIND_WHOLE, TaskRequest, TaskState
+from placement.tasks import KIND_MEMORY, KIND_MIG, KIND_WHOLE, TaskRequest, TaskState
 
 if TYPE_CHECKING:
     from placement.session import Session
@@ -198,7 +198,7 @@ class NodeIndex:
 
 def _placement_value(ssn: Session, task: TaskState, node: NodeState) -> float:
     """The nodeplacement order term: non-allocated resource (binpack, ascending) or -free ratio (spread)."""
-    if task.req.kind == KIND_CPU:
+    if task.req.cpu_only:
         free = node.idle_cpu + node.rel_cpu
         total = node.alloc_cpu
     else:
@@ -218,7 +218,7 @@ def _tier(ssn: Session, task: TaskState, node: NodeState) -> int:
             tier += SHARING
     if node.fits(task, releasing=False):
         tier += AVAILABILITY
-    if req.kind == KIND_CPU and node.is_cpu_only():
+    if req.cpu_only and node.is_cpu_only():
         tier += RESOURCE_TYPE
     return tier
 
@@ -233,7 +233,7 @@ def exhaustive_order(
     """
     nodes = list(nodes) if scores is None else [n for n in nodes if n.name in scores]
     req = task.req
-    cpu_task = req.kind == KIND_CPU
+    cpu_task = req.cpu_only
     spread = ssn.placement.node == "spread"
     lo, hi = math.inf, 0.0
     if not spread:
@@ -280,7 +280,7 @@ def ordered_nodes(
     free counts whole numbers). The caller passes it only for binpack and GPU requests (as the index does).
     """
     req = task.req
-    if subset is not None or ssn.placement.node == "spread" or req.kind in (KIND_CPU, KIND_MIG):
+    if subset is not None or ssn.placement.node == "spread" or req.cpu_only or req.kind == KIND_MIG:
         pool: Iterable[NodeState] = ssn.node_list if subset is None else subset
         if within is not None:
             pool = [n for n in pool if n.name in within]

@@ -18,7 +18,6 @@ from placement.statement import Statement
 from placement.subgroups import PodSet, SubGroupSet, ordered_members
 from placement.tasks import (
     ACTIVE_ALLOCATED,
-    KIND_CPU,
     KIND_MEMORY,
     KIND_MIG,
     KIND_WHOLE,
@@ -103,7 +102,7 @@ def node_quota_gpus(task: TaskState, node: NodeState) -> float:
 def type_error(task: TaskState, node: NodeState) -> str | None:
     """PredicateByNodeResourcesType and the gpu-memory label check; None when the node type suits."""
     kind = task.req.kind
-    if kind == KIND_CPU:
+    if task.req.cpu_only:  # a fraction under 0.005 too (predicates' early return for CPU-only requests)
         return None
     if kind == KIND_MIG and not node.mig_enabled:
         return "mig"

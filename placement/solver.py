@@ -262,7 +262,7 @@ def _pipeline_job(
     if simulation_order.REFERENCE:
         return allocate_job(ssn, stmt, job, True, list(nodes.values()), tasks=tasks, min_member=min_member)
     batch = job.tasks_to_allocate(real=False, tasks=tasks, min_member=min_member)
-    if ssn.placement.node == "binpack" and all(t.req.kind in _INDEXED_KINDS for t in batch):
+    if ssn.placement.node == "binpack" and all(t.req.kind in _INDEXED_KINDS and not t.req.cpu_only for t in batch):
         return allocate_job(ssn, stmt, job, True, None, tasks=tasks, min_member=min_member, within=nodes)
     candidates = list(nodes.values())
     # A batch over its queue's capacity fails before any node is looked at: no need to pick nodes.
@@ -276,7 +276,7 @@ _INDEXED_KINDS = (KIND_WHOLE, KIND_FRACTION, KIND_MEMORY)
 
 def feasible_nodes(ssn: Session, job: JobState) -> list[NodeState]:
     """FeasibleNodesForJob: for an all-GPU job, nodes with idle or releasing GPU capacity."""
-    if any(t.req.kind == "cpu" for t in job.tasks):
+    if any(t.req.cpu_only for t in job.tasks):
         return list(ssn.node_list)
     room = ssn.gpu_room()
     return [n for n in ssn.node_list if room[n.name][0] > 0 or room[n.name][1] > 0]

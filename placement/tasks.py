@@ -94,6 +94,7 @@ class TaskRequest:
         "constraints",
         "count",
         "cpu",
+        "cpu_only",
         "gpu_memory",
         "gpus",
         "kind",
@@ -127,6 +128,9 @@ class TaskRequest:
         else:
             self.kind, self.count, self.portion = KIND_CPU, 0, 0.0
         self.gpus = extended_gpus(self.portion, self.count)
+        # IsCPUOnlyRequest (pod_info.go:363-370): no GPUs() (in 1/100 GPUs), no gpu-memory, no MIG. A fraction
+        # under 0.005 rounds to 0 GPUs: still a shared-GPU pod, but ordered and filtered as a CPU pod.
+        self.cpu_only = self.gpus == 0 and self.kind in (KIND_CPU, KIND_FRACTION)
         self.mig_gpus = float(sum(mig_gpu_portion(name) * n for name, n in self.mig))
         self.quota_gpus = self.gpus + self.mig_gpus
         # Everything a node's fit and rank for this request depend on: equal shapes, equal answers. A small

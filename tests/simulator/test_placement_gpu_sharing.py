@@ -307,3 +307,17 @@ def test_on_a_cluster_without_gpu_memory_labels_a_gpu_memory_pod_asks_no_gpu_of_
     live = simulate(s.snapshot, s.actions, s.rounds, dataclasses.replace(s.placement, harness=False))
     harness = simulate(s.snapshot, s.actions, s.rounds, s.placement)
     assert (live.reason("a").code, harness.reason("a").code) == ("gpu-memory-label", "over-limit")  # type: ignore[union-attr]
+
+
+# KAI@v0.17.0: GPUs() keeps a fraction in hundredths (gpu_resource_requirment.go:266-270), so a gpu-fraction under
+# 0.005 asks 0 GPUs and IsCPUOnlyRequest (pod_info.go:363-370) holds. It still takes a slot on a shared GPU, but
+# nodeplacement ranks its nodes by CPU (nodeplacement.go:75-87), predicates skip the node-type check, and
+# FeasibleNodesForJob offers every node (feasible_nodes.go:11-16).
+TWO_NODES = [{"name": "few-gpus", "gpus": 1, "cpu": "64"}, {"name": "few-cpus", "gpus": 2, "cpu": "4"}]
+
+
+@pytest.mark.parametrize(("fraction", "node"), [(0.004, "few-cpus"), (0.01, "few-gpus")])
+def test_a_fraction_under_half_a_hundredth_is_placed_like_a_cpu_pod(fraction: float, node: str) -> None:
+    # Binpack: fewest free GPUs for a GPU pod, least free CPU for a CPU-only one.
+    result = run(_doc(TWO_NODES, [{"name": "a", "queue": "q", "gpuFraction": fraction}]))
+    assert (result.tasks["a-0"].status, result.tasks["a-0"].node) == ("Binding", node)
