@@ -27,6 +27,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from placement.k8s_names import is_label_value, is_qualified_name
 from placement.model import (
     NO_CONSTRAINTS,
     Node,
@@ -53,6 +54,9 @@ def _int64(text: str) -> int | None:
 
 def _requirement(req: SelectorRequirement, labels: Mapping[str, str]) -> bool:
     op, values = req.operator, req.values
+    # labels.NewRequirement refuses a key or value Kubernetes could not store as a label, and the term with it.
+    if not is_qualified_name(req.key) or not all(is_label_value(v) for v in values):
+        return False
     present = req.key in labels
     if op == "In":
         return bool(values) and present and labels[req.key] in values

@@ -19,25 +19,13 @@ names out rather than guess at what that overwrite does.
 
 from __future__ import annotations
 
-import re
-
+from placement.k8s_names import is_qualified_name
 from placement.quantity import Quantity
 
 __all__ = ["counted", "is_scalar_resource_name", "kai_units"]
 
 _GPU_SUFFIX = "nvidia.com/gpu"
 _BYTES = ("ephemeral-storage", "storage")
-# k8s.io/apimachinery validation.IsQualifiedName: an optional DNS-1123 subdomain prefix and a name part.
-_NAME_PART = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-
-
-def _qualified_with_prefix(name: str) -> bool:
-    """IsQualifiedName for a name with a "/": exactly one, a DNS-1123 subdomain before it, a name part after."""
-    prefix, _, part = name.partition("/")
-    if "/" in part or len(part) > 63 or not _NAME_PART.match(part):
-        return False
-    return len(prefix) <= 253 and bool(_SUBDOMAIN.match(prefix))
 
 
 def is_scalar_resource_name(name: str) -> bool:
@@ -46,7 +34,7 @@ def is_scalar_resource_name(name: str) -> bool:
         return True
     # IsExtendedResourceName: not native (a "/" and not kubernetes.io/), no "requests." prefix, and
     # "requests." + name is a qualified name.
-    return "/" in name and not name.startswith("requests.") and _qualified_with_prefix("requests." + name)
+    return "/" in name and not name.startswith("requests.") and is_qualified_name("requests." + name)
 
 
 def counted(name: str) -> bool:

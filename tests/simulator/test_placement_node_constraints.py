@@ -4,7 +4,8 @@ KAI@v0.17.0 runs Kubernetes' NodeAffinity and TaintToleration filter plugins as 
 (pkg/scheduler/k8s_internal/predicates/predicates.go:67-150; k8s.io/kubernetes v1.35.4 in go.mod) and scores
 with neither (NewSessionScorePredicates, predicates.go:167-182, has only inter-pod affinity). The matching rules
 are Kubernetes': k8s.io/component-helpers scheduling/corev1/nodeaffinity (terms ORed, requirements ANDed, an empty
-term matches nothing, Gt/Lt as int64), k8s.io/apimachinery labels (NotIn and DoesNotExist hold for a missing label)
+term matches nothing, Gt/Lt as int64), k8s.io/apimachinery labels (NotIn and DoesNotExist hold for a missing label;
+NewRequirement refuses a key or value that is no label key or value, and its term then matches nothing)
 and k8s.io/api core/v1 toleration.go ToleratesTaint (the Lt/Gt toleration operators sit behind the
 TaintTolerationComparisonOperators gate, alpha and off in v1.35). A pod's scheduling signature hashes its node
 selector, affinity and tolerations (pod_info/scheduling_constraints_signature.go:19-50).
@@ -53,6 +54,9 @@ def _required(*expressions: dict[str, Any], fields: list[dict[str, Any]] | None 
         ({"key": "rack", "operator": "Lt", "values": ["10"]}, True),  # numbers, not strings ("7" > "10")
         ({"key": "gpu", "operator": "Gt", "values": ["1"]}, False),  # the label is not an integer
         ({"key": "missing", "operator": "Lt", "values": ["1"]}, False),
+        ({"key": "rack", "operator": "Gt", "values": ["-5"]}, False),  # "-5" is no label value: no requirement
+        ({"key": "gpu", "operator": "NotIn", "values": ["a b"]}, False),  # nor is "a b"
+        ({"key": "bad key!", "operator": "DoesNotExist"}, False),  # nor is the key a label key
     ],
 )
 def test_a_required_node_affinity_expression_matches_as_kubernetes_does(
