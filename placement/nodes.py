@@ -55,6 +55,28 @@ def gpu_memory_fraction(memory_mib: int, gpu_memory_mib: int) -> float:
     return math.ceil(memory_mib / gpu_memory_mib * 100) / 100
 
 
+def _track_named(
+    amounts: tuple[tuple[str, int], ...],
+    sign: int,
+    status: str,
+    alloc: dict[str, int],
+    idle: dict[str, int],
+    rel: dict[str, int],
+) -> None:
+    """_track for the named dimensions (MIG profiles, scalar resources); one the node does not offer is skipped."""
+    for name, n in amounts:
+        if not alloc.get(name):
+            continue
+        n *= sign
+        if status == RELEASING:
+            rel[name] = rel.get(name, 0) + n
+            idle[name] = idle.get(name, 0) - n
+        elif status == PIPELINED:
+            rel[name] = rel.get(name, 0) - n
+        else:
+            idle[name] = idle.get(name, 0) - n
+
+
 class Entry:
     """A task as the node holds it (KAI keeps a copy per node; a moved pod is on two nodes)."""
 
@@ -185,31 +207,24 @@ class NodeState:
     def _hold_releasing(self, name: str, amount: float) -> None:
         """A terminating pod outside every job (Node.releasing): idle to releasing, as a Releasing entry moves it,
         a resource the node does not offer left uncharged (_track)."""
-        offered = {"cpu": self.alloc_cpu, "memory": self.alloc_mem, "pods": self.alloc_pods}
-        offered["nvidia.com/gpu"] = self.alloc_gpus
-        if not offered.get(name, self.alloc_mig.get(name) or self.alloc_scalar.get(name)):
-            return
-        if name == "cpu":
+        held = ((name, int(amount)),)
+        if name == "cpu" and self.alloc_cpu:
             self.idle_cpu -= amount
             self.rel_cpu += amount
-        elif name == "memory":
+        elif name == "memory" and self.alloc_mem:
             self.idle_mem -= amount
             self.rel_mem += amount
-        elif name == "pods":
+        elif name == "pods" and self.alloc_pods:
             self.idle_pods -= int(amount)
             self.rel_pods += int(amount)
-        elif name == "nvidia.com/gpu":
+        elif name == "nvidia.com/gpu" and self.alloc_gpus:
             self.used_gpus += int(amount)
             self.idle_gpus -= int(amount)
             self.rel_gpus += int(amount)
-        else:
-            idle, rel = (
-                (self.idle_mig, self.rel_mig)
-                if name.startswith("nvidia.com/mig-")
-                else (self.idle_scalar, self.rel_scalar)
-            )
-            idle[name] = idle.get(name, 0) - int(amount)
-            rel[name] = rel.get(name, 0) + int(amount)
+        elif name.startswith("nvidia.com/mig-"):
+            _track_named(held, 1, RELEASING, self.alloc_mig, self.idle_mig, self.rel_mig)
+        elif name not in ("cpu", "memory", "pods", "nvidia.com/gpu"):
+            _track_named(held, 1, RELEASING, self.alloc_scalar, self.idle_scalar, self.rel_scalar)
 
     # ---- derived values -------------------------------------------------------------------------
 
@@ -463,28 +478,10 @@ class NodeState:
             self.idle_mem -= mem
             self.idle_gpus -= gpus
             self.idle_pods -= slot
-        for name, n in e.mig:
-            if not self.alloc_mig.get(name):
-                continue
-            n *= sign
-            if e.status == RELEASING:
-                self.rel_mig[name] = self.rel_mig.get(name, 0) + n
-                self.idle_mig[name] = self.idle_mig.get(name, 0) - n
-            elif e.status == PIPELINED:
-                self.rel_mig[name] = self.rel_mig.get(name, 0) - n
-            else:
-                self.idle_mig[name] = self.idle_mig.get(name, 0) - n
-        for name, n in e.scalar:
-            if not self.alloc_scalar.get(name):
-                continue
-            n *= sign
-            if e.status == RELEASING:
-                self.rel_scalar[name] = self.rel_scalar.get(name, 0) + n
-                self.idle_scalar[name] = self.idle_scalar.get(name, 0) - n
-            elif e.status == PIPELINED:
-                self.rel_scalar[name] = self.rel_scalar.get(name, 0) - n
-            else:
-                self.idle_scalar[name] = self.idle_scalar.get(name, 0) - n
+        if e.mig:
+            _track_named(e.mig, sign, e.status, self.alloc_mig, self.idle_mig, self.rel_mig)
+        if e.scalar:
+            _track_named(e.scalar, sign, e.status, self.alloc_scalar, self.idle_scalar, self.rel_scalar)
 
     def _set_used(self, g: str, value: int) -> None:
         before = self.sh_used.get(g, 0)

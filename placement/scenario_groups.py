@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from placement.model import SubGroup, Topology, TopologyConstraint, TopologyLevel
 from placement.scenario_reader import (
     MAX_LABELS_PER_NODE,
@@ -23,10 +21,7 @@ _SUBGROUP_KEYS = {"name", "parent", "minMember", "minSubGroup", "topologyConstra
 
 
 def labels(r: Reader, raw: object, path: str) -> dict[str, str]:
-    if not isinstance(raw, Mapping):
-        raise r.fail(path, f"must be a mapping of label keys to values, got {raw!r}")
-    if len(raw) > MAX_LABELS_PER_NODE:
-        raise r.fail(path, f"{len(raw)} labels; kaistack reads at most {MAX_LABELS_PER_NODE}")
+    raw = r.sized_mapping(raw, path, MAX_LABELS_PER_NODE, "labels", "label keys to values")
     out: dict[str, str] = {}
     for key, value in raw.items():
         if not isinstance(key, str) or not key or not isinstance(value, str):

@@ -118,12 +118,17 @@ class Reader:
             out[name] = self.integer(count, f"{path}.{name}", minimum=0)
         return out
 
+    def sized_mapping(self, value: object, path: str, limit: int, entries: str, of: str) -> Mapping[Any, Any]:
+        """A mapping of at most `limit` entries (`entries` names them in the error, `of` says what maps to what)."""
+        if not isinstance(value, Mapping):
+            raise self.fail(path, f"must be a mapping of {of}, got {value!r}")
+        if len(value) > limit:
+            raise self.fail(path, f"{len(value)} {entries}; kaistack reads at most {limit}")
+        return value
+
     def scalar(self, value: object, path: str) -> dict[str, int]:
         """A scalarResources mapping: resource name -> Kubernetes quantity, read into KAI's units."""
-        if not isinstance(value, Mapping):
-            raise self.fail(path, f"must be a mapping of resource names to quantities, got {value!r}")
-        if len(value) > MAX_SCALAR_RESOURCES:
-            raise self.fail(path, f"{len(value)} resources; kaistack reads at most {MAX_SCALAR_RESOURCES}")
+        value = self.sized_mapping(value, path, MAX_SCALAR_RESOURCES, "resources", "resource names to quantities")
         out: dict[str, int] = {}
         for name, amount in value.items():
             if not isinstance(name, str) or not counted(name):
