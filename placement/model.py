@@ -25,7 +25,9 @@ __all__ = [
     "Node",
     "NodeConstraints",
     "NodeSelectorTerm",
+    "OutsidePod",
     "Placement",
+    "PodAffinityTerm",
     "Queue",
     "QueueResource",
     "SelectorRequirement",
@@ -111,6 +113,32 @@ class NodeSelectorTerm:
 
 
 @dataclass(frozen=True, slots=True)
+class PodAffinityTerm:
+    """A required podAffinity / podAntiAffinity term: pods matching the label selector (`selector` False: a null
+    selector, which matches no pod), in `namespaces` (`all_namespaces`: an empty namespaceSelector), inside one
+    `topology_key` domain."""
+
+    topology_key: str
+    selector: bool = True
+    match_labels: tuple[tuple[str, str], ...] = ()
+    match_expressions: tuple[SelectorRequirement, ...] = ()
+    namespaces: tuple[str, ...] = ()
+    all_namespaces: bool = False
+    # No namespaces and no namespaceSelector: the term owner's namespace. False with a non-empty
+    # namespaceSelector, which reads Namespace labels kaistack does not have: only `namespaces` then.
+    own_namespace: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class OutsidePod:
+    """A pod on a node that no job holds (another scheduler's): what inter-pod affinity reads of it."""
+
+    namespace: str
+    labels: tuple[tuple[str, str], ...] = ()
+    anti_affinity: tuple[PodAffinityTerm, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class NodeConstraints:
     """Where a pod may go (placement.node_constraints): its nodeSelector, its required node affinity (terms
     ORed; None: none set) and its tolerations."""
@@ -118,6 +146,9 @@ class NodeConstraints:
     node_selector: tuple[tuple[str, str], ...] = ()
     required_terms: tuple[NodeSelectorTerm, ...] | None = None
     tolerations: tuple[Toleration, ...] = ()
+    # Required inter-pod affinity and anti-affinity terms (placement.pod_affinity).
+    pod_affinity: tuple[PodAffinityTerm, ...] = ()
+    pod_anti_affinity: tuple[PodAffinityTerm, ...] = ()
     # A digest of what else KAI's scheduling signature hashes and no predicate here reads (preferred node affinity,
     # pod (anti-)affinity, topology spread, host ports): pods that differ in it are not alike to KAI.
     other: str = ""
@@ -158,6 +189,8 @@ class Node:
     # KAI counts such a pod Releasing (pod_info.go:465-479), so pods may be pipelined onto what it holds
     # (node_info.go addTaskResources), and leaves it out of the fair-share total (proportion.go:286-295).
     releasing: Mapping[str, float] = field(default_factory=dict)
+    # Pods of other schedulers here, as inter-pod affinity sees them.
+    outside_pods: tuple[OutsidePod, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +253,9 @@ class Task:
     # Requested scalar resources, in the units of Node.scalar.
     scalar: Mapping[str, int] = field(default_factory=dict)
     constraints: NodeConstraints = NO_CONSTRAINTS
+    # metadata.namespace and metadata.labels, which other pods' affinity terms match.
+    namespace: str = "default"
+    pod_labels: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

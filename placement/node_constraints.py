@@ -33,12 +33,21 @@ from placement.model import (
     Node,
     NodeConstraints,
     NodeSelectorTerm,
+    PodAffinityTerm,
     SelectorRequirement,
     Taint,
     Toleration,
 )
 
-__all__ = ["ConstraintError", "admits", "matches_affinity", "parse_constraints", "parse_taints", "refusal"]
+__all__ = [
+    "ConstraintError",
+    "admits",
+    "matches_affinity",
+    "parse_constraints",
+    "parse_taints",
+    "refusal",
+    "requirement_matches",
+]
 
 _KEEP_OFF = ("NoSchedule", "NoExecute")
 _OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
@@ -52,7 +61,8 @@ def _int64(text: str) -> int | None:
     return value if -(2**63) <= value < 2**63 else None
 
 
-def _requirement(req: SelectorRequirement, labels: Mapping[str, str]) -> bool:
+def requirement_matches(req: SelectorRequirement, labels: Mapping[str, str]) -> bool:
+    """A label selector requirement against a node's or a pod's labels."""
     op, values = req.operator, req.values
     # labels.NewRequirement refuses a key or value Kubernetes could not store as a label, and the term with it.
     if not is_qualified_name(req.key) or not all(is_label_value(v) for v in values):
@@ -85,7 +95,7 @@ def _field(req: SelectorRequirement, name: str) -> bool:
 def _term(term: NodeSelectorTerm, node: Node) -> bool:
     if not term.match_expressions and not term.match_fields:
         return False
-    return all(_requirement(r, node.labels) for r in term.match_expressions) and all(
+    return all(requirement_matches(r, node.labels) for r in term.match_expressions) and all(
         _field(r, node.name) for r in term.match_fields
     )
 
@@ -203,8 +213,56 @@ def parse_constraints(spec: Mapping[str, Any]) -> NodeConstraints:
         if not all(isinstance(f, str) for f in fields):
             raise ConstraintError(f"tolerations[{i}]: key, operator, value and effect must be strings")
         tolerations.append(Toleration(*fields))
-    constraints = NodeConstraints(tuple(sorted(selector.items())), terms, tuple(tolerations))
+    affinity = _mapping(spec.get("affinity"), "affinity")
+    constraints = NodeConstraints(
+        tuple(sorted(selector.items())),
+        terms,
+        tuple(tolerations),
+        pod_affinity=_pod_terms(affinity, "podAffinity"),
+        pod_anti_affinity=_pod_terms(affinity, "podAntiAffinity"),
+    )
     return NO_CONSTRAINTS if constraints == NO_CONSTRAINTS else constraints
+
+
+def _pod_terms(affinity: Mapping[str, Any], kind: str) -> tuple[PodAffinityTerm, ...]:
+    """affinity.<kind>.requiredDuringSchedulingIgnoredDuringExecution (placement.pod_affinity)."""
+    path = f"affinity.{kind}.requiredDuringSchedulingIgnoredDuringExecution"
+    raw = _mapping(affinity.get(kind), f"affinity.{kind}").get("requiredDuringSchedulingIgnoredDuringExecution")
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise ConstraintError(f"{path}: must be a list")
+    return tuple(_pod_term(item, f"{path}[{i}]") for i, item in enumerate(raw))
+
+
+def _pod_term(raw: Any, path: str) -> PodAffinityTerm:
+    doc = _mapping(raw, path)
+    key = doc.get("topologyKey")
+    if not isinstance(key, str) or not key:
+        raise ConstraintError(f"{path}.topologyKey: must be a non-empty label key")
+    selector = doc.get("labelSelector")
+    labels = _mapping(
+        _mapping(selector, f"{path}.labelSelector").get("matchLabels"), f"{path}.labelSelector.matchLabels"
+    )
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items()):
+        raise ConstraintError(f"{path}.labelSelector.matchLabels: must map label keys to string values")
+    expressions = _requirements(
+        _mapping(selector, f"{path}.labelSelector").get("matchExpressions"), f"{path}.labelSelector.matchExpressions"
+    )
+    if any(r.operator in ("Gt", "Lt") for r in expressions):
+        raise ConstraintError(
+            f"{path}.labelSelector.matchExpressions: a label selector takes In, NotIn, Exists, DoesNotExist"
+        )
+    namespace_selector = doc.get("namespaceSelector")
+    return PodAffinityTerm(
+        topology_key=key,
+        selector=selector is not None,
+        match_labels=tuple(sorted(labels.items())),
+        match_expressions=expressions,
+        namespaces=_strings(doc.get("namespaces"), f"{path}.namespaces"),
+        all_namespaces=namespace_selector is not None and not _mapping(namespace_selector, f"{path}.namespaceSelector"),
+        own_namespace=not doc.get("namespaces") and namespace_selector is None,
+    )
 
 
 def parse_taints(raw: Any) -> tuple[Taint, ...]:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from placement.node_order import ordered_nodes
 from placement.nodes import NodeState, gpu_memory_fraction
+from placement.pod_affinity import AffinityCheck, needs_check
 from placement.queues import check_capacity, over_limit, over_quota
 from placement.statement import Statement
 from placement.subgroups import PodSet, SubGroupSet, ordered_members
@@ -116,8 +117,15 @@ def type_error(task: TaskState, node: NodeState) -> str | None:
     return None
 
 
-def fitting_node(ssn: Session, task: TaskState, node: NodeState, capacity_cache: dict[float, bool]) -> bool:
-    """FittingNode: resources on idle + releasing, then the predicates plugin's checks."""
+def fitting_node(
+    ssn: Session,
+    task: TaskState,
+    node: NodeState,
+    capacity_cache: dict[float, bool],
+    affinity: AffinityCheck | None = None,
+) -> bool:
+    """FittingNode: resources on idle + releasing, then the predicates plugin's checks (`affinity`: the
+    InterPodAffinity state for this task now, when it has terms or another pod has anti-affinity)."""
     if not node.fits(task, releasing=True):
         return False
     job = task.job
@@ -133,6 +141,8 @@ def fitting_node(ssn: Session, task: TaskState, node: NodeState, capacity_cache:
     if not ok:
         return False
     if type_error(task, node) is not None or not node.admits(task.req):
+        return False
+    if affinity is not None and not affinity.passes(node):
         return False
     # CheckNodeConditionPredicate (plugins/predicates/predicates.go:343-349): no pod on a node that is not ready.
     return _pods_ok(ssn, task, node) and node.spec.ready
@@ -167,8 +177,9 @@ def allocate_task(
     within: Container[str] | None = None,
 ) -> bool:
     capacity_cache: dict[float, bool] = {}
+    affinity = AffinityCheck(ssn, task) if needs_check(ssn, task) else None
     for node in ordered_nodes(ssn, task, nodes, scores, within):
-        if not fitting_node(ssn, task, node, capacity_cache):
+        if not fitting_node(ssn, task, node, capacity_cache, affinity):
             continue
         if _allocate_on_node(ssn, stmt, task, node, pipeline_only):
             return True

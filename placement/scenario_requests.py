@@ -12,14 +12,20 @@ from typing import Any, TypeVar
 from placement.model import NO_CONSTRAINTS
 from placement.node_constraints import ConstraintError, parse_constraints
 from placement.quantity import cpu_millis, memory_bytes
+from placement.scenario_groups import labels
 from placement.scenario_reader import MAX_GPU_MEMORY_MIB, MAX_GPUS_PER_NODE, Reader
 
 __all__ = ["REQUEST_KEYS", "check_combination", "checked", "read_request"]
 
 REQUEST_KEYS = {"gpu", "gpuFraction", "gpuMemoryMiB", "gpuDevices", "mig", "cpu", "memory", "scalarResources"}
 # Pod spec keys, read as a pod spec's (placement.node_constraints); a task's key replaces its job's.
-_CONSTRAINT_FIELDS = {"nodeSelector": "node_selector", "affinity": "required_terms", "tolerations": "tolerations"}
-REQUEST_KEYS |= set(_CONSTRAINT_FIELDS)
+_CONSTRAINT_FIELDS = {
+    "nodeSelector": ("node_selector",),
+    "affinity": ("required_terms", "pod_affinity", "pod_anti_affinity"),
+    "tolerations": ("tolerations",),
+}
+_AFFINITY_KINDS = {"nodeAffinity", "podAffinity", "podAntiAffinity"}
+REQUEST_KEYS |= set(_CONSTRAINT_FIELDS) | {"namespace", "podLabels"}
 
 _T = TypeVar("_T")
 
@@ -53,12 +59,16 @@ def read_request(r: Reader, doc: Mapping[str, Any], base: dict[str, Any], path: 
     present = {key: doc[key] for key in _CONSTRAINT_FIELDS if key in doc}
     if present:
         affinity = present.get("affinity")
-        if isinstance(affinity, Mapping) and set(affinity) - {"nodeAffinity"}:
-            raise r.fail(f"{path}.affinity", "only nodeAffinity is modelled (not podAffinity or podAntiAffinity)")
+        if isinstance(affinity, Mapping) and set(affinity) - _AFFINITY_KINDS:
+            raise r.fail(f"{path}.affinity", f"must hold only {', '.join(sorted(_AFFINITY_KINDS))}")
         parsed = checked(r, path, lambda: parse_constraints(present))
-        fields = {field: getattr(parsed, field) for key, field in _CONSTRAINT_FIELDS.items() if key in present}
+        fields = {f: getattr(parsed, f) for key, names in _CONSTRAINT_FIELDS.items() if key in present for f in names}
         merged = dataclasses.replace(out.get("constraints", NO_CONSTRAINTS), **fields)
         out["constraints"] = NO_CONSTRAINTS if merged == NO_CONSTRAINTS else merged
+    if "namespace" in doc:
+        out["namespace"] = r.string(doc["namespace"], f"{path}.namespace")
+    if "podLabels" in doc:
+        out["pod_labels"] = tuple(sorted(labels(r, doc["podLabels"], f"{path}.podLabels").items()))
     return out
 
 

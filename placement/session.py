@@ -107,6 +107,11 @@ class Session:
         self.max_gpu_mem: int | None = None
         self.index: NodeIndex | None = None
         self.max_node: tuple[int, float, float, dict[str, int], int, dict[str, int]] = (0, 0.0, 0.0, {}, 0, {})
+        # Whether any pod carries a required anti-affinity term: every placement then runs the InterPodAffinity
+        # check (placement.pod_affinity), which otherwise only pods with terms of their own need.
+        self.anti_affinity_present = any(
+            t.constraints.pod_anti_affinity for j in snapshot.jobs for t in j.tasks
+        ) or any(p.anti_affinity for n in snapshot.nodes for p in n.outside_pods)
         self.generation = 0  # bumped by rebuild(): node objects are new
         self._gpu_room: tuple[tuple[int, int], dict[str, tuple[float, float]]] | None = None
         self.cycle = 0

@@ -117,7 +117,14 @@ def pod_task(
         sub_group=(str(labels_of(pod).get(kai_api.SUBGROUP_LABEL) or "") or None) if sub_groups else None,
         scalar={k: int(v) for k, v in requests.items() if v and counted(k)},
         constraints=constraints_of(pod),
+        namespace=str(dig(pod, "metadata", "namespace") or "default"),
+        pod_labels=pod_labels(pod),
     )
+
+
+def pod_labels(pod: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """metadata.labels as inter-pod affinity terms match them."""
+    return tuple(sorted((str(k), str(v)) for k, v in labels_of(pod).items()))
 
 
 def constraints_of(pod: Mapping[str, Any]) -> NodeConstraints:
@@ -206,3 +213,11 @@ def millis(value: Any) -> int:
         return Quantity.parse(value).millis
     except QuantityError:
         return 0
+
+
+def object_name(obj: Mapping[str, Any]) -> str:
+    return str(dig(obj, "metadata", "name") or "")
+
+
+def object_namespace(obj: Mapping[str, Any]) -> str:
+    return str(dig(obj, "metadata", "namespace") or "default")

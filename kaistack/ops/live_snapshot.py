@@ -34,7 +34,6 @@ fair shares.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections import deque
 from collections.abc import Iterable, Mapping
@@ -44,6 +43,7 @@ from typing import Any
 
 from kaistack.declaration import kai_api
 from kaistack.guardrails.podspec import dig, mapping, seq
+from kaistack.ops.live_nodes import node_of, read_only, untracked_by_kai
 from kaistack.ops.live_podgroups import (
     bind_request_failed,
     constraint_of,
@@ -59,25 +59,23 @@ from kaistack.ops.live_podgroups import (
 from kaistack.ops.live_pods import (
     STUCK_IN_RELEASING_AFTER_SECONDS,
     annotations_of,
+    constraints_of,
     labels_of,
-    millis,
-    number,
+    object_name,
+    object_namespace,
     parse_time,
     placed_state,
+    pod_labels,
     pod_requests,
     pod_task,
-    scalar_units,
 )
 from placement.model import (
     Job,
-    Node,
+    OutsidePod,
     Queue,
     QueueResource,
     Snapshot,
-    Taint,
 )
-from placement.node_constraints import ConstraintError, parse_taints
-from placement.scalar_resources import counted
 from placement.scenario import duration_seconds
 from placement.tasks import RELEASING, STUCK_IN_RELEASING
 
@@ -141,6 +139,8 @@ def build(
     foreign: dict[str, list[dict[str, float]]] = {}
     # Those being deleted (and not stuck) are Releasing in KAI's cache: pods may be pipelined onto them.
     leaving: dict[str, list[dict[str, float]]] = {}
+    # And what inter-pod affinity reads of them (their namespace, labels and anti-affinity terms).
+    outside: dict[str, list[OutsidePod]] = {}
     groups = {object_name(pg): pg for pg in kinds.get("PodGroup", [])}
     resting = {name for name, pg in groups.items() if in_scheduling_backoff(pg)}
     # KAI schedules only pods of a PodGroup (cluster_info.go:443-470); known only when PodGroups were read.
@@ -158,7 +158,9 @@ def build(
         if dig(pod, "spec", "schedulerName") != kai_api.SCHEDULER_NAME or (orphan and node):
             if node:
                 held = leaving if placed_state(pod, now) == RELEASING else foreign
-                held.setdefault(node, []).append(_untracked_by_kai(pod, pod_requests(pod)))
+                held.setdefault(node, []).append(untracked_by_kai(pod, pod_requests(pod)))
+                anti = constraints_of(pod).pod_anti_affinity
+                outside.setdefault(node, []).append(OutsidePod(object_namespace(pod), pod_labels(pod), anti))
             continue
         if group in resting:
             queue = dig(groups[group], "spec", "queue")
@@ -170,7 +172,8 @@ def build(
             continue
         members.setdefault(group, []).append(pod)
     nodes = tuple(
-        _node(n, foreign.get(object_name(n), ()), leaving.get(object_name(n), ())) for n in kinds.get("Node", [])
+        node_of(n, foreign.get(object_name(n), ()), leaving.get(object_name(n), ()), outside.get(object_name(n), ()))
+        for n in kinds.get("Node", [])
     )
     for n in kinds.get("Node", []):
         if reasons := node_not_ready(n):
@@ -252,31 +255,8 @@ def build(
                     **(job_times(pg, now) if pg else {}),
                 )
             )
-    snapshot = Snapshot(_read_only(nodes, jobs, level_labels), queues, tuple(jobs), topologies)
+    snapshot = Snapshot(read_only(nodes, jobs, level_labels), queues, tuple(jobs), topologies)
     return LiveSnapshot(snapshot, pods_of_job, tuple(notes), orphans, gated, backed_off)
-
-
-def _read_only(nodes: tuple[Node, ...], jobs: list[Job], level_labels: set[str]) -> tuple[Node, ...]:
-    """Nodes keep only the labels a Topology level or a KAI pod's node constraints read, and the scalar resources
-    some KAI pod asks for. Every node offers ephemeral-storage and hugepages; a dimension no pod asks for can
-    refuse a pod only when over-committed, which the clamp to 0 above rules out, and each one costs every fit
-    check."""
-    tasks = [task for job in jobs for task in job.tasks]
-    asked = {name for task in tasks for name in task.scalar}
-    asked_or_core = asked | {"cpu", "memory", "pods", kai_api.GPU_RESOURCE}
-    read = set(level_labels)
-    for c in {task.constraints for task in tasks}:
-        read.update(key for key, _ in c.node_selector)
-        read.update(r.key for term in c.required_terms or () for r in term.match_expressions)
-    return tuple(
-        dataclasses.replace(
-            n,
-            scalar={k: v for k, v in n.scalar.items() if k in asked},
-            labels={k: v for k, v in n.labels.items() if k in read},
-            releasing={k: v for k, v in n.releasing.items() if k in asked_or_core or k.startswith("nvidia.com/mig-")},
-        )
-        for n in nodes
-    )
 
 
 def _stuck_note(pod: Mapping[str, Any], node: str | None) -> str:
@@ -286,68 +266,6 @@ def _stuck_note(pod: Mapping[str, Any], node: str | None) -> str:
         f"{STUCK_IN_RELEASING_AFTER_SECONDS:.0f} s), so its resources stay in use and no pending pod is "
         "pipelined onto them until it is gone (look for a finalizer, or a kubelet that no longer reports)"
     )
-
-
-def _untracked_by_kai(pod: Mapping[str, Any], requests: dict[str, float]) -> dict[str, float]:
-    """What a pod outside KAI's jobs takes from its node. A GPU reservation pod (label app:
-    kai-resource-reservation) takes no GPU and no pod slot here: its shared GPU and its slot are already
-    counted from the fraction pods' GPU groups (node_info.go:470-473; NodeState.reserve_pods)."""
-    if labels_of(pod).get("app") == kai_api.RESERVATION_APP_LABEL:
-        return {"cpu": requests.get("cpu", 0.0), "memory": requests.get("memory", 0.0)}
-    return requests
-
-
-def _node(
-    obj: Mapping[str, Any], foreign: Iterable[Mapping[str, float]] = (), leaving: Iterable[Mapping[str, float]] = ()
-) -> Node:
-    """The node as KAI's placement sees it: allocatable less what other schedulers' pods request, those being
-    deleted held as releasing. A node that is cordoned, NotReady or under pressure stays with its pods, not
-    ready: KAI places nothing there and leaves it out of the fair-share total."""
-    allocatable = mapping(dig(obj, "status", "allocatable"))
-    labels = labels_of(obj)
-    memory = labels.get(kai_api.GPU_MEMORY_LABEL)
-    used, releasing = _summed(foreign), _summed(leaving)
-    mig = {
-        str(k): max(0, int(number(v) - used.get(str(k), 0)))
-        for k, v in allocatable.items()
-        if str(k).startswith(kai_api.MIG_RESOURCE_PREFIX) and number(v)
-    }
-    scalar = {
-        str(k): max(0, scalar_units(str(k), v) - int(used.get(str(k), 0)))
-        for k, v in allocatable.items()
-        if counted(str(k))
-    }
-    pods = max(0, int(number(allocatable.get("pods")) or 110) - int(used.get("pods", 0)))
-    ready = not node_not_ready(obj)
-    taints: list[Taint] = []
-    for item in seq(dig(obj, "spec", "taints")):
-        try:
-            taints.extend(parse_taints([item]))
-        except ConstraintError:
-            continue  # not a taint the API server would have stored
-    return Node(
-        name=object_name(obj),
-        gpus=max(0, int(_gpus(allocatable) - used.get(kai_api.GPU_RESOURCE, 0))),
-        gpu_memory_mib=int(number(memory)) if memory is not None else None,
-        cpu_millis=max(0, millis(allocatable.get("cpu")) - int(used.get("cpu", 0))),
-        memory_bytes=max(0, int(number(allocatable.get("memory")) - used.get("memory", 0))),
-        pods=pods,
-        mig_strategy=str(labels.get(kai_api.MIG_STRATEGY_LABEL, "none")) if mig else "none",
-        mig=mig,
-        labels={str(k): str(v) for k, v in labels.items()},
-        ready=ready,
-        scalar={k: v for k, v in scalar.items() if v},
-        taints=tuple(taints),
-        releasing={k: v for k, v in releasing.items() if v},
-    )
-
-
-def _summed(pods: Iterable[Mapping[str, float]]) -> dict[str, float]:
-    total: dict[str, float] = {}
-    for requests in pods:
-        for key, amount in requests.items():
-            total[key] = total.get(key, 0.0) + amount
-    return total
 
 
 def _queue(obj: Mapping[str, Any]) -> Queue:
@@ -371,23 +289,10 @@ def _queue(obj: Mapping[str, Any]) -> Queue:
     )
 
 
-def _gpus(allocatable: Mapping[str, Any]) -> float:
-    """NVIDIA and AMD GPUs alike (resource_info.go:64)."""
-    return number(allocatable.get(kai_api.GPU_RESOURCE)) + number(allocatable.get(kai_api.AMD_GPU_RESOURCE))
-
-
 def _age_key(obj: Mapping[str, Any]) -> float:
     """Older first; KAI breaks ties by UID, which says nothing, so ties keep the order they were read in."""
     created = parse_time(dig(obj, "metadata", "creationTimestamp"))
     return created.timestamp() if created is not None else math.inf
-
-
-def object_name(obj: Mapping[str, Any]) -> str:
-    return str(dig(obj, "metadata", "name") or "")
-
-
-def object_namespace(obj: Mapping[str, Any]) -> str:
-    return str(dig(obj, "metadata", "namespace") or "default")
 
 
 def _float(value: Any) -> float:

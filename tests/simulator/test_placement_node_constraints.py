@@ -204,9 +204,11 @@ def test_a_scenario_taint_needs_a_known_effect() -> None:
         scenario(_doc([{"name": "n", "taints": [{"key": "k", "effect": "Never"}]}], []))
 
 
-def test_a_scenario_s_pod_affinity_is_refused_as_not_modelled() -> None:
-    job = {"name": "j", "queue": "q", "affinity": {"podAffinity": {}}}
-    with pytest.raises(ScenarioError, match=r"jobs\[0\]\.affinity: only nodeAffinity is modelled"):
+def test_a_scenario_s_affinity_holds_only_kubernetes_kinds() -> None:
+    job = {"name": "j", "queue": "q", "affinity": {"nodeAfinity": {}}}
+    with pytest.raises(
+        ScenarioError, match=r"jobs\[0\]\.affinity: must hold only nodeAffinity, podAffinity, podAntiAffinity"
+    ):
         scenario(_doc([{"name": "n"}], [job]))
 
 

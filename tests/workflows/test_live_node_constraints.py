@@ -11,6 +11,7 @@ from typing import Any
 
 from kaistack.ops.diagnose import diagnose
 from kaistack.ops.live_snapshot import build
+from placement import simulate
 
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
 TOLERATE_GPU = {"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}
@@ -104,3 +105,44 @@ def test_pods_that_differ_only_in_preferred_affinity_are_not_alike_to_kai() -> N
     plain, preferred = (job.tasks[0].constraints for job in snap.jobs)
     assert (plain.other, preferred.other != "") == ("", True)
     assert (plain.node_selector, plain.required_terms) == (preferred.node_selector, preferred.required_terms)
+
+
+# Inter-pod affinity (placement.pod_affinity) reads every pod on a node, other schedulers' included
+# (cluster_info.go:530-551; predicates.go:106-117).
+ANTI_DB = {
+    "podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "db"}}}
+        ]
+    }
+}
+
+
+def _host(name: str) -> dict[str, Any]:
+    return _node(name, labels={"kubernetes.io/hostname": name})
+
+
+def _running(name: str, node: str, scheduler: str = "default-scheduler", **spec: Any) -> dict[str, Any]:
+    pod = _pod(name, **spec)
+    pod["spec"].update(schedulerName=scheduler, nodeName=node)
+    pod["metadata"]["labels"] = {"app": "db"}
+    pod["status"]["phase"] = "Running"
+    return pod
+
+
+def test_a_pod_s_namespace_and_labels_are_read_for_affinity_terms() -> None:
+    [job] = build([_host("n1"), _pod("p")]).snapshot.jobs
+    assert (job.tasks[0].namespace, dict(job.tasks[0].pod_labels)) == ("ml", {"kai.scheduler/queue": "q"})
+
+
+def test_a_kai_pod_keeps_off_the_node_of_another_scheduler_s_pod_its_anti_affinity_selects() -> None:
+    objects = [_host("n1"), _host("n2"), _queue(), _running("db", "n1"), _pod("want", affinity=ANTI_DB)]
+    # Binpack prefers n1, which the db pod leaves with fewer free GPUs.
+    snap = build(objects).snapshot
+    result = simulate(snap, actions=["allocate"])
+    assert [t.node for t in result.tasks.values()] == ["n2"]
+
+
+def test_another_scheduler_s_pods_are_dropped_when_no_pod_has_an_affinity_term() -> None:
+    snap = build([_host("n1"), _running("db", "n1"), _pod("want")]).snapshot
+    assert snap.nodes[0].outside_pods == ()

@@ -1,0 +1,107 @@
+"""Required inter-pod affinity and anti-affinity, rule by rule (placement.pod_affinity).
+
+KAI@v0.17.0 runs Kubernetes' InterPodAffinity filter as a predicate (pkg/scheduler/k8s_internal/predicates/
+predicates.go:106-117) over every pod its session holds on a node (node_info.go:419, 516). The rules are
+k8s.io/kubernetes v1.35 pkg/scheduler/framework/plugins/interpodaffinity/filtering.go (satisfyPodAffinity,
+satisfyPodAntiAffinity, satisfyExistingPodsAntiAffinity) and k8s.io/kubernetes pkg/scheduler/framework/types.go
+(AffinityTerm.Matches: the term's namespaces, or the owner's when none are given). KAI's own cases are
+tests/data/kai-extra/ipa01-03 (allocate/interpod_affinity_test.go).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from placement_testlib import queue, run
+
+ZONE = "topology.kubernetes.io/zone"
+HOST = "kubernetes.io/hostname"
+
+
+def _node(name: str, zone: str | None = "east") -> dict[str, Any]:
+    labels = {HOST: name} | ({ZONE: zone} if zone else {})
+    return {"name": name, "gpus": 2, "labels": labels}
+
+
+def _term(key: str, labels: dict[str, str] | None, **extra: Any) -> dict[str, Any]:
+    term: dict[str, Any] = {"topologyKey": key, **extra}
+    if labels is not None:
+        term["labelSelector"] = {"matchLabels": labels}
+    return term
+
+
+def _pod(name: str, node: str | None = None, labels: dict[str, str] | None = None, **spec: Any) -> dict[str, Any]:
+    job: dict[str, Any] = {"name": name, "queue": "q", "gpu": 1, "podLabels": labels or {}, **spec}
+    job["tasks"] = [{"state": "Running", "node": node}] if node else [{}]
+    return job
+
+
+def _placed(nodes: list[dict[str, Any]], jobs: list[dict[str, Any]]) -> str | None:
+    result = run({"actions": ["allocate"], "nodes": nodes, "queues": [queue("q")], "jobs": jobs})
+    task = result.tasks["new-0"]
+    return task.node if task.status == "Binding" else None
+
+
+def _anti(*terms: dict[str, Any]) -> dict[str, Any]:
+    return {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": list(terms)}}}
+
+
+def _affinity(*terms: dict[str, Any]) -> dict[str, Any]:
+    return {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": list(terms)}}}
+
+
+DB = {"app": "db"}
+
+
+def test_anti_affinity_keeps_a_pod_off_the_node_of_a_matching_pod() -> None:
+    # Binpack would pick the busier node a.
+    jobs = [_pod("db", "a", DB), _pod("new", **_anti(_term(HOST, DB)))]
+    assert _placed([_node("a"), _node("b")], jobs) == "b"
+
+
+def test_an_existing_pod_s_anti_affinity_keeps_a_matching_newcomer_away() -> None:
+    # satisfyExistingPodsAntiAffinity: the running pod's term, matched against the incoming pod's labels.
+    jobs = [_pod("lonely", "a", **_anti(_term(HOST, DB))), _pod("new", labels=DB)]
+    assert _placed([_node("a"), _node("b")], jobs) == "b"
+
+
+def test_a_newcomer_the_existing_anti_affinity_does_not_select_may_share_the_node() -> None:
+    jobs = [_pod("lonely", "a", **_anti(_term(HOST, DB))), _pod("new", labels={"app": "web"})]
+    assert _placed([_node("a"), _node("b")], jobs) == "a"
+
+
+def test_affinity_needs_a_matching_pod_in_the_same_domain() -> None:
+    jobs = [_pod("db", "a", DB), _pod("new", **_affinity(_term(ZONE, DB)))]
+    assert _placed([_node("a", "east"), _node("b", "west")], jobs) == "a"
+
+
+def test_affinity_needs_the_topology_label_on_the_node() -> None:
+    jobs = [_pod("db", "a", DB), _pod("new", **_affinity(_term(ZONE, DB)))]
+    assert _placed([_node("a", None), _node("b", None)], jobs) is None
+
+
+def test_the_first_pod_of_a_group_with_affinity_to_itself_may_go_anywhere_with_the_key() -> None:
+    # No pod matches anywhere and the pod matches its own term: allowed (filtering.go satisfyPodAffinity).
+    assert _placed([_node("a")], [_pod("new", labels=DB, **_affinity(_term(ZONE, DB)))]) == "a"
+
+
+def test_a_first_pod_that_does_not_match_its_own_affinity_waits() -> None:
+    assert _placed([_node("a")], [_pod("new", labels={"app": "web"}, **_affinity(_term(ZONE, DB)))]) is None
+
+
+def test_a_term_counts_only_pods_in_its_namespaces() -> None:
+    # No namespaces given: the term owner's own ("default"); the db pod runs in another one.
+    jobs = [_pod("db", "a", DB, namespace="data"), _pod("new", **_anti(_term(HOST, DB)))]
+    assert _placed([_node("a"), _node("b")], jobs) == "a"
+
+
+@pytest.mark.parametrize(("term_extra", "node"), [({"namespaces": ["data"]}, "b"), ({"namespaceSelector": {}}, "b")])
+def test_a_term_may_name_other_namespaces_or_all_of_them(term_extra: dict[str, Any], node: str) -> None:
+    jobs = [_pod("db", "a", DB, namespace="data"), _pod("new", **_anti(_term(HOST, DB, **term_extra)))]
+    assert _placed([_node("a"), _node("b")], jobs) == node
+
+
+def test_a_term_without_a_label_selector_matches_no_pod() -> None:
+    jobs = [_pod("db", "a", DB), _pod("new", **_anti(_term(HOST, None)))]
+    assert _placed([_node("a"), _node("b")], jobs) == "a"
