@@ -7,7 +7,7 @@ import re
 
 __all__ = ["is_label_value", "is_qualified_name"]
 
-_NAME_PART = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+_NAME_PART = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
@@ -15,11 +15,11 @@ def is_qualified_name(value: str) -> bool:
     """An optional DNS-1123 subdomain prefix (at most 253 characters) and "/", then a name part of at most 63
     characters: alphanumerics, '-', '_' or '.', starting and ending alphanumeric."""
     prefix, slash, part = value.rpartition("/")
-    if value.count("/") > 1 or not part or len(part) > 63 or not _NAME_PART.match(part):
+    if value.count("/") > 1 or not part or len(part) > 63 or not _NAME_PART.fullmatch(part):
         return False
-    return not slash or (0 < len(prefix) <= 253 and bool(_SUBDOMAIN.match(prefix)))
+    return not slash or (0 < len(prefix) <= 253 and bool(_SUBDOMAIN.fullmatch(prefix)))
 
 
 def is_label_value(value: str) -> bool:
     """Empty, or at most 63 characters like a name part."""
-    return not value or (len(value) <= 63 and bool(_NAME_PART.match(value)))
+    return not value or (len(value) <= 63 and bool(_NAME_PART.fullmatch(value)))

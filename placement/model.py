@@ -184,11 +184,14 @@ class Node:
     # in KAI's units: thousandths, bytes for (ephemeral-)storage.
     scalar: Mapping[str, int] = field(default_factory=dict)
     taints: tuple[Taint, ...] = ()
-    # What pods outside every job hold here while they terminate (another scheduler's pod being deleted), by
-    # resource name: cpu (millicores), memory (bytes), nvidia.com/gpu (whole GPUs), pods, MIG and scalar names.
-    # KAI counts such a pod Releasing (pod_info.go:465-479), so pods may be pipelined onto what it holds
-    # (node_info.go addTaskResources), and leaves it out of the fair-share total (proportion.go:286-295).
+    # What pods outside every job (other schedulers' pods, KAI's reservation pods) hold here, by resource name:
+    # cpu (millicores), memory (bytes), nvidia.com/gpu (whole GPUs), pods, MIG and scalar names. `held`: used;
+    # `releasing`: being deleted, which KAI counts Releasing (pod_info.go:465-479), so pods may be pipelined onto
+    # it (node_info.go addTaskResources). `outside_total`: the part of both the fair-share total leaves out,
+    # other schedulers' pods but not KAI's utility pods (proportion.go:286-295).
+    held: Mapping[str, float] = field(default_factory=dict)
     releasing: Mapping[str, float] = field(default_factory=dict)
+    outside_total: Mapping[str, float] = field(default_factory=dict)
     # Pods of other schedulers here, as inter-pod affinity sees them.
     outside_pods: tuple[OutsidePod, ...] = ()
 

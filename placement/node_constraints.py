@@ -55,7 +55,7 @@ _INTEGER = re.compile(r"^[+-]?[0-9]+$")  # strconv.ParseInt(v, 10, 64)
 
 
 def _int64(text: str) -> int | None:
-    if not _INTEGER.match(text):
+    if not _INTEGER.fullmatch(text):
         return None
     value = int(text)
     return value if -(2**63) <= value < 2**63 else None

@@ -24,6 +24,7 @@ from placement.tasks import (
     KIND_WHOLE,
     PIPELINED,
     RELEASING,
+    RUNNING,
     TaskRequest,
     TaskState,
     extended_gpus,
@@ -181,8 +182,10 @@ class NodeState:
         # Taints that keep untolerating pods off (NoSchedule, NoExecute), and the verdict per constraint id.
         self.keep_off = any(t.effect in ("NoSchedule", "NoExecute") for t in spec.taints)
         self.admitted: dict[int, bool] = {}
+        for name, amount in spec.held.items():
+            self._hold(name, amount, RUNNING)
         for name, amount in spec.releasing.items():
-            self._hold_releasing(name, amount)
+            self._hold(name, amount, RELEASING)
         self.sh_used: dict[str, int] = {}
         self.sh_rel: dict[str, int] = {}
         self.sh_alloc: dict[str, int] = {}
@@ -204,27 +207,29 @@ class NodeState:
         # Objects whose `version` is bumped with this node's (topology domains caching their nodes' room).
         self.watchers: list[Any] = []
 
-    def _hold_releasing(self, name: str, amount: float) -> None:
-        """A terminating pod outside every job (Node.releasing): idle to releasing, as a Releasing entry moves it,
-        a resource the node does not offer left uncharged (_track)."""
+    def _hold(self, name: str, amount: float, status: str) -> None:
+        """What pods outside every job hold (Node.held, Node.releasing): taken from idle, and for a terminating
+        pod moved to releasing, as an entry with that status is; a resource the node does not offer is left
+        uncharged (_track)."""
         held = ((name, int(amount)),)
+        moving = status == RELEASING
         if name == "cpu" and self.alloc_cpu:
             self.idle_cpu -= amount
-            self.rel_cpu += amount
+            self.rel_cpu += amount if moving else 0.0
         elif name == "memory" and self.alloc_mem:
             self.idle_mem -= amount
-            self.rel_mem += amount
+            self.rel_mem += amount if moving else 0.0
         elif name == "pods" and self.alloc_pods:
             self.idle_pods -= int(amount)
-            self.rel_pods += int(amount)
+            self.rel_pods += int(amount) if moving else 0
         elif name == "nvidia.com/gpu" and self.alloc_gpus:
             self.used_gpus += int(amount)
             self.idle_gpus -= int(amount)
-            self.rel_gpus += int(amount)
+            self.rel_gpus += int(amount) if moving else 0
         elif name.startswith("nvidia.com/mig-"):
-            _track_named(held, 1, RELEASING, self.alloc_mig, self.idle_mig, self.rel_mig)
+            _track_named(held, 1, status, self.alloc_mig, self.idle_mig, self.rel_mig)
         elif name not in ("cpu", "memory", "pods", "nvidia.com/gpu"):
-            _track_named(held, 1, RELEASING, self.alloc_scalar, self.idle_scalar, self.rel_scalar)
+            _track_named(held, 1, status, self.alloc_scalar, self.idle_scalar, self.rel_scalar)
 
     # ---- derived values -------------------------------------------------------------------------
 

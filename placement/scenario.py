@@ -310,7 +310,7 @@ def _duration(r: Reader, value: object, path: str) -> float:
 def duration_seconds(value: object) -> float | None:
     """Seconds of a Go duration string ("10m", "90s", "-1s", "1h0m0s" as metav1.Duration writes it); None if
     it is not one."""
-    if not isinstance(value, str) or len(value) > 64 or not _DURATION.match(value):
+    if not isinstance(value, str) or len(value) > 64 or not _DURATION.fullmatch(value):
         return None
     sign = -1.0 if value.startswith("-") else 1.0
     return sign * sum(float(n) * _UNIT_SECONDS[u] for n, u in _DURATION_PART.findall(value))

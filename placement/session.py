@@ -247,7 +247,7 @@ class Session:
         for node in self.node_list:
             if not node.spec.ready:
                 continue
-            held = node.spec.releasing  # other schedulers' terminating pods: active-used, so not in the total
+            held = node.spec.outside_total  # other schedulers' active pods are not in the total
             total[0] += node.alloc_cpu - held.get("cpu", 0.0)
             total[1] += node.alloc_mem - held.get("memory", 0.0)
             total[2] += node.alloc_gpus + sum(mig_gpu_portion(name) * n for name, n in node.alloc_mig.items())

@@ -60,7 +60,7 @@ KIND_FRACTION = "fraction"
 KIND_MEMORY = "memory"
 KIND_MIG = "mig"
 
-_MIG_NAME = re.compile(r"^nvidia\.com/mig-(\d+)g\.(\d+)gb$")
+_MIG_NAME = re.compile(r"nvidia\.com/mig-([0-9]+)g\.([0-9]+)gb")
 
 
 def go_round(x: float) -> float:
@@ -77,7 +77,7 @@ def extended_gpus(portion: float, count: int) -> float:
 
 def mig_gpu_portion(profile: str) -> int:
     """GPUs of quota one MIG device of this profile costs ("nvidia.com/mig-2g.20gb" -> 2); 0 if unparsable."""
-    match = _MIG_NAME.match(profile)
+    match = _MIG_NAME.fullmatch(profile)
     return int(match.group(1)) if match else 0
 
 

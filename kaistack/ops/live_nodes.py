@@ -1,5 +1,5 @@
-"""A Node object as KAI's cache sees it (KAI@v0.17.0 cluster_info.go:270-300, node_info.go:102-141): allocatable
-less what other schedulers' pods hold, those being deleted as releasing, with its labels and taints.
+"""A Node object as KAI's cache sees it (KAI@v0.17.0 cluster_info.go:270-300, node_info.go:102-141): its
+allocatable, labels and taints, and what the pods outside every job hold on it.
 
 Part of kaistack.ops.live_snapshot, which reads the objects; this module only builds nodes.
 """
@@ -7,54 +7,78 @@ Part of kaistack.ops.live_snapshot, which reads the objects; this module only bu
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from kaistack.declaration import kai_api
 from kaistack.guardrails.podspec import dig, mapping, seq
 from kaistack.ops.live_podgroups import node_not_ready
-from kaistack.ops.live_pods import labels_of, millis, number, object_name, scalar_units
+from kaistack.ops.live_pods import (
+    constraints_of,
+    labels_of,
+    millis,
+    number,
+    object_name,
+    object_namespace,
+    pod_labels,
+    pod_requests,
+    scalar_units,
+)
 from placement.model import Job, Node, OutsidePod, Taint
 from placement.node_constraints import ConstraintError, parse_taints
 from placement.scalar_resources import counted
 
-__all__ = ["node_of", "read_only", "untracked_by_kai"]
+__all__ = ["Outside", "node_of", "read_only"]
+
+# pod_info.IsKaiUtilityPod (utility_pods.go:13-33, global_config.go:25-26): the app label of KAI's GPU reservation
+# pods and of its scaling pods.
+_UTILITY_APPS = (kai_api.RESERVATION_APP_LABEL, "scaling-pod")
 
 
-def untracked_by_kai(pod: Mapping[str, Any], requests: dict[str, float]) -> dict[str, float]:
-    """What a pod outside KAI's jobs takes from its node. A GPU reservation pod (label app:
-    kai-resource-reservation) takes no GPU and no pod slot here: its shared GPU and its slot are already
-    counted from the fraction pods' GPU groups (node_info.go:470-473; NodeState.reserve_pods)."""
-    if labels_of(pod).get("app") == kai_api.RESERVATION_APP_LABEL:
-        return {"cpu": requests.get("cpu", 0.0), "memory": requests.get("memory", 0.0)}
-    return requests
+class Outside:
+    """The pods on one node that no job holds: another scheduler's, KAI's utility pods, a KAI pod without a
+    PodGroup. Each is on its node in KAI's cache (cluster_info.go:530-551), with its status."""
+
+    def __init__(self) -> None:
+        self.held: dict[str, float] = {}
+        self.releasing: dict[str, float] = {}
+        self.outside_total: dict[str, float] = {}
+        self.pods: list[OutsidePod] = []
+
+    def add(self, pod: Mapping[str, Any], releasing: bool) -> None:
+        labels = labels_of(pod)
+        requests = pod_requests(pod)
+        if labels.get("app") == kai_api.RESERVATION_APP_LABEL:
+            # A GPU reservation pod takes no GPU here (node_info.go:470-473) and its slot is counted from the
+            # fraction pods' GPU groups (NodeState.reserve_pods).
+            requests = {"cpu": requests.get("cpu", 0.0), "memory": requests.get("memory", 0.0)}
+        _add(self.releasing if releasing else self.held, requests)
+        # The fair-share total leaves out active pods of other schedulers, not KAI's own (proportion.go:286-295).
+        if dig(pod, "spec", "schedulerName") != kai_api.SCHEDULER_NAME and labels.get("app") not in _UTILITY_APPS:
+            _add(self.outside_total, requests)
+        anti = constraints_of(pod).pod_anti_affinity
+        self.pods.append(OutsidePod(object_namespace(pod), pod_labels(pod), anti))
 
 
-def node_of(
-    obj: Mapping[str, Any],
-    foreign: Iterable[Mapping[str, float]] = (),
-    leaving: Iterable[Mapping[str, float]] = (),
-    outside: Iterable[OutsidePod] = (),
-) -> Node:
-    """The node as KAI's placement sees it: allocatable less what other schedulers' pods request, those being
-    deleted held as releasing. A node that is cordoned, NotReady or under pressure stays with its pods, not
-    ready: KAI places nothing there and leaves it out of the fair-share total."""
+def _add(total: dict[str, float], requests: Mapping[str, float]) -> None:
+    for key, amount in requests.items():
+        total[key] = total.get(key, 0.0) + amount
+
+
+def node_of(obj: Mapping[str, Any], outside: Outside | None = None) -> Node:
+    """The node as KAI's placement sees it: its allocatable, and what pods outside every job hold (those being
+    deleted as releasing). A node that is cordoned, NotReady or under pressure stays with its pods, not ready:
+    KAI places nothing there and leaves it out of the fair-share total."""
+    outside = outside or Outside()
     allocatable = mapping(dig(obj, "status", "allocatable"))
     labels = labels_of(obj)
     memory = labels.get(kai_api.GPU_MEMORY_LABEL)
-    used, releasing = _summed(foreign), _summed(leaving)
     mig = {
-        str(k): max(0, int(number(v) - used.get(str(k), 0)))
+        str(k): int(number(v))
         for k, v in allocatable.items()
         if str(k).startswith(kai_api.MIG_RESOURCE_PREFIX) and number(v)
     }
-    scalar = {
-        str(k): max(0, scalar_units(str(k), v) - int(used.get(str(k), 0)))
-        for k, v in allocatable.items()
-        if counted(str(k))
-    }
-    pods = max(0, int(number(allocatable.get("pods")) or 110) - int(used.get("pods", 0)))
-    ready = not node_not_ready(obj)
+    scalar = {str(k): scalar_units(str(k), v) for k, v in allocatable.items() if counted(str(k))}
     taints: list[Taint] = []
     for item in seq(dig(obj, "spec", "taints")):
         try:
@@ -63,28 +87,22 @@ def node_of(
             continue  # not a taint the API server would have stored
     return Node(
         name=object_name(obj),
-        gpus=max(0, int(_gpus(allocatable) - used.get(kai_api.GPU_RESOURCE, 0))),
+        gpus=int(_gpus(allocatable)),
         gpu_memory_mib=int(number(memory)) if memory is not None else None,
-        cpu_millis=max(0, millis(allocatable.get("cpu")) - int(used.get("cpu", 0))),
-        memory_bytes=max(0, int(number(allocatable.get("memory")) - used.get("memory", 0))),
-        pods=pods,
+        cpu_millis=millis(allocatable.get("cpu")),
+        memory_bytes=int(number(allocatable.get("memory"))),
+        pods=int(number(allocatable.get("pods")) or 110),
         mig_strategy=str(labels.get(kai_api.MIG_STRATEGY_LABEL, "none")) if mig else "none",
         mig=mig,
         labels={str(k): str(v) for k, v in labels.items()},
-        ready=ready,
+        ready=not node_not_ready(obj),
         scalar={k: v for k, v in scalar.items() if v},
         taints=tuple(taints),
-        releasing={k: v for k, v in releasing.items() if v},
-        outside_pods=tuple(outside),
+        held={k: v for k, v in outside.held.items() if v},
+        releasing={k: v for k, v in outside.releasing.items() if v},
+        outside_total={k: v for k, v in outside.outside_total.items() if v},
+        outside_pods=tuple(outside.pods),
     )
-
-
-def _summed(pods: Iterable[Mapping[str, float]]) -> dict[str, float]:
-    total: dict[str, float] = {}
-    for requests in pods:
-        for key, amount in requests.items():
-            total[key] = total.get(key, 0.0) + amount
-    return total
 
 
 def _gpus(allocatable: Mapping[str, Any]) -> float:
@@ -93,13 +111,11 @@ def _gpus(allocatable: Mapping[str, Any]) -> float:
 
 
 def read_only(nodes: tuple[Node, ...], jobs: list[Job], level_labels: set[str]) -> tuple[Node, ...]:
-    """Nodes keep only the labels a Topology level or a KAI pod's node constraints read, and the scalar resources
-    some KAI pod asks for. Every node offers ephemeral-storage and hugepages; a dimension no pod asks for can
-    refuse a pod only when over-committed, which the clamp to 0 above rules out, and each one costs every fit
-    check."""
+    """Nodes keep only the labels a Topology level or a pod's affinity reads, and the scalar resources some KAI
+    pod asks for or that pods outside the jobs over-commit. Every node offers ephemeral-storage and hugepages; a
+    dimension no pod asks for refuses a pod only when over-committed, and each one costs every fit check."""
     tasks = [task for job in jobs for task in job.tasks]
     asked = {name for task in tasks for name in task.scalar}
-    asked_or_core = asked | {"cpu", "memory", "pods", kai_api.GPU_RESOURCE}
     read = set(level_labels)
     constraints = {task.constraints for task in tasks}
     for c in constraints:
@@ -110,13 +126,23 @@ def read_only(nodes: tuple[Node, ...], jobs: list[Job], level_labels: set[str]) 
     read |= outside_anti
     # Other schedulers' pods matter to inter-pod affinity only when some pod has a term.
     keep_outside = bool(outside_anti) or any(c.pod_affinity or c.pod_anti_affinity for c in constraints)
-    return tuple(
-        dataclasses.replace(
-            n,
-            scalar={k: v for k, v in n.scalar.items() if k in asked},
-            labels={k: v for k, v in n.labels.items() if k in read},
-            outside_pods=n.outside_pods if keep_outside else (),
-            releasing={k: v for k, v in n.releasing.items() if k in asked_or_core or k.startswith("nvidia.com/mig-")},
-        )
-        for n in nodes
+    return tuple(_trimmed(n, asked, read, keep_outside) for n in nodes)
+
+
+def _trimmed(node: Node, asked: set[str], read: set[str], keep_outside: bool) -> Node:
+    def over(name: str) -> bool:
+        return node.held.get(name, 0.0) + node.releasing.get(name, 0.0) > node.scalar.get(name, 0)
+
+    kept = {k for k in node.scalar if k in asked or over(k)}
+
+    def resources(amounts: Mapping[str, float]) -> dict[str, float]:
+        return {k: v for k, v in amounts.items() if not counted(k) or k in kept}
+
+    return dataclasses.replace(
+        node,
+        scalar={k: v for k, v in node.scalar.items() if k in kept},
+        labels={k: v for k, v in node.labels.items() if k in read},
+        outside_pods=node.outside_pods if keep_outside else (),
+        held=resources(node.held),
+        releasing=resources(node.releasing),
     )

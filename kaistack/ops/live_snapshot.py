@@ -43,7 +43,7 @@ from typing import Any
 
 from kaistack.declaration import kai_api
 from kaistack.guardrails.podspec import dig, mapping, seq
-from kaistack.ops.live_nodes import node_of, read_only, untracked_by_kai
+from kaistack.ops.live_nodes import Outside, node_of, read_only
 from kaistack.ops.live_podgroups import (
     bind_request_failed,
     constraint_of,
@@ -59,19 +59,15 @@ from kaistack.ops.live_podgroups import (
 from kaistack.ops.live_pods import (
     STUCK_IN_RELEASING_AFTER_SECONDS,
     annotations_of,
-    constraints_of,
     labels_of,
     object_name,
     object_namespace,
     parse_time,
     placed_state,
-    pod_labels,
-    pod_requests,
     pod_task,
 )
 from placement.model import (
     Job,
-    OutsidePod,
     Queue,
     QueueResource,
     Snapshot,
@@ -135,32 +131,37 @@ def build(
     level_labels = {level.node_label for t in topologies for level in t.levels}
     members: dict[str, list[Mapping[str, Any]]] = {}
     # KAI's cache adds every unfinished pod to its node, whatever its scheduler (cache.go:81-99,
-    # cluster_info.go:530-551): other schedulers' pods (DaemonSets too) take capacity KAI cannot use.
-    foreign: dict[str, list[dict[str, float]]] = {}
-    # Those being deleted (and not stuck) are Releasing in KAI's cache: pods may be pipelined onto them.
-    leaving: dict[str, list[dict[str, float]]] = {}
-    # And what inter-pod affinity reads of them (their namespace, labels and anti-affinity terms).
-    outside: dict[str, list[OutsidePod]] = {}
+    # cluster_info.go:530-551): pods outside every job (other schedulers' pods, DaemonSets too) take capacity
+    # KAI cannot use, by node (live_nodes.Outside).
+    outside: dict[str, Outside] = {}
     groups = {object_name(pg): pg for pg in kinds.get("PodGroup", [])}
     resting = {name for name, pg in groups.items() if in_scheduling_backoff(pg)}
     # KAI schedules only pods of a PodGroup (cluster_info.go:443-470); known only when PodGroups were read.
     orphans: dict[str, tuple[str, str]] = {}
     backed_off: dict[str, tuple[str, str]] = {}
+    node_names = {object_name(n) for n in kinds.get("Node", [])}
+    # A pod KAI has chosen a node for but not yet bound is on that node (pod_info.go:192-195): Binding there
+    # (485-486), or Releasing if it is being deleted (476-478), by the BindRequest named after it in its
+    # namespace; one whose node is gone is left out (cluster_info.go:393-412).
+    binding: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {}
+    for request in kinds.get("BindRequest", []):
+        pod_name, node_name = dig(request, "spec", "podName"), dig(request, "spec", "selectedNode")
+        if bind_request_failed(request):
+            continue  # GetBindRequestForPod ignores a request that failed past its backoff
+        if isinstance(pod_name, str) and isinstance(node_name, str) and node_name in node_names:
+            groups_ = tuple(str(g) for g in seq(dig(request, "spec", "selectedGPUGroups")) if isinstance(g, str))
+            binding[(object_namespace(request), pod_name)] = (node_name, groups_)
     for pod in kinds.get("Pod", []):
         if dig(pod, "status", "phase") in FINISHED:
             continue
-        raw_node = dig(pod, "spec", "nodeName")
-        node = raw_node if isinstance(raw_node, str) and raw_node else None
+        node = _node_name(pod, binding)
         group = str(
             annotations_of(pod).get(kai_api.POD_GROUP_NAME) or f"pod/{object_namespace(pod)}/{object_name(pod)}"
         )
         orphan = "PodGroup" in kinds and (group not in groups or group in resting)
         if dig(pod, "spec", "schedulerName") != kai_api.SCHEDULER_NAME or (orphan and node):
             if node:
-                held = leaving if placed_state(pod, now) == RELEASING else foreign
-                held.setdefault(node, []).append(untracked_by_kai(pod, pod_requests(pod)))
-                anti = constraints_of(pod).pod_anti_affinity
-                outside.setdefault(node, []).append(OutsidePod(object_namespace(pod), pod_labels(pod), anti))
+                outside.setdefault(node, Outside()).add(pod, placed_state(pod, now) == RELEASING)
             continue
         if group in resting:
             queue = dig(groups[group], "spec", "queue")
@@ -171,10 +172,7 @@ def build(
             orphans[f"{object_namespace(pod)}/{object_name(pod)}"] = (group, str(queue_value or "default-queue"))
             continue
         members.setdefault(group, []).append(pod)
-    nodes = tuple(
-        node_of(n, foreign.get(object_name(n), ()), leaving.get(object_name(n), ()), outside.get(object_name(n), ()))
-        for n in kinds.get("Node", [])
-    )
+    nodes = tuple(node_of(n, outside.get(object_name(n))) for n in kinds.get("Node", []))
     for n in kinds.get("Node", []):
         if reasons := node_not_ready(n):
             notes.append(
@@ -185,17 +183,6 @@ def build(
     # queue_order.go:256-261): both by creationTimestamp.
     queues = tuple(_queue(q) for q in sorted(kinds.get("Queue", []), key=_age_key))
     classes, default_priority = priority_classes(kinds.get("PriorityClass") if "PriorityClass" in kinds else None)
-    node_names = {n.name for n in nodes}
-    # A pod KAI has chosen a node for but not yet bound is Binding there (pod_info.go:193-195, 485-486), by the
-    # BindRequest named after it in its namespace; one whose node is gone is left out (cluster_info.go:393-412).
-    binding: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {}
-    for request in kinds.get("BindRequest", []):
-        pod_name, node_name = dig(request, "spec", "podName"), dig(request, "spec", "selectedNode")
-        if bind_request_failed(request):
-            continue  # GetBindRequestForPod ignores a request that failed past its backoff
-        if isinstance(pod_name, str) and isinstance(node_name, str) and node_name in node_names:
-            groups_ = tuple(str(g) for g in seq(dig(request, "spec", "selectedGPUGroups")) if isinstance(g, str))
-            binding[(object_namespace(request), pod_name)] = (node_name, groups_)
     jobs = []
     pods_of_job: dict[str, list[str]] = {}
     gated: dict[str, tuple[str, str, tuple[str, ...]]] = {}
@@ -213,11 +200,10 @@ def build(
         tasks = []
         sub_groups = bool(pg and seq(dig(pg, "spec", "subGroups")))
         for pod in sorted(pods, key=_age_key):  # task order's last tie-break: creation
-            raw_node = dig(pod, "spec", "nodeName")
-            node = raw_node if isinstance(raw_node, str) and raw_node else None
+            node = _node_name(pod, binding)
             bound_groups: tuple[str, ...] = ()
-            if node is None and not dig(pod, "metadata", "deletionTimestamp"):
-                node, bound_groups = binding.get((object_namespace(pod), object_name(pod)), (None, ()))
+            if not dig(pod, "spec", "nodeName"):
+                bound_groups = binding.get((object_namespace(pod), object_name(pod)), ("", ()))[1]
             if node and node not in node_names:
                 notes.append(
                     f"pod {object_namespace(pod)}/{object_name(pod)} runs on {node}, which is not in the snapshot"
@@ -257,6 +243,15 @@ def build(
             )
     snapshot = Snapshot(read_only(nodes, jobs, level_labels), queues, tuple(jobs), topologies)
     return LiveSnapshot(snapshot, pods_of_job, tuple(notes), orphans, gated, backed_off)
+
+
+def _node_name(pod: Mapping[str, Any], binding: Mapping[tuple[str, str], tuple[str, tuple[str, ...]]]) -> str | None:
+    """spec.nodeName, else the node of the pod's BindRequest (pod_info.go:192-195)."""
+    raw = dig(pod, "spec", "nodeName")
+    if isinstance(raw, str) and raw:
+        return raw
+    bound = binding.get((object_namespace(pod), object_name(pod)))
+    return bound[0] if bound else None
 
 
 def _stuck_note(pod: Mapping[str, Any], node: str | None) -> str:

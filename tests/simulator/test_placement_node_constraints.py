@@ -56,6 +56,7 @@ def _required(*expressions: dict[str, Any], fields: list[dict[str, Any]] | None 
         ({"key": "missing", "operator": "Lt", "values": ["1"]}, False),
         ({"key": "rack", "operator": "Gt", "values": ["-5"]}, False),  # "-5" is no label value: no requirement
         ({"key": "gpu", "operator": "NotIn", "values": ["a b"]}, False),  # nor is "a b"
+        ({"key": "gpu", "operator": "NotIn", "values": ["a\n"]}, False),  # nor "a" and a newline (Go's $)
         ({"key": "bad key!", "operator": "DoesNotExist"}, False),  # nor is the key a label key
     ],
 )

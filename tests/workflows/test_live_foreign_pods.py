@@ -15,7 +15,7 @@ from typing import Any
 
 from kaistack.ops.diagnose import diagnose
 from kaistack.ops.live_snapshot import build
-from placement.model import Node, Placement, Snapshot
+from placement.model import Placement
 from placement.session import Session
 
 DELETED_AT = datetime(2026, 11, 25, tzinfo=UTC)
@@ -63,8 +63,48 @@ def test_another_scheduler_s_stuck_pod_keeps_its_gpu_in_use() -> None:
     assert pending.would_place is False
 
 
-def test_a_releasing_outside_pod_is_left_out_of_the_fair_share_total() -> None:
-    node = Node("n1", gpus=4, cpu_millis=8000, releasing={"nvidia.com/gpu": 1, "cpu": 500})
-    ssn = Session(Snapshot((node,), (), ()), Placement())
+def test_another_scheduler_s_pods_are_left_out_of_the_fair_share_total_and_kai_s_utility_pods_are_not() -> None:
+    reservation = _pod("reserve", "default-scheduler", node="n1")
+    reservation["metadata"]["labels"] = {"app": "kai-resource-reservation"}
+    reservation["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "250m"}}
+    other = _pod("other", "default-scheduler", node="n1")
+    other["spec"]["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": "1"}, "requests": {"cpu": "500m"}}
+    snap = build([_node(), reservation, other], now=DELETED_AT).snapshot
+    ssn = Session(snap, Placement())
     ssn.open()
-    assert (ssn.total[0], ssn.total[2]) == (7500.0, 3.0)
+    assert (ssn.total[0], ssn.total[2]) == (7500.0, 0.0)
+
+
+def test_a_node_over_committed_with_another_scheduler_s_pod_takes_no_pod() -> None:
+    # One of two GPUs went away: n1 reports 1 while another scheduler's pod and a KAI pod each hold one. The
+    # KAI pod is charged (the node's own allocatable is not 0, node_info.go:477-481), idle is -1, and every
+    # dimension is compared (node_info.go:351-352, 755-761): a CPU pod is refused there.
+    node = _node()
+    other, mine = _pod("other", "default-scheduler", node="n1"), _pod("mine", "kai-scheduler", node="n1")
+    cpu_pod = _pod("cpu", "kai-scheduler")
+    cpu_pod["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "1"}}
+    [pending] = diagnose([node, _queue(), other, mine, cpu_pod], now=DELETED_AT).pending
+    assert pending.would_place is False
+
+
+def test_a_kai_pod_deleted_while_its_bind_request_is_in_flight_is_releasing_on_that_node() -> None:
+    # NodeName comes from the BindRequest (pod_info.go:192-195) and a Pending pod being deleted is Releasing
+    # (476-478), so the next pod is pipelined onto its GPU rather than bound to a GPU that looks idle.
+    def group(name: str) -> dict[str, Any]:
+        return {
+            "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": "ml"},
+            "spec": {"queue": "q", "minMember": 1},
+        }
+
+    leaving, want = _pod("leaving", "kai-scheduler", deleted=True), _pod("want", "kai-scheduler")
+    leaving["metadata"]["annotations"] = {"pod-group-name": "g1"}
+    want["metadata"]["annotations"] = {"pod-group-name": "g2"}
+    request = {
+        "kind": "BindRequest",
+        "metadata": {"name": "leaving-br", "namespace": "ml"},
+        "spec": {"podName": "leaving", "selectedNode": "n1"},
+    }
+    objects = [_node(), _queue(), group("g1"), group("g2"), leaving, want, request]
+    [pending] = diagnose(objects, now=DELETED_AT + timedelta(seconds=30)).pending
+    assert pending.reason.split(":")[0] == "pipelined onto n1"

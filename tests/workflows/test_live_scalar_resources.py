@@ -64,7 +64,7 @@ def test_a_name_kai_does_not_count_is_not_read() -> None:
 def test_another_scheduler_s_pod_takes_its_node_s_devices() -> None:
     other = _pod("other", node="n1", scheduler="default-scheduler", limits={"rdma/ib": "3"})
     snap = build([_node(**{"rdma/ib": "4"}), other, _pod("p", **RDMA_LIMIT)]).snapshot
-    assert snap.nodes[0].scalar == {"rdma/ib": 1000}
+    assert (snap.nodes[0].scalar, snap.nodes[0].held["rdma/ib"]) == ({"rdma/ib": 4000}, 3000)
 
 
 def test_a_node_keeps_only_the_scalar_resources_some_kai_pod_asks_for() -> None:

@@ -17,6 +17,8 @@ import pytest
 from kaistack.ops.diagnose import diagnose
 from kaistack.ops.live_pods import pod_requests
 from kaistack.ops.live_snapshot import build
+from placement.model import Placement
+from placement.session import Session
 
 
 def _node(name: str = "n1", gpus: int = 2, **spec: Any) -> dict[str, Any]:
@@ -43,10 +45,17 @@ def _gpu_limit(n: int) -> dict[str, Any]:
     return {"resources": {"limits": {"nvidia.com/gpu": str(n)}}}
 
 
+def _idle(objects: list[dict[str, Any]]) -> tuple[int, float, int]:
+    """The node's idle GPUs, CPU and pod slots once the session holds what is on it."""
+    ssn = Session(build(objects).snapshot, Placement())
+    ssn.open()
+    [node] = ssn.node_list
+    return node.idle_gpus, node.idle_cpu, node.idle_pods
+
+
 def test_another_scheduler_s_pod_takes_its_node_s_capacity() -> None:
     daemon = _pod("plain", node="n1", scheduler="default-scheduler", **_gpu_limit(2))
-    [node] = build([_node(), daemon]).snapshot.nodes
-    assert (node.gpus, node.cpu_millis, node.pods) == (0, 7000, 109)
+    assert _idle([_node(), daemon]) == (0, 7000.0, 109)
 
 
 def test_a_kai_pod_blocked_by_another_scheduler_s_gpus_is_not_reported_as_placeable() -> None:
@@ -237,8 +246,8 @@ def test_a_gpu_reservation_pod_takes_cpu_and_memory_but_not_the_gpu_its_share_al
     share = _pod("s", node="n1", metadata={"labels": {"runai-gpu-group": "g1"}, "annotations": {"gpu-fraction": "0.5"}})
     reservation = _pod("r", node="n1", scheduler="default-scheduler", **_gpu_limit(1))
     reservation["metadata"].update(namespace="kai-resource-reservation", labels={"app": "kai-resource-reservation"})
-    [node] = build([_node(), share, reservation]).snapshot.nodes
-    assert (node.gpus, node.cpu_millis, node.pods) == (2, 7000, 110)
+    # One GPU shared, and its reservation pod's slot counted with it (NodeState.reserve_pods).
+    assert _idle([_node(), share, reservation]) == (1, 6000.0, 108)
 
 
 def test_a_pending_pod_without_a_podgroup_takes_nothing_from_the_pods_that_have_one() -> None:
