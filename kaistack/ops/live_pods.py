@@ -141,10 +141,24 @@ def constraints_of(pod: Mapping[str, Any]) -> NodeConstraints:
 
 def _signature_rest(spec: Mapping[str, Any]) -> str:
     """What else schedulingConstraintsSignature hashes (KAI@v0.17.0 pod_info/scheduling_constraints_signature.go:
-    32-35, 58-97): the whole affinity, topology spread constraints and every container port's hostPort."""
+    19-97): the whole affinity, topology spread constraints, every container port's hostPort, and the volumes
+    other than ConfigMaps and Secrets, without their names (pod_storage_requirements.go:26-52). KAI describes a
+    PVC by its claim's storage class, size and phase, which kaistack does not read: every PVC counts alike."""
     containers = [*seq(spec.get("containers")), *seq(spec.get("initContainers"))]
     ports = [mapping(p).get("hostPort", 0) for c in containers for p in seq(mapping(c).get("ports"))]
-    parts = {"affinity": spec.get("affinity"), "spread": spec.get("topologySpreadConstraints"), "ports": ports}
+    volumes: list[object] = []
+    for volume in seq(spec.get("volumes")):
+        source = {k: v for k, v in mapping(volume).items() if k != "name"}
+        if "persistentVolumeClaim" in source:
+            volumes.append("pvc")
+        elif "configMap" not in source and "secret" not in source:
+            volumes.append(source)
+    parts = {
+        "affinity": spec.get("affinity"),
+        "spread": spec.get("topologySpreadConstraints"),
+        "ports": ports,
+        "volumes": volumes,
+    }
     if not any(parts.values()):
         return ""
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]

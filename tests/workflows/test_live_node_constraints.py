@@ -146,3 +146,16 @@ def test_a_kai_pod_keeps_off_the_node_of_another_scheduler_s_pod_its_anti_affini
 def test_another_scheduler_s_pods_are_dropped_when_no_pod_has_an_affinity_term() -> None:
     snap = build([_host("n1"), _running("db", "n1"), _pod("want")]).snapshot
     assert snap.nodes[0].outside_pods == ()
+
+
+def test_pods_with_different_scratch_volumes_are_not_alike_but_config_maps_do_not_count() -> None:
+    # getStorageRequirements (pod_storage_requirements.go:26-52): volumes without their names, ConfigMaps and
+    # Secrets left out.
+    def with_volumes(name: str, *volumes: dict[str, Any]) -> dict[str, Any]:
+        return _pod(name, volumes=list(volumes))
+
+    shm = {"name": "shm", "emptyDir": {"medium": "Memory"}}
+    config = {"name": "cfg", "configMap": {"name": "settings"}}
+    snap = build([_node("n1"), with_volumes("a"), with_volumes("b", config), with_volumes("c", shm)]).snapshot
+    plain, configured, scratch = (job.tasks[0].constraints.other for job in snap.jobs)
+    assert (plain, configured, scratch != "") == ("", "", True)
