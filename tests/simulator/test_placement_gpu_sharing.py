@@ -321,3 +321,12 @@ def test_a_fraction_under_half_a_hundredth_is_placed_like_a_cpu_pod(fraction: fl
     # Binpack: fewest free GPUs for a GPU pod, least free CPU for a CPU-only one.
     result = run(_doc(TWO_NODES, [{"name": "a", "queue": "q", "gpuFraction": fraction}]))
     assert (result.tasks["a-0"].status, result.tasks["a-0"].node) == ("Binding", node)
+
+
+@pytest.mark.parametrize(("fraction", "status"), [(0.004, "Binding"), (0.01, "Pending")])
+def test_a_fraction_under_half_a_hundredth_skips_the_node_type_predicate(fraction: float, status: str) -> None:
+    # PredicateByNodeResourcesType returns early for a CPU-only request (node_info.go:313-315), so a MIG node
+    # with strategy single, which takes only whole GPUs (:336-339), still takes it.
+    nodes = [{"name": "mig", "gpus": 1, "migStrategy": "single"}]
+    result = run(_doc(nodes, [{"name": "a", "queue": "q", "gpuFraction": fraction}]))
+    assert result.tasks["a-0"].status == status
