@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from placement.k8s_names import is_label_value, is_qualified_name
+
 __all__ = [
     "ACTIONS",
     "ALL_ACTIONS",
@@ -99,11 +101,17 @@ class Toleration:
 
 @dataclass(frozen=True, slots=True)
 class SelectorRequirement:
-    """A nodeSelectorTerm's matchExpressions (a label) or matchFields (metadata.name) entry."""
+    """A nodeSelectorTerm's matchExpressions (a label) or matchFields (metadata.name) entry. `label_syntax`:
+    whether the key and values are a label key and values, without which labels.NewRequirement refuses it."""
 
     key: str
     operator: str
     values: tuple[str, ...] = ()
+    label_syntax: bool = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        ok = is_qualified_name(self.key) and all(is_label_value(v) for v in self.values)
+        object.__setattr__(self, "label_syntax", ok)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,8 +148,8 @@ class OutsidePod:
 
 @dataclass(frozen=True, slots=True)
 class NodeConstraints:
-    """Where a pod may go (placement.node_constraints): its nodeSelector, its required node affinity (terms
-    ORed; None: none set) and its tolerations."""
+    """Where a pod may go (placement.node_constraints, placement.pod_affinity): its nodeSelector, its required
+    node affinity (terms ORed; None: none set), its tolerations and its required inter-pod (anti-)affinity."""
 
     node_selector: tuple[tuple[str, str], ...] = ()
     required_terms: tuple[NodeSelectorTerm, ...] | None = None
@@ -149,8 +157,8 @@ class NodeConstraints:
     # Required inter-pod affinity and anti-affinity terms (placement.pod_affinity).
     pod_affinity: tuple[PodAffinityTerm, ...] = ()
     pod_anti_affinity: tuple[PodAffinityTerm, ...] = ()
-    # A digest of what else KAI's scheduling signature hashes and no predicate here reads (preferred node affinity,
-    # pod (anti-)affinity, topology spread, host ports): pods that differ in it are not alike to KAI.
+    # A digest of what else KAI's scheduling signature hashes (the whole affinity, preferred terms too, topology
+    # spread, host ports, volumes): pods that differ in it are not alike to KAI. No predicate reads it.
     other: str = ""
 
 

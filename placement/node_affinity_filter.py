@@ -51,7 +51,8 @@ class AccumulatedNodeAffinities:
     """The filter's state for one solver step: the node names the preemptor's pods may be matched against."""
 
     def __init__(self, constrained: list[NodeConstraints], feasible: Iterable[str], nodes: Mapping[str, NodeState]):
-        self.constrained = constrained
+        # Distinct constraints, each with its PreFilter names (None: the growing set below).
+        self.waiting = {c: _pre_filtered(c) for c in constrained}
         self.nodes = nodes
         self.names = set(feasible)
         self.seen: set[str] = set()
@@ -78,9 +79,11 @@ class AccumulatedNodeAffinities:
                 self.names.add(task.node)
 
     def passes(self) -> bool:
-        for c in self.constrained:
-            named = _pre_filtered(c)
+        """Every constrained pod matches a node. The set only grows, so a constraint matched once stays matched
+        and is not looked at again."""
+        for c, named in list(self.waiting.items()):
             candidates = self.names if named is None else named
             if not any(matches_affinity(c, self.nodes[n].spec) for n in candidates if n in self.nodes):
                 return False
+            del self.waiting[c]
         return True

@@ -18,7 +18,7 @@ scheduling/corev1 (nodeaffinity and helpers.go) and k8s.io/api core/v1 toleratio
   alpha feature gate that is off by default in v1.35, so they tolerate nothing here.
 
 Preferred node affinity and PreferNoSchedule taints only score in the default scheduler; KAI does not use
-them. Inter-pod affinity is not modelled.
+them. The required inter-pod affinity terms are read here too and applied by placement.pod_affinity.
 """
 
 from __future__ import annotations
@@ -27,9 +27,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from placement.k8s_names import is_label_value, is_qualified_name
 from placement.model import (
-    NO_CONSTRAINTS,
     Node,
     NodeConstraints,
     NodeSelectorTerm,
@@ -40,16 +38,18 @@ from placement.model import (
 )
 
 __all__ = [
+    "KEEP_OFF",
     "ConstraintError",
     "admits",
     "matches_affinity",
     "parse_constraints",
     "parse_taints",
+    "pod_terms",
     "refusal",
     "requirement_matches",
 ]
 
-_KEEP_OFF = ("NoSchedule", "NoExecute")
+KEEP_OFF = ("NoSchedule", "NoExecute")  # the taint effects that keep an untolerating pod off a node
 _OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 _INTEGER = re.compile(r"^[+-]?[0-9]+$")  # strconv.ParseInt(v, 10, 64)
 
@@ -65,7 +65,7 @@ def requirement_matches(req: SelectorRequirement, labels: Mapping[str, str]) -> 
     """A label selector requirement against a node's or a pod's labels."""
     op, values = req.operator, req.values
     # labels.NewRequirement refuses a key or value Kubernetes could not store as a label, and the term with it.
-    if not is_qualified_name(req.key) or not all(is_label_value(v) for v in values):
+    if not req.label_syntax:
         return False
     present = req.key in labels
     if op == "In":
@@ -131,7 +131,7 @@ def refusal(constraints: NodeConstraints, node: Node) -> str | None:
     if affinity is not None:
         return affinity
     for taint in node.taints:
-        if taint.effect in _KEEP_OFF and not any(_tolerates(t, taint) for t in constraints.tolerations):
+        if taint.effect in KEEP_OFF and not any(_tolerates(t, taint) for t in constraints.tolerations):
             shown = f"{taint.key}={taint.value}" if taint.value else taint.key
             return f"node {node.name} has the taint {shown}:{taint.effect}, which it does not tolerate"
     return None
@@ -218,13 +218,13 @@ def parse_constraints(spec: Mapping[str, Any]) -> NodeConstraints:
         tuple(sorted(selector.items())),
         terms,
         tuple(tolerations),
-        pod_affinity=_pod_terms(affinity, "podAffinity"),
-        pod_anti_affinity=_pod_terms(affinity, "podAntiAffinity"),
+        pod_affinity=pod_terms(affinity, "podAffinity"),
+        pod_anti_affinity=pod_terms(affinity, "podAntiAffinity"),
     )
-    return NO_CONSTRAINTS if constraints == NO_CONSTRAINTS else constraints
+    return constraints
 
 
-def _pod_terms(affinity: Mapping[str, Any], kind: str) -> tuple[PodAffinityTerm, ...]:
+def pod_terms(affinity: Mapping[str, Any], kind: str) -> tuple[PodAffinityTerm, ...]:
     """affinity.<kind>.requiredDuringSchedulingIgnoredDuringExecution (placement.pod_affinity)."""
     path = f"affinity.{kind}.requiredDuringSchedulingIgnoredDuringExecution"
     raw = _mapping(affinity.get(kind), f"affinity.{kind}").get("requiredDuringSchedulingIgnoredDuringExecution")

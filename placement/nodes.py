@@ -31,7 +31,7 @@ from placement.tasks import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from typing import Any
 
 __all__ = ["Entry", "NodeState", "gpu_memory_fraction"]
@@ -82,6 +82,7 @@ class Entry:
     """A task as the node holds it (KAI keeps a copy per node; a moved pod is on two nodes)."""
 
     __slots__ = ("cpu", "gmem", "gpus", "groups", "mem", "mig", "scalar", "shared", "status", "task")
+    pods = 1  # the pod slot it takes (pod_info.go:415)
 
     def __init__(self, task: TaskState, status: str, groups: list[str], node: NodeState) -> None:
         req = task.req
@@ -98,6 +99,23 @@ class Entry:
         self.gmem = node.request_memory(req)
 
 
+class Held:
+    """What pods outside every job hold on a node (Node.held or Node.releasing), charged as one entry would be."""
+
+    __slots__ = ("cpu", "gpus", "mem", "mig", "pods", "scalar", "status")
+
+    def __init__(self, amounts: Mapping[str, float], status: str) -> None:
+        self.status = status
+        self.cpu = float(amounts.get("cpu", 0.0))
+        self.mem = float(amounts.get("memory", 0.0))
+        self.gpus = int(amounts.get("nvidia.com/gpu", 0))
+        self.pods = int(amounts.get("pods", 0))
+        core = ("cpu", "memory", "nvidia.com/gpu", "pods")
+        named = sorted((k, int(v)) for k, v in amounts.items() if k not in core)
+        self.mig = tuple((k, v) for k, v in named if k.startswith("nvidia.com/mig-"))
+        self.scalar = tuple((k, v) for k, v in named if not k.startswith("nvidia.com/mig-"))
+
+
 class NodeState:
     """One node during a session."""
 
@@ -109,6 +127,7 @@ class NodeState:
         "alloc_mig",
         "alloc_pods",
         "alloc_scalar",
+        "anti_entries",
         "born",
         "capacity_cache",
         "entries",
@@ -128,6 +147,7 @@ class NodeState:
         "n_used_shared",
         "name",
         "on_change",
+        "outside",
         "rel_cpu",
         "rel_gpus",
         "rel_mem",
@@ -180,12 +200,16 @@ class NodeState:
         self.idle_scalar = dict(self.alloc_scalar)
         self.rel_scalar: dict[str, int] = {}
         # Taints that keep untolerating pods off (NoSchedule, NoExecute), and the verdict per constraint id.
-        self.keep_off = any(t.effect in ("NoSchedule", "NoExecute") for t in spec.taints)
+        self.keep_off = any(t.effect in node_constraints.KEEP_OFF for t in spec.taints)
         self.admitted: dict[int, bool] = {}
-        for name, amount in spec.held.items():
-            self._hold(name, amount, RUNNING)
-        for name, amount in spec.releasing.items():
-            self._hold(name, amount, RELEASING)
+        # For inter-pod affinity (placement.pod_affinity): the entries whose pod has anti-affinity terms, and the
+        # pods outside every job as (namespace, labels, anti-affinity terms).
+        self.anti_entries: dict[str, Entry] = {}
+        self.outside = [(p.namespace, dict(p.labels), p.anti_affinity) for p in spec.outside_pods]
+        if spec.held:
+            self._track(Held(spec.held, RUNNING), 1)
+        if spec.releasing:
+            self._track(Held(spec.releasing, RELEASING), 1)
         self.sh_used: dict[str, int] = {}
         self.sh_rel: dict[str, int] = {}
         self.sh_alloc: dict[str, int] = {}
@@ -206,30 +230,6 @@ class NodeState:
         self.capacity_cache: tuple[int, float, tuple[float, int], tuple[float, int]] | None = None
         # Objects whose `version` is bumped with this node's (topology domains caching their nodes' room).
         self.watchers: list[Any] = []
-
-    def _hold(self, name: str, amount: float, status: str) -> None:
-        """What pods outside every job hold (Node.held, Node.releasing): taken from idle, and for a terminating
-        pod moved to releasing, as an entry with that status is; a resource the node does not offer is left
-        uncharged (_track)."""
-        held = ((name, int(amount)),)
-        moving = status == RELEASING
-        if name == "cpu" and self.alloc_cpu:
-            self.idle_cpu -= amount
-            self.rel_cpu += amount if moving else 0.0
-        elif name == "memory" and self.alloc_mem:
-            self.idle_mem -= amount
-            self.rel_mem += amount if moving else 0.0
-        elif name == "pods" and self.alloc_pods:
-            self.idle_pods -= int(amount)
-            self.rel_pods += int(amount) if moving else 0
-        elif name == "nvidia.com/gpu" and self.alloc_gpus:
-            self.used_gpus += int(amount)
-            self.idle_gpus -= int(amount)
-            self.rel_gpus += int(amount) if moving else 0
-        elif name.startswith("nvidia.com/mig-"):
-            _track_named(held, 1, status, self.alloc_mig, self.idle_mig, self.rel_mig)
-        elif name not in ("cpu", "memory", "pods", "nvidia.com/gpu"):
-            _track_named(held, 1, status, self.alloc_scalar, self.idle_scalar, self.rel_scalar)
 
     # ---- derived values -------------------------------------------------------------------------
 
@@ -381,7 +381,7 @@ class NodeState:
         # No best-effort shortcut: KAI's (node_info.go:160) needs an all-zero request, and pods=1 never is.
         if req.cpu > cpu or req.mem > mem or pods < 1:
             return False
-        if (req.scalar or self.idle_scalar) and not self._scalar_fits(req.scalar, releasing):
+        if (req.scalar or self.idle_scalar) and not self._scalar_fits(req.scalar_map, releasing):
             return False
         if req.kind == KIND_WHOLE or req.kind == KIND_CPU or req.kind == KIND_MIG:
             # A regular or MIG request is compared on every dimension (lessEqualTaskToNodeResources,
@@ -411,10 +411,9 @@ class NodeState:
                     return True
         return False
 
-    def _scalar_fits(self, asked: tuple[tuple[str, int], ...], releasing: bool) -> bool:
+    def _scalar_fits(self, want: dict[str, int], releasing: bool) -> bool:
         """The scalar dimensions of the vector comparison, for every kind of pod (node_info.go:347-359, 755-761,
         372-389): a name the node lacks has 0 there, and one over-committed (idle below 0) refuses every pod."""
-        want = dict(asked)
         for name, idle in self.idle_scalar.items():
             have = idle + self.rel_scalar.get(name, 0) if releasing else idle
             if want.get(name, 0) > have:
@@ -426,6 +425,8 @@ class NodeState:
     def add(self, task: TaskState, status: str, groups: list[str]) -> Entry:
         entry = Entry(task, status, groups, self)
         self.entries[task.name] = entry
+        if task.req.has_anti:
+            self.anti_entries[task.name] = entry
         if status in (RELEASING, PIPELINED):
             self.n_moving += 1
         self._track(entry, 1)
@@ -439,6 +440,8 @@ class NodeState:
         entry = self.entries.pop(task.name, None)
         if entry is None:
             return None
+        if task.req.has_anti:
+            self.anti_entries.pop(task.name, None)
         if entry.status == RELEASING or entry.status == PIPELINED:
             self.n_moving -= 1
         self._track(entry, -1)
@@ -455,7 +458,7 @@ class NodeState:
         if self.on_change is not None:
             self.on_change(self)
 
-    def _track(self, e: Entry, sign: int) -> None:
+    def _track(self, e: Entry | Held, sign: int) -> None:
         """addTaskResources / removeTaskResources for the non-shared part of a pod. A resource the node has none
         of allocatable is not charged (node_info.go:475-481, 533-538: KAI zeroes those dimensions, meaning
         DRA-backed ones), so a pod recorded on a node without GPUs holds none there."""
@@ -463,7 +466,7 @@ class NodeState:
         mem = sign * e.mem if self.alloc_mem else 0.0
         gpus = sign * e.gpus if self.alloc_gpus else 0
         self.used_gpus += gpus
-        slot = sign if self.alloc_pods else 0
+        slot = sign * e.pods if self.alloc_pods else 0
         if e.status == RELEASING:
             self.rel_cpu += cpu
             self.rel_mem += mem

@@ -53,17 +53,18 @@ def needs_check(ssn: Session, task: TaskState) -> bool:
 
 
 def _placed(
-    ssn: Session, task: TaskState
+    ssn: Session, task: TaskState, every: bool
 ) -> Iterator[tuple[NodeState, str, dict[str, str], tuple[PodAffinityTerm, ...]]]:
-    """Every pod on a node the session holds, but `task`: node, namespace, labels, anti-affinity terms."""
+    """The pods on the session's nodes but `task` (every one, or only those with anti-affinity terms): node,
+    namespace, labels, anti-affinity terms."""
     for node in ssn.node_list:
-        for entry in node.entries.values():
+        for entry in (node.entries if every else node.anti_entries).values():
             other = entry.task
             if other is not task:
-                spec = other.spec
-                yield node, spec.namespace, dict(spec.pod_labels), other.req.constraints.pod_anti_affinity
-        for pod in node.spec.outside_pods:
-            yield node, pod.namespace, dict(pod.labels), pod.anti_affinity
+                yield node, other.spec.namespace, other.req.labels, other.req.constraints.pod_anti_affinity
+        for namespace, labels, anti in node.outside:
+            if every or anti:
+                yield node, namespace, labels, anti
 
 
 def _count(counts: dict[_Pair, int], node: NodeState, keys: Iterable[str]) -> None:
@@ -82,11 +83,13 @@ class AffinityCheck:
         spec = task.spec
         self.affinity = c.pod_affinity
         self.anti = c.pod_anti_affinity
-        own = dict(spec.pod_labels)
+        own = task.req.labels
         self.affinity_counts: dict[_Pair, int] = {}
         self.anti_counts: dict[_Pair, int] = {}
         self.existing_anti: dict[_Pair, int] = {}
-        for node, namespace, labels, their_anti in _placed(ssn, task):
+        # A pod without terms of its own needs only the pods whose anti-affinity might select it.
+        every = bool(self.affinity or self.anti)
+        for node, namespace, labels, their_anti in _placed(ssn, task, every):
             if self.affinity and all(term_matches(t, spec.namespace, namespace, labels) for t in self.affinity):
                 _count(self.affinity_counts, node, (t.topology_key for t in self.affinity))
             _count(

@@ -14,6 +14,7 @@ from placement import node_constraints
 from placement.nodes import NodeState
 from placement.placing import node_quota_gpus, type_error
 from placement.queues import GPU, MEMORY, RESOURCE_NAMES, CapacityFailure, over_limit, over_quota
+from placement.scalar_resources import in_bytes
 from placement.tasks import KIND_CPU, KIND_FRACTION, KIND_MEMORY, KIND_MIG, KIND_WHOLE, JobState, TaskState
 
 if TYPE_CHECKING:
@@ -233,7 +234,7 @@ def _constraint_reason(task: TaskState, nodes: list[NodeState]) -> Reason:
 
 def scalar_text(name: str, amount: float) -> str:
     """A scalar resource amount in the unit a manifest would use (KAI keeps thousandths, or bytes for storage)."""
-    if name in ("ephemeral-storage", "storage"):
+    if in_bytes(name):
         return f"{amount / 2**30:g}Gi {name}"
     return f"{amount / 1000:g} {name}"
 

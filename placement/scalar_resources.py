@@ -22,7 +22,7 @@ from __future__ import annotations
 from placement.k8s_names import is_qualified_name
 from placement.quantity import Quantity
 
-__all__ = ["counted", "is_scalar_resource_name", "kai_units"]
+__all__ = ["counted", "in_bytes", "is_scalar_resource_name", "kai_units"]
 
 _GPU_SUFFIX = "nvidia.com/gpu"
 _BYTES = ("ephemeral-storage", "storage")
@@ -46,8 +46,13 @@ def counted(name: str) -> bool:
     return is_scalar_resource_name(name)
 
 
+def in_bytes(name: str) -> bool:
+    """Whether KAI keeps this resource in bytes (else in thousandths)."""
+    return name in _BYTES
+
+
 def kai_units(name: str, quantity: object) -> int:
     """The quantity in KAI's unit for the name: bytes for (ephemeral-)storage, thousandths otherwise.
     QuantityError if it is not a quantity."""
     parsed = Quantity.parse(quantity)
-    return parsed.units if name in _BYTES else parsed.millis
+    return parsed.units if in_bytes(name) else parsed.millis

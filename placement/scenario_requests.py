@@ -64,7 +64,7 @@ def read_request(r: Reader, doc: Mapping[str, Any], base: dict[str, Any], path: 
         parsed = checked(r, path, lambda: parse_constraints(present))
         fields = {f: getattr(parsed, f) for key, names in _CONSTRAINT_FIELDS.items() if key in present for f in names}
         merged = dataclasses.replace(out.get("constraints", NO_CONSTRAINTS), **fields)
-        out["constraints"] = NO_CONSTRAINTS if merged == NO_CONSTRAINTS else merged
+        out["constraints"] = merged
     if "namespace" in doc:
         out["namespace"] = r.string(doc["namespace"], f"{path}.namespace")
     if "podLabels" in doc:

@@ -97,13 +97,16 @@ class TaskRequest:
         "cpu_only",
         "gpu_memory",
         "gpus",
+        "has_anti",
         "kind",
+        "labels",
         "mem",
         "mig",
         "mig_gpus",
         "portion",
         "quota_gpus",
         "scalar",
+        "scalar_map",
         "shape",
     )
 
@@ -113,8 +116,13 @@ class TaskRequest:
         self.mig: tuple[tuple[str, int], ...] = tuple(sorted((k, v) for k, v in task.mig.items() if v))
         # Scalar resources (placement.scalar_resources), sorted by name; empty for nearly every pod.
         self.scalar: tuple[tuple[str, int], ...] = tuple(sorted((k, v) for k, v in task.scalar.items() if v))
+        self.scalar_map = dict(self.scalar)
         self.constraints = task.constraints
         self.constraint_id = _CONSTRAINTS.setdefault(task.constraints, len(_CONSTRAINTS))
+        # What inter-pod affinity reads (placement.pod_affinity): the pod's labels, and whether it has
+        # anti-affinity terms that constrain the pods placed after it.
+        self.labels = dict(task.pod_labels)
+        self.has_anti = bool(task.constraints.pod_anti_affinity)
         self.gpu_memory = 0
         if self.mig:
             self.kind, self.count, self.portion = KIND_MIG, 0, 0.0

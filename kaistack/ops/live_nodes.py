@@ -14,7 +14,6 @@ from kaistack.declaration import kai_api
 from kaistack.guardrails.podspec import dig, mapping, seq
 from kaistack.ops.live_podgroups import node_not_ready
 from kaistack.ops.live_pods import (
-    constraints_of,
     labels_of,
     millis,
     number,
@@ -25,7 +24,7 @@ from kaistack.ops.live_pods import (
     scalar_units,
 )
 from placement.model import Job, Node, OutsidePod, Taint
-from placement.node_constraints import ConstraintError, parse_taints
+from placement.node_constraints import ConstraintError, parse_taints, pod_terms
 from placement.scalar_resources import counted
 
 __all__ = ["Outside", "node_of", "read_only"]
@@ -46,18 +45,22 @@ class Outside:
         self.pods: list[OutsidePod] = []
 
     def add(self, pod: Mapping[str, Any], releasing: bool) -> None:
-        labels = labels_of(pod)
+        labels = pod_labels(pod)
+        app = dict(labels).get("app")
         requests = pod_requests(pod)
-        if labels.get("app") == kai_api.RESERVATION_APP_LABEL:
+        if app == kai_api.RESERVATION_APP_LABEL:
             # A GPU reservation pod takes no GPU here (node_info.go:470-473) and its slot is counted from the
             # fraction pods' GPU groups (NodeState.reserve_pods).
             requests = {"cpu": requests.get("cpu", 0.0), "memory": requests.get("memory", 0.0)}
         _add(self.releasing if releasing else self.held, requests)
         # The fair-share total leaves out active pods of other schedulers, not KAI's own (proportion.go:286-295).
-        if dig(pod, "spec", "schedulerName") != kai_api.SCHEDULER_NAME and labels.get("app") not in _UTILITY_APPS:
+        if dig(pod, "spec", "schedulerName") != kai_api.SCHEDULER_NAME and app not in _UTILITY_APPS:
             _add(self.outside_total, requests)
-        anti = constraints_of(pod).pod_anti_affinity
-        self.pods.append(OutsidePod(object_namespace(pod), pod_labels(pod), anti))
+        try:  # only the anti-affinity terms are read of such a pod
+            anti = pod_terms(mapping(dig(pod, "spec", "affinity")), "podAntiAffinity")
+        except ConstraintError:
+            anti = ()
+        self.pods.append(OutsidePod(object_namespace(pod), labels, anti))
 
 
 def _add(total: dict[str, float], requests: Mapping[str, float]) -> None:

@@ -117,7 +117,7 @@ def pod_task(
         sub_group=(str(labels_of(pod).get(kai_api.SUBGROUP_LABEL) or "") or None) if sub_groups else None,
         scalar={k: int(v) for k, v in requests.items() if v and counted(k)},
         constraints=constraints_of(pod),
-        namespace=str(dig(pod, "metadata", "namespace") or "default"),
+        namespace=object_namespace(pod),
         pod_labels=pod_labels(pod),
     )
 
@@ -128,8 +128,9 @@ def pod_labels(pod: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
 
 
 def constraints_of(pod: Mapping[str, Any]) -> NodeConstraints:
-    """The pod's nodeSelector, required node affinity and tolerations. The API server has validated them; one
-    it could not have (a hand-written dump) counts as none."""
+    """The pod's nodeSelector, required node and inter-pod affinity and tolerations, and the digest of what else
+    its scheduling signature hashes. The API server has validated them; one it could not have (a hand-written
+    dump) counts as none."""
     spec = mapping(dig(pod, "spec"))
     try:
         constraints = parse_constraints(spec)

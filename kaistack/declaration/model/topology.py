@@ -9,13 +9,13 @@ a value for every level; kaistack refuses a pool that does not, naming the pool 
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field, field_validator, model_validator
 
 from kaistack.declaration import kai_api
 from kaistack.declaration.model.base import Model, Name
+from placement.k8s_names import is_label_value
 
 if TYPE_CHECKING:
     from kaistack.declaration.model.stack import StackConfig
@@ -26,9 +26,6 @@ MAX_LEVELS = 16  # TopologySpec.levels MaxItems
 LEVEL_PATTERN = (
     r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$"
 )
-# A Kubernetes label value, non-empty: KAI joins the values of a node's levels into its domain ids.
-LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
-MAX_LABEL_VALUE = 63
 # The first version whose pod-grouper and scheduler kaistack models for topology and subgroups.
 TOPOLOGY_KAI_VERSION = (0, 17, 0)
 
@@ -120,7 +117,8 @@ def _pool_problems(stack: StackConfig) -> list[str]:
             )
         for level in topology.levels:
             value = pool.labels.get(level)
-            if value is not None and (len(value) > MAX_LABEL_VALUE or not LABEL_VALUE.match(value)):
+            # Non-empty: KAI joins the values of a node's levels into its domain ids.
+            if value is not None and (not value or not is_label_value(value)):
                 problems.append(
                     f"cluster.nodePools[{i}].labels.{level}: {value!r} is not a label value (1-63 letters, digits, "
                     "'-', '_' or '.', starting and ending with a letter or digit)"
