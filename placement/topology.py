@@ -78,8 +78,12 @@ def _representable(tasks: Sequence[TaskState]) -> bool:
     with_gpu = sum(1 for t in tasks if t.req.gpus > 0)
     if with_gpu not in (0, len(tasks)):
         return False
-    for profile in _profiles(tasks):
-        asking = sum(1 for t in tasks if dict((*t.req.mig, *t.req.scalar)).get(profile, 0) > 0)
+    profiles = _profiles(tasks)
+    if not profiles:
+        return True
+    asks = [dict((*t.req.mig, *t.req.scalar)) for t in tasks]
+    for profile in profiles:
+        asking = sum(1 for named in asks if named.get(profile, 0) > 0)
         if asking not in (0, len(tasks)):
             return False
     return True
