@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from placement.model import NO_CONSTRAINTS, Job, NodeConstraints, Task
 
@@ -82,6 +82,8 @@ def mig_gpu_portion(profile: str) -> int:
 
 
 _SHAPES: dict[tuple[object, ...], int] = {}
+# Shared by every request without scalar resources or pod labels (most of them); never written to.
+_NONE: dict[str, Any] = {}
 # Node constraints by a small id (0: none), so nodes cache their verdict per id (NodeState.admits).
 _CONSTRAINTS: dict[NodeConstraints, int] = {NO_CONSTRAINTS: 0}
 
@@ -116,12 +118,12 @@ class TaskRequest:
         self.mig: tuple[tuple[str, int], ...] = tuple(sorted((k, v) for k, v in task.mig.items() if v))
         # Scalar resources (placement.scalar_resources), sorted by name; empty for nearly every pod.
         self.scalar: tuple[tuple[str, int], ...] = tuple(sorted((k, v) for k, v in task.scalar.items() if v))
-        self.scalar_map = dict(self.scalar)
+        self.scalar_map = dict(self.scalar) if self.scalar else _NONE
         self.constraints = task.constraints
         self.constraint_id = _CONSTRAINTS.setdefault(task.constraints, len(_CONSTRAINTS))
         # What inter-pod affinity reads (placement.pod_affinity): the pod's labels, and whether it has
         # anti-affinity terms that constrain the pods placed after it.
-        self.labels = dict(task.pod_labels)
+        self.labels = dict(task.pod_labels) if task.pod_labels else _NONE
         self.has_anti = bool(task.constraints.pod_anti_affinity)
         self.gpu_memory = 0
         if self.mig:
