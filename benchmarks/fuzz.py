@@ -8,7 +8,8 @@ Targets and what one input is:
 - stack: a mutated copy of Pulumi.{dev,staging,prod}.yaml, run through `check`, `validate` or
   `render --json` (in turn) in a throw-away project;
 - lint: a mutated manifest from tests/data/manifests, linted beside an intact one (`lint A B --json`);
-- simulate: a mutated kai-conformance scenario (`simulate FILE --json --max-seconds <0.6 x timeout>`);
+- simulate: a mutated scenario, public or using kaistack's extension keys (`simulate FILE --json --max-seconds
+  <0.6 x timeout>`);
 - promote: `promote dev staging --yes --json` with a mutated source and a failing file system (a
   read-only target, or ENOSPC/EROFS/EIO/EACCES injected at one step of the write).
 Mutations replace a random value with a hostile one (overflowing, non-finite and malformed numbers,
@@ -340,7 +341,10 @@ def case_lint(rng: random.Random, case: int, work: Path, args: argparse.Namespac
 
 
 def case_simulate(rng: random.Random, case: int, work: Path, args: argparse.Namespace) -> Run:
-    seeds = sorted((ROOT / "tests" / "data" / "kai-conformance").glob("*.yaml"))
+    data = ROOT / "tests" / "data"
+    # The public scenarios, and the ones using kaistack's extension keys (scalar resources, taints, affinities).
+    seeds = sorted((data / "kai-conformance").glob("*.yaml")) + sorted((data / "kai-derived").glob("*.yaml"))
+    seeds += sorted((data / "kai-extra").glob("nc*.yaml")) + sorted((data / "kai-extra").glob("ipa*.yaml"))
     text = mutate(rng, rng.choice(seeds).read_text())
     roll = rng.random()
     if roll < 0.03:
