@@ -10,6 +10,8 @@ Targets and what one input is:
 - lint: a mutated manifest from tests/data/manifests, linted beside an intact one (`lint A B --json`);
 - simulate: a mutated scenario, public or using kaistack's extension keys (`simulate FILE --json --max-seconds
   <0.6 x timeout>`);
+- diagnose: a mutated kubectl dump from tests/data/dumps (`diagnose --from-dump FILE --at T --json
+  --max-seconds <0.6 x timeout>`);
 - promote: `promote dev staging --yes --json` with a mutated source and a failing file system (a
   read-only target, or ENOSPC/EROFS/EIO/EACCES injected at one step of the write).
 Mutations replace a random value with a hostile one (overflowing, non-finite and malformed numbers,
@@ -52,7 +54,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "out" / "fuzz-failures"
-TARGETS = ("stack", "lint", "simulate", "promote")
+TARGETS = ("stack", "lint", "simulate", "diagnose", "promote")
 EXIT_CODES = {0, 1, 2, 3}
 STACK_COMMANDS = (("check", "--json"), ("validate", "--json"), ("render", "--json"))
 FAULTS = ("none", "read-only target", "ENOSPC at fsync", "EROFS at replace", "EIO at write", "EACCES at mkstemp")
@@ -288,7 +290,7 @@ def run_isolated(
     return run
 
 
-# --- the four targets ------------------------------------------------------------------------------
+# --- the five targets ------------------------------------------------------------------------------
 
 
 def _project(work: Path, files: dict[str, str]) -> Path:
@@ -362,6 +364,17 @@ def case_simulate(rng: random.Random, case: int, work: Path, args: argparse.Name
     return run_isolated(run, argv, work, args.timeout, args.max_rss_mb)
 
 
+def case_diagnose(rng: random.Random, case: int, work: Path, args: argparse.Namespace) -> Run:
+    seeds = sorted((ROOT / "tests" / "data" / "dumps").glob("*.yaml"))
+    text = mutate(rng, rng.choice(seeds).read_text())
+    path = work / "dump.yaml"
+    path.write_text(text, encoding="utf-8", errors="surrogateescape")
+    run = Run("diagnose", case, "diagnose --from-dump --json", files={"dump.yaml": text})
+    at = "2026-11-25T12:00:00Z"
+    argv = ["diagnose", "--from-dump", str(path), "--at", at, "--json", "--max-seconds", str(args.timeout * 0.6)]
+    return run_isolated(run, argv, work, args.timeout, args.max_rss_mb)
+
+
 def _inject(fault: str) -> Callable[[], None]:
     """In the child: make one step of the promotion's write fail the way a real file system does."""
 
@@ -427,6 +440,7 @@ CASES: dict[str, Callable[[random.Random, int, Path, argparse.Namespace], Run]] 
     "stack": case_stack,
     "lint": case_lint,
     "simulate": case_simulate,
+    "diagnose": case_diagnose,
     "promote": case_promote,
 }
 
@@ -521,7 +535,7 @@ def save_failures(runs: list[Run]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--target", action="append", choices=TARGETS, help="repeatable; default: all four")
+    parser.add_argument("--target", action="append", choices=TARGETS, help="repeatable; default: all five")
     parser.add_argument("--count", type=int, default=1000, help="inputs per target (default 1000)")
     parser.add_argument("--seed", type=int, default=20261124)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)

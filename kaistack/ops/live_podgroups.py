@@ -20,6 +20,7 @@ from kaistack.guardrails.podspec import dig, mapping, seq
 from kaistack.ops.live_pods import annotations_of, parse_time
 from placement.model import SubGroup, Topology, TopologyConstraint, TopologyLevel
 from placement.scenario import duration_seconds
+from placement.scenario_reader import MAX_TOPOLOGY_LEVELS
 
 STALE_TIMESTAMP = "kai.scheduler/stale-podgroup-timestamp"
 LAST_START_TIMESTAMP = "kai.scheduler/last-start-timestamp"
@@ -122,6 +123,10 @@ def node_not_ready(node: Mapping[str, Any]) -> list[str]:
 
 
 def topology_of(obj: Mapping[str, Any]) -> Topology | None:
+    """A Topology object's levels; None without any, or with more than the CRD allows (spec.levels MaxItems 16),
+    which the API server would not have stored."""
+    if len(seq(dig(obj, "spec", "levels"))) > MAX_TOPOLOGY_LEVELS:
+        return None
     levels = []
     for raw in seq(dig(obj, "spec", "levels")):
         label = mapping(raw).get("nodeLabel")

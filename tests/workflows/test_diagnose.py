@@ -155,6 +155,18 @@ def test_subgroups_and_their_constraints_are_read_from_the_podgroup() -> None:
     assert live.snapshot.nodes[0].labels == {"topology.kubernetes.io/zone": "z1", "example.com/rack": "r1"}
 
 
+def test_a_topology_with_more_levels_than_the_crd_allows_is_not_read() -> None:
+    # The Topology CRD's spec.levels has MaxItems 16; such an object could not have come from the API server, and
+    # a thousand levels made the domain tree recurse past Python's limit (found by benchmarks/fuzz.py diagnose).
+    dump = yaml.safe_load((DUMPS / "topology.yaml").read_text())
+    from kaistack.ops.live_snapshot import build
+
+    for item in dump["items"]:
+        if item["kind"] == "Topology":
+            item["spec"]["levels"] = item["spec"]["levels"] * 9
+    assert build([dump]).snapshot.topologies == ()
+
+
 def test_a_cycle_stopped_by_max_seconds_makes_a_partial_diagnosis(capsys: pytest.CaptureFixture[str]) -> None:
     code, report = _diagnose("mistakes.yaml", capsys, "--max-seconds", "0.000001")
     assert code == 1

@@ -34,7 +34,7 @@ def _args(**overrides: object) -> argparse.Namespace:
     return argparse.Namespace(**{"timeout": 60.0, "max_rss_mb": 2048, "jobs": 2, **overrides})
 
 
-@pytest.mark.parametrize("target", ["stack", "lint", "simulate", "promote"])
+@pytest.mark.parametrize("target", ["stack", "lint", "simulate", "diagnose", "promote"])
 def test_short_profile_has_no_failure(fuzz: ModuleType, target: str) -> None:
     runs = fuzz.fuzz([target], 12, 20261124, _args())
     assert len(runs) == 12
