@@ -5,13 +5,14 @@ The objects come from the API (kaistack.kube) or from
 reads dicts. What KAI reads, and so what is read here (KAI@v0.17.0):
 - a node's allocatable `nvidia.com/gpu`, MIG resources, cpu, memory, pods and scalar resources (RDMA devices,
   hugepages, ephemeral storage: placement.scalar_resources), its labels and taints, the `nvidia.com/gpu.memory`
-  label (MiB), less what unfinished pods of other schedulers on it request (KAI's cache puts every pod on its
-  node; one being deleted, and not stuck, is held as releasing); a cordoned node keeps its pods and has no slot
-  for a new one;
+  label (MiB), and what pods outside every job hold on it (KAI's cache puts every pod on its node; one being
+  deleted, and not stuck, as releasing: live_nodes.py); a cordoned node keeps its pods and has no slot for a
+  new one;
 - a Queue's `spec.parentQueue`, `priority` and `resources.{gpu,cpu,memory}.{quota,limit,overQuotaWeight}`,
   an omitted field being 0 as in the CRD;
 - pods with `schedulerName: kai-scheduler`, grouped by their `pod-group-name` annotation (a pod without
-  one is its own group); the PodGroup alone gives the queue (none: the job's queue does not exist), minMember
+  one is its own group), and another scheduler's pod whose annotation names an existing PodGroup; the
+  PodGroup alone gives the queue (none: the job's queue does not exist), minMember
   (not cut to the pods present: a group short of pods is not ready), preemptibility, the priority class (its
   PriorityClass object's value, else kaistack's classes, else the globalDefault class or 50), the preemption
   delay and the times KAI keeps in annotations (last start, last eviction, stale since); without PodGroups
@@ -159,7 +160,10 @@ def build(
             annotations_of(pod).get(kai_api.POD_GROUP_NAME) or f"pod/{object_namespace(pod)}/{object_name(pod)}"
         )
         orphan = "PodGroup" in kinds and (group not in groups or group in resting)
-        if dig(pod, "spec", "schedulerName") != kai_api.SCHEDULER_NAME or (orphan and node):
+        # KAI lists a PodGroup's pods by the pod-group-name annotation alone (indexers.go:17-25,
+        # cluster_info.go:456-466): another scheduler's pod that names a PodGroup is one of its tasks.
+        outside_every_job = dig(pod, "spec", "schedulerName") != kai_api.SCHEDULER_NAME and group not in groups
+        if outside_every_job or (orphan and node):
             if node:
                 outside.setdefault(node, Outside()).add(pod, placed_state(pod, now) == RELEASING)
             continue

@@ -108,3 +108,15 @@ def test_a_kai_pod_deleted_while_its_bind_request_is_in_flight_is_releasing_on_t
     objects = [_node(), _queue(), group("g1"), group("g2"), leaving, want, request]
     [pending] = diagnose(objects, now=DELETED_AT + timedelta(seconds=30)).pending
     assert pending.reason.split(":")[0] == "pipelined onto n1"
+
+
+def test_another_scheduler_s_pod_that_names_a_pod_group_is_one_of_its_tasks() -> None:
+    # KAI lists a PodGroup's pods by the pod-group-name annotation alone (cluster_info.go:456-466,
+    # indexers.go:17-25), whatever their scheduler: the pod counts for the job, not as held on the node.
+    group = {"kind": "PodGroup", "metadata": {"name": "g", "namespace": "ml"}, "spec": {"queue": "q", "minMember": 2}}
+    other, mine = _pod("other", "default-scheduler", node="n1"), _pod("mine", "kai-scheduler")
+    for pod in (other, mine):
+        pod["metadata"]["annotations"] = {"pod-group-name": "g"}
+    snap = build([_node(), _queue(), group, other, mine], now=DELETED_AT).snapshot
+    [job] = snap.jobs
+    assert ([t.state for t in job.tasks], dict(snap.nodes[0].held)) == (["Running", "Pending"], {})
