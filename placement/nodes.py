@@ -341,6 +341,10 @@ class NodeState:
                 self.sh_marked.discard(g)
                 self.born.discard(g)
 
+    def scalar_free(self, name: str) -> int:
+        """A scalar resource's idle + releasing amount (0 where the node offers none)."""
+        return self.idle_scalar.get(name, 0) + self.rel_scalar.get(name, 0)
+
     def pods_available(self) -> int:
         """Idle + releasing pod slots (the reservation pods that existed at open are running pods)."""
         return self.idle_pods + self.rel_pods

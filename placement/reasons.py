@@ -242,8 +242,8 @@ def scalar_text(name: str, amount: float) -> str:
 def _scalar_shortfall(task: TaskState, nodes: list[NodeState]) -> Reason | None:
     """The first scalar resource (an RDMA device, hugepages, ephemeral storage...) no node has free enough of."""
     for name, need in task.req.scalar:
-        best = max(nodes, key=lambda n: (n.idle_scalar.get(name, 0) + n.rel_scalar.get(name, 0), n.name))
-        have = best.idle_scalar.get(name, 0) + best.rel_scalar.get(name, 0)
+        best = max(nodes, key=lambda n: (n.scalar_free(name), n.name))
+        have = best.scalar_free(name)
         if have < need:
             if have > 0:
                 most = f"the most is {scalar_text(name, have)}, on {best.name}"

@@ -58,7 +58,7 @@ def _node_free(node: NodeState, profiles: list[str]) -> list[float]:
 def _named_free(node: NodeState, name: str) -> int:
     """A MIG profile's or scalar resource's idle + releasing amount (a name is one or the other)."""
     mig = node.idle_mig.get(name, 0) + node.rel_mig.get(name, 0)
-    return mig + node.idle_scalar.get(name, 0) + node.rel_scalar.get(name, 0)
+    return mig + node.scalar_free(name)
 
 
 def _ratio(req: list[float], free: list[float]) -> float:
