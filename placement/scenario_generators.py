@@ -124,7 +124,9 @@ def sub_scenarios(ssn: Session, base: Scenario, feasible: dict[str, NodeState]) 
         if task.node:
             recorded_freed[task.node] = recorded_freed.get(task.node, 0.0) + task.accepted[2]
     chunks = [chunk.tasks for chunk in base.chunks]
-    node_chunks: dict[str, list[int]] = {}
+    # Per node, the chunks with a pod there (first-seen order) and the GPUs each frees there, summed in
+    # the chunk's task order so the floats come out as a per-chunk sum would give them.
+    node_chunks: dict[str, dict[int, float]] = {}
     first_seen: dict[str, int] = {}
     index = 0
     for i, tasks in enumerate(chunks):
@@ -132,30 +134,29 @@ def sub_scenarios(ssn: Session, base: Scenario, feasible: dict[str, NodeState]) 
             node = task.node
             if node:
                 first_seen.setdefault(node, index)
-                picked = node_chunks.setdefault(node, [])
-                if i not in picked:
-                    picked.append(i)
+                freed = node_chunks.setdefault(node, {})
+                freed[i] = freed.get(i, 0) + task.accepted[2]
             index += 1
-    room = ssn.gpu_room()
+    room = ssn.gpu_room_sums()
     capacity: dict[str, float] = {}
-    for node, picked in node_chunks.items():
-        value = recorded_freed.get(node, 0.0) + sum(room[node])
-        for i in picked:
-            value += sum(t.accepted[2] for t in chunks[i] if t.node == node)
+    for node, freed in node_chunks.items():
+        value = recorded_freed.get(node, 0.0) + room[node]
+        for chunk_freed in freed.values():
+            value += chunk_freed
         capacity[node] = value
     candidates = [n for n in node_chunks if not (smallest > 0 and capacity[n] < smallest)]
     candidates.sort(key=lambda n: (capacity[n], first_seen[n]))
     baseline = 0.0
     for name in feasible:
         if name not in node_chunks:
-            baseline += sum(room[name]) + recorded_freed.get(name, 0.0)
+            baseline += room[name] + recorded_freed.get(name, 0.0)
     remaining = max(0.0, demand - baseline)
     k = _smallest_covering(candidates, capacity, remaining)
     step = 1
     while 0 <= k <= len(candidates):
         picked_chunks: set[int] = set()
         for node in candidates[:k]:
-            picked_chunks.update(node_chunks[node])
+            picked_chunks.update(node_chunks[node].keys())
         yield base.emit(chunks[i] for i in sorted(picked_chunks))
         if k >= len(candidates):
             return

@@ -114,6 +114,7 @@ class Session:
         ) or any(p.anti_affinity for n in snapshot.nodes for p in n.outside_pods)
         self.generation = 0  # bumped by rebuild(): node objects are new
         self._gpu_room: tuple[tuple[int, int], dict[str, tuple[float, float]]] | None = None
+        self._gpu_room_sums: tuple[tuple[int, int], dict[str, float]] | None = None
         self.cycle = 0
         # Committed statements that changed something; a cycle that commits none changes nothing.
         self.commits = 0
@@ -219,6 +220,13 @@ class Session:
             room = {n.name: (idle_gpu_capacity(n)[0], releasing_gpu_capacity(n)[0]) for n in self.node_list}
             self._gpu_room = (key, room)
         return self._gpu_room[1]
+
+    def gpu_room_sums(self) -> dict[str, float]:
+        """Per node, idle + releasing GPU capacity (gpu_room's pair summed), kept as long as gpu_room is."""
+        key = (self.generation, self.commits)
+        if self._gpu_room_sums is None or self._gpu_room_sums[0] != key:
+            self._gpu_room_sums = (key, {name: sum(pair) for name, pair in self.gpu_room().items()})
+        return self._gpu_room_sums[1]
 
     def larger_than_any_node(self, tasks: list[TaskState]) -> TaskState | None:
         """VictimInvariantPrePredicateFailureForTasks: the first pod asking more GPUs, CPU, memory, of a MIG
