@@ -24,6 +24,7 @@ import pulumi_kubernetes as k8s
 from components.eks_network import EksNetwork
 from kaistack.declaration.kai_api import GPU_PRESENT_LABEL
 from kaistack.declaration.marks import NODE_POOL_LABEL as POOL_LABEL
+from kaistack.declaration.marks import SYSTEM_POOL
 from kaistack.declaration.model import EksSettings, NodePool, StackConfig, Taint
 
 # EKS-optimized Amazon Linux 2023 AMIs. The NVIDIA variant ships the driver and the NVIDIA
@@ -181,10 +182,10 @@ class EksCluster(pulumi.ComponentResource):
             scaling_config=aws.eks.NodeGroupScalingConfigArgs(
                 min_size=system.min_size, desired_size=system.desired_size, max_size=system.max_size
             ),
-            labels={POOL_LABEL: "system"},
+            labels={POOL_LABEL: SYSTEM_POOL},
             disk_size=SYSTEM_DISK_GIB,
             subnet_ids=subnet_ids,
-            tags={**tags, POOL_LABEL: "system"},
+            tags={**tags, POOL_LABEL: SYSTEM_POOL},
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(after)),
         )
 

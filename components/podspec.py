@@ -10,12 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from kaistack.declaration import kai_api, subgroups, tenant_gangs
-from kaistack.declaration.kai_api import GPU_RESOURCE, SCHEDULER_NAME
+from kaistack.declaration.kai_api import GPU_RESOURCE, GPU_TOLERATION, SCHEDULER_NAME
 from kaistack.declaration.marks import TENANT_LABEL, WORKLOAD_LABEL
 from kaistack.declaration.model import StackConfig, Workload
 
-# The taint GPU node pools conventionally carry; NVIDIA's own DaemonSets tolerate it the same way.
-GPU_TOLERATION = {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}
 # Kubeflow's training operator only wires rendezvous env/ports into the container named "pytorch"
 # (training-operator pkg/controller.v1/pytorch: DefaultContainerName).
 PYTORCH_CONTAINER = "pytorch"
@@ -104,7 +102,7 @@ def pod_spec(work: Workload, container_name: str = "main", restart_policy: str |
     if work.priority_class is not None:
         # Kept inside a vCluster because tenants sync host PriorityClasses (sync.fromHost.priorityClasses).
         spec["priorityClassName"] = work.priority_class
-    if work.uses_gpu and work.tolerate_gpu_taint:
+    if work.tolerates_gpu_taint:
         spec["tolerations"] = [dict(GPU_TOLERATION)]
     if work.node_selector:
         spec["nodeSelector"] = dict(work.node_selector)

@@ -191,6 +191,7 @@ def diagnose_task(ssn: Session, task: TaskState) -> Reason:
     allowed = [n for n in typed if n.admits(req)]
     if not allowed:
         return _constraint_reason(task, typed)
+    kept_off = [n for n in typed if n not in allowed]
     typed = allowed
     if req.kind == KIND_MEMORY and all(not n.valid_portion(req) for n in typed):
         message = f"gpu-memory {req.gpu_memory} MiB exceeds the memory of every GPU"
@@ -210,6 +211,10 @@ def diagnose_task(ssn: Session, task: TaskState) -> Reason:
         if node.pods_available() < 2:
             return Reason(PODS, f"node {node.name} has no free pod slots", node=node.name)
         return Reason(NO_NODE, f"no node passes the scheduling predicates for {req.describe()}")
+    # A node with room that the pod's constraints keep it off says more than the closest miss among the rest.
+    roomy = [n for n in kept_off if n.fits(task, releasing=True)]
+    if roomy:
+        return _constraint_reason(task, roomy, "the nodes with room for it keep it off")
     short = _scalar_shortfall(task, typed)
     if short is not None:
         return short
@@ -224,11 +229,13 @@ def diagnose_task(ssn: Session, task: TaskState) -> Reason:
     return Reason(NO_NODE, message, node=best.name)
 
 
-def _constraint_reason(task: TaskState, nodes: list[NodeState]) -> Reason:
-    """No node the pod's nodeSelector, affinity and tolerations allow: what keeps it off the first few."""
+def _constraint_reason(
+    task: TaskState, nodes: list[NodeState], lead: str = "no node passes the pod's node constraints"
+) -> Reason:
+    """The pod's nodeSelector, affinity and tolerations keep it off these nodes: what keeps it off the first few."""
     shown = [node_constraints.refusal(task.req.constraints, n.spec) or "" for n in nodes[:3]]
     more = f" (and {len(nodes) - 3} more nodes)" if len(nodes) > 3 else ""
-    message = f"no node passes the pod's node constraints: {'; '.join(shown)}{more}"
+    message = f"{lead}: {'; '.join(shown)}{more}"
     return Reason(NODE_CONSTRAINTS, message)
 
 

@@ -126,6 +126,7 @@ class CapacityReport:
     topology: TopologyVerdict | None = None
     kai_version: str = ""  # the stack's KAI release
     rules: str = ""  # the KAI rules simulated (placement.Placement.kai_version)
+    notes: tuple[str, ...] = ()  # what of the declaration the verdict did not check (kaistack.capacity.plan)
 
     @property
     def ok(self) -> bool:
@@ -204,6 +205,7 @@ def check(
         topology=topology,
         kai_version=config.kai.version,
         rules=the_plan.placement.kai_version,
+        notes=the_plan.notes,
     )
 
 

@@ -127,6 +127,7 @@ def to_html(report: CapacityReport) -> str:
 <body>
 <h1>{escape(title)}</h1>
 <div class="verdict {verdict}">{escape(report.summary())}</div>
+{"".join(f"<p class='note'>note: {escape(note)}</p>" for note in report.notes)}
 <h2>GPUs</h2>
 <div class="nodes">{"".join(_node(n, report.workloads) for n in report.nodes)}</div>
 <h2>Workloads</h2>

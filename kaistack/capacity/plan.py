@@ -18,8 +18,18 @@ each pod in its own (kaistack.declaration.subgroups), and a declared `topology` 
 topologyConstraint on the stack's Topology (cluster.topology).
 
 Nodes come from the declared node pools; the control plane is not schedulable and not listed. Each
-carries its pool's labels, `kaistack.io/node-pool` and its own `kubernetes.io/hostname`, which is what
-KAI's topology plugin reads to put it in a domain.
+carries its pool's labels, `kaistack.io/node-pool` (not on an existing cluster, whose nodes kaistack does
+not label) and its own `kubernetes.io/hostname`, which is what
+KAI's topology plugin reads to put it in a domain, and its pool's taints. On EKS the system node group is
+there too: CPU-only pods run on it, as every GPU pool carries the GPU taint (kaistack.stack.eks).
+
+Pods carry what kaistack renders into them (components.podspec): the workload's nodeSelector, and the GPU
+toleration on GPU workloads. A tenant's pods keep both on the host, as kaistack runs the vCluster without
+its virtual scheduler (loft-sh/vcluster@v0.36.1:pkg/controllers/resources/pods/translate/translator.go:
+424-451). Two things keep the snapshot from modelling them, each said in a note: a nodeSelector key no
+node of the snapshot carries (real nodes have labels a declaration does not list, kubernetes.io/os
+among them) is left out, and on EKS without the system node group's allocatable nothing is modelled, since
+the CPU-only pods would have nowhere to go.
 """
 
 from __future__ import annotations
@@ -27,18 +37,29 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from kaistack.declaration import kai_api, subgroups, tenant_gangs, versions
-from kaistack.declaration.marks import NODE_POOL_LABEL
-from kaistack.declaration.model import ClusterTopology, NodePool, StackConfig, TopologyPlacement, Workload
+from kaistack.declaration.marks import NODE_POOL_LABEL, SYSTEM_POOL
+from kaistack.declaration.model import (
+    ClusterTopology,
+    NodePool,
+    StackConfig,
+    SystemNodeGroup,
+    TopologyPlacement,
+    Workload,
+)
 from kaistack.declaration.model import Queue as DeclaredQueue
 from placement.model import (
+    NO_CONSTRAINTS,
     Job,
     Node,
+    NodeConstraints,
     Placement,
     Queue,
     QueueResource,
     Snapshot,
     SubGroup,
+    Taint,
     Task,
+    Toleration,
     Topology,
     TopologyConstraint,
     TopologyLevel,
@@ -74,22 +95,47 @@ class Plan:
     workloads: tuple[WorkloadPlan, ...]
     # Node name -> node pool name, so reports can group nodes.
     node_pools: dict[str, str]
+    # What the snapshot leaves out of the declaration, for the report to say.
+    notes: tuple[str, ...] = ()
 
 
 def plan(config: StackConfig) -> Plan:
     """The snapshot for `config`: declared nodes, every queue (KAI's defaults too), every pod."""
     nodes: list[Node] = []
     pools: dict[str, str] = {}
+    notes: list[str] = []
+    system = _system_group(config)
+    constrained = system is None or system.capacity_known
     for pool in config.cluster.node_pools:
         for i in range(pool.count):
-            node = _node(config, pool, f"{pool.name}-{i}")
+            node = _node(config, pool, f"{pool.name}-{i}", constrained)
             nodes.append(node)
             pools[node.name] = pool.name
+    if system is not None and constrained:
+        for i in range(system.desired_size):
+            node = _system_node(system, f"{SYSTEM_POOL}-{i}")
+            nodes.append(node)
+            pools[node.name] = SYSTEM_POOL
+    elif system is not None:
+        notes.append(
+            "taints, tolerations and nodeSelectors are not checked: CPU-only pods run on the EKS system node "
+            "group, whose allocatable is not known (give AWS credentials, or declare "
+            "cluster.eks.systemNodeGroup.cpu, .memory and .pods)"
+        )
+    labelled = {key for node in nodes for key in node.labels}
     queues = tuple(_queue(q) for q in config.all_queues())
     jobs: list[Job] = []
     plans: list[WorkloadPlan] = []
     for work in config.workloads:
-        new_jobs, plan_ = _expand(config, work)
+        constraints = NO_CONSTRAINTS
+        if constrained:
+            constraints, unknown = _constraints(work, labelled)
+            if unknown:
+                notes.append(
+                    f"{work.name}: nodeSelector {', '.join(unknown)} not checked: no node the declaration "
+                    "describes has that label (declare it in the pool's labels to check it)"
+                )
+        new_jobs, plan_ = _expand(config, work, constraints)
         jobs.extend(new_jobs)
         plans.append(plan_)
     strategy = config.kai.placement_strategy
@@ -106,10 +152,43 @@ def plan(config: StackConfig) -> Plan:
     topologies = (
         () if topology is None else (Topology(topology.name, tuple(TopologyLevel(label) for label in topology.levels)),)
     )
-    return Plan(Snapshot(tuple(nodes), queues, tuple(jobs), topologies), placement, tuple(plans), pools)
+    return Plan(Snapshot(tuple(nodes), queues, tuple(jobs), topologies), placement, tuple(plans), pools, tuple(notes))
 
 
-def _node(config: StackConfig, pool: NodePool, name: str) -> Node:
+def _system_group(config: StackConfig) -> SystemNodeGroup | None:
+    eks = config.cluster.eks
+    return eks.system_node_group if config.cluster.provider == "eks" and eks is not None else None
+
+
+def _system_node(group: SystemNodeGroup, name: str) -> Node:
+    """An EKS system node: no GPUs, no taints, the pool label components.cluster_eks gives it."""
+    assert group.cpu is not None
+    assert group.memory is not None
+    assert group.pods is not None
+    return Node(
+        name=name,
+        gpus=0,
+        cpu_millis=cpu_millis(group.cpu),
+        memory_bytes=memory_bytes(group.memory),
+        pods=group.pods,
+        labels={NODE_POOL_LABEL: SYSTEM_POOL, kai_api.HOSTNAME_LABEL: name},
+    )
+
+
+def _constraints(work: Workload, labelled: set[str]) -> tuple[NodeConstraints, list[str]]:
+    """What kaistack renders into the pods (components.podspec), less selector keys no node carries."""
+    selector = tuple(sorted((k, v) for k, v in work.node_selector.items() if k in labelled))
+    unknown = sorted(f"{k}={v}" for k, v in work.node_selector.items() if k not in labelled)
+    tolerations: tuple[Toleration, ...] = ()
+    if work.tolerates_gpu_taint:
+        t = kai_api.GPU_TOLERATION
+        tolerations = (Toleration(key=t["key"], operator=t["operator"], effect=t["effect"]),)
+    if not selector and not tolerations:
+        return NO_CONSTRAINTS, unknown
+    return NodeConstraints(node_selector=selector, tolerations=tolerations), unknown
+
+
+def _node(config: StackConfig, pool: NodePool, name: str, tainted: bool = True) -> Node:
     # The nvidia.com/gpu.memory label exists when something sets it: the fake operator's exporter,
     # GFD (device plugin / GPU Operator) or an EKS pool's discovered labels. The checker can only use
     # a value it knows, so an undeclared memory is treated as a missing label.
@@ -131,8 +210,15 @@ def _node(config: StackConfig, pool: NodePool, name: str) -> Node:
         pods=pool.pods,
         mig_strategy=pool.mig_strategy,
         mig=dict(pool.mig),
-        labels={NODE_POOL_LABEL: pool.name, **pool.labels, kai_api.HOSTNAME_LABEL: name},
+        labels={**_pool_label(config, pool), **pool.labels, kai_api.HOSTNAME_LABEL: name},
+        taints=tuple(Taint(t.key, t.value or "", t.effect) for t in pool.taints) if tainted else (),
     )
+
+
+def _pool_label(config: StackConfig, pool: NodePool) -> dict[str, str]:
+    """kaistack.io/node-pool, on the nodes kaistack creates (components.cluster_kind, components.cluster_eks).
+    An existing cluster's nodes never get it, so a nodeSelector on it must not match there."""
+    return {} if config.cluster.provider == "existing" else {NODE_POOL_LABEL: pool.name}
 
 
 def _advertised_gpus(config: StackConfig, physical: int) -> int:
@@ -168,7 +254,7 @@ def _queue(queue: DeclaredQueue) -> Queue:
     )
 
 
-def _task(work: Workload) -> Task:
+def _task(work: Workload, constraints: NodeConstraints) -> Task:
     return Task(
         gpu=work.gpu or 0,
         gpu_fraction=work.gpu_fraction,
@@ -176,6 +262,7 @@ def _task(work: Workload) -> Task:
         gpu_devices=work.gpu_devices or 1,
         cpu_millis=cpu_millis(work.cpu),
         memory_bytes=memory_bytes(work.memory),
+        constraints=constraints,
     )
 
 
@@ -186,11 +273,11 @@ def priority_class(work: Workload) -> str:
     return "train" if work.tenant is not None else work.default_priority_class
 
 
-def _expand(config: StackConfig, work: Workload) -> tuple[list[Job], WorkloadPlan]:
+def _expand(config: StackConfig, work: Workload, constraints: NodeConstraints) -> tuple[list[Job], WorkloadPlan]:
     queue = config.queue_of(work)
     klass = priority_class(work)
     priority = kai_api.PRIORITY_CLASSES[klass]
-    task = _task(work)
+    task = _task(work, constraints)
     count = work.pod_count
     topology = _constraint(config.cluster.topology, work.topology)
     jobs: list[Job] = []

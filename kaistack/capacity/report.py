@@ -27,6 +27,7 @@ def to_json(report: CapacityReport) -> dict[str, Any]:
         "topology": _topology_json(report.topology) if report.topology else None,
         "kaiVersion": report.kai_version,
         "simulatedRules": report.rules,
+        "notes": list(report.notes),
     }
 
 
@@ -155,6 +156,7 @@ def to_text(report: CapacityReport) -> str:
         lines.append(
             f"note: KAI {report.kai_version} is simulated with KAI {report.rules}'s rules (the nearest the checker has)"
         )
+    lines.extend(f"note: {note}" for note in report.notes)
     lines.append("")
     lines.append("workloads:")
     for w in report.workloads:
@@ -194,9 +196,10 @@ def _cell(text: str) -> str:
 def to_markdown(report: CapacityReport) -> str:
     icon = "✅" if report.ok else "❌"
     title = f"### {icon} Capacity{f' — stack `{report.stack}`' if report.stack else ''}: {report.summary()}"
-    lines = [
-        title,
-        "",
+    lines = [title, ""]
+    if report.notes:
+        lines += [*(f"> note: {_cell(note)}" for note in report.notes), ""]
+    lines += [
         "| Workload | Where | Queue | Class | Status | Placement / why Pending |",
         "|---|---|---|---|---|---|",
     ]

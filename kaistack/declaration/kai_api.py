@@ -67,6 +67,9 @@ GPU_SHARING_ANNOTATIONS = (GPU_FRACTION, GPU_MEMORY)
 
 # -- resources ------------------------------------------------------------------------------------
 GPU_RESOURCE = "nvidia.com/gpu"  # whole GPUs (an extended resource)
+# The toleration kaistack gives GPU workloads' pods, for the taint GPU node pools conventionally carry (EKS
+# pools always: kaistack.stack.eks); NVIDIA's own DaemonSets tolerate it the same way.
+GPU_TOLERATION = {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}
 AMD_GPU_RESOURCE = "amd.com/gpu"  # KAI counts it as GPUs too (resource_requirment.go:17-18, 53-60)
 MIG_RESOURCE_PREFIX = "nvidia.com/mig-"  # nvidia.com/mig-<G>g.<M>gb
 

@@ -5,7 +5,9 @@ allocatable `cpu`, `memory` and `pods` of every EKS pool from EC2 `DescribeInsta
 that each type is offered in the stack's availability zones (`DescribeInstanceTypeOfferings`), and
 adds what a GPU node needs before GPU feature discovery runs: the `nvidia.com/gpu.{product,count,
 memory}` labels KAI reads for GPU-memory sharing and the `nvidia.com/gpu=true:NoSchedule` taint.
-The placement checker, the node labels and the policies then all see the same numbers.
+The system node group's allocatable `cpu`, `memory` and `pods` come the same way: CPU-only pods run
+there, since the taint keeps them off every GPU pool. The placement checker, the node labels and the
+policies then all see the same numbers.
 
 A value declared by hand is kept when AWS agrees with it and is a ConfigError naming both values
 when it does not. Without credentials (or without a network) the declared values are used as they
@@ -25,7 +27,7 @@ from decimal import Decimal
 from typing import Any
 
 from kaistack.declaration.kai_api import GPU_COUNT_LABEL, GPU_MEMORY_LABEL, GPU_PRODUCT_LABEL, GPU_RESOURCE
-from kaistack.declaration.model import NodePool, StackConfig, Taint
+from kaistack.declaration.model import NodePool, StackConfig, SystemNodeGroup, Taint
 from kaistack.declaration.parse import ConfigError
 from kaistack.stack.ec2 import AwsUnavailable, Ec2, InstanceFacts
 from placement.quantity import cpu_millis, memory_bytes
@@ -80,9 +82,14 @@ def discover(config: StackConfig, ec2: Any = None) -> tuple[StackConfig, list[st
         merged, pool_problems = _merge(pool, pool_facts, where)
         problems += pool_problems
         pools.append(merged)
+    system = cluster.eks.system_node_group
+    system_facts = facts.get(system.instance_type)
+    if system_facts is not None:
+        system, system_problems = _merge_system(system, system_facts)
+        problems += system_problems
     if problems:
         raise ConfigError(sorted(problems))  # key-path order: pool by pool
-    return _with_pools(config, pools, zones), notes
+    return _with_pools(config, pools, zones, system), notes
 
 
 # --- what AWS says, checked against the declaration -------------------------------------------------
@@ -221,6 +228,27 @@ def _merge(pool: NodePool, facts: InstanceFacts, where: str) -> tuple[NodePool, 
     return merged.replace(labels=labels, taints=taints), problems
 
 
+def _merge_system(group: SystemNodeGroup, facts: InstanceFacts) -> tuple[SystemNodeGroup, list[str]]:
+    """The system node group's allocatable, as for a pool: declared values checked, the rest from EC2."""
+    where = "kaistack:cluster.eks.systemNodeGroup"
+    itype = facts.instance_type
+    problems: list[str] = []
+    update: dict[str, Any] = {}
+    if group.cpu is None:
+        update["cpu"] = f"{facts.allocatable_cpu_millis}m"
+    elif cpu_millis(group.cpu) > facts.vcpus * 1000:
+        problems.append(f"{where}.cpu: declared {group.cpu} but AWS says {itype} has {facts.vcpus} vCPUs")
+    if group.memory is None:
+        update["memory"] = f"{facts.allocatable_memory_mib}Mi"
+    elif memory_bytes(group.memory) > facts.memory_mib * 2**20:
+        problems.append(
+            f"{where}.memory: declared {group.memory} but AWS says {itype} has {facts.memory_mib}Mi of memory"
+        )
+    if group.pods is None:
+        update["pods"] = facts.max_pods
+    return group.replace(**update), problems
+
+
 def _gpu_node_marks(pool: NodePool, where: str) -> tuple[dict[str, str], list[Taint], list[str]]:
     """Labels KAI needs before GFD runs, and the GPU taint, added to what the pool declares."""
     labels = dict(pool.labels)
@@ -299,9 +327,19 @@ def _from_declared(config: StackConfig, reason: str) -> tuple[StackConfig, list[
     return _with_pools(config, pools), [note]
 
 
-def _with_pools(config: StackConfig, pools: Iterable[NodePool], zones: list[str] | None = None) -> StackConfig:
+def _with_pools(
+    config: StackConfig,
+    pools: Iterable[NodePool],
+    zones: list[str] | None = None,
+    system: SystemNodeGroup | None = None,
+) -> StackConfig:
     update: dict[str, Any] = {"node_pools": list(pools)}
     eks = config.cluster.eks
+    eks_update: dict[str, Any] = {}
     if eks is not None and zones is not None and zones != eks.availability_zones:
-        update["eks"] = eks.replace(availability_zones=zones)
+        eks_update["availability_zones"] = zones
+    if eks is not None and system is not None and system != eks.system_node_group:
+        eks_update["system_node_group"] = system
+    if eks is not None and eks_update:
+        update["eks"] = eks.replace(**eks_update)
     return config.replace(cluster=config.cluster.replace(**update))

@@ -209,6 +209,8 @@ def test_every_problem_is_reported_at_once(ec2: Any) -> None:
         ({"instanceType": None}, r"nodePools\[0\]\.instanceType: required on EKS"),
         ({"count": 5, "maxSize": 3}, r"nodePools\[0\]\.count: 5 must lie between minSize \(5\) and maxSize \(3\)"),
         ({"count": 0, "maxSize": 0}, r"nodePools\[0\]\.maxSize: EKS node groups need maxSize >= 1"),
+        # components/cluster_eks.py labels the system node group kaistack.io/node-pool=system.
+        ({"name": "system"}, r"nodePools\[0\]\.name: 'system' names the EKS system node group"),
     ],
 )
 def test_pool_shape_problems_need_no_aws(no_aws: None, change: dict[str, Any], message: str) -> None:
@@ -345,3 +347,34 @@ def test_stack_resolves_offline_to_the_same_config(no_aws: None, name: str) -> N
         client = boto3.client("ec2", region_name=REGION, aws_access_key_id="t", aws_secret_access_key="t")
         online = resolve_node_pools(stack(name), client)
     assert offline == online
+
+
+# --- the system node group: where CPU-only pods run -------------------------------------------------
+
+
+def test_the_system_node_groups_allocatable_comes_from_describe_instance_types(ec2: Any) -> None:
+    """m6i.large, the default: 2 vCPU / 8 GiB / 3 ENIs x 10 IPs: 70m and 11x29+255 MiB kube-reserved, 29 pods."""
+    system = resolve_node_pools(eks_config(), ec2).cluster.eks.system_node_group
+    assert (str(system.cpu), str(system.memory), system.pods) == ("1930m", "7518Mi", 29)
+
+
+def test_a_declared_system_node_group_cpu_within_the_machine_is_kept(ec2: Any) -> None:
+    raw = eks_raw()
+    raw["cluster"]["eks"]["systemNodeGroup"] = {"cpu": "1500m"}
+    system = resolve_node_pools(eks_config(raw), ec2).cluster.eks.system_node_group
+    assert (str(system.cpu), system.pods) == ("1500m", 29)
+
+
+def test_a_declared_system_node_group_memory_above_the_machine_names_both_values(ec2: Any) -> None:
+    raw = eks_raw()
+    raw["cluster"]["eks"]["systemNodeGroup"] = {"memory": "64Gi"}
+    with pytest.raises(ConfigError) as excinfo:
+        resolve_node_pools(eks_config(raw), ec2)
+    assert _problems(excinfo) == [
+        "kaistack:cluster.eks.systemNodeGroup.memory: declared 64Gi but AWS says m6i.large has 8192Mi of memory"
+    ]
+
+
+def test_without_aws_the_system_node_groups_allocatable_stays_as_declared(no_aws: None) -> None:
+    config, _ = discover(eks_config(gpus=1, gpuProduct="NVIDIA-L4", gpuMemoryMiB=22888))
+    assert not config.cluster.eks.system_node_group.capacity_known

@@ -153,6 +153,18 @@ def test_a_pod_no_node_admits_stays_pending_and_says_why() -> None:
     assert "has the taint nvidia.com/gpu=true:NoSchedule" in result.reasons["j"].message
 
 
+def test_a_pod_whose_room_is_only_on_nodes_it_may_not_use_names_what_keeps_it_off() -> None:
+    """The open node has no GPU free: its closest miss would hide that the tainted one has room."""
+    nodes = [{"name": "tainted", "gpus": 2, "taints": GPU_TAINT}, {"name": "open", "gpus": 0}]
+    result = run(_doc(nodes, [{"name": "j", "queue": "q", "gpu": 1}]))
+    reason = result.reasons["j"]
+    assert reason.code == "node-constraints"
+    assert reason.message == (
+        "the nodes with room for it keep it off: node tainted has the taint nvidia.com/gpu=true:NoSchedule, "
+        "which it does not tolerate"
+    )
+
+
 def test_a_task_s_node_selector_replaces_its_job_s() -> None:
     nodes = [{"name": "a", "gpus": 1, "labels": {"gpu": "a100"}}, {"name": "h", "gpus": 1, "labels": {"gpu": "h100"}}]
     job = {"name": "j", "queue": "q", "gpu": 1, **H100, "tasks": [{}, {"nodeSelector": {"gpu": "a100"}}]}

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator, model_validator
 
 from kaistack.declaration import limits, versions
+from kaistack.declaration.marks import NODE_POOL_LABEL, SYSTEM_POOL
 from kaistack.declaration.model.base import KubeQuantity, Model, Name, Text
 from kaistack.declaration.model.topology import ClusterTopology
 from placement.quantity import Quantity
@@ -31,7 +32,9 @@ class NodePool(Model):
     unset on an EKS pool are discovered from EC2.
     """
 
-    name: Name = Field(description="Pool name (a DNS label); nodes are labelled kaistack.io/node-pool=<name>")
+    name: Name = Field(
+        description="Pool name (a DNS label); kind and EKS nodes are labelled kaistack.io/node-pool=<name>"
+    )
     count: int = Field(default=1, ge=0, le=limits.MAX_NODES, description="Nodes in the pool (EKS: desired size)")
     min_size: int | None = Field(default=None, ge=0, le=limits.MAX_NODES, description="EKS: smallest node count")
     max_size: int | None = Field(default=None, ge=0, le=limits.MAX_NODES, description="EKS: largest node count")
@@ -115,6 +118,21 @@ class SystemNodeGroup(Model):
     min_size: int = Field(default=2, ge=1, le=1000, description="Smallest system node count")
     max_size: int = Field(default=3, ge=1, le=1000, description="Largest system node count")
     desired_size: int = Field(default=2, ge=1, le=1000, description="Desired system node count")
+    # Where CPU-only pods run on EKS (GPU pools carry the GPU taint). Read from EC2 with AWS credentials;
+    # declared, they let `kaistack check` model taints offline too.
+    cpu: KubeQuantity | None = Field(
+        default=None, description="Allocatable CPU per system node ('1930m'); from EC2 when AWS can be asked"
+    )
+    memory: KubeQuantity | None = Field(
+        default=None, description="Allocatable memory per system node ('7056Mi'); from EC2 when AWS can be asked"
+    )
+    pods: int | None = Field(
+        default=None, gt=0, le=100_000, description="Max pods per system node; from EC2 when AWS can be asked"
+    )
+
+    @property
+    def capacity_known(self) -> bool:
+        return self.cpu is not None and self.memory is not None and self.pods is not None
 
 
 class EksSettings(Model):
@@ -193,6 +211,11 @@ def eks_shape_problems(cluster: ClusterConfig) -> list[str]:
             )
         if high < 1:
             problems.append(f"{where}.maxSize: EKS node groups need maxSize >= 1, got {high}")
+        if pool.name == SYSTEM_POOL:
+            problems.append(
+                f"{where}.name: {SYSTEM_POOL!r} names the EKS system node group ({NODE_POOL_LABEL}={SYSTEM_POOL}); "
+                "pick another pool name"
+            )
     system = eks.system_node_group
     if not system.min_size <= system.desired_size <= system.max_size:
         problems.append(

@@ -135,6 +135,11 @@ class Workload(Model):
         return self.gpu is not None or self.shares_gpu
 
     @property
+    def tolerates_gpu_taint(self) -> bool:
+        """Its pods carry kai_api.GPU_TOLERATION: a GPU workload, unless `tolerateGpuTaint` is false."""
+        return self.uses_gpu and self.tolerate_gpu_taint
+
+    @property
     def default_priority_class(self) -> str:
         """The class KAI's pod-grouper assigns when none is set (kai.md §2, §5)."""
         return "inference" if self.kind == "Deployment" else "train"
