@@ -129,7 +129,7 @@ def plan(config: StackConfig) -> Plan:
     for work in config.workloads:
         constraints = NO_CONSTRAINTS
         if constrained:
-            constraints, unknown = _constraints(work, labelled)
+            constraints, unknown = _constraints(config, work, labelled)
             if unknown:
                 notes.append(
                     f"{work.name}: nodeSelector {', '.join(unknown)} not checked: no node the declaration "
@@ -175,12 +175,19 @@ def _system_node(group: SystemNodeGroup, name: str) -> Node:
     )
 
 
-def _constraints(work: Workload, labelled: set[str]) -> tuple[NodeConstraints, list[str]]:
-    """What kaistack renders into the pods (components.podspec), less selector keys no node carries."""
+def _constraints(config: StackConfig, work: Workload, labelled: set[str]) -> tuple[NodeConstraints, list[str]]:
+    """What kaistack renders into the pods (components.podspec), less selector keys no node carries.
+
+    EKS runs the ExtendedResourceToleration admission plugin (on since Kubernetes 1.19 there:
+    aws/containers-roadmap#739), which gives a pod requesting nvidia.com/gpu the very toleration podspec
+    renders (kubernetes/kubernetes:plugin/pkg/admission/extendedresourcetoleration/admission.go). Whole-GPU
+    pods request it; shared-GPU pods ask KAI by annotation and do not. kind's API server does not run it.
+    """
     selector = tuple(sorted((k, v) for k, v in work.node_selector.items() if k in labelled))
     unknown = sorted(f"{k}={v}" for k, v in work.node_selector.items() if k not in labelled)
     tolerations: tuple[Toleration, ...] = ()
-    if work.tolerates_gpu_taint:
+    admitted = config.cluster.provider == "eks" and work.gpu is not None
+    if work.tolerates_gpu_taint or admitted:
         t = kai_api.GPU_TOLERATION
         tolerations = (Toleration(key=t["key"], operator=t["operator"], effect=t["effect"]),)
     if not selector and not tolerations:

@@ -148,6 +148,19 @@ def test_on_eks_a_cpu_only_pod_larger_than_a_system_node_stays_pending() -> None
     assert _verdict(report, "web").status == "Pending"
 
 
+def test_on_eks_a_whole_gpu_pod_is_given_the_gpu_toleration_by_admission_even_when_told_not_to_tolerate() -> None:
+    """EKS runs ExtendedResourceToleration (aws/containers-roadmap#739): a pod requesting nvidia.com/gpu gets
+    {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+    (kubernetes/kubernetes:plugin/pkg/admission/extendedresourcetoleration/admission.go)."""
+    report = _check(_eks({"name": "train", "gpu": 1, "tolerateGpuTaint": False}, system=M6I_LARGE))
+    assert _nodes(report, "train") == ["l4-0"]
+
+
+def test_on_eks_a_shared_gpu_pod_requests_no_nvidia_gpu_so_admission_gives_it_no_toleration() -> None:
+    report = _check(_eks({"name": "serve", "gpuFraction": 0.5, "tolerateGpuTaint": False}, system=M6I_LARGE))
+    assert _verdict(report, "serve").status == "Pending"
+
+
 def test_on_eks_without_the_system_groups_allocatable_nothing_is_constrained_and_the_report_says_so() -> None:
     report = _check(_eks({"name": "web", "cpu": "3"}, {"name": "train", "gpu": 1, "tolerateGpuTaint": False}))
     assert report.ok
