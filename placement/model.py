@@ -144,6 +144,8 @@ class OutsidePod:
     namespace: str
     labels: tuple[tuple[str, str], ...] = ()
     anti_affinity: tuple[PodAffinityTerm, ...] = ()
+    # The host ports it holds (placement.host_ports): (hostIP, protocol, port), defaults filled in.
+    host_ports: tuple[tuple[str, str, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +159,8 @@ class NodeConstraints:
     # Required inter-pod affinity and anti-affinity terms (placement.pod_affinity).
     pod_affinity: tuple[PodAffinityTerm, ...] = ()
     pod_anti_affinity: tuple[PodAffinityTerm, ...] = ()
+    # The host ports its containers bind (placement.host_ports): (hostIP, protocol, port), defaults filled in.
+    host_ports: tuple[tuple[str, str, int], ...] = ()
     # A digest of what else KAI's scheduling signature hashes (the whole affinity, preferred terms too, topology
     # spread, host ports, volumes): pods that differ in it are not alike to KAI. No predicate reads it.
     other: str = ""

@@ -27,6 +27,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from placement.host_ports import HostPortError, pod_host_ports
 from placement.model import (
     Node,
     NodeConstraints,
@@ -190,7 +191,7 @@ def _selector_term(raw: Any, path: str) -> NodeSelectorTerm:
 
 
 def parse_constraints(spec: Mapping[str, Any]) -> NodeConstraints:
-    """The nodeSelector, affinity.nodeAffinity (required terms) and tolerations of a pod spec."""
+    """The nodeSelector, affinity.nodeAffinity (required terms), tolerations and host ports of a pod spec."""
     selector = _mapping(spec.get("nodeSelector"), "nodeSelector")
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in selector.items()):
         raise ConstraintError("nodeSelector: must map label keys to string values")
@@ -214,12 +215,17 @@ def parse_constraints(spec: Mapping[str, Any]) -> NodeConstraints:
             raise ConstraintError(f"tolerations[{i}]: key, operator, value and effect must be strings")
         tolerations.append(Toleration(*fields))
     affinity = _mapping(spec.get("affinity"), "affinity")
+    try:
+        ports = pod_host_ports(spec)
+    except HostPortError as err:
+        raise ConstraintError(str(err)) from None
     constraints = NodeConstraints(
         tuple(sorted(selector.items())),
         terms,
         tuple(tolerations),
         pod_affinity=pod_terms(affinity, "podAffinity"),
         pod_anti_affinity=pod_terms(affinity, "podAntiAffinity"),
+        host_ports=ports,
     )
     return constraints
 

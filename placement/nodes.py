@@ -16,6 +16,7 @@ import math
 from typing import TYPE_CHECKING
 
 from placement import node_constraints
+from placement.host_ports import HostPort, conflict
 from placement.model import DEFAULT_GPU_MEMORY_MIB, Node
 from placement.tasks import (
     KIND_CPU,
@@ -148,6 +149,8 @@ class NodeState:
         "name",
         "on_change",
         "outside",
+        "outside_ports",
+        "port_entries",
         "rel_cpu",
         "rel_gpus",
         "rel_mem",
@@ -206,6 +209,10 @@ class NodeState:
         # pods outside every job as (namespace, labels, anti-affinity terms).
         self.anti_entries: dict[str, Entry] = {}
         self.outside = [(p.namespace, dict(p.labels), p.anti_affinity) for p in spec.outside_pods]
+        # For host ports (placement.host_ports): the entries whose pod binds some, and what pods outside every
+        # job bind here.
+        self.port_entries: dict[str, Entry] = {}
+        self.outside_ports = [port for p in spec.outside_pods for port in p.host_ports]
         if spec.held:
             self._track(Held(spec.held, RUNNING), 1)
         if spec.releasing:
@@ -373,6 +380,13 @@ class NodeState:
             ok = self.admitted[cid] = node_constraints.admits(req.constraints, self.spec)
         return ok
 
+    def port_conflict(self, task: TaskState) -> tuple[HostPort, HostPort] | None:
+        """PodFitsHostPorts (placement.host_ports): a port the pod wants that a pod here, of any status, holds."""
+        if not self.port_entries and not self.outside_ports:
+            return None
+        used = [port for e in self.port_entries.values() if e.task is not task for port in e.task.req.host_ports]
+        return conflict([*used, *self.outside_ports], task.req.host_ports)
+
     def fits(self, task: TaskState, releasing: bool) -> bool:
         """IsTaskAllocatable (idle only) or IsTaskAllocatableOnReleasingOrIdle (idle + releasing)."""
         req = task.req
@@ -431,6 +445,8 @@ class NodeState:
         self.entries[task.name] = entry
         if task.req.has_anti:
             self.anti_entries[task.name] = entry
+        if task.req.host_ports:
+            self.port_entries[task.name] = entry
         if status in (RELEASING, PIPELINED):
             self.n_moving += 1
         self._track(entry, 1)
@@ -446,6 +462,8 @@ class NodeState:
             return None
         if task.req.has_anti:
             self.anti_entries.pop(task.name, None)
+        if task.req.host_ports:
+            self.port_entries.pop(task.name, None)
         if entry.status == RELEASING or entry.status == PIPELINED:
             self.n_moving -= 1
         self._track(entry, -1)

@@ -125,7 +125,7 @@ def fitting_node(
     affinity: AffinityCheck | None = None,
 ) -> bool:
     """FittingNode: resources on idle + releasing, then the predicates plugin's checks (`affinity`: the
-    InterPodAffinity state for this task now, when it has terms or another pod has anti-affinity)."""
+    InterPodAffinity state for this task now, when it has terms or another pod has anti-affinity; host ports)."""
     if not node.fits(task, releasing=True):
         return False
     job = task.job
@@ -143,6 +143,8 @@ def fitting_node(
     if type_error(task, node) is not None or not node.admits(task.req):
         return False
     if affinity is not None and not affinity.passes(node):
+        return False
+    if task.req.host_ports and node.port_conflict(task) is not None:
         return False
     # CheckNodeConditionPredicate (plugins/predicates/predicates.go:343-349): no pod on a node that is not ready.
     return _pods_ok(ssn, task, node) and node.spec.ready

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from placement import node_constraints
+from placement.host_ports import describe
 from placement.nodes import NodeState
 from placement.placing import node_quota_gpus, type_error
 from placement.queues import GPU, MEMORY, RESOURCE_NAMES, CapacityFailure, over_limit, over_quota
@@ -42,6 +43,7 @@ WAITING = "waiting-for-release"
 NOT_ATTEMPTED = "not-attempted"
 NOT_READY_NODES = "no-ready-node"
 NODE_CONSTRAINTS = "node-constraints"
+HOST_PORTS = "host-ports"
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,6 +210,15 @@ def diagnose_task(ssn: Session, task: TaskState) -> Reason:
             return Reason(NODE_CAPACITY, f"{req.describe()} is {share}: {base.message}", failure.queue, node.name)
     if resource_fit:
         node = resource_fit[0]
+        clash = node.port_conflict(task) if req.host_ports else None
+        if clash is not None and all(n.port_conflict(task) is not None for n in resource_fit):
+            wanted, held = clash
+            more = f" (and {len(resource_fit) - 1} more nodes)" if len(resource_fit) > 1 else ""
+            message = (
+                f"host port {describe(wanted)} is taken on every node with room for it: "
+                f"{node.name} has a pod on {describe(held)}{more}"
+            )
+            return Reason(HOST_PORTS, message, node=node.name)
         if node.pods_available() < 2:
             return Reason(PODS, f"node {node.name} has no free pod slots", node=node.name)
         return Reason(NO_NODE, f"no node passes the scheduling predicates for {req.describe()}")

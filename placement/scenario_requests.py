@@ -9,6 +9,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from placement.host_ports import HostPort, HostPortError, read_host_ports
 from placement.model import NO_CONSTRAINTS
 from placement.node_constraints import ConstraintError, parse_constraints
 from placement.quantity import cpu_millis, memory_bytes
@@ -25,7 +26,7 @@ _CONSTRAINT_FIELDS = {
     "tolerations": ("tolerations",),
 }
 _AFFINITY_KINDS = {"nodeAffinity", "podAffinity", "podAntiAffinity"}
-REQUEST_KEYS |= set(_CONSTRAINT_FIELDS) | {"namespace", "podLabels"}
+REQUEST_KEYS |= set(_CONSTRAINT_FIELDS) | {"namespace", "podLabels", "hostPorts"}
 
 _T = TypeVar("_T")
 
@@ -65,11 +66,21 @@ def read_request(r: Reader, doc: Mapping[str, Any], base: dict[str, Any], path: 
         fields = {f: getattr(parsed, f) for key, names in _CONSTRAINT_FIELDS.items() if key in present for f in names}
         merged = dataclasses.replace(out.get("constraints", NO_CONSTRAINTS), **fields)
         out["constraints"] = merged
+    if "hostPorts" in doc:
+        ports = checked(r, path, lambda: _host_ports(doc["hostPorts"]))
+        out["constraints"] = dataclasses.replace(out.get("constraints", NO_CONSTRAINTS), host_ports=ports)
     if "namespace" in doc:
         out["namespace"] = r.string(doc["namespace"], f"{path}.namespace")
     if "podLabels" in doc:
         out["pod_labels"] = tuple(sorted(labels(r, doc["podLabels"], f"{path}.podLabels").items()))
     return out
+
+
+def _host_ports(raw: Any) -> tuple[HostPort, ...]:
+    try:
+        return read_host_ports(raw, "hostPorts")
+    except HostPortError as err:
+        raise ConstraintError(str(err)) from None
 
 
 def checked(r: Reader, path: str, parse: Callable[[], _T]) -> _T:

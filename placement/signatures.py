@@ -65,8 +65,9 @@ def job_signature(job: JobState, resolve: Callable[[str, str | None], str]) -> S
 
 def _pod_set_signature(job: JobState, tasks: Sequence[TaskState], chain: tuple[str, ...]) -> tuple[object, ...]:
     # The waiting pods' own signatures, sorted (podset.go:190-200): their constraints (nodeSelector, affinity,
-    # tolerations, and what else the signature hashes: NodeConstraints.other), by id; the priority is the job's.
-    waiting = sorted(t.req.constraint_id for t in tasks if t.status not in ACTIVE_ALLOCATED)
+    # tolerations, host port numbers, and what else the signature hashes: NodeConstraints.other), by id; the
+    # priority is the job's.
+    waiting = sorted(t.req.signature_id for t in tasks if t.status not in ACTIVE_ALLOCATED)
     return (chain, job.priority, tuple(waiting)) if waiting else ()
 
 

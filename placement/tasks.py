@@ -6,6 +6,7 @@ gpu memory, MIG devices) so that every later check reads plain attributes.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from typing import TYPE_CHECKING, Any
@@ -100,6 +101,7 @@ class TaskRequest:
         "gpu_memory",
         "gpus",
         "has_anti",
+        "host_ports",
         "kind",
         "labels",
         "mem",
@@ -110,6 +112,7 @@ class TaskRequest:
         "scalar",
         "scalar_map",
         "shape",
+        "signature_id",
     )
 
     def __init__(self, task: Task) -> None:
@@ -125,6 +128,14 @@ class TaskRequest:
         # anti-affinity terms that constrain the pods placed after it.
         self.labels = dict(task.pod_labels) if task.pod_labels else _NONE
         self.has_anti = bool(task.constraints.pod_anti_affinity)
+        self.host_ports = task.constraints.host_ports  # placement.host_ports
+        # KAI's scheduling signature hashes a port's hostPort number, not its IP or protocol
+        # (pod_info/scheduling_constraints_signature.go:92-97): pods that differ only there are alike.
+        self.signature_id = self.constraint_id
+        if self.host_ports:
+            numbers = tuple(("", "", port) for _, _, port in self.host_ports)
+            alike = dataclasses.replace(task.constraints, host_ports=numbers)
+            self.signature_id = _CONSTRAINTS.setdefault(alike, len(_CONSTRAINTS))
         self.gpu_memory = 0
         if self.mig:
             self.kind, self.count, self.portion = KIND_MIG, 0, 0.0

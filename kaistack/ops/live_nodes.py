@@ -23,6 +23,7 @@ from kaistack.ops.live_pods import (
     pod_requests,
     scalar_units,
 )
+from placement.host_ports import HostPortError, pod_host_ports
 from placement.model import Job, Node, OutsidePod, Taint
 from placement.node_constraints import ConstraintError, parse_taints, pod_terms
 from placement.scalar_resources import counted
@@ -56,11 +57,15 @@ class Outside:
         # The fair-share total leaves out active pods of other schedulers, not KAI's own (proportion.go:286-295).
         if dig(pod, "spec", "schedulerName") != kai_api.SCHEDULER_NAME and app not in _UTILITY_APPS:
             _add(self.outside_total, requests)
-        try:  # only the anti-affinity terms are read of such a pod
+        try:  # only the anti-affinity terms and the host ports are read of such a pod
             anti = pod_terms(mapping(dig(pod, "spec", "affinity")), "podAntiAffinity")
         except ConstraintError:
             anti = ()
-        self.pods.append(OutsidePod(object_namespace(pod), labels, anti))
+        try:
+            ports = pod_host_ports(mapping(dig(pod, "spec")))
+        except HostPortError:
+            ports = ()
+        self.pods.append(OutsidePod(object_namespace(pod), labels, anti, ports))
 
 
 def _add(total: dict[str, float], requests: Mapping[str, float]) -> None:
@@ -127,12 +132,14 @@ def read_only(nodes: tuple[Node, ...], jobs: list[Job], level_labels: set[str]) 
         read.update(t.topology_key for t in (*c.pod_affinity, *c.pod_anti_affinity))
     outside_anti = {t.topology_key for n in nodes for p in n.outside_pods for t in p.anti_affinity}
     read |= outside_anti
-    # Other schedulers' pods matter to inter-pod affinity only when some pod has a term.
+    # Other schedulers' pods matter to inter-pod affinity only when some pod has a term, and their host ports
+    # only when some KAI pod wants one.
     keep_outside = bool(outside_anti) or any(c.pod_affinity or c.pod_anti_affinity for c in constraints)
-    return tuple(_trimmed(n, asked, read, keep_outside) for n in nodes)
+    ports_wanted = any(c.host_ports for c in constraints)
+    return tuple(_trimmed(n, asked, read, keep_outside, ports_wanted) for n in nodes)
 
 
-def _trimmed(node: Node, asked: set[str], read: set[str], keep_outside: bool) -> Node:
+def _trimmed(node: Node, asked: set[str], read: set[str], keep_outside: bool, ports_wanted: bool) -> Node:
     def over(name: str) -> bool:
         return node.held.get(name, 0.0) + node.releasing.get(name, 0.0) > node.scalar.get(name, 0)
 
@@ -145,7 +152,9 @@ def _trimmed(node: Node, asked: set[str], read: set[str], keep_outside: bool) ->
         node,
         scalar={k: v for k, v in node.scalar.items() if k in kept},
         labels={k: v for k, v in node.labels.items() if k in read},
-        outside_pods=node.outside_pods if keep_outside else (),
+        outside_pods=node.outside_pods
+        if keep_outside
+        else tuple(p for p in node.outside_pods if p.host_ports and ports_wanted),
         held=resources(node.held),
         releasing=resources(node.releasing),
     )
