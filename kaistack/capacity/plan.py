@@ -122,7 +122,7 @@ def plan(config: StackConfig) -> Plan:
             "group, whose allocatable is not known (give AWS credentials, or declare "
             "cluster.eks.systemNodeGroup.cpu, .memory and .pods)"
         )
-    labelled = {key for node in nodes for key in node.labels}
+    labelled = _known_label_keys(config)
     queues = tuple(_queue(q) for q in config.all_queues())
     jobs: list[Job] = []
     plans: list[WorkloadPlan] = []
@@ -173,6 +173,17 @@ def _system_node(group: SystemNodeGroup, name: str) -> Node:
         pods=group.pods,
         labels={NODE_POOL_LABEL: SYSTEM_POOL, kai_api.HOSTNAME_LABEL: name},
     )
+
+
+def _known_label_keys(config: StackConfig) -> set[str]:
+    """The label keys the declaration says its nodes carry: every pool's (a count-0 one too, which a selector may
+    be waiting for), kaistack's pool label where kaistack labels nodes. Not the hostname: snapshot nodes are
+    named by kaistack, real ones by the cloud or kind."""
+    keys = {key for pool in config.cluster.node_pools for key in pool.labels}
+    if config.cluster.provider != "existing":
+        keys.add(NODE_POOL_LABEL)
+    keys.discard(kai_api.HOSTNAME_LABEL)
+    return keys
 
 
 def _constraints(config: StackConfig, work: Workload, labelled: set[str]) -> tuple[NodeConstraints, list[str]]:

@@ -2,7 +2,10 @@
 
 `kaistack.capacity.check` plans from a `StackConfig` (node pools, queues, tenants, workloads), so the
 adapter rebuilds that declaration from what the stack actually registers:
-- node pools (their GPUs, GPU memory, CPU, memory, pods): the Platform component's `nodePools` props;
+- node pools (their GPUs, GPU memory, CPU, memory, pods, labels): the Platform component's `nodePools` props.
+  Their taints are left out (and named): the rebuild has no EKS system node group for the CPU-only pods and
+  no tolerations but the GPU one, so `kaistack check` and the pre-flight gate are where taints are checked.
+  Nodes are planned as kaistack's own (kind/EKS), labelled kaistack.io/node-pool;
 - queues: the stack's Queue resources (KAI's default pair from the Platform's `kai.defaultQueues`);
 - tenants: the Platform's `tenants`; a workload's tenant from its label, provider or namespace;
 - workloads: every KAI-scheduled Pod/Deployment/Job/PyTorchJob (StatefulSet/ReplicaSet as a Job:
@@ -243,10 +246,16 @@ def declaration(resources: Sequence[Res], s: Settings, facts: StackFacts) -> Dec
     if facts.node_pools is None:
         raise CheckerUnavailable("no node pools: the stack has no Platform component with nodePools props")
     pools = []
+    left_out: list[str] = []
     for pool in facts.node_pools:
         p = {k: v for k, v in mapping(pool).items() if v is not None}
         if p.get("gpus") and not p.get("gpuMemoryMiB") and facts.gpu_memory_mib:
             p["gpuMemoryMiB"] = max(facts.gpu_memory_mib)  # fake-GPU pools take the stack's fake GPU size
+        # Taints are left to `kaistack check` and the pre-flight gate, which plan from the stack itself: this
+        # rebuild knows neither the EKS system node group that takes the CPU-only pods nor tolerations other
+        # than the GPU one, so it would keep pods off nodes they really reach.
+        if p.pop("taints", None):
+            left_out.append(f"the taints of node pool {p.get('name')} (checked by kaistack check and the gate)")
         pools.append(p)
     kai = mapping(mapping(platform).get("kai")) if platform else {}
     default_queues = {k: v for k, v in mapping(kai.get("defaultQueues")).items()}
@@ -271,7 +280,6 @@ def declaration(resources: Sequence[Res], s: Settings, facts: StackFacts) -> Dec
         for t in facts.tenants or ()
     ]
     workloads: list[dict[str, Any]] = []
-    left_out: list[str] = []
     origin: dict[str, Res] = {}
     topology = _topology(resources)
     pod_groups = {

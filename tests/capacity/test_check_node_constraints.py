@@ -11,10 +11,12 @@ KAI then applies NodeAffinity and TaintToleration as predicates
 from __future__ import annotations
 
 import copy
+import html
 from typing import Any
 
 from components.podspec import pod_spec
 from kaistack.capacity.check import CapacityReport, check
+from kaistack.capacity.html import to_html
 from kaistack.capacity.report import to_json, to_markdown, to_text
 from kaistack.declaration import kai_api
 from kaistack.declaration.parse import parse_config
@@ -24,7 +26,7 @@ IMAGE = "busybox:1.37.0"
 
 
 def _kind(*workloads: dict[str, Any], gpu_taint: bool = True) -> dict[str, Any]:
-    gpu_pool: dict[str, Any] = {"name": "gpu", "count": 1, "gpus": 2, "labels": {"tier": "a100"}}
+    gpu_pool: dict[str, Any] = {"name": "gpu", "count": 1, "gpus": 2, "cpu": "32", "labels": {"tier": "a100"}}
     if gpu_taint:
         gpu_pool["taints"] = [GPU_TAINT]
     return {
@@ -88,14 +90,19 @@ def test_a_gpu_workload_told_not_to_tolerate_the_gpu_taint_stays_pending_and_say
 
 
 def test_a_cpu_only_workload_is_kept_off_the_tainted_gpu_pool() -> None:
-    """It has no toleration (podspec gives the GPU one to GPU workloads only), so the cpu pool takes it."""
-    report = _check(_kind({"name": "web", "cpu": "6"}))
-    assert _nodes(report, "web") == ["cpu-0"]
+    """It has no toleration (podspec gives the GPU one to GPU workloads only): 16 CPUs fit only the GPU node."""
+    report = _check(_kind({"name": "web", "cpu": "16"}))
+    verdict = _verdict(report, "web")
+    assert verdict.status == "Pending"
+    assert verdict.reasons == (
+        "the nodes with room for it keep it off: node gpu-0 has the taint nvidia.com/gpu=true:NoSchedule, "
+        "which it does not tolerate",
+    )
 
 
 def test_an_untainted_gpu_pool_takes_cpu_only_work_as_before() -> None:
-    report = _check(_kind(*[{"name": f"web{i}", "cpu": "6"} for i in range(2)], gpu_taint=False))
-    assert sorted(n for i in range(2) for n in _nodes(report, f"web{i}")) == ["cpu-0", "gpu-0"]
+    report = _check(_kind({"name": "web", "cpu": "16"}, gpu_taint=False))
+    assert _nodes(report, "web") == ["gpu-0"]
 
 
 def test_the_toleration_the_checker_gives_is_the_one_the_pod_spec_renders() -> None:
@@ -119,8 +126,29 @@ def test_a_node_selector_value_no_pool_has_leaves_the_pod_pending_and_names_the_
 
 
 def test_a_tenant_pods_node_selector_reaches_the_host_and_is_checked() -> None:
-    report = _check(_kind({"name": "train", "tenant": "team-a", "gpu": 1, "nodeSelector": {"tier": "h100"}}))
-    assert _verdict(report, "train").status == "Pending"
+    work = {"name": "train", "tenant": "team-a", "gpu": 1, "nodeSelector": {"tier": "h100"}}
+    verdict = _verdict(_check(_kind(work, gpu_taint=False)), "train")
+    assert verdict.status == "Pending"
+    assert "tier" in "; ".join(verdict.reasons)
+
+
+def test_a_tenant_gpu_pod_keeps_its_gpu_toleration_on_the_host() -> None:
+    report = _check(_kind({"name": "train", "tenant": "team-a", "gpu": 1}))
+    assert _nodes(report, "train") == ["gpu-0"]
+
+
+def test_a_hostname_selector_is_left_out_as_snapshot_nodes_are_not_the_real_ones() -> None:
+    report = _check(_kind({"name": "web", "nodeSelector": {"kubernetes.io/hostname": "kaistack-worker2"}}))
+    assert _verdict(report, "web").status == "Running"
+    assert report.notes[0].startswith("web: nodeSelector kubernetes.io/hostname=kaistack-worker2 not checked")
+
+
+def test_a_label_only_a_pool_of_zero_nodes_carries_is_checked_and_leaves_the_pod_pending() -> None:
+    """The pool is declared, scaled to 0: the selector waits for it, as on the cluster."""
+    raw = _kind({"name": "train", "gpu": 1, "nodeSelector": {"tier": "h100"}})
+    raw["cluster"]["nodePools"].append({"name": "h100", "count": 0, "gpus": 8, "labels": {"tier": "h100"}})
+    report = _check(raw)
+    assert (_verdict(report, "train").status, report.notes) == ("Pending", ())
 
 
 def test_a_node_selector_key_no_declared_node_carries_is_left_out_and_the_report_says_so() -> None:
@@ -175,12 +203,13 @@ def test_on_eks_without_the_system_groups_allocatable_nothing_is_constrained_and
 # --- the notes in every report format ----------------------------------------------------------------
 
 
-def test_notes_are_in_the_text_json_and_markdown_reports() -> None:
+def test_notes_are_in_the_text_json_markdown_and_html_reports() -> None:
     report = _check(_kind({"name": "web", "nodeSelector": {"kubernetes.io/os": "linux"}}))
     note = report.notes[0]
     assert f"note: {note}" in to_text(report).splitlines()
     assert to_json(report)["notes"] == [note]
     assert f"> note: {note}" in to_markdown(report).splitlines()
+    assert f"<p class='note'>note: {html.escape(note)}</p>" in to_html(report)
 
 
 def test_a_stack_without_constraints_has_no_notes() -> None:

@@ -120,6 +120,17 @@ def test_statefulsets_are_planned_like_jobs() -> None:
     assert (work["kind"], work["replicas"], work["gpu"]) == ("Job", 3, 1)
 
 
+def test_pool_taints_are_left_to_kaistack_check_and_named() -> None:
+    """The rebuild has no EKS system node group and no toleration but the GPU one: a tainted pool would keep
+    pods off nodes they really reach."""
+    taint = {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
+    facts = _platform_facts()
+    facts = StackFacts(leaf_queues=facts.leaf_queues, node_pools=({**facts.node_pools[0], "taints": [taint]},))
+    decl = declaration([res("Queue", queue("team-a"))], Settings(), facts)
+    assert "taints" not in decl.raw["cluster"]["nodePools"][0]
+    assert decl.left_out == ["the taints of node pool gpu (checked by kaistack check and the gate)"]
+
+
 def test_workloads_the_model_cannot_express_are_left_out_and_named() -> None:
     both = deployment(name="both", annotations={"gpu-fraction": "0.5"}, containers=[container(gpus=1)])
     resources = [res("Deployment", both), res("Queue", queue("team-a"))]
