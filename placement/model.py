@@ -135,6 +135,8 @@ class PodAffinityTerm:
     # No namespaces and no namespaceSelector: the term owner's namespace. False with a non-empty
     # namespaceSelector, which reads Namespace labels kaistack does not have: only `namespaces` then.
     own_namespace: bool = True
+    # A preferred term's weight (1-100); 0 for a required one.
+    weight: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +146,9 @@ class OutsidePod:
     namespace: str
     labels: tuple[tuple[str, str], ...] = ()
     anti_affinity: tuple[PodAffinityTerm, ...] = ()
+    # Its preferred podAffinity / podAntiAffinity terms, which score the nodes of the pods placed after it.
+    preferred_affinity: tuple[PodAffinityTerm, ...] = ()
+    preferred_anti_affinity: tuple[PodAffinityTerm, ...] = ()
     # The host ports it holds (placement.host_ports): (hostIP, protocol, port), defaults filled in.
     host_ports: tuple[tuple[str, str, int], ...] = ()
 
@@ -159,6 +164,9 @@ class NodeConstraints:
     # Required inter-pod affinity and anti-affinity terms (placement.pod_affinity).
     pod_affinity: tuple[PodAffinityTerm, ...] = ()
     pod_anti_affinity: tuple[PodAffinityTerm, ...] = ()
+    # Preferred inter-pod affinity and anti-affinity terms (weighted), which only order nodes (placement.pod_affinity).
+    preferred_affinity: tuple[PodAffinityTerm, ...] = ()
+    preferred_anti_affinity: tuple[PodAffinityTerm, ...] = ()
     # The host ports its containers bind (placement.host_ports): (hostIP, protocol, port), defaults filled in.
     host_ports: tuple[tuple[str, str, int], ...] = ()
     # A digest of what else KAI's scheduling signature hashes (the whole affinity, preferred terms too, topology

@@ -23,6 +23,7 @@ them. The required inter-pod affinity terms are read here too and applied by pla
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -225,6 +226,8 @@ def parse_constraints(spec: Mapping[str, Any]) -> NodeConstraints:
         tuple(tolerations),
         pod_affinity=pod_terms(affinity, "podAffinity"),
         pod_anti_affinity=pod_terms(affinity, "podAntiAffinity"),
+        preferred_affinity=preferred_terms(affinity, "podAffinity"),
+        preferred_anti_affinity=preferred_terms(affinity, "podAntiAffinity"),
         host_ports=ports,
     )
     return constraints
@@ -239,6 +242,25 @@ def pod_terms(affinity: Mapping[str, Any], kind: str) -> tuple[PodAffinityTerm, 
     if not isinstance(raw, list):
         raise ConstraintError(f"{path}: must be a list")
     return tuple(_pod_term(item, f"{path}[{i}]") for i, item in enumerate(raw))
+
+
+def preferred_terms(affinity: Mapping[str, Any], kind: str) -> tuple[PodAffinityTerm, ...]:
+    """affinity.<kind>.preferredDuringSchedulingIgnoredDuringExecution: weighted terms (weight 1-100)."""
+    path = f"affinity.{kind}.preferredDuringSchedulingIgnoredDuringExecution"
+    raw = _mapping(affinity.get(kind), f"affinity.{kind}").get("preferredDuringSchedulingIgnoredDuringExecution")
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        raise ConstraintError(f"{path}: must be a list")
+    terms = []
+    for i, item in enumerate(raw):
+        doc = _mapping(item, f"{path}[{i}]")
+        weight = doc.get("weight")
+        if isinstance(weight, bool) or not isinstance(weight, int) or not 1 <= weight <= 100:
+            raise ConstraintError(f"{path}[{i}].weight: must be an integer 1..100, got {weight!r}")
+        term = _pod_term(doc.get("podAffinityTerm"), f"{path}[{i}].podAffinityTerm")
+        terms.append(dataclasses.replace(term, weight=weight))
+    return tuple(terms)
 
 
 def _pod_term(raw: Any, path: str) -> PodAffinityTerm:

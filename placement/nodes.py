@@ -151,6 +151,7 @@ class NodeState:
         "outside",
         "outside_ports",
         "port_entries",
+        "preferred_entries",
         "rel_cpu",
         "rel_gpus",
         "rel_mem",
@@ -208,6 +209,8 @@ class NodeState:
         # For inter-pod affinity (placement.pod_affinity): the entries whose pod has anti-affinity terms, and the
         # pods outside every job as (namespace, labels, anti-affinity terms).
         self.anti_entries: dict[str, Entry] = {}
+        # The entries whose pod has preferred inter-pod terms, which score other pods' nodes (AffinityScore).
+        self.preferred_entries: dict[str, Entry] = {}
         self.outside = [(p.namespace, dict(p.labels), p.anti_affinity) for p in spec.outside_pods]
         # For host ports (placement.host_ports): the entries whose pod binds some, and what pods outside every
         # job bind here.
@@ -445,6 +448,8 @@ class NodeState:
         self.entries[task.name] = entry
         if task.req.has_anti:
             self.anti_entries[task.name] = entry
+        if task.req.has_preferred:
+            self.preferred_entries[task.name] = entry
         if task.req.host_ports:
             self.port_entries[task.name] = entry
         if status in (RELEASING, PIPELINED):
@@ -462,6 +467,8 @@ class NodeState:
             return None
         if task.req.has_anti:
             self.anti_entries.pop(task.name, None)
+        if task.req.has_preferred:
+            self.preferred_entries.pop(task.name, None)
         if task.req.host_ports:
             self.port_entries.pop(task.name, None)
         if entry.status == RELEASING or entry.status == PIPELINED:

@@ -8,12 +8,12 @@ pods pick shared GPUs as gpu_sharing/gpuSharing.go does.
 
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Callable, Container, Iterable
 from typing import TYPE_CHECKING
 
 from placement.node_order import ordered_nodes
 from placement.nodes import NodeState, gpu_memory_fraction
-from placement.pod_affinity import AffinityCheck, needs_check
+from placement.pod_affinity import AffinityCheck, affinity_scores, needs_check, node_score
 from placement.queues import check_capacity, over_limit, over_quota
 from placement.statement import Statement
 from placement.subgroups import PodSet, SubGroupSet, ordered_members
@@ -180,12 +180,37 @@ def allocate_task(
 ) -> bool:
     capacity_cache: dict[float, bool] = {}
     affinity = AffinityCheck(ssn, task) if needs_check(ssn, task) else None
-    for node in ordered_nodes(ssn, task, nodes, scores, within):
+    order: Iterable[NodeState]
+    preferred = preferred_scores(ssn, task) if ssn.preferred_affinity_present else None
+    if preferred is None:
+        order = ordered_nodes(ssn, task, nodes, scores, within)
+    elif scores is not None:
+        # Topology scores reach 1,000,000 too: the sum decides, as KAI adds them.
+        combined = {name: scores.get(name, 0.0) + K8S_PLUGINS * preferred(n) for name, n in ssn.nodes.items()}
+        order = ordered_nodes(ssn, task, nodes, combined, within)
+    else:
+        # Every other score KAI adds stays below 1,000,000 here: a stable sort by the affinity score alone.
+        order = sorted(ordered_nodes(ssn, task, nodes, scores, within), key=lambda n: -preferred(n))
+    for node in order:
         if not fitting_node(ssn, task, node, capacity_cache, affinity):
             continue
         if _allocate_on_node(ssn, stmt, task, node, pipeline_only):
             return True
     return False
+
+
+K8S_PLUGINS = 1_000_000  # scores.K8sPlugins (KAI@v0.17.0 pkg/scheduler/plugins/scores/scores.go:13)
+
+
+def preferred_scores(ssn: Session, task: TaskState) -> Callable[[NodeState], int] | None:
+    """podaffinity's NodePreOrderFn and NodeOrderFn (KAI@v0.17.0 plugins/podaffinity/podaffinity.go:49-76): PreScore
+    each time the pod is placed; once it skips, the pod's score is 0 for the rest of the session (skipOrderFn)."""
+    topology = affinity_scores(ssn, task)
+    if topology is None:
+        ssn.affinity_score_skipped.add(task.name)
+    if topology is None or task.name in ssn.affinity_score_skipped:
+        return None
+    return lambda node: node_score(topology, node)
 
 
 def allocate_job(

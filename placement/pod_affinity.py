@@ -14,7 +14,8 @@ pkg/scheduler/framework/plugins/interpodaffinity (PreFilter counts per topology 
 
 A term matches a pod in its namespaces (none given: the term owner's) by its label selector (a null one matches
 nothing, an empty one everything). Not modelled: a non-empty namespaceSelector (it reads Namespace labels; only
-the listed namespaces count), preferred terms and the PodAffinity score KAI adds to node order.
+the listed namespaces count). Preferred terms only score nodes: `affinity_scores` below, which placing adds to
+node order.
 """
 
 from __future__ import annotations
@@ -25,12 +26,12 @@ from typing import TYPE_CHECKING
 from placement.node_constraints import requirement_matches
 
 if TYPE_CHECKING:
-    from placement.model import PodAffinityTerm
+    from placement.model import NodeConstraints, OutsidePod, PodAffinityTerm
     from placement.nodes import NodeState
     from placement.session import Session
     from placement.tasks import TaskState
 
-__all__ = ["AffinityCheck", "needs_check", "term_matches"]
+__all__ = ["AffinityCheck", "affinity_scores", "needs_check", "term_matches"]
 
 _Pair = tuple[str, str]
 
@@ -122,3 +123,83 @@ class AffinityCheck:
             if self.affinity_counts.get((term.topology_key, value), 0) <= 0:
                 found = False
         return found or (not self.affinity_counts and self.self_match)
+
+
+# ---- the PodAffinity score (preferred terms) ------------------------------------------------------------
+
+
+def affinity_scores(ssn: Session, task: TaskState) -> dict[_Pair, int] | None:
+    """InterPodAffinity PreScore as KAI's podaffinity plugin calls it: per (topology key, value), the summed
+    weights of the preferred terms that hold there, or None when PreScore skips (no term matched anywhere).
+
+    KAI@v0.17.0 plugins/podaffinity/podaffinity.go:49-76 scores a node K8sPlugins (1,000,000) x the plugin's raw
+    Score (no NormalizeScore), with the zero-valued plugin arguments (k8s_internal/plugins/plugins.go:84): so
+    existing pods' required terms weigh nothing (HardPodAffinityWeight 0) and their preferred terms count
+    (IgnorePreferredTermsOfExistingPods false). k8s v1.35 interpodaffinity/scoring.go processExistingPod: the
+    pod's preferred affinity terms add their weight where an existing pod matches, its preferred anti-affinity
+    terms subtract it, and so do an existing pod's preferred terms that match the pod; each counts in the
+    domain of the existing pod's node (a node without the term's key adds nothing). A pod with preferred terms
+    of its own reads every pod; one without reads only the pods with terms.
+    """
+    c = task.req.constraints
+    mine_pref, mine_anti = c.preferred_affinity, c.preferred_anti_affinity
+    every = bool(mine_pref or mine_anti)
+    namespace = task.spec.namespace
+    own = task.req.labels
+    topology: dict[_Pair, int] = {}
+    for node in ssn.node_list:
+        entries = node.entries if every else node.preferred_entries
+        outside = node.spec.outside_pods
+        if not entries and not outside:
+            continue
+        holding: list[tuple[PodAffinityTerm, int]] = []
+        for entry in entries.values():
+            other = entry.task
+            if other is not task:
+                oc = other.req.constraints
+                _holding(holding, mine_pref, mine_anti, namespace, own, other.spec.namespace, other.req.labels, oc)
+        for pod in outside:
+            if every or pod.preferred_affinity or pod.preferred_anti_affinity:
+                _holding(holding, mine_pref, mine_anti, namespace, own, pod.namespace, dict(pod.labels), pod)
+        if holding:
+            labels = node.spec.labels
+            for term, sign in holding:
+                value = labels.get(term.topology_key)
+                if value is not None:
+                    pair = (term.topology_key, value)
+                    topology[pair] = topology.get(pair, 0) + sign * term.weight
+    return topology or None
+
+
+def _holding(
+    out: list[tuple[PodAffinityTerm, int]],
+    mine_pref: Terms,
+    mine_anti: Terms,
+    namespace: str,
+    own: dict[str, str],
+    their_namespace: str,
+    their_labels: dict[str, str],
+    theirs: NodeConstraints | OutsidePod,
+) -> None:
+    """processExistingPod: the terms that hold between the pod and another, with the sign each counts with."""
+    for term in mine_pref:
+        if term_matches(term, namespace, their_namespace, their_labels):
+            out.append((term, 1))
+    for term in mine_anti:
+        if term_matches(term, namespace, their_namespace, their_labels):
+            out.append((term, -1))
+    for term in theirs.preferred_affinity:
+        if term_matches(term, their_namespace, namespace, own):
+            out.append((term, 1))
+    for term in theirs.preferred_anti_affinity:
+        if term_matches(term, their_namespace, namespace, own):
+            out.append((term, -1))
+
+
+Terms = tuple["PodAffinityTerm", ...]
+
+
+def node_score(topology: dict[_Pair, int], node: NodeState) -> int:
+    """Score: the node's share of every domain it is in."""
+    labels = node.spec.labels
+    return sum(weight for (key, value), weight in topology.items() if labels.get(key) == value)

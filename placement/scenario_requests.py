@@ -22,7 +22,13 @@ REQUEST_KEYS = {"gpu", "gpuFraction", "gpuMemoryMiB", "gpuDevices", "mig", "cpu"
 # Pod spec keys, read as a pod spec's (placement.node_constraints); a task's key replaces its job's.
 _CONSTRAINT_FIELDS = {
     "nodeSelector": ("node_selector",),
-    "affinity": ("required_terms", "pod_affinity", "pod_anti_affinity"),
+    "affinity": (
+        "required_terms",
+        "pod_affinity",
+        "pod_anti_affinity",
+        "preferred_affinity",
+        "preferred_anti_affinity",
+    ),
     "tolerations": ("tolerations",),
 }
 _AFFINITY_KINDS = {"nodeAffinity", "podAffinity", "podAntiAffinity"}

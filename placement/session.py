@@ -112,6 +112,14 @@ class Session:
         self.anti_affinity_present = any(
             t.constraints.pod_anti_affinity for j in snapshot.jobs for t in j.tasks
         ) or any(p.anti_affinity for n in snapshot.nodes for p in n.outside_pods)
+        # Whether any pod has preferred inter-pod terms: only then can KAI's PodAffinity score be non-zero
+        # (placement.pod_affinity.affinity_scores). The pods whose score PreScore skipped in this session.
+        self.preferred_affinity_present = any(
+            t.constraints.preferred_affinity or t.constraints.preferred_anti_affinity
+            for j in snapshot.jobs
+            for t in j.tasks
+        ) or any(p.preferred_affinity or p.preferred_anti_affinity for n in snapshot.nodes for p in n.outside_pods)
+        self.affinity_score_skipped: set[str] = set()
         self.generation = 0  # bumped by rebuild(): node objects are new
         self._gpu_room: tuple[tuple[int, int], dict[str, tuple[float, float]]] | None = None
         self._gpu_room_sums: tuple[tuple[int, int], dict[str, float]] | None = None
@@ -131,6 +139,7 @@ class Session:
     def open(self) -> None:
         """Start a cycle: forget finished jobs' reasons, then rebuild the cluster (KAI OnSessionOpen)."""
         self.cycle += 1
+        self.affinity_score_skipped = set()  # podaffinity's skipOrderFn is made anew at OnSessionOpen
         for job in self.jobs.values():
             job.reason = job.reason if job.has_pending() else None
             for task in job.tasks:

@@ -25,7 +25,7 @@ from kaistack.ops.live_pods import (
 )
 from placement.host_ports import HostPortError, pod_host_ports
 from placement.model import Job, Node, OutsidePod, Taint
-from placement.node_constraints import ConstraintError, parse_taints, pod_terms
+from placement.node_constraints import ConstraintError, parse_taints, pod_terms, preferred_terms
 from placement.scalar_resources import counted
 
 __all__ = ["Outside", "node_of", "read_only"]
@@ -57,15 +57,31 @@ class Outside:
         # The fair-share total leaves out active pods of other schedulers, not KAI's own (proportion.go:286-295).
         if dig(pod, "spec", "schedulerName") != kai_api.SCHEDULER_NAME and app not in _UTILITY_APPS:
             _add(self.outside_total, requests)
-        try:  # only the anti-affinity terms and the host ports are read of such a pod
-            anti = pod_terms(mapping(dig(pod, "spec", "affinity")), "podAntiAffinity")
+        # Of such a pod only what bears on KAI's pods is read: its required anti-affinity and preferred terms,
+        # and its host ports.
+        affinity = mapping(dig(pod, "spec", "affinity"))
+        try:
+            anti = pod_terms(affinity, "podAntiAffinity")
         except ConstraintError:
             anti = ()
+        try:
+            preferred = (preferred_terms(affinity, "podAffinity"), preferred_terms(affinity, "podAntiAffinity"))
+        except ConstraintError:
+            preferred = ((), ())
         try:
             ports = pod_host_ports(mapping(dig(pod, "spec")))
         except HostPortError:
             ports = ()
-        self.pods.append(OutsidePod(object_namespace(pod), labels, anti, ports))
+        self.pods.append(
+            OutsidePod(
+                object_namespace(pod),
+                labels,
+                anti,
+                preferred_affinity=preferred[0],
+                preferred_anti_affinity=preferred[1],
+                host_ports=ports,
+            )
+        )
 
 
 def _add(total: dict[str, float], requests: Mapping[str, float]) -> None:
@@ -129,12 +145,22 @@ def read_only(nodes: tuple[Node, ...], jobs: list[Job], level_labels: set[str]) 
     for c in constraints:
         read.update(key for key, _ in c.node_selector)
         read.update(r.key for term in c.required_terms or () for r in term.match_expressions)
-        read.update(t.topology_key for t in (*c.pod_affinity, *c.pod_anti_affinity))
-    outside_anti = {t.topology_key for n in nodes for p in n.outside_pods for t in p.anti_affinity}
-    read |= outside_anti
+        read.update(
+            t.topology_key
+            for t in (*c.pod_affinity, *c.pod_anti_affinity, *c.preferred_affinity, *c.preferred_anti_affinity)
+        )
+    outside_keys = {
+        t.topology_key
+        for n in nodes
+        for p in n.outside_pods
+        for t in (*p.anti_affinity, *p.preferred_affinity, *p.preferred_anti_affinity)
+    }
+    read |= outside_keys
     # Other schedulers' pods matter to inter-pod affinity only when some pod has a term, and their host ports
     # only when some KAI pod wants one.
-    keep_outside = bool(outside_anti) or any(c.pod_affinity or c.pod_anti_affinity for c in constraints)
+    keep_outside = bool(outside_keys) or any(
+        c.pod_affinity or c.pod_anti_affinity or c.preferred_affinity or c.preferred_anti_affinity for c in constraints
+    )
     ports_wanted = any(c.host_ports for c in constraints)
     return tuple(_trimmed(n, asked, read, keep_outside, ports_wanted) for n in nodes)
 

@@ -159,3 +159,43 @@ def test_pods_with_different_scratch_volumes_are_not_alike_but_config_maps_do_no
     snap = build([_node("n1"), with_volumes("a"), with_volumes("b", config), with_volumes("c", shm)]).snapshot
     plain, configured, scratch = (job.tasks[0].constraints.other for job in snap.jobs)
     assert (plain, configured, scratch != "") == ("", "", True)
+
+
+# Preferred inter-pod terms order nodes (KAI's podaffinity plugin, placement.pod_affinity.affinity_scores); an
+# existing pod's preferred terms count for a pod without terms of its own.
+SPREAD_DB = {
+    "podAntiAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {
+                "weight": 100,
+                "podAffinityTerm": {
+                    "topologyKey": "kubernetes.io/hostname",
+                    "labelSelector": {"matchLabels": {"app": "db"}},
+                },
+            }
+        ]
+    }
+}
+
+
+def test_another_scheduler_s_preferred_anti_affinity_sends_a_matching_kai_pod_elsewhere() -> None:
+    want = _pod("want")
+    want["metadata"]["labels"]["app"] = "db"
+    objects = [_host("n1"), _host("n2"), _queue(), _running("db", "n1", affinity=SPREAD_DB), want]
+    snap = build(objects).snapshot
+    assert snap.nodes[0].outside_pods[0].preferred_anti_affinity[0].weight == 100
+    # Binpack alone prefers n1, which the db pod leaves with fewer free GPUs.
+    result = simulate(snap, actions=["allocate"])
+    assert [t.node for t in result.tasks.values()] == ["n2"]
+
+
+def test_a_kai_pod_s_preferred_terms_and_their_topology_keys_are_read() -> None:
+    snap = build(
+        [_node("n1", labels={"kubernetes.io/hostname": "n1", "zone": "a"}), _pod("p", affinity=SPREAD_DB)]
+    ).snapshot
+    [term] = snap.jobs[0].tasks[0].constraints.preferred_anti_affinity
+    assert (term.weight, term.topology_key, dict(snap.nodes[0].labels)) == (
+        100,
+        "kubernetes.io/hostname",
+        {"kubernetes.io/hostname": "n1"},
+    )
