@@ -296,6 +296,7 @@ def _age_key(obj: Mapping[str, Any]) -> float:
 
 def _float(value: Any) -> float:
     """A Queue resource field: a finite number, else 0 (as the CRD reads an omitted one)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, int | float):
         return 0.0
-    return float(value) if abs(value) < 2**63 else 0.0
+    # abs() first: math.isfinite cannot take an int beyond a float (a hostile dump's 10**400).
+    return float(value) if abs(value) < 2**63 and math.isfinite(value) else 0.0

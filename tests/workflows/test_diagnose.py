@@ -15,6 +15,8 @@ import pytest
 import yaml
 
 from kaistack.cli import main
+from kaistack.ops.live_snapshot import build
+from placement import simulate
 
 DUMPS = Path(__file__).resolve().parents[1] / "data" / "dumps"
 MISTAKES = [
@@ -217,3 +219,21 @@ def test_live_read_lists_priority_classes_at_their_api_path(
     main(["diagnose", "--kubeconfig", str(fake_kube.kubeconfig(tmp_path)), "--json"])
     report = json.loads(capsys.readouterr().out)
     assert any("could not read PriorityClasses (403)" in n for n in report["notes"])
+
+
+def test_taints_host_ports_and_preferred_spreading_are_read_from_a_dump(capsys: pytest.CaptureFixture[str]) -> None:
+    """constraints.yaml: tainted GPU nodes, another scheduler's exporter on gpu-0 holding host port 9400, a
+    replica of a service that prefers to spread (placement.host_ports, placement.pod_affinity)."""
+    _, report = _diagnose("constraints.yaml", capsys)
+    pending = {p["pod"]: p for p in report["pending"]}
+    assert (pending["ml/serve-1"]["wouldPlace"], pending["ml/metrics"]["wouldPlace"]) == (True, True)
+    assert pending["ml/untolerated"]["reason"] == (
+        "the nodes with room for it keep it off: node gpu-0 has the taint nvidia.com/gpu=true:NoSchedule, "
+        "which it does not tolerate"
+    )
+    dump = yaml.safe_load((DUMPS / "constraints.yaml").read_text())
+    result = simulate(build(dump["items"]).snapshot, actions=["allocate"])
+    # Binpack alone would put one of them on gpu-0 (one GPU free): the spreading preference and the held port
+    # send both to gpu-1.
+    placed = {name.rsplit("-", 1)[0]: t.node for name, t in result.tasks.items() if t.status == "Binding"}
+    assert placed == {"pod/ml/serve-1": "gpu-1", "pod/ml/metrics": "gpu-1"}

@@ -354,6 +354,15 @@ def test_queue_min_runtimes_are_read() -> None:
     assert (q.preempt_min_runtime, q.reclaim_min_runtime) == (300.0, 3600.0)
 
 
+@pytest.mark.parametrize("quota", [10**400, -(10**400), float("inf"), float("nan"), 2**63, True, "1"])
+def test_a_queue_quota_no_float64_holds_reads_as_zero(quota: Any) -> None:
+    """Found by benchmarks/fuzz.py (diagnose): 10**400 made math.isfinite raise OverflowError."""
+    queue = _queue()
+    queue["spec"]["resources"]["gpu"]["quota"] = quota
+    [q] = build([queue]).snapshot.queues
+    assert q.gpu.quota == 0.0
+
+
 def test_jobs_and_queues_are_taken_oldest_first() -> None:
     def stamped(obj: dict[str, Any], when: str) -> dict[str, Any]:
         obj["metadata"]["creationTimestamp"] = when
