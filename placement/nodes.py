@@ -387,7 +387,9 @@ class NodeState:
         """PodFitsHostPorts (placement.host_ports): a port the pod wants that a pod here, of any status, holds."""
         if not self.port_entries and not self.outside_ports:
             return None
-        used = [port for e in self.port_entries.values() if e.task is not task for port in e.task.req.host_ports]
+        # The pod's own entry counts: a victim evicted in a simulation is still in KAI's NodeInfo (Releasing), so
+        # its own ports keep it off its old node (node_info.go:575-581).
+        used = [port for e in self.port_entries.values() for port in e.task.req.host_ports]
         return conflict([*used, *self.outside_ports], task.req.host_ports)
 
     def fits(self, task: TaskState, releasing: bool) -> bool:
@@ -479,6 +481,20 @@ class NodeState:
                 self._remove_shared(entry, g)
         self._changed()
         return entry
+
+    def attach(self, entry: Entry) -> None:
+        """Undo a shared-GPU move's detach (statement._DETACH): the old copy is back, for affinity too.
+
+        Its host ports are not: ConsolidateSharedPodInfoToDifferentGPU adds the pod to KAI's Kubernetes
+        NodeInfo a second time (gpu_sharing_node_info.go:237-238, node_info.go:398-419) and unpipeline removes
+        it once, which leaves the pod there but takes its ports out of UsedPorts, a set.
+        """
+        task = entry.task
+        self.entries[task.name] = entry
+        if task.req.has_anti:
+            self.anti_entries[task.name] = entry
+        if task.req.has_preferred:
+            self.preferred_entries[task.name] = entry
 
     def _changed(self) -> None:
         self.version += 1

@@ -186,7 +186,7 @@ def allocate_task(
         order = ordered_nodes(ssn, task, nodes, scores, within)
     elif scores is not None:
         # Topology scores reach 1,000,000 too: the sum decides, as KAI adds them.
-        combined = {name: scores.get(name, 0.0) + K8S_PLUGINS * preferred(n) for name, n in ssn.nodes.items()}
+        combined = {name: score + K8S_PLUGINS * preferred(ssn.nodes[name]) for name, score in scores.items()}
         order = ordered_nodes(ssn, task, nodes, combined, within)
     else:
         # Every other score KAI adds stays below 1,000,000 here: a stable sort by the affinity score alone.
@@ -246,6 +246,10 @@ def allocate_job(
             job.reason = ("capacity", failure)
         return False
     if record and _short_of_whole_gpus(ssn, to_allocate):
+        if ssn.preferred_affinity_present:
+            # KAI has no such shortcut: it orders the nodes for the first pod (PreScore, which may mark the pod
+            # unscored for the session) before finding that none fits.
+            preferred_scores(ssn, to_allocate[0])
         job.reason = ("placement", to_allocate[0], 0, len(to_allocate))
         return False
     if tree is not None:

@@ -53,16 +53,14 @@ def needs_check(ssn: Session, task: TaskState) -> bool:
     return bool(c.pod_affinity or c.pod_anti_affinity or ssn.anti_affinity_present)
 
 
-def _placed(
-    ssn: Session, task: TaskState, every: bool
-) -> Iterator[tuple[NodeState, str, dict[str, str], tuple[PodAffinityTerm, ...]]]:
-    """The pods on the session's nodes but `task` (every one, or only those with anti-affinity terms): node,
-    namespace, labels, anti-affinity terms."""
+def _placed(ssn: Session, every: bool) -> Iterator[tuple[NodeState, str, dict[str, str], tuple[PodAffinityTerm, ...]]]:
+    """The pods on the session's nodes (every one, or only those with anti-affinity terms): node, namespace,
+    labels, anti-affinity terms. The pod being placed too where it is on a node: a victim evicted in a solver
+    simulation stays in KAI's Kubernetes NodeInfo as Releasing (node_info.go:575-581) while it is re-placed."""
     for node in ssn.node_list:
         for entry in (node.entries if every else node.anti_entries).values():
             other = entry.task
-            if other is not task:
-                yield node, other.spec.namespace, other.req.labels, other.req.constraints.pod_anti_affinity
+            yield node, other.spec.namespace, other.req.labels, other.req.constraints.pod_anti_affinity
         for namespace, labels, anti in node.outside:
             if every or anti:
                 yield node, namespace, labels, anti
@@ -90,7 +88,7 @@ class AffinityCheck:
         self.existing_anti: dict[_Pair, int] = {}
         # A pod without terms of its own needs only the pods whose anti-affinity might select it.
         every = bool(self.affinity or self.anti)
-        for node, namespace, labels, their_anti in _placed(ssn, task, every):
+        for node, namespace, labels, their_anti in _placed(ssn, every):
             if self.affinity and all(term_matches(t, spec.namespace, namespace, labels) for t in self.affinity):
                 _count(self.affinity_counts, node, (t.topology_key for t in self.affinity))
             _count(
@@ -153,11 +151,10 @@ def affinity_scores(ssn: Session, task: TaskState) -> dict[_Pair, int] | None:
         if not entries and not outside:
             continue
         holding: list[tuple[PodAffinityTerm, int]] = []
-        for entry in entries.values():
+        for entry in entries.values():  # the pod's own entry too, as in _placed
             other = entry.task
-            if other is not task:
-                oc = other.req.constraints
-                _holding(holding, mine_pref, mine_anti, namespace, own, other.spec.namespace, other.req.labels, oc)
+            oc = other.req.constraints
+            _holding(holding, mine_pref, mine_anti, namespace, own, other.spec.namespace, other.req.labels, oc)
         for pod in outside:
             if every or pod.preferred_affinity or pod.preferred_anti_affinity:
                 _holding(holding, mine_pref, mine_anti, namespace, own, pod.namespace, dict(pod.labels), pod)

@@ -168,5 +168,5 @@ class Statement:
             # Re-attach the detached copy; its accounting never left the node. The pod is back on its old
             # GPU (unpipeline restores previousGpuGroup); the _PLACE undone before this left the new one.
             _, _, node, entry = op
-            node.entries[task.name] = entry
+            node.attach(entry)
             task.groups = list(entry.groups)

@@ -17,7 +17,11 @@ from placement_testlib import queue, run, scenario
 from placement.host_ports import conflict, pod_host_ports
 from placement.model import Task
 from placement.node_constraints import ConstraintError, parse_constraints
+from placement.placing import fitting_node
 from placement.scenario import ScenarioError
+from placement.session import Session
+from placement.signatures import job_signature
+from placement.statement import Statement
 from placement.tasks import TaskRequest
 
 # --- CheckConflict ------------------------------------------------------------------------------------
@@ -185,3 +189,27 @@ def test_preempting_the_pod_that_holds_the_port_does_not_free_it_within_the_sess
 def test_a_holder_of_another_port_leaves_the_preemptor_room_to_be_allocated() -> None:
     result = run(_preemption(81))
     assert (result.tasks["low-0"].status, result.tasks["high-0"].node) == ("Running", "n0")
+
+
+def test_a_victim_evicted_in_a_simulation_is_kept_off_its_own_node_by_its_own_ports() -> None:
+    """While the solver re-places a victim it is still in the node's NodeInfo as Releasing (node_info.go:575-581)
+    with its ports, and NodePorts has no exception for the pod itself: it cannot go back where it was."""
+    held = {"name": "low", "queue": "q", "gpu": 1, "hostPorts": [{"hostPort": 80}]}
+    s = scenario(_doc(2, [{**held, "tasks": [{"state": "Running", "node": "n0"}]}]))
+    ssn = Session(s.snapshot, s.placement)
+    ssn.open()
+    task = ssn.jobs["low"].tasks[0]
+    Statement(ssn).evict(task)
+    assert (task.status, ssn.nodes["n0"].port_conflict(task)) == ("Releasing", (("0.0.0.0", "TCP", 80),) * 2)
+    assert not fitting_node(ssn, task, ssn.nodes["n0"], {})
+    assert fitting_node(ssn, task, ssn.nodes["n1"], {})
+
+
+def test_jobs_whose_pods_differ_only_in_a_host_ports_protocol_have_one_scheduling_signature() -> None:
+    udp = {**WEB, "hostPorts": [{"hostPort": 8080, "protocol": "UDP"}]}
+    other = {**WEB, "hostPorts": [{"hostPort": 8081}]}
+    s = scenario(_doc(1, [{"name": "tcp", **WEB}, {"name": "udp", **udp}, {"name": "other", **other}]))
+    ssn = Session(s.snapshot, s.placement)
+    ssn.open()
+    tcp, same, different = (job_signature(ssn.jobs[n], lambda _t, level: level or "") for n in ("tcp", "udp", "other"))
+    assert (tcp == same, tcp == different) == (True, False)

@@ -13,7 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from placement_testlib import queue, run
+from placement_testlib import queue, run, scenario
+
+from placement.pod_affinity import AffinityCheck
+from placement.session import Session
+from placement.statement import Statement
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
@@ -105,3 +109,20 @@ def test_a_term_may_name_other_namespaces_or_all_of_them(term_extra: dict[str, A
 def test_a_term_without_a_label_selector_matches_no_pod() -> None:
     jobs = [_pod("db", "a", DB), _pod("new", **_anti(_term(HOST, None)))]
     assert _placed([_node("a"), _node("b")], jobs) == "a"
+
+
+def test_a_victim_evicted_in_a_simulation_is_kept_off_its_own_node_by_its_own_anti_affinity() -> None:
+    """While the solver re-places a victim it is still in the node's NodeInfo as Releasing (node_info.go:575-581),
+    and the InterPodAffinity filter has no exception for the pod itself."""
+    doc = {
+        "nodes": [_node("a"), _node("b")],
+        "queues": [queue("q")],
+        "jobs": [_pod("db", "a", DB, **_anti(_term(HOST, DB)))],
+    }
+    s = scenario(doc)
+    ssn = Session(s.snapshot, s.placement)
+    ssn.open()
+    victim = ssn.jobs["db"].tasks[0]
+    Statement(ssn).evict(victim)
+    check = AffinityCheck(ssn, victim)
+    assert (check.passes(ssn.nodes["a"]), check.passes(ssn.nodes["b"])) == (False, True)

@@ -20,6 +20,7 @@ from placement.placing import K8S_PLUGINS, preferred_scores
 from placement.pod_affinity import affinity_scores, node_score
 from placement.scenario import ScenarioError
 from placement.session import Session
+from placement.statement import Statement
 
 NODE_LABEL = "node-label"
 MY_LABEL = {"my-label": "a"}
@@ -153,3 +154,32 @@ def test_a_preferred_term_weight_outside_1_to_100_names_the_key(weight: Any, mes
     doc["jobs"][1]["affinity"]["podAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]["weight"] = weight
     with pytest.raises(ScenarioError, match=message):
         scenario(doc)
+
+
+def test_a_pod_skipped_once_is_not_scored_even_after_a_matching_pod_is_placed() -> None:
+    """The skip outlives the PreScore that found nothing: a later PreScore that would score is ignored."""
+    mine = {"podLabels": {"my-label": "b"}, "affinity": _preferred("podAffinity", {"my-label": "b"})}
+    ssn = _session({"podLabels": MY_LABEL}, mine)
+    task = ssn.jobs["incoming"].tasks[0]
+    assert preferred_scores(ssn, task) is None
+    twin = ssn.jobs["existing"].tasks[0]
+    twin.req.labels = {"my-label": "b"}  # as if a matching pod now ran on node-1
+    assert affinity_scores(ssn, task) == {(NODE_LABEL, "node-1"): 10}
+    assert preferred_scores(ssn, task) is None
+
+
+def test_a_victim_evicted_in_a_simulation_counts_against_its_own_node() -> None:
+    """It is still in KAI's NodeInfo as Releasing (node_info.go:575-581) and processExistingPod has no exception
+    for the pod itself: its self-matching anti-affinity term weighs on its old node twice."""
+    spread = {"podLabels": MY_LABEL, "affinity": _preferred("podAntiAffinity", MY_LABEL, weight=30)}
+    ssn = _session(spread, {})
+    victim = ssn.jobs["existing"].tasks[0]
+    Statement(ssn).evict(victim)
+    assert affinity_scores(ssn, victim) == {(NODE_LABEL, "node-1"): -60}
+
+
+def test_an_existing_pods_preference_orders_nodes_for_a_pod_without_terms() -> None:
+    doc = _spread_doc("podAntiAffinity")
+    doc["nodes"][0]["gpus"] = 4  # binpack alone would pick a
+    doc["jobs"][1].pop("affinity")
+    assert run(doc).tasks["second-0"].node == "b"
