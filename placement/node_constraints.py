@@ -233,25 +233,25 @@ def parse_constraints(spec: Mapping[str, Any]) -> NodeConstraints:
     return constraints
 
 
+def _term_list(affinity: Mapping[str, Any], kind: str, when: str) -> tuple[str, list[Any]]:
+    """affinity.<kind>.<when>DuringSchedulingIgnoredDuringExecution: its key path and its items."""
+    field = f"{when}DuringSchedulingIgnoredDuringExecution"
+    path = f"affinity.{kind}.{field}"
+    raw = _mapping(affinity.get(kind), f"affinity.{kind}").get(field)
+    if raw is not None and not isinstance(raw, list):
+        raise ConstraintError(f"{path}: must be a list")
+    return path, raw or []
+
+
 def pod_terms(affinity: Mapping[str, Any], kind: str) -> tuple[PodAffinityTerm, ...]:
     """affinity.<kind>.requiredDuringSchedulingIgnoredDuringExecution (placement.pod_affinity)."""
-    path = f"affinity.{kind}.requiredDuringSchedulingIgnoredDuringExecution"
-    raw = _mapping(affinity.get(kind), f"affinity.{kind}").get("requiredDuringSchedulingIgnoredDuringExecution")
-    if raw is None:
-        return ()
-    if not isinstance(raw, list):
-        raise ConstraintError(f"{path}: must be a list")
+    path, raw = _term_list(affinity, kind, "required")
     return tuple(_pod_term(item, f"{path}[{i}]") for i, item in enumerate(raw))
 
 
 def preferred_terms(affinity: Mapping[str, Any], kind: str) -> tuple[PodAffinityTerm, ...]:
     """affinity.<kind>.preferredDuringSchedulingIgnoredDuringExecution: weighted terms (weight 1-100)."""
-    path = f"affinity.{kind}.preferredDuringSchedulingIgnoredDuringExecution"
-    raw = _mapping(affinity.get(kind), f"affinity.{kind}").get("preferredDuringSchedulingIgnoredDuringExecution")
-    if raw is None:
-        return ()
-    if not isinstance(raw, list):
-        raise ConstraintError(f"{path}: must be a list")
+    path, raw = _term_list(affinity, kind, "preferred")
     terms = []
     for i, item in enumerate(raw):
         doc = _mapping(item, f"{path}[{i}]")

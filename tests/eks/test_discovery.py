@@ -365,26 +365,23 @@ def test_a_declared_system_node_group_cpu_within_the_machine_is_kept(ec2: Any) -
     assert (str(system.cpu), system.pods) == ("1500m", 29)
 
 
-def test_a_declared_system_node_group_memory_above_the_machine_names_both_values(ec2: Any) -> None:
+@pytest.mark.parametrize(
+    ("declared", "problem"),
+    [
+        ({"memory": "64Gi"}, "memory: declared 64Gi but AWS says m6i.large has 8192Mi of memory"),
+        ({"cpu": "4"}, "cpu: declared 4 but AWS says m6i.large has 2 vCPUs"),
+    ],
+)
+def test_a_declared_system_node_group_value_above_the_machine_names_both_values(
+    ec2: Any, declared: dict[str, str], problem: str
+) -> None:
     raw = eks_raw()
-    raw["cluster"]["eks"]["systemNodeGroup"] = {"memory": "64Gi"}
+    raw["cluster"]["eks"]["systemNodeGroup"] = declared
     with pytest.raises(ConfigError) as excinfo:
         resolve_node_pools(eks_config(raw), ec2)
-    assert _problems(excinfo) == [
-        "kaistack:cluster.eks.systemNodeGroup.memory: declared 64Gi but AWS says m6i.large has 8192Mi of memory"
-    ]
+    assert _problems(excinfo) == [f"kaistack:cluster.eks.systemNodeGroup.{problem}"]
 
 
 def test_without_aws_the_system_node_groups_allocatable_stays_as_declared(no_aws: None) -> None:
     config, _ = discover(eks_config(gpus=1, gpuProduct="NVIDIA-L4", gpuMemoryMiB=22888))
     assert not config.cluster.eks.system_node_group.capacity_known
-
-
-def test_a_declared_system_node_group_cpu_above_the_machine_names_both_values(ec2: Any) -> None:
-    raw = eks_raw()
-    raw["cluster"]["eks"]["systemNodeGroup"] = {"cpu": "4"}
-    with pytest.raises(ConfigError) as excinfo:
-        resolve_node_pools(eks_config(raw), ec2)
-    assert _problems(excinfo) == [
-        "kaistack:cluster.eks.systemNodeGroup.cpu: declared 4 but AWS says m6i.large has 2 vCPUs"
-    ]
