@@ -209,7 +209,8 @@ class NodeState:
         # For inter-pod affinity (placement.pod_affinity): the entries whose pod has anti-affinity terms, and the
         # pods outside every job as (namespace, labels, anti-affinity terms).
         self.anti_entries: dict[str, Entry] = {}
-        # The entries whose pod has preferred inter-pod terms, which score other pods' nodes (AffinityScore).
+        # The entries whose pod has preferred inter-pod terms, which score other pods' nodes
+        # (pod_affinity.affinity_scores).
         self.preferred_entries: dict[str, Entry] = {}
         self.outside = [(p.namespace, dict(p.labels), p.anti_affinity) for p in spec.outside_pods]
         # For host ports (placement.host_ports): the entries whose pod binds some, and what pods outside every
