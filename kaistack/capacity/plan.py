@@ -27,9 +27,9 @@ Pods carry what kaistack renders into them (components.podspec): the workload's 
 toleration on GPU workloads. A tenant's pods keep both on the host, as kaistack runs the vCluster without
 its virtual scheduler (loft-sh/vcluster@v0.36.1:pkg/controllers/resources/pods/translate/translator.go:
 424-451). Two things keep the snapshot from modelling them, each said in a note: a nodeSelector key no
-node of the snapshot carries (real nodes have labels a declaration does not list, kubernetes.io/os
-among them) is left out, and on EKS without the system node group's allocatable nothing is modelled, since
-the CPU-only pods would have nowhere to go.
+declared pool carries, or the hostname, is left out (real nodes have labels a declaration does not list,
+kubernetes.io/os among them, and names kaistack does not choose), and on EKS without the system node
+group's allocatable nothing is modelled, since the CPU-only pods would have nowhere to go.
 """
 
 from __future__ import annotations
