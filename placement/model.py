@@ -152,6 +152,10 @@ class OutsidePod:
     # The host ports it holds (placement.host_ports): (hostIP, protocol, port), defaults filled in.
     host_ports: tuple[tuple[str, str, int], ...] = ()
 
+    @property
+    def has_preferred(self) -> bool:
+        return bool(self.preferred_affinity or self.preferred_anti_affinity)
+
 
 @dataclass(frozen=True, slots=True)
 class NodeConstraints:
@@ -172,6 +176,11 @@ class NodeConstraints:
     # A digest of what else KAI's scheduling signature hashes (the whole affinity, preferred terms too, topology
     # spread, host ports, volumes): pods that differ in it are not alike to KAI. No predicate reads it.
     other: str = ""
+
+    @property
+    def has_preferred(self) -> bool:
+        """Preferred inter-pod terms, which score other pods' nodes (placement.pod_affinity.affinity_scores)."""
+        return bool(self.preferred_affinity or self.preferred_anti_affinity)
 
 
 NO_CONSTRAINTS = NodeConstraints()

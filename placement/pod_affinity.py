@@ -156,7 +156,7 @@ def affinity_scores(ssn: Session, task: TaskState) -> dict[_Pair, int] | None:
             oc = other.req.constraints
             _holding(holding, mine_pref, mine_anti, namespace, own, other.spec.namespace, other.req.labels, oc)
         for pod in outside:
-            if every or pod.preferred_affinity or pod.preferred_anti_affinity:
+            if every or pod.has_preferred:
                 _holding(holding, mine_pref, mine_anti, namespace, own, pod.namespace, dict(pod.labels), pod)
         if holding:
             labels = node.spec.labels

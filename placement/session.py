@@ -115,10 +115,8 @@ class Session:
         # Whether any pod has preferred inter-pod terms: only then can KAI's PodAffinity score be non-zero
         # (placement.pod_affinity.affinity_scores). The pods whose score PreScore skipped in this session.
         self.preferred_affinity_present = any(
-            t.constraints.preferred_affinity or t.constraints.preferred_anti_affinity
-            for j in snapshot.jobs
-            for t in j.tasks
-        ) or any(p.preferred_affinity or p.preferred_anti_affinity for n in snapshot.nodes for p in n.outside_pods)
+            t.constraints.has_preferred for j in snapshot.jobs for t in j.tasks
+        ) or any(p.has_preferred for n in snapshot.nodes for p in n.outside_pods)
         self.affinity_score_skipped: set[str] = set()
         self.generation = 0  # bumped by rebuild(): node objects are new
         self._gpu_room: tuple[tuple[int, int], dict[str, tuple[float, float]]] | None = None

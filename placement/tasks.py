@@ -129,7 +129,7 @@ class TaskRequest:
         # anti-affinity terms that constrain the pods placed after it.
         self.labels = dict(task.pod_labels) if task.pod_labels else _NONE
         self.has_anti = bool(task.constraints.pod_anti_affinity)
-        self.has_preferred = bool(task.constraints.preferred_affinity or task.constraints.preferred_anti_affinity)
+        self.has_preferred = task.constraints.has_preferred
         self.host_ports = task.constraints.host_ports  # placement.host_ports
         # KAI's scheduling signature hashes a port's hostPort number, not its IP or protocol
         # (pod_info/scheduling_constraints_signature.go:92-97): pods that differ only there are alike.

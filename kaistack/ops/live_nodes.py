@@ -159,7 +159,7 @@ def read_only(nodes: tuple[Node, ...], jobs: list[Job], level_labels: set[str]) 
     # Other schedulers' pods matter to inter-pod affinity only when some pod has a term, and their host ports
     # only when some KAI pod wants one.
     keep_outside = bool(outside_keys) or any(
-        c.pod_affinity or c.pod_anti_affinity or c.preferred_affinity or c.preferred_anti_affinity for c in constraints
+        c.pod_affinity or c.pod_anti_affinity or c.has_preferred for c in constraints
     )
     ports_wanted = any(c.host_ports for c in constraints)
     return tuple(_trimmed(n, asked, read, keep_outside, ports_wanted) for n in nodes)
