@@ -86,7 +86,7 @@ def consolidation(ssn: Session) -> None:
             return
         if ssn.use_signatures and not failed.worth_trying(job):
             continue
-        if ssn.larger_than_any_node(job.tasks_to_allocate(real=False)) is not None:
+        if ssn.victim_invariant_failure(job.tasks_to_allocate(real=False)) is not None:
             continue  # no eviction can make room (KAI's victim-invariant pre-predicate)
         statement = None
         if capacity is None or counted_at != ssn.commits:

@@ -288,6 +288,8 @@ class Task:
     # metadata.namespace and metadata.labels, which other pods' affinity terms match.
     namespace: str = "default"
     pod_labels: tuple[tuple[str, str], ...] = ()
+    # The ConfigMaps of its namespace it cannot start without (placement.config_maps), sorted.
+    config_maps: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,6 +338,9 @@ class Snapshot:
     queues: tuple[Queue, ...]
     jobs: tuple[Job, ...]
     topologies: tuple[Topology, ...] = ()
+    # The ConfigMaps that exist, as (namespace, name); None: not known, and KAI's ConfigMap predicate is not
+    # evaluated (placement.config_maps).
+    config_maps: frozenset[tuple[str, str]] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -178,6 +178,8 @@ def allocate_task(
     scores: dict[str, float] | None = None,
     within: Container[str] | None = None,
 ) -> bool:
+    if ssn.missing_config_maps and task.name in ssn.missing_config_maps:
+        return False  # a failed pre-predicate: no node is ordered (KAI@v0.17.0 actions/common/allocate.go:157-165)
     capacity_cache: dict[float, bool] = {}
     affinity = AffinityCheck(ssn, task) if needs_check(ssn, task) else None
     order: Iterable[NodeState]
@@ -246,9 +248,9 @@ def allocate_job(
             job.reason = ("capacity", failure)
         return False
     if record and _short_of_whole_gpus(ssn, to_allocate):
-        if ssn.preferred_affinity_present:
-            # KAI has no such shortcut: it orders the nodes for the first pod (PreScore, which may mark the pod
-            # unscored for the session) before finding that none fits.
+        if ssn.preferred_affinity_present and to_allocate[0].name not in ssn.missing_config_maps:
+            # KAI has no such shortcut: it orders the nodes for the first pod, once its pre-predicates pass
+            # (PreScore, which may mark the pod unscored for the session), before finding that none fits.
             preferred_scores(ssn, to_allocate[0])
         job.reason = ("placement", to_allocate[0], 0, len(to_allocate))
         return False

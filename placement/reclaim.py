@@ -104,7 +104,7 @@ def reclaim(ssn: Session) -> None:
         representatives = failed.setdefault(job.queue_name, Representatives())
         if ssn.use_signatures and not representatives.worth_trying(job):
             continue
-        if ssn.larger_than_any_node(job.tasks_to_allocate(real=False)) is not None:
+        if ssn.victim_invariant_failure(job.tasks_to_allocate(real=False)) is not None:
             continue  # no eviction can make room (KAI's victim-invariant pre-predicate)
         check = ReclaimCheck(ssn.queues)
 

@@ -31,6 +31,7 @@ from placement.node_constraints import parse_taints
 from placement.quantity import cpu_millis, memory_bytes
 from placement.scenario_reader import (
     MAX_ACTIONS,
+    MAX_CONFIG_MAPS,
     MAX_GPU_MEMORY_MIB,
     MAX_GPUS_PER_NODE,
     MAX_JOBS,
@@ -53,6 +54,7 @@ __all__ = ["Scenario", "ScenarioError", "duration_seconds", "parse_scenario"]
 
 _TOP_KEYS = {"name", "source", "note", "actions", "rounds", "placement", "nodes", "queues", "jobs", "expect"}
 _TOP_KEYS |= {"kaiVersion", "stalenessGracePeriod", "topologies"}  # FORMAT v2
+_TOP_KEYS |= {"configMaps"}  # kaistack: the ConfigMaps that exist (placement.config_maps)
 # Rule sets the simulator implements (FORMAT v2 kaiVersion): v0.18.0 is KAI main after v0.17.0 (d5bc503).
 KAI_VERSIONS = ("v0.17.0", "v0.18.0")
 _NODE_KEYS = {"name", "gpus", "gpuMemoryMiB", "cpu", "memory", "pods", "migStrategy", "mig", "labels", "ready"}
@@ -127,7 +129,23 @@ def parse_scenario(document: object, source: str = "<scenario>") -> Scenario:
     if not isinstance(expect, Mapping):
         raise r.fail("expect", "must be a mapping")
     name = doc.get("name") or Path(source).stem
-    return Scenario(str(name), Snapshot(nodes, queues, jobs, topologies), actions, rounds, placement, expect)
+    snapshot = Snapshot(nodes, queues, jobs, topologies, _config_maps(r, doc.get("configMaps")))
+    return Scenario(str(name), snapshot, actions, rounds, placement, expect)
+
+
+def _config_maps(r: Reader, raw: object) -> frozenset[tuple[str, str]] | None:
+    """`configMaps`: namespace -> the names of the ConfigMaps it has. Left out: not known, not checked."""
+    if raw is None:
+        return None
+    doc = r.sized_mapping(raw, "configMaps", MAX_CONFIG_MAPS, "namespaces", "namespaces to ConfigMap names")
+    found: set[tuple[str, str]] = set()
+    for namespace, names in doc.items():
+        where = f"configMaps.{namespace}"
+        r.string(namespace, where)
+        found.update((namespace, name) for name in r.names(names, where, MAX_CONFIG_MAPS))
+        if len(found) > MAX_CONFIG_MAPS:
+            raise r.fail("configMaps", f"more than {MAX_CONFIG_MAPS} ConfigMaps; kaistack reads at most that many")
+    return frozenset(found)
 
 
 _PLACEMENT_KEYS = {"node", "gpu", "maxConsolidationPreemptees", "useSchedulingSignatures"}

@@ -32,6 +32,8 @@ MAX_TOPOLOGY_LEVELS = 16  # the Topology CRD's spec.levels maxItems
 MAX_LABELS_PER_NODE = 1_000
 MAX_SUBGROUPS_PER_JOB = 10_000
 MAX_SCALAR_RESOURCES = 64  # names under one scalarResources mapping
+MAX_CONFIG_MAPS = 500_000  # the scenario's existing ConfigMaps, all namespaces together
+MAX_CONFIG_MAPS_PER_POD = 1_000  # a request's configMaps
 
 
 class ScenarioError(ValueError):
@@ -125,6 +127,14 @@ class Reader:
         if len(value) > limit:
             raise self.fail(path, f"{len(value)} {entries}; kaistack reads at most {limit}")
         return value
+
+    def names(self, value: object, path: str, limit: int) -> list[str]:
+        """A list of at most `limit` non-empty strings."""
+        items = self.at_most(self.sequence(value, path), path, limit)
+        for i, item in enumerate(items):
+            if not isinstance(item, str) or not item:
+                raise self.fail(f"{path}[{i}]", f"must be a non-empty string, got {item!r}")
+        return items
 
     def scalar(self, value: object, path: str) -> dict[str, int]:
         """A scalarResources mapping: resource name -> Kubernetes quantity, read into KAI's units."""

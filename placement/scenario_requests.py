@@ -14,7 +14,7 @@ from placement.model import NO_CONSTRAINTS
 from placement.node_constraints import ConstraintError, parse_constraints
 from placement.quantity import cpu_millis, memory_bytes
 from placement.scenario_groups import labels
-from placement.scenario_reader import MAX_GPU_MEMORY_MIB, MAX_GPUS_PER_NODE, Reader
+from placement.scenario_reader import MAX_CONFIG_MAPS_PER_POD, MAX_GPU_MEMORY_MIB, MAX_GPUS_PER_NODE, Reader
 
 __all__ = ["REQUEST_KEYS", "check_combination", "checked", "read_request"]
 
@@ -32,7 +32,7 @@ _CONSTRAINT_FIELDS = {
     "tolerations": ("tolerations",),
 }
 _AFFINITY_KINDS = {"nodeAffinity", "podAffinity", "podAntiAffinity"}
-REQUEST_KEYS |= set(_CONSTRAINT_FIELDS) | {"namespace", "podLabels", "hostPorts"}
+REQUEST_KEYS |= set(_CONSTRAINT_FIELDS) | {"namespace", "podLabels", "hostPorts", "configMaps"}
 
 _T = TypeVar("_T")
 
@@ -79,6 +79,10 @@ def read_request(r: Reader, doc: Mapping[str, Any], base: dict[str, Any], path: 
         out["namespace"] = r.string(doc["namespace"], f"{path}.namespace")
     if "podLabels" in doc:
         out["pod_labels"] = tuple(sorted(labels(r, doc["podLabels"], f"{path}.podLabels").items()))
+    if "configMaps" in doc:
+        out["config_maps"] = tuple(
+            sorted(set(r.names(doc["configMaps"], f"{path}.configMaps", MAX_CONFIG_MAPS_PER_POD)))
+        )
     return out
 
 

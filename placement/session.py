@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from placement.config_maps import missing
 from placement.fairshare import set_fair_shares
 from placement.idle_gpus_filter import idle_gpu_capacity, releasing_gpu_capacity
 from placement.minruntime import MinRuntime
@@ -118,6 +119,15 @@ class Session:
             t.constraints.has_preferred for j in snapshot.jobs for t in j.tasks
         ) or any(p.has_preferred for n in snapshot.nodes for p in n.outside_pods)
         self.affinity_score_skipped: set[str] = set()
+        # Per pod, the ConfigMaps it needs that do not exist (KAI's ConfigMap pre-predicate): it is never placed.
+        self.missing_config_maps: dict[str, tuple[str, ...]] = {}
+        if snapshot.config_maps is not None:
+            for job in self.jobs.values():
+                for task in job.tasks:
+                    if task.spec.config_maps:
+                        absent = missing(task.spec.namespace, task.spec.config_maps, snapshot.config_maps)
+                        if absent:
+                            self.missing_config_maps[task.name] = absent
         self.generation = 0  # bumped by rebuild(): node objects are new
         self._gpu_room: tuple[tuple[int, int], dict[str, tuple[float, float]]] | None = None
         self._gpu_room_sums: tuple[tuple[int, int], dict[str, float]] | None = None
@@ -235,16 +245,19 @@ class Session:
             self._gpu_room_sums = (key, {name: sum(pair) for name, pair in self.gpu_room().items()})
         return self._gpu_room_sums[1]
 
-    def larger_than_any_node(self, tasks: list[TaskState]) -> TaskState | None:
-        """VictimInvariantPrePredicateFailureForTasks: the first pod asking more GPUs, CPU, memory, of a MIG
-        profile or scalar resource, or pod slots (one each) than any one node has (MaxNodePoolResources), which
-        no eviction can make room for.
+    def victim_invariant_failure(self, tasks: list[TaskState]) -> TaskState | None:
+        """VictimInvariantPrePredicateFailureForTasks: the first pod no eviction can make room for, because it
+        needs a ConfigMap that does not exist (placement.config_maps) or asks more GPUs, CPU, memory, of a MIG
+        profile or scalar resource, or pod slots (one each) than any one node has (MaxNodePoolResources).
 
-        KAI@v0.17.0 pkg/scheduler/actions/common/action_eligibility.go; the predicate is
-        pkg/scheduler/k8s_internal/predicates/maxNodeResources.go (PreFilter, UnschedulableAndUnresolvable).
+        KAI@v0.17.0 pkg/scheduler/actions/common/action_eligibility.go; the predicates are
+        pkg/scheduler/k8s_internal/predicates/config_maps.go and maxNodeResources.go (PreFilter,
+        UnschedulableAndUnresolvable).
         """
         gpus, cpu, mem, mig, pods, scalar = self.max_node
         for task in tasks:
+            if task.name in self.missing_config_maps:
+                return task
             req = task.req
             if req.gpus > gpus or req.cpu > cpu or req.mem > mem or pods < 1:
                 return task

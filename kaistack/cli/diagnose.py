@@ -12,10 +12,10 @@ from kaistack.cli.output import print_json
 from kaistack.cli.sim_progress import simulation_progress
 
 DESCRIPTION = """\
-Reads nodes, pods, PodGroups, BindRequests, Queues, Topologies and PriorityClasses (read-only, with whatever
-the credentials may read) or a dump made by
-`kubectl get nodes,pods,podgroups,bindrequests,queues,topologies,priorityclasses -A -o yaml`, runs one KAI
-scheduling cycle on what is really there, and says for each Pending pod why KAI leaves it Pending, in the
+Reads nodes, pods, PodGroups, BindRequests, Queues, Topologies, PriorityClasses and the names of ConfigMaps
+(read-only, with whatever the credentials may read) or a dump made by
+`kubectl get nodes,pods,podgroups,bindrequests,queues,topologies,priorityclasses,configmaps -A -o yaml`,
+runs one KAI scheduling cycle on what is really there, and says for each Pending pod why KAI leaves it Pending, in the
 words of `kaistack check`. It also lists the field's quiet mistakes with the object and the fix: GPU pods
 without schedulerName kai-scheduler, queue labels naming no queue, Queue limits left out (read as 0),
 Deployments in a queue without GPU quota, vCluster owner references the pod-grouper cannot follow, reservation
@@ -26,9 +26,11 @@ EPILOG = """\
 examples:
   kaistack diagnose                                  $KUBECONFIG's current context
   kaistack diagnose --context prod --namespace ml    one namespace's pods (nodes and queues cluster-wide)
-  kubectl get nodes,pods,podgroups,bindrequests,queues,topologies,priorityclasses -A -o yaml > dump.yaml
+  kubectl get nodes,pods,podgroups,bindrequests,queues,topologies,priorityclasses,configmaps -A -o yaml \
+      > dump.yaml
   kaistack diagnose --from-dump dump.yaml            the same from that dump
-  kubectl get nodes,pods,podgroups,bindrequests,queues,topologies,priorityclasses -A -o json > dump.json
+  kubectl get nodes,pods,podgroups,bindrequests,queues,topologies,priorityclasses,configmaps -A -o json \
+      > dump.json
   kaistack diagnose --from-dump dump.json            JSON reads far faster on a large cluster
   kaistack diagnose --max-seconds 60                 a busy cluster: at most about a minute of simulation
   kaistack diagnose --from-dump dump.yaml --at 2026-11-25T18:00:00Z   the time the dump was taken
@@ -133,7 +135,7 @@ def read_live(args: argparse.Namespace) -> tuple[list[Any], list[str]]:
     """Every kind the credentials may read; a kind they may not is skipped and said."""
     from kaistack.kube.client import KubeAPIError, KubeClient
     from kaistack.kube.kubeconfig import resolve_kubeconfig
-    from kaistack.kube.resources import BindRequest, Node, Pod, PodGroup, PriorityClass, Queue, Topology
+    from kaistack.kube.resources import BindRequest, ConfigMap, Node, Pod, PodGroup, PriorityClass, Queue, Topology
 
     kubeconfig = resolve_kubeconfig("", args.kubeconfig)
     objects: list[Any] = []
@@ -159,4 +161,12 @@ def read_live(args: argparse.Namespace) -> tuple[list[Any], list[str]]:
                     continue
                 raise
             objects += [{"kind": name, **item} for item in items]
+        try:  # KAI's ConfigMap predicate needs only which exist (placement.config_maps)
+            found = client.names(ConfigMap, namespace=args.namespace)
+        except KubeAPIError as err:
+            if err.status not in (401, 403, 404):
+                raise
+            notes.append(f"could not read ConfigMaps ({err.status}); diagnosed without them")
+        else:
+            objects += [{"kind": "ConfigMap", "metadata": {"namespace": ns, "name": n}} for ns, n in found]
     return objects, notes

@@ -140,6 +140,20 @@ class KubeClient:
         with self._translated():
             return [_plain(item) for item in self._client.list(cluster_scoped, chunk_size=PAGE_SIZE, labels=selector)]
 
+    def names(self, kind: Kind, *, namespace: str | None = None) -> tuple[tuple[str, str], ...]:
+        """(namespace, name) of every object of a namespaced `kind`, all pages read, keeping nothing else in
+        memory (a cluster's ConfigMaps can hold hundreds of megabytes)."""
+        if not issubclass(kind, NamespacedResource):
+            raise ValueError(f"{kind.__name__} is cluster-scoped: names() reads namespaced kinds")
+        scope = namespace or lightkube.ALL_NS
+        found: list[tuple[str, str]] = []
+        with self._translated():
+            for item in self._client.list(kind, namespace=scope, chunk_size=PAGE_SIZE):
+                meta = getattr(item, "metadata", None)
+                if meta is not None and meta.name:
+                    found.append((str(meta.namespace or ""), str(meta.name)))
+        return tuple(found)
+
     def close(self) -> None:
         self._client.close()
 

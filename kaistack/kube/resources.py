@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from lightkube.generic_resource import create_global_resource, create_namespaced_resource
 from lightkube.resources.apps_v1 import Deployment
-from lightkube.resources.core_v1 import Namespace, Node, Pod
+from lightkube.resources.core_v1 import ConfigMap, Namespace, Node, Pod
 from lightkube.resources.scheduling_v1 import PriorityClass
 
 from kaistack.declaration.kai_api import BIND_REQUEST, POD_GROUP, QUEUE, TOPOLOGY_CRD
@@ -21,4 +21,15 @@ BindRequest = create_namespaced_resource(
 )
 Topology = create_global_resource(TOPOLOGY_CRD.group, TOPOLOGY_CRD.version, TOPOLOGY_CRD.kind, TOPOLOGY_CRD.plural)
 
-__all__ = ["BindRequest", "Deployment", "Namespace", "Node", "Pod", "PodGroup", "PriorityClass", "Queue", "Topology"]
+__all__ = [
+    "BindRequest",
+    "ConfigMap",
+    "Deployment",
+    "Namespace",
+    "Node",
+    "Pod",
+    "PodGroup",
+    "PriorityClass",
+    "Queue",
+    "Topology",
+]

@@ -1,7 +1,7 @@
 """`kaistack diagnose`: why each pod is Pending on a running cluster, and the quiet mistakes around KAI.
 
 Read-only. The objects come from the API or from a `kubectl get
-nodes,pods,podgroups,bindrequests,queues,topologies,priorityclasses -A -o yaml` dump; the snapshot
+nodes,pods,podgroups,bindrequests,queues,topologies,priorityclasses,configmaps -A -o yaml` dump; the snapshot
 (kaistack.ops.live_snapshot) goes through one scheduling cycle of the same simulator `kaistack check` uses,
 and every pod still Pending gets the checker's reason. A Pending pod the simulator would place is reported as
 such: KAI should schedule it on its next cycle, so the cause is outside the scheduler's decision (the
@@ -79,7 +79,7 @@ def diagnose(
     live = build(objects, now=now)
     pending, partial = _pending(live, max_seconds, simulation or {})
     mistakes = find_mistakes(kinds)
-    counts = {k: len(kinds.get(k, [])) for k in ("Node", "Pod", "PodGroup", "Queue", "Topology")}
+    counts = {k: len(kinds.get(k, [])) for k in ("Node", "Pod", "PodGroup", "Queue", "Topology", "ConfigMap")}
     return Diagnosis(tuple(pending), tuple(mistakes), (*notes, *live.notes), counts, partial)
 
 

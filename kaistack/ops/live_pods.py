@@ -15,6 +15,7 @@ from typing import Any
 from kaistack.declaration import kai_api
 from kaistack.guardrails.gpu_requests import fraction_ok, positive_uint64
 from kaistack.guardrails.podspec import dig, mapping, seq
+from placement.config_maps import required_config_maps
 from placement.model import NO_CONSTRAINTS, NodeConstraints, Task
 from placement.node_constraints import ConstraintError, parse_constraints
 from placement.quantity import Quantity, QuantityError
@@ -119,6 +120,7 @@ def pod_task(
         constraints=constraints_of(pod),
         namespace=object_namespace(pod),
         pod_labels=pod_labels(pod),
+        config_maps=required_config_maps(mapping(dig(pod, "spec")), annotations),
     )
 
 

@@ -1,8 +1,8 @@
 """A running cluster's objects (Nodes, Pods, PodGroups, Queues) as the checker's snapshot.
 
 The objects come from the API (kaistack.kube) or from
-`kubectl get nodes,pods,podgroups,bindrequests,queues,topologies,priorityclasses -A -o yaml`; this module only
-reads dicts. What KAI reads, and so what is read here (KAI@v0.17.0):
+`kubectl get nodes,pods,podgroups,bindrequests,queues,topologies,priorityclasses,configmaps -A -o yaml`; this
+module only reads dicts. What KAI reads, and so what is read here (KAI@v0.17.0):
 - a node's allocatable `nvidia.com/gpu`, MIG resources, cpu, memory, pods and scalar resources (RDMA devices,
   hugepages, ephemeral storage: placement.scalar_resources), its labels and taints, the `nvidia.com/gpu.memory`
   label (MiB), and what pods outside every job hold on it (KAI's cache puts every pod on its node; one being
@@ -24,7 +24,9 @@ reads dicts. What KAI reads, and so what is read here (KAI@v0.17.0):
   GPUs; finished pods (Succeeded/Failed) and pods in phase Unknown are left out;
 - Topology objects (`spec.levels[].nodeLabel`, `alias`) and the node labels they name; a PodGroup's
   `spec.topologyConstraint` (only with a `topology`, as subgroup_info.FromPodGroup reads it),
-  `spec.minSubGroup` and `spec.subGroups`, and each pod's `kai.scheduler/subgroup-name` label.
+  `spec.minSubGroup` and `spec.subGroups`, and each pod's `kai.scheduler/subgroup-name` label;
+- ConfigMaps' namespaces and names, and the ConfigMaps each pod needs (placement.config_maps): a pod that
+  needs one that does not exist stays Pending. Without ConfigMaps in the objects that is not checked.
 
 A pending pod with scheduling gates is Gated, as in KAI: left out of its job and reported for its gates.
 A pod with a BindRequest and no node yet is Binding on the request's node, with its selected GPU groups,
@@ -245,8 +247,22 @@ def build(
                     **(job_times(pg, now) if pg else {}),
                 )
             )
-    snapshot = Snapshot(read_only(nodes, jobs, level_labels), queues, tuple(jobs), topologies)
+    config_maps = existing_config_maps(kinds)
+    if config_maps is None and (needing := sum(1 for j in jobs for t in j.tasks if t.config_maps)):
+        notes.append(
+            f"ConfigMaps were not read: whether the ConfigMaps {needing} pods need exist was not checked "
+            "(KAI keeps a pod whose ConfigMap is missing Pending)"
+        )
+    snapshot = Snapshot(read_only(nodes, jobs, level_labels), queues, tuple(jobs), topologies, config_maps)
     return LiveSnapshot(snapshot, pods_of_job, tuple(notes), orphans, gated, backed_off)
+
+
+def existing_config_maps(kinds: Mapping[str, list[Mapping[str, Any]]]) -> frozenset[tuple[str, str]] | None:
+    """(namespace, name) of every ConfigMap read; None when none were (a dump without them): every namespace
+    has kube-root-ca.crt, so a read that found none did not read them."""
+    if "ConfigMap" not in kinds:
+        return None
+    return frozenset((object_namespace(cm), object_name(cm)) for cm in kinds["ConfigMap"])
 
 
 def _node_name(pod: Mapping[str, Any], binding: Mapping[tuple[str, str], tuple[str, tuple[str, ...]]]) -> str | None:

@@ -133,13 +133,13 @@ def _session(nodes: list[dict[str, Any]], request: dict[str, Any]) -> tuple[Sess
 def test_a_pod_asking_more_than_the_largest_node_offers_is_refused_before_any_eviction() -> None:
     nodes = [{"name": "n1", "scalarResources": {"example.com/foo": 5}}, {"name": "n2"}]
     ssn, job = _session(nodes, {"scalarResources": {"example.com/foo": 10}})
-    assert ssn.larger_than_any_node(job.tasks) is job.tasks[0]
+    assert ssn.victim_invariant_failure(job.tasks) is job.tasks[0]
 
 
 def test_a_pod_within_the_largest_node_s_offer_is_not_refused_up_front() -> None:
     nodes = [{"name": "n1", "scalarResources": {"example.com/foo": 5}}, {"name": "n2"}]
     ssn, job = _session(nodes, {"scalarResources": {"example.com/foo": 1}})
-    assert ssn.larger_than_any_node(job.tasks) is None
+    assert ssn.victim_invariant_failure(job.tasks) is None
 
 
 def test_ephemeral_storage_beyond_every_node_is_refused_up_front() -> None:
@@ -149,7 +149,7 @@ def test_ephemeral_storage_beyond_every_node_is_refused_up_front() -> None:
         {"name": "n2", "scalarResources": {"ephemeral-storage": "20Gi"}},
     ]
     ssn, job = _session(nodes, {"scalarResources": {"ephemeral-storage": "25G"}})
-    assert ssn.larger_than_any_node(job.tasks) is job.tasks[0]
+    assert ssn.victim_invariant_failure(job.tasks) is job.tasks[0]
 
 
 def test_a_preemptor_asking_a_resource_no_node_has_evicts_nobody() -> None:

@@ -46,7 +46,7 @@ def test_the_healthy_cluster_has_no_mistake_and_nothing_pending(capsys: pytest.C
     assert code == 0
     assert report["mistakes"] == []
     assert report["pending"] == []
-    assert report["objects"] == {"Node": 3, "Pod": 3, "PodGroup": 3, "Queue": 3, "Topology": 0}
+    assert report["objects"] == {"Node": 3, "Pod": 3, "PodGroup": 3, "Queue": 3, "Topology": 0, "ConfigMap": 0}
 
 
 def test_every_pending_pod_gets_kais_reason(capsys: pytest.CaptureFixture[str]) -> None:

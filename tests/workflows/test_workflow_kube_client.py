@@ -117,6 +117,28 @@ def test_namespace_for_a_cluster_scoped_kind_is_a_programming_error(fake_kube, t
         client.list(k8s.Queue, namespace="ml")
 
 
+def test_names_reads_every_page_and_keeps_namespace_and_name_only(fake_kube, tmp_path):
+    """ConfigMaps (diagnose reads which exist): every page, (namespace, name) pairs, nothing else kept."""
+    items = [
+        {"metadata": {"namespace": ns, "name": name}, "data": {"big": "x" * 1000}}
+        for ns, name in (("ml", "kube-root-ca.crt"), ("ml", "settings"), ("web", "kube-root-ca.crt"))
+    ]
+    fake_kube.responses["/api/v1/configmaps"] = {"kind": "ConfigMapList", "metadata": {}, "items": items}
+    fake_kube.page_size = 2
+    with _client(fake_kube, tmp_path) as client:
+        names = client.names(k8s.ConfigMap)
+    assert names == (("ml", "kube-root-ca.crt"), ("ml", "settings"), ("web", "kube-root-ca.crt"))
+    assert [p.get("continue") is not None for path, p in fake_kube.requests if path == "/api/v1/configmaps"] == [
+        False,
+        True,
+    ]
+
+
+def test_names_of_a_cluster_scoped_kind_is_a_programming_error(fake_kube, tmp_path):
+    with _client(fake_kube, tmp_path) as client, pytest.raises(ValueError, match="cluster-scoped"):
+        client.names(k8s.Queue)
+
+
 def test_errors_are_environment_problems():
     """kaistack's exit-code table: the cluster, credentials and tools are the environment (exit 3)."""
     assert issubclass(KubeAPIError, KubeError)
