@@ -27,10 +27,11 @@ def required_config_maps(spec: Mapping[str, Any], annotations: Mapping[str, Any]
     """getAllRequiredConfigMapNames of a pod spec, sorted. A malformed part (a dump no API server checked)
     names nothing."""
     containers = [c for kind in _CONTAINER_KINDS for c in _list(spec.get(kind)) if isinstance(c, Mapping)]
-    mounted = {m.get("name") for c in containers for m in _list(c.get("volumeMounts")) if isinstance(m, Mapping)}
+    mounts = [m.get("name") for c in containers for m in _list(c.get("volumeMounts")) if isinstance(m, Mapping)]
+    mounted = {name for name in mounts if isinstance(name, str)}
     refs: list[tuple[Any, Any]] = []
     for volume in _list(spec.get("volumes")):
-        if isinstance(volume, Mapping) and volume.get("name") in mounted:
+        if isinstance(volume, Mapping) and isinstance(volume.get("name"), str) and volume["name"] in mounted:
             refs.extend(_volume_refs(volume))
     for container in containers:
         refs.extend(_env_refs(container))

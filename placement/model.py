@@ -173,6 +173,10 @@ class NodeConstraints:
     preferred_anti_affinity: tuple[PodAffinityTerm, ...] = ()
     # The host ports its containers bind (placement.host_ports): (hostIP, protocol, port), defaults filled in.
     host_ports: tuple[tuple[str, str, int], ...] = ()
+    # The nodes the VolumeBinding Filter lets it use (its claims' volumes, or where they can be bound or
+    # provisioned), and what it says of the others; None: every node. Not part of KAI's signature.
+    volume_nodes: frozenset[str] | None = None
+    volume_reason: str = ""
     # A digest of what else KAI's scheduling signature hashes (the whole affinity, preferred terms too, topology
     # spread, host ports, volumes): pods that differ in it are not alike to KAI. No predicate reads it.
     other: str = ""
@@ -290,6 +294,9 @@ class Task:
     pod_labels: tuple[tuple[str, str], ...] = ()
     # The ConfigMaps of its namespace it cannot start without (placement.config_maps), sorted.
     config_maps: tuple[str, ...] = ()
+    # Why Kubernetes' VolumeBinding PreFilter refuses it (a claim missing, lost, being deleted or unbound with
+    # immediate binding): it is then never placed (placement.pre_predicates). None: it passes.
+    volume_error: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

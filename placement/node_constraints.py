@@ -95,11 +95,27 @@ def _field(req: SelectorRequirement, name: str) -> bool:
 
 
 def _term(term: NodeSelectorTerm, node: Node) -> bool:
+    return _term_matches(term, node.labels, node.name)
+
+
+def _term_matches(term: NodeSelectorTerm, labels: Mapping[str, str], name: str) -> bool:
     if not term.match_expressions and not term.match_fields:
         return False
-    return all(requirement_matches(r, node.labels) for r in term.match_expressions) and all(
-        _field(r, node.name) for r in term.match_fields
+    return all(requirement_matches(r, labels) for r in term.match_expressions) and all(
+        _field(r, name) for r in term.match_fields
     )
+
+
+def selector_terms_match(terms: tuple[NodeSelectorTerm, ...], labels: Mapping[str, str], name: str) -> bool:
+    """MatchNodeSelectorTerms: one term matches (a term with no requirements matches nothing)."""
+    return any(_term_matches(t, labels, name) for t in terms)
+
+
+def parse_selector_terms(raw: Any, path: str) -> tuple[NodeSelectorTerm, ...]:
+    """A NodeSelector's nodeSelectorTerms (a pod's required node affinity, a PersistentVolume's node affinity)."""
+    if not isinstance(raw, list):
+        raise ConstraintError(f"{path}: must be a list")
+    return tuple(_selector_term(t, f"{path}[{i}]") for i, t in enumerate(raw))
 
 
 def _tolerates(toleration: Toleration, taint: Taint) -> bool:
@@ -136,6 +152,8 @@ def refusal(constraints: NodeConstraints, node: Node) -> str | None:
         if taint.effect in KEEP_OFF and not any(_tolerates(t, taint) for t in constraints.tolerations):
             shown = f"{taint.key}={taint.value}" if taint.value else taint.key
             return f"node {node.name} has the taint {shown}:{taint.effect}, which it does not tolerate"
+    if constraints.volume_nodes is not None and node.name not in constraints.volume_nodes:
+        return f"its volumes cannot be used on node {node.name} ({constraints.volume_reason})"
     return None
 
 
@@ -202,9 +220,7 @@ def parse_constraints(spec: Mapping[str, Any]) -> NodeConstraints:
     terms: tuple[NodeSelectorTerm, ...] | None = None
     if required is not None:
         raw_terms = _mapping(required, required_path).get("nodeSelectorTerms")
-        if not isinstance(raw_terms, list):
-            raise ConstraintError(f"{required_path}.nodeSelectorTerms: must be a list")
-        terms = tuple(_selector_term(t, f"{required_path}.nodeSelectorTerms[{i}]") for i, t in enumerate(raw_terms))
+        terms = parse_selector_terms(raw_terms, f"{required_path}.nodeSelectorTerms")
     tolerations = []
     raw_tolerations = spec.get("tolerations")
     if raw_tolerations is not None and not isinstance(raw_tolerations, list):

@@ -178,7 +178,7 @@ def allocate_task(
     scores: dict[str, float] | None = None,
     within: Container[str] | None = None,
 ) -> bool:
-    if ssn.missing_config_maps and task.name in ssn.missing_config_maps:
+    if ssn.unresolvable and task.name in ssn.unresolvable:
         return False  # a failed pre-predicate: no node is ordered (KAI@v0.17.0 actions/common/allocate.go:157-165)
     capacity_cache: dict[float, bool] = {}
     affinity = AffinityCheck(ssn, task) if needs_check(ssn, task) else None
@@ -248,7 +248,7 @@ def allocate_job(
             job.reason = ("capacity", failure)
         return False
     if record and _short_of_whole_gpus(ssn, to_allocate):
-        if ssn.preferred_affinity_present and to_allocate[0].name not in ssn.missing_config_maps:
+        if ssn.preferred_affinity_present and to_allocate[0].name not in ssn.unresolvable:
             # KAI has no such shortcut: it orders the nodes for the first pod, once its pre-predicates pass
             # (PreScore, which may mark the pod unscored for the session), before finding that none fits.
             preferred_scores(ssn, to_allocate[0])

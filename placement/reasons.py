@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from placement import node_constraints
+from placement import node_constraints, pre_predicates
 from placement.host_ports import describe
 from placement.nodes import NodeState
 from placement.placing import node_quota_gpus, type_error
@@ -44,7 +44,8 @@ NOT_ATTEMPTED = "not-attempted"
 NOT_READY_NODES = "no-ready-node"
 NODE_CONSTRAINTS = "node-constraints"
 HOST_PORTS = "host-ports"
-MISSING_CONFIG_MAPS = "missing-config-maps"
+MISSING_CONFIG_MAPS = pre_predicates.MISSING_CONFIG_MAPS
+VOLUME_BINDING = pre_predicates.VOLUME_BINDING
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,12 +104,12 @@ def explain(ssn: Session, job: JobState) -> Reason:
     recorded = job.reason
     if isinstance(recorded, tuple) and recorded[0] == "capacity":
         return _capacity_reason(job, recorded[1])
-    if ssn.missing_config_maps:
-        # Lasting, whatever else failed first: the pod cannot start until the ConfigMaps exist.
-        waiting = (t for t in job.tasks_by_order if t.status == "Pending" and t.name in ssn.missing_config_maps)
+    if ssn.unresolvable:
+        # Lasting, whatever else failed first: the pod cannot start until its volumes or ConfigMaps are there.
+        waiting = (t for t in job.tasks_by_order if t.status == "Pending" and t.name in ssn.unresolvable)
         unresolvable = next(waiting, None)
         if unresolvable is not None:
-            return _config_map_reason(ssn, unresolvable)
+            return Reason(*ssn.unresolvable[unresolvable.name])
     if isinstance(recorded, tuple) and recorded[0] == "topology":
         # KAI's fit errors, the summary (which names the closest domain) last.
         return Reason(TOPOLOGY, recorded[1][-1])
@@ -136,17 +137,6 @@ def explain(ssn: Session, job: JobState) -> Reason:
         if reason.code != NO_NODE or "closest" in reason.message:
             return reason
     return Reason(NOT_ATTEMPTED, "no scheduling action placed the job in the simulated cycles")
-
-
-def _config_map_reason(ssn: Session, task: TaskState) -> Reason:
-    names = ssn.missing_config_maps[task.name]
-    listed = ", ".join(names)
-    what = f"ConfigMap {listed}, which does" if len(names) == 1 else f"ConfigMaps {listed}, which do"
-    message = (
-        f"a pod needs {what} not exist in namespace {task.spec.namespace}: KAI's ConfigMap predicate keeps it "
-        "off every node, and no eviction helps (create it, or mark the reference optional)"
-    )
-    return Reason(MISSING_CONFIG_MAPS, message)
 
 
 def _greedy_fit(ssn: Session, job: JobState, wanted: int) -> int:

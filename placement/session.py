@@ -9,13 +9,13 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from placement.config_maps import missing
 from placement.fairshare import set_fair_shares
 from placement.idle_gpus_filter import idle_gpu_capacity, releasing_gpu_capacity
 from placement.minruntime import MinRuntime
 from placement.model import DEFAULT_GPU_MEMORY_MIB, Placement, Snapshot
 from placement.node_order import NodeIndex
 from placement.nodes import NodeState
+from placement.pre_predicates import failure as pre_predicate_failure
 from placement.queues import QueueState, build_queues
 from placement.signatures import job_signature
 from placement.subgroups import build_tree
@@ -119,15 +119,14 @@ class Session:
             t.constraints.has_preferred for j in snapshot.jobs for t in j.tasks
         ) or any(p.has_preferred for n in snapshot.nodes for p in n.outside_pods)
         self.affinity_score_skipped: set[str] = set()
-        # Per pod, the ConfigMaps it needs that do not exist (KAI's ConfigMap pre-predicate): it is never placed.
-        self.missing_config_maps: dict[str, tuple[str, ...]] = {}
-        if snapshot.config_maps is not None:
-            for job in self.jobs.values():
-                for task in job.tasks:
-                    if task.spec.config_maps:
-                        absent = missing(task.spec.namespace, task.spec.config_maps, snapshot.config_maps)
-                        if absent:
-                            self.missing_config_maps[task.name] = absent
+        # Per pod, the pre-predicate that refuses it on every node, as (reason code, message): placement.pre_predicates.
+        self.unresolvable: dict[str, tuple[str, str]] = {}
+        for job in self.jobs.values():
+            for task in job.tasks:
+                if task.spec.volume_error is not None or task.spec.config_maps:
+                    refused = pre_predicate_failure(task.spec, snapshot.config_maps)
+                    if refused is not None:
+                        self.unresolvable[task.name] = refused
         self.generation = 0  # bumped by rebuild(): node objects are new
         self._gpu_room: tuple[tuple[int, int], dict[str, tuple[float, float]]] | None = None
         self._gpu_room_sums: tuple[tuple[int, int], dict[str, float]] | None = None
@@ -246,17 +245,17 @@ class Session:
         return self._gpu_room_sums[1]
 
     def victim_invariant_failure(self, tasks: list[TaskState]) -> TaskState | None:
-        """VictimInvariantPrePredicateFailureForTasks: the first pod no eviction can make room for, because it
-        needs a ConfigMap that does not exist (placement.config_maps) or asks more GPUs, CPU, memory, of a MIG
+        """VictimInvariantPrePredicateFailureForTasks: the first pod no eviction can make room for, because its
+        volumes or ConfigMaps refuse it (placement.pre_predicates) or it asks more GPUs, CPU, memory, of a MIG
         profile or scalar resource, or pod slots (one each) than any one node has (MaxNodePoolResources).
 
         KAI@v0.17.0 pkg/scheduler/actions/common/action_eligibility.go; the predicates are
-        pkg/scheduler/k8s_internal/predicates/config_maps.go and maxNodeResources.go (PreFilter,
+        pkg/scheduler/k8s_internal/predicates/volume_binding.go, config_maps.go and maxNodeResources.go (PreFilter,
         UnschedulableAndUnresolvable).
         """
         gpus, cpu, mem, mig, pods, scalar = self.max_node
         for task in tasks:
-            if task.name in self.missing_config_maps:
+            if task.name in self.unresolvable:
                 return task
             req = task.req
             if req.gpus > gpus or req.cpu > cpu or req.mem > mem or pods < 1:

@@ -134,9 +134,11 @@ class TaskRequest:
         # KAI's scheduling signature hashes a port's hostPort number, not its IP or protocol
         # (pod_info/scheduling_constraints_signature.go:92-97): pods that differ only there are alike.
         self.signature_id = self.constraint_id
-        if self.host_ports:
+        if self.host_ports or task.constraints.volume_nodes is not None:
+            # KAI's signature hashes host port numbers alone, and a claim by its class, size and phase
+            # (NodeConstraints.other), not where its volume may be used.
             numbers = tuple(("", "", port) for _, _, port in self.host_ports)
-            alike = dataclasses.replace(task.constraints, host_ports=numbers)
+            alike = dataclasses.replace(task.constraints, host_ports=numbers, volume_nodes=None, volume_reason="")
             self.signature_id = _CONSTRAINTS.setdefault(alike, len(_CONSTRAINTS))
         self.gpu_memory = 0
         if self.mig:

@@ -11,26 +11,26 @@ from typing import Any
 from kaistack.cli.output import print_json
 from kaistack.cli.sim_progress import simulation_progress
 
-DESCRIPTION = """\
-Reads nodes, pods, PodGroups, BindRequests, Queues, Topologies, PriorityClasses and the names of ConfigMaps
-(read-only, with whatever the credentials may read) or a dump made by
-`kubectl get nodes,pods,podgroups,bindrequests,queues,topologies,priorityclasses,configmaps -A -o yaml`,
-runs one KAI scheduling cycle on what is really there, and says for each Pending pod why KAI leaves it Pending, in the
-words of `kaistack check`. It also lists the field's quiet mistakes with the object and the fix: GPU pods
+DUMP_KINDS = "nodes,pods,podgroups,bindrequests,queues,topologies,priorityclasses,configmaps,pvc,pv,storageclasses"
+
+DESCRIPTION = f"""\
+Reads nodes, pods, PodGroups, BindRequests, Queues, Topologies, PriorityClasses, PersistentVolumeClaims,
+PersistentVolumes, StorageClasses and the names of ConfigMaps (read-only, with whatever the credentials may
+read) or a dump made by `kubectl get {DUMP_KINDS} -A -o yaml`,
+runs one KAI scheduling cycle on what is really there, and says for each Pending pod why KAI leaves it Pending,
+in the words of `kaistack check`. It also lists the field's quiet mistakes with the object and the fix: GPU pods
 without schedulerName kai-scheduler, queue labels naming no queue, Queue limits left out (read as 0),
 Deployments in a queue without GPU quota, vCluster owner references the pod-grouper cannot follow, reservation
 pods without a GPU runtime, vLLM memory utilization above the pod's share.
 """
 
-EPILOG = """\
+EPILOG = f"""\
 examples:
   kaistack diagnose                                  $KUBECONFIG's current context
   kaistack diagnose --context prod --namespace ml    one namespace's pods (nodes and queues cluster-wide)
-  kubectl get nodes,pods,podgroups,bindrequests,queues,topologies,priorityclasses,configmaps -A -o yaml \
-      > dump.yaml
+  kubectl get {DUMP_KINDS} -A -o yaml > dump.yaml
   kaistack diagnose --from-dump dump.yaml            the same from that dump
-  kubectl get nodes,pods,podgroups,bindrequests,queues,topologies,priorityclasses,configmaps -A -o json \
-      > dump.json
+  kubectl get {DUMP_KINDS} -A -o json > dump.json
   kaistack diagnose --from-dump dump.json            JSON reads far faster on a large cluster
   kaistack diagnose --max-seconds 60                 a busy cluster: at most about a minute of simulation
   kaistack diagnose --from-dump dump.yaml --at 2026-11-25T18:00:00Z   the time the dump was taken
@@ -135,7 +135,19 @@ def read_live(args: argparse.Namespace) -> tuple[list[Any], list[str]]:
     """Every kind the credentials may read; a kind they may not is skipped and said."""
     from kaistack.kube.client import KubeAPIError, KubeClient
     from kaistack.kube.kubeconfig import resolve_kubeconfig
-    from kaistack.kube.resources import BindRequest, ConfigMap, Node, Pod, PodGroup, PriorityClass, Queue, Topology
+    from kaistack.kube.resources import (
+        BindRequest,
+        ConfigMap,
+        Node,
+        PersistentVolume,
+        PersistentVolumeClaim,
+        Pod,
+        PodGroup,
+        PriorityClass,
+        Queue,
+        StorageClass,
+        Topology,
+    )
 
     kubeconfig = resolve_kubeconfig("", args.kubeconfig)
     objects: list[Any] = []
@@ -146,7 +158,10 @@ def read_live(args: argparse.Namespace) -> tuple[list[Any], list[str]]:
             (Queue, False),
             (Topology, False),
             (PriorityClass, False),
+            (PersistentVolume, False),
+            (StorageClass, False),
             (PodGroup, True),
+            (PersistentVolumeClaim, True),
             (BindRequest, True),
             (Pod, True),
         )

@@ -40,6 +40,7 @@ from kaistack.errors import EnvironmentProblem
 
 DEFAULT_TIMEOUT_S = 10.0
 PAGE_SIZE = 500  # items per list request; lightkube asks for the next page while `continue` is set
+NAMES_PAGE_SIZE = 50  # names(): objects whose data is dropped, read a few at a time
 Kind = type[Resource]  # a class from kaistack.kube.resources (any lightkube resource class works)
 _MESSAGE_LIMIT = 300  # exec plugins can print a lot on stderr; the first lines say what went wrong
 
@@ -141,14 +142,14 @@ class KubeClient:
             return [_plain(item) for item in self._client.list(cluster_scoped, chunk_size=PAGE_SIZE, labels=selector)]
 
     def names(self, kind: Kind, *, namespace: str | None = None) -> tuple[tuple[str, str], ...]:
-        """(namespace, name) of every object of a namespaced `kind`, all pages read, keeping nothing else in
-        memory (a cluster's ConfigMaps can hold hundreds of megabytes)."""
+        """(namespace, name) of every object of a namespaced `kind`, all pages read, keeping nothing else: a
+        cluster's ConfigMaps can hold hundreds of megabytes, so pages are small (one page is read whole)."""
         if not issubclass(kind, NamespacedResource):
             raise ValueError(f"{kind.__name__} is cluster-scoped: names() reads namespaced kinds")
         scope = namespace or lightkube.ALL_NS
         found: list[tuple[str, str]] = []
         with self._translated():
-            for item in self._client.list(kind, namespace=scope, chunk_size=PAGE_SIZE):
+            for item in self._client.list(kind, namespace=scope, chunk_size=NAMES_PAGE_SIZE):
                 meta = getattr(item, "metadata", None)
                 if meta is not None and meta.name:
                     found.append((str(meta.namespace or ""), str(meta.name)))

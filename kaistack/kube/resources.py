@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from lightkube.generic_resource import create_global_resource, create_namespaced_resource
 from lightkube.resources.apps_v1 import Deployment
-from lightkube.resources.core_v1 import ConfigMap, Namespace, Node, Pod
+from lightkube.resources.core_v1 import ConfigMap, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod
 from lightkube.resources.scheduling_v1 import PriorityClass
+from lightkube.resources.storage_v1 import StorageClass
 
 from kaistack.declaration.kai_api import BIND_REQUEST, POD_GROUP, QUEUE, TOPOLOGY_CRD
 
@@ -27,9 +28,12 @@ __all__ = [
     "Deployment",
     "Namespace",
     "Node",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
     "Pod",
     "PodGroup",
     "PriorityClass",
     "Queue",
+    "StorageClass",
     "Topology",
 ]

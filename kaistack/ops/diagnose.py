@@ -1,7 +1,7 @@
 """`kaistack diagnose`: why each pod is Pending on a running cluster, and the quiet mistakes around KAI.
 
-Read-only. The objects come from the API or from a `kubectl get
-nodes,pods,podgroups,bindrequests,queues,topologies,priorityclasses,configmaps -A -o yaml` dump; the snapshot
+Read-only. The objects come from the API or from a `kubectl get <kaistack.cli.diagnose.DUMP_KINDS> -A -o yaml`
+dump; the snapshot
 (kaistack.ops.live_snapshot) goes through one scheduling cycle of the same simulator `kaistack check` uses,
 and every pod still Pending gets the checker's reason. A Pending pod the simulator would place is reported as
 such: KAI should schedule it on its next cycle, so the cause is outside the scheduler's decision (the

@@ -145,15 +145,17 @@ def constraints_of(pod: Mapping[str, Any]) -> NodeConstraints:
 def _signature_rest(spec: Mapping[str, Any]) -> str:
     """What else schedulingConstraintsSignature hashes (KAI@v0.17.0 pod_info/scheduling_constraints_signature.go:
     19-97): the whole affinity, topology spread constraints, every container port's hostPort, and the volumes
-    other than ConfigMaps and Secrets, without their names (pod_storage_requirements.go:26-52). KAI describes a
-    PVC by its claim's storage class, size and phase, which kaistack does not read: every PVC counts alike."""
+    other than ConfigMaps and Secrets, without their names (pod_storage_requirements.go:26-52). A PVC volume is
+    hashed whole, its name and claim included: KAI describes a claim by class, size and phase only when it
+    snapshots claims, which it does only with --schedule-csi-storage (cluster_info.go:215-245; off by default,
+    cmd/scheduler/app/options/options.go:123), else getPVC fails and the volume goes in as it is (:30-35)."""
     containers = [*seq(spec.get("containers")), *seq(spec.get("initContainers"))]
     ports = [mapping(p).get("hostPort", 0) for c in containers for p in seq(mapping(c).get("ports"))]
     volumes: list[object] = []
     for volume in seq(spec.get("volumes")):
         source = {k: v for k, v in mapping(volume).items() if k != "name"}
         if "persistentVolumeClaim" in source:
-            volumes.append("pvc")
+            volumes.append(volume)
         elif "configMap" not in source and "secret" not in source:
             volumes.append(source)
     parts = {

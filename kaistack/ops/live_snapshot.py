@@ -1,8 +1,8 @@
 """A running cluster's objects (Nodes, Pods, PodGroups, Queues) as the checker's snapshot.
 
 The objects come from the API (kaistack.kube) or from
-`kubectl get nodes,pods,podgroups,bindrequests,queues,topologies,priorityclasses,configmaps -A -o yaml`; this
-module only reads dicts. What KAI reads, and so what is read here (KAI@v0.17.0):
+`kubectl get <kaistack.cli.diagnose.DUMP_KINDS> -A -o yaml`; this module only reads dicts. What KAI reads,
+and so what is read here (KAI@v0.17.0):
 - a node's allocatable `nvidia.com/gpu`, MIG resources, cpu, memory, pods and scalar resources (RDMA devices,
   hugepages, ephemeral storage: placement.scalar_resources), its labels and taints, the `nvidia.com/gpu.memory`
   label (MiB), and what pods outside every job hold on it (KAI's cache puts every pod on its node; one being
@@ -26,7 +26,9 @@ module only reads dicts. What KAI reads, and so what is read here (KAI@v0.17.0):
   `spec.topologyConstraint` (only with a `topology`, as subgroup_info.FromPodGroup reads it),
   `spec.minSubGroup` and `spec.subGroups`, and each pod's `kai.scheduler/subgroup-name` label;
 - ConfigMaps' namespaces and names, and the ConfigMaps each pod needs (placement.config_maps): a pod that
-  needs one that does not exist stays Pending. Without ConfigMaps in the objects that is not checked.
+  needs one that does not exist stays Pending. Without ConfigMaps in the objects that is not checked;
+- PersistentVolumeClaims, PersistentVolumes and StorageClasses: each pod's claims as the VolumeBinding plugin
+  reads them (live_volumes.py). Without claims in the objects that is not checked.
 
 A pending pod with scheduling gates is Gated, as in KAI: left out of its job and reported for its gates.
 A pod with a BindRequest and no node yet is Binding on the request's node, with its selected GPU groups,
@@ -37,6 +39,7 @@ fair shares.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import deque
 from collections.abc import Iterable, Mapping
@@ -69,11 +72,14 @@ from kaistack.ops.live_pods import (
     placed_state,
     pod_task,
 )
+from kaistack.ops.live_volumes import NO_VOLUMES, PodVolumes, Storage, claim_names, pod_volumes, storage_of
 from placement.model import (
     Job,
+    Node,
     Queue,
     QueueResource,
     Snapshot,
+    Task,
 )
 from placement.scenario import duration_seconds
 from placement.tasks import RELEASING, STUCK_IN_RELEASING
@@ -185,6 +191,8 @@ def build(
                 f"node {object_name(n)} is {' and '.join(reasons)}: its pods count, nothing new is placed there, "
                 "and its resources are left out of the queues' fair shares"
             )
+    storage = storage_of(kinds)
+    volumes = VolumeCache(storage, nodes) if storage is not None else None
     # Queue age is queue order's last tie-break, job age the job order's (session_plugins.go:278-285,
     # queue_order.go:256-261): both by creationTimestamp.
     queues = tuple(_queue(q) for q in sorted(kinds.get("Queue", []), key=_age_key))
@@ -223,6 +231,8 @@ def build(
                 gated[f"{object_namespace(pod)}/{object_name(pod)}"] = (group, queue, tuple(gates))
                 continue
             task = pod_task(pod, node, now, sub_groups, bound_groups)
+            if volumes is not None:
+                task = with_volumes(task, volumes.of(pod))
             if task.state == STUCK_IN_RELEASING:
                 notes.append(_stuck_note(pod, node))
             tasks.append(task)
@@ -247,14 +257,47 @@ def build(
                     **(job_times(pg, now) if pg else {}),
                 )
             )
+    if storage is None and (claiming := sum(1 for p in kinds.get("Pod", []) if claim_names(p))):
+        notes.append(
+            f"no PersistentVolumeClaims were read: the volumes of {claiming} pod(s) were not checked (KAI keeps a pod "
+            "whose claim is missing or unbound, or whose volume is on other nodes, off them)"
+        )
     config_maps = existing_config_maps(kinds)
     if config_maps is None and (needing := sum(1 for j in jobs for t in j.tasks if t.config_maps)):
         notes.append(
-            f"ConfigMaps were not read: whether the ConfigMaps {needing} pods need exist was not checked "
+            f"ConfigMaps were not read: whether the ConfigMaps {needing} pod(s) need exist was not checked "
             "(KAI keeps a pod whose ConfigMap is missing Pending)"
         )
     snapshot = Snapshot(read_only(nodes, jobs, level_labels), queues, tuple(jobs), topologies, config_maps)
     return LiveSnapshot(snapshot, pods_of_job, tuple(notes), orphans, gated, backed_off)
+
+
+class VolumeCache:
+    """pod_volumes per pod, shared by pods that use the same claims (a claim's verdict does not depend on the pod,
+    but for an ephemeral volume's owner)."""
+
+    def __init__(self, storage: Storage, nodes: tuple[Node, ...]) -> None:
+        self.storage = storage
+        self.nodes = nodes
+        self.seen: dict[object, PodVolumes] = {}
+
+    def of(self, pod: Mapping[str, Any]) -> PodVolumes:
+        names = tuple(claim_names(pod))
+        if not names:
+            return NO_VOLUMES
+        owner = dig(pod, "metadata", "uid") if any(ephemeral for _, ephemeral in names) else None
+        key = (object_namespace(pod), names, owner, object_name(pod) if owner is not None else None)
+        found = self.seen.get(key)
+        if found is None:
+            found = self.seen[key] = pod_volumes(pod, self.storage, self.nodes)
+        return found
+
+
+def with_volumes(task: Task, volumes: PodVolumes) -> Task:
+    if volumes is NO_VOLUMES:
+        return task
+    constraints = dataclasses.replace(task.constraints, volume_nodes=volumes.nodes, volume_reason=volumes.reason)
+    return dataclasses.replace(task, volume_error=volumes.error, constraints=constraints)
 
 
 def existing_config_maps(kinds: Mapping[str, list[Mapping[str, Any]]]) -> frozenset[tuple[str, str]] | None:

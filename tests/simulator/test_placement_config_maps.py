@@ -156,6 +156,19 @@ def test_a_malformed_spec_names_nothing_instead_of_failing() -> None:
     assert required_config_maps(spec, {"runai/shared-gpu-configmap": 7}) == ()
 
 
+def test_unhashable_volume_and_mount_names_name_nothing_instead_of_failing() -> None:
+    spec = {
+        "containers": [{"name": "c", "volumeMounts": [{"name": ["x"]}, {"name": {"a": 1}}]}],
+        "volumes": [{"name": ["x"], "configMap": {"name": "cm"}}, {"name": {"a": 1}}],
+    }
+    assert required_config_maps(spec, {}) == ()
+
+
+def test_an_init_containers_mount_makes_its_configmap_needed() -> None:
+    spec = {"initContainers": [_mounting("v")], "containers": [{"name": "c"}], "volumes": [_cm_volume("v", "cm")]}
+    assert required_config_maps(spec, {}) == ("cm",)
+
+
 def test_missing_keeps_the_names_the_namespace_does_not_have() -> None:
     existing = frozenset({("team-a", "one"), ("team-b", "two")})
     assert missing("team-a", ("one", "two"), existing) == ("two",)
@@ -212,6 +225,28 @@ def test_the_evicting_actions_skip_a_job_that_misses_a_configmap() -> None:
     ssn.open()
     assert ssn.victim_invariant_failure(ssn.jobs["train"].tasks) is ssn.jobs["train"].tasks[0]
     assert ssn.victim_invariant_failure(ssn.jobs["ok"].tasks) is None
+
+
+def test_a_job_refused_by_its_configmap_does_not_stand_for_the_jobs_alike_to_it() -> None:
+    """With scheduling signatures, a job whose search fails makes the queue skip later jobs no easier than it
+    (KAI@v0.17.0 preempt.go:77-90). A job refused by a victim-invariant pre-predicate is skipped before any search
+    and is no such representative, so an alike job behind it still preempts."""
+    jobs = [
+        {"name": "low", "queue": "q", "priority": 10, "gpu": 1, "tasks": [{"state": "Running", "node": "n0"}]},
+        {**TRAIN, "priority": 90},
+        {"name": "alike", "queue": "q", "priority": 90, "gpu": 1, "namespace": "team-a"},
+    ]
+    doc = _doc(jobs, {}, actions=["allocate", "preempt"], placement={"useSchedulingSignatures": True}, rounds=2)
+    doc["nodes"] = [{"name": "n0", "gpus": 1}]
+    result = run(doc)
+    assert {name: t.node for name, t in result.tasks.items()} == {"low-0": None, "train-0": None, "alike-0": "n0"}
+
+
+def test_several_missing_configmaps_are_named_in_the_plural() -> None:
+    result = run(_doc([{**TRAIN, "configMaps": ["a", "b"]}], {}))
+    message = result.reasons["train"].message
+    assert "ConfigMaps a, b, which do not exist in namespace team-a" in message
+    assert message.endswith("(create them, or mark the references optional)")
 
 
 def _consolidation(low_needs: list[str], high_needs: list[str]) -> dict[str, Any]:

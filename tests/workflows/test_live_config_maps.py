@@ -72,7 +72,7 @@ def test_the_binders_shared_gpu_configmaps_do_not_count() -> None:
 def test_without_configmaps_in_the_objects_nothing_is_checked_and_the_notes_say_so() -> None:
     live = build([_node(), _queue(), _pod("train", "settings")])
     assert live.snapshot.config_maps is None
-    assert any("ConfigMaps were not read: whether the ConfigMaps 1 pods need exist" in n for n in live.notes)
+    assert any("ConfigMaps were not read: whether the ConfigMaps 1 pod(s) need exist" in n for n in live.notes)
     [pending] = diagnose([_node(), _queue(), _pod("train", "settings")]).pending
     assert pending.would_place is True
 
