@@ -285,7 +285,7 @@ class VolumeCache:
         names = tuple(claim_names(pod))
         if not names:
             return NO_VOLUMES
-        owner = dig(pod, "metadata", "uid") if any(ephemeral for _, ephemeral in names) else None
+        owner = str(dig(pod, "metadata", "uid")) if any(ephemeral for _, ephemeral in names) else None
         key = (object_namespace(pod), names, owner, object_name(pod) if owner is not None else None)
         found = self.seen.get(key)
         if found is None:

@@ -214,3 +214,19 @@ def test_pods_with_different_claims_are_not_alike_to_kai() -> None:
     hashed whole, its claim name included (KAI@v0.17.0 pod_info/pod_storage_requirements.go:26-35, 55-58)."""
     assert constraints_of(_pod("a", "data-0")).other != constraints_of(_pod("b", "data-1")).other
     assert constraints_of(_pod("a", "data-0")).other == constraints_of(_pod("b", "data-0")).other
+
+
+def test_hostile_volume_fields_are_read_as_nothing_instead_of_failing() -> None:
+    """A hand-written dump: an unhashable pod uid with an ephemeral volume, garbage affinity, sizes and selectors."""
+    pod = _pod("train", "data")
+    pod["metadata"]["uid"] = {"not": "a uid"}
+    pod["spec"]["volumes"].append({"name": ["x"], "ephemeral": {}})
+    volume = _volume("pv-1", "local", "n2")
+    volume["spec"]["nodeAffinity"] = {"required": {"nodeSelectorTerms": "n2"}}
+    volume["spec"]["capacity"] = {"storage": "lots"}
+    claim = _claim("data", klass="local")
+    claim["spec"]["selector"] = {"matchExpressions": [None, {"key": ["k"], "operator": 5}]}
+    local = _class("local", "WaitForFirstConsumer", provisioner="kubernetes.io/no-provisioner")
+    objects = [*BASE, local, volume, claim, _claim("train-['x']"), pod]
+    [pending] = diagnose(objects).pending
+    assert "its volumes keep it off every node" in pending.reason
