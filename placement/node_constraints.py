@@ -285,28 +285,37 @@ def _pod_term(raw: Any, path: str) -> PodAffinityTerm:
     if not isinstance(key, str) or not key:
         raise ConstraintError(f"{path}.topologyKey: must be a non-empty label key")
     selector = doc.get("labelSelector")
-    labels = _mapping(
-        _mapping(selector, f"{path}.labelSelector").get("matchLabels"), f"{path}.labelSelector.matchLabels"
-    )
-    if not all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items()):
-        raise ConstraintError(f"{path}.labelSelector.matchLabels: must map label keys to string values")
-    expressions = _requirements(
-        _mapping(selector, f"{path}.labelSelector").get("matchExpressions"), f"{path}.labelSelector.matchExpressions"
-    )
-    if any(r.operator in ("Gt", "Lt") for r in expressions):
-        raise ConstraintError(
-            f"{path}.labelSelector.matchExpressions: a label selector takes In, NotIn, Exists, DoesNotExist"
-        )
+    match_labels, expressions = parse_label_selector(selector, f"{path}.labelSelector")
     namespace_selector = doc.get("namespaceSelector")
     return PodAffinityTerm(
         topology_key=key,
         selector=selector is not None,
-        match_labels=tuple(sorted(labels.items())),
+        match_labels=match_labels,
         match_expressions=expressions,
         namespaces=_strings(doc.get("namespaces"), f"{path}.namespaces"),
         all_namespaces=namespace_selector is not None and not _mapping(namespace_selector, f"{path}.namespaceSelector"),
         own_namespace=not doc.get("namespaces") and namespace_selector is None,
     )
+
+
+LabelSelector = tuple[tuple[tuple[str, str], ...], tuple[SelectorRequirement, ...]]
+
+
+def parse_label_selector(raw: Any, path: str) -> LabelSelector:
+    """A metav1.LabelSelector (null: empty) as (matchLabels sorted, matchExpressions); the operators
+    LabelSelectorAsSelector takes are In, NotIn, Exists and DoesNotExist."""
+    labels = _mapping(_mapping(raw, path).get("matchLabels"), f"{path}.matchLabels")
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items()):
+        raise ConstraintError(f"{path}.matchLabels: must map label keys to string values")
+    expressions = _requirements(_mapping(raw, path).get("matchExpressions"), f"{path}.matchExpressions")
+    if any(r.operator in ("Gt", "Lt") for r in expressions):
+        raise ConstraintError(f"{path}.matchExpressions: a label selector takes In, NotIn, Exists, DoesNotExist")
+    return tuple(sorted(labels.items())), expressions
+
+
+def label_selector_matches(selector: LabelSelector, labels: Mapping[str, str]) -> bool:
+    match_labels, expressions = selector
+    return all(labels.get(k) == v for k, v in match_labels) and all(requirement_matches(r, labels) for r in expressions)
 
 
 def parse_taints(raw: Any) -> tuple[Taint, ...]:

@@ -123,10 +123,9 @@ class Session:
         self.unresolvable: dict[str, tuple[str, str]] = {}
         for job in self.jobs.values():
             for task in job.tasks:
-                if task.spec.volume_error is not None or task.spec.config_maps:
-                    refused = pre_predicate_failure(task.spec, snapshot.config_maps)
-                    if refused is not None:
-                        self.unresolvable[task.name] = refused
+                refused = pre_predicate_failure(task.spec, snapshot.config_maps)
+                if refused is not None:
+                    self.unresolvable[task.name] = refused
         self.generation = 0  # bumped by rebuild(): node objects are new
         self._gpu_room: tuple[tuple[int, int], dict[str, tuple[float, float]]] | None = None
         self._gpu_room_sums: tuple[tuple[int, int], dict[str, float]] | None = None

@@ -24,8 +24,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from kaistack.guardrails.podspec import dig, mapping, seq
-from placement.model import Node, SelectorRequirement
-from placement.node_constraints import ConstraintError, parse_selector_terms, requirement_matches, selector_terms_match
+from kaistack.ops.live_pods import object_name, object_namespace
+from placement.model import Node
+from placement.node_constraints import (
+    ConstraintError,
+    label_selector_matches,
+    parse_label_selector,
+    parse_selector_terms,
+    selector_terms_match,
+)
 from placement.quantity import QuantityError, parse_quantity
 
 __all__ = [
@@ -76,9 +83,9 @@ def storage_of(kinds: Mapping[str, list[Mapping[str, Any]]]) -> Storage | None:
     """None when no claims were read (a dump without them): volumes are then not checked."""
     if "PersistentVolumeClaim" not in kinds:
         return None
-    claims = {(_namespace(c), _name(c)): c for c in kinds["PersistentVolumeClaim"]}
-    volumes = {_name(v): v for v in kinds["PersistentVolume"]} if "PersistentVolume" in kinds else None
-    classes = {_name(c): c for c in kinds["StorageClass"]} if "StorageClass" in kinds else None
+    claims = {(object_namespace(c), object_name(c)): c for c in kinds["PersistentVolumeClaim"]}
+    volumes = {object_name(v): v for v in kinds["PersistentVolume"]} if "PersistentVolume" in kinds else None
+    classes = {object_name(c): c for c in kinds["StorageClass"]} if "StorageClass" in kinds else None
     return Storage(claims, volumes, classes)
 
 
@@ -91,7 +98,7 @@ def claim_names(pod: Mapping[str, Any]) -> list[tuple[str, bool]]:
         if isinstance(claim, str):
             names.append((claim, False))
         elif isinstance(volume.get("ephemeral"), Mapping):
-            names.append((f"{_name(pod)}-{volume.get('name')}", True))
+            names.append((f"{object_name(pod)}-{volume.get('name')}", True))
     return names
 
 
@@ -99,7 +106,7 @@ def pod_volumes(pod: Mapping[str, Any], storage: Storage, nodes: Iterable[Node])
     names = claim_names(pod)
     if not names:
         return NO_VOLUMES  # PreFilter's Skip
-    namespace = _namespace(pod)
+    namespace = object_namespace(pod)
     claims: list[Mapping[str, Any]] = []
     for name, ephemeral in names:
         claim = storage.claims.get((namespace, name))
@@ -118,7 +125,7 @@ def pod_volumes(pod: Mapping[str, Any], storage: Storage, nodes: Iterable[Node])
             return PodVolumes(f"persistentvolumeclaim {_q(name)} is being deleted")
         if ephemeral and not _owned_by(claim, pod):
             return PodVolumes(
-                f"PVC {namespace}/{name} was not created for pod {namespace}/{_name(pod)} (pod is not owner)"
+                f"PVC {namespace}/{name} was not created for pod {namespace}/{object_name(pod)} (pod is not owner)"
             )
         claims.append(claim)
     if storage.classes is None:
@@ -189,7 +196,11 @@ def _unbound_satisfied(waiting: list[Mapping[str, Any]], storage: Storage, node:
     satisfied = True
     chosen: set[str] = set()
     for claim in sorted(to_match, key=_requested):  # findMatchingVolumes: smallest request first
-        volume = _matching_volume(claim, storage, node, chosen)
+        try:
+            volume = _matching_volume(claim, storage, node, chosen)
+        except ConstraintError as err:  # FindMatchingVolume's error: the node is refused with it
+            key = _q(f"{object_namespace(claim)}/{object_name(claim)}")
+            return False, f"error creating internal label selector for claim: {key}: {err}"
         if volume is None:
             to_provision.append(claim)
             satisfied = False
@@ -200,7 +211,7 @@ def _unbound_satisfied(waiting: list[Mapping[str, Any]], storage: Storage, node:
     for claim in to_provision:  # checkVolumeProvisions
         class_name = _class(claim)
         if not class_name:
-            return False, f"no class for claim {_q(_namespace(claim) + '/' + _name(claim))}"
+            return False, f"no class for claim {_q(object_namespace(claim) + '/' + object_name(claim))}"
         klass = (storage.classes or {}).get(class_name)
         if klass is None:
             return False, f"failed to find storage class {_q(class_name)}"
@@ -217,7 +228,8 @@ def _matching_volume(claim: Mapping[str, Any], storage: Storage, node: Node, cho
     volume pre-bound to the claim if its node affinity matches, else the smallest Available one that fits."""
     wanted = _quantity(dig(claim, "spec", "resources", "requests", "storage"))
     class_name = _class(claim)
-    selector = _label_selector(dig(claim, "spec", "selector"))
+    raw_selector = dig(claim, "spec", "selector")
+    selector = parse_label_selector(raw_selector, "selector") if raw_selector is not None else None
     best: tuple[Any, str] | None = None
     for name, volume in (storage.volumes or {}).items():
         if name in chosen or _class(volume) != class_name:  # pvCache.ListPVs(class)
@@ -240,7 +252,7 @@ def _matching_volume(claim: Mapping[str, Any], storage: Storage, node: Node, cho
             return name if affinity else None
         if dig(volume, "status", "phase") != "Available":
             continue
-        if selector is not None and not selector(mapping(dig(volume, "metadata", "labels"))):
+        if selector is not None and not label_selector_matches(selector, mapping(dig(volume, "metadata", "labels"))):
             continue
         if not affinity:
             continue
@@ -276,24 +288,6 @@ def _topology_matches(raw: Any, labels: Mapping[str, str]) -> bool:
     return False
 
 
-def _label_selector(raw: Any) -> Any:
-    if raw is None:
-        return None
-    doc = mapping(raw)
-    match_labels = mapping(doc.get("matchLabels"))
-    try:
-        expressions = [
-            SelectorRequirement(str(e.get("key")), str(e.get("operator")), tuple(str(v) for v in seq(e.get("values"))))
-            for e in (mapping(x) for x in seq(doc.get("matchExpressions")))
-        ]
-    except (TypeError, ValueError):
-        return lambda labels: False
-    return lambda labels: (
-        all(labels.get(k) == v for k, v in match_labels.items())
-        and all(requirement_matches(r, labels) for r in expressions)
-    )
-
-
 def _delays_binding(claim: Mapping[str, Any], storage: Storage) -> bool:
     """IsDelayBindingMode: the claim's class exists and binds WaitForFirstConsumer (the API server defaults the
     mode to Immediate)."""
@@ -315,7 +309,7 @@ def _class(obj: Mapping[str, Any]) -> str:
 
 def _refers_to(ref: Mapping[str, Any], claim: Mapping[str, Any]) -> bool:
     """IsVolumeBoundToClaim: same name and namespace, and the same UID when the reference has one."""
-    if ref.get("name") != _name(claim) or (ref.get("namespace") or "") != _namespace(claim):
+    if ref.get("name") != object_name(claim) or (ref.get("namespace") or "") != object_namespace(claim):
         return False
     uid = ref.get("uid")
     return not uid or uid == dig(claim, "metadata", "uid")
@@ -343,14 +337,6 @@ def _quantity(raw: Any) -> Any:
         return parse_quantity(raw)
     except QuantityError:
         return None
-
-
-def _name(obj: Mapping[str, Any]) -> str:
-    return str(dig(obj, "metadata", "name") or "")
-
-
-def _namespace(obj: Mapping[str, Any]) -> str:
-    return str(dig(obj, "metadata", "namespace") or "default")
 
 
 def _q(text: str) -> str:

@@ -9,8 +9,13 @@ component-helpers@v0.35.4 storage/volume/pv_helpers.go:186-329 (FindMatchingVolu
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
+import pytest
+
+from kaistack.cli import main
 from kaistack.ops.diagnose import diagnose
 from kaistack.ops.live_pods import constraints_of
 from kaistack.ops.live_snapshot import build
@@ -230,3 +235,50 @@ def test_hostile_volume_fields_are_read_as_nothing_instead_of_failing() -> None:
     objects = [*BASE, local, volume, claim, _claim("train-['x']"), pod]
     [pending] = diagnose(objects).pending
     assert "its volumes keep it off every node" in pending.reason
+
+
+def test_a_waiting_claim_with_a_selector_kubernetes_cannot_build_refuses_every_node() -> None:
+    """FindMatchingVolume fails on a selector LabelSelectorAsSelector refuses (pv_helpers.go:206-212), and the
+    Filter rejects the node with that error instead of trying provisioning."""
+    local = _class("local", "WaitForFirstConsumer", provisioner="kubernetes.io/no-provisioner")
+    claim = _claim("data", klass="local")
+    claim["spec"]["selector"] = {"matchExpressions": [{"key": "disk", "operator": "Gt", "values": ["1"]}]}
+    reason = _pending_reason([*BASE, local, _volume("pv-1", "local", "n2"), claim, _pod("train", "data")])
+    assert 'error creating internal label selector for claim: "ml/data"' in reason
+
+
+def test_a_waiting_claims_selector_picks_the_volume_it_names() -> None:
+    local = _class("local", "WaitForFirstConsumer", provisioner="kubernetes.io/no-provisioner")
+    fast = _volume("pv-fast", "local", "n2")
+    fast["metadata"]["labels"] = {"disk": "nvme"}
+    claim = _claim("data", klass="local")
+    claim["spec"]["selector"] = {"matchLabels": {"disk": "nvme"}}
+    objects = [*BASE, local, _volume("pv-slow", "local", "n1"), fast, claim, _pod("train", "data")]
+    assert _placed_on(objects) == "n2"
+
+
+def test_the_live_read_takes_claims_volumes_and_classes_through_the_kubernetes_client(
+    fake_kube: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The real client on loopback: lightkube's typed models go back to the API's field names (nodeAffinity,
+    volumeBindingMode, allowedTopologies), which the volume reader reads."""
+
+    def serve(path: str, kind: str, objects: list[dict[str, Any]]) -> None:
+        items = [{k: v for k, v in o.items() if k != "kind"} for o in objects]
+        fake_kube.responses[path] = {"kind": f"{kind}List", "apiVersion": "v1", "metadata": {}, "items": items}
+
+    topology = [{"matchLabelExpressions": [{"key": "topology.kubernetes.io/zone", "values": ["b"]}]}]
+    serve("/api/v1/nodes", "Node", [_node("n1", "a")])
+    serve("/apis/scheduling.run.ai/v2/queues", "Queue", [_queue()])
+    serve("/api/v1/pods", "Pod", [_pod("bound", "data"), _pod("zonal", "scratch")])
+    serve("/api/v1/persistentvolumeclaims", "PersistentVolumeClaim", [
+        _claim("data", volume="pv-1"), _claim("scratch", klass="zonal"),
+    ])  # fmt: skip
+    serve("/api/v1/persistentvolumes", "PersistentVolume", [_volume("pv-1", "standard", "n2", "Bound")])
+    serve("/apis/storage.k8s.io/v1/storageclasses", "StorageClass", [
+        _class("zonal", "WaitForFirstConsumer", allowedTopologies=topology),
+    ])  # fmt: skip
+    main(["diagnose", "--kubeconfig", str(fake_kube.kubeconfig(tmp_path)), "--json"])
+    reasons = {p["pod"]: p["reason"] for p in json.loads(capsys.readouterr().out)["pending"]}
+    assert "node(s) didn't match PersistentVolume's node affinity" in reasons["ml/bound"]
+    assert "node(s) didn't find available persistent volumes to bind" in reasons["ml/zonal"]
