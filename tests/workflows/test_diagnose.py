@@ -90,15 +90,27 @@ def test_live_read_skips_what_the_credentials_may_not_read(
     assert any("could not read PodGroups (403)" in n for n in report["notes"])
 
 
-def test_live_read_lists_bind_requests_at_kais_api_path(
-    fake_kube: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("path", "plural"),
+    [
+        # KAI@v0.17.0 deployments/kai-scheduler/crds/scheduling.run.ai_bindrequests.yaml
+        ("/apis/scheduling.run.ai/v1alpha2/bindrequests", "BindRequests"),
+        # scheduling.k8s.io/v1: the PodGroup's class value (cluster_info.go:601-635)
+        ("/apis/scheduling.k8s.io/v1/priorityclasses", "PriorityClasses"),
+        # core/v1 and storage.k8s.io/v1: what the ConfigMap and VolumeBinding predicates read
+        ("/api/v1/configmaps", "ConfigMaps"),
+        ("/api/v1/persistentvolumeclaims", "PersistentVolumeClaims"),
+        ("/api/v1/persistentvolumes", "PersistentVolumes"),
+        ("/apis/storage.k8s.io/v1/storageclasses", "StorageClasses"),
+    ],
+)
+def test_live_read_lists_each_kind_at_its_api_path_and_says_what_it_may_not_read(
+    path: str, plural: str, fake_kube: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """scheduling.run.ai/v1alpha2 bindrequests (KAI@v0.17.0 deployments/kai-scheduler/crds/
-    scheduling.run.ai_bindrequests.yaml); one the credentials may not read is skipped and said."""
-    fake_kube.forbidden.add("/apis/scheduling.run.ai/v1alpha2/bindrequests")
+    fake_kube.forbidden.add(path)
     main(["diagnose", "--kubeconfig", str(fake_kube.kubeconfig(tmp_path)), "--json"])
     report = json.loads(capsys.readouterr().out)
-    assert any("could not read BindRequests (403)" in n for n in report["notes"])
+    assert any(f"could not read {plural} (403)" in n for n in report["notes"])
 
 
 def test_a_json_dump_is_read_like_the_yaml_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -209,16 +221,6 @@ def test_the_scheduling_cycle_shows_its_progress_on_stderr_when_asked(
     captured = capsys.readouterr()
     assert "cycle 1: allocate" in captured.err
     assert json.loads(captured.out)["ok"] is False
-
-
-def test_live_read_lists_priority_classes_at_their_api_path(
-    fake_kube: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """scheduling.k8s.io/v1 priorityclasses: the PodGroup's class value (cluster_info.go:601-635)."""
-    fake_kube.forbidden.add("/apis/scheduling.k8s.io/v1/priorityclasses")
-    main(["diagnose", "--kubeconfig", str(fake_kube.kubeconfig(tmp_path)), "--json"])
-    report = json.loads(capsys.readouterr().out)
-    assert any("could not read PriorityClasses (403)" in n for n in report["notes"])
 
 
 def test_taints_host_ports_and_preferred_spreading_are_read_from_a_dump(capsys: pytest.CaptureFixture[str]) -> None:
