@@ -12,9 +12,9 @@ pkg/scheduler/framework/plugins/interpodaffinity (PreFilter counts per topology 
   (a node without the key is not constrained by it);
 - existing pods' anti-affinity: no pod whose term matches the incoming pod in a domain the candidate shares.
 
-A term matches a pod in its namespaces (none given: the term owner's) by its label selector (a null one matches
-nothing, an empty one everything). Not modelled: a non-empty namespaceSelector (it reads Namespace labels; only
-the listed namespaces count). Preferred terms only score nodes: `affinity_scores` below, which placing adds to
+A term matches a pod in its namespaces (none given: the term owner's; a namespaceSelector's are added from the
+Namespaces' labels by placement.namespace_selectors) by its label selector (a null one matches nothing, an empty
+one everything). Preferred terms only score nodes: `affinity_scores` below, which placing adds to
 node order.
 """
 
@@ -74,6 +74,12 @@ def _count(counts: dict[_Pair, int], node: NodeState, keys: Iterable[str]) -> No
             counts[(key, value)] = counts.get((key, value), 0) + 1
 
 
+# AffinityCheck.refusal's answers, worded for placement.reasons.
+EXISTING_ANTI = "a pod there has anti-affinity that selects it"
+OWN_ANTI = "its anti-affinity selects a pod there"
+OWN_AFFINITY = "its affinity finds no matching pod in that node's domain"
+
+
 class AffinityCheck:
     """The plugin's PreFilter state for one pod at one moment of the session; `passes` is its Filter."""
 
@@ -104,23 +110,27 @@ class AffinityCheck:
         self.self_match = all(term_matches(t, spec.namespace, spec.namespace, own) for t in self.affinity)
 
     def passes(self, node: NodeState) -> bool:
+        return self.refusal(node) is None
+
+    def refusal(self, node: NodeState) -> str | None:
+        """Which of the Filter's three checks refuses the node (one of the constants below), or None."""
         labels = node.spec.labels
         if self.existing_anti and any(self.existing_anti.get(pair, 0) > 0 for pair in labels.items()):
-            return False
+            return EXISTING_ANTI
         for term in self.anti:
             value = labels.get(term.topology_key)
             if value is not None and self.anti_counts.get((term.topology_key, value), 0) > 0:
-                return False
+                return OWN_ANTI
         if not self.affinity:
-            return True
+            return None
         found = True
         for term in self.affinity:
             value = labels.get(term.topology_key)
             if value is None:
-                return False
+                return OWN_AFFINITY
             if self.affinity_counts.get((term.topology_key, value), 0) <= 0:
                 found = False
-        return found or (not self.affinity_counts and self.self_match)
+        return None if found or (not self.affinity_counts and self.self_match) else OWN_AFFINITY
 
 
 # ---- the PodAffinity score (preferred terms) ------------------------------------------------------------

@@ -14,6 +14,7 @@ from placement import node_constraints, pre_predicates
 from placement.host_ports import describe
 from placement.nodes import NodeState
 from placement.placing import node_quota_gpus, type_error
+from placement.pod_affinity import AffinityCheck, needs_check
 from placement.queues import GPU, MEMORY, RESOURCE_NAMES, CapacityFailure, over_limit, over_quota
 from placement.scalar_resources import in_bytes
 from placement.tasks import KIND_CPU, KIND_FRACTION, KIND_MEMORY, KIND_MIG, KIND_WHOLE, JobState, TaskState
@@ -44,6 +45,7 @@ NOT_ATTEMPTED = "not-attempted"
 NOT_READY_NODES = "no-ready-node"
 NODE_CONSTRAINTS = "node-constraints"
 HOST_PORTS = "host-ports"
+POD_AFFINITY = "pod-affinity"
 MISSING_CONFIG_MAPS = pre_predicates.MISSING_CONFIG_MAPS
 VOLUME_BINDING = pre_predicates.VOLUME_BINDING
 
@@ -139,6 +141,20 @@ def explain(ssn: Session, job: JobState) -> Reason:
     return Reason(NOT_ATTEMPTED, "no scheduling action placed the job in the simulated cycles")
 
 
+def _affinity_refusals(ssn: Session, task: TaskState, nodes: list[NodeState]) -> Reason | None:
+    """Inter-pod affinity (placement.pod_affinity) refusing every node with room for the pod, in the final state."""
+    if not needs_check(ssn, task):
+        return None
+    check = AffinityCheck(ssn, task)
+    refusals = [(node, check.refusal(node)) for node in nodes]
+    if any(why is None for _, why in refusals):
+        return None
+    node, why = refusals[0]
+    more = f" (and {len(nodes) - 1} more nodes)" if len(nodes) > 1 else ""
+    message = f"inter-pod affinity keeps it off every node with room for it: on {node.name}, {why}{more}"
+    return Reason(POD_AFFINITY, message, node=node.name)
+
+
 def _greedy_fit(ssn: Session, job: JobState, wanted: int) -> int:
     """How many of the gang's pending whole-GPU/CPU pods fit side by side in the final cluster.
 
@@ -227,6 +243,9 @@ def diagnose_task(ssn: Session, task: TaskState) -> Reason:
                 f"{node.name} has a pod on {describe(held)}{more}"
             )
             return Reason(HOST_PORTS, message, node=node.name)
+        refused = _affinity_refusals(ssn, task, resource_fit)
+        if refused is not None:
+            return refused
         if node.pods_available() < 2:
             return Reason(PODS, f"node {node.name} has no free pod slots", node=node.name)
         return Reason(NO_NODE, f"no node passes the scheduling predicates for {req.describe()}")

@@ -126,3 +126,39 @@ def test_a_victim_evicted_in_a_simulation_is_kept_off_its_own_node_by_its_own_an
     Statement(ssn).evict(victim)
     check = AffinityCheck(ssn, victim)
     assert (check.passes(ssn.nodes["a"]), check.passes(ssn.nodes["b"])) == (False, True)
+
+
+# --- the pending reason -----------------------------------------------------------------------------------
+
+
+def _reason(nodes: list[dict[str, Any]], jobs: list[dict[str, Any]]) -> tuple[str, str]:
+    result = run({"actions": ["allocate"], "nodes": nodes, "queues": [queue("q")], "jobs": jobs})
+    reason = result.reasons["new"]
+    return reason.code, reason.message
+
+
+def test_a_pod_its_own_anti_affinity_keeps_off_the_only_node_with_room_says_so() -> None:
+    jobs = [_pod("db", "a", DB), _pod("new", **_anti(_term(HOST, DB)))]
+    assert _reason([_node("a")], jobs) == (
+        "pod-affinity",
+        "inter-pod affinity keeps it off every node with room for it: on a, its anti-affinity selects a pod there",
+    )
+
+
+def test_a_pod_whose_affinity_finds_no_partner_in_the_domains_with_room_says_so() -> None:
+    jobs = [_pod("db", "a", DB, gpu=2), _pod("new", **_affinity(_term(ZONE, DB)))]
+    nodes = [_node("a", "east"), _node("b", "west"), _node("c", "west")]
+    assert _reason(nodes, jobs) == (
+        "pod-affinity",
+        "inter-pod affinity keeps it off every node with room for it: on b, its affinity finds no matching pod in "
+        "that node's domain (and 1 more nodes)",
+    )
+
+
+def test_a_pod_an_existing_anti_affinity_keeps_away_says_so() -> None:
+    jobs = [_pod("lonely", "a", **_anti(_term(HOST, DB))), _pod("new", labels=DB)]
+    code, message = _reason([_node("a")], jobs)
+    assert (code, message.rsplit(": ", 1)[-1]) == (
+        "pod-affinity",
+        "on a, a pod there has anti-affinity that selects it",
+    )
