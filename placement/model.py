@@ -133,8 +133,10 @@ class PodAffinityTerm:
     namespaces: tuple[str, ...] = ()
     all_namespaces: bool = False
     # No namespaces and no namespaceSelector: the term owner's namespace. False with a non-empty
-    # namespaceSelector, which reads Namespace labels kaistack does not have: only `namespaces` then.
+    # namespaceSelector, whose namespaces placement.namespace_selectors adds to `namespaces` from the Namespace
+    # labels (matchLabels, matchExpressions); until then, or without labels, only `namespaces` count.
     own_namespace: bool = True
+    namespace_selector: tuple[tuple[tuple[str, str], ...], tuple[SelectorRequirement, ...]] | None = None
     # A preferred term's weight (1-100); 0 for a required one.
     weight: int = 0
 

@@ -287,14 +287,16 @@ def _pod_term(raw: Any, path: str) -> PodAffinityTerm:
     selector = doc.get("labelSelector")
     match_labels, expressions = parse_label_selector(selector, f"{path}.labelSelector")
     namespace_selector = doc.get("namespaceSelector")
+    parsed = parse_label_selector(namespace_selector, f"{path}.namespaceSelector")
     return PodAffinityTerm(
         topology_key=key,
         selector=selector is not None,
         match_labels=match_labels,
         match_expressions=expressions,
         namespaces=_strings(doc.get("namespaces"), f"{path}.namespaces"),
-        all_namespaces=namespace_selector is not None and not _mapping(namespace_selector, f"{path}.namespaceSelector"),
+        all_namespaces=namespace_selector is not None and parsed == ((), ()),
         own_namespace=not doc.get("namespaces") and namespace_selector is None,
+        namespace_selector=parsed if parsed != ((), ()) else None,
     )
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from placement import scenario_groups
+from placement import namespace_selectors, scenario_groups
 from placement.model import (
     ACTIONS,
     ALL_ACTIONS,
@@ -35,6 +35,7 @@ from placement.scenario_reader import (
     MAX_GPU_MEMORY_MIB,
     MAX_GPUS_PER_NODE,
     MAX_JOBS,
+    MAX_NAMESPACES,
     MAX_NODES,
     MAX_PODS_PER_NODE,
     MAX_QUEUES,
@@ -55,6 +56,7 @@ __all__ = ["Scenario", "ScenarioError", "duration_seconds", "parse_scenario"]
 _TOP_KEYS = {"name", "source", "note", "actions", "rounds", "placement", "nodes", "queues", "jobs", "expect"}
 _TOP_KEYS |= {"kaiVersion", "stalenessGracePeriod", "topologies"}  # FORMAT v2
 _TOP_KEYS |= {"configMaps"}  # kaistack: the ConfigMaps that exist (placement.config_maps)
+_TOP_KEYS |= {"namespaceLabels"}  # kaistack: what namespaceSelectors match (placement.namespace_selectors)
 # Rule sets the simulator implements (FORMAT v2 kaiVersion): v0.18.0 is KAI main after v0.17.0 (d5bc503).
 KAI_VERSIONS = ("v0.17.0", "v0.18.0")
 _NODE_KEYS = {"name", "gpus", "gpuMemoryMiB", "cpu", "memory", "pods", "migStrategy", "mig", "labels", "ready"}
@@ -130,7 +132,19 @@ def parse_scenario(document: object, source: str = "<scenario>") -> Scenario:
         raise r.fail("expect", "must be a mapping")
     name = doc.get("name") or Path(source).stem
     snapshot = Snapshot(nodes, queues, jobs, topologies, _config_maps(r, doc.get("configMaps")))
+    if doc.get("namespaceLabels") is not None:
+        snapshot = namespace_selectors.resolve(snapshot, _namespace_labels(r, doc["namespaceLabels"]))
     return Scenario(str(name), snapshot, actions, rounds, placement, expect)
+
+
+def _namespace_labels(r: Reader, raw: object) -> dict[str, dict[str, str]]:
+    """`namespaceLabels`: namespace -> its labels, which inter-pod terms' namespaceSelectors match."""
+    doc = r.sized_mapping(raw, "namespaceLabels", MAX_NAMESPACES, "namespaces", "namespaces to their labels")
+    out: dict[str, dict[str, str]] = {}
+    for namespace, labels in doc.items():
+        where = f"namespaceLabels.{namespace}"
+        out[r.string(namespace, where)] = scenario_groups.labels(r, labels, where)
+    return out
 
 
 def _config_maps(r: Reader, raw: object) -> frozenset[tuple[str, str]] | None:

@@ -34,6 +34,7 @@ MAX_SUBGROUPS_PER_JOB = 10_000
 MAX_SCALAR_RESOURCES = 64  # names under one scalarResources mapping
 MAX_CONFIG_MAPS = 500_000  # the scenario's existing ConfigMaps, all namespaces together
 MAX_CONFIG_MAPS_PER_POD = 1_000  # a request's configMaps
+MAX_NAMESPACES = 100_000  # namespaceLabels
 
 
 class ScenarioError(ValueError):

@@ -11,11 +11,13 @@ from typing import Any
 from kaistack.cli.output import print_json
 from kaistack.cli.sim_progress import simulation_progress
 
-DUMP_KINDS = "nodes,pods,podgroups,bindrequests,queues,topologies,priorityclasses,configmaps,pvc,pv,storageclasses"
+DUMP_KINDS = (
+    "nodes,pods,podgroups,bindrequests,queues,topologies,priorityclasses,configmaps,pvc,pv,storageclasses,namespaces"
+)
 
 DESCRIPTION = f"""\
 Reads nodes, pods, PodGroups, BindRequests, Queues, Topologies, PriorityClasses, PersistentVolumeClaims,
-PersistentVolumes, StorageClasses and the names of ConfigMaps (read-only, with whatever the credentials may
+PersistentVolumes, StorageClasses, Namespaces and the names of ConfigMaps (read-only, with whatever the credentials may
 read) or a dump made by `kubectl get {DUMP_KINDS} -A -o yaml`,
 runs one KAI scheduling cycle on what is really there, and says for each Pending pod why KAI leaves it Pending,
 in the words of `kaistack check`. It also lists the field's quiet mistakes with the object and the fix: GPU pods
@@ -138,6 +140,7 @@ def read_live(args: argparse.Namespace) -> tuple[list[Any], list[str]]:
     from kaistack.kube.resources import (
         BindRequest,
         ConfigMap,
+        Namespace,
         Node,
         PersistentVolume,
         PersistentVolumeClaim,
@@ -160,6 +163,7 @@ def read_live(args: argparse.Namespace) -> tuple[list[Any], list[str]]:
             (PriorityClass, False),
             (PersistentVolume, False),
             (StorageClass, False),
+            (Namespace, False),
             (PodGroup, True),
             (PersistentVolumeClaim, True),
             (BindRequest, True),

@@ -28,7 +28,8 @@ and so what is read here (KAI@v0.17.0):
 - ConfigMaps' namespaces and names, and the ConfigMaps each pod needs (placement.config_maps): a pod that
   needs one that does not exist stays Pending. Without ConfigMaps in the objects that is not checked;
 - PersistentVolumeClaims, PersistentVolumes and StorageClasses: each pod's claims as the VolumeBinding plugin
-  reads them (live_volumes.py). Without claims in the objects that is not checked.
+  reads them (live_volumes.py). Without claims in the objects that is not checked;
+- Namespaces' labels, which affinity terms' namespaceSelectors match (placement.namespace_selectors).
 
 A pending pod with scheduling gates is Gated, as in KAI: left out of its job and reported for its gates.
 A pod with a BindRequest and no node yet is Binding on the request's node, with its selected GPU groups,
@@ -73,6 +74,7 @@ from kaistack.ops.live_pods import (
     pod_task,
 )
 from kaistack.ops.live_volumes import NO_VOLUMES, PodVolumes, Storage, claim_names, pod_volumes, storage_of
+from placement import namespace_selectors
 from placement.model import (
     Job,
     Node,
@@ -269,6 +271,13 @@ def build(
             "(KAI keeps a pod whose ConfigMap is missing Pending)"
         )
     snapshot = Snapshot(read_only(nodes, jobs, level_labels), queues, tuple(jobs), topologies, config_maps)
+    if "Namespace" in kinds:
+        labels = {object_name(ns): dict(labels_of(ns)) for ns in kinds["Namespace"]}
+        snapshot = namespace_selectors.resolve(snapshot, labels)
+    elif namespace_selectors.has_selectors(snapshot):
+        notes.append(
+            "Namespaces were not read: affinity terms with a namespaceSelector match only the namespaces they list"
+        )
     return LiveSnapshot(snapshot, pods_of_job, tuple(notes), orphans, gated, backed_off)
 
 

@@ -97,11 +97,12 @@ def test_live_read_skips_what_the_credentials_may_not_read(
         ("/apis/scheduling.run.ai/v1alpha2/bindrequests", "BindRequests"),
         # scheduling.k8s.io/v1: the PodGroup's class value (cluster_info.go:601-635)
         ("/apis/scheduling.k8s.io/v1/priorityclasses", "PriorityClasses"),
-        # core/v1 and storage.k8s.io/v1: what the ConfigMap and VolumeBinding predicates read
+        # core/v1 and storage.k8s.io/v1: what the ConfigMap, VolumeBinding and InterPodAffinity predicates read
         ("/api/v1/configmaps", "ConfigMaps"),
         ("/api/v1/persistentvolumeclaims", "PersistentVolumeClaims"),
         ("/api/v1/persistentvolumes", "PersistentVolumes"),
         ("/apis/storage.k8s.io/v1/storageclasses", "StorageClasses"),
+        ("/api/v1/namespaces", "Namespaces"),
     ],
 )
 def test_live_read_lists_each_kind_at_its_api_path_and_says_what_it_may_not_read(

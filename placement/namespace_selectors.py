@@ -1,0 +1,85 @@
+"""Inter-pod affinity terms' namespaceSelector, resolved against the Namespaces' labels.
+
+Kubernetes' InterPodAffinity (k8s.io/kubernetes v1.35 framework/types.go AffinityTerm.Matches) takes a pod into
+a term when its namespace is listed or the namespace's labels match the term's namespaceSelector; for the
+incoming pod's own terms PreFilter turns the selector into the list of matching namespaces
+(interpodaffinity/plugin.go mergeAffinityTermNamespacesIfNotEmpty). Either way the term stands for the listed
+namespaces plus those whose labels match, which is what `resolve` writes into each term. KAI@v0.17.0 builds the
+plugin on its informer factory (k8s_internal/plugins/plugins.go:84, cache/cache.go:206,247), so the labels are
+the cluster's live Namespaces. An empty selector (every namespace) is PodAffinityTerm.all_namespaces already.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from placement.model import Job, Node, NodeConstraints, OutsidePod, PodAffinityTerm, Snapshot, Task
+from placement.node_constraints import label_selector_matches
+
+__all__ = ["has_selectors", "resolve"]
+
+_TERM_FIELDS = ("pod_affinity", "pod_anti_affinity", "preferred_affinity", "preferred_anti_affinity")
+_OUTSIDE_FIELDS = ("anti_affinity", "preferred_affinity", "preferred_anti_affinity")
+
+
+def has_selectors(snapshot: Snapshot) -> bool:
+    """Whether some term has a non-empty namespaceSelector."""
+    tasks = (getattr(t.constraints, f) for j in snapshot.jobs for t in j.tasks for f in _TERM_FIELDS)
+    outside = (getattr(p, f) for n in snapshot.nodes for p in n.outside_pods for f in _OUTSIDE_FIELDS)
+    return any(term.namespace_selector is not None for terms in (*tasks, *outside) for term in terms)
+
+
+def resolve(snapshot: Snapshot, namespace_labels: Mapping[str, Mapping[str, str]]) -> Snapshot:
+    """The snapshot with every namespaceSelector replaced by the namespaces whose labels it matches."""
+    resolver = _Resolver(namespace_labels)
+    jobs = tuple(resolver.job(j) for j in snapshot.jobs)
+    nodes = tuple(resolver.node(n) for n in snapshot.nodes)
+    return dataclasses.replace(snapshot, jobs=jobs, nodes=nodes)
+
+
+class _Resolver:
+    def __init__(self, namespace_labels: Mapping[str, Mapping[str, str]]) -> None:
+        self.labels = namespace_labels
+        # Pods of a count-style job share one Task object; resolving each once keeps them shared.
+        self.tasks: dict[int, Task] = {}
+
+    def term(self, term: PodAffinityTerm) -> PodAffinityTerm:
+        selector = term.namespace_selector
+        if selector is None:
+            return term
+        matched = sorted(ns for ns, labels in self.labels.items() if label_selector_matches(selector, labels))
+        namespaces = tuple(dict.fromkeys((*term.namespaces, *matched)))
+        return dataclasses.replace(term, namespaces=namespaces, namespace_selector=None)
+
+    def terms(self, terms: tuple[PodAffinityTerm, ...]) -> tuple[PodAffinityTerm, ...]:
+        return tuple(self.term(t) for t in terms)
+
+    def job(self, job: Job) -> Job:
+        return dataclasses.replace(job, tasks=tuple(self.task(t) for t in job.tasks))
+
+    def task(self, task: Task) -> Task:
+        done = self.tasks.get(id(task))
+        if done is None:
+            c = task.constraints
+            if any(t.namespace_selector is not None for f in _TERM_FIELDS for t in getattr(c, f)):
+                fields: dict[str, Any] = {f: self.terms(getattr(c, f)) for f in _TERM_FIELDS}
+                constraints: NodeConstraints = dataclasses.replace(c, **fields)
+                done = dataclasses.replace(task, constraints=constraints)
+            else:
+                done = task
+            self.tasks[id(task)] = done
+        return done
+
+    def node(self, node: Node) -> Node:
+        if not node.outside_pods:
+            return node
+        pods = tuple(self.outside(p) for p in node.outside_pods)
+        return dataclasses.replace(node, outside_pods=pods)
+
+    def outside(self, pod: OutsidePod) -> OutsidePod:
+        if not any(t.namespace_selector is not None for f in _OUTSIDE_FIELDS for t in getattr(pod, f)):
+            return pod
+        fields: dict[str, Any] = {f: self.terms(getattr(pod, f)) for f in _OUTSIDE_FIELDS}
+        return dataclasses.replace(pod, **fields)
