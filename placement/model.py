@@ -130,7 +130,7 @@ class PodAffinityTerm:
     selector: bool = True
     match_labels: tuple[tuple[str, str], ...] = ()
     match_expressions: tuple[SelectorRequirement, ...] = ()
-    namespaces: tuple[str, ...] = ()
+    namespaces: frozenset[str] = frozenset()
     all_namespaces: bool = False
     # No namespaces and no namespaceSelector: the term owner's namespace. False with a non-empty
     # namespaceSelector, whose namespaces placement.namespace_selectors adds to `namespaces` from the Namespace

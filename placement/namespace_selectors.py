@@ -44,14 +44,20 @@ class _Resolver:
         self.labels = namespace_labels
         # Pods of a count-style job share one Task object; resolving each once keeps them shared.
         self.tasks: dict[int, Task] = {}
+        # Per selector, the namespaces it matches: many pods carry the same terms.
+        self.matched: dict[object, frozenset[str]] = {}
 
     def term(self, term: PodAffinityTerm) -> PodAffinityTerm:
         selector = term.namespace_selector
         if selector is None:
             return term
-        matched = sorted(ns for ns, labels in self.labels.items() if label_selector_matches(selector, labels))
-        namespaces = tuple(dict.fromkeys((*term.namespaces, *matched)))
-        return dataclasses.replace(term, namespaces=namespaces, namespace_selector=None)
+        matched = self.matched.get(selector)
+        if matched is None:
+            labels = self.labels.items()
+            matched = self.matched[selector] = frozenset(
+                ns for ns, ls in labels if label_selector_matches(selector, ls)
+            )
+        return dataclasses.replace(term, namespaces=term.namespaces | matched, namespace_selector=None)
 
     def terms(self, terms: tuple[PodAffinityTerm, ...]) -> tuple[PodAffinityTerm, ...]:
         return tuple(self.term(t) for t in terms)

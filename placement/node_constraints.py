@@ -293,7 +293,7 @@ def _pod_term(raw: Any, path: str) -> PodAffinityTerm:
         selector=selector is not None,
         match_labels=match_labels,
         match_expressions=expressions,
-        namespaces=_strings(doc.get("namespaces"), f"{path}.namespaces"),
+        namespaces=frozenset(_strings(doc.get("namespaces"), f"{path}.namespaces")),
         all_namespaces=namespace_selector is not None and parsed == ((), ()),
         own_namespace=not doc.get("namespaces") and namespace_selector is None,
         namespace_selector=parsed if parsed != ((), ()) else None,

@@ -74,10 +74,11 @@ def _count(counts: dict[_Pair, int], node: NodeState, keys: Iterable[str]) -> No
             counts[(key, value)] = counts.get((key, value), 0) + 1
 
 
-# AffinityCheck.refusal's answers, worded for placement.reasons.
-EXISTING_ANTI = "a pod there has anti-affinity that selects it"
-OWN_ANTI = "its anti-affinity selects a pod there"
-OWN_AFFINITY = "its affinity finds no matching pod in that node's domain"
+# AffinityCheck.refusal's answers, worded for placement.reasons (a domain: the nodes sharing the term's
+# topology label value).
+OWN_AFFINITY = "its affinity finds no matching pod in that node's domain, or the node lacks the topology label"
+OWN_ANTI = "its anti-affinity selects a pod in that node's domain"
+EXISTING_ANTI = "the anti-affinity of a pod in that node's domain selects it"
 
 
 class AffinityCheck:
@@ -113,24 +114,26 @@ class AffinityCheck:
         return self.refusal(node) is None
 
     def refusal(self, node: NodeState) -> str | None:
-        """Which of the Filter's three checks refuses the node (one of the constants below), or None."""
+        """Which of the Filter's three checks refuses the node, in the Filter's order (filtering.go: affinity,
+        anti-affinity, existing pods' anti-affinity), as one of the constants above; None: it passes."""
         labels = node.spec.labels
-        if self.existing_anti and any(self.existing_anti.get(pair, 0) > 0 for pair in labels.items()):
-            return EXISTING_ANTI
+        if self.affinity:
+            found = True
+            for term in self.affinity:
+                value = labels.get(term.topology_key)
+                if value is None:
+                    return OWN_AFFINITY
+                if self.affinity_counts.get((term.topology_key, value), 0) <= 0:
+                    found = False
+            if not found and not (not self.affinity_counts and self.self_match):
+                return OWN_AFFINITY
         for term in self.anti:
             value = labels.get(term.topology_key)
             if value is not None and self.anti_counts.get((term.topology_key, value), 0) > 0:
                 return OWN_ANTI
-        if not self.affinity:
-            return None
-        found = True
-        for term in self.affinity:
-            value = labels.get(term.topology_key)
-            if value is None:
-                return OWN_AFFINITY
-            if self.affinity_counts.get((term.topology_key, value), 0) <= 0:
-                found = False
-        return None if found or (not self.affinity_counts and self.self_match) else OWN_AFFINITY
+        if self.existing_anti and any(self.existing_anti.get(pair, 0) > 0 for pair in labels.items()):
+            return EXISTING_ANTI
+        return None
 
 
 # ---- the PodAffinity score (preferred terms) ------------------------------------------------------------

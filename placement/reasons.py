@@ -141,6 +141,10 @@ def explain(ssn: Session, job: JobState) -> Reason:
     return Reason(NOT_ATTEMPTED, "no scheduling action placed the job in the simulated cycles")
 
 
+def _more(count: int) -> str:
+    return "" if count <= 0 else f" (and {count} more node{'s' if count > 1 else ''})"
+
+
 def _affinity_refusals(ssn: Session, task: TaskState, nodes: list[NodeState]) -> Reason | None:
     """Inter-pod affinity (placement.pod_affinity) refusing every node with room for the pod, in the final state."""
     if not needs_check(ssn, task):
@@ -150,7 +154,7 @@ def _affinity_refusals(ssn: Session, task: TaskState, nodes: list[NodeState]) ->
     if any(why is None for _, why in refusals):
         return None
     node, why = refusals[0]
-    more = f" (and {len(nodes) - 1} more nodes)" if len(nodes) > 1 else ""
+    more = _more(len(nodes) - 1)
     message = f"inter-pod affinity keeps it off every node with room for it: on {node.name}, {why}{more}"
     return Reason(POD_AFFINITY, message, node=node.name)
 
@@ -237,7 +241,7 @@ def diagnose_task(ssn: Session, task: TaskState) -> Reason:
         clash = node.port_conflict(task) if req.host_ports else None
         if clash is not None and all(n.port_conflict(task) is not None for n in resource_fit):
             wanted, held = clash
-            more = f" (and {len(resource_fit) - 1} more nodes)" if len(resource_fit) > 1 else ""
+            more = _more(len(resource_fit) - 1)
             message = (
                 f"host port {describe(wanted)} is taken on every node with room for it: "
                 f"{node.name} has a pod on {describe(held)}{more}"
@@ -272,7 +276,7 @@ def _constraint_reason(
 ) -> Reason:
     """The pod's nodeSelector, affinity and tolerations keep it off these nodes: what keeps it off the first few."""
     shown = [node_constraints.refusal(task.req.constraints, n.spec) or "" for n in nodes[:3]]
-    more = f" (and {len(nodes) - 3} more nodes)" if len(nodes) > 3 else ""
+    more = _more(len(nodes) - 3)
     message = f"{lead}: {'; '.join(shown)}{more}"
     return Reason(NODE_CONSTRAINTS, message)
 

@@ -143,7 +143,9 @@ def _namespace_labels(r: Reader, raw: object) -> dict[str, dict[str, str]]:
     out: dict[str, dict[str, str]] = {}
     for namespace, labels in doc.items():
         where = f"namespaceLabels.{namespace}"
-        out[r.string(namespace, where)] = scenario_groups.labels(r, labels, where)
+        # The API server labels every namespace with its name (NamespaceDefaultLabelName, GA since 1.22).
+        given = scenario_groups.labels(r, labels, where)
+        out[r.string(namespace, where)] = {"kubernetes.io/metadata.name": namespace, **given}
     return out
 
 

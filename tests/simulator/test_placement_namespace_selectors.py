@@ -96,10 +96,48 @@ def test_resolving_keeps_the_pods_of_a_count_style_job_sharing_one_spec() -> Non
     snapshot = scenario(_doc([gang], {"warehouse": {"team": "data"}})).snapshot
     tasks = snapshot.jobs[0].tasks
     assert tasks[0] is tasks[1] is tasks[2]
-    assert tasks[0].constraints.pod_anti_affinity[0].namespaces == ("warehouse",)
+    assert tasks[0].constraints.pod_anti_affinity[0].namespaces == {"warehouse"}
     assert not has_selectors(snapshot)
 
 
 def test_malformed_namespace_labels_name_the_key() -> None:
     with pytest.raises(ScenarioError, match=r"namespaceLabels\.warehouse: must be a mapping of label keys to values"):
         scenario(_doc([DB_POD], {"warehouse": ["team=data"]}))  # type: ignore[dict-item]
+
+
+def test_listed_namespaces_and_those_the_selector_matches_both_count() -> None:
+    """The term stands for the union (AffinityTerm.Matches: Namespaces.Has(ns) || NamespaceSelector.Matches)."""
+    cache = {"name": "cache", "queue": "q", "gpu": 1, "namespace": "edge", "podLabels": DB}
+    cache["tasks"] = [{"state": "Running", "node": "b"}]
+    new = {"name": "new", "queue": "q", "gpu": 1, **_anti(TEAM, ["edge"])}
+    doc = _doc([DB_POD, cache, new], {"warehouse": {"team": "data"}, "edge": {}})
+    doc["nodes"].append(_node("c"))
+    assert _placed(doc) == "c"
+
+
+def test_a_selector_by_expression_on_the_name_label_the_api_server_sets() -> None:
+    """Every Namespace carries kubernetes.io/metadata.name; the scenario's namespaceLabels get it too."""
+    by_name = {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["warehouse"]}]}
+    new = {"name": "new", "queue": "q", "gpu": 1, **_anti(by_name)}
+    assert _placed(_doc([DB_POD, new], {"warehouse": {}})) == "b"
+
+
+def test_required_affinity_with_a_selector_finds_its_partner_in_a_matching_namespace() -> None:
+    term = {"topologyKey": HOST, "labelSelector": {"matchLabels": DB}, "namespaceSelector": TEAM}
+    affinity = {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}}
+    busy = {"name": "busy", "queue": "q", "gpu": 1, "tasks": [{"state": "Running", "node": "b"}]}
+    new = {"name": "new", "queue": "q", "gpu": 1, **affinity}
+    assert _placed(_doc([DB_POD, busy, new], {"warehouse": {"team": "data"}})) == "a"
+    assert _placed(_doc([DB_POD, busy, new], {"warehouse": {"team": "web"}})) is None
+
+
+def test_a_preferred_term_with_a_selector_scores_the_node_of_its_partner() -> None:
+    """Binpack prefers b, the busier node; the preferred affinity to db (on a, in a team=data namespace) wins."""
+    term = {"topologyKey": HOST, "labelSelector": {"matchLabels": DB}, "namespaceSelector": TEAM}
+    preferred = [{"weight": 50, "podAffinityTerm": term}]
+    affinity = {"affinity": {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": preferred}}}
+    db = {**DB_POD, "gpu": 0, "cpu": "1"}
+    busy = {"name": "busy", "queue": "q", "gpu": 1, "tasks": [{"state": "Running", "node": "b"}]}
+    new = {"name": "new", "queue": "q", "gpu": 1, **affinity}
+    assert _placed(_doc([db, busy, new], {"warehouse": {"team": "data"}})) == "a"
+    assert _placed(_doc([db, busy, new], {"warehouse": {"team": "web"}})) == "b"

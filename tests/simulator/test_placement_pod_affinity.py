@@ -141,7 +141,8 @@ def test_a_pod_its_own_anti_affinity_keeps_off_the_only_node_with_room_says_so()
     jobs = [_pod("db", "a", DB), _pod("new", **_anti(_term(HOST, DB)))]
     assert _reason([_node("a")], jobs) == (
         "pod-affinity",
-        "inter-pod affinity keeps it off every node with room for it: on a, its anti-affinity selects a pod there",
+        "inter-pod affinity keeps it off every node with room for it: on a, its anti-affinity selects a pod in that "
+        "node's domain",
     )
 
 
@@ -151,14 +152,27 @@ def test_a_pod_whose_affinity_finds_no_partner_in_the_domains_with_room_says_so(
     assert _reason(nodes, jobs) == (
         "pod-affinity",
         "inter-pod affinity keeps it off every node with room for it: on b, its affinity finds no matching pod in "
-        "that node's domain (and 1 more nodes)",
+        "that node's domain, or the node lacks the topology label (and 1 more node)",
     )
 
 
 def test_a_pod_an_existing_anti_affinity_keeps_away_says_so() -> None:
     jobs = [_pod("lonely", "a", **_anti(_term(HOST, DB))), _pod("new", labels=DB)]
-    code, message = _reason([_node("a")], jobs)
-    assert (code, message.rsplit(": ", 1)[-1]) == (
+    assert _reason([_node("a")], jobs) == (
         "pod-affinity",
-        "on a, a pod there has anti-affinity that selects it",
+        "inter-pod affinity keeps it off every node with room for it: on a, the anti-affinity of a pod in that node's "
+        "domain selects it",
     )
+
+
+def test_affinity_is_not_blamed_when_a_node_with_room_passes_it() -> None:
+    """a: its anti-affinity refuses it; b: affinity allows it, but its host port is taken there. Neither reason
+    covers every node with room, so neither is given."""
+    port = [{"hostPort": 9000}]
+    jobs = [
+        _pod("db", "a", DB),
+        _pod("web", "b", hostPorts=port),
+        _pod("new", hostPorts=port, **_anti(_term(HOST, DB))),
+    ]
+    code, _ = _reason([_node("a"), _node("b")], jobs)
+    assert code not in ("pod-affinity", "host-ports")

@@ -59,8 +59,8 @@ def test_another_schedulers_anti_affinity_reaches_the_namespaces_its_selector_ma
     [pending] = diagnose(objects).pending
     assert pending.would_place is False
     assert pending.reason == (
-        "inter-pod affinity keeps it off every node with room for it: on n1, a pod there has anti-affinity that "
-        "selects it"
+        "inter-pod affinity keeps it off every node with room for it: on n1, the anti-affinity of a pod in that "
+        "node's domain selects it"
     )
 
 
@@ -75,3 +75,19 @@ def test_without_namespaces_the_selector_matches_nothing_and_the_notes_say_so() 
     assert any("Namespaces were not read: affinity terms with a namespaceSelector" in n for n in live.notes)
     [pending] = diagnose([_node("n1"), _queue(), _exporter(), _train()]).pending
     assert pending.would_place is True
+
+
+def test_another_schedulers_preferred_terms_are_resolved_too() -> None:
+    """The exporter on n1 prefers to keep app=train pods of team=ml namespaces away (a preferred anti-affinity
+    term, which scores the nodes of the pods placed after it): the pod goes to n2."""
+    from placement.simulation import simulate
+
+    exporter = _exporter()
+    affinity = exporter["spec"]["affinity"]["podAntiAffinity"]
+    term = affinity.pop("requiredDuringSchedulingIgnoredDuringExecution")[0]
+    affinity["preferredDuringSchedulingIgnoredDuringExecution"] = [{"weight": 100, "podAffinityTerm": term}]
+    objects = [_node("n1"), _node("n2"), _queue(), exporter, _train(), _namespace("monitoring")]
+    placed = simulate(build([*objects, _namespace("ml", team="ml")]).snapshot, actions=["allocate"])
+    assert [t.node for t in placed.tasks.values()] == ["n2"]
+    unmatched = simulate(build([*objects, _namespace("ml", team="web")]).snapshot, actions=["allocate"])
+    assert [t.node for t in unmatched.tasks.values()] == ["n1"]
