@@ -9,6 +9,10 @@ Nodes have 8 GPUs of 80 GiB. Queues are 10 departments of 10 projects with GPU q
 the pods run (whole GPUs, and gpu-fraction pods sharing GPUs through their `runai-gpu-group` label); the rest
 are Pending, each in its own PodGroup. One pod in a hundred is being deleted, half of them long enough ago to
 be StuckInReleasing at `--at`.
+
+`--local-volumes N` adds a WaitForFirstConsumer class without a provisioner (local disks), N Available volumes of
+it, one per node in turn (hostname node affinity), and a claim of that class for every Pending pod: the volume
+binding check then looks for a matching volume on every node for each of them (kaistack/ops/live_volumes.py).
 """
 
 from __future__ import annotations
@@ -124,15 +128,53 @@ def generate(nodes: int, pods: int, seed: int) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
 
 
+LOCAL = "local-nvme"
+
+
+def add_local_volumes(doc: dict[str, Any], nodes: int, volumes: int) -> None:
+    items = doc["items"]
+    klass = {"provisioner": "kubernetes.io/no-provisioner", "volumeBindingMode": "WaitForFirstConsumer"}
+    items.append({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": LOCAL}, **klass})
+    for v in range(volumes):
+        host = {"key": "kubernetes.io/hostname", "operator": "In", "values": [f"node-{v % nodes:05d}"]}
+        spec = {
+            "storageClassName": LOCAL,
+            "capacity": {"storage": f"{100 + v % 7 * 100}Gi"},
+            "accessModes": ["ReadWriteOnce"],
+            "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [host]}]}},
+        }
+        pv = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": f"local-{v:06d}"}, "spec": spec}
+        items.append({**pv, "status": {"phase": "Available"}})
+    for pod in [i for i in items if i["kind"] == "Pod" and "nodeName" not in i["spec"]]:
+        claim = f"scratch-{pod['metadata']['name']}"
+        pod["spec"]["volumes"] = [{"name": "scratch", "persistentVolumeClaim": {"claimName": claim}}]
+        pod["spec"]["containers"][0]["volumeMounts"] = [{"name": "scratch", "mountPath": "/scratch"}]
+        spec = {
+            "storageClassName": LOCAL,
+            "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": "200Gi"}},
+        }
+        metadata = {"name": claim, "namespace": "ml"}
+        items.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": metadata, "spec": spec,
+                      "status": {"phase": "Pending"}})  # fmt: skip
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--nodes", type=int, default=2000)
     parser.add_argument("--pods", type=int, default=14000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--local-volumes", type=int, default=0, metavar="N", help="local volumes and claims (above)")
     args = parser.parse_args()
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    sys.stdout.write(f"# dump_gen.py --nodes {args.nodes} --pods {args.pods} --seed {args.seed}; read it --at {AT}\n")
-    yaml.dump(generate(args.nodes, args.pods, args.seed), sys.stdout, Dumper=dumper, sort_keys=False, width=10**6)
+    sys.stdout.write(
+        f"# dump_gen.py --nodes {args.nodes} --pods {args.pods} --seed {args.seed} --local-volumes "
+        f"{args.local_volumes}; read it --at {AT}\n"
+    )
+    doc = generate(args.nodes, args.pods, args.seed)
+    if args.local_volumes:
+        add_local_volumes(doc, args.nodes, args.local_volumes)
+    yaml.dump(doc, sys.stdout, Dumper=dumper, sort_keys=False, width=10**6)
     return 0
 
 

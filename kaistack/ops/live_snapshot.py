@@ -71,13 +71,14 @@ from kaistack.ops.live_pods import (
     object_namespace,
     parse_time,
     placed_state,
+    pod_labels,
     pod_task,
 )
-from kaistack.ops.live_volumes import NO_VOLUMES, PodVolumes, Storage, claim_names, pod_volumes, storage_of
+from kaistack.ops.live_storage import Storage, storage_of
+from kaistack.ops.live_volumes import NO_VOLUMES, PodVolumes, claim_names, pod_volumes
 from placement import namespace_selectors
 from placement.model import (
     Job,
-    Node,
     Queue,
     QueueResource,
     Snapshot,
@@ -193,8 +194,8 @@ def build(
                 f"node {object_name(n)} is {' and '.join(reasons)}: its pods count, nothing new is placed there, "
                 "and its resources are left out of the queues' fair shares"
             )
-    storage = storage_of(kinds)
-    volumes = VolumeCache(storage, nodes) if storage is not None else None
+    storage = storage_of(kinds, nodes)
+    volumes = VolumeCache(storage) if storage is not None else None
     # Queue age is queue order's last tie-break, job age the job order's (session_plugins.go:278-285,
     # queue_order.go:256-261): both by creationTimestamp.
     queues = tuple(_queue(q) for q in sorted(kinds.get("Queue", []), key=_age_key))
@@ -272,7 +273,7 @@ def build(
         )
     snapshot = Snapshot(read_only(nodes, jobs, level_labels), queues, tuple(jobs), topologies, config_maps)
     if "Namespace" in kinds:
-        labels = {object_name(ns): dict(labels_of(ns)) for ns in kinds["Namespace"]}
+        labels = {object_name(ns): dict(pod_labels(ns)) for ns in kinds["Namespace"]}
         snapshot = namespace_selectors.resolve(snapshot, labels)
     elif namespace_selectors.has_selectors(snapshot):
         notes.append(
@@ -285,9 +286,8 @@ class VolumeCache:
     """pod_volumes per pod, shared by pods that use the same claims (a claim's verdict does not depend on the pod,
     but for an ephemeral volume's owner)."""
 
-    def __init__(self, storage: Storage, nodes: tuple[Node, ...]) -> None:
+    def __init__(self, storage: Storage) -> None:
         self.storage = storage
-        self.nodes = nodes
         self.seen: dict[object, PodVolumes] = {}
 
     def of(self, pod: Mapping[str, Any]) -> PodVolumes:
@@ -298,7 +298,7 @@ class VolumeCache:
         key = (object_namespace(pod), names, owner, object_name(pod) if owner is not None else None)
         found = self.seen.get(key)
         if found is None:
-            found = self.seen[key] = pod_volumes(pod, self.storage, self.nodes)
+            found = self.seen[key] = pod_volumes(pod, self.storage)
         return found
 
 

@@ -240,3 +240,23 @@ def test_taints_host_ports_and_preferred_spreading_are_read_from_a_dump(capsys: 
     # send both to gpu-1.
     placed = {name.rsplit("-", 1)[0]: t.node for name, t in result.tasks.items() if t.status == "Binding"}
     assert placed == {"pod/ml/serve-1": "gpu-1", "pod/ml/metrics": "gpu-1"}
+
+
+def test_configmaps_claims_and_namespace_labels_are_read_from_a_dump(capsys: pytest.CaptureFixture[str]) -> None:
+    """storage.yaml (also a fuzz seed): a claim bound to a volume on gpu-1, a local claim whose only Available
+    volume is there, another scheduler's anti-affinity reaching namespace ml by its labels, a missing ConfigMap,
+    an unbound Immediate claim and a missing claim (placement.config_maps, live_volumes, namespace_selectors)."""
+    _, report = _diagnose("storage.yaml", capsys)
+    reasons = {p["pod"]: p["reason"] for p in report["pending"]}
+    assert reasons["ml/needs-config"].startswith("a pod needs ConfigMap missing, which does not exist in namespace ml")
+    assert "pod has unbound immediate PersistentVolumeClaims" in reasons["ml/unbound-claim"]
+    assert 'persistentvolumeclaim "gone" not found' in reasons["ml/no-claim"]
+    assert reasons["ml/spread"] == (
+        "inter-pod affinity keeps it off every node with room for it: on gpu-0, the anti-affinity of a pod in that "
+        "node's domain selects it"
+    )
+    dump = yaml.safe_load((DUMPS / "storage.yaml").read_text())
+    result = simulate(build(dump["items"]).snapshot, actions=["allocate"])
+    placed = {name.rsplit("-", 1)[0]: t.node for name, t in result.tasks.items() if t.status == "Binding"}
+    # Binpack alone would start on gpu-0: the volumes are on gpu-1.
+    assert placed == {"pod/ml/with-data": "gpu-1", "pod/ml/with-local": "gpu-1"}
