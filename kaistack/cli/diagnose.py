@@ -179,7 +179,8 @@ def read_live(args: argparse.Namespace) -> tuple[list[Any], list[str]]:
                     notes.append(f"could not read {plural} ({err.status}); diagnosed without them")
                     continue
                 raise
-            objects += [{"kind": name, **item} for item in items]
+            # A typed list, as the API server answers: a kind read with nothing in it is known to be empty.
+            objects.append({"kind": f"{name}List", "items": items})
         try:  # KAI's ConfigMap predicate needs only which exist (placement.config_maps)
             found = client.names(ConfigMap, namespace=args.namespace)
         except KubeAPIError as err:
@@ -187,5 +188,6 @@ def read_live(args: argparse.Namespace) -> tuple[list[Any], list[str]]:
                 raise
             notes.append(f"could not read ConfigMaps ({err.status}); diagnosed without them")
         else:
-            objects += [{"kind": "ConfigMap", "metadata": {"namespace": ns, "name": n}} for ns, n in found]
+            names = [{"metadata": {"namespace": ns, "name": n}} for ns, n in found]
+            objects.append({"kind": "ConfigMapList", "items": names})
     return objects, notes

@@ -108,7 +108,11 @@ class LiveSnapshot:
 
 
 def by_kind(objects: Iterable[Any]) -> dict[str, list[Mapping[str, Any]]]:
-    """Objects grouped by kind, `List` items flattened; anything that is not a named object is left out."""
+    """Objects grouped by kind, `List` items flattened; anything that is not a named object is left out.
+
+    A typed list (`PersistentVolumeClaimList`, as the API server answers a list call) says its kind was read
+    even when it holds nothing, so the kind is present with no objects; its items, which the API server sends
+    without a kind, take it from the list. kubectl's generic `List` says nothing about what is absent."""
     out: dict[str, list[Mapping[str, Any]]] = {}
     seen: set[tuple[str, str, str]] = set()  # (kind, namespace, name): a repeated object counts once
     stack = deque(objects)
@@ -120,7 +124,11 @@ def by_kind(objects: Iterable[Any]) -> dict[str, list[Mapping[str, Any]]]:
         if not isinstance(kind, str):
             continue
         if kind.endswith("List"):
-            stack.extend(i for i in seq(obj.get("items")) if isinstance(i, Mapping))
+            items = [i for i in seq(obj.get("items")) if isinstance(i, Mapping)]
+            if (listed := kind[: -len("List")]) and listed != "List":
+                out.setdefault(listed, [])
+                items = [i if isinstance(i.get("kind"), str) else {**i, "kind": listed} for i in items]
+            stack.extend(items)
             continue
         name = dig(obj, "metadata", "name")
         if isinstance(name, str) and name:
@@ -310,8 +318,8 @@ def with_volumes(task: Task, volumes: PodVolumes) -> Task:
 
 
 def existing_config_maps(kinds: Mapping[str, list[Mapping[str, Any]]]) -> frozenset[tuple[str, str]] | None:
-    """(namespace, name) of every ConfigMap read; None when none were (a dump without them): every namespace
-    has kube-root-ca.crt, so a read that found none did not read them."""
+    """(namespace, name) of every ConfigMap read; None when the kind was not read (a dump without them, or a
+    generic `List` with none: every namespace has kube-root-ca.crt, so such a dump did not list them)."""
     if "ConfigMap" not in kinds:
         return None
     return frozenset((object_namespace(cm), object_name(cm)) for cm in kinds["ConfigMap"])

@@ -16,7 +16,7 @@ import pytest
 
 from kaistack.ops.diagnose import diagnose
 from kaistack.ops.live_pods import pod_requests
-from kaistack.ops.live_snapshot import build
+from kaistack.ops.live_snapshot import build, by_kind
 from placement.model import Placement
 from placement.session import Session
 
@@ -414,3 +414,32 @@ def test_a_transition_id_is_read_as_go_s_atoi_reads_it() -> None:
                                                 {"nodePool": "other", "transitionID": "²"}]}  # fmt: skip
     pending = diagnose([_node(), _queue(), group, _member("p", "g", **_gpu_limit(1))]).pending
     assert [p.reason.split(":")[0] for p in pending] == ["in scheduling backoff"]
+
+
+def test_a_typed_empty_list_says_its_kind_was_read() -> None:
+    """The API server's answer to a list call (`PersistentVolumeClaimList`) names the kind even when empty."""
+    kinds = by_kind([{"kind": "PersistentVolumeClaimList", "items": []}, {"kind": "List", "items": []}])
+    assert kinds == {"PersistentVolumeClaim": []}
+
+
+def test_a_typed_lists_items_take_its_kind_when_they_have_none() -> None:
+    """The API server sends a list's items without `kind` (`kubectl get --raw` dumps too); one that has its own
+    keeps it."""
+    items = [{"metadata": {"name": "n1"}}, {"kind": "Pod", "metadata": {"name": "p", "namespace": "ml"}}]
+    kinds = by_kind([{"kind": "NodeList", "items": items}])
+    assert [n["metadata"]["name"] for n in kinds["Node"]] == ["n1"]
+    assert [p["metadata"]["name"] for p in kinds["Pod"]] == ["p"]
+
+
+def test_a_live_read_that_finds_no_pod_groups_reports_kai_pods_without_one() -> None:
+    """PodGroups read and none found: every KAI pod lacks its PodGroup (not 'PodGroups not read')."""
+    objects = [
+        {"kind": "NodeList", "items": []},
+        {"kind": "PodGroupList", "items": []},
+        {"kind": "PodList", "items": [{
+            "metadata": {"name": "p", "namespace": "ml", "labels": {"kai.scheduler/queue": "q"}},
+            "spec": {"schedulerName": "kai-scheduler", "containers": [{"name": "c"}]},
+            "status": {"phase": "Pending"},
+        }]},
+    ]  # fmt: skip
+    assert "ml/p" in build(objects).without_pod_group

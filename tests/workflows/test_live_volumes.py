@@ -282,3 +282,27 @@ def test_the_live_read_takes_claims_volumes_and_classes_through_the_kubernetes_c
     reasons = {p["pod"]: p["reason"] for p in json.loads(capsys.readouterr().out)["pending"]}
     assert "node(s) didn't match PersistentVolume's node affinity" in reasons["ml/bound"]
     assert "node(s) didn't find available persistent volumes to bind" in reasons["ml/zonal"]
+
+
+def test_a_live_read_that_finds_no_claims_says_the_pods_claim_is_missing(
+    fake_kube: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A cluster with no PersistentVolumeClaims at all (common for GPU clusters) answers an empty list: the claims
+    were read, so a pod naming one is refused as Kubernetes refuses it, not passed as 'not checked'."""
+    fake_kube.responses["/api/v1/nodes"] = {"kind": "NodeList", "items": [_node("n1", "a")]}
+    fake_kube.responses["/apis/scheduling.run.ai/v2/queues"] = {"kind": "QueueList", "items": [_queue()]}
+    fake_kube.responses["/api/v1/pods"] = {"kind": "PodList", "items": [_pod("train", "data")]}
+    fake_kube.responses["/api/v1/persistentvolumeclaims"] = {"kind": "PersistentVolumeClaimList", "items": []}
+    main(["diagnose", "--kubeconfig", str(fake_kube.kubeconfig(tmp_path)), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    [pending] = report["pending"]
+    assert 'its volumes keep it off every node: persistentvolumeclaim "data" not found' in pending["reason"]
+    assert not any("no PersistentVolumeClaims were read" in n for n in report["notes"])
+
+
+def test_a_dumps_generic_list_without_claims_still_reads_as_claims_not_read() -> None:
+    """`kubectl get ...,pvc -o yaml` prints one `List`: a kind with no objects in it cannot be told from one left
+    out of the command, so the pod's volumes are not checked and the notes say so."""
+    live = build([{"kind": "List", "items": [_node("n1", "a"), _queue(), _pod("train", "data")]}])
+    assert live.snapshot.jobs[0].tasks[0].volume_error is None
+    assert any("no PersistentVolumeClaims were read" in n for n in live.notes)
