@@ -13,6 +13,8 @@ be StuckInReleasing at `--at`.
 `--local-volumes N` adds a WaitForFirstConsumer class without a provisioner (local disks), N Available volumes of
 it, one per node in turn (hostname node affinity), and a claim of that class for every Pending pod: the volume
 binding check then looks for a matching volume on every node for each of them (kaistack/ops/live_volumes.py).
+`--zonal` gives the volumes a zone's affinity instead (nodes are in 3 zones), so each admits a third of the nodes;
+`--claim-sizes` makes every claim a different size, so no two share FindMatchingVolume's reading.
 """
 
 from __future__ import annotations
@@ -129,14 +131,21 @@ def generate(nodes: int, pods: int, seed: int) -> dict[str, Any]:
 
 
 LOCAL = "local-nvme"
+ZONE = "topology.kubernetes.io/zone"
+ZONES = 3
 
 
-def add_local_volumes(doc: dict[str, Any], nodes: int, volumes: int) -> None:
+def add_local_volumes(doc: dict[str, Any], nodes: int, volumes: int, zonal: bool = False, sizes: bool = False) -> None:
     items = doc["items"]
     klass = {"provisioner": "kubernetes.io/no-provisioner", "volumeBindingMode": "WaitForFirstConsumer"}
     items.append({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": LOCAL}, **klass})
+    if zonal:
+        for i, node in enumerate(i for i in items if i["kind"] == "Node"):
+            node["metadata"]["labels"][ZONE] = f"z{i % ZONES}"
     for v in range(volumes):
         host = {"key": "kubernetes.io/hostname", "operator": "In", "values": [f"node-{v % nodes:05d}"]}
+        if zonal:
+            host = {"key": ZONE, "operator": "In", "values": [f"z{v % ZONES}"]}
         spec = {
             "storageClassName": LOCAL,
             "capacity": {"storage": f"{100 + v % 7 * 100}Gi"},
@@ -145,14 +154,14 @@ def add_local_volumes(doc: dict[str, Any], nodes: int, volumes: int) -> None:
         }
         pv = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": f"local-{v:06d}"}, "spec": spec}
         items.append({**pv, "status": {"phase": "Available"}})
-    for pod in [i for i in items if i["kind"] == "Pod" and "nodeName" not in i["spec"]]:
+    for n, pod in enumerate([i for i in items if i["kind"] == "Pod" and "nodeName" not in i["spec"]]):
         claim = f"scratch-{pod['metadata']['name']}"
         pod["spec"]["volumes"] = [{"name": "scratch", "persistentVolumeClaim": {"claimName": claim}}]
         pod["spec"]["containers"][0]["volumeMounts"] = [{"name": "scratch", "mountPath": "/scratch"}]
         spec = {
             "storageClassName": LOCAL,
             "accessModes": ["ReadWriteOnce"],
-            "resources": {"requests": {"storage": "200Gi"}},
+            "resources": {"requests": {"storage": f"{200 * 1024 + n}Mi" if sizes else "200Gi"}},
         }
         metadata = {"name": claim, "namespace": "ml"}
         items.append({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": metadata, "spec": spec,
@@ -165,15 +174,18 @@ def main() -> int:
     parser.add_argument("--pods", type=int, default=14000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--local-volumes", type=int, default=0, metavar="N", help="local volumes and claims (above)")
+    parser.add_argument("--zonal", action="store_true", help="volumes usable in a zone (of 3), not on one node")
+    parser.add_argument("--claim-sizes", action="store_true", help="every claim a different size (no two alike)")
     args = parser.parse_args()
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     sys.stdout.write(
         f"# dump_gen.py --nodes {args.nodes} --pods {args.pods} --seed {args.seed} --local-volumes "
-        f"{args.local_volumes}; read it --at {AT}\n"
+        f"{args.local_volumes}{' --zonal' if args.zonal else ''}{' --claim-sizes' if args.claim_sizes else ''}; "
+        f"read it --at {AT}\n"
     )
     doc = generate(args.nodes, args.pods, args.seed)
     if args.local_volumes:
-        add_local_volumes(doc, args.nodes, args.local_volumes)
+        add_local_volumes(doc, args.nodes, args.local_volumes, args.zonal, args.claim_sizes)
     yaml.dump(doc, sys.stdout, Dumper=dumper, sort_keys=False, width=10**6)
     return 0
 

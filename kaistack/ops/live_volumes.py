@@ -133,7 +133,7 @@ class _Waiting:
     and the others, smallest request first (findMatchingVolumes sorts them by size)."""
 
     selected: list[tuple[Mapping[str, Any], Any]]
-    to_match: list[Mapping[str, Any]]
+    to_match: list[tuple[Mapping[str, Any], Any]]  # (claim, its request; None when unreadable)
 
     @classmethod
     def of(cls, claims: list[Mapping[str, Any]]) -> _Waiting:
@@ -143,8 +143,8 @@ class _Waiting:
             if node is not None:
                 selected.append((claim, node))
             else:
-                to_match.append(claim)
-        return cls(selected, sorted(to_match, key=_requested))
+                to_match.append((claim, quantity(dig(claim, "spec", "resources", "requests", "storage"))))
+        return cls(selected, sorted(to_match, key=lambda c: c[1] if c[1] is not None else 0))
 
 
 def _node_reasons(bound: list[Mapping[str, Any]], waiting: _Waiting | None, storage: Storage, node: Node) -> list[str]:
@@ -184,9 +184,9 @@ def _unbound_satisfied(waiting: _Waiting, storage: Storage, node: Node) -> tuple
         return True, None  # no volumes read: whether one matches is not known
     satisfied = True
     chosen: set[str] = set()
-    for claim in to_match:
+    for claim, wanted in to_match:
         try:
-            volume = storage.candidates(claim).pick(storage, node, chosen)
+            volume = storage.candidates(claim).pick(storage, node, chosen, wanted)
         except ConstraintError as err:  # FindMatchingVolume's error: the node is refused with it
             key = f"{object_namespace(claim)}/{object_name(claim)}"  # claimToClaimKey, printed with %v
             return False, f"error creating internal label selector for claim: {key}: {err}"
@@ -219,9 +219,14 @@ def _topology_matches(raw: Any, labels: Mapping[str, str]) -> bool:
         return True
     for term in terms:
         expressions = seq(mapping(term).get("matchLabelExpressions"))
-        if all(labels.get(str(mapping(e).get("key"))) in seq(mapping(e).get("values")) for e in expressions):
-            return True
+        if expressions and all(_topology_requirement(mapping(e), labels) for e in expressions):
+            return True  # a term without expressions selects nothing (core/v1/helper/helpers.go:247-251)
     return False
+
+
+def _topology_requirement(expression: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    value = labels.get(str(expression.get("key")))
+    return value is not None and any(v == value for v in seq(expression.get("values")) if isinstance(v, str))
 
 
 def _delays_binding(claim: Mapping[str, Any], storage: Storage) -> bool:
@@ -244,11 +249,6 @@ def _owned_by(claim: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
         if ref.get("controller") is True:
             return bool(uid) and ref.get("uid") == uid
     return False
-
-
-def _requested(claim: Mapping[str, Any]) -> Any:
-    value = quantity(dig(claim, "spec", "resources", "requests", "storage"))
-    return value if value is not None else 0
 
 
 def _q(text: str) -> str:

@@ -14,74 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import volume_testlib as k8s
 
 from kaistack.cli import main
 from kaistack.ops.diagnose import diagnose
 from kaistack.ops.live_pods import constraints_of
 from kaistack.ops.live_snapshot import build
 
-
-def _node(name: str, zone: str, gpus: str = "8") -> dict[str, Any]:
-    allocatable = {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": gpus}
-    labels = {"topology.kubernetes.io/zone": zone, "kubernetes.io/hostname": name}
-    return {
-        "kind": "Node",
-        "metadata": {"name": name, "labels": labels},
-        "spec": {},
-        "status": {"allocatable": allocatable},
-    }
-
-
-def _queue() -> dict[str, Any]:
-    unlimited = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
-    resources = {"gpu": unlimited, "cpu": unlimited, "memory": unlimited}
-    return {"kind": "Queue", "metadata": {"name": "q"}, "spec": {"resources": resources}}
-
-
-def _pod(name: str, *claims: str) -> dict[str, Any]:
-    container = {"name": "c", "resources": {"limits": {"nvidia.com/gpu": "1"}}}
-    volumes = [{"name": f"v{i}", "persistentVolumeClaim": {"claimName": c}} for i, c in enumerate(claims)]
-    metadata = {"name": name, "namespace": "ml", "uid": f"uid-{name}", "labels": {"kai.scheduler/queue": "q"}}
-    spec = {"schedulerName": "kai-scheduler", "containers": [container], "volumes": volumes}
-    return {"kind": "Pod", "metadata": metadata, "spec": spec, "status": {"phase": "Pending"}}
-
-
-def _claim(name: str, klass: str = "standard", volume: str | None = None, **extra: Any) -> dict[str, Any]:
-    metadata: dict[str, Any] = {"name": name, "namespace": "ml", "uid": f"uid-{name}", **extra}
-    spec: dict[str, Any] = {
-        "storageClassName": klass,
-        "accessModes": ["ReadWriteOnce"],
-        "resources": {"requests": {"storage": "10Gi"}},
-    }
-    status = {"phase": "Pending"}
-    if volume is not None:
-        spec["volumeName"] = volume
-        metadata.setdefault("annotations", {})["pv.kubernetes.io/bind-completed"] = "yes"
-        status = {"phase": "Bound"}
-    return {"kind": "PersistentVolumeClaim", "metadata": metadata, "spec": spec, "status": status}
-
-
-def _volume(
-    name: str, klass: str, hostname: str | None, phase: str = "Available", size: str = "20Gi"
-) -> dict[str, Any]:
-    spec: dict[str, Any] = {"storageClassName": klass, "capacity": {"storage": size}, "accessModes": ["ReadWriteOnce"]}
-    if hostname is not None:
-        expression = {"key": "kubernetes.io/hostname", "operator": "In", "values": [hostname]}
-        spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [expression]}]}}
-    return {"kind": "PersistentVolume", "metadata": {"name": name}, "spec": spec, "status": {"phase": phase}}
-
-
-def _class(name: str, mode: str, provisioner: str = "ebs.csi.aws.com", **extra: Any) -> dict[str, Any]:
-    return {
-        "kind": "StorageClass",
-        "metadata": {"name": name},
-        "provisioner": provisioner,
-        "volumeBindingMode": mode,
-        **extra,
-    }
-
-
-BASE = [_node("n1", "a"), _node("n2", "b"), _queue(), _class("standard", "Immediate")]
+BASE = [k8s.node("n1", "a"), k8s.node("n2", "b"), k8s.queue(), k8s.storage_class("standard", "Immediate")]
 
 
 def _pending_reason(objects: list[dict[str, Any]]) -> str:
@@ -102,40 +42,40 @@ def _placed_on(objects: list[dict[str, Any]]) -> str | None:
 
 
 def test_a_missing_claim_keeps_the_pod_pending_with_kubernetes_message() -> None:
-    reason = _pending_reason([*BASE, _claim("other"), _pod("train", "data")])
+    reason = _pending_reason([*BASE, k8s.claim("other"), k8s.pod("train", "data")])
     assert reason.startswith('its volumes keep it off every node: persistentvolumeclaim "data" not found')
 
 
 def test_an_unbound_claim_of_an_immediate_class_keeps_the_pod_pending() -> None:
-    reason = _pending_reason([*BASE, _claim("data"), _pod("train", "data")])
+    reason = _pending_reason([*BASE, k8s.claim("data"), k8s.pod("train", "data")])
     assert "pod has unbound immediate PersistentVolumeClaims" in reason
 
 
 def test_an_unbound_claim_without_a_class_counts_as_immediate() -> None:
     """IsDelayBindingMode is false for a claim with no class or a class that does not exist."""
-    reason = _pending_reason([*BASE, _claim("data", klass=""), _pod("train", "data")])
+    reason = _pending_reason([*BASE, k8s.claim("data", klass=""), k8s.pod("train", "data")])
     assert "pod has unbound immediate PersistentVolumeClaims" in reason
 
 
 def test_a_claim_being_deleted_keeps_the_pod_pending() -> None:
-    claim = _claim("data", volume="pv-1", deletionTimestamp="2026-11-26T00:00:00Z")
-    reason = _pending_reason([*BASE, _volume("pv-1", "standard", None, "Bound"), claim, _pod("train", "data")])
+    claim = k8s.claim("data", volume="pv-1", deletionTimestamp="2026-11-26T00:00:00Z")
+    reason = _pending_reason([*BASE, k8s.volume("pv-1", "standard", None, "Bound"), claim, k8s.pod("train", "data")])
     assert 'persistentvolumeclaim "data" is being deleted' in reason
 
 
 def test_an_ephemeral_volumes_claim_not_yet_created_is_waited_for() -> None:
-    pod = _pod("train")
+    pod = k8s.pod("train")
     pod["spec"]["volumes"] = [{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}]
-    reason = _pending_reason([*BASE, _claim("other"), pod])
+    reason = _pending_reason([*BASE, k8s.claim("other"), pod])
     assert 'waiting for ephemeral volume controller to create the persistentvolumeclaim "train-scratch"' in reason
 
 
 def test_an_ephemeral_claim_another_pod_owns_refuses_the_pod() -> None:
-    pod = _pod("train")
+    pod = k8s.pod("train")
     pod["spec"]["volumes"] = [{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}]
     owner = {"kind": "Pod", "name": "old", "uid": "uid-old", "controller": True}
-    claim = _claim("train-scratch", volume="pv-1", ownerReferences=[owner])
-    objects = [*BASE, _volume("pv-1", "standard", None, "Bound"), claim, pod]
+    claim = k8s.claim("train-scratch", volume="pv-1", ownerReferences=[owner])
+    objects = [*BASE, k8s.volume("pv-1", "standard", None, "Bound"), claim, pod]
     assert "PVC ml/train-scratch was not created for pod ml/train (pod is not owner)" in _pending_reason(objects)
 
 
@@ -144,59 +84,75 @@ def test_an_ephemeral_claim_another_pod_owns_refuses_the_pod() -> None:
 
 def test_a_bound_claims_volume_takes_the_pod_to_the_node_its_affinity_names() -> None:
     """Binpack alone would take n1 (it comes first); the volume is on n2."""
-    objects = [*BASE, _volume("pv-1", "standard", "n2", "Bound"), _claim("data", volume="pv-1"), _pod("train", "data")]
+    objects = [
+        *BASE,
+        k8s.volume("pv-1", "standard", "n2", "Bound"),
+        k8s.claim("data", volume="pv-1"),
+        k8s.pod("train", "data"),
+    ]
     assert _placed_on(objects) == "n2"
 
 
 def test_a_pod_whose_volume_is_on_a_full_node_says_so() -> None:
     objects = [
-        _node("n1", "a"),
-        _node("n2", "b", gpus="0"),
-        _queue(),
-        _volume("pv-1", "standard", "n2", "Bound"),
-        _claim("data", volume="pv-1"),
-        _pod("train", "data"),
+        k8s.node("n1", "a"),
+        k8s.node("n2", "b", gpus="0"),
+        k8s.queue(),
+        k8s.volume("pv-1", "standard", "n2", "Bound"),
+        k8s.claim("data", volume="pv-1"),
+        k8s.pod("train", "data"),
     ]
     reason = _pending_reason(objects)
     assert "its volumes cannot be used on node n1 (node(s) didn't match PersistentVolume's node affinity)" in reason
 
 
 def test_a_claim_bound_to_a_volume_that_does_not_exist_fits_no_node() -> None:
-    objects = [*BASE, _volume("pv-other", "standard", None, "Bound"), _claim("data", volume="pv-1"), _pod("t", "data")]
+    objects = [
+        *BASE,
+        k8s.volume("pv-other", "standard", None, "Bound"),
+        k8s.claim("data", volume="pv-1"),
+        k8s.pod("t", "data"),
+    ]
     assert "bound to non-existent pv(s)" in _pending_reason(objects)
 
 
 def test_a_waiting_claim_of_a_local_class_goes_where_an_available_volume_is() -> None:
-    local = _class("local", "WaitForFirstConsumer", provisioner="kubernetes.io/no-provisioner")
-    claim = _claim("data", klass="local")
-    objects = [*BASE, local, _volume("pv-small", "local", "n1", size="1Gi"), _volume("pv-2", "local", "n2"), claim]
-    assert _placed_on([*objects, _pod("train", "data")]) == "n2"
+    local = k8s.storage_class("local", "WaitForFirstConsumer", provisioner="kubernetes.io/no-provisioner")
+    claim = k8s.claim("data", klass="local")
+    objects = [
+        *BASE,
+        local,
+        k8s.volume("pv-small", "local", "n1", size="1Gi"),
+        k8s.volume("pv-2", "local", "n2"),
+        claim,
+    ]
+    assert _placed_on([*objects, k8s.pod("train", "data")]) == "n2"
 
 
 def test_a_waiting_claim_of_a_local_class_without_a_matching_volume_fits_no_node() -> None:
-    local = _class("local", "WaitForFirstConsumer", provisioner="kubernetes.io/no-provisioner")
-    taken = _volume("pv-1", "local", "n2", phase="Bound")
-    objects = [*BASE, local, taken, _claim("data", klass="local"), _pod("train", "data")]
+    local = k8s.storage_class("local", "WaitForFirstConsumer", provisioner="kubernetes.io/no-provisioner")
+    taken = k8s.volume("pv-1", "local", "n2", phase="Bound")
+    objects = [*BASE, local, taken, k8s.claim("data", klass="local"), k8s.pod("train", "data")]
     assert "node(s) didn't find available persistent volumes to bind" in _pending_reason(objects)
 
 
 def test_a_waiting_claim_is_provisioned_only_where_the_class_allows() -> None:
     topology = [{"matchLabelExpressions": [{"key": "topology.kubernetes.io/zone", "values": ["b"]}]}]
-    zonal = _class("zonal", "WaitForFirstConsumer", allowedTopologies=topology)
-    other = _volume("pv-other", "standard", None)  # volumes were read; none is of the class
-    objects = [*BASE, zonal, other, _claim("data", klass="zonal"), _pod("train", "data")]
+    zonal = k8s.storage_class("zonal", "WaitForFirstConsumer", allowedTopologies=topology)
+    other = k8s.volume("pv-other", "standard", None)  # volumes were read; none is of the class
+    objects = [*BASE, zonal, other, k8s.claim("data", klass="zonal"), k8s.pod("train", "data")]
     assert _placed_on(objects) == "n2"
 
 
 def test_a_waiting_claim_with_a_selected_node_goes_only_there() -> None:
-    dynamic = _class("dynamic", "WaitForFirstConsumer")
-    claim = _claim("data", klass="dynamic", annotations={"volume.kubernetes.io/selected-node": "n2"})
-    assert _placed_on([*BASE, dynamic, claim, _pod("train", "data")]) == "n2"
+    dynamic = k8s.storage_class("dynamic", "WaitForFirstConsumer")
+    claim = k8s.claim("data", klass="dynamic", annotations={"volume.kubernetes.io/selected-node": "n2"})
+    assert _placed_on([*BASE, dynamic, claim, k8s.pod("train", "data")]) == "n2"
 
 
 def test_a_waiting_claim_of_a_dynamic_class_fits_every_node() -> None:
-    dynamic = _class("dynamic", "WaitForFirstConsumer")
-    live = build([*BASE, dynamic, _claim("data", klass="dynamic"), _pod("train", "data")])
+    dynamic = k8s.storage_class("dynamic", "WaitForFirstConsumer")
+    live = build([*BASE, dynamic, k8s.claim("data", klass="dynamic"), k8s.pod("train", "data")])
     assert live.snapshot.jobs[0].tasks[0].constraints.volume_nodes is None
 
 
@@ -204,35 +160,35 @@ def test_a_waiting_claim_of_a_dynamic_class_fits_every_node() -> None:
 
 
 def test_without_claims_in_the_objects_volumes_are_not_checked_and_the_notes_say_so() -> None:
-    live = build([_node("n1", "a"), _queue(), _pod("train", "data")])
+    live = build([k8s.node("n1", "a"), k8s.queue(), k8s.pod("train", "data")])
     assert live.snapshot.jobs[0].tasks[0].volume_error is None
     assert any("no PersistentVolumeClaims were read: the volumes of 1 pod(s) were not checked" in n for n in live.notes)
 
 
 def test_without_volumes_in_the_objects_a_bound_claim_is_not_checked() -> None:
-    objects = [*BASE, _claim("data", volume="pv-1"), _pod("train", "data")]
+    objects = [*BASE, k8s.claim("data", volume="pv-1"), k8s.pod("train", "data")]
     assert build(objects).snapshot.jobs[0].tasks[0].constraints.volume_nodes is None
 
 
 def test_pods_with_different_claims_are_not_alike_to_kai() -> None:
     """Without --schedule-csi-storage KAI has no claims in its snapshot, so getPVC fails and the PVC volume is
     hashed whole, its claim name included (KAI@v0.17.0 pod_info/pod_storage_requirements.go:26-35, 55-58)."""
-    assert constraints_of(_pod("a", "data-0")).other != constraints_of(_pod("b", "data-1")).other
-    assert constraints_of(_pod("a", "data-0")).other == constraints_of(_pod("b", "data-0")).other
+    assert constraints_of(k8s.pod("a", "data-0")).other != constraints_of(k8s.pod("b", "data-1")).other
+    assert constraints_of(k8s.pod("a", "data-0")).other == constraints_of(k8s.pod("b", "data-0")).other
 
 
 def test_hostile_volume_fields_are_read_as_nothing_instead_of_failing() -> None:
     """A hand-written dump: an unhashable pod uid with an ephemeral volume, garbage affinity, sizes and selectors."""
-    pod = _pod("train", "data")
+    pod = k8s.pod("train", "data")
     pod["metadata"]["uid"] = {"not": "a uid"}
     pod["spec"]["volumes"].append({"name": ["x"], "ephemeral": {}})
-    volume = _volume("pv-1", "local", "n2")
+    volume = k8s.volume("pv-1", "local", "n2")
     volume["spec"]["nodeAffinity"] = {"required": {"nodeSelectorTerms": "n2"}}
     volume["spec"]["capacity"] = {"storage": "lots"}
-    claim = _claim("data", klass="local")
+    claim = k8s.claim("data", klass="local")
     claim["spec"]["selector"] = {"matchExpressions": [None, {"key": ["k"], "operator": 5}]}
-    local = _class("local", "WaitForFirstConsumer", provisioner="kubernetes.io/no-provisioner")
-    objects = [*BASE, local, volume, claim, _claim("train-['x']"), pod]
+    local = k8s.storage_class("local", "WaitForFirstConsumer", provisioner="kubernetes.io/no-provisioner")
+    objects = [*BASE, local, volume, claim, k8s.claim("train-['x']"), pod]
     [pending] = diagnose(objects).pending
     assert "its volumes keep it off every node" in pending.reason
 
@@ -240,20 +196,20 @@ def test_hostile_volume_fields_are_read_as_nothing_instead_of_failing() -> None:
 def test_a_waiting_claim_with_a_selector_kubernetes_cannot_build_refuses_every_node() -> None:
     """FindMatchingVolume fails on a selector LabelSelectorAsSelector refuses (pv_helpers.go:206-212), and the
     Filter rejects the node with that error instead of trying provisioning."""
-    local = _class("local", "WaitForFirstConsumer", provisioner="kubernetes.io/no-provisioner")
-    claim = _claim("data", klass="local")
+    local = k8s.storage_class("local", "WaitForFirstConsumer", provisioner="kubernetes.io/no-provisioner")
+    claim = k8s.claim("data", klass="local")
     claim["spec"]["selector"] = {"matchExpressions": [{"key": "disk", "operator": "Gt", "values": ["1"]}]}
-    reason = _pending_reason([*BASE, local, _volume("pv-1", "local", "n2"), claim, _pod("train", "data")])
+    reason = _pending_reason([*BASE, local, k8s.volume("pv-1", "local", "n2"), claim, k8s.pod("train", "data")])
     assert "error creating internal label selector for claim: ml/data: " in reason
 
 
 def test_a_waiting_claims_selector_picks_the_volume_it_names() -> None:
-    local = _class("local", "WaitForFirstConsumer", provisioner="kubernetes.io/no-provisioner")
-    fast = _volume("pv-fast", "local", "n2")
+    local = k8s.storage_class("local", "WaitForFirstConsumer", provisioner="kubernetes.io/no-provisioner")
+    fast = k8s.volume("pv-fast", "local", "n2")
     fast["metadata"]["labels"] = {"disk": "nvme"}
-    claim = _claim("data", klass="local")
+    claim = k8s.claim("data", klass="local")
     claim["spec"]["selector"] = {"matchLabels": {"disk": "nvme"}}
-    objects = [*BASE, local, _volume("pv-slow", "local", "n1"), fast, claim, _pod("train", "data")]
+    objects = [*BASE, local, k8s.volume("pv-slow", "local", "n1"), fast, claim, k8s.pod("train", "data")]
     assert _placed_on(objects) == "n2"
 
 
@@ -268,15 +224,15 @@ def test_the_live_read_takes_claims_volumes_and_classes_through_the_kubernetes_c
         fake_kube.responses[path] = {"kind": f"{kind}List", "apiVersion": "v1", "metadata": {}, "items": items}
 
     topology = [{"matchLabelExpressions": [{"key": "topology.kubernetes.io/zone", "values": ["b"]}]}]
-    serve("/api/v1/nodes", "Node", [_node("n1", "a")])
-    serve("/apis/scheduling.run.ai/v2/queues", "Queue", [_queue()])
-    serve("/api/v1/pods", "Pod", [_pod("bound", "data"), _pod("zonal", "scratch")])
+    serve("/api/v1/nodes", "Node", [k8s.node("n1", "a")])
+    serve("/apis/scheduling.run.ai/v2/queues", "Queue", [k8s.queue()])
+    serve("/api/v1/pods", "Pod", [k8s.pod("bound", "data"), k8s.pod("zonal", "scratch")])
     serve("/api/v1/persistentvolumeclaims", "PersistentVolumeClaim", [
-        _claim("data", volume="pv-1"), _claim("scratch", klass="zonal"),
+        k8s.claim("data", volume="pv-1"), k8s.claim("scratch", klass="zonal"),
     ])  # fmt: skip
-    serve("/api/v1/persistentvolumes", "PersistentVolume", [_volume("pv-1", "standard", "n2", "Bound")])
+    serve("/api/v1/persistentvolumes", "PersistentVolume", [k8s.volume("pv-1", "standard", "n2", "Bound")])
     serve("/apis/storage.k8s.io/v1/storageclasses", "StorageClass", [
-        _class("zonal", "WaitForFirstConsumer", allowedTopologies=topology),
+        k8s.storage_class("zonal", "WaitForFirstConsumer", allowedTopologies=topology),
     ])  # fmt: skip
     main(["diagnose", "--kubeconfig", str(fake_kube.kubeconfig(tmp_path)), "--json"])
     reasons = {p["pod"]: p["reason"] for p in json.loads(capsys.readouterr().out)["pending"]}
@@ -289,9 +245,9 @@ def test_a_live_read_that_finds_no_claims_says_the_pods_claim_is_missing(
 ) -> None:
     """A cluster with no PersistentVolumeClaims at all (common for GPU clusters) answers an empty list: the claims
     were read, so a pod naming one is refused as Kubernetes refuses it, not passed as 'not checked'."""
-    fake_kube.responses["/api/v1/nodes"] = {"kind": "NodeList", "items": [_node("n1", "a")]}
-    fake_kube.responses["/apis/scheduling.run.ai/v2/queues"] = {"kind": "QueueList", "items": [_queue()]}
-    fake_kube.responses["/api/v1/pods"] = {"kind": "PodList", "items": [_pod("train", "data")]}
+    fake_kube.responses["/api/v1/nodes"] = {"kind": "NodeList", "items": [k8s.node("n1", "a")]}
+    fake_kube.responses["/apis/scheduling.run.ai/v2/queues"] = {"kind": "QueueList", "items": [k8s.queue()]}
+    fake_kube.responses["/api/v1/pods"] = {"kind": "PodList", "items": [k8s.pod("train", "data")]}
     fake_kube.responses["/api/v1/persistentvolumeclaims"] = {"kind": "PersistentVolumeClaimList", "items": []}
     main(["diagnose", "--kubeconfig", str(fake_kube.kubeconfig(tmp_path)), "--json"])
     report = json.loads(capsys.readouterr().out)
@@ -303,6 +259,6 @@ def test_a_live_read_that_finds_no_claims_says_the_pods_claim_is_missing(
 def test_a_dumps_generic_list_without_claims_still_reads_as_claims_not_read() -> None:
     """`kubectl get ...,pvc -o yaml` prints one `List`: a kind with no objects in it cannot be told from one left
     out of the command, so the pod's volumes are not checked and the notes say so."""
-    live = build([{"kind": "List", "items": [_node("n1", "a"), _queue(), _pod("train", "data")]}])
+    live = build([{"kind": "List", "items": [k8s.node("n1", "a"), k8s.queue(), k8s.pod("train", "data")]}])
     assert live.snapshot.jobs[0].tasks[0].volume_error is None
     assert any("no PersistentVolumeClaims were read" in n for n in live.notes)
