@@ -14,8 +14,10 @@ pkg/scheduler/framework/plugins/volumebinding:
   and `allowedTopologies` matching the node).
 
 The volumes a waiting claim may bind come from live_storage.py. Not modelled: CSI storage capacity (a CSIDriver
-with `storageCapacity: true`: KAI's `--schedule-csi-storage` ignores it anyway), CSI migration of in-tree
-volumes, and a volume two pods of one cycle would both bind.
+with `storageCapacity: true`: KAI's `--schedule-csi-storage` ignores it anyway) and CSI migration of in-tree
+volumes. Two pods of one cycle may both be given the same Available volume, as in KAI: its scheduler runs the
+plugin's PreFilter and Filter only (k8s_internal/predicates/predicates.go:121-131, volume_binding.go:18-28) and
+never assumes a volume taken; its binder's Reserve finds the second pod's volume gone.
 """
 
 from __future__ import annotations

@@ -134,6 +134,17 @@ def test_a_selector_requirement_kubernetes_cannot_build_refuses_the_node() -> No
         assert words in _reason([*BASE, _volume("pv-1", "n2"), claim, k8s.pod("t", "data")])
 
 
+def test_two_pods_of_one_cycle_may_both_be_given_the_one_available_volume() -> None:
+    """KAI@v0.17.0's scheduler runs the plugin's PreFilter and Filter only (k8s_internal/predicates/predicates.go:
+    121-131, volume_binding.go:18-28) and never assumes a volume taken within its session: both pods see pv-1
+    Available, and KAI's binder, whose Reserve takes it for the first, leaves the second to fail there."""
+    from placement.simulation import simulate
+
+    objects = [*BASE, _volume("pv-1", "n2"), _claim("a"), _claim("b"), k8s.pod("pa", "a"), k8s.pod("pb", "b")]
+    result = simulate(build(objects).snapshot, actions=["allocate"])
+    assert sorted(task.node or "" for task in result.tasks.values()) == ["n2", "n2"]
+
+
 # --- the indexed reading against FindMatchingVolume's loop ------------------------------------------------------
 
 
