@@ -27,6 +27,9 @@ MISTAKES = [
     ("deployment-without-quota", "Pod serving/chat-7d9f-abcde"),
     ("reservation-pod-without-runtime", "Pod kai-resource-reservation/gpu-reservation-gpu-1-x1"),
     ("vllm-memory-above-share", "Pod ai/vllm-greedy"),
+    # KAI@v0.17.0 pkg/scheduler/k8s_internal/plugins/plugins.go:26-37: the Kubernetes plugins it runs, none of
+    # them PodTopologySpread; the constraints reach only its scheduling signature.
+    ("topology-spread-ignored", "Pod ml/small"),
 ]
 
 
