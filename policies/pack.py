@@ -1,4 +1,4 @@
-"""The `pulumi_policy` side: wraps the pure rules (kaistack.guardrails) into the ten policies `__main__.py` serves.
+"""The `pulumi_policy` side: wraps the pure rules (kaistack.guardrails) into the eleven policies `__main__.py` serves.
 
 Resource policies get the stack's facts from `PULUMI_CONFIG` (the engine passes the stack config to
 the pack's process when it starts it), loaded once through kaistack.stack.load; stack policies also
@@ -39,6 +39,7 @@ POLICY_NAMES = (
     "kai-gpu-sharing-enabled",
     "gpu-memory-utilization-within-fraction",
     "kai-no-bypass",
+    "kai-topology-spread",
     "kai-queue-tree",
     "kai-capacity",
     "tenant-queue-binding",
@@ -104,7 +105,7 @@ def stack_policy(name: str, rule: StackRule, facts: StackFacts) -> StackValidati
 
 
 def build_policies(facts: StackFacts) -> list[Policy]:
-    """The ten policies over `facts`, the stack the engine runs the pack for (see facts_from_environ)."""
+    """The eleven policies over `facts`, the stack the engine runs the pack for (see facts_from_environ)."""
     out: list[Policy] = []
     for name in POLICY_NAMES:
         if name in RESOURCE_RULES:

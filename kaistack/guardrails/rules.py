@@ -28,6 +28,7 @@ from kaistack.guardrails.podspec import (
     mapping,
     queue_label,
     requests_gpu,
+    seq,
     workload,
 )
 from kaistack.guardrails.settings import Settings
@@ -325,6 +326,27 @@ def kai_no_bypass(res: Res, s: Settings, facts: StackFacts) -> list[str]:
     return _unique(out)
 
 
+# --- kai-topology-spread -------------------------------------------------------------------------
+
+
+def kai_topology_spread(res: Res, s: Settings, facts: StackFacts) -> list[str]:
+    """KAI v0.17.0 runs Kubernetes' NodePorts, TaintToleration, NodeAffinity, InterPodAffinity and VolumeBinding
+    plugins (k8s_internal/plugins/plugins.go:26-37), not PodTopologySpread: the constraints are read by no one."""
+    wl = subject(res, s)
+    if wl is None:
+        return []
+    out = []
+    for t in wl.templates:
+        if t.spec.get("schedulerName") != s.scheduler_name or not seq(t.spec.get("topologySpreadConstraints")):
+            continue
+        out.append(
+            f"{t.at('spec.topologySpreadConstraints')} on a pod KAI schedules: KAI does not read them (it runs no "
+            "PodTopologySpread), so the pods are placed as if they had none and bin-packing puts them together. "
+            "Spread with pod anti-affinity on the same topologyKey (required, or preferred, which KAI scores)"
+        )
+    return out
+
+
 RESOURCE_RULES: dict[str, ResourceRule] = {
     "kai-scheduler-name": kai_scheduler_name,
     "kai-queue-label": kai_queue_label,
@@ -332,6 +354,7 @@ RESOURCE_RULES: dict[str, ResourceRule] = {
     "kai-gpu-sharing-annotations": kai_gpu_sharing_annotations,
     "gpu-memory-utilization-within-fraction": gpu_memory_utilization_within_fraction,
     "kai-no-bypass": kai_no_bypass,
+    "kai-topology-spread": kai_topology_spread,
 }
 
 DESCRIPTIONS: dict[str, str] = {
@@ -345,4 +368,6 @@ DESCRIPTIONS: dict[str, str] = {
     "pod's share.",
     "kai-no-bypass": "Pods meant for KAI do not skip it: no preset spec.nodeName; tenant pods set no pod-group-name "
     "annotation and no system-* priority class.",
+    "kai-topology-spread": "Pods KAI schedules set no topologySpreadConstraints, which KAI does not read (pod "
+    "anti-affinity spreads them).",
 }
