@@ -39,7 +39,7 @@ POLICY_NAMES = (
     "kai-gpu-sharing-enabled",
     "gpu-memory-utilization-within-fraction",
     "kai-no-bypass",
-    "kai-topology-spread",
+    "kai-unread-constraints",
     "kai-queue-tree",
     "kai-capacity",
     "tenant-queue-binding",

@@ -326,25 +326,48 @@ def kai_no_bypass(res: Res, s: Settings, facts: StackFacts) -> list[str]:
     return _unique(out)
 
 
-# --- kai-topology-spread -------------------------------------------------------------------------
+# --- kai-unread-constraints ----------------------------------------------------------------------
+
+PREFERRED_NODE_AFFINITY = "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
 
 
-def kai_topology_spread(res: Res, s: Settings, facts: StackFacts) -> list[str]:
-    """KAI v0.17.0 runs Kubernetes' NodePorts, TaintToleration, NodeAffinity, InterPodAffinity and VolumeBinding
-    plugins (k8s_internal/plugins/plugins.go:26-37), not PodTopologySpread: the constraints are read by no one."""
+def unread_constraints(t: PodTemplate) -> list[tuple[str, str]]:
+    """(what KAI ignores, the fix) for a pod template KAI schedules; `kaistack diagnose` reports the same."""
+    out = []
+    if seq(t.spec.get("topologySpreadConstraints")):
+        out.append(
+            (
+                f"{t.at('spec.topologySpreadConstraints')} on a pod KAI schedules: KAI does not read them (it runs no "
+                "PodTopologySpread), so the pod is placed as if it had none and bin-packing puts such pods together",
+                "spread with pod anti-affinity on the same topologyKey (required, or preferred, which KAI scores)",
+            )
+        )
+    if seq(dig(t.spec, "affinity", "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution")):
+        out.append(
+            (
+                f"{t.at(PREFERRED_NODE_AFFINITY)} on a pod KAI schedules: KAI scores no node preference (of "
+                "Kubernetes' scoring plugins it runs InterPodAffinity's alone), so the pod goes to any node its "
+                "required terms allow",
+                "where the node matters, require it (requiredDuringSchedulingIgnoredDuringExecution or a nodeSelector)",
+            )
+        )
+    return out
+
+
+def kai_unread_constraints(res: Res, s: Settings, facts: StackFacts) -> list[str]:
+    """What KAI v0.17.0 never reads of a pod spec. Its scheduler creates Kubernetes' NodePorts, TaintToleration,
+    NodeAffinity, InterPodAffinity and VolumeBinding plugins (k8s_internal/plugins/plugins.go:26-37), so no
+    PodTopologySpread; it filters with them and scores with InterPodAffinity's alone (predicates.go:169-184),
+    so no preferred node affinity."""
     wl = subject(res, s)
     if wl is None:
         return []
-    out = []
-    for t in wl.templates:
-        if t.spec.get("schedulerName") != s.scheduler_name or not seq(t.spec.get("topologySpreadConstraints")):
-            continue
-        out.append(
-            f"{t.at('spec.topologySpreadConstraints')} on a pod KAI schedules: KAI does not read them (it runs no "
-            "PodTopologySpread), so the pods are placed as if they had none and bin-packing puts them together. "
-            "Spread with pod anti-affinity on the same topologyKey (required, or preferred, which KAI scores)"
-        )
-    return out
+    return [
+        f"{problem}. Fix: {fix}"
+        for t in wl.templates
+        if t.spec.get("schedulerName") == s.scheduler_name
+        for problem, fix in unread_constraints(t)
+    ]
 
 
 RESOURCE_RULES: dict[str, ResourceRule] = {
@@ -354,7 +377,7 @@ RESOURCE_RULES: dict[str, ResourceRule] = {
     "kai-gpu-sharing-annotations": kai_gpu_sharing_annotations,
     "gpu-memory-utilization-within-fraction": gpu_memory_utilization_within_fraction,
     "kai-no-bypass": kai_no_bypass,
-    "kai-topology-spread": kai_topology_spread,
+    "kai-unread-constraints": kai_unread_constraints,
 }
 
 DESCRIPTIONS: dict[str, str] = {
@@ -368,6 +391,6 @@ DESCRIPTIONS: dict[str, str] = {
     "pod's share.",
     "kai-no-bypass": "Pods meant for KAI do not skip it: no preset spec.nodeName; tenant pods set no pod-group-name "
     "annotation and no system-* priority class.",
-    "kai-topology-spread": "Pods KAI schedules set no topologySpreadConstraints, which KAI does not read (pod "
-    "anti-affinity spreads them).",
+    "kai-unread-constraints": "Pods KAI schedules set no topologySpreadConstraints and no preferred node affinity, "
+    "which KAI does not read (pod anti-affinity spreads them; required terms choose nodes).",
 }

@@ -83,7 +83,7 @@ POLICY_KNOBS: dict[str, tuple[str, ...]] = {
     "kai-gpu-sharing-annotations": ("exemptNamespaces",),
     "kai-gpu-sharing-enabled": ("exemptNamespaces",),
     "kai-no-bypass": ("exemptNamespaces", "schedulerName", "tenantNamespaces", "queueLabelKey"),
-    "kai-topology-spread": ("exemptNamespaces", "schedulerName"),
+    "kai-unread-constraints": ("exemptNamespaces", "schedulerName"),
     "gpu-memory-utilization-within-fraction": (
         "exemptNamespaces",
         "nodeGpuMemoryMiB",

@@ -17,8 +17,8 @@ from typing import Any
 
 from kaistack.declaration import kai_api
 from kaistack.guardrails.facts import StackFacts
-from kaistack.guardrails.podspec import Res, mapping, pod_templates, requests_gpu, seq
-from kaistack.guardrails.rules import gpu_memory_utilization_within_fraction
+from kaistack.guardrails.podspec import PodTemplate, Res, mapping, pod_templates, requests_gpu, seq
+from kaistack.guardrails.rules import gpu_memory_utilization_within_fraction, unread_constraints
 from kaistack.guardrails.settings import Settings
 from kaistack.ops.live_snapshot import LiveSnapshot, build, by_kind, object_name, object_namespace
 from placement.model import ALL_ACTIONS
@@ -251,18 +251,9 @@ def _pod_mistakes(pod: Mapping[str, Any], queues: Mapping[str, Any], leaves: set
                 "set the KAI chart's binder.runtimeClassName (kaistack does so with gpu.mode device-plugin)",
             )
         )
-    if spec.get("schedulerName") == kai_api.SCHEDULER_NAME and seq(spec.get("topologySpreadConstraints")):
-        out.append(
-            Mistake(
-                "topology-spread-ignored",
-                subject,
-                "it sets topologySpreadConstraints, which KAI does not read: its scheduler runs Kubernetes' "
-                "NodePorts, TaintToleration, NodeAffinity, InterPodAffinity and VolumeBinding plugins, not "
-                "PodTopologySpread, so the pod is placed as if it had none (and bin-packing puts such pods together)",
-                "spread with pod anti-affinity on the same topologyKey (required; or preferred, which KAI's "
-                "podaffinity plugin scores, to keep it a preference)",
-            )
-        )
+    if spec.get("schedulerName") == kai_api.SCHEDULER_NAME:
+        for problem, fix in unread_constraints(PodTemplate("", labels, annotations, spec)):
+            out.append(Mistake("kai-unread-constraints", subject, problem, fix))
     if kai_api.GPU_FRACTION in annotations or kai_api.GPU_MEMORY in annotations:
         res = Res("kubernetes:core/v1:Pod", object_name(pod), pod)
         for message in gpu_memory_utilization_within_fraction(

@@ -29,7 +29,7 @@ MISTAKES = [
     ("vllm-memory-above-share", "Pod ai/vllm-greedy"),
     # KAI@v0.17.0 pkg/scheduler/k8s_internal/plugins/plugins.go:26-37: the Kubernetes plugins it runs, none of
     # them PodTopologySpread; the constraints reach only its scheduling signature.
-    ("topology-spread-ignored", "Pod ml/small"),
+    ("kai-unread-constraints", "Pod ml/small"),
 ]
 
 
