@@ -351,6 +351,16 @@ def unread_constraints(t: PodTemplate) -> list[tuple[str, str]]:
                 "where the node matters, require it (requiredDuringSchedulingIgnoredDuringExecution or a nodeSelector)",
             )
         )
+    if t.spec.get("preemptionPolicy") == "Never":
+        out.append(
+            (
+                f"{t.at('spec.preemptionPolicy')} is Never on a pod KAI schedules: KAI does not read it (it decides "
+                "by the PodGroup's priority and preemptibility), so the pod's job still preempts lower-priority "
+                "jobs of its queue and reclaims from queues over their fair share",
+                "KAI has no per-pod opt-out: a priority class no higher than the jobs it must not displace keeps it "
+                "from preempting them",
+            )
+        )
     return out
 
 
@@ -358,7 +368,7 @@ def kai_unread_constraints(res: Res, s: Settings, facts: StackFacts) -> list[str
     """What KAI v0.17.0 never reads of a pod spec. Its scheduler creates Kubernetes' NodePorts, TaintToleration,
     NodeAffinity, InterPodAffinity and VolumeBinding plugins (k8s_internal/plugins/plugins.go:26-37), so no
     PodTopologySpread; it filters with them and scores with InterPodAffinity's alone (predicates.go:169-184),
-    so no preferred node affinity."""
+    so no preferred node affinity; nothing under pkg/ reads a pod's preemptionPolicy (one test fixture names it)."""
     wl = subject(res, s)
     if wl is None:
         return []
@@ -391,6 +401,6 @@ DESCRIPTIONS: dict[str, str] = {
     "pod's share.",
     "kai-no-bypass": "Pods meant for KAI do not skip it: no preset spec.nodeName; tenant pods set no pod-group-name "
     "annotation and no system-* priority class.",
-    "kai-unread-constraints": "Pods KAI schedules set no topologySpreadConstraints and no preferred node affinity, "
-    "which KAI does not read (pod anti-affinity spreads them; required terms choose nodes).",
+    "kai-unread-constraints": "Pods KAI schedules set no topologySpreadConstraints, preferred node affinity or "
+    "preemptionPolicy: Never, which KAI does not read (pod anti-affinity spreads pods; required terms choose nodes).",
 }

@@ -4,7 +4,9 @@ KAI@v0.17.0 pkg/scheduler/k8s_internal/plugins/plugins.go:26-37 creates the Kube
 (NodePorts, TaintToleration, NodeAffinity, InterPodAffinity, VolumeBinding); PodTopologySpread is not among them,
 and the constraints appear in KAI only in its scheduling signature (pod_info/scheduling_constraints_signature.go:
 58-90). Of their scores it takes InterPodAffinity's alone (k8s_internal/predicates/predicates.go:169-184), so a
-preferred node affinity counts for nothing. The default scheduler reads both, so a pod it schedules is left alone.
+preferred node affinity counts for nothing. Nothing under KAI's pkg/ reads a pod's preemptionPolicy (`git grep
+-i preemptionPolicy v0.17.0 -- pkg` finds one test fixture). The default scheduler
+reads all three, so a pod it schedules is left alone.
 """
 
 from __future__ import annotations
@@ -68,6 +70,15 @@ def test_a_preferred_node_affinity_is_flagged_and_a_required_one_is_not() -> Non
         "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution on a pod KAI schedules: KAI "
         "scores no node preference"
     )
+
+
+def test_preemption_policy_never_is_flagged_and_preempt_lower_priority_is_not() -> None:
+    never, default = pod(), pod()
+    never["spec"]["preemptionPolicy"] = "Never"
+    default["spec"]["preemptionPolicy"] = "PreemptLowerPriority"
+    [found] = kai_unread_constraints(res("Pod", never), Settings(), StackFacts())
+    assert found.startswith("spec.preemptionPolicy is Never on a pod KAI schedules: KAI does not read it")
+    assert kai_unread_constraints(res("Pod", default), Settings(), StackFacts()) == []
 
 
 def test_kaistack_lint_reports_it_and_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
