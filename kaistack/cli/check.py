@@ -77,12 +77,9 @@ def run(args: argparse.Namespace) -> int:
     report = check(config, args.stack, max_seconds=args.max_seconds, simulation=simulation_progress(Progress.for_cli()))
     if args.html is not None:
         from kaistack.capacity.html import to_html
+        from kaistack.ops.safe_write import write_generated
 
-        try:
-            args.html.write_text(to_html(report))
-        except OSError as err:
-            print(f"cannot write {args.html}: {err.strerror}", file=sys.stderr)
-            return 2
+        write_generated(args.html, to_html(report))  # WriteFailed: exit 3, the old page whole
     if args.json:
         print_json(to_json(report))
     elif args.markdown:

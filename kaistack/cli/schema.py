@@ -39,10 +39,13 @@ def run(args: argparse.Namespace) -> int:
 
     text = schema_text()
     if args.check is not None:
+        from kaistack.declaration import limits
+        from kaistack.declaration.yaml_load import YamlInputError, read_text
+
         try:
-            current = args.check.read_text()
-        except OSError as err:
-            print(f"kaistack schema: cannot read {args.check}: {err.strerror or err}", file=sys.stderr)
+            current = read_text(args.check, max_bytes=limits.MAX_SMALL_FILE_BYTES, what="schema file")
+        except YamlInputError as err:
+            print(f"kaistack schema: cannot read {err}", file=sys.stderr)
             return ExitCode.FINDINGS
         if current != text:
             print(f"kaistack schema: {args.check} is out of date; run: kaistack schema --output {args.check}")
@@ -50,11 +53,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"{args.check} is up to date")
         return ExitCode.OK
     if args.output is not None:
-        try:
-            args.output.write_text(text)
-        except OSError as err:
-            print(f"kaistack schema: cannot write {args.output}: {err.strerror or err}", file=sys.stderr)
-            return ExitCode.ENVIRONMENT
+        from kaistack.ops.safe_write import write_generated
+
+        write_generated(args.output, text)  # WriteFailed: exit 3, the old file whole
         return ExitCode.OK
     sys.stdout.write(text)
     return ExitCode.OK

@@ -79,7 +79,9 @@ def read_text(path: str | Path, *, max_bytes: int, what: str = "file") -> str:
             size = Path(path).stat().st_size
             if size > max_bytes:
                 raise YamlInputError(f"{name}: {what} is {size} bytes; kaistack reads at most {max_bytes}")
-            data = Path(path).read_bytes()
+            # A device or a FIFO says 0 bytes (and /dev/zero never ends): read no more than the limit allows.
+            with open(path, "rb") as stream:
+                data = stream.read(max_bytes + 1)
     except OSError as err:
         raise YamlInputError(f"{name}: cannot read file: {err.strerror or err}") from err
     if len(data) > max_bytes:
@@ -170,6 +172,7 @@ def _load_chunk(chunk: str, source: str, index: int, first_line: int) -> Documen
         node = loader.get_single_node()
         if node is None:
             return None
+        _refuse_duplicate_keys(node, source, index, first_line)
         data = loader.construct_document(node)
     except yaml.YAMLError as err:
         raise _yaml_error(err, source, index, first_line, chunk) from None
@@ -227,6 +230,37 @@ def _prescan(chunk: str, source: str, index: int, first_line: int) -> None:
 
 
 _DEPTH = f"nested deeper than {limits.MAX_DEPTH} levels"
+_MERGE = "tag:yaml.org,2002:merge"
+
+
+def _refuse_duplicate_keys(root: yaml.Node, source: str, index: int, first_line: int) -> None:
+    """A key twice in one mapping, which PyYAML resolves silently (the last wins) and Pulumi's and kubectl's
+    strict decoders refuse: the file would mean one thing to kaistack and another to them. `<<` merge keys
+    are YAML's way to override, not duplicates. Walked without recursion; a node aliases share is seen once."""
+    seen_nodes: set[int] = set()
+    stack: list[yaml.Node] = [root]
+    twice: list[tuple[int, str]] = []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen_nodes:
+            continue
+        seen_nodes.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            keys: set[tuple[str, str]] = set()
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.tag != _MERGE:
+                    if (key.tag, key.value) in keys:
+                        twice.append((first_line + key.start_mark.line, key.value))
+                    keys.add((key.tag, key.value))
+                if isinstance(value, yaml.CollectionNode):
+                    stack.append(value)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(child for child in node.value if isinstance(child, yaml.CollectionNode))
+    if twice:
+        line, key = min(twice)  # the first in the file, whatever order the walk took
+        raise _error(
+            source, line, f"document {index}: key {key!r} appears twice in one mapping (check the indentation)"
+        )
 
 
 def _check_depth(data: Any, source: str) -> None:

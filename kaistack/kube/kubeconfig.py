@@ -9,6 +9,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from kaistack.declaration import limits
+from kaistack.declaration.yaml_load import YamlInputError, read_text
 from kaistack.kube.client import KubeError
 
 
@@ -51,7 +53,12 @@ def resolve_kubeconfig(
 
 
 def _kubeconfig_file(path: Path, origin: str) -> Kubeconfig:
+    return Kubeconfig(read_kubeconfig(path), origin, path.resolve().parent)
+
+
+def read_kubeconfig(path: Path) -> str:
+    """The file through the one bounded reader (a device or a huge file is refused, not read whole)."""
     try:
-        return Kubeconfig(path.read_text(), origin, path.resolve().parent)
-    except OSError as err:
-        raise KubeError(f"cannot read kubeconfig {path}: {err.strerror}") from err
+        return read_text(path, max_bytes=limits.MAX_KUBECONFIG_BYTES, what="kubeconfig")
+    except YamlInputError as err:
+        raise KubeError(f"cannot read kubeconfig {err}") from err

@@ -18,8 +18,9 @@ from typing import Any
 from kaistack.declaration import kai_api
 from kaistack.guardrails.facts import StackFacts
 from kaistack.guardrails.podspec import PodTemplate, Res, mapping, pod_templates, requests_gpu, seq
-from kaistack.guardrails.rules import gpu_memory_utilization_within_fraction, unread_constraints
+from kaistack.guardrails.rules import gpu_memory_utilization_within_fraction
 from kaistack.guardrails.settings import Settings
+from kaistack.guardrails.unread import unread_constraints
 from kaistack.ops.live_snapshot import LiveSnapshot, build, by_kind, object_name, object_namespace
 from placement.model import ALL_ACTIONS
 from placement.reasons import NOT_ATTEMPTED

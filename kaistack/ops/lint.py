@@ -9,7 +9,6 @@ naming the file and line, never a traceback, and never stops the other files fro
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from kaistack.declaration import limits, yaml_load
 from kaistack.declaration.yaml_load import load_documents
 from kaistack.guardrails.facts import StackFacts
 from kaistack.guardrails.podspec import Res, type_token
@@ -115,9 +115,8 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
 
 
 def read_text(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
-    return Path(path).read_text(encoding="utf-8")
+    """The file (or stdin for "-") through the one bounded reader: at most MAX_MANIFEST_FILE_BYTES, UTF-8."""
+    return yaml_load.read_text(path, max_bytes=limits.MAX_MANIFEST_FILE_BYTES, what="manifest file")
 
 
 def load_manifests(path: str, text: str) -> tuple[list[ManifestObject], list[LintError]]:
@@ -225,8 +224,8 @@ def lint_paths(paths: Iterable[str], facts: StackFacts, settings: Settings | Non
     for path in files:
         try:
             text = read_text(path)
-        except (OSError, UnicodeDecodeError) as err:
-            errors.append(LintError(path, None, f"cannot read: {getattr(err, 'strerror', None) or err}"))
+        except yaml_load.YamlInputError as err:
+            errors.append(LintError(path, None, str(err).removeprefix(f"{path}: ")))
             continue
         objs, errs = load_manifests(path, text)
         objects += objs

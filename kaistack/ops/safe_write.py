@@ -12,6 +12,7 @@ import hashlib
 import os
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from kaistack.errors import EnvironmentProblem
@@ -39,25 +40,61 @@ def refuse_read_only(target: Path) -> None:
             f"{target.name} is read-only (mode {stat.S_IMODE(mode):04o}); kaistack does not replace read-only "
             f"files. Make it writable (chmod u+w {target.name}) to change it; nothing written"
         )
-    if not os.access(target.parent, os.W_OK | os.X_OK):
+    if not os.access(_real(target).parent, os.W_OK | os.X_OK):
         raise WriteFailed(f"the directory of {target.name} is not writable; nothing written")
+
+
+def _real(target: Path) -> Path:
+    """The file a symlink names: it is the one replaced, and the link stays a link."""
+    return Path(os.path.realpath(target))
 
 
 def replace_if_unchanged(target: Path, new_text: str, digest: str) -> None:
     """Write `new_text` over `target` if its sha256 is still `digest`; FileChanged or WriteFailed otherwise."""
     ensure_unchanged(target, digest)
     refuse_read_only(target)
+    _replace(target, new_text, target.stat().st_mode & 0o7777, lambda: ensure_unchanged(target, digest))
+
+
+def write_generated(target: Path, text: str) -> None:
+    """Write a file kaistack generates (a JSON Schema, an HTML report) the same atomic way: a disk that fills up
+    or a directory that cannot be written leaves the old file whole (WriteFailed, exit 3)."""
+    try:
+        found = target.stat().st_mode  # the kernel follows /dev/stdout to its pipe; realpath would not
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        _replace(target, text, 0o666 & ~umask, lambda: None)
+        return
+    except OSError as err:
+        raise WriteFailed(f"cannot write {target}: {err.strerror or err}; nothing written") from err
+    if stat.S_ISREG(found):
+        refuse_read_only(target)  # a rename would replace what a plain write may not
+        _replace(target, text, found & 0o7777, lambda: None)
+        return
+    # /dev/stdout, a FIFO, a device: written into, never replaced by a file.
+    try:
+        with open(target, "w", encoding="utf-8") as stream:
+            stream.write(text)
+    except OSError as err:
+        raise WriteFailed(f"could not write {target}: {err.strerror or err}") from err
+
+
+def _replace(target: Path, text: str, mode: int, last_look: Callable[[], None]) -> None:
+    """`text` into a temporary file beside the real target, fsynced, given `mode`, renamed over it after
+    `last_look` (which may refuse); on any failure the temporary file goes and the target is as it was."""
+    real = _real(target)
     tmp: Path | None = None
     try:
-        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+        fd, tmp_name = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".tmp")
         tmp = Path(tmp_name)
         with os.fdopen(fd, "wb") as handle:
-            handle.write(new_text.encode("utf-8"))
+            handle.write(text.encode("utf-8"))
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, target.stat().st_mode & 0o7777)
-        ensure_unchanged(target, digest)  # last look right before the rename
-        os.replace(tmp, target)
+        os.chmod(tmp, mode)
+        last_look()  # right before the rename
+        os.replace(tmp, real)
     except OSError as err:
         _discard(tmp)
         raise WriteFailed(f"could not write {target.name}: {err.strerror or err}; {target.name} is unchanged") from err

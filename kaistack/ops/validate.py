@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from kaistack.capacity.check import check as capacity_check
+from kaistack.declaration import limits
 from kaistack.declaration.model import StackConfig
 from kaistack.declaration.parse import NAMESPACE
+from kaistack.declaration.yaml_load import YamlInputError, load_file
 from kaistack.ops.analyzer_client import AnalyzedResource, Finding, PolicyPackClient, PolicyPackError
 from kaistack.progress import Progress
 from kaistack.stack.load import ResolvedStack, load_stack
@@ -237,8 +237,8 @@ def _analyze(pack: PolicyPackClient, resources: list[AnalyzedResource], report: 
 def _pack_version(pack_dir: Path, reported: str) -> str:
     """PulumiPolicy.yaml's version: the CLI uses it; the Python SDK always reports 0.0.1."""
     try:
-        meta = yaml.safe_load((pack_dir / "PulumiPolicy.yaml").read_text()) or {}
-    except (OSError, yaml.YAMLError):
+        meta = load_file(pack_dir / "PulumiPolicy.yaml", max_bytes=limits.MAX_SMALL_FILE_BYTES) or {}
+    except YamlInputError:
         return reported
     return str(meta.get("version") or reported) if isinstance(meta, dict) else reported
 
@@ -264,8 +264,8 @@ def default_pack_dir(project_dir: Path) -> Path:
 
 def _project_name(project_dir: Path) -> str:
     try:
-        meta = yaml.safe_load((project_dir / "Pulumi.yaml").read_text()) or {}
-    except (OSError, yaml.YAMLError):
+        meta = load_file(project_dir / "Pulumi.yaml", max_bytes=limits.MAX_SMALL_FILE_BYTES) or {}
+    except YamlInputError:
         meta = {}
     return str(meta.get("name") or "kaistack") if isinstance(meta, dict) else "kaistack"
 

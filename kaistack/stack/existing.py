@@ -80,15 +80,17 @@ def read_live_nodes(settings: Any) -> list[dict[str, Any]]:
 
 
 def _kubeconfig(settings: Any) -> tuple[str | None, Path]:
+    from kaistack.kube.kubeconfig import read_kubeconfig
+
     if settings.kubeconfig:
         return (None if settings.kubeconfig == SECRET_PLACEHOLDER else settings.kubeconfig), Path.cwd()
     for part in os.environ.get("KUBECONFIG", "").split(os.pathsep):
         path = Path(part).expanduser()
         if part and path.is_file():
-            return path.read_text(), path.parent
+            return read_kubeconfig(path), path.parent
     default = Path.home() / ".kube" / "config"
     if default.is_file():
-        return default.read_text(), default.parent
+        return read_kubeconfig(default), default.parent
     from kaistack.kube.client import KubeError
 
     raise KubeError("no kubeconfig: set KUBECONFIG or create ~/.kube/config")

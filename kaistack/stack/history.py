@@ -33,17 +33,20 @@ def stack_text_at(project_dir: Path, stack: str, ref: str) -> str:
         raise EnvironmentProblem("git is not installed; --base needs it (or pass --base-file FILE)")
     name = stack_file(project_dir, stack).name
     # `git show REF:./PATH` resolves PATH against the working directory, wherever the repository root is.
-    done = _git([git, "show", f"{ref}:./{name}"], project_dir)
-    if done.returncode != 0:
-        detail = " ".join(done.stderr.split())[:300]
+    code, out, err = _git([git, "show", f"{ref}:./{name}"], project_dir, limits.MAX_STACK_FILE_BYTES)
+    if code != 0:
+        detail = " ".join(err.split())[:300]
         if "does not exist" in detail or "exists on disk, but not in" in detail:
             raise ConfigError([f"{name} does not exist at {ref}"])
         if "not a git repository" in detail:
             raise EnvironmentProblem(f"{project_dir} is not in a git repository; --base needs one ({detail})")
         raise ConfigError([f"--base {ref}: git cannot show {name} there: {detail}"])
-    if len(done.stdout.encode()) > limits.MAX_STACK_FILE_BYTES:
+    if len(out) > limits.MAX_STACK_FILE_BYTES:
         raise ConfigError([f"{name} at {ref}: larger than {limits.MAX_STACK_FILE_BYTES} bytes"])
-    return done.stdout
+    try:
+        return out.decode("utf-8")
+    except UnicodeDecodeError as decode_error:
+        raise ConfigError([f"{name} at {ref}: not UTF-8 text (byte {decode_error.start})"]) from None
 
 
 def load_stack_at(project_dir: Path, stack: str, ref: str, options: LoadOptions | None = None) -> ResolvedStack:
@@ -75,8 +78,21 @@ def load_stack_file(path: Path, stack: str, options: LoadOptions | None = None) 
     )
 
 
-def _git(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+def _git(command: list[str], cwd: Path, max_bytes: int) -> tuple[int, bytes, str]:
+    """Exit code, at most `max_bytes + 1` bytes of stdout (a larger blob is not read whole), and stderr."""
     try:
-        return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False)
+        with subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as git:
+            stdout, stderr = git.stdout, git.stderr
+            if stdout is None or stderr is None:  # both are pipes: never, but the types say maybe
+                raise OSError("git's output could not be read")
+            out = stdout.read(max_bytes + 1)
+            if len(out) > max_bytes:
+                git.kill()
+            try:
+                _, err = git.communicate(timeout=GIT_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                git.kill()
+                raise
+            return (0 if len(out) > max_bytes else git.returncode), out, err.decode(errors="replace")
     except (OSError, subprocess.TimeoutExpired) as err:
         raise EnvironmentProblem(f"git failed: {err}") from err

@@ -36,3 +36,27 @@ def test_a_plain_document_larger_than_the_alias_limit_is_read(monkeypatch: pytes
 def test_an_alias_to_its_own_open_anchor_is_a_cycle() -> None:
     with pytest.raises(YamlInputError, match=r"alias \*a refers to its own anchor \(a cycle\)"):
         load_one("a: &a [1, *a]\n", "cycle.yaml")
+
+
+def test_a_key_twice_in_one_mapping_is_refused_at_its_first_repeat() -> None:
+    """PyYAML lets the last win; Pulumi's and kubectl's strict decoders refuse, so kaistack does too."""
+    text = "metadata:\n  name: a\n  name: b\nspec:\n  x: 1\n  x: 2\n"
+    with pytest.raises(
+        YamlInputError,
+        match=r"^f\.yaml:3: document 1: key 'name' appears twice in one mapping \(check the indentation\)$",
+    ):
+        load_one(text, "f.yaml")
+
+
+def test_the_same_key_in_two_mappings_and_a_merge_override_are_not_duplicates() -> None:
+    text = "base: &b {name: a, gpus: 1}\nnode: {<<: *b, gpus: 2}\nother: {name: a}\n"
+    assert load_one(text, "f.yaml")["node"] == {"name": "a", "gpus": 2}
+
+
+def test_a_number_key_and_a_quoted_one_are_different_keys() -> None:
+    assert load_one("1: int\n'1': str\n", "f.yaml") == {1: "int", "1": "str"}
+
+
+def test_a_duplicate_inside_an_aliased_mapping_is_found() -> None:
+    with pytest.raises(YamlInputError, match="key 'k' appears twice"):
+        load_one("a: &x {k: 1, k: 2}\nb: *x\n", "f.yaml")

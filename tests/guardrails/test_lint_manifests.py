@@ -96,8 +96,9 @@ def test_all_guides_together_report_violations_and_errors(capsys: pytest.Capture
         ("004-gpu-pod-both-annotations.yaml", "kai-gpu-sharing-annotations"),
     ]
     assert [(Path(e["file"]).name, e["line"]) for e in report["errors"]] == [
-        ("002-queues-broken-indentation.yaml", 1),
-        ("002-queues-broken-indentation.yaml", 20),
+        # Flattened by the lost indentation, each Queue's resources hold `quota` three times.
+        ("002-queues-broken-indentation.yaml", 12),
+        ("002-queues-broken-indentation.yaml", 32),
         ("002-vllm-test-02-broken-indentation.yaml", 24),
     ]
 
@@ -116,9 +117,13 @@ def test_invalid_yaml_is_an_error_with_file_and_line_and_exit_2(capsys: pytest.C
     assert "001-gpu-pod.yaml:1 Pod/gpu-pod [kai-queue-label]" in out
 
 
-def test_document_that_is_not_a_kubernetes_object_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:
-    """002's queues parse as YAML but their metadata block lost its indentation."""
-    code, report = _json(_file("002-queues-broken-indentation.yaml"), capsys=capsys)
+def test_document_that_is_not_a_kubernetes_object_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A queue like 002's, whose metadata block lost its indentation (002's own also repeat keys so flattened)."""
+    queue = tmp_path / "queue.yaml"
+    queue.write_text("apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata:\nname: default\nspec: {}\n")
+    code, report = _json(str(queue), capsys=capsys)
     assert code == 2
     assert report["errors"][0]["message"] == (
         "document 1 is not a Kubernetes object: Queue has no metadata.name (is the metadata block indented "
@@ -129,7 +134,11 @@ def test_document_that_is_not_a_kubernetes_object_is_an_error(capsys: pytest.Cap
 def test_missing_file_is_an_error_and_the_rest_is_checked(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, report = _json(str(tmp_path / "nope.yaml"), _file("001-gpu-pod.yaml"), capsys=capsys)
     assert code == 2
-    missing = {"file": str(tmp_path / "nope.yaml"), "line": None, "message": "cannot read: No such file or directory"}
+    missing = {
+        "file": str(tmp_path / "nope.yaml"),
+        "line": None,
+        "message": "cannot read file: No such file or directory",
+    }
     assert report["errors"] == [missing]
     assert len(report["violations"]) == 1
 
@@ -197,7 +206,8 @@ def test_directories_are_searched_for_manifests() -> None:
 
 
 def test_stdin_is_read_with_a_dash(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(sys, "stdin", io.StringIO(Path(_file("001-gpu-pod.yaml")).read_text()))
+    stdin = io.TextIOWrapper(io.BytesIO(Path(_file("001-gpu-pod.yaml")).read_bytes()))  # bytes under it, as a real one
+    monkeypatch.setattr(sys, "stdin", stdin)
     code, out, _ = _lint("-", capsys=capsys)
     assert code == 1
     assert out.startswith("-:1 Pod/gpu-pod [kai-queue-label] ")

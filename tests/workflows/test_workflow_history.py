@@ -72,3 +72,21 @@ def test_a_base_file_loads_like_a_stack_file(tmp_path: Path) -> None:
     loaded = load_stack_file(base, "dev", OFFLINE)
     assert loaded.source == str(base)
     assert loaded.config.cluster.provider == "kind"
+
+
+def test_a_stack_file_at_a_ref_that_is_not_utf8_is_an_input_error(repo: Path) -> None:
+    dev = repo / "Pulumi.dev.yaml"
+    dev.write_bytes(dev.read_bytes() + b"# \xff\n")
+    _git(repo.parent, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "binary")
+    with pytest.raises(ConfigError, match=r"Pulumi\.dev\.yaml at HEAD: not UTF-8 text \(byte \d+\)"):
+        stack_text_at(repo, "dev", "HEAD")
+
+
+def test_a_stack_file_at_a_ref_larger_than_the_limit_is_refused_without_reading_it_whole(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kaistack.declaration import limits
+
+    monkeypatch.setattr(limits, "MAX_STACK_FILE_BYTES", 64)
+    with pytest.raises(ConfigError, match=r"Pulumi\.dev\.yaml at HEAD: larger than 64 bytes"):
+        stack_text_at(repo, "dev", "HEAD")

@@ -1,0 +1,127 @@
+"""Every file a command reads goes through the one bounded reader, and every file it generates is written whole.
+
+A device such as /dev/zero says it holds 0 bytes and never ends, so a size check before reading is not enough:
+the reader stops at the limit. A generated file (a JSON Schema, an HTML report) is written beside the target and
+renamed over it, so a full disk leaves the old one whole; a symlink keeps pointing where it did; a device or a
+pipe (/dev/stdout) is written into, not replaced.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kaistack.cli import main
+from kaistack.declaration import limits
+from kaistack.ops import safe_write
+
+ZERO = Path("/dev/zero")
+
+
+@pytest.mark.skipif(not ZERO.exists(), reason="needs /dev/zero")
+def test_a_device_that_never_ends_is_read_no_further_than_the_limit() -> None:
+    """In a child limited to 1 GiB of address space, so that reading the device whole fails the test, not CI."""
+    script = (
+        "import resource; resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))\n"
+        "from kaistack.declaration.yaml_load import YamlInputError, read_text\n"
+        "try:\n    read_text('/dev/zero', max_bytes=1024, what='stack file')\n"
+        "except YamlInputError as err:\n    print(err)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.strip() == "/dev/zero: stack file is larger than 1024 bytes; kaistack reads at most that"
+
+
+def test_lint_refuses_a_file_over_the_limit_and_exits_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    big = tmp_path / "big.yaml"
+    big.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n" + "# padding\n" * 20)
+    monkeypatch.setattr(limits, "MAX_MANIFEST_FILE_BYTES", 100)
+    assert main(["lint", str(big)]) == 2
+    assert "manifest file is 245 bytes; kaistack reads at most 100" in capsys.readouterr().err
+
+
+def test_lint_says_a_file_is_not_utf8_and_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    binary = tmp_path / "bin.yaml"
+    binary.write_bytes(b"kind: \xff\n")
+    assert main(["lint", str(binary)]) == 2
+    assert "bin.yaml: error: not UTF-8 text (byte 6)" in capsys.readouterr().err
+
+
+def test_a_kubeconfig_that_is_not_utf8_is_an_environment_problem(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_bytes(b"\x00\xff")
+    assert main(["verify", "--stack", "dev", "--kubeconfig", str(kubeconfig)]) == 3
+    assert "cannot read kubeconfig" in capsys.readouterr().err
+
+
+def test_schema_check_reads_no_more_than_a_schema_can_be(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    big = tmp_path / "schema.json"
+    big.write_text("{}" * 100)
+    monkeypatch.setattr(limits, "MAX_SMALL_FILE_BYTES", 10)
+    assert main(["schema", "--check", str(big)]) == 1
+    assert "schema file is 200 bytes; kaistack reads at most 10" in capsys.readouterr().err
+
+
+def test_schema_output_on_a_full_disk_leaves_the_old_file_whole_and_exits_3(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "stack.schema.json"
+    target.write_text("old\n")
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(safe_write.os, "fsync", full)
+    assert main(["schema", "--output", str(target)]) == 3
+    assert target.read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["stack.schema.json"]
+    assert "No space left on device" in capsys.readouterr().err
+
+
+def test_schema_output_through_a_symlink_writes_the_file_it_names(tmp_path: Path) -> None:
+    real = tmp_path / "real.json"
+    real.write_text("old\n")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    assert main(["schema", "--output", str(link)]) == 0
+    assert link.is_symlink()
+    assert real.read_text().startswith("{")
+
+
+def test_schema_output_refuses_a_read_only_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "frozen.json"
+    target.write_text("old\n")
+    target.chmod(0o444)
+    assert main(["schema", "--output", str(target)]) == 3
+    assert target.read_text() == "old\n"
+    assert "frozen.json is read-only" in capsys.readouterr().err
+
+
+def test_check_html_into_a_missing_directory_is_an_environment_problem(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", "--stack", "dev", "--html", str(tmp_path / "no" / "page.html")]) == 3
+    assert "could not write page.html" in capsys.readouterr().err
+
+
+def test_a_pipe_is_written_into_not_replaced(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        safe_write.write_generated(fifo, "through the pipe\n")
+        assert os.read(reader, 100) == b"through the pipe\n"
+    finally:
+        os.close(reader)
+    assert fifo.is_fifo()
