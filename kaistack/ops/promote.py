@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from kaistack.declaration import limits
 from kaistack.declaration.model import StackConfig
 from kaistack.declaration.parse import NAMESPACE, SECRET_PLACEHOLDER, ConfigError
+from kaistack.declaration.yaml_load import YamlInputError, load_one, read_text
 from kaistack.errors import EnvironmentProblem
 from kaistack.ops.safe_write import FileChanged, refuse_read_only, replace_if_unchanged
 from kaistack.ops.yaml_edit import YamlEditError, set_values
@@ -154,9 +154,12 @@ def plan_promotion(project_dir: Path, source: str, target: str) -> PromotionPlan
     target_file = stack_file(project_dir, target)
     if not target_file.is_file():
         read_stack_config(project_dir, target)  # raises the standard "no Pulumi.<stack>.yaml; stacks here: ..."
-    original = target_file.read_bytes()
-    text = original.decode("utf-8")
-    document = _load_document(text, target_file.name)
+    try:  # the one bounded reader and loader: a bomb, a bad byte or a repeated key is refused, not crashed on
+        text = read_text(target_file, max_bytes=limits.MAX_STACK_FILE_BYTES, what="stack file")
+        document = _load_document(text, target_file.name)
+    except YamlInputError as err:
+        raise ConfigError([str(err)]) from None
+    original = text.encode("utf-8")  # the file's bytes: it decoded as UTF-8, which round-trips exactly
     target_raw = _kaistack_keys(document.get("config") or {})
     target_config = _resolve(_mask(target_raw), target, target_file.name)
     pins, skipped = _pins(source, source_config, source_raw, target_config, target_raw)
@@ -365,10 +368,7 @@ def _block(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 
 
 def _load_document(text: str, name: str) -> dict[str, Any]:
-    try:
-        document = yaml.safe_load(text) or {}
-    except yaml.YAMLError as err:
-        raise ConfigError([f"{name}: not valid YAML: {getattr(err, 'problem', err)}"]) from err
+    document = load_one(text, name) or {}
     if not isinstance(document, dict) or not isinstance(document.get("config") or {}, Mapping):
         raise ConfigError([f"{name}: 'config' must be a mapping"])
     return document

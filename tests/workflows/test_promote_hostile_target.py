@@ -1,0 +1,74 @@
+"""`kaistack promote` reads the target stack file through the one bounded loader, and writes through a symlink.
+
+Before, the target was parsed with a plain `yaml.safe_load`: an alias bomb took gigabytes, deep nesting and a
+byte that is not UTF-8 exited 70, and a repeated key was silently resolved. Each is now exit 2 naming the file,
+and the file is left as it was.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from test_workflow_promote import _passing
+
+from kaistack.cli import main
+from kaistack.ops import promote as promote_module
+
+
+@pytest.fixture
+def passing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(promote_module, "validate_project", _passing)
+
+
+def _promote(project: Path, *extra: str) -> int:
+    return main(["promote", "dev", "staging", "--project", str(project), *extra])
+
+
+def _bomb() -> str:
+    lines = ['  kaistack:bomb-0: &l0 ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    lines += [f"  kaistack:bomb-{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]" for i in range(1, 8)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("append", "words"),
+    [
+        (_bomb(), "aliases expand to more than 1000000 nodes"),
+        ("  kaistack:kai: {version: v0.16.0}\n", "key 'kaistack:kai' appears twice in one mapping"),
+    ],
+    ids=["alias-bomb", "repeated-key"],
+)
+def test_a_hostile_target_is_refused_as_bad_input_and_left_alone(
+    project: Path, passing: None, capsys: pytest.CaptureFixture[str], append: str, words: str
+) -> None:
+    target = project / "Pulumi.staging.yaml"
+    target.write_text(target.read_text() + append)
+    before = target.read_bytes()
+    assert _promote(project, "--yes") == 2
+    assert words in capsys.readouterr().err
+    assert target.read_bytes() == before
+
+
+def test_a_target_that_is_not_utf8_is_refused_naming_the_byte(
+    project: Path, passing: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = project / "Pulumi.staging.yaml"
+    target.write_bytes(target.read_bytes() + b"# \xff\n")
+    assert _promote(project, "--yes") == 2
+    assert "Pulumi.staging.yaml: not UTF-8 text (byte" in capsys.readouterr().err
+
+
+def test_a_symlinked_target_stays_a_symlink_and_the_file_it_names_is_promoted(
+    project: Path, passing: None, tmp_path: Path
+) -> None:
+    real = tmp_path / "elsewhere" / "staging.yaml"
+    real.parent.mkdir()
+    link = project / "Pulumi.staging.yaml"
+    real.write_bytes(link.read_bytes())
+    link.unlink()
+    link.symlink_to(real)
+    assert _promote(project, "--yes") == 0
+    assert link.is_symlink()
+    assert yaml.safe_load(real.read_text())["config"]["kaistack:kai"]["version"] == "v0.17.0"
