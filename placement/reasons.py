@@ -42,6 +42,7 @@ GANG = "gang"
 TOPOLOGY = "topology"
 WAITING = "waiting-for-release"
 NOT_ATTEMPTED = "not-attempted"
+NOT_EXPLAINED = "not-explained"  # max_seconds ran out before the job's reason was worked out
 NOT_READY_NODES = "no-ready-node"
 NODE_CONSTRAINTS = "node-constraints"
 HOST_PORTS = "host-ports"
@@ -218,10 +219,12 @@ def diagnose_task(ssn: Session, task: TaskState) -> Reason:
     if not typed:
         kinds = sorted({type_error(task, n) or "" for n in nodes})
         return Reason(MIG, f"no node accepts this pod type ({', '.join(kinds)})")
-    allowed = [n for n in typed if n.admits(req)]
+    allowed: list[NodeState] = []
+    kept_off: list[NodeState] = []
+    for n in typed:  # one pass: a membership test against the allowed list was quadratic in the nodes
+        (allowed if n.admits(req) else kept_off).append(n)
     if not allowed:
         return _constraint_reason(task, typed)
-    kept_off = [n for n in typed if n not in allowed]
     typed = allowed
     if req.kind == KIND_MEMORY and all(not n.valid_portion(req) for n in typed):
         message = f"gpu-memory {req.gpu_memory} MiB exceeds the memory of every GPU"

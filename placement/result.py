@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from placement.queues import QueueState
-from placement.reasons import Reason, explain
-from placement.tasks import ACTIVE_USED, KIND_MIG, PENDING, TERMINAL, TaskState
+from placement.reasons import NOT_EXPLAINED, Reason, explain
+from placement.tasks import ACTIVE_USED, KIND_MIG, PENDING, TERMINAL, JobState, TaskState
 
 if TYPE_CHECKING:
     from placement.nodes import NodeState
@@ -121,8 +122,16 @@ class Result:
             if ssn is not None:
                 for name, job in ssn.jobs.items():
                     if job.has_pending():
-                        self._reasons[name] = explain(ssn, job)
+                        self._reasons[name] = self._explain(ssn, job)
         return self._reasons
+
+    def _explain(self, ssn: Session, job: JobState) -> Reason:
+        """`explain`, within max_seconds: each costs a scan of the nodes, and 200,000 pending jobs on 20,000
+        nodes would take hours. Past the deadline the result is partial, and the job says it was not explained."""
+        if ssn.deadline is not None and time.monotonic() > ssn.deadline:
+            self.partial = True
+            return Reason(NOT_EXPLAINED, "not explained: the time limit (max_seconds) ran out first")
+        return explain(ssn, job)
 
     def reason(self, job: str) -> Reason | None:
         """Why one job waits; only that job is explained (a big cluster need not explain them all)."""
@@ -133,7 +142,7 @@ class Result:
         if ssn is None or state is None or not state.has_pending():
             return None
         if job not in self._explained:
-            self._explained[job] = explain(ssn, state)
+            self._explained[job] = self._explain(ssn, state)
         return self._explained[job]
 
     def summary(self, pending_shown: int = 20) -> dict[str, Any]:

@@ -167,3 +167,28 @@ def test_max_seconds_stops_with_a_partial_result_marked_as_such() -> None:
     assert [t.status for t in result.tasks.values()] == ["Pending"]
     assert run_simulate(snapshot).partial is False
     assert "partial" not in run_simulate(snapshot).to_json()
+
+
+def test_reasons_past_max_seconds_say_they_were_not_worked_out_and_make_the_result_partial(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each reason scans the nodes (200,000 pending jobs on 20,000 nodes would take hours): once the deadline has
+    passed, a job's reason is not worked out, and the result says it is partial."""
+    import placement.result
+
+    unlimited = QueueResource(-1, -1, 1)
+    snapshot = Snapshot(
+        (Node("n0", gpus=1),),
+        (Queue("q", gpu=unlimited, cpu=unlimited, memory=unlimited),),
+        (Job("a", "q", (Task(gpu=1),)), Job("b", "q", (Task(gpu=1),))),
+    )
+    result = simulate(snapshot, max_seconds=3600)
+    assert result.partial is False
+    monkeypatch.setattr(placement.result.time, "monotonic", lambda: float("inf"))
+    [(job, reason)] = result.reasons.items()
+    assert (reason.code, reason.message) == (
+        "not-explained",
+        "not explained: the time limit (max_seconds) ran out first",
+    )
+    assert result.partial is True
+    assert simulate(snapshot).reasons[job].code == "no-node-fits"
