@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from placement.node_order import ordered_nodes
 from placement.nodes import NodeState, gpu_memory_fraction
-from placement.pod_affinity import AffinityCheck, affinity_scores, needs_check, node_score
+from placement.pod_affinity import AffinityCheck, affinity_scores, node_score, session_check
 from placement.queues import check_capacity, over_limit, over_quota
 from placement.statement import Statement
 from placement.subgroups import PodSet, SubGroupSet, ordered_members
@@ -178,10 +178,11 @@ def allocate_task(
     scores: dict[str, float] | None = None,
     within: Container[str] | None = None,
 ) -> bool:
+    # PrePredicateFn runs every PreFilter, InterPodAffinity's too (whose Skip sticks), before any can fail.
+    affinity = session_check(ssn, task)
     if ssn.unresolvable and task.name in ssn.unresolvable:
         return False  # a failed pre-predicate: no node is ordered (KAI@v0.17.0 actions/common/allocate.go:157-165)
     capacity_cache: dict[float, bool] = {}
-    affinity = AffinityCheck(ssn, task) if needs_check(ssn, task) else None
     order: Iterable[NodeState]
     preferred = preferred_scores(ssn, task) if ssn.preferred_affinity_present else None
     if preferred is None:
@@ -248,6 +249,8 @@ def allocate_job(
             job.reason = ("capacity", failure)
         return False
     if record and _short_of_whole_gpus(ssn, to_allocate):
+        # KAI has no such shortcut: its first pod's pre-predicates run (InterPodAffinity's Skip then sticks).
+        session_check(ssn, to_allocate[0])
         if ssn.preferred_affinity_present and to_allocate[0].name not in ssn.unresolvable:
             # KAI has no such shortcut: it orders the nodes for the first pod, once its pre-predicates pass
             # (PreScore, which may mark the pod unscored for the session), before finding that none fits.

@@ -1,6 +1,6 @@
 """Required inter-pod affinity and anti-affinity: Kubernetes' InterPodAffinity filter as KAI runs it.
 
-KAI@v0.17.0 runs the plugin as a predicate (pkg/scheduler/k8s_internal/predicates/predicates.go:106-117) over
+KAI@v0.17.0 runs the plugin as a predicate (pkg/scheduler/k8s_internal/predicates/predicates.go:109-119) over
 the pods its session holds on each node: every pod it adds to a node, whatever its status (a Releasing or
 Pipelined one too: node_info.go:419, 516), and other schedulers' pods. The rules are k8s.io/kubernetes v1.35
 pkg/scheduler/framework/plugins/interpodaffinity (PreFilter counts per topology pair, Filter):
@@ -51,6 +51,21 @@ def term_matches(term: PodAffinityTerm, owner_namespace: str, namespace: str, la
 def needs_check(ssn: Session, task: TaskState) -> bool:
     c = task.req.constraints
     return bool(c.pod_affinity or c.pod_anti_affinity or ssn.anti_affinity_present)
+
+
+def session_check(ssn: Session, task: TaskState) -> AffinityCheck | None:
+    """The Filter state for this attempt to place the pod, or None when the Filter does not run. KAI runs the
+    PreFilter at every attempt, but a Skip is remembered for the rest of the session: the predicates plugin adds
+    the pod to skipPredicates (KAI@v0.17.0 plugins/predicates/predicates.go:183-185), which only OnSessionOpen
+    clears (:130), and evaluateTaskOnPredicates then leaves the Filter out (:357-360) even once a pod placed later
+    has anti-affinity against it."""
+    if not needs_check(ssn, task) or task.name in ssn.affinity_filter_skipped:
+        return None
+    check = AffinityCheck(ssn, task)
+    if check.skips():
+        ssn.affinity_filter_skipped.add(task.name)
+        return None
+    return check
 
 
 def _placed(ssn: Session, every: bool) -> Iterator[tuple[NodeState, str, dict[str, str], tuple[PodAffinityTerm, ...]]]:
@@ -109,6 +124,11 @@ class AffinityCheck:
                 (t.topology_key for t in their_anti if term_matches(t, namespace, spec.namespace, own)),
             )
         self.self_match = all(term_matches(t, spec.namespace, spec.namespace, own) for t in self.affinity)
+
+    def skips(self) -> bool:
+        """PreFilter's Skip (k8s v1.35.4 interpodaffinity/filtering.go:303-305): no required term of its own and
+        no placed pod's anti-affinity selecting it on a node with the term's topology label."""
+        return not self.affinity and not self.anti and not self.existing_anti
 
     def passes(self, node: NodeState) -> bool:
         return self.refusal(node) is None

@@ -148,8 +148,8 @@ def _more(count: int) -> str:
 
 def _affinity_refusals(ssn: Session, task: TaskState, nodes: list[NodeState]) -> Reason | None:
     """Inter-pod affinity (placement.pod_affinity) refusing every node with room for the pod, in the final state."""
-    if not needs_check(ssn, task):
-        return None
+    if not needs_check(ssn, task) or task.name in ssn.affinity_filter_skipped:
+        return None  # the Filter did not run for it in this session
     check = AffinityCheck(ssn, task)
     refusals = [(node, check.refusal(node)) for node in nodes]
     if any(why is None for _, why in refusals):

@@ -119,6 +119,8 @@ class Session:
             t.constraints.has_preferred for j in snapshot.jobs for t in j.tasks
         ) or any(p.has_preferred for n in snapshot.nodes for p in n.outside_pods)
         self.affinity_score_skipped: set[str] = set()
+        # The pods whose InterPodAffinity PreFilter skipped in this session: its Filter no longer runs for them.
+        self.affinity_filter_skipped: set[str] = set()
         # Per pod, the pre-predicate that refuses it on every node, as (reason code, message): placement.pre_predicates.
         self.unresolvable: dict[str, tuple[str, str]] = {}
         for job in self.jobs.values():
@@ -146,6 +148,7 @@ class Session:
         """Start a cycle: forget finished jobs' reasons, then rebuild the cluster (KAI OnSessionOpen)."""
         self.cycle += 1
         self.affinity_score_skipped = set()  # podaffinity's skipOrderFn is made anew at OnSessionOpen
+        self.affinity_filter_skipped = set()  # and the predicates plugin's skipPredicates
         for job in self.jobs.values():
             job.reason = job.reason if job.has_pending() else None
             for task in job.tasks:
