@@ -132,9 +132,17 @@ def parse_scenario(document: object, source: str = "<scenario>") -> Scenario:
         raise r.fail("expect", "must be a mapping")
     name = doc.get("name") or Path(source).stem
     snapshot = Snapshot(nodes, queues, jobs, topologies, _config_maps(r, doc.get("configMaps")))
-    if doc.get("namespaceLabels") is not None:
-        snapshot = namespace_selectors.resolve(snapshot, _namespace_labels(r, doc["namespaceLabels"]))
+    listed = _namespace_labels(r, doc["namespaceLabels"]) if doc.get("namespaceLabels") is not None else {}
+    if namespace_selectors.has_selectors(snapshot):
+        # Every namespace a pod lives in exists, labelled with its name by the API server, listed or not.
+        used = {t.namespace for j in snapshot.jobs for t in j.tasks}
+        used |= {p.namespace for n in snapshot.nodes for p in n.outside_pods}
+        labels = {ns: {NAMESPACE_NAME_LABEL: ns} for ns in sorted(used)} | listed
+        snapshot = namespace_selectors.resolve(snapshot, labels)
     return Scenario(str(name), snapshot, actions, rounds, placement, expect)
+
+
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # NamespaceDefaultLabelName, GA since Kubernetes 1.22
 
 
 def _namespace_labels(r: Reader, raw: object) -> dict[str, dict[str, str]]:
@@ -143,9 +151,9 @@ def _namespace_labels(r: Reader, raw: object) -> dict[str, dict[str, str]]:
     out: dict[str, dict[str, str]] = {}
     for namespace, labels in doc.items():
         where = f"namespaceLabels.{namespace}"
-        # The API server labels every namespace with its name (NamespaceDefaultLabelName, GA since 1.22).
+        # The API server labels every namespace with its name.
         given = scenario_groups.labels(r, labels, where)
-        out[r.string(namespace, where)] = {"kubernetes.io/metadata.name": namespace, **given}
+        out[r.string(namespace, where)] = {NAMESPACE_NAME_LABEL: namespace, **given}
     return out
 
 

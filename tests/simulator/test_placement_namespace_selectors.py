@@ -69,6 +69,20 @@ def test_without_namespace_labels_a_selector_matches_only_the_listed_namespaces(
     assert _placed(_doc([DB_POD, listed], None)) == "b"
 
 
+def test_a_pods_namespace_exists_with_its_name_label_whether_listed_or_not() -> None:
+    """Every namespace a pod lives in exists, and the API server labels it with its name (k8s v1.35
+    AffinityTerm.Matches over GetNamespaceLabelsSnapshot): the usual idiom works without namespaceLabels."""
+    by_name = {"matchLabels": {"kubernetes.io/metadata.name": "warehouse"}}
+    new = {"name": "new", "queue": "q", "gpu": 1, **_anti(by_name)}
+    assert _placed(_doc([DB_POD, new], None)) == "b"
+
+
+def test_an_unlisted_namespace_has_no_labels_but_its_name_for_a_does_not_exist_selector() -> None:
+    absent = {"matchExpressions": [{"key": "team", "operator": "DoesNotExist"}]}
+    new = {"name": "new", "queue": "q", "gpu": 1, **_anti(absent)}
+    assert _placed(_doc([DB_POD, new], {"default": {"team": "web"}})) == "b"
+
+
 def test_an_existing_pods_selector_is_matched_against_the_newcomers_namespace() -> None:
     """satisfyExistingPodsAntiAffinity: the running pod's term, with the incoming pod's namespace labels."""
     lonely = {"name": "lonely", "queue": "q", "gpu": 1, "namespace": "ops", **_anti(TEAM)}
