@@ -68,6 +68,7 @@ def read_request(r: Reader, doc: Mapping[str, Any], base: dict[str, Any], path: 
         affinity = present.get("affinity")
         if isinstance(affinity, Mapping) and set(affinity) - _AFFINITY_KINDS:
             raise r.fail(f"{path}.affinity", f"must hold only {', '.join(sorted(_AFFINITY_KINDS))}")
+        _refuse_label_keys(r, affinity, f"{path}.affinity")
         parsed = checked(r, path, lambda: parse_constraints(present))
         fields = {f: getattr(parsed, f) for key, names in _CONSTRAINT_FIELDS.items() if key in present for f in names}
         merged = dataclasses.replace(out.get("constraints", NO_CONSTRAINTS), **fields)
@@ -84,6 +85,32 @@ def read_request(r: Reader, doc: Mapping[str, Any], base: dict[str, Any], path: 
             sorted(set(r.names(doc["configMaps"], f"{path}.configMaps", MAX_CONFIG_MAPS_PER_POD)))
         )
     return out
+
+
+def _refuse_label_keys(r: Reader, affinity: Any, path: str) -> None:
+    """matchLabelKeys / mismatchLabelKeys are not a scheduler's to read: the API server folds them into the
+    term's labelSelector when it creates the pod (`key In [the pod's value]`, `NotIn` for mismatch), and the
+    scheduler sees only the result. A scenario holds what the scheduler sees, so it writes the selector."""
+    for kind in ("podAffinity", "podAntiAffinity"):
+        block = affinity.get(kind) if isinstance(affinity, Mapping) else None
+        if not isinstance(block, Mapping):
+            continue
+        for when in (
+            "requiredDuringSchedulingIgnoredDuringExecution",
+            "preferredDuringSchedulingIgnoredDuringExecution",
+        ):
+            terms = block.get(when)
+            for i, term in enumerate(terms if isinstance(terms, list) else ()):
+                inner = term.get("podAffinityTerm", term) if isinstance(term, Mapping) else None
+                for key in ("matchLabelKeys", "mismatchLabelKeys"):
+                    if isinstance(inner, Mapping) and inner.get(key):
+                        where = f"{path}.{kind}.{when}[{i}]"
+                        raise r.fail(
+                            f"{where}.{key}",
+                            "the API server folds it into labelSelector when it creates the pod, and the scheduler "
+                            "reads only the result: write it there (matchLabelKeys [k]: a matchExpressions entry "
+                            "{key: k, operator: In, values: [the pod's k]}; mismatchLabelKeys: NotIn)",
+                        )
 
 
 def _host_ports(raw: Any) -> tuple[HostPort, ...]:

@@ -1,7 +1,7 @@
 """Required inter-pod affinity and anti-affinity, rule by rule (placement.pod_affinity).
 
 KAI@v0.17.0 runs Kubernetes' InterPodAffinity filter as a predicate (pkg/scheduler/k8s_internal/predicates/
-predicates.go:106-117) over every pod its session holds on a node (node_info.go:419, 516). The rules are
+predicates.go:109-119) over every pod its session holds on a node (node_info.go:419, 516). The rules are
 k8s.io/kubernetes v1.35 pkg/scheduler/framework/plugins/interpodaffinity/filtering.go (satisfyPodAffinity,
 satisfyPodAntiAffinity, satisfyExistingPodsAntiAffinity) and k8s.io/kubernetes pkg/scheduler/framework/types.go
 (AffinityTerm.Matches: the term's namespaces, or the owner's when none are given). KAI's own cases are
@@ -176,3 +176,16 @@ def test_affinity_is_not_blamed_when_a_node_with_room_passes_it() -> None:
     ]
     code, _ = _reason([_node("a"), _node("b")], jobs)
     assert code not in ("pod-affinity", "host-ports")
+
+
+@pytest.mark.parametrize("key", ["matchLabelKeys", "mismatchLabelKeys"])
+def test_label_keys_are_refused_in_a_scenario_for_the_selector_the_api_server_would_write(key: str) -> None:
+    """The API server folds them into labelSelector at pod creation (k8s pkg/registry/core/pod/strategy.go,
+    applyMatchLabelKeysAndMismatchLabelKeys); the scheduler, KAI included, reads only the result."""
+    from placement.scenario import ScenarioError
+
+    term = _term(HOST, {"app": "web"}, **{key: ["pod-template-hash"]})
+    new = _pod("new", affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}})
+    doc = {"actions": ["allocate"], "nodes": [_node("a")], "queues": [queue("q")], "jobs": [new]}
+    with pytest.raises(ScenarioError, match=rf"jobs\[0\]\.affinity\.podAntiAffinity\..*\[0\]\.{key}: the API server"):
+        scenario(doc)
