@@ -12,7 +12,7 @@ the cluster's live Namespaces. An empty selector (every namespace) is PodAffinit
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from placement.model import Job, Node, NodeConstraints, OutsidePod, PodAffinityTerm, Snapshot, Task
@@ -42,6 +42,12 @@ def resolve(snapshot: Snapshot, namespace_labels: Mapping[str, Mapping[str, str]
 class _Resolver:
     def __init__(self, namespace_labels: Mapping[str, Mapping[str, str]]) -> None:
         self.labels = namespace_labels
+        # Namespaces by label pair: a selector's matchLabels narrow the namespaces to read to those holding its
+        # rarest pair (thousands of distinct selectors over thousands of namespaces were each a full scan).
+        self.by_pair: dict[tuple[str, str], list[str]] = {}
+        for namespace, labels in namespace_labels.items():
+            for pair in labels.items():
+                self.by_pair.setdefault(pair, []).append(namespace)
         # Pods of a count-style job share one Task object; resolving each once keeps them shared.
         self.tasks: dict[int, Task] = {}
         # Per selector, the namespaces it matches: many pods carry the same terms.
@@ -53,9 +59,13 @@ class _Resolver:
             return term
         matched = self.matched.get(selector)
         if matched is None:
-            labels = self.labels.items()
+            match_labels = selector[0]
+            candidates: Iterable[str] = self.labels
+            if match_labels:
+                rarest: list[str] = min((self.by_pair.get(pair, []) for pair in match_labels), key=len)
+                candidates = rarest
             matched = self.matched[selector] = frozenset(
-                ns for ns, ls in labels if label_selector_matches(selector, ls)
+                ns for ns in candidates if label_selector_matches(selector, self.labels[ns])
             )
         return dataclasses.replace(term, namespaces=term.namespaces | matched, namespace_selector=None)
 

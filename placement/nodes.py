@@ -152,6 +152,7 @@ class NodeState:
         "outside_ports",
         "port_entries",
         "preferred_entries",
+        "preferred_outside",
         "rel_cpu",
         "rel_gpus",
         "rel_mem",
@@ -213,6 +214,9 @@ class NodeState:
         # (pod_affinity.affinity_scores).
         self.preferred_entries: dict[str, Entry] = {}
         self.outside = [(p.namespace, dict(p.labels), p.anti_affinity) for p in spec.outside_pods]
+        # The pods outside every job with preferred terms: the only ones a pod without terms of its own scores
+        # against (a DaemonSet's pods on every node would otherwise be read for every pod placed).
+        self.preferred_outside = [p for p in spec.outside_pods if p.has_preferred]
         # For host ports (placement.host_ports): the entries whose pod binds some, and what pods outside every
         # job bind here.
         self.port_entries: dict[str, Entry] = {}

@@ -180,7 +180,7 @@ def affinity_scores(ssn: Session, task: TaskState) -> dict[_Pair, int] | None:
     topology: dict[_Pair, int] = {}
     for node in ssn.node_list:
         entries = node.entries if every else node.preferred_entries
-        outside = node.spec.outside_pods
+        outside = node.spec.outside_pods if every else node.preferred_outside
         if not entries and not outside:
             continue
         holding: list[tuple[PodAffinityTerm, int]] = []
@@ -189,8 +189,7 @@ def affinity_scores(ssn: Session, task: TaskState) -> dict[_Pair, int] | None:
             oc = other.req.constraints
             _holding(holding, mine_pref, mine_anti, namespace, own, other.spec.namespace, other.req.labels, oc)
         for pod in outside:
-            if every or pod.has_preferred:
-                _holding(holding, mine_pref, mine_anti, namespace, own, pod.namespace, dict(pod.labels), pod)
+            _holding(holding, mine_pref, mine_anti, namespace, own, pod.namespace, dict(pod.labels), pod)
         if holding:
             labels = node.spec.labels
             for term, sign in holding:
