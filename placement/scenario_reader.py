@@ -35,6 +35,7 @@ MAX_SCALAR_RESOURCES = 64  # names under one scalarResources mapping
 MAX_CONFIG_MAPS = 500_000  # the scenario's existing ConfigMaps, all namespaces together
 MAX_CONFIG_MAPS_PER_POD = 1_000  # a request's configMaps
 MAX_NAMESPACES = 100_000  # namespaceLabels
+MAX_TERMS_PER_POD = 1_000  # inter-pod affinity terms of one pod, required and preferred
 
 
 class ScenarioError(ValueError):

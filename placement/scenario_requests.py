@@ -14,7 +14,13 @@ from placement.model import NO_CONSTRAINTS
 from placement.node_constraints import ConstraintError, parse_constraints
 from placement.quantity import cpu_millis, memory_bytes
 from placement.scenario_groups import labels
-from placement.scenario_reader import MAX_CONFIG_MAPS_PER_POD, MAX_GPU_MEMORY_MIB, MAX_GPUS_PER_NODE, Reader
+from placement.scenario_reader import (
+    MAX_CONFIG_MAPS_PER_POD,
+    MAX_GPU_MEMORY_MIB,
+    MAX_GPUS_PER_NODE,
+    MAX_TERMS_PER_POD,
+    Reader,
+)
 
 __all__ = ["REQUEST_KEYS", "check_combination", "checked", "read_request"]
 
@@ -68,7 +74,7 @@ def read_request(r: Reader, doc: Mapping[str, Any], base: dict[str, Any], path: 
         affinity = present.get("affinity")
         if isinstance(affinity, Mapping) and set(affinity) - _AFFINITY_KINDS:
             raise r.fail(f"{path}.affinity", f"must hold only {', '.join(sorted(_AFFINITY_KINDS))}")
-        _refuse_label_keys(r, affinity, f"{path}.affinity")
+        _check_terms(r, affinity, f"{path}.affinity")
         parsed = checked(r, path, lambda: parse_constraints(present))
         fields = {f: getattr(parsed, f) for key, names in _CONSTRAINT_FIELDS.items() if key in present for f in names}
         merged = dataclasses.replace(out.get("constraints", NO_CONSTRAINTS), **fields)
@@ -87,10 +93,14 @@ def read_request(r: Reader, doc: Mapping[str, Any], base: dict[str, Any], path: 
     return out
 
 
-def _refuse_label_keys(r: Reader, affinity: Any, path: str) -> None:
-    """matchLabelKeys / mismatchLabelKeys are not a scheduler's to read: the API server folds them into the
-    term's labelSelector when it creates the pod (`key In [the pod's value]`, `NotIn` for mismatch), and the
-    scheduler sees only the result. A scenario holds what the scheduler sees, so it writes the selector."""
+def _check_terms(r: Reader, affinity: Any, path: str) -> None:
+    """What a scenario's inter-pod terms may hold beyond what the shared parser reads (it also reads live pods,
+    which the API server has validated): at most MAX_TERMS_PER_POD terms; selectors LabelSelectorAsSelector
+    builds (KAI's PreFilter refuses the pod on one it cannot: k8s v1.35.4 interpodaffinity/filtering.go:283-285);
+    and no matchLabelKeys / mismatchLabelKeys, which the API server folds into labelSelector when it creates the
+    pod (`key In [the pod's value]`, `NotIn` for mismatch): the scheduler sees only the result, so a scenario
+    writes the selector."""
+    count = 0
     for kind in ("podAffinity", "podAntiAffinity"):
         block = affinity.get(kind) if isinstance(affinity, Mapping) else None
         if not isinstance(block, Mapping):
@@ -101,16 +111,36 @@ def _refuse_label_keys(r: Reader, affinity: Any, path: str) -> None:
         ):
             terms = block.get(when)
             for i, term in enumerate(terms if isinstance(terms, list) else ()):
+                count += 1
+                if count > MAX_TERMS_PER_POD:
+                    raise r.fail(f"{path}.{kind}", f"more than {MAX_TERMS_PER_POD} inter-pod terms in one pod")
                 inner = term.get("podAffinityTerm", term) if isinstance(term, Mapping) else None
+                if not isinstance(inner, Mapping):
+                    continue
+                where = f"{path}.{kind}.{when}[{i}]"
                 for key in ("matchLabelKeys", "mismatchLabelKeys"):
-                    if isinstance(inner, Mapping) and inner.get(key):
-                        where = f"{path}.{kind}.{when}[{i}]"
+                    if inner.get(key):
                         raise r.fail(
                             f"{where}.{key}",
                             "the API server folds it into labelSelector when it creates the pod, and the scheduler "
                             "reads only the result: write it there (matchLabelKeys [k]: a matchExpressions entry "
                             "{key: k, operator: In, values: [the pod's k]}; mismatchLabelKeys: NotIn)",
                         )
+                for selector in ("labelSelector", "namespaceSelector"):
+                    _check_selector(r, inner.get(selector), f"{where}.{selector}")
+
+
+def _check_selector(r: Reader, raw: Any, path: str) -> None:
+    """labels.NewRequirement's refusals of an expression the parser would otherwise read as matching nothing."""
+    expressions = raw.get("matchExpressions") if isinstance(raw, Mapping) else None
+    for i, expression in enumerate(expressions if isinstance(expressions, list) else ()):
+        if not isinstance(expression, Mapping):
+            continue
+        op, values = expression.get("operator"), expression.get("values")
+        if op in ("In", "NotIn") and not values:
+            raise r.fail(f"{path}.matchExpressions[{i}].values", f"operator {op} needs at least one value")
+        if op in ("Exists", "DoesNotExist") and values:
+            raise r.fail(f"{path}.matchExpressions[{i}].values", f"operator {op} takes no values")
 
 
 def _host_ports(raw: Any) -> tuple[HostPort, ...]:

@@ -189,3 +189,37 @@ def test_label_keys_are_refused_in_a_scenario_for_the_selector_the_api_server_wo
     doc = {"actions": ["allocate"], "nodes": [_node("a")], "queues": [queue("q")], "jobs": [new]}
     with pytest.raises(ScenarioError, match=rf"jobs\[0\]\.affinity\.podAntiAffinity\..*\[0\]\.{key}: the API server"):
         scenario(doc)
+
+
+@pytest.mark.parametrize(
+    ("expression", "words"),
+    [
+        ({"key": "app", "operator": "In", "values": []}, "operator In needs at least one value"),
+        ({"key": "app", "operator": "Exists", "values": ["x"]}, "operator Exists takes no values"),
+    ],
+)
+def test_a_selector_kubernetes_cannot_build_is_refused_in_a_scenario(expression: dict[str, Any], words: str) -> None:
+    """KAI's PreFilter would refuse the pod (k8s v1.35.4 interpodaffinity/filtering.go:283-285); the API server
+    refuses it first, so a scenario holding one is a mistake in the scenario."""
+    from placement.scenario import ScenarioError
+
+    term = {"topologyKey": HOST, "labelSelector": {"matchExpressions": [expression]}}
+    new = _pod("new", **_anti(term))
+    doc = {"actions": ["allocate"], "nodes": [_node("a")], "queues": [queue("q")], "jobs": [new]}
+    with pytest.raises(ScenarioError, match=rf"labelSelector\.matchExpressions\[0\]\.values: {words}"):
+        scenario(doc)
+
+
+def test_a_scenario_pod_with_more_inter_pod_terms_than_the_limit_is_refused() -> None:
+    from placement.scenario import ScenarioError
+    from placement.scenario_reader import MAX_TERMS_PER_POD
+
+    terms = [_term(HOST, {"k": str(i)}) for i in range(MAX_TERMS_PER_POD + 1)]
+    doc = {
+        "actions": ["allocate"],
+        "nodes": [_node("a")],
+        "queues": [queue("q")],
+        "jobs": [_pod("new", **_anti(*terms))],
+    }
+    with pytest.raises(ScenarioError, match=f"more than {MAX_TERMS_PER_POD} inter-pod terms in one pod"):
+        scenario(doc)
