@@ -88,8 +88,10 @@ def _capacity_reason(job: JobState, failure: CapacityFailure) -> Reason:
     return Reason(OVER_QUOTA, message, queue=failure.queue)
 
 
-def explain(ssn: Session, job: JobState) -> Reason:
-    """The reason `job` has pending pods after the simulation."""
+def explain(ssn: Session, job: JobState, scan: bool = True) -> Reason:
+    """The reason `job` has pending pods after the simulation. `scan` False: the time limit ran out, and what
+    would scan the nodes is not worked out (NOT_EXPLAINED; a job a stopped cycle never reached stays
+    NOT_ATTEMPTED)."""
     queue_names = {q.name for q in ssn.snapshot.queues}
     if not job.queue_name:
         return Reason(QUEUE_MISSING, "the job names no queue (its PodGroup's spec.queue is empty)", queue="")
@@ -116,6 +118,8 @@ def explain(ssn: Session, job: JobState) -> Reason:
     if isinstance(recorded, tuple) and recorded[0] == "topology":
         # KAI's fit errors, the summary (which names the closest domain) last.
         return Reason(TOPOLOGY, recorded[1][-1])
+    if not scan and not (ssn.partial and recorded is None):
+        return Reason(NOT_EXPLAINED, "not explained: the time limit (max_seconds) ran out first")
     if isinstance(recorded, tuple) and recorded[0] == "placement":
         _, task, placed, wanted = recorded
         reason = diagnose_task(ssn, task)
@@ -135,7 +139,7 @@ def explain(ssn: Session, job: JobState) -> Reason:
     if any(t.status == "Pipelined" for t in job.tasks):
         return Reason(WAITING, "pipelined: waiting for evicted pods to release their resources")
     task = next((t for t in job.tasks_by_order if t.status == "Pending"), None)
-    if task is not None:
+    if task is not None and scan:
         reason = diagnose_task(ssn, task)
         if reason.code != NO_NODE or "closest" in reason.message:
             return reason

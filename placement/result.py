@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from placement.queues import QueueState
-from placement.reasons import NOT_EXPLAINED, Reason, explain
+from placement.reasons import Reason, explain
 from placement.tasks import ACTIVE_USED, KIND_MIG, PENDING, TERMINAL, JobState, TaskState
 
 if TYPE_CHECKING:
@@ -130,7 +130,7 @@ class Result:
         nodes would take hours. Past the deadline the result is partial, and the job says it was not explained."""
         if ssn.deadline is not None and time.monotonic() > ssn.deadline:
             self.partial = True
-            return Reason(NOT_EXPLAINED, "not explained: the time limit (max_seconds) ran out first")
+            return explain(ssn, job, scan=False)
         return explain(ssn, job)
 
     def reason(self, job: str) -> Reason | None:

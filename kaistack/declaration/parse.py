@@ -73,6 +73,10 @@ def _describe(error: Mapping[str, Any]) -> list[str]:
     if kind == "value_error" and not loc:
         # Cross-field problems carry their own key paths, one per line.
         return [f"{NAMESPACE}:{part}" for part in message.split("\n")]
+    if kind == "string_type" and isinstance(value, bool):
+        word = str(value).lower()
+        return [f"{path}: expected a string, got {word} (YAML reads an unquoted yes/no/on/off/true/false as a "
+                "boolean: quote the word)"]  # fmt: skip
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         return [f"{path}: expected a mapping of keys, got {_show(value)}"]
     if kind == "value_error" or kind.startswith("model_"):

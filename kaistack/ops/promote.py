@@ -35,6 +35,7 @@ from typing import Any
 from kaistack.declaration import limits
 from kaistack.declaration.model import StackConfig
 from kaistack.declaration.parse import NAMESPACE, SECRET_PLACEHOLDER, ConfigError
+from kaistack.declaration.pulumi_yaml import refuse_ambiguous_scalars
 from kaistack.declaration.yaml_load import YamlInputError, load_one, read_text
 from kaistack.errors import EnvironmentProblem
 from kaistack.ops.safe_write import FileChanged, refuse_read_only, replace_if_unchanged
@@ -369,6 +370,7 @@ def _block(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 
 def _load_document(text: str, name: str) -> dict[str, Any]:
     document = load_one(text, name) or {}
+    refuse_ambiguous_scalars(text, name)
     if not isinstance(document, dict) or not isinstance(document.get("config") or {}, Mapping):
         raise ConfigError([f"{name}: 'config' must be a mapping"])
     return document

@@ -13,6 +13,7 @@ from typing import Any
 
 from kaistack.declaration import limits
 from kaistack.declaration.parse import NAMESPACE, SECRET_PLACEHOLDER, ConfigError
+from kaistack.declaration.pulumi_yaml import refuse_ambiguous_scalars
 from kaistack.declaration.yaml_load import YamlInputError, load_one, read_text
 
 # Pulumi's stack names; never a path (`--stack ../x` must not read ../x.yaml).
@@ -50,6 +51,7 @@ def stack_settings(text: str, source: str) -> Mapping[str, Any]:
     """The `config:` mapping of a stack file's text (read from disk, or from git at another commit)."""
     try:
         document = load_one(text, source)
+        refuse_ambiguous_scalars(text, source)
     except YamlInputError as err:
         raise ConfigError([str(err)]) from None
     config = (document.get("config") or {}) if isinstance(document, Mapping) else None if document else {}

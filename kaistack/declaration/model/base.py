@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Self
+from types import UnionType
+from typing import Annotated, Any, Self, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, WithJsonSchema
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    ValidationInfo,
+    WithJsonSchema,
+    field_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from kaistack.declaration import kai_api, limits
@@ -47,6 +57,19 @@ class Model(BaseModel):
         extra="forbid", frozen=True, alias_generator=to_camel, populate_by_name=True, str_strip_whitespace=True
     )
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_boolean_for_a_number(cls, value: Any, info: ValidationInfo) -> Any:
+        """pydantic's lax mode takes true for 1: a YAML `gpus: yes` would be one GPU. Refused, with the cause."""
+        if isinstance(value, bool) and info.field_name is not None:
+            field = cls.model_fields.get(info.field_name)
+            if field is not None and _wants_number(field.annotation):
+                raise ValueError(
+                    f"expected a number, got {str(value).lower()} (YAML reads an unquoted yes/no/on/off/true/false "
+                    "as a boolean)"
+                )
+        return value
+
     def replace(self, **changes: Any) -> Self:
         """A copy with `changes` (field names), validated again like the original.
 
@@ -54,6 +77,21 @@ class Model(BaseModel):
         """
         data = {name: getattr(self, name) for name in self.model_fields_set}
         return self.model_validate({**data, **changes})
+
+
+def _wants_number(annotation: Any) -> bool:
+    """Whether a field's type takes an int or a float and no bool (Annotated and unions unwrapped)."""
+    leaves: list[Any] = []
+    stack = [annotation]
+    while stack:
+        current = stack.pop()
+        if get_origin(current) is Annotated:
+            stack.append(get_args(current)[0])
+        elif get_origin(current) in (Union, UnionType):
+            stack.extend(get_args(current))
+        else:
+            leaves.append(current)
+    return bool(set(leaves) & {int, float}) and bool not in leaves
 
 
 def priority_value(class_name: str) -> int:

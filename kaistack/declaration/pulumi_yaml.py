@@ -1,0 +1,114 @@
+"""A stack file means one thing to kaistack and to Pulumi, or kaistack refuses it.
+
+kaistack reads `Pulumi.<stack>.yaml` with PyYAML (YAML 1.1 resolution); `pulumi up` reads it with go-yaml v2
+(pulumi/pulumi sdk/go/common/encoding/marshal.go imports gopkg.in/yaml.v2) and hands the program the result as
+JSON. The two resolve some plain scalars differently: `1:30` is 90 to PyYAML and the string "1:30" to go-yaml
+(which dropped base-60); `y`/`n` are booleans to go-yaml and strings to PyYAML; `1e3`, `-.5` and `0o17` are
+numbers to go-yaml and strings to PyYAML; `08` is a string to PyYAML and 8.0 to go-yaml; a date is a date to
+PyYAML and its text to go-yaml (decode.go keeps timestamps as strings for interface{} targets). A declaration
+that `kaistack check` reads one way and `pulumi up` another would make every offline answer wrong, so each such
+value is refused with both readings and how to write it.
+
+`go_yaml_v2` is go-yaml v2.4.0's `resolve` (resolve.go:86-200) for an untagged plain scalar, with Go's
+strconv.ParseInt / ParseUint (base 0) and ParseFloat.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import yaml
+
+from kaistack.declaration.yaml_load import YamlInputError
+
+__all__ = ["go_yaml_v2", "refuse_ambiguous_scalars"]
+
+# resolve.go:36-48: the values looked up in a map (booleans, nulls; .inf/.nan are refused before this).
+_GO_MAP: dict[str, Any] = {
+    **dict.fromkeys(("y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"), True),
+    **dict.fromkeys(("n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"), False),
+    **dict.fromkeys(("", "~", "null", "Null", "NULL"), None),
+}
+_GO_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")  # yamlStyleFloat, resolve.go:84
+_GO_BASES = {"0x": (16, "0123456789abcdefABCDEF"), "0o": (8, "01234567"), "0b": (2, "01")}
+
+
+def go_yaml_v2(value: str) -> Any:
+    """What go-yaml v2 makes of an untagged plain scalar decoded into interface{}."""
+    if value in _GO_MAP:
+        return _GO_MAP[value]
+    first = value[0]
+    if first == ".":
+        return _go_float(value, value)
+    if not (first in "+-" or "0" <= first <= "9"):
+        return value  # hint 0, or 'M' (y/n/t/f/o/~) not in the map: a string
+    # 'D' / 'S': a timestamp stays its text (decode.go:474-480); then ParseInt, ParseUint, a float, 0b.
+    plain = value.replace("_", "")
+    number = _go_int(plain)
+    if number is not None:
+        return number
+    if _GO_FLOAT.fullmatch(plain):
+        return _go_float(plain, value)
+    return value
+
+
+def _go_int(text: str) -> int | None:
+    """strconv.ParseInt(text, 0, 64), else ParseUint(text, 0, 64) (which takes no sign)."""
+    sign, body = (text[0], text[1:]) if text[:1] in ("+", "-") else ("", text)
+    base, digits = 10, "0123456789"
+    prefix = body[:2].lower()
+    if prefix in _GO_BASES:
+        base, digits = _GO_BASES[prefix]
+        body = body[2:]
+    elif body.startswith("0") and len(body) > 1:
+        base, digits = 8, "01234567"
+        body = body[1:]
+    if not body or any(c not in digits for c in body):
+        return None
+    number = int(body, base) * (-1 if sign == "-" else 1)
+    if -(2**63) <= number < 2**63:
+        return number
+    if not sign and number < 2**64:
+        return number
+    return None
+
+
+def _go_float(text: str, original: str) -> float | str:
+    """strconv.ParseFloat: out of range (an infinity) is an error, and the scalar stays a string."""
+    try:
+        number = float(text)
+    except ValueError:
+        return original
+    return number if math.isfinite(number) else original
+
+
+def _pyyaml(value: str) -> Any:
+    """What PyYAML's SafeLoader makes of the same plain scalar."""
+    tag = yaml.resolver.Resolver().resolve(yaml.ScalarNode, value, (True, False))
+    return yaml.constructor.SafeConstructor().construct_object(yaml.ScalarNode(tag, value))
+
+
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
+def refuse_ambiguous_scalars(text: str, source: str) -> None:
+    """YamlInputError naming the first plain scalar the two parsers read differently. `text` has been loaded
+    once already (bounded); only untagged plain scalars can differ."""
+    for event in yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+        if not isinstance(event, yaml.ScalarEvent) or event.style or not event.implicit[0]:
+            continue
+        ours, pulumis = _pyyaml(event.value), go_yaml_v2(event.value)
+        if _same(ours, pulumis):
+            continue
+        fix = f"quote it ('{event.value}') for a string"
+        if isinstance(pulumis, int | float) and not isinstance(pulumis, bool):
+            fix = f"write {pulumis!r} for that number, or {fix}"
+        line = event.start_mark.line + 1
+        raise YamlInputError(
+            f"{source}:{line}: {event.value} is {ours!r} to kaistack's YAML parser (PyYAML, YAML 1.1) but "
+            f"{pulumis!r} to Pulumi's (go-yaml v2): {fix}",
+            line=line,
+        )

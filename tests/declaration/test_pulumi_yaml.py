@@ -1,0 +1,101 @@
+"""A stack file means the same to kaistack (PyYAML) as to `pulumi up` (go-yaml v2), or it is refused.
+
+Pulumi reads stack files through pulumi/pulumi sdk/go/common/encoding/marshal.go, which imports gopkg.in/yaml.v2;
+the readings below are go-yaml@v2.4.0 resolve.go:86-200 (booleans and nulls from the map at :36-48, no base 60,
+ParseInt/ParseUint with base 0, yamlStyleFloat at :84) and decode.go:474-480 (a timestamp stays its text).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Any
+
+import pytest
+
+from kaistack.declaration.parse import ConfigError
+from kaistack.declaration.pulumi_yaml import go_yaml_v2, refuse_ambiguous_scalars
+from kaistack.declaration.yaml_load import YamlInputError
+from kaistack.stack.files import stack_settings
+
+GO_YAML_V2 = [
+    ("y", True),
+    ("N", False),
+    ("yes", True),
+    ("off", False),
+    ("~", None),
+    ("1:30", "1:30"),  # base 60 "purposefully unsupported"
+    ("010", 8),
+    ("08", 8.0),  # not an octal integer, so yamlStyleFloat
+    ("0o17", 15),
+    ("0x1F", 31),
+    ("0b101", 5),
+    ("1_000", 1000),
+    ("1e3", 1000.0),
+    ("-.5", -0.5),
+    ("1e400", "1e400"),  # ParseFloat's range error leaves a string
+    ("18446744073709551615", 2**64 - 1),  # ParseUint
+    ("2024-01-01", "2024-01-01"),
+    ("v0.17.0", "v0.17.0"),
+    ("500m", "500m"),
+]
+
+
+@pytest.mark.parametrize(("value", "expected"), GO_YAML_V2, ids=[v for v, _ in GO_YAML_V2])
+def test_go_yaml_v2_reads_a_plain_scalar_as_pulumi_does(value: str, expected: Any) -> None:
+    got = go_yaml_v2(value)
+    assert type(got) is type(expected)
+    assert got == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "ours", "theirs"),
+    [("1:30", "90", "'1:30'"), ("y", "'y'", "True"), ("1e3", "'1e3'", "1000.0"), ("2024-01-01", "datetime.date", "")],
+)
+def test_a_value_the_two_parsers_read_differently_is_refused_with_both_readings(
+    value: str, ours: str, theirs: str
+) -> None:
+    with pytest.raises(YamlInputError, match="to kaistack's YAML parser") as raised:
+        refuse_ambiguous_scalars(f"config:\n  kaistack:x:\n    count: {value}\n", "Pulumi.dev.yaml")
+    message = str(raised.value)
+    assert message.startswith(f"Pulumi.dev.yaml:3: {value} is {ours}")
+    assert f"but {theirs}" in message
+    assert f"quote it ('{value}')" in message
+
+
+def test_a_value_both_read_alike_passes_and_a_quoted_one_is_never_ambiguous() -> None:
+    refuse_ambiguous_scalars("a: 010\nb: yes\nc: '1:30'\nd: 0x1F\ne: 8Gi\nf: 2\n", "f.yaml")
+
+
+def test_a_stack_file_with_a_base_60_count_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match=r"1:30 is 90 to kaistack's YAML parser .* but '1:30' to Pulumi's"):
+        stack_settings("config:\n  kaistack:cluster:\n    nodePools: [{name: gpu, count: 1:30}]\n", "Pulumi.dev.yaml")
+
+
+def test_the_date_pyyaml_reads_is_named_as_the_date_it_would_be() -> None:
+    with pytest.raises(YamlInputError, match=re.escape(f"is {date(2024, 1, 1)!r} to kaistack's")):
+        refuse_ambiguous_scalars("image: 2024-01-01\n", "f.yaml")
+
+
+def _raw(pool: dict[str, Any], queue: str | bool = "q") -> dict[str, Any]:
+    return {
+        "cluster": {"provider": "kind", "nodePools": [{"name": "gpu", "gpus": 2, **pool}]},
+        "gpu": {"mode": "fake"},
+        "queues": [{"name": queue}],
+    }
+
+
+def test_a_boolean_where_a_number_goes_is_refused_not_read_as_one() -> None:
+    """Both parsers read `gpus: yes` as true, and pydantic's lax mode would take true for 1 GPU."""
+    from kaistack.declaration.parse import parse_config
+
+    with pytest.raises(ConfigError, match=r"nodePools\[0\]\.gpus: expected a number, got true \(YAML reads"):
+        parse_config(_raw({"gpus": True}))
+    assert parse_config(_raw({"gpus": 2})).cluster.node_pools[0].gpus == 2
+
+
+def test_a_boolean_where_a_name_goes_says_to_quote_the_word() -> None:
+    from kaistack.declaration.parse import parse_config
+
+    with pytest.raises(ConfigError, match=r"queues\[0\]\.name: expected a string, got false .* quote the word"):
+        parse_config(_raw({}, queue=False))
