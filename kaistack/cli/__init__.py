@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import os
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from kaistack import __version__
 from kaistack.cli import check, diagnose, diff, lint, promote, render, schema, simulate, validate, verify
@@ -52,34 +57,75 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     command = f"kaistack {args.command}"
+    with _interrupts() as interrupted:
+        code = _run(args, command, interrupted)
+        if not interrupted.is_set():
+            return code
+        if code != int(ExitCode.INTERRUPTED):
+            # Ctrl-C landed inside an event loop that swallowed it (the Pulumi mocks): still an interruption.
+            print("interrupted", file=sys.stderr)
+        return int(ExitCode.INTERRUPTED)
+
+
+@contextlib.contextmanager
+def _interrupts() -> Iterator[threading.Event]:
+    """Remember a SIGINT (then raise KeyboardInterrupt as Python does), for as long as the command runs."""
+    seen = threading.Event()
+
+    def on_interrupt(signum: int, frame: Any) -> None:
+        seen.set()
+        # The stopped run leaves the Pulumi mocks' tasks pending: asyncio would log each one it destroys.
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL + 1)
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGINT, on_interrupt)
+    except ValueError:  # not the main thread (an embedding caller): leave its handler alone
+        yield seen
+        return
+    try:
+        yield seen
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _run(args: argparse.Namespace, command: str, interrupted: threading.Event) -> int:
     try:
         return int(args.func(args))
-    except KaistackError as err:
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return int(ExitCode.INTERRUPTED)
+    except Exception as err:
+        if interrupted.is_set():  # whatever Ctrl-C broke on its way out: neither bad input nor a bug
+            print("interrupted", file=sys.stderr)
+            return int(ExitCode.INTERRUPTED)
+        return _failure(command, err)
+
+
+def _failure(command: str, err: Exception) -> int:
+    """The exit code and the one line for an exception the command raised."""
+    if isinstance(err, KaistackError):
         print(f"{command}: {err}", file=sys.stderr)
         return int(err.exit_code)
-    except ValueError as err:
+    if isinstance(err, BrokenPipeError):
+        # The reader went away (`| head`): not an error; keep Python from complaining at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return int(ExitCode.OK)
+    if isinstance(err, ValueError):
         # The placement library is pure (no kaistack import); its ScenarioError/QuantityError are ValueErrors.
         if type(err).__module__.startswith("placement.") and not os.environ.get("KAISTACK_DEBUG"):
             print(f"{command}: {err}", file=sys.stderr)
             return int(ExitCode.INVALID_INPUT)
         return _internal_error(command, err)
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return int(ExitCode.INTERRUPTED)
-    except BrokenPipeError:
-        # The reader went away (`| head`): not an error; keep Python from complaining at exit.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return int(ExitCode.OK)
-    except OSError as err:
+    if isinstance(err, OSError):
         # A file or device the command needed and could not use (the commands turn the usual ones into
         # KaistackErrors; this is the net under them).
         if os.environ.get("KAISTACK_DEBUG"):
-            raise
+            raise err
         where = f"{err.filename}: " if err.filename else ""
         print(f"{command}: {where}{err.strerror or err}", file=sys.stderr)
         return int(ExitCode.ENVIRONMENT)
-    except Exception as err:
-        return _internal_error(command, err)
+    return _internal_error(command, err)
 
 
 def _internal_error(command: str, err: BaseException) -> int:

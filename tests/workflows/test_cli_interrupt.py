@@ -1,0 +1,58 @@
+"""Ctrl-C is exit 130 and one line, wherever it lands.
+
+Landing inside an import or the Pulumi mocks' event loop, KeyboardInterrupt used to surface as another error (a
+half-imported module's AttributeError: exit 70 with an 'internal error' line, and hundreds of lines of asyncio's
+pending tasks). The CLI remembers the signal itself.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from typing import Any
+
+import pytest
+
+from kaistack.cli import main
+from kaistack.cli import schema as schema_command
+
+
+def _interrupted_then(error: BaseException | None) -> Any:
+    def run(args: Any) -> int:
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+        except KeyboardInterrupt:
+            if error is not None:
+                raise error from None
+            return 0  # an event loop that swallowed it and carried on
+        return 0
+
+    return run
+
+
+@pytest.mark.parametrize(
+    "error",
+    [AttributeError("module 'pulumi_aws.eks' has no attribute 'ClusterUpgradePolicyArgs'"), None],
+    ids=["turned-into-another-error", "swallowed"],
+)
+def test_an_interrupt_is_exit_130_whatever_it_became(
+    error: BaseException | None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(schema_command, "run", _interrupted_then(error))
+    assert main(["schema"]) == 130
+    assert capsys.readouterr().err == "interrupted\n"
+
+
+def test_a_plain_interrupt_is_exit_130(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    def run(args: Any) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(schema_command, "run", run)
+    assert main(["schema"]) == 130
+    assert capsys.readouterr().err == "interrupted\n"
+
+
+def test_the_previous_handler_is_back_after_the_command() -> None:
+    before = signal.getsignal(signal.SIGINT)
+    main(["schema", "--check", os.devnull])
+    assert signal.getsignal(signal.SIGINT) is before
