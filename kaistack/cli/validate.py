@@ -52,9 +52,13 @@ def run(args: argparse.Namespace) -> int:
     from kaistack.ops.validate import validate_stack
     from kaistack.progress import Progress
 
+    pack = args.policy_pack
+    if pack is not None and not (pack / "__main__.py").is_file():
+        print(f"kaistack validate: --policy-pack {pack}: no policy pack there (no __main__.py)", file=sys.stderr)
+        return 2
     try:
         project = project_dir(args)
-        report = validate_stack(project, args.stack, progress=Progress.for_cli(), pack_dir=args.policy_pack)
+        report = validate_stack(project, args.stack, progress=Progress.for_cli(), pack_dir=pack)
     except ConfigError as err:
         if args.markdown:
             print(

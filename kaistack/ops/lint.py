@@ -218,9 +218,15 @@ def lint_objects(objects: Sequence[ManifestObject], facts: StackFacts, settings:
 
 
 def lint_paths(paths: Iterable[str], facts: StackFacts, settings: Settings | None = None) -> LintResult:
+    paths = list(paths)
     files = expand_paths(paths)
     objects: list[ManifestObject] = []
     errors: list[LintError] = []
+    for p in paths:
+        if p != "-" and Path(p).is_dir() and not expand_paths([p]):
+            # A directory that holds no manifest is a wrong path more often than a clean one: say so (exit 2).
+            suffixes = ", ".join(sorted(MANIFEST_SUFFIXES))
+            errors.append(LintError(p, None, f"a directory with no manifest files ({suffixes}) in it"))
     for path in files:
         try:
             text = read_text(path)

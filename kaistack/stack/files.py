@@ -36,6 +36,9 @@ def read_stack_file(project_dir: Path, stack: str) -> Mapping[str, Any]:
     """
     path = stack_file(project_dir, stack)
     if not path.is_file():
+        if path.is_symlink() or path.exists():
+            what = "a symlink to nothing" if not path.exists() else "a directory" if path.is_dir() else "not a file"
+            raise ConfigError([f"stack {stack!r}: {path.name} in {project_dir} is {what}; a stack file is a file"])
         known = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in project_dir.glob("Pulumi.*.yaml"))
         raise ConfigError(
             [f"stack {stack!r}: no {path.name} in {project_dir}; stacks here: {', '.join(known) or 'none'}"]

@@ -125,3 +125,33 @@ def test_a_pipe_is_written_into_not_replaced(tmp_path: Path) -> None:
     finally:
         os.close(reader)
     assert fifo.is_fifo()
+
+
+@pytest.mark.parametrize("kind", ["directory", "dangling symlink", "device"])
+def test_a_stack_file_that_is_not_a_file_says_what_it_is(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "Pulumi.odd.yaml"
+    if kind == "directory":
+        target.mkdir()
+    elif kind == "dangling symlink":
+        target.symlink_to(tmp_path / "gone")
+    else:
+        target.symlink_to(ZERO)
+    (tmp_path / "Pulumi.yaml").write_text("name: kaistack\nruntime: python\n")
+    assert main(["check", "--stack", "odd", "--project", str(tmp_path)]) == 2
+    words = {"directory": "is a directory", "dangling symlink": "is a symlink to nothing", "device": "is not a file"}
+    assert f"Pulumi.odd.yaml in {tmp_path} {words[kind]}; a stack file is a file" in capsys.readouterr().err
+
+
+def test_lint_of_a_directory_without_manifests_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "notes.txt").write_text("not a manifest\n")
+    assert main(["lint", str(tmp_path)]) == 2
+    assert "a directory with no manifest files (.json, .yaml, .yml) in it" in capsys.readouterr().err
+
+
+def test_validate_with_a_policy_pack_that_is_not_there_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["validate", "--stack", "dev", "--policy-pack", str(tmp_path / "nope")]) == 2
+    assert "no policy pack there (no __main__.py)" in capsys.readouterr().err
