@@ -15,6 +15,8 @@ it, one per node in turn (hostname node affinity), and a claim of that class for
 binding check then looks for a matching volume on every node for each of them (kaistack/ops/live_volumes.py).
 `--zonal` gives the volumes a zone's affinity instead (nodes are in 3 zones), so each admits a third of the nodes;
 `--claim-sizes` makes every claim a different size, so no two share FindMatchingVolume's reading.
+`--daemonsets K` runs K other-scheduler pods on every node, and `--preferred` gives one pending pod a preferred
+anti-affinity term, so KAI's podaffinity scoring runs for every pod placed (placement/pod_affinity.py).
 """
 
 from __future__ import annotations
@@ -130,6 +132,23 @@ def generate(nodes: int, pods: int, seed: int) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
 
 
+def add_daemonsets(doc: dict[str, Any], nodes: int, per_node: int, preferred: bool) -> None:
+    """`per_node` DaemonSet pods (another scheduler's, running, no GPU) on every node; `preferred`: the first
+    pending KAI pod prefers to keep away from app=web, so KAI's podaffinity scoring runs for every pod."""
+    items = doc["items"]
+    for i in range(nodes):
+        for k in range(per_node):
+            spec = {"nodeName": f"node-{i:05d}", "containers": [{"name": "agent", "image": f"agent-{k}:1"}]}
+            metadata = {"name": f"ds-{k}-{i:05d}", "namespace": "kube-system", "labels": {"app": f"ds-{k}"}}
+            items.append({"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec,
+                          "status": {"phase": "Running"}})  # fmt: skip
+    if preferred:
+        pending = next(i for i in items if i["kind"] == "Pod" and "nodeName" not in i["spec"])
+        term = {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "web"}}}
+        anti = {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 5, "podAffinityTerm": term}]}
+        pending["spec"]["affinity"] = {"podAntiAffinity": anti}
+
+
 LOCAL = "local-nvme"
 ZONE = "topology.kubernetes.io/zone"
 ZONES = 3
@@ -176,16 +195,20 @@ def main() -> int:
     parser.add_argument("--local-volumes", type=int, default=0, metavar="N", help="local volumes and claims (above)")
     parser.add_argument("--zonal", action="store_true", help="volumes usable in a zone (of 3), not on one node")
     parser.add_argument("--claim-sizes", action="store_true", help="every claim a different size (no two alike)")
+    parser.add_argument("--daemonsets", type=int, default=0, metavar="K", help="K DaemonSet pods on every node")
+    parser.add_argument("--preferred", action="store_true", help="one pending pod with a preferred anti-affinity")
     args = parser.parse_args()
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     sys.stdout.write(
         f"# dump_gen.py --nodes {args.nodes} --pods {args.pods} --seed {args.seed} --local-volumes "
-        f"{args.local_volumes}{' --zonal' if args.zonal else ''}{' --claim-sizes' if args.claim_sizes else ''}; "
-        f"read it --at {AT}\n"
+        f"{args.local_volumes}{' --zonal' if args.zonal else ''}{' --claim-sizes' if args.claim_sizes else ''}"
+        f" --daemonsets {args.daemonsets}{' --preferred' if args.preferred else ''}; read it --at {AT}\n"
     )
     doc = generate(args.nodes, args.pods, args.seed)
     if args.local_volumes:
         add_local_volumes(doc, args.nodes, args.local_volumes, args.zonal, args.claim_sizes)
+    if args.daemonsets or args.preferred:
+        add_daemonsets(doc, args.nodes, args.daemonsets, args.preferred)
     yaml.dump(doc, sys.stdout, Dumper=dumper, sort_keys=False, width=10**6)
     return 0
 

@@ -78,15 +78,21 @@ def _interrupts() -> Iterator[threading.Event]:
         logging.getLogger("asyncio").setLevel(logging.CRITICAL + 1)
         raise KeyboardInterrupt
 
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # started with Ctrl-C ignored (`cmd &`): keep it so
+        yield seen
+        return
     try:
         previous = signal.signal(signal.SIGINT, on_interrupt)
     except ValueError:  # not the main thread (an embedding caller): leave its handler alone
         yield seen
         return
+    asyncio_logger = logging.getLogger("asyncio")
+    level = asyncio_logger.level
     try:
         yield seen
     finally:
         signal.signal(signal.SIGINT, previous)
+        asyncio_logger.setLevel(level)
 
 
 def _run(args: argparse.Namespace, command: str, interrupted: threading.Event) -> int:

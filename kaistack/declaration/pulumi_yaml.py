@@ -41,7 +41,8 @@ def go_yaml_v2(value: str) -> Any:
         return _GO_MAP[value]
     first = value[0]
     if first == ".":
-        return _go_float(value, value)
+        # ParseFloat reads ASCII only (Python's float would take other digits and strip other spaces).
+        return _go_float(value, value) if value.isascii() and not value[-1:].isspace() else value
     if not (first in "+-" or "0" <= first <= "9"):
         return value  # hint 0, or 'M' (y/n/t/f/o/~) not in the map: a string
     # 'D' / 'S': a timestamp stays its text (decode.go:474-480); then ParseInt, ParseUint, a float, 0b.
@@ -84,31 +85,72 @@ def _go_float(text: str, original: str) -> float | str:
     return number if math.isfinite(number) else original
 
 
-def _pyyaml(value: str) -> Any:
-    """What PyYAML's SafeLoader makes of the same plain scalar."""
-    tag = yaml.resolver.Resolver().resolve(yaml.ScalarNode, value, (True, False))
-    return yaml.constructor.SafeConstructor().construct_object(yaml.ScalarNode(tag, value))
+_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_RESOLVER = yaml.resolver.Resolver()  # the implicit resolver CSafeLoader uses too
+_MERGE = "tag:yaml.org,2002:merge"
+
+
+def _pyyaml(node: yaml.ScalarNode) -> Any:
+    """What PyYAML's SafeLoader makes of a scalar node."""
+    return yaml.constructor.SafeConstructor().construct_object(node)
 
 
 def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def refuse_ambiguous_scalars(text: str, source: str) -> None:
-    """YamlInputError naming the first plain scalar the two parsers read differently. `text` has been loaded
-    once already (bounded); only untagged plain scalars can differ."""
-    for event in yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-        if not isinstance(event, yaml.ScalarEvent) or event.style or not event.implicit[0]:
+def _read_by_kaistack(root: yaml.Node) -> list[yaml.ScalarNode]:
+    """The scalars inside the `config:` values kaistack reads (`kaistack:*`, `aws:region`) that are mappings or
+    lists. A top-level value is decoded by Pulumi into a string first (config.Value; go-yaml's decode.go keeps
+    a scalar's raw text for a string target), so only the nested ones are resolved as go-yaml resolves them;
+    the namespaces of other programs are theirs."""
+    if not isinstance(root, yaml.MappingNode):
+        return []
+    config = next((v for k, v in root.value if isinstance(k, yaml.ScalarNode) and k.value == "config"), None)
+    if not isinstance(config, yaml.MappingNode):
+        return []
+    stack: list[yaml.Node] = [
+        v
+        for k, v in config.value
+        if isinstance(k, yaml.ScalarNode) and (k.value.startswith("kaistack:") or k.value == "aws:region")
+        and isinstance(v, yaml.CollectionNode)
+    ]  # fmt: skip
+    seen: set[int] = set()
+    out: list[yaml.ScalarNode] = []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
             continue
-        ours, pulumis = _pyyaml(event.value), go_yaml_v2(event.value)
+        seen.add(id(node))
+        children = [c for pair in node.value for c in pair] if isinstance(node, yaml.MappingNode) else node.value
+        for child in children:
+            if isinstance(child, yaml.ScalarNode):
+                out.append(child)
+            elif isinstance(child, yaml.CollectionNode):
+                stack.append(child)
+    return sorted(out, key=lambda n: (n.start_mark.line, n.start_mark.column))
+
+
+def refuse_ambiguous_scalars(text: str, source: str) -> None:
+    """YamlInputError naming the first plain scalar kaistack reads that the two parsers read differently. `text`
+    has been loaded once already (bounded, no duplicate keys)."""
+    root = yaml.compose(text, Loader=_LOADER)
+    if root is None:
+        return
+    for node in _read_by_kaistack(root):
+        if node.style or node.tag == _MERGE:
+            continue  # quoted or block text; `<<` merges in both parsers
+        if node.tag != _RESOLVER.resolve(yaml.ScalarNode, node.value, (True, False)):
+            continue  # explicitly tagged: both parsers take the tag
+        ours, pulumis = _pyyaml(node), go_yaml_v2(node.value)
         if _same(ours, pulumis):
             continue
-        fix = f"quote it ('{event.value}') for a string"
+        fix = f"quote it ('{node.value}') for a string"
         if isinstance(pulumis, int | float) and not isinstance(pulumis, bool):
             fix = f"write {pulumis!r} for that number, or {fix}"
-        line = event.start_mark.line + 1
+        line = node.start_mark.line + 1
         raise YamlInputError(
-            f"{source}:{line}: {event.value} is {ours!r} to kaistack's YAML parser (PyYAML, YAML 1.1) but "
+            f"{source}:{line}: {node.value} is {ours!r} to kaistack's YAML parser (PyYAML, YAML 1.1) but "
             f"{pulumis!r} to Pulumi's (go-yaml v2): {fix}",
             line=line,
         )

@@ -23,7 +23,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -231,6 +231,19 @@ def _prescan(chunk: str, source: str, index: int, first_line: int) -> None:
 
 _DEPTH = f"nested deeper than {limits.MAX_DEPTH} levels"
 _MERGE = "tag:yaml.org,2002:merge"
+_STR = "tag:yaml.org,2002:str"
+
+
+def _key_identity(key: yaml.ScalarNode) -> object:
+    """What a key means once built, as the dict it goes into compares keys: `1` and `0x1`, `on` and `true`, even
+    `1` and `true`, are one key there (the last would win); `1` and `'1'` are two."""
+    if key.tag == _STR:
+        return key.value
+    try:
+        value = yaml.constructor.SafeConstructor().construct_object(key)
+    except (yaml.YAMLError, ValueError, TypeError):
+        return (key.tag, key.value)  # the constructor refuses it later, with the line
+    return value if isinstance(value, Hashable) else (key.tag, key.value)
 
 
 def _refuse_duplicate_keys(root: yaml.Node, source: str, index: int, first_line: int) -> None:
@@ -246,12 +259,13 @@ def _refuse_duplicate_keys(root: yaml.Node, source: str, index: int, first_line:
             continue
         seen_nodes.add(id(node))
         if isinstance(node, yaml.MappingNode):
-            keys: set[tuple[str, str]] = set()
+            keys: set[object] = set()
             for key, value in node.value:
                 if isinstance(key, yaml.ScalarNode) and key.tag != _MERGE:
-                    if (key.tag, key.value) in keys:
+                    same = _key_identity(key)
+                    if same in keys:
                         twice.append((first_line + key.start_mark.line, key.value))
-                    keys.add((key.tag, key.value))
+                    keys.add(same)
                 if isinstance(value, yaml.CollectionNode):
                     stack.append(value)
         elif isinstance(node, yaml.SequenceNode):

@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -59,8 +60,13 @@ def replace_if_unchanged(target: Path, new_text: str, digest: str) -> None:
 def write_generated(target: Path, text: str) -> None:
     """Write a file kaistack generates (a JSON Schema, an HTML report) the same atomic way: a disk that fills up
     or a directory that cannot be written leaves the old file whole (WriteFailed, exit 3)."""
+    stream = {"/dev/stdout": sys.stdout, "/dev/stderr": sys.stderr}.get(str(target))
+    if stream is not None:  # whatever it is redirected to (a pipe, or a file opened for appending)
+        stream.write(text)
+        stream.flush()
+        return
     try:
-        found = target.stat().st_mode  # the kernel follows /dev/stdout to its pipe; realpath would not
+        found = target.stat().st_mode
     except FileNotFoundError:
         umask = os.umask(0)
         os.umask(umask)
@@ -72,7 +78,7 @@ def write_generated(target: Path, text: str) -> None:
         refuse_read_only(target)  # a rename would replace what a plain write may not
         _replace(target, text, found & 0o7777, lambda: None)
         return
-    # /dev/stdout, a FIFO, a device: written into, never replaced by a file.
+    # A FIFO or a device: written into, never replaced by a file.
     try:
         with open(target, "w", encoding="utf-8") as stream:
             stream.write(text)

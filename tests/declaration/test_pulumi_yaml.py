@@ -50,7 +50,12 @@ def test_go_yaml_v2_reads_a_plain_scalar_as_pulumi_does(value: str, expected: An
 
 @pytest.mark.parametrize(
     ("value", "ours", "theirs"),
-    [("1:30", "90", "'1:30'"), ("y", "'y'", "True"), ("1e3", "'1e3'", "1000.0"), ("2024-01-01", "datetime.date", "")],
+    [
+        ("1:30", "90", "'1:30'"),
+        ("y", "'y'", "True"),
+        ("1e3", "'1e3'", "1000.0"),
+        ("2024-01-01", "datetime.date(2024, 1, 1)", "'2024-01-01'"),
+    ],
 )
 def test_a_value_the_two_parsers_read_differently_is_refused_with_both_readings(
     value: str, ours: str, theirs: str
@@ -74,7 +79,25 @@ def test_a_stack_file_with_a_base_60_count_is_a_config_error() -> None:
 
 def test_the_date_pyyaml_reads_is_named_as_the_date_it_would_be() -> None:
     with pytest.raises(YamlInputError, match=re.escape(f"is {date(2024, 1, 1)!r} to kaistack's")):
-        refuse_ambiguous_scalars("image: 2024-01-01\n", "f.yaml")
+        refuse_ambiguous_scalars("config:\n  kaistack:workloads:\n    - image: 2024-01-01\n", "f.yaml")
+
+
+def test_merge_keys_are_read_alike_by_both_parsers() -> None:
+    """`<<` merges in go-yaml v2 (resolve.go:48) as in PyYAML; it used to crash the check (no constructor)."""
+    text = "config:\n  kaistack:q:\n    gpu: &unl {quota: -1, limit: -1}\n    cpu:\n      <<: *unl\n"
+    refuse_ambiguous_scalars(text, "f.yaml")
+
+
+def test_other_programs_namespaces_and_top_level_values_are_not_kaistacks_to_judge() -> None:
+    """kaistack reads kaistack:* and aws:region; Pulumi decodes a top-level value as a string first (config.Value),
+    keeping a scalar's text (go-yaml decode.go: a string target takes the raw value)."""
+    text = "config:\n  myapp:releaseDate: 2024-01-01\n  myapp:deep: {flag: y}\n  kaistack:note: 1:30\n"
+    refuse_ambiguous_scalars(text, "f.yaml")
+
+
+def test_text_go_cannot_read_as_a_float_is_text_to_both() -> None:
+    assert go_yaml_v2(".\u0661") == ".\u0661"  # an Arabic-Indic digit: Python's float takes it, Go's does not
+    assert go_yaml_v2(".5\u00a0") == ".5\u00a0"
 
 
 def _raw(pool: dict[str, Any], queue: str | bool = "q") -> dict[str, Any]:
@@ -89,9 +112,17 @@ def test_a_boolean_where_a_number_goes_is_refused_not_read_as_one() -> None:
     """Both parsers read `gpus: yes` as true, and pydantic's lax mode would take true for 1 GPU."""
     from kaistack.declaration.parse import parse_config
 
-    with pytest.raises(ConfigError, match=r"nodePools\[0\]\.gpus: expected a number, got true \(YAML reads"):
+    with pytest.raises(ConfigError, match=r"nodePools\[0\]\.gpus: expected a number, got a boolean \(YAML reads"):
         parse_config(_raw({"gpus": True}))
     assert parse_config(_raw({"gpus": 2})).cluster.node_pools[0].gpus == 2
+
+
+def test_a_boolean_among_a_mappings_numbers_is_refused_too() -> None:
+    from kaistack.declaration.parse import parse_config
+
+    mixed = {"migStrategy": "mixed", "mig": {"nvidia.com/mig-1g.10gb": True}}
+    with pytest.raises(ConfigError, match=r"nodePools\[0\]\.mig: expected a number, got a boolean"):
+        parse_config(_raw(mixed))
 
 
 def test_a_boolean_where_a_name_goes_says_to_quote_the_word() -> None:

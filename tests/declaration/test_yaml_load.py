@@ -60,3 +60,10 @@ def test_a_number_key_and_a_quoted_one_are_different_keys() -> None:
 def test_a_duplicate_inside_an_aliased_mapping_is_found() -> None:
     with pytest.raises(YamlInputError, match="key 'k' appears twice"):
         load_one("a: &x {k: 1, k: 2}\nb: *x\n", "f.yaml")
+
+
+@pytest.mark.parametrize("keys", [("1", "0x1"), ("on", "true"), ("1", "true")])
+def test_keys_written_differently_that_build_the_same_key_are_a_repeat(keys: tuple[str, str]) -> None:
+    """The dict PyYAML builds would keep only the last: the same silent loss as a key written twice."""
+    with pytest.raises(YamlInputError, match=f"key '{keys[1]}' appears twice in one mapping"):
+        load_one(f"m:\n  {keys[0]}: a\n  {keys[1]}: b\n", "f.yaml")

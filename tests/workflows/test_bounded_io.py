@@ -155,3 +155,11 @@ def test_validate_with_a_policy_pack_that_is_not_there_is_a_usage_error(
 ) -> None:
     assert main(["validate", "--stack", "dev", "--policy-pack", str(tmp_path / "nope")]) == 2
     assert "no policy pack there (no __main__.py)" in capsys.readouterr().err
+
+
+def test_dev_stdout_is_written_through_the_stream_keeping_what_it_appends_to(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`kaistack schema --output /dev/stdout >> log` must not replace log (a rename would)."""
+    assert main(["schema", "--output", "/dev/stdout"]) == 0
+    assert capsys.readouterr().out.startswith("{")

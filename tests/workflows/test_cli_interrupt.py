@@ -56,3 +56,20 @@ def test_the_previous_handler_is_back_after_the_command() -> None:
     before = signal.getsignal(signal.SIGINT)
     main(["schema", "--check", os.devnull])
     assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_a_run_started_with_interrupts_ignored_keeps_ignoring_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A shell starts `kaistack ... &` with SIGINT ignored; a terminal's Ctrl-C must not stop it."""
+    during: list[Any] = []
+
+    def run(args: Any) -> int:
+        during.append(signal.getsignal(signal.SIGINT))
+        return 0
+
+    monkeypatch.setattr(schema_command, "run", run)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        assert main(["schema"]) == 0
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert during == [signal.SIG_IGN]

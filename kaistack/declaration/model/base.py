@@ -61,13 +61,11 @@ class Model(BaseModel):
     @classmethod
     def _no_boolean_for_a_number(cls, value: Any, info: ValidationInfo) -> Any:
         """pydantic's lax mode takes true for 1: a YAML `gpus: yes` would be one GPU. Refused, with the cause."""
-        if isinstance(value, bool) and info.field_name is not None:
-            field = cls.model_fields.get(info.field_name)
-            if field is not None and _wants_number(field.annotation):
-                raise ValueError(
-                    f"expected a number, got {str(value).lower()} (YAML reads an unquoted yes/no/on/off/true/false "
-                    "as a boolean)"
-                )
+        field = cls.model_fields.get(info.field_name) if info.field_name is not None else None
+        if field is not None and _boolean_for_a_number(field.annotation, value):
+            raise ValueError(
+                "expected a number, got a boolean (YAML reads an unquoted yes/no/on/off/true/false as a boolean)"
+            )
         return value
 
     def replace(self, **changes: Any) -> Self:
@@ -79,19 +77,27 @@ class Model(BaseModel):
         return self.model_validate({**data, **changes})
 
 
-def _wants_number(annotation: Any) -> bool:
-    """Whether a field's type takes an int or a float and no bool (Annotated and unions unwrapped)."""
+def _boolean_for_a_number(annotation: Any, value: Any) -> bool:
+    """Whether `value` holds a boolean where `annotation` takes a number and no bool: the value itself, or an item
+    of a list or a mapping's value (`mig: {nvidia.com/mig-1g.10gb: yes}`)."""
     leaves: list[Any] = []
     stack = [annotation]
     while stack:
         current = stack.pop()
-        if get_origin(current) is Annotated:
+        origin = get_origin(current)
+        if origin is Annotated:
             stack.append(get_args(current)[0])
-        elif get_origin(current) in (Union, UnionType):
+        elif origin in (Union, UnionType):
             stack.extend(get_args(current))
+        elif origin in (list, tuple) and isinstance(value, list | tuple) and get_args(current):
+            if any(_boolean_for_a_number(get_args(current)[0], item) for item in value):
+                return True
+        elif origin is dict and isinstance(value, dict) and len(get_args(current)) == 2:
+            if any(_boolean_for_a_number(get_args(current)[1], item) for item in value.values()):
+                return True
         else:
             leaves.append(current)
-    return bool(set(leaves) & {int, float}) and bool not in leaves
+    return isinstance(value, bool) and bool(set(leaves) & {int, float}) and bool not in leaves
 
 
 def priority_value(class_name: str) -> int:
