@@ -247,9 +247,10 @@ def _key_identity(key: yaml.ScalarNode) -> object:
 
 
 def _refuse_duplicate_keys(root: yaml.Node, source: str, index: int, first_line: int) -> None:
-    """A key twice in one mapping, which PyYAML resolves silently (the last wins) and Pulumi's and kubectl's
-    strict decoders refuse: the file would mean one thing to kaistack and another to them. `<<` merge keys
-    are YAML's way to override, not duplicates. Walked without recursion; a node aliases share is seen once."""
+    """A key twice in one mapping, which PyYAML and Pulumi's go-yaml v2 resolve silently (the last wins;
+    go-yaml refuses only in strict mode, decode.go:686) and kubectl's strict field validation refuses: nearly
+    always a mistake (mis-indentation), and one that loses a value unseen. `<<` merge keys are YAML's way to
+    override, not duplicates. Walked without recursion; a node aliases share is seen once."""
     seen_nodes: set[int] = set()
     stack: list[yaml.Node] = [root]
     twice: list[tuple[int, str]] = []

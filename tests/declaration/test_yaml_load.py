@@ -39,7 +39,8 @@ def test_an_alias_to_its_own_open_anchor_is_a_cycle() -> None:
 
 
 def test_a_key_twice_in_one_mapping_is_refused_at_its_first_repeat() -> None:
-    """PyYAML lets the last win; Pulumi's and kubectl's strict decoders refuse, so kaistack does too."""
+    """PyYAML (and Pulumi's go-yaml v2, decode.go:686 refusing only in strict mode) let the last win silently;
+    kubectl's strict field validation refuses. A repeat is a mistake (mis-indentation, mostly): refused."""
     text = "metadata:\n  name: a\n  name: b\nspec:\n  x: 1\n  x: 2\n"
     with pytest.raises(
         YamlInputError,
