@@ -26,7 +26,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -288,8 +288,14 @@ def check_candidate(plan: PromotionPlan, progress: Progress | None = None) -> Ca
         try:
             report = validate_project(project, plan.target, progress)
         except ConfigError as err:
-            return CandidateCheck(ok=False, problems=list(err.problems))
-    return CandidateCheck(ok=bool(report.ok), problems=list(report.problem_lines()), report=report)
+            return CandidateCheck(ok=False, problems=_in_project(err.problems, project, plan))
+        problems = _in_project(report.problem_lines(), project, plan)
+    return CandidateCheck(ok=bool(report.ok), problems=problems, report=report)
+
+
+def _in_project(lines: Iterable[str], overlay: Path, plan: PromotionPlan) -> list[str]:
+    """Problems as the user's files name them: the temporary project's paths are the project's."""
+    return [line.replace(str(overlay), str(plan.project_dir)) for line in lines]
 
 
 @contextmanager

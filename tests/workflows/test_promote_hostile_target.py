@@ -72,3 +72,20 @@ def test_a_symlinked_target_stays_a_symlink_and_the_file_it_names_is_promoted(
     assert _promote(project, "--yes") == 0
     assert link.is_symlink()
     assert yaml.safe_load(real.read_text())["config"]["kaistack:kai"]["version"] == "v0.17.0"
+
+
+def test_a_refusal_names_the_users_file_not_the_temporary_project(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The candidate is validated in a temporary copy of the project; its problems name the real files."""
+    from kaistack.declaration.parse import ConfigError
+
+    def refuse(overlay: Path, stack: str, progress: object) -> object:
+        raise ConfigError([f"{overlay / 'Pulumi.staging.yaml'}: too large to render"])
+
+    monkeypatch.setattr(promote_module, "validate_project", refuse)
+    _promote(project, "--yes")
+    err = capsys.readouterr()
+    text = err.out + err.err
+    assert f"{project / 'Pulumi.staging.yaml'}: too large to render" in text
+    assert "kaistack-promote-" not in text
