@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import logging
 import os
 import signal
@@ -14,6 +15,7 @@ from typing import Any
 
 from kaistack import __version__
 from kaistack.cli import check, diagnose, diff, lint, promote, render, schema, simulate, validate, verify
+from kaistack.cli.output import refuse
 from kaistack.errors import ExitCode, KaistackError
 
 # Order is the order shown in --help. Command modules import nothing heavy (pulumi, grpc) at import
@@ -105,7 +107,13 @@ def _run(args: argparse.Namespace, command: str, interrupted: threading.Event) -
         if interrupted.is_set():  # whatever Ctrl-C broke on its way out: neither bad input nor a bug
             print("interrupted", file=sys.stderr)
             return int(ExitCode.INTERRUPTED)
-        return _failure(command, err)
+        said = io.StringIO()
+        with contextlib.redirect_stderr(said):
+            code = _failure(command, err)
+        if not said.getvalue() or code == int(ExitCode.OK):
+            sys.stderr.write(said.getvalue())
+            return code
+        return refuse(args, said.getvalue().rstrip("\n"), code)  # stderr, and a document under --json
 
 
 def _failure(command: str, err: Exception) -> int:

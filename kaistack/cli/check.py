@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from kaistack.cli.args import add_project_argument, load
-from kaistack.cli.output import print_json
+from kaistack.cli.output import print_json, refuse
 
 DESCRIPTION = """\
 Simulates KAI v0.17's scheduling cycle (allocate, consolidation, reclaim, preempt) on the stack's
@@ -62,15 +61,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = load(args).config
     except ConfigError as err:
-        print(err, file=sys.stderr)
-        return 2
+        return refuse(args, err, 2)
 
     from kaistack.capacity.check import check
     from kaistack.capacity.report import to_json, to_markdown, to_text
 
     if args.max_seconds is not None and not args.max_seconds > 0:
-        print("kaistack check: --max-seconds: must be a positive number of seconds", file=sys.stderr)
-        return 2
+        return refuse(args, "kaistack check: --max-seconds: must be a positive number of seconds", 2)
     from kaistack.cli.sim_progress import simulation_progress
     from kaistack.progress import Progress
 

@@ -22,3 +22,13 @@ def print_json(value: Any, *, compact: bool = False) -> None:
     """The whole document is built before anything is written, so a failure prints nothing half-done."""
     text = dumps(value, compact=compact)
     sys.stdout.write(text + "\n")
+
+
+def refuse(args: Any, message: object, code: int) -> int:
+    """A command that stops on bad input or its environment: `message` on stderr and, under --json, a document on
+    stdout too ({"ok": false, "exitCode", "error"}), so a machine reading stdout never gets an empty stream."""
+    text = str(message)
+    print(text, file=sys.stderr)
+    if getattr(args, "json", False):
+        print_json({"ok": False, "exitCode": int(code), "error": text})
+    return int(code)

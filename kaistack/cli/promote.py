@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from kaistack.cli.args import add_project_argument, project_dir
-from kaistack.cli.output import print_json
+from kaistack.cli.output import print_json, refuse
 
 if TYPE_CHECKING:
     from kaistack.ops.promote import PromotionPlan, PromotionResult
@@ -74,11 +74,9 @@ def run(args: argparse.Namespace) -> int:
             project, args.source, args.target, write=not args.dry_run, progress=Progress.for_cli(), confirm=confirm
         )
     except ConfigError as err:
-        print(f"kaistack promote: {err}", file=sys.stderr)
-        return 2
+        return refuse(args, f"kaistack promote: {err}", 2)
     except PromotionError as err:
-        print(f"kaistack promote: {err}", file=sys.stderr)
-        return 1
+        return refuse(args, f"kaistack promote: {err}", 1)
 
     if args.json:
         print_json(result.as_dict())

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from kaistack.cli.args import add_project_argument, project_dir
-from kaistack.cli.output import print_json
+from kaistack.cli.output import print_json, refuse
 
 DESCRIPTION = """\
 Runs the Pulumi program (__main__.py) in-process under Pulumi mocks with the config from
@@ -53,8 +52,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         rendered = render_stack(project_dir(args), args.stack)
     except (ConfigError, RenderError) as err:
-        print(err, file=sys.stderr)
-        return 2
+        return refuse(args, err, 2)
     if args.json:
         print_json(rendered.to_json())
     else:

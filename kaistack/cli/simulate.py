@@ -9,7 +9,7 @@ import argparse
 import sys
 from typing import Any
 
-from kaistack.cli.output import print_json
+from kaistack.cli.output import print_json, refuse
 from kaistack.cli.sim_progress import simulation_progress
 
 EPILOG = """\
@@ -100,8 +100,7 @@ def run(args: argparse.Namespace) -> int:
             **simulation_progress(progress),
         )
     except (ScenarioError, ValueError) as err:
-        print(f"kaistack simulate: {err}", file=sys.stderr)
-        return 2
+        return refuse(args, f"kaistack simulate: {err}", 2)
     if args.summary and args.json:
         print_json({"name": scenario.name, **result.summary()})
     elif args.summary:

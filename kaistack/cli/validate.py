@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from kaistack.cli.args import add_project_argument, project_dir
-from kaistack.cli.output import print_json
+from kaistack.cli.output import print_json, refuse
 
 DESCRIPTION = """\
 Validate a stack without an engine, a cluster or cloud credentials: render the Pulumi program under
@@ -54,8 +54,7 @@ def run(args: argparse.Namespace) -> int:
 
     pack = args.policy_pack
     if pack is not None and not (pack / "__main__.py").is_file():
-        print(f"kaistack validate: --policy-pack {pack}: no policy pack there (no __main__.py)", file=sys.stderr)
-        return 2
+        return refuse(args, f"kaistack validate: --policy-pack {pack}: no policy pack there (no __main__.py)", 2)
     try:
         project = project_dir(args)
         report = validate_stack(project, args.stack, progress=Progress.for_cli(), pack_dir=pack)

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from kaistack.cli.args import add_project_argument, load, project_dir
-from kaistack.cli.output import print_json
+from kaistack.cli.output import print_json, refuse
 
 RETRY_INTERVAL_S = 15.0
 _sleep = time.sleep  # tests replace it
@@ -70,8 +70,7 @@ def run(args: argparse.Namespace) -> int:
         project = project_dir(args)
         config = load(args).config
     except ConfigError as err:
-        print(f"kaistack verify: {err}", file=sys.stderr)
-        return 2
+        return refuse(args, f"kaistack verify: {err}", 2)
     try:
         kubeconfig = resolve_kubeconfig(args.stack, args.kubeconfig, project)
         with KubeClient.from_kubeconfig(
@@ -87,8 +86,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{failing} checks failing; checking again in {RETRY_INTERVAL_S:.0f} s", file=sys.stderr)
                 _sleep(RETRY_INTERVAL_S)
     except KubeError as err:
-        print(f"kaistack verify: {err}", file=sys.stderr)
-        return int(err.exit_code)
+        return refuse(args, f"kaistack verify: {err}", int(err.exit_code))
     if args.json:
         print_json(report.as_dict())
     else:

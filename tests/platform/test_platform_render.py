@@ -178,7 +178,7 @@ def test_tree_output_names_every_resource(dev_json):
 
 
 def test_bad_config_exits_2_with_the_problem_and_no_traceback(tmp_path):
-    """The ConfigError text on stderr, exit code 2, nothing on stdout."""
+    """The ConfigError text on stderr, exit code 2; under --json the same text as a document on stdout."""
     raw = base_raw()
     raw["gpu"]["mode"] = "fakes"
     project = project_with(tmp_path, "bad", stack_document(raw))
@@ -188,7 +188,7 @@ def test_bad_config_exits_2_with_the_problem_and_no_traceback(tmp_path):
         result.stderr
     )
     assert "Traceback" not in result.stderr
-    assert result.stdout == ""
+    assert json.loads(result.stdout) == {"ok": False, "exitCode": 2, "error": result.stderr.strip()}
 
 
 def test_unknown_stack_exits_2_listing_the_stacks():

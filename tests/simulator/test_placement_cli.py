@@ -63,7 +63,7 @@ def test_malformed_scenario_exits_2_with_one_line_naming_file_and_key(tmp_path: 
     )
     run = _simulate(str(path), "--json")
     assert run.returncode == 2
-    assert run.stdout == ""
+    assert json.loads(run.stdout) == {"ok": False, "exitCode": 2, "error": run.stderr.strip()}
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1
     assert "bad.yaml: jobs[0].gpuFraction: must be > 0 and < 1, got 2" in lines[0]

@@ -163,3 +163,27 @@ def test_dev_stdout_is_written_through_the_stream_keeping_what_it_appends_to(
     """`kaistack schema --output /dev/stdout >> log` must not replace log (a rename would)."""
     assert main(["schema", "--output", "/dev/stdout"]) == 0
     assert capsys.readouterr().out.startswith("{")
+
+
+@pytest.mark.parametrize(
+    ("argv", "code"),
+    [
+        (["check", "--stack", "nope"], 2),
+        (["render", "--stack", "nope"], 2),
+        (["simulate", "/nonexistent/scenario.yaml"], 2),
+        (["diagnose", "--from-dump", "/nonexistent/dump.yaml"], 2),
+        (["verify", "--stack", "dev", "--kubeconfig", "/nonexistent/kubeconfig"], 3),
+    ],
+    ids=["check", "render", "simulate", "diagnose", "verify"],
+)
+def test_json_output_is_a_document_even_when_the_command_is_refused(
+    argv: list[str], code: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A machine reading --json gets {"ok": false, "exitCode", "error"} on stdout, not an empty stream."""
+    import json
+
+    assert main([*argv, "--json"]) == code
+    out, err = capsys.readouterr()
+    document = json.loads(out)
+    assert (document["ok"], document["exitCode"]) == (False, code)
+    assert document["error"] == err.strip()
