@@ -14,6 +14,7 @@ from workflow_testlib import (
     Pki,
     healthy_responses,
     make_pki,
+    passing_report,
     serve,
     server_tls,
 )
@@ -52,3 +53,11 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
 def fake_kube_tls(pki: Pki) -> Iterator[FakeKube]:
     """The fake API over HTTPS, requiring a client certificate signed by the test CA (no token)."""
     yield from serve(FakeKube(healthy_responses(), token=None), server_tls(pki))
+
+
+@pytest.fixture
+def passing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Policies and capacity pass for the promoted target (the documented validate_project seam)."""
+    from kaistack.ops import promote as promote_module
+
+    monkeypatch.setattr(promote_module, "validate_project", passing_report)

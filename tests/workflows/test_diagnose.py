@@ -33,6 +33,13 @@ MISTAKES = [
 ]
 
 
+def _allocated(dump: str) -> dict[str, str | None]:
+    """Where allocate alone binds each pod of a dump: job -> node."""
+    items = yaml.safe_load((DUMPS / dump).read_text())["items"]
+    result = simulate(build(items).snapshot, actions=["allocate"])
+    return {name.rsplit("-", 1)[0]: t.node for name, t in result.tasks.items() if t.status == "Binding"}
+
+
 def _diagnose(dump: str, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, dict[str, Any]]:
     code = main(["diagnose", "--from-dump", str(DUMPS / dump), "--json", *extra])
     return code, json.loads(capsys.readouterr().out)
@@ -237,12 +244,9 @@ def test_taints_host_ports_and_preferred_spreading_are_read_from_a_dump(capsys: 
         "the nodes with room for it keep it off: node gpu-0 has the taint nvidia.com/gpu=true:NoSchedule, "
         "which it does not tolerate"
     )
-    dump = yaml.safe_load((DUMPS / "constraints.yaml").read_text())
-    result = simulate(build(dump["items"]).snapshot, actions=["allocate"])
     # Binpack alone would put one of them on gpu-0 (one GPU free): the spreading preference and the held port
     # send both to gpu-1.
-    placed = {name.rsplit("-", 1)[0]: t.node for name, t in result.tasks.items() if t.status == "Binding"}
-    assert placed == {"pod/ml/serve-1": "gpu-1", "pod/ml/metrics": "gpu-1"}
+    assert _allocated("constraints.yaml") == {"pod/ml/serve-1": "gpu-1", "pod/ml/metrics": "gpu-1"}
 
 
 def test_configmaps_claims_and_namespace_labels_are_read_from_a_dump(capsys: pytest.CaptureFixture[str]) -> None:
@@ -258,8 +262,5 @@ def test_configmaps_claims_and_namespace_labels_are_read_from_a_dump(capsys: pyt
         "inter-pod affinity keeps it off every node with room for it: on gpu-0, the anti-affinity of a pod in that "
         "node's domain selects it"
     )
-    dump = yaml.safe_load((DUMPS / "storage.yaml").read_text())
-    result = simulate(build(dump["items"]).snapshot, actions=["allocate"])
-    placed = {name.rsplit("-", 1)[0]: t.node for name, t in result.tasks.items() if t.status == "Binding"}
     # Binpack alone would start on gpu-0: the volumes are on gpu-1.
-    assert placed == {"pod/ml/with-data": "gpu-1", "pod/ml/with-local": "gpu-1"}
+    assert _allocated("storage.yaml") == {"pod/ml/with-data": "gpu-1", "pod/ml/with-local": "gpu-1"}

@@ -11,15 +11,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_workflow_promote import _passing
 
 from kaistack.cli import main
 from kaistack.ops import promote as promote_module
-
-
-@pytest.fixture
-def passing(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(promote_module, "validate_project", _passing)
 
 
 def _promote(project: Path, *extra: str) -> int:

@@ -8,41 +8,26 @@ from pathlib import Path
 
 import pytest
 import yaml
+from workflow_testlib import passing_report
 
 from kaistack.cli import main
 from kaistack.declaration.parse import ConfigError
 from kaistack.ops import promote as promote_module
 from kaistack.ops.analyzer_client import Finding
 from kaistack.ops.promote import TargetChanged, plan_promotion, write_promotion
-from kaistack.ops.validate import CapacityVerdict, ValidationReport
+from kaistack.ops.validate import ValidationReport
 
 STAGING_SECRET = (
     "secure: v1:q8Zl3mJ0Yx1rVd2w:dGhpcyBpcyBub3QgYSByZWFsIGNpcGhlcnRleHQsIGp1c3QgYnl0ZXMgdGhhdCBtdXN0IHN1cnZpdmU="
 )
 
 
-def _passing(project_dir: Path, stack: str, progress: object) -> ValidationReport:
-    return ValidationReport(
-        stack=stack,
-        resource_counts={"kubernetes:core/v1:Pod": 3},
-        pack="kaistack@0.1.0",
-        policies={"kai-scheduler-name": "resource"},
-        capacity=CapacityVerdict(True, "fits: 3/3 workloads placed"),
-    )
-
-
 def _violating(project_dir: Path, stack: str, progress: object) -> ValidationReport:
-    report = _passing(project_dir, stack, progress)
+    report = passing_report(project_dir, stack, progress)
     report.findings = [
         Finding("kai-queue-label", "mandatory", "pods need a queue\nno kai.scheduler/queue label", "urn:x", "Pod", "p")
     ]
     return report
-
-
-@pytest.fixture
-def passing(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Policies and capacity pass for the promoted target (the documented validate_project seam)."""
-    monkeypatch.setattr(promote_module, "validate_project", _passing)
 
 
 def _staging(project: Path) -> bytes:
@@ -139,7 +124,7 @@ def test_target_changed_during_validation_refuses_and_keeps_the_other_edit(proje
 
     def edit_meanwhile(project_dir: Path, stack: str, progress: object) -> ValidationReport:
         staging.write_text(staging.read_text() + "# edited by someone else\n")
-        return _passing(project_dir, stack, progress)
+        return passing_report(project_dir, stack, progress)
 
     monkeypatch.setattr(promote_module, "validate_project", edit_meanwhile)
     code = main(["promote", "dev", "staging", "--project", str(project), "--yes"])
@@ -240,7 +225,7 @@ def test_dry_run_shows_the_change_and_writes_nothing(project, passing, capsys):
 
 def test_nothing_to_promote_exits_0_without_validating(project, monkeypatch, capsys):
     """When the target already runs the source's pins there is nothing to validate or write."""
-    monkeypatch.setattr(promote_module, "validate_project", _passing)
+    monkeypatch.setattr(promote_module, "validate_project", passing_report)
     main(["promote", "dev", "staging", "--project", str(project), "--yes"])
     monkeypatch.setattr(promote_module, "validate_project", lambda *a: pytest.fail("validated again"))
     code = main(["promote", "dev", "staging", "--project", str(project), "--yes"])
@@ -276,7 +261,7 @@ def test_validation_runs_on_an_overlay_not_the_real_file(project, monkeypatch):
         seen["overlay"] = (project_dir / "Pulumi.staging.yaml").read_text()
         seen["real"] = (project / "Pulumi.staging.yaml").read_text()
         seen["dir"] = str(project_dir)
-        return _passing(project_dir, stack, progress)
+        return passing_report(project_dir, stack, progress)
 
     monkeypatch.setattr(promote_module, "validate_project", capture)
     main(["promote", "dev", "staging", "--project", str(project), "--yes"])

@@ -250,3 +250,16 @@ def server_tls(pki: Pki) -> ssl.SSLContext:
     context.load_cert_chain(pki.server_cert, pki.server_key)
     context.verify_mode = ssl.CERT_REQUIRED
     return context
+
+
+def passing_report(project_dir: Path, stack: str, progress: object) -> Any:
+    """A validation that passes: policies and capacity (the documented validate_project seam of promote)."""
+    from kaistack.ops.validate import CapacityVerdict, ValidationReport
+
+    return ValidationReport(
+        stack=stack,
+        resource_counts={"kubernetes:core/v1:Pod": 3},
+        pack="kaistack@0.1.0",
+        policies={"kai-scheduler-name": "resource"},
+        capacity=CapacityVerdict(True, "fits: 3/3 workloads placed"),
+    )
