@@ -90,9 +90,9 @@ def test_check_json_is_strict_json(raw: dict[str, Any]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         project = Path(tmp)
         (project / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
-        (project / "Pulumi.prop.yaml").write_text(
-            yaml.safe_dump({"config": {f"kaistack:{k}": v for k, v in raw.items()}})
-        )
+        # JSON, not safe_dump: PyYAML writes a queue named `y` plain, which Pulumi's go-yaml reads as
+        # true and kaistack rightly refuses; this property is about the report, not that refusal.
+        (project / "Pulumi.prop.yaml").write_text(json.dumps({"config": {f"kaistack:{k}": v for k, v in raw.items()}}))
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             code = main(["check", "--stack", "prop", "--project", str(project), "--json"])
