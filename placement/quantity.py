@@ -50,8 +50,8 @@ _SUFFIXES: dict[str, Fraction] = {
 }
 
 _QUANTITY = re.compile(
-    r"(?P<sign>[+-]?)(?P<number>\d+(?:\.\d*)?|\.\d+)"
-    r"(?:(?P<exp>[eE][+-]?\d+)|(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]))?"
+    r"(?P<sign>[+-]?)(?P<number>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+    r"(?:(?P<exp>[eE][+-]?[0-9]+)|(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]))?"
 )
 _EXAMPLES = "a Kubernetes quantity such as '500m', '2', '1.5Gi' or '1e3'"
 

@@ -22,8 +22,9 @@ What is refused (messages name the field and what is allowed):
 - `spec.nodeName` set on CREATE (vCluster copies it: the kubelet would run the pod without KAI);
 - `pod-group-name` set by anyone but KAI's pod-grouper, unless it names one of the tenant's own
   PodGroups (KAI's scheduler finds a pod's PodGroup by that name alone, cluster-wide);
-- a `system-*` priority class (vCluster always lets those through; KAI would treat the pod as the
-  most important in the cluster);
+- a `system-*` priority class, in spec.priorityClassName or in the `priorityClassName` label KAI's
+  pod-grouper reads first (vCluster always lets those through; KAI would treat the pod as the most
+  important in the cluster);
 - GPU requests KAI's own webhooks refuse (kaistack.guardrails.gpu_requests, same table);
 - a `gpu-fraction` under 0.005, which KAI admits but counts as 0 GPUs of the queue's quota and limit.
 """
@@ -191,6 +192,7 @@ def pod_validations(
         raise ValueError(f"tenant {tenant} has no queues; a tenant must declare the queues its pods may use")
     system = system_pod(queue_label_key)
     group = value(ANN, kai_api.POD_GROUP_NAME)
+    priority = kai_api.PRIORITY_CLASS_LABEL
     rules = [
         (
             f"(has(object.spec.schedulerName) && object.spec.schedulerName == {_q(kai_api.SCHEDULER_NAME)}) "
@@ -220,6 +222,12 @@ def pod_validations(
         (
             "!has(object.spec.priorityClassName) || !object.spec.priorityClassName.startsWith('system-')",
             f"tenant {tenant}: system-* priority classes are for the host's own pods",
+        ),
+        (
+            f"!{has_key(LABELS, priority)} || !{value(LABELS, priority)}.startsWith('system-') || "
+            f"{unchanged(LABELS, priority)}",
+            f"tenant {tenant}: the {priority} label names the pod's priority class for KAI (before "
+            "spec.priorityClassName); system-* classes are for the host's own pods",
         ),
         *gpu_request_validations(sharing_enabled),
         quota_unit_validation(),

@@ -32,6 +32,7 @@ from kaistack.declaration.parse import ConfigError, parse_config
 from kaistack.guardrails.facts import StackFacts, workload_tenant
 from kaistack.guardrails.gpu_requests import fraction_ok as valid_fraction
 from kaistack.guardrails.gpu_requests import positive_uint64 as valid_count
+from kaistack.guardrails.gpu_requests import uint64_of
 from kaistack.guardrails.podspec import (
     FRACTION,
     GPU_RESOURCE,
@@ -127,9 +128,9 @@ def _workload(wl: Workload, t: PodTemplate, facts: StackFacts, name: str) -> dic
     if valid_fraction(ann.get(FRACTION)):
         work["gpuFraction"] = float(ann[FRACTION])
     if valid_count(ann.get(MEMORY)):
-        work["gpuMemoryMiB"] = int(ann[MEMORY])
+        work["gpuMemoryMiB"] = uint64_of(ann[MEMORY])
     if valid_count(ann.get(NUM_DEVICES)):
-        work["gpuDevices"] = int(ann[NUM_DEVICES])
+        work["gpuDevices"] = uint64_of(ann[NUM_DEVICES])
     label = kai_api.PRIORITY_CLASS_LABEL
     klass = wl.labels.get(label) or t.labels.get(label) or t.spec.get("priorityClassName")
     if klass in KAI_CLASSES:

@@ -42,7 +42,8 @@ _UINT = re.compile(UINT_SYNTAX)
 
 def fraction_ok(value: Any) -> bool:
     """0 < value < 1, written as KAI parses it; float() overflows to inf and underflows to 0, as Go's does."""
-    return isinstance(value, str) and bool(_FRACTION.match(value)) and 0.0 < float(value) < 1.0
+    # fullmatch: Python's `$` also matches before a final newline, which ParseFloat and RE2 refuse.
+    return isinstance(value, str) and bool(_FRACTION.fullmatch(value)) and 0.0 < float(value) < 1.0
 
 
 # kaistack's own rule, beyond KAI's webhooks (kai_api.SMALLEST_COUNTED_FRACTION): any number of pods KAI
@@ -67,11 +68,17 @@ def quota_unit_problems(annotations: Mapping[str, Any], where: str = "metadata.a
 
 
 def positive_uint64(value: Any) -> bool:
-    if not isinstance(value, str) or not _UINT.match(value):
+    if not isinstance(value, str) or not _UINT.fullmatch(value):
         return False
     digits = value.lstrip("0")
     # More than 20 significant digits is above 2^64 (and int() of a huge string is slow or refused).
     return 0 < len(digits) <= 20 and int(digits) <= UINT64_MAX
+
+
+def uint64_of(value: str) -> int:
+    """The number a positive_uint64 string names. ParseUint takes any number of leading zeros; Python's
+    int() refuses a string of more than 4,300 digits, so they go first."""
+    return int(value.lstrip("0"))
 
 
 def _names(containers: Sequence[Mapping[str, Any]]) -> set[str]:

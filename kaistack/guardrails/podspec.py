@@ -267,10 +267,11 @@ def gpu_limit_containers(template: PodTemplate) -> list[str]:
 
 
 def requests_gpu(template: PodTemplate) -> bool:
-    """Whole GPUs, MIG slices, or a KAI share (fraction/memory annotation)."""
+    """Whole GPUs, MIG slices, or a KAI share (fraction/memory annotation). Init containers count: the
+    scheduler reserves the larger of any init container's request and the containers' sum (sidecars added)."""
     if FRACTION in template.annotations or MEMORY in template.annotations:
         return True
-    for container in template.containers():
+    for container in (*template.containers(), *template.init_containers()):
         resources = mapping(container.get("resources"))
         for block in (mapping(resources.get("limits")), mapping(resources.get("requests"))):
             if any(str(k) == GPU_RESOURCE or str(k).startswith(kai_api.MIG_RESOURCE_PREFIX) for k in block):

@@ -14,7 +14,7 @@ from typing import Any
 
 from kaistack.declaration import kai_api
 from kaistack.guardrails.facts import LEGACY_QUEUE_LABEL, StackFacts, workload_tenant
-from kaistack.guardrails.gpu_requests import gpu_request_problems, quota_unit_problems
+from kaistack.guardrails.gpu_requests import gpu_request_problems, quota_unit_problems, uint64_of
 from kaistack.guardrails.podspec import (
     FRACTION,
     HELM_TYPES,
@@ -241,7 +241,7 @@ def pod_share(t: PodTemplate, gpu_memory_mib: int | None) -> tuple[float, str] |
     if fraction is not None:
         return float(fraction), f"gpu-fraction {float(fraction):g}"
     if gpu_memory_mib:
-        share = int(str(memory)) / gpu_memory_mib
+        share = uint64_of(str(memory)) / gpu_memory_mib
         return share, f"gpu-memory {memory} MiB of a {gpu_memory_mib} MiB GPU = {share:.3g}"
     return None  # gpu-memory without a known GPU size: the share depends on the node
 
@@ -305,6 +305,13 @@ def bypass_problems(
         out.append(
             f"{t.at('spec.priorityClassName')} is {priority!r} on a pod of tenant {tenant}: system-* classes are for "
             "the host's own pods (KAI would rank it above every workload in the cluster)"
+        )
+    label = t.labels.get(kai_api.PRIORITY_CLASS_LABEL)
+    if isinstance(label, str) and label.startswith("system-"):
+        out.append(
+            f"{t.at('metadata.labels')} {kai_api.PRIORITY_CLASS_LABEL}: {label!r} on a pod of tenant {tenant}: KAI's "
+            "pod-grouper takes the priority class from this label before spec.priorityClassName, and system-* "
+            "classes are for the host's own pods (KAI would rank it above every workload in the cluster)"
         )
     return out
 

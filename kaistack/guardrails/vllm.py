@@ -42,12 +42,29 @@ def tokens(strings: Sequence[Any]) -> list[str]:
     return out
 
 
+# The shortest abbreviation read as the flag. argparse takes any unambiguous prefix; which shorter ones are
+# unambiguous depends on the vLLM version's other options, so only this one is read.
+_SHORTEST = "--gpu-memory-u"
+
+
+def _is_flag(name: str) -> bool:
+    """vLLM's FlexibleArgumentParser reads `_` as `-` in an option's name, and argparse (allow_abbrev, its
+    default) takes an unambiguous prefix: vllm-project/vllm vllm/utils/argparse_utils.py, parse_args."""
+    name = "--" + name[2:].replace("_", "-")
+    return name.startswith(_SHORTEST) and FLAG.startswith(name)
+
+
 def _flag_values(argv: list[str]) -> Iterator[str]:
     for i, token in enumerate(argv):
-        if token == FLAG and i + 1 < len(argv):
+        if not token.startswith("--"):
+            continue
+        name, equals, value = token.partition("=")
+        if not _is_flag(name):
+            continue
+        if equals:
+            yield value
+        elif i + 1 < len(argv):
             yield argv[i + 1]
-        elif token.startswith(FLAG + "="):
-            yield token[len(FLAG) + 1 :]
 
 
 def _literal_env(container: Mapping[str, Any]) -> dict[str, str]:

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kaistack.declaration import kai_api
-from kaistack.guardrails.gpu_requests import fraction_ok, positive_uint64
+from kaistack.guardrails.gpu_requests import fraction_ok, positive_uint64, uint64_of
 from kaistack.guardrails.podspec import dig, mapping, seq
 from placement.config_maps import required_config_maps
 from placement.model import NO_CONSTRAINTS, NodeConstraints, Task
@@ -107,8 +107,8 @@ def pod_task(
     return Task(
         gpu=0 if shared or mig else gpus,
         gpu_fraction=float(fraction) if fraction else None,
-        gpu_memory_mib=int(gpu_memory) if gpu_memory and not fraction else None,
-        gpu_devices=min(int(str(devices)), 64) if shared and positive_uint64(devices) else 1,
+        gpu_memory_mib=uint64_of(gpu_memory) if gpu_memory and not fraction else None,
+        gpu_devices=min(uint64_of(str(devices)), 64) if shared and positive_uint64(devices) else 1,
         mig={} if shared else mig,
         cpu_millis=int(requests.get("cpu", 0)),
         memory_bytes=int(requests.get("memory", 0)),

@@ -82,6 +82,27 @@ def test_a_bad_manifest_quantity_exits_2_naming_the_key(tmp_path: Path, capsys: 
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize("gpus", ["0.5", "500m", "1.5", 0.5])
+def test_a_fraction_of_an_extended_resource_exits_2_naming_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture, gpus: object
+) -> None:
+    """k8s v1.35 pkg/apis/core/validation/validation.go ValidateResourceQuantityValue: extended resources
+    (IsExtendedResourceName, pkg/apis/core/helper/helpers.go) "must be an integer"."""
+    pod = _pod("100m")
+    pod["spec"]["containers"][0]["resources"]["limits"] = {"nvidia.com/gpu": gpus}
+    assert main(["lint", str(_write(tmp_path / "pod.yaml", pod))]) == 2
+    err = capsys.readouterr().err
+    assert "spec.containers[0].resources.limits.nvidia.com/gpu: " in err
+    assert "nvidia.com/gpu is an extended resource, which the API server counts in whole units only" in err
+
+
+@pytest.mark.parametrize("limits", [{"nvidia.com/gpu": "2"}, {"nvidia.com/gpu": "2000m"}, {"cpu": "1.5"}])
+def test_whole_extended_resources_and_fractional_cpu_are_quantities(tmp_path: Path, limits: dict) -> None:
+    pod = _pod("100m")
+    pod["spec"]["containers"][0]["resources"]["limits"] = limits
+    assert main(["lint", str(_write(tmp_path / "pod.yaml", pod))]) != 2
+
+
 @pytest.mark.parametrize(("text", "millis"), [("500u", 1), ("1e3", 1_000_000), ("+0.5", 500), ("5e-1", 500)])
 def test_a_good_quantity_is_the_same_value_everywhere(text: str, millis: int) -> None:
     from_stack = plan(parse_config(_stack(text))).snapshot.jobs[0].tasks[0].cpu_millis

@@ -149,6 +149,9 @@ PODS: dict[str, Case] = {
         True,
     ),
     "MPS with a fraction": Case(synced_pod(annotations={"gpu-fraction": "0.5", "mps": "true"}), True),
+    "train in the priorityClassName label": Case(
+        synced_pod(labels={QUEUE: "team-a", "priorityClassName": "train"}), True
+    ),
     "vCluster's CoreDNS": Case(coredns(), True, offline=False),
     "vCluster's control plane (StatefulSet pod)": Case(
         direct_pod(scheduler="default-scheduler", labels={"app": "vcluster"}),
@@ -226,6 +229,20 @@ PODS: dict[str, Case] = {
         offline=False,
     ),
     "system-node-critical priority class": Case(synced_pod(spec={"priorityClassName": "system-node-critical"}), False),
+    # KAI@v0.17.0 pkg/podgrouper/podgrouper/plugins/defaultgrouper/default_grouper.go:322-331
+    # (calcPodGroupPriorityClass: owner label, then the pod's priorityClassName label, then the spec).
+    "system-node-critical in the priorityClassName label": Case(
+        synced_pod(labels={QUEUE: "team-a", "priorityClassName": "system-node-critical"}), False
+    ),
+    "priorityClassName label changed to a system class while running": Case(
+        _relabelled(PLAIN, priorityClassName="system-cluster-critical"),
+        False,
+        operation="UPDATE",
+        old=PLAIN,
+        offline=False,
+    ),
+    "fraction with a trailing newline": Case(synced_pod(annotations={"gpu-fraction": "0.5\n"}), False),
+    "memory with a trailing newline": Case(synced_pod(annotations={"gpu-memory": "2000\n"}), False),
     "fraction of one": Case(synced_pod(annotations={"gpu-fraction": "1"}), False),
     "fraction as milli-quantity 500m": Case(synced_pod(annotations={"gpu-fraction": "500m"}), False),
     "fraction NaN": Case(synced_pod(annotations={"gpu-fraction": "NaN"}), False),

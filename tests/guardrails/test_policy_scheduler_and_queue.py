@@ -60,6 +60,20 @@ def test_mig_pod_without_scheduler_name_is_flagged() -> None:
     assert kai_scheduler_name(res("Pod", pod(scheduler=None, containers=[c])), Settings(), NO_FACTS)
 
 
+@pytest.mark.parametrize("restart", [None, "Always"], ids=["init container", "sidecar"])
+def test_gpu_in_an_init_container_alone_is_flagged(restart: str | None) -> None:
+    """The scheduler reserves an init container's GPUs as it does a container's (component-helpers
+    resource/helpers.go, PodRequests): a GPU there on the default scheduler bypasses KAI."""
+    init = container(gpus=1, name="warmup")
+    if restart:
+        init["restartPolicy"] = restart
+    props = pod(scheduler=None, queue=None, containers=[container()])
+    props["spec"]["initContainers"] = [init]
+    found = kai_scheduler_name(res("Pod", props), Settings(), NO_FACTS)
+    assert found
+    assert "but the pod requests GPUs" in found[0]
+
+
 def test_cpu_pod_without_queue_label_or_scheduler_passes_by_default() -> None:
     props = pod(scheduler=None, queue=None, containers=[container()])
     assert kai_scheduler_name(res("Pod", props), Settings(), NO_FACTS) == []

@@ -187,6 +187,21 @@ def test_utilization_above_the_fraction_in_a_shell_string_is_flagged() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    "flag", ["--gpu_memory_utilization=0.9", "--gpu-memory-util=0.9", "--gpu_memory-utilization=0.9"]
+)
+def test_utilization_in_vllms_other_spellings_is_read(flag: str) -> None:
+    """vllm-project/vllm vllm/utils/argparse_utils.py (FlexibleArgumentParser.parse_args turns `_` into `-` in
+    option names) and argparse's allow_abbrev, which vLLM leaves on."""
+    found = _check(_vllm_pod({"gpu-fraction": "0.5"}, args=["--model", "m", flag]))
+    assert found
+    assert "sets GPU memory utilization 0.9 (args)" in found[0]
+
+
+def test_an_underscored_utilization_within_the_share_passes() -> None:
+    assert _check(_vllm_pod({"gpu-fraction": "0.5"}, args=["--model", "m", "--gpu_memory_utilization=0.45"])) == []
+
+
 def test_utilization_flag_with_a_separate_value_is_read() -> None:
     r = _vllm_pod({"gpu-fraction": "0.5"}, args=["--model", "m", "--gpu-memory-utilization", "0.8"])
     assert _check(r)

@@ -105,6 +105,14 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
         lambda r: r["cluster"]["nodePools"][0].update(mig={"1g.10gb": 1}),
         "kaistack:cluster.nodePools[0].mig: MIG profile '1g.10gb' must look like 'nvidia.com/mig-1g.10gb'",
     ),
+    "mig-profile-in-other-digits": (
+        lambda r: r["cluster"]["nodePools"][0].update(mig={"nvidia.com/mig-\u0661g.\u0661\u0660gb": 1}),
+        "kaistack:cluster.nodePools[0].mig: MIG profile 'nvidia.com/mig-\u0661g.\u0661\u0660gb' must look like",
+    ),
+    "kai-version-in-other-digits": (
+        lambda r: r.update(kai={"version": "v\u0660.\u0661\u0667.\u0660"}),
+        "kaistack:kai.version: must be a KAI release tag with the 'v' prefix, like 'v0.17.0'",
+    ),
     "kai-version-without-v": (
         lambda r: r.update(kai={"version": "0.17.0"}),
         "kaistack:kai.version: must be a KAI release tag with the 'v' prefix, like 'v0.17.0'",

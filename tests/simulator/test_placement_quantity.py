@@ -42,7 +42,9 @@ def test_cpu_millis_rounds_up_like_kubernetes() -> None:
     assert cpu_millis("0.0001") == 1
 
 
-@pytest.mark.parametrize("bad", ["", "abc", "1.2.3", "5Q", "--1", "1 G"])
+# Digits other than ASCII 0-9 (Arabic-Indic, Devanagari, fullwidth): apimachinery's parseQuantityString
+# scans bytes '0'..'9' only (k8s.io/apimachinery v0.35 pkg/api/resource/quantity.go), while Python's \d matches them.
+@pytest.mark.parametrize("bad", ["", "abc", "1.2.3", "5Q", "--1", "1 G", "\u0661", "\u0968Gi", "\uff11", "1e\u0663"])
 def test_malformed_quantity_names_the_value(bad: str) -> None:
     with pytest.raises(ValueError, match="quantity"):
         parse_quantity(bad)

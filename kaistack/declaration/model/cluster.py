@@ -78,7 +78,7 @@ class NodePool(Model):
     @classmethod
     def _mig_profiles(cls, value: dict[str, int]) -> dict[str, int]:
         for profile, count in value.items():
-            if not re.fullmatch(r"nvidia\.com/mig-\d+g\.\d+gb", profile):
+            if not re.fullmatch(r"nvidia\.com/mig-[0-9]+g\.[0-9]+gb", profile):
                 raise ValueError(f"MIG profile {profile!r} must look like 'nvidia.com/mig-1g.10gb'")
             most = limits.MAX_GPUS_PER_NODE * 7  # 7 is the most MIG slices one GPU splits into
             if not 0 <= count <= most:

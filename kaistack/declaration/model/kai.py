@@ -73,7 +73,7 @@ class KaiConfig(Model):
     @field_validator("version")
     @classmethod
     def _known_version(cls, value: str) -> str:
-        if not re.fullmatch(r"v\d+\.\d+\.\d+", value):
+        if not re.fullmatch(r"v[0-9]+\.[0-9]+\.[0-9]+", value):
             raise ValueError(f"must be a KAI release tag with the 'v' prefix, like {versions.KAI_VERSION!r}")
         if value in versions.KAI_RETRACTED:
             raise ValueError(f"{value} is retracted upstream; use {versions.KAI_VERSION!r}")
