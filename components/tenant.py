@@ -15,7 +15,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from components.podspec import TENANT_LABEL
+from components.podspec import TENANT_LABEL, gpu_runtime_class
 from kaistack.declaration import versions
 from kaistack.declaration.model import StackConfig
 from kaistack.declaration.model import Tenant as TenantModel
@@ -56,6 +56,10 @@ def vcluster_values(config: StackConfig, tenant: TenantModel) -> dict[str, Any]:
     }
     if tenant.vcluster.sync_nodes:
         from_host["nodes"] = {"enabled": True}
+    if gpu_runtime_class(config):
+        # Whole-GPU pods name the host's RuntimeClass; the virtual API server's RuntimeClass admission
+        # refuses a pod whose class it does not have, and vCluster syncs none by default.
+        from_host["runtimeClasses"] = {"enabled": True}
     control_plane: dict[str, Any] = {
         # Both spellings of the virtual scheduler stay off: the host's KAI schedules tenant pods.
         "advanced": {"virtualScheduler": {"enabled": False}},

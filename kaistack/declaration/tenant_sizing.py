@@ -76,6 +76,13 @@ SERVICE_QUOTA = {
     "load-balancer": {"services.nodeports": Fraction(1), "services.loadbalancers": Fraction(1)},
     "url": {"services.nodeports": Fraction(0), "services.loadbalancers": Fraction(0)},
 }
+# KAI's binder writes two ConfigMaps into a shared-GPU pod's namespace when it binds it (the capabilities
+# map and its `-evar` twin: kai-scheduler/KAI-Scheduler@v0.17.0 pkg/binder/plugins/gpusharing/gpu_sharing.go
+# L63-71, pkg/binder/common/gpusharingconfigmap/config_map.go L168).
+CONFIG_MAPS_PER_SHARED_POD = 2
+# Objects kaistack cannot count (the tenant's own ConfigMaps, those vCluster syncs): the chart default
+# stays for them, and what kaistack can count comes on top.
+UNCOUNTED: dict[str, Fraction] = {"count/configmaps": CHART_QUOTA["count/configmaps"]}
 _BYTES = {"memory", "ephemeral-storage", "storage"}
 
 
@@ -133,6 +140,8 @@ def workload_need(work: Workload) -> dict[str, Fraction]:
     need = {f"requests.{r}": v * pods for r, v in shape.requests.items()}
     need.update({f"limits.{r}": v * pods for r, v in shape.limits.items()})
     need["count/pods"] = Fraction(pods)
+    if work.shares_gpu:
+        need["count/configmaps"] = Fraction(CONFIG_MAPS_PER_SHARED_POD * pods)
     return need
 
 
@@ -148,6 +157,11 @@ def tenant_need(config: StackConfig, tenant: Tenant, exposure: str) -> dict[str,
         _add(need, workload_need(work))
     # proxyKubelets.byIP (on by default) adds a Service per host node that runs the tenant's pods.
     need["count/services"] += Fraction(sum(max(p.count, p.max_size or 0) for p in config.cluster.node_pools))
+    # Each of those Services has a selector, so the endpoints controller writes an Endpoints object for
+    # it (loft-sh/vcluster@v0.36.1 pkg/controllers/resources/nodes/nodeservice/node_service.go L155-172).
+    need["count/endpoints"] = need["count/services"]
+    if "count/configmaps" in need:
+        _add(need, UNCOUNTED)
     return need
 
 
@@ -178,14 +192,19 @@ def quota_problems(config: StackConfig, tenant: Tenant, exposure: str, where: st
             users = _users(config, tenant, key)
             problems.append(
                 f"{where}.isolation.resourceQuota.quota.{key}: {raw} is less than the tenant needs, "
-                f"{_format(key, need[key])} (vCluster itself {_format(key, _own(key, exposure))}"
+                f"{_format(key, need[key])} ({_OWN_LABEL[key in UNCOUNTED]} "
+                f"{_format(key, _own(key, exposure))}"
                 f"{'; ' + users if users else ''}): raise it or remove the entry (kaistack derives it)"
             )
     return problems
 
 
+_OWN_LABEL = {False: "vCluster itself", True: "vCluster and objects kaistack cannot count"}
+
+
 def _own(key: str, exposure: str) -> Fraction:
-    return VCLUSTER_OWN.get(key, Fraction(0)) + SERVICE_QUOTA[exposure].get(key, Fraction(0))
+    parts = (VCLUSTER_OWN, SERVICE_QUOTA[exposure], UNCOUNTED)
+    return sum((part.get(key, Fraction(0)) for part in parts), Fraction(0))
 
 
 def _users(config: StackConfig, tenant: Tenant, key: str) -> str:

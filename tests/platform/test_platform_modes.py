@@ -361,6 +361,28 @@ def test_kind_device_plugin_whole_gpu_pods_name_the_nvidia_runtime_class(mocks):
     assert kai["binder"]["runtimeClassName"] == "nvidia"  # reservation pods
 
 
+def test_kind_device_plugin_tenants_see_the_hosts_runtime_classes(mocks):
+    """A tenant's whole-GPU pod names `nvidia`, which exists on the host only. The virtual API server runs
+    the RuntimeClass admission plugin (on by default; loft-sh/vcluster@v0.36.1 pkg/k8s/k8s.go adds only
+    NodeRestriction for private nodes), which refuses a pod naming a class it lacks ("pod rejected:
+    RuntimeClass %q not found", kubernetes plugin/pkg/admission/runtimeclass/admission.go); vCluster syncs
+    host RuntimeClasses only when asked (loft-sh/vcluster@v0.36.1 chart/values.yaml:244-246, enabled: false;
+    pkg/controllers/resources/register.go:69; chart/templates/clusterrole.yaml:96-100 grants the read)."""
+    tenant = {"name": "t1", "queues": ["team"]}
+    work = [{"name": "w", "kind": "Deployment", "tenant": "t1", "queue": "team", "image": "x", "gpu": 1}]
+    run_program(mocks, merged(base_raw(), gpu=gpu("device-plugin"), tenants=[tenant], workloads=work))
+    assert _pod_spec(mocks, "kaistack-workloads-w")["runtimeClassName"] == "nvidia"
+    values = inputs(named(mocks.resources, "kaistack-t1-vcluster"))["values"]
+    assert values["sync"]["fromHost"]["runtimeClasses"] == {"enabled": True}
+
+
+@pytest.mark.parametrize("mode", ["fake", "gpu-operator"])
+def test_tenants_sync_no_runtime_classes_where_pods_name_none(mocks, mode):
+    run_program(mocks, merged(base_raw(), gpu=gpu(mode), tenants=[{"name": "t1", "queues": ["team"]}]))
+    values = inputs(named(mocks.resources, "kaistack-t1-vcluster"))["values"]
+    assert "runtimeClasses" not in values["sync"]["fromHost"]
+
+
 def test_gpu_operator_pods_rely_on_cdi_and_name_no_runtime_class(mocks):
     """GPU Operator >= v25.10 turns CDI on by default (NVIDIA/gpu-operator commit 67d2e125c, first in
     v25.10.0; the pin is v26.7.0): devices reach any pod without a runtime class."""

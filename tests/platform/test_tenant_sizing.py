@@ -17,9 +17,10 @@ from typing import Any
 
 import pytest
 import yaml
+from platform_testlib import base_raw, merged
 
 from kaistack.declaration import tenant_sizing
-from kaistack.declaration.parse import ConfigError
+from kaistack.declaration.parse import ConfigError, parse_config
 from kaistack.ops.render import render_stack
 from kaistack.stack.load import load_stack
 from placement.quantity import Quantity
@@ -168,3 +169,46 @@ def test_an_explicit_quota_below_the_need_names_the_workloads(tmp_path: Path) ->
         load_stack(tmp_path, "small")
     assert "llm-finetune 48" in str(err.value)
     assert "vCluster itself 220m" in str(err.value)
+
+
+# --- objects other components write into the tenant's host namespace -------------------------------------
+
+
+def _tenant_config(workloads: list[dict[str, Any]], nodes: int = 2) -> Any:
+    raw = merged(base_raw(), tenants=[{"name": "t1", "queues": ["team"]}], workloads=workloads)
+    raw["cluster"]["nodePools"][0]["count"] = nodes
+    return parse_config(raw)
+
+
+def _quota(config: Any) -> dict[str, str]:
+    tenant = config.tenants[0]
+    return tenant_sizing.tenant_quota(config, tenant, tenant_sizing.exposure(config, tenant))
+
+
+def _shared(replicas: int) -> dict[str, Any]:
+    return {"name": "s", "kind": "Deployment", "tenant": "t1", "queue": "team", "image": "x",
+            "replicas": replicas, "gpuFraction": 0.25, "cpu": "10m", "memory": "16Mi"}  # fmt: skip
+
+
+def test_each_shared_gpu_pod_adds_the_binders_two_config_maps_to_the_chart_default() -> None:
+    """kai-scheduler/KAI-Scheduler@v0.17.0 pkg/binder/plugins/gpusharing/gpu_sharing.go L63-71: the binder
+    upserts the capabilities ConfigMap and its -evar twin (gpusharingconfigmap/config_map.go L168) in the
+    pod's namespace, which is the tenant's host namespace for a synced pod."""
+    assert _quota(_tenant_config([_shared(30)]))["count/configmaps"] == "160"
+
+
+def test_whole_gpu_tenants_keep_the_chart_default_config_maps() -> None:
+    whole = {**_shared(30), "gpuFraction": None, "gpu": 1}
+    assert _quota(_tenant_config([whole]))["count/configmaps"] == "100"
+
+
+def test_endpoints_follow_the_services_of_a_large_cluster() -> None:
+    """One kubelet Service per host node (loft-sh/vcluster@v0.36.1 pkg/controllers/resources/nodes/nodeservice/
+    node_service.go L155-172) has a selector, so each gets an Endpoints object: 60 nodes + the vCluster's 3."""
+    quota = _quota(_tenant_config([], nodes=60))
+    assert quota["count/services"] == "63"
+    assert quota["count/endpoints"] == "63"
+
+
+def test_a_small_cluster_keeps_the_chart_default_endpoints() -> None:
+    assert _quota(_tenant_config([], nodes=2))["count/endpoints"] == "40"
