@@ -30,6 +30,14 @@ DEVICE_PLUGIN_TOLERATIONS = [
     {"key": "CriticalAddonsOnly", "operator": "Exists"},
     {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"},
 ]
+# NVIDIA/gpu-operator@v26.7.0 deployments/gpu-operator/values.yaml: `daemonsets.tolerations` (L45-48, every
+# operand: device plugin, GFD, validators, toolkit) and `node-feature-discovery.worker.tolerations`
+# (L631-638; NFD's labels are what the operator selects GPU nodes by). Kept when pool taints are added.
+GPU_OPERATOR_TOLERATIONS = [{"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}]
+NFD_WORKER_TOLERATIONS = [
+    {"key": "node-role.kubernetes.io/control-plane", "operator": "Equal", "value": "", "effect": "NoSchedule"},
+    {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"},
+]
 
 
 def fake_gpu_values(config: StackConfig) -> dict[str, Any]:
@@ -108,6 +116,11 @@ def gpu_operator_values(config: StackConfig) -> dict[str, Any]:
         "toolkit": {"enabled": settings.toolkit and not preinstalled},
         "dcgmExporter": {"enabled": settings.dcgm_exporter},
     }
+    extra = _pool_tolerations(config)
+    if extra:
+        # Operands that do not tolerate a GPU pool's taint never run there: no device plugin, no GPUs.
+        values["daemonsets"] = {"tolerations": [*GPU_OPERATOR_TOLERATIONS, *extra]}
+        values["node-feature-discovery"] = {"worker": {"tolerations": [*NFD_WORKER_TOLERATIONS, *extra]}}
     if settings.time_slicing is not None:
         values["devicePlugin"] = {
             "config": {

@@ -60,7 +60,7 @@ def _config(tag: str, **kai: Any) -> StackConfig:
     gpu_mode = "device-plugin" if kai.pop("real_gpus", False) else "fake"
     raw = {
         "cluster": {"provider": "kind", "nodePools": [{"name": "gpu", "gpus": 2, "taints": [
-            {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]}]},
+            {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]}]},
         "gpu": {"mode": gpu_mode},
         "queues": [{"name": "q"}],
         "kai": {"version": tag, **kai},

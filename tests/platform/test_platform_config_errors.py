@@ -105,6 +105,11 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
         lambda r: r["cluster"]["nodePools"][0].update(mig={"1g.10gb": 1}),
         "kaistack:cluster.nodePools[0].mig: MIG profile '1g.10gb' must look like 'nvidia.com/mig-1g.10gb'",
     ),
+    "fake-gpus-on-a-pool-with-another-taint": (
+        lambda r: r["cluster"]["nodePools"][0].update(taints=[{"key": "dedicated", "effect": "NoExecute"}]),
+        "kaistack:cluster.nodePools[0].taints[0]: dedicated (NoExecute) on GPU pool 'gpu' keeps the fake GPU "
+        "operator's device plugin off it",
+    ),
     "mig-profile-in-other-digits": (
         lambda r: r["cluster"]["nodePools"][0].update(mig={"nvidia.com/mig-\u0661g.\u0661\u0660gb": 1}),
         "kaistack:cluster.nodePools[0].mig: MIG profile 'nvidia.com/mig-\u0661g.\u0661\u0660gb' must look like",

@@ -127,6 +127,28 @@ def test_gpu_operator_on_kind_runs_in_nvkind_minimal_mode(mocks):
     assert operator["values"]["dcgmExporter"] == {"enabled": True}
 
 
+def test_gpu_operator_operands_and_nfd_tolerate_the_gpu_pools_taints(mocks):
+    """NVIDIA/gpu-operator@v26.7.0 deployments/gpu-operator/values.yaml L45-48 (daemonsets.tolerations: only
+    nvidia.com/gpu) and L631-638 (node-feature-discovery.worker.tolerations): a pool tainted otherwise gets
+    no operands. The chart defaults stay first."""
+    raw = merged(base_raw(), gpu=gpu("gpu-operator"))
+    raw["cluster"]["nodePools"][0]["taints"] = [{"key": "dedicated", "value": "ml", "effect": "NoExecute"}]
+    run_program(mocks, raw)
+    values = inputs(release(mocks.resources, "gpu-operator"))["values"]
+    chart = yaml.safe_load((ROOT / "tests" / "data" / "schemas" / "gpu-operator-values-v26.7.0.yaml").read_text())
+    pool = {"key": "dedicated", "operator": "Exists", "effect": "NoExecute"}
+    assert values["daemonsets"]["tolerations"] == [*chart["daemonsets"]["tolerations"], pool]
+    nfd = chart["node-feature-discovery"]["worker"]["tolerations"]
+    assert values["node-feature-discovery"]["worker"]["tolerations"] == [*nfd, pool]
+
+
+def test_gpu_operator_keeps_its_default_tolerations_without_pool_taints(mocks):
+    run_program(mocks, merged(base_raw(), gpu=gpu("gpu-operator")))
+    values = inputs(release(mocks.resources, "gpu-operator"))["values"]
+    assert "daemonsets" not in values
+    assert "node-feature-discovery" not in values
+
+
 def test_gpu_operator_on_an_existing_cluster_honours_the_toggles(mocks):
     """Driver on, toolkit and DCGM exporter off as configured; time-slicing via devicePlugin.config."""
     settings = {"toolkit": False, "dcgmExporter": False, "timeSlicing": {"replicas": 2}}

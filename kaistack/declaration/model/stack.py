@@ -8,6 +8,7 @@ from typing import Annotated
 from pydantic import Field, model_validator
 
 from kaistack.declaration import limits, tenant_sizing
+from kaistack.declaration.kai_api import GPU_RESOURCE
 from kaistack.declaration.model.base import TENANT_NODE_PORT_BASE, Model
 from kaistack.declaration.model.cluster import ClusterConfig, eks_shape_problems
 from kaistack.declaration.model.gpu import GpuConfig
@@ -103,6 +104,8 @@ class StackConfig(Model):
             )
         if self.gpu.mode == "fake" and not any(p.gpu_count for p in self.cluster.node_pools):
             problems.append("gpu.mode: 'fake' needs at least one cluster.nodePools entry with gpus > 0")
+        if self.gpu.mode == "fake":
+            problems += _fake_gpu_taint_problems(self)
         if self.gpu.mode == "fake" and self.cluster.provider == "eks":
             problems.append("gpu.mode: 'fake' is for kind/existing clusters; EKS pools have real GPUs")
         if self.gpu.device_plugin.time_slicing is not None and self.gpu.mode != "device-plugin":
@@ -115,6 +118,23 @@ class StackConfig(Model):
             # One problem per line, each starting with its own key path (kaistack.declaration.parse splits them).
             raise ValueError("\n".join(problems))
         return self
+
+
+def _fake_gpu_taint_problems(stack: StackConfig) -> list[str]:
+    """The fake GPU operator's device plugin and status exporter tolerate nvidia.com/gpu only, and the chart
+    has no value to add more (run-ai/fake-gpu-operator@v0.2.0 deploy/fake-gpu-operator/templates/
+    device-plugin/_helpers.tpl L58-61, status-exporter/_helpers.tpl L71-74): a GPU pool with any other
+    scheduling taint would get no fake GPUs."""
+    return [
+        f"cluster.nodePools[{i}].taints[{j}]: {taint.key} ({taint.effect}) on GPU pool {pool.name!r} keeps the "
+        "fake GPU operator's device plugin off it (it tolerates only nvidia.com/gpu), so the pool would have no "
+        "GPUs: remove the taint, or use gpu.mode 'device-plugin' or 'gpu-operator', whose DaemonSets kaistack "
+        "gives the pool's tolerations"
+        for i, pool in enumerate(stack.cluster.node_pools)
+        if pool.gpu_count
+        for j, taint in enumerate(pool.taints)
+        if taint.key != GPU_RESOURCE and taint.effect != "PreferNoSchedule"
+    ]
 
 
 def _workload_problems(
