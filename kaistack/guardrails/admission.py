@@ -19,6 +19,10 @@ What is refused (messages name the field and what is allowed):
 - a scheduler other than kai-scheduler (except the kube-system case above);
 - no queue label, or a queue that is not the tenant's (on UPDATE only when the label changes, so a
   policy change never blocks the syncer's updates of running pods);
+- an owner reference (a host ReplicaSet's or Job's pod): KAI's pod-grouper reads the queue and priority
+  labels of the top owner first (KAI@v0.17.0 default_grouper.go:134-147, 322-331), which the policy
+  cannot see; vCluster's synced pods have none (setOwner: false; loft-sh/vcluster@v0.36.1
+  pkg/util/translate/translate.go:39-56 and ResetObjectMetadata, L243-255);
 - `spec.nodeName` set on CREATE (vCluster copies it: the kubelet would run the pod without KAI);
 - `pod-group-name` set by anyone but KAI's pod-grouper, unless it names one of the tenant's own
   PodGroups (KAI's scheduler finds a pod's PodGroup by that name alone, cluster-wide);
@@ -205,6 +209,13 @@ def pod_validations(
             f"|| {unchanged(LABELS, queue_label_key)}",
             f"tenant {tenant}: pods must carry the label {queue_label_key} naming one of the tenant's queues: "
             f"{', '.join(queues)}",
+        ),
+        (
+            "!has(object.metadata.ownerReferences) || size(object.metadata.ownerReferences) == 0 || "
+            f"({IS_UPDATE} && has(oldObject.metadata.ownerReferences) && "
+            "oldObject.metadata.ownerReferences == object.metadata.ownerReferences)",
+            f"tenant {tenant}: pods here must not have owners; KAI takes a pod's queue and priority from its top "
+            "owner first, which this policy cannot see (the vCluster's synced pods have none)",
         ),
         (
             f"!({IS_CREATE}) || !has(object.spec.nodeName) || object.spec.nodeName == ''",

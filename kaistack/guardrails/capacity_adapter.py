@@ -29,7 +29,7 @@ from kaistack.capacity.check import check
 from kaistack.declaration import kai_api
 from kaistack.declaration.marks import PLATFORM_TYPE
 from kaistack.declaration.parse import ConfigError, parse_config
-from kaistack.guardrails.facts import StackFacts, workload_tenant
+from kaistack.guardrails.facts import StackFacts, through_vcluster, workload_tenant
 from kaistack.guardrails.gpu_requests import fraction_ok as valid_fraction
 from kaistack.guardrails.gpu_requests import positive_uint64 as valid_count
 from kaistack.guardrails.gpu_requests import uint64_of
@@ -99,10 +99,10 @@ def _workload(wl: Workload, t: PodTemplate, facts: StackFacts, name: str) -> dic
     work: dict[str, Any] = {"name": name, "kind": kind, "namespace": _dns(wl.namespace), "cpu": cpu, "memory": memory}
     first = t.containers()[0] if t.containers() else {}
     work["image"] = str(first.get("image") or "unknown")
-    tenant, _ = workload_tenant(wl, facts.tenants or ())
+    tenant, how = workload_tenant(wl, facts.tenants or ())
     if tenant:
         work["tenant"] = tenant
-    queue, _ = queue_label(wl, t, facts.queue_label_key, top_owner=tenant is None)
+    queue, _ = queue_label(wl, t, facts.queue_label_key, top_owner=not through_vcluster(how))
     if queue:
         work["queue"] = queue
     spec = mapping(wl.res.props.get("spec"))

@@ -121,6 +121,16 @@ def _tenant_scoped_name(urn: str | None) -> str:
     return parts[3]
 
 
+HOST_NAMESPACE = "host namespace"
+
+
+def through_vcluster(how: str) -> bool:
+    """Whether a workload found by `workload_tenant` goes through the tenant's vCluster, so the host sees bare
+    pods (setOwner: false) and KAI reads only the pod's labels. One written straight into the tenant's host
+    namespace keeps its owners there, and KAI's pod-grouper reads the top owner's labels first."""
+    return bool(how) and not how.startswith(HOST_NAMESPACE)
+
+
 def workload_tenant(wl: Workload, tenants: Sequence[TenantFacts]) -> tuple[str | None, str]:
     """Which tenant a workload belongs to, and how we know: its label, its host namespace, or the
     vCluster provider / Tenant component it was created through."""
@@ -129,7 +139,7 @@ def workload_tenant(wl: Workload, tenants: Sequence[TenantFacts]) -> tuple[str |
         return label, "label kaistack.io/tenant"
     for t in tenants:
         if wl.namespace == t.namespace:
-            return t.name, f"host namespace {t.namespace}"
+            return t.name, f"{HOST_NAMESPACE} {t.namespace}"
     for via, urn in (("provider", wl.res.provider), ("parent", wl.res.parent)):
         name = _tenant_scoped_name(urn)
         for t in tenants if name else ():

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kaistack.declaration import kai_api
-from kaistack.guardrails.facts import LEGACY_QUEUE_LABEL, StackFacts, workload_tenant
+from kaistack.guardrails.facts import LEGACY_QUEUE_LABEL, StackFacts, through_vcluster, workload_tenant
 from kaistack.guardrails.gpu_requests import gpu_request_problems, quota_unit_problems, uint64_of
 from kaistack.guardrails.podspec import (
     FRACTION,
@@ -97,8 +97,9 @@ def kai_queue_label(res: Res, s: Settings, facts: StackFacts) -> list[str]:
     key = s.queue_label_key or facts.queue_label_key
     leaves = s.queues if s.queues is not None else facts.leaf_queues
     listed = f" (declared leaf queues: {', '.join(sorted(leaves))})" if leaves else ""
-    tenant, _ = workload_tenant(wl, facts.tenants or ())
-    bare = tenant is not None and bool(wl.templates[0].path)  # a tenant's Deployment/Job/...: bare pods on the host
+    tenant, how = workload_tenant(wl, facts.tenants or ())
+    # A Deployment/Job/... inside a tenant's vCluster: bare pods on the host.
+    bare = through_vcluster(how) and bool(wl.templates[0].path)
     out = []
     for t in wl.templates:
         if t.spec.get("schedulerName") != s.scheduler_name:

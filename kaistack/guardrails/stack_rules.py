@@ -11,7 +11,7 @@ from typing import Any
 
 from kaistack.declaration import kai_api
 from kaistack.guardrails.capacity_adapter import check_capacity
-from kaistack.guardrails.facts import StackFacts, facts_from_platform, platform_props, workload_tenant
+from kaistack.guardrails.facts import StackFacts, facts_from_platform, platform_props, through_vcluster, workload_tenant
 from kaistack.guardrails.podspec import (
     FRACTION,
     MEMORY,
@@ -238,8 +238,9 @@ def tenant_queue_binding(resources: Sequence[Res], s: Settings, facts: StackFact
         for t in wl.templates:
             if t.spec.get("schedulerName") != s.scheduler_name:
                 continue
-            # Inside a vCluster only the pod's labels reach the host (bare pods, setOwner: false).
-            queue, where = queue_label(wl, t, key, top_owner=False)
+            # Inside a vCluster only the pod's labels reach the host (bare pods, setOwner: false); written
+            # straight into the host namespace, the top owner's label comes first.
+            queue, where = queue_label(wl, t, key, top_owner=not through_vcluster(how))
             if queue is None:
                 out.append(
                     Finding(

@@ -131,6 +131,13 @@ def _annotated(pod: dict[str, Any], **annotations: str) -> dict[str, Any]:
     return out
 
 
+def _owned(pod: dict[str, Any], kind: str) -> dict[str, Any]:
+    out = copy.deepcopy(pod)
+    owner = {"apiVersion": "apps/v1", "kind": kind, "name": "w-5d8f", "uid": "0d1c", "controller": True}
+    out["metadata"]["ownerReferences"] = [owner]
+    return out
+
+
 PLAIN = synced_pod()
 PODS: dict[str, Case] = {
     # --- normal tenant and host system pods: admitted -------------------------------------------
@@ -168,6 +175,9 @@ PODS: dict[str, Case] = {
         operation="UPDATE",
         old=_relabelled(PLAIN, **{QUEUE: "test"}),
         offline=False,
+    ),
+    "an owned pod from before the policy, updated unchanged": Case(
+        _owned(PLAIN, "ReplicaSet"), True, operation="UPDATE", old=_owned(PLAIN, "ReplicaSet"), offline=False
     ),
     "KAI's pod-grouper adds pod-group-name": Case(
         _annotated(PLAIN, **{"pod-group-name": "pg-p-1234"}),
@@ -279,6 +289,17 @@ PODS: dict[str, Case] = {
         direct_pod(spec={"nodeName": "gpu-node"}),
         False,
         user="system:serviceaccount:kube-system:replicaset-controller",
+    ),
+    # The pod-grouper reads the top owner's queue label first (KAI@v0.17.0 default_grouper.go:134-147): the
+    # ReplicaSet's Deployment could name any queue, which the pod's CREATE does not show.
+    "direct pod owned by a host ReplicaSet": Case(
+        _owned(direct_pod(), "ReplicaSet"),
+        False,
+        user="system:serviceaccount:kube-system:replicaset-controller",
+        offline=False,
+    ),
+    "owner reference added while running": Case(
+        _owned(PLAIN, "Job"), False, operation="UPDATE", old=PLAIN, offline=False
     ),
     "direct pod forging the syncer's managed-by label": Case(
         _relabelled(direct_pod(labels={QUEUE: "test"}), **{"vcluster.loft.sh/managed-by": "team-a"}),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from policy_builders import FACTS, UNKNOWN, container, pod, queue, release, res
+from policy_builders import FACTS, UNKNOWN, container, deployment, pod, queue, release, res
 from pulumi_policy.proxy import UnknownValueError
 
 from kaistack.guardrails.facts import StackFacts, TenantFacts
@@ -208,6 +208,22 @@ def test_tenant_is_known_from_the_host_namespace() -> None:
     found = _messages(tenant_queue_binding([r], Settings(), FACTS))
     assert len(found) == 1
     assert "of tenant beta (host namespace vcluster-beta)" in found[0]
+
+
+def test_a_host_deployment_in_a_tenants_namespace_is_judged_by_its_own_queue_label() -> None:
+    """Written straight into the host namespace it keeps its owners, and KAI's pod-grouper takes the top
+    owner's queue label before the pod's (KAI@v0.17.0 pkg/podgrouper/podgrouper/plugins/defaultgrouper/
+    default_grouper.go:134-147): the pods run in queue test, whatever their template says."""
+    props = deployment(name="d", namespace="vcluster-beta", queue="team-b", top_labels={"kai.scheduler/queue": "test"})
+    found = _messages(tenant_queue_binding([res("Deployment", props)], Settings(), FACTS))
+    assert len(found) == 1
+    assert "of tenant beta (host namespace vcluster-beta) uses queue test (metadata.labels)" in found[0]
+
+
+def test_a_tenant_deployment_through_its_vcluster_is_judged_by_its_pods_label() -> None:
+    """Through the vCluster (setOwner: false) the host sees bare pods: the Deployment's label never reaches KAI."""
+    props = deployment(name="d", queue="team-a", top_labels={"kai.scheduler/queue": "team-b"})
+    assert tenant_queue_binding([res("Deployment", props, provider=TENANT_PROVIDER)], Settings(), FACTS) == []
 
 
 def test_tenant_workload_without_a_queue_is_flagged() -> None:
