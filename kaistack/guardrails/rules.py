@@ -129,6 +129,11 @@ def kai_queue_label(res: Res, s: Settings, facts: StackFacts) -> list[str]:
                     f"no {key} label {where}: KAI puts the pod in default-queue (quota 0 in the chart defaults); "
                     f"add {key}: <leaf queue>{listed}"
                 )
+        elif not queue:
+            # CalcPodGroupQueue (KAI@v0.17.0 default_grouper.go:134-146) returns the first label found, even
+            # empty: the PodGroup names queue "", which no Queue can be called.
+            out.append(f"{where} {key} is empty: KAI takes it as the queue's name and no queue has it: add {key}: "
+                       f"<leaf queue>{listed}")  # fmt: skip
         elif leaves is not None and queue not in leaves:
             out.append(f"{where} {key}: {queue} is not a declared leaf queue (KAI only schedules leaf queues){listed}")
     return _unique(out)
@@ -143,7 +148,9 @@ def chart_name(res: Res) -> str | None:
     if res.type in HELM_TYPES:
         chart = props.get("chart")
     elif kind_of(res.type) == "HelmRelease":  # Flux (lint of GitOps repos)
-        chart = dig(props, "spec", "chart", "spec", "chart")
+        # spec.chart.spec.chart, or spec.chartRef naming an OCIRepository/HelmChart source: its name is all
+        # the release shows (a source named otherwise is not recognised).
+        chart = dig(props, "spec", "chart", "spec", "chart") or dig(props, "spec", "chartRef", "name")
     else:
         return None
     if not isinstance(chart, str) or not chart:

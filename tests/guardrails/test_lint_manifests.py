@@ -280,3 +280,16 @@ def test_flux_vcluster_release_without_set_owner_false_is_flagged(tmp_path: Path
     assert [(v.policy, v.kind, v.name) for v in result.violations] == [
         ("vcluster-set-owner-false", "HelmRelease", "my-vcluster")
     ]
+
+
+def test_flux_vcluster_release_from_a_chart_ref_is_checked(tmp_path: Path) -> None:
+    """Flux helm-controller v2 `spec.chartRef` (an OCIRepository or HelmChart source) instead of spec.chart."""
+    release = yaml.safe_load(Path(_file("001-vcluster-helmrelease.yaml")).read_text())
+    del release["spec"]["chart"]
+    release["spec"]["chartRef"] = {"kind": "OCIRepository", "name": "vcluster"}
+    del release["spec"]["values"]["experimental"]
+    path = tmp_path / "vcluster.yaml"
+    path.write_text(yaml.safe_dump(release))
+    found = lint_paths([str(path)], StackFacts()).violations
+    assert [(v.policy, v.name) for v in found] == [("vcluster-set-owner-false", "my-vcluster")]
+    assert "setOwner is unset" in found[0].message

@@ -162,6 +162,15 @@ def test_deployment_without_queue_label_names_both_places() -> None:
     assert "on the Deployment (metadata.labels) or its pod template (spec.template.metadata.labels)" in found[0]
 
 
+def test_an_empty_queue_label_is_flagged_without_a_stack() -> None:
+    """KAI@v0.17.0 default_grouper.go:134-146: the first queue label found wins, even when empty."""
+    found = kai_queue_label(res("Pod", pod(queue="")), Settings(), NO_FACTS)
+    assert found == [
+        "metadata.labels kai.scheduler/queue is empty: KAI takes it as the queue's name and no queue has it: add "
+        "kai.scheduler/queue: <leaf queue>"
+    ]
+
+
 def test_queue_label_on_the_top_owner_suffices() -> None:
     props = deployment(queue=None, top_labels={"kai.scheduler/queue": "team-a"})
     assert kai_queue_label(res("Deployment", props), Settings(), FACTS) == []
