@@ -60,6 +60,30 @@ _NOT_WORKLOADS = frozenset(
         "PersistentVolumeClaim", "StorageClass", "RuntimeClass",
     }
 )  # fmt: skip
+# The API groups those kind names belong to. A kind is read by the tables above only in its own group: a
+# Knative Service (serving.knative.dev) runs pods, a Volcano Job (batch.volcano.sh) keeps them in
+# spec.tasks[].template; both are searched like any other custom kind.
+_GROUPS: dict[str, frozenset[str]] = {
+    **dict.fromkeys(
+        ("Pod", "ReplicationController", "PodTemplate", "Namespace", "ConfigMap", "Secret", "Service",
+         "ServiceAccount", "ResourceQuota", "LimitRange", "PersistentVolumeClaim"),
+        frozenset({"core"}),
+    ),
+    **dict.fromkeys(("Deployment", "StatefulSet", "ReplicaSet", "DaemonSet"), frozenset({"apps", "extensions"})),
+    **dict.fromkeys(("Job", "CronJob"), frozenset({"batch"})),
+    **dict.fromkeys(("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"),
+                    frozenset({"rbac.authorization.k8s.io"})),
+    **dict.fromkeys(("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"),
+                    frozenset({"admissionregistration.k8s.io"})),
+    **dict.fromkeys(_REPLICA_SPECS, frozenset({"kubeflow.org"})),
+    "CustomResourceDefinition": frozenset({"apiextensions.k8s.io"}),
+    "Queue": frozenset({"scheduling.run.ai"}),
+    "PriorityClass": frozenset({"scheduling.k8s.io"}),
+    "NetworkPolicy": frozenset({"networking.k8s.io"}),
+    "Ingress": frozenset({"networking.k8s.io", "extensions"}),
+    "StorageClass": frozenset({"storage.k8s.io"}),
+    "RuntimeClass": frozenset({"node.k8s.io"}),
+}  # fmt: skip
 _SEARCH_DEPTH = 8
 
 
@@ -151,6 +175,15 @@ def kind_of(resource_type: str) -> str:
     return split[1] if split else resource_type.rsplit(":", 1)[-1]
 
 
+def builtin_kind(resource_type: str) -> str | None:
+    """The kind when the tables above know it in this API group; None for a custom kind of the same name."""
+    parts = resource_type.split(":")
+    if len(parts) != 3 or parts[0] != "kubernetes":
+        return None
+    group = parts[1].rpartition("/")[0] or "core"
+    return parts[2] if group in _GROUPS.get(parts[2], ()) else None
+
+
 def urn_types(urn: str) -> list[str]:
     """The type chain of a URN (`...::parentType$childType::name`), outermost first."""
     parts = urn.split("::")
@@ -172,9 +205,10 @@ def workload(res: Res) -> Workload | None:
     if res.type in HELM_TYPES or not res.type.startswith("kubernetes:"):
         return None
     kind = kind_of(res.type)
-    if kind in _NOT_WORKLOADS:
+    known = builtin_kind(res.type)
+    if known in _NOT_WORKLOADS:
         return None
-    templates = tuple(pod_templates(kind, res.props))
+    templates = tuple(pod_templates(known or "", res.props))
     if not templates:
         return None
     meta = mapping(res.props.get("metadata"))

@@ -9,6 +9,7 @@ from policy_builders import FACTS, KAI, UNKNOWN, container, deployment, pod, pod
 from pulumi_policy.proxy import UnknownValueError
 
 from kaistack.guardrails.facts import StackFacts
+from kaistack.guardrails.podspec import Res
 from kaistack.guardrails.rules import kai_queue_label, kai_scheduler_name
 from kaistack.guardrails.settings import Settings, settings
 
@@ -132,6 +133,30 @@ def test_every_workload_kind_is_checked(kind: str) -> None:
     found = kai_scheduler_name(res(kind, _owner(kind, scheduler=None)), Settings(), NO_FACTS)
     assert found
     assert all("but the pod requests GPUs" in m for m in found)
+
+
+def _custom(type_token: str, spec: dict[str, Any]) -> Res:
+    props = {"metadata": {"name": "w", "namespace": "ml"}, "spec": spec}
+    return Res(type=type_token, name="w", props=props, urn=f"urn:pulumi:dev::kaistack::{type_token}::w")
+
+
+@pytest.mark.parametrize(
+    ("type_token", "spec"),
+    [
+        # A Knative Service is a workload, unlike a core Service of the same kind name.
+        ("kubernetes:serving.knative.dev/v1:Service", {"template": pod_template(scheduler=None)}),
+        # A Volcano Job keeps its pods in spec.tasks[].template, unlike a batch/v1 Job.
+        (
+            "kubernetes:batch.volcano.sh/v1alpha1:Job",
+            {"tasks": [{"name": "t", "template": pod_template(scheduler=None)}]},
+        ),
+    ],
+    ids=["knative-service", "volcano-job"],
+)
+def test_custom_kinds_named_like_built_in_ones_are_searched(type_token: str, spec: dict[str, Any]) -> None:
+    found = kai_scheduler_name(_custom(type_token, spec), Settings(), NO_FACTS)
+    assert found
+    assert "but the pod requests GPUs" in found[0]
 
 
 def test_unknown_scheduler_name_is_not_reported_but_raised_for_the_sdk() -> None:
