@@ -8,6 +8,7 @@ the program at module level.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +17,27 @@ import pytest
 from kaistack.ops.mocks import MockSession
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
+
+
+# Variables that would make a test's result depend on the machine: AWS credentials and endpoints (a
+# stack with discovery on would call real EC2), a kubeconfig, a Pulumi run's config, kaistack's own
+# switches (KAISTACK_PROGRESS adds stderr lines), git's global config. Tests that need one set it themselves.
+_SCRUBBED_PREFIXES = ("AWS_", "KAISTACK_")
+_SCRUBBED = ("KUBECONFIG", "PULUMI_CONFIG", "PULUMI_STACK", "PULUMI_PROJECT")
+
+
+@pytest.fixture(autouse=True)
+def hermetic_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    for key in list(os.environ):
+        if key.startswith(_SCRUBBED_PREFIXES) or key in _SCRUBBED:
+            monkeypatch.delenv(key)
+    nowhere = tmp_path_factory.getbasetemp() / "no-aws"
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(nowhere / "config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(nowhere / "credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    # Tests that make git repositories: the user's global config (commit.gpgsign, hooks) stays out.
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
 
 
 @pytest.fixture

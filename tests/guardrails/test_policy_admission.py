@@ -325,17 +325,21 @@ def cel_denials(policy: dict[str, Any], case: Case) -> list[str]:
         "request": celpy.json_to_cel({"operation": case.operation, "userInfo": {"username": case.user}}),
     }
     for condition in policy["spec"]["matchConditions"]:
-        if not _evaluate(env, condition["expression"], activation):
+        applies = _evaluate(env, condition["expression"], activation)
+        if applies is None:
+            return [f"matchCondition {condition['name']} failed to evaluate"]  # failurePolicy Fail rejects
+        if not applies:
             return []  # the policy does not apply
     return [v["message"] for v in policy["spec"]["validations"] if not _evaluate(env, v["expression"], activation)]
 
 
-def _evaluate(env: celpy.Environment, expression: str, activation: dict[str, Any]) -> bool:
+def _evaluate(env: celpy.Environment, expression: str, activation: dict[str, Any]) -> bool | None:
+    """The expression's truth, or None when it errors or is not a boolean."""
     try:
         result = env.program(env.compile(expression)).evaluate(activation)
     except celpy.CELEvalError:
-        return False
-    return isinstance(result, celpy.celtypes.BoolType) and bool(result)
+        return None
+    return bool(result) if isinstance(result, celpy.celtypes.BoolType) else None
 
 
 TENANT_RULES = {"requireInTenantNamespaces": True, "tenantNamespaces": [HOST_NAMESPACE]}

@@ -169,7 +169,9 @@ def test_unknown_scheduler_name_is_not_reported_but_raised_for_the_sdk() -> None
 
 def test_unknown_values_elsewhere_do_not_stop_the_check() -> None:
     props = pod(scheduler=None, containers=[container(gpus=1, image=UNKNOWN)])
-    assert kai_scheduler_name(res("Pod", props), Settings(), NO_FACTS)
+    found = kai_scheduler_name(res("Pod", props), Settings(), NO_FACTS)
+    assert len(found) == 1
+    assert "spec.schedulerName is unset (default-scheduler) but the pod requests GPUs" in found[0]
 
 
 # --- kai-queue-label -----------------------------------------------------------------------------

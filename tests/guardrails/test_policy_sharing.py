@@ -89,8 +89,9 @@ def test_vcluster_chart_names_are_configurable() -> None:
 
 def test_unknown_vcluster_values_are_raised_for_the_sdk() -> None:
     values = {"experimental": {"syncSettings": {"setOwner": UNKNOWN}}}
-    with pytest.raises(UnknownValueError):
+    with pytest.raises(UnknownValueError) as err:
         vcluster_set_owner_false(_vcluster(values), Settings(), NO_FACTS)
+    assert "setOwner" in err.value.message
 
 
 # --- kai-gpu-sharing-annotations -----------------------------------------------------------------
@@ -150,8 +151,9 @@ def test_sharing_annotation_on_the_deployment_instead_of_the_pod_is_flagged() ->
 
 def test_unknown_fraction_is_raised_for_the_sdk() -> None:
     props = pod(annotations={"gpu-fraction": UNKNOWN}, containers=[container()])
-    with pytest.raises(UnknownValueError):
+    with pytest.raises(UnknownValueError) as err:
         kai_gpu_sharing_annotations(res("Pod", props), Settings(), NO_FACTS)
+    assert "gpu-fraction" in err.value.message
 
 
 # --- gpu-memory-utilization-within-fraction ------------------------------------------------------
@@ -277,8 +279,9 @@ def test_whole_gpu_pods_are_not_judged() -> None:
 
 def test_unknown_arguments_are_raised_for_the_sdk() -> None:
     r = _vllm_pod({"gpu-fraction": "0.5"}, args=UNKNOWN)  # type: ignore[arg-type]
-    with pytest.raises(UnknownValueError):
+    with pytest.raises(UnknownValueError) as err:
         _check(r)
+    assert "args" in err.value.message
 
 
 @pytest.mark.parametrize(

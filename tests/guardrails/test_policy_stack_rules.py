@@ -125,8 +125,9 @@ def test_children_of_an_unlimited_parent_are_not_summed() -> None:
 
 
 def test_unknown_quota_is_raised_for_the_sdk() -> None:
-    with pytest.raises(UnknownValueError):
+    with pytest.raises(UnknownValueError) as err:
         kai_queue_tree(_queues(queue("a", gpu=(UNKNOWN, -1, 1))), Settings(), NO_FACTS)  # type: ignore[arg-type]
+    assert "quota" in err.value.message
 
 
 # --- kai-gpu-sharing-enabled ---------------------------------------------------------------------

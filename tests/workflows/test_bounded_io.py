@@ -21,6 +21,8 @@ from kaistack.declaration import limits
 from kaistack.ops import safe_write
 
 ZERO = Path("/dev/zero")
+# The repository's own project, named so that a test does not depend on the directory pytest runs in.
+PROJECT = ("--project", str(Path(__file__).resolve().parents[2]))
 
 
 @pytest.mark.skipif(not ZERO.exists(), reason="needs /dev/zero")
@@ -59,7 +61,7 @@ def test_a_kubeconfig_that_is_not_utf8_is_an_environment_problem(
 ) -> None:
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_bytes(b"\x00\xff")
-    assert main(["verify", "--stack", "dev", "--kubeconfig", str(kubeconfig)]) == 3
+    assert main(["verify", "--stack", "dev", "--kubeconfig", str(kubeconfig), *PROJECT]) == 3
     assert "cannot read kubeconfig" in capsys.readouterr().err
 
 
@@ -111,7 +113,7 @@ def test_schema_output_refuses_a_read_only_file(tmp_path: Path, capsys: pytest.C
 def test_check_html_into_a_missing_directory_is_an_environment_problem(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["check", "--stack", "dev", "--html", str(tmp_path / "no" / "page.html")]) == 3
+    assert main(["check", "--stack", "dev", "--html", str(tmp_path / "no" / "page.html"), *PROJECT]) == 3
     assert "could not write page.html" in capsys.readouterr().err
 
 
@@ -153,7 +155,7 @@ def test_lint_of_a_directory_without_manifests_is_an_error(tmp_path: Path, capsy
 def test_validate_with_a_policy_pack_that_is_not_there_is_a_usage_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["validate", "--stack", "dev", "--policy-pack", str(tmp_path / "nope")]) == 2
+    assert main(["validate", "--stack", "dev", "--policy-pack", str(tmp_path / "nope"), *PROJECT]) == 2
     assert "no policy pack there (no __main__.py)" in capsys.readouterr().err
 
 
@@ -168,11 +170,11 @@ def test_dev_stdout_is_written_through_the_stream_keeping_what_it_appends_to(
 @pytest.mark.parametrize(
     ("argv", "code"),
     [
-        (["check", "--stack", "nope"], 2),
-        (["render", "--stack", "nope"], 2),
+        (["check", "--stack", "nope", *PROJECT], 2),
+        (["render", "--stack", "nope", *PROJECT], 2),
         (["simulate", "/nonexistent/scenario.yaml"], 2),
         (["diagnose", "--from-dump", "/nonexistent/dump.yaml"], 2),
-        (["verify", "--stack", "dev", "--kubeconfig", "/nonexistent/kubeconfig"], 3),
+        (["verify", "--stack", "dev", "--kubeconfig", "/nonexistent/kubeconfig", *PROJECT], 3),
     ],
     ids=["check", "render", "simulate", "diagnose", "verify"],
 )
