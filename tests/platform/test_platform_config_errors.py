@@ -118,6 +118,10 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
         lambda r: r.update(kai={"version": "v\u0660.\u0661\u0667.\u0660"}),
         "kaistack:kai.version: must be a KAI release tag with the 'v' prefix, like 'v0.17.0'",
     ),
+    "block-nvidia-visible-devices-before-v0-16": (
+        lambda r: r.update(kai={"version": "v0.15.0", "blockNvidiaVisibleDevices": True}),
+        "kaistack:kai: blockNvidiaVisibleDevices needs KAI >= v0.16.0 (global.blockNvidiaVisibleDevices)",
+    ),
     "kai-version-without-v": (
         lambda r: r.update(kai={"version": "0.17.0"}),
         "kaistack:kai.version: must be a KAI release tag with the 'v' prefix, like 'v0.17.0'",

@@ -231,6 +231,24 @@ def test_a_kai_version_not_checked_at_source_is_refused(version):
         KaiConfig.model_validate({"version": version})
 
 
+def test_kai_blocks_nvidia_visible_devices_where_the_chart_has_it(mocks):
+    """KAI@v0.16.0+ global.blockNvidiaVisibleDevices -> Config spec.admission.blockNvidiaVisibleDevices
+    (deployments/kai-scheduler/templates/_helpers.tpl:247) -> --block-nvidia-visible-devices
+    (pkg/operator/operands/admission/resources.go:405-407) -> the deviceaccess plugin (cmd/admission/main.go:54-56)."""
+    run_program(mocks, base_raw())
+    assert inputs(release(mocks.resources, "kai-scheduler"))["values"]["global"]["blockNvidiaVisibleDevices"] is True
+
+
+def test_kai_before_v0_16_gets_no_block_key(mocks):
+    run_program(mocks, merged(base_raw(), kai={"version": "v0.15.0"}))
+    assert "blockNvidiaVisibleDevices" not in inputs(release(mocks.resources, "kai-scheduler"))["values"]["global"]
+
+
+def test_blocking_nvidia_visible_devices_can_be_turned_off(mocks):
+    run_program(mocks, merged(base_raw(), kai={"blockNvidiaVisibleDevices": False}))
+    assert "blockNvidiaVisibleDevices" not in inputs(release(mocks.resources, "kai-scheduler"))["values"]["global"]
+
+
 def test_kai_memory_isolation_enables_hamicore_and_installs_the_isolator(mocks):
     """binder.plugins.hamicore.enabled + HAMi's kai-resource-isolator after KAI."""
     raw = merged(base_raw(), gpu=gpu("device-plugin"), kai={"sharing": "isolated"})

@@ -36,6 +36,14 @@ class KaiConfig(Model):
         default="nvidia", description="RuntimeClass KAI injects into fractional pods (none disables)"
     )
     queue_label_key: Text = Field(default=kai_api.QUEUE_LABEL, description="Label that names a pod's queue")
+    # KAI's deviceaccess admission plugin: NVIDIA_VISIBLE_DEVICES=void in containers that ask for no GPU (a
+    # CUDA image's own ENV would otherwise hand them every GPU on nodes whose runtime reads it), any other
+    # value refused. None: on where the chart has it (v0.16.0+).
+    block_nvidia_visible_devices: bool | None = Field(
+        default=None,
+        description="Let KAI block NVIDIA_VISIBLE_DEVICES in containers without a GPU request (default: on, "
+        "KAI >= v0.16.0)",
+    )
     default_queues: DefaultQueues = Field(default=DefaultQueues(), description="KAI's own default queue pair")
     # What `pulumi preview/up` does when the placement checker says declared work stays Pending:
     # fail before creating anything (enforce), log a warning (warn, e.g. an autoscaling cluster), or skip.
@@ -66,6 +74,13 @@ class KaiConfig(Model):
         return self.sharing != "off"
 
     @property
+    def blocks_nvidia_visible_devices(self) -> bool:
+        """Whether kaistack turns on KAI's deviceaccess plugin (an explicit choice, else every version that has it)."""
+        if self.block_nvidia_visible_devices is not None:
+            return self.block_nvidia_visible_devices
+        return tuple(int(p) for p in self.version[1:].split(".")) >= (0, 16, 0)
+
+    @property
     def memory_isolation(self) -> bool:
         """HAMi-core enforces each pod's share of GPU memory (binder hamicore plugin + HAMi's isolator)."""
         return self.sharing == "isolated"
@@ -91,6 +106,11 @@ class KaiConfig(Model):
         tag = tuple(int(p) for p in self.version[1:].split("."))
         if self.memory_isolation and tag < (0, 17, 0):
             raise ValueError(f"sharing: isolated needs KAI >= v0.17.0 (binder hamicore plugin), got {self.version}")
+        if self.block_nvidia_visible_devices and tag < (0, 16, 0):
+            raise ValueError(
+                f"blockNvidiaVisibleDevices needs KAI >= v0.16.0 (global.blockNvidiaVisibleDevices); {self.version} "
+                "has no such admission plugin"
+            )
         if self.queue_label_key != kai_api.QUEUE_LABEL and tag < (0, 16, 0):
             raise ValueError(
                 f"queueLabelKey {self.queue_label_key!r} needs KAI >= v0.16.0 (podgrouper.queueLabelKey); "
