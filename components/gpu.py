@@ -78,11 +78,13 @@ def time_slicing_config(slicing: TimeSlicing) -> str:
 
 
 def _pool_tolerations(config: StackConfig) -> list[dict[str, str]]:
-    extra = []
+    """One per pool taint the charts' defaults (nvidia.com/gpu with NoSchedule) do not already tolerate."""
+    extra: list[dict[str, str]] = []
     for pool in config.cluster.node_pools:
         for taint in pool.taints:
-            if taint.key != GPU_RESOURCE:
-                extra.append({"key": taint.key, "operator": "Exists", "effect": taint.effect})
+            toleration = {"key": taint.key, "operator": "Exists", "effect": taint.effect}
+            if (taint.key, taint.effect) != (GPU_RESOURCE, "NoSchedule") and toleration not in extra:
+                extra.append(toleration)
     return extra
 
 

@@ -78,6 +78,8 @@ GPU_MEMORY_LABEL = "nvidia.com/gpu.memory"  # MiB per GPU; KAI floors it to a mu
 GPU_COUNT_LABEL = "nvidia.com/gpu.count"
 GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"  # the device plugin's default node affinity
+# The variable KAI's deviceaccess admission plugin (global.blockNvidiaVisibleDevices) sets to void.
+NVIDIA_VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
 MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"  # single | mixed
 FAKE_GPU_LABEL = "run.ai/fake.gpu"  # fake-gpu-operator nodes: KAI's binder runs --fake-gpu-nodes
 HOSTNAME_LABEL = "kubernetes.io/hostname"  # the kubelet's, one value per node; a Topology's lowest level only

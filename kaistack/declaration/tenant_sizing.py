@@ -6,7 +6,9 @@ the quota must hold the vCluster itself as well as the tenant's workloads. The c
 `services.nodeports: 0` refuses the vCluster's own NodePort or LoadBalancer Service (loft-sh/vcluster#954).
 
 Quota = max(chart default, what the vCluster needs + what the tenant's workloads need), then the
-stack's explicit `isolation.resourceQuota.quota` entries. An explicit entry below the need is a config
+stack's explicit `isolation.resourceQuota.quota` entries. Services, Endpoints and ConfigMaps that others
+create there (vCluster's node Services, KAI's binder) are added to the chart's default instead, which
+stays the tenant's own room (TENANT_ROOM). An explicit entry below the need is a config
 error naming the resource and the workloads (see `quota_problems`). Every figure used is a constant here,
 each citing its source. The tests check them against the chart at the pinned tag.
 """
@@ -80,9 +82,12 @@ SERVICE_QUOTA = {
 # map and its `-evar` twin: kai-scheduler/KAI-Scheduler@v0.17.0 pkg/binder/plugins/gpusharing/gpu_sharing.go
 # L63-71, pkg/binder/common/gpusharingconfigmap/config_map.go L168).
 CONFIG_MAPS_PER_SHARED_POD = 2
-# Objects kaistack cannot count (the tenant's own ConfigMaps, those vCluster syncs): the chart default
-# stays for them, and what kaistack can count comes on top.
-UNCOUNTED: dict[str, Fraction] = {"count/configmaps": CHART_QUOTA["count/configmaps"]}
+# Objects others create in the namespace besides the tenant (vCluster's node Services and their Endpoints,
+# KAI's ConfigMaps): what kaistack counts of them comes on top of the chart's default, which stays as the
+# tenant's own room. Other keys take the larger of the chart's default and the need.
+TENANT_ROOM: dict[str, Fraction] = {
+    key: CHART_QUOTA[key] for key in ("count/services", "count/endpoints", "count/configmaps")
+}
 _BYTES = {"memory", "ephemeral-storage", "storage"}
 
 
@@ -160,15 +165,16 @@ def tenant_need(config: StackConfig, tenant: Tenant, exposure: str) -> dict[str,
     # Each of those Services has a selector, so the endpoints controller writes an Endpoints object for
     # it (loft-sh/vcluster@v0.36.1 pkg/controllers/resources/nodes/nodeservice/node_service.go L155-172).
     need["count/endpoints"] = need["count/services"]
-    if "count/configmaps" in need:
-        _add(need, UNCOUNTED)
     return need
 
 
 def tenant_quota(config: StackConfig, tenant: Tenant, exposure: str) -> dict[str, str]:
     """The `policies.resourceQuota.quota` map kaistack gives the chart (every key, as Kubernetes strings)."""
     need = tenant_need(config, tenant, exposure)
-    hard = {key: max(CHART_QUOTA.get(key, Fraction(0)), value) for key, value in need.items()}
+    hard = {
+        key: TENANT_ROOM[key] + value if key in TENANT_ROOM else max(CHART_QUOTA.get(key, Fraction(0)), value)
+        for key, value in need.items()
+    }
     for key, value in CHART_QUOTA.items():
         hard.setdefault(key, value)
     out = {key: _format(key, value) for key, value in sorted(hard.items())}
@@ -192,19 +198,15 @@ def quota_problems(config: StackConfig, tenant: Tenant, exposure: str, where: st
             users = _users(config, tenant, key)
             problems.append(
                 f"{where}.isolation.resourceQuota.quota.{key}: {raw} is less than the tenant needs, "
-                f"{_format(key, need[key])} ({_OWN_LABEL[key in UNCOUNTED]} "
+                f"{_format(key, need[key])} (vCluster itself "
                 f"{_format(key, _own(key, exposure))}"
                 f"{'; ' + users if users else ''}): raise it or remove the entry (kaistack derives it)"
             )
     return problems
 
 
-_OWN_LABEL = {False: "vCluster itself", True: "vCluster and objects kaistack cannot count"}
-
-
 def _own(key: str, exposure: str) -> Fraction:
-    parts = (VCLUSTER_OWN, SERVICE_QUOTA[exposure], UNCOUNTED)
-    return sum((part.get(key, Fraction(0)) for part in parts), Fraction(0))
+    return VCLUSTER_OWN.get(key, Fraction(0)) + SERVICE_QUOTA[exposure].get(key, Fraction(0))
 
 
 def _users(config: StackConfig, tenant: Tenant, key: str) -> str:

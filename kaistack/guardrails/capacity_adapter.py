@@ -41,6 +41,7 @@ from kaistack.guardrails.podspec import (
     PodTemplate,
     Res,
     Workload,
+    builtin_kind,
     dig,
     mapping,
     queue_label,
@@ -49,7 +50,7 @@ from kaistack.guardrails.podspec import (
 from kaistack.guardrails.rules import subject
 from kaistack.guardrails.settings import Settings
 from kaistack.guardrails.stack_model import CheckerUnavailable, Finding, queue_decls
-from placement.quantity import cpu_millis, memory_bytes
+from placement.quantity import Quantity, QuantityError, cpu_millis, memory_bytes
 
 KAI_CLASSES = tuple(kai_api.PRIORITY_CLASSES)
 _AS_JOB = ("Job", "StatefulSet", "ReplicaSet")
@@ -83,13 +84,21 @@ def _requests(t: PodTemplate) -> tuple[str, str]:
     return f"{cpu}m", str(memory)
 
 
+_SIMULATED_KINDS = ("Pod", "Deployment", "Job", "PyTorchJob", "StatefulSet", "ReplicaSet")
+
+
 def _gpus(t: PodTemplate) -> int:
-    total = 0.0
+    """Whole GPUs the containers' limits ask for; a value that is no quantity (the API server refuses it,
+    `kaistack lint` names it) counts as none rather than stopping the check (`1e400` overflowed int())."""
+    total = 0
     for c in t.containers():
         value = mapping(dig(c, "resources", "limits")).get(GPU_RESOURCE)
         if value is not None:
-            total += float(str(value))
-    return int(total)
+            try:
+                total += Quantity.parse(value).units
+            except QuantityError:
+                continue
+    return total
 
 
 def _workload(wl: Workload, t: PodTemplate, facts: StackFacts, name: str) -> dict[str, Any]:
@@ -99,10 +108,10 @@ def _workload(wl: Workload, t: PodTemplate, facts: StackFacts, name: str) -> dic
     work: dict[str, Any] = {"name": name, "kind": kind, "namespace": _dns(wl.namespace), "cpu": cpu, "memory": memory}
     first = t.containers()[0] if t.containers() else {}
     work["image"] = str(first.get("image") or "unknown")
-    tenant, how = workload_tenant(wl, facts.tenants or ())
+    tenant, _ = workload_tenant(wl, facts.tenants or ())
     if tenant:
         work["tenant"] = tenant
-    queue, _ = queue_label(wl, t, facts.queue_label_key, top_owner=not through_vcluster(how))
+    queue, _ = queue_label(wl, t, facts.queue_label_key, top_owner=not through_vcluster(wl, facts.tenants or ()))
     if queue:
         work["queue"] = queue
     spec = mapping(wl.res.props.get("spec"))
@@ -290,7 +299,15 @@ def declaration(resources: Sequence[Res], s: Settings, facts: StackFacts) -> Dec
     }
     for res in resources:
         wl = subject(res, s)
-        if wl is None or wl.kind not in ("Pod", "Deployment", "Job", "PyTorchJob", "StatefulSet", "ReplicaSet"):
+        # By API group too: a Volcano Job is not a batch/v1 Job (podspec.builtin_kind).
+        if wl is None or builtin_kind(res.type) not in (
+            "Pod",
+            "Deployment",
+            "Job",
+            "PyTorchJob",
+            "StatefulSet",
+            "ReplicaSet",
+        ):
             continue
         template = next((t for t in wl.templates if t.spec.get("schedulerName") == s.scheduler_name), None)
         if template is None:

@@ -124,11 +124,25 @@ def _tenant_scoped_name(urn: str | None) -> str:
 HOST_NAMESPACE = "host namespace"
 
 
-def through_vcluster(how: str) -> bool:
-    """Whether a workload found by `workload_tenant` goes through the tenant's vCluster, so the host sees bare
-    pods (setOwner: false) and KAI reads only the pod's labels. One written straight into the tenant's host
-    namespace keeps its owners there, and KAI's pod-grouper reads the top owner's labels first."""
-    return bool(how) and not how.startswith(HOST_NAMESPACE)
+def through_vcluster(wl: Workload, tenants: Sequence[TenantFacts]) -> bool:
+    """Whether the workload goes through a tenant's vCluster, so the host sees bare pods (setOwner: false) and
+    KAI reads only the pod's labels. One written straight into a tenant's host namespace keeps its owners
+    there, and KAI's pod-grouper reads the top owner's labels first, whatever tenant label it carries."""
+    if _tenant_provider(wl, tenants) is not None:
+        return True
+    if any(wl.namespace == t.namespace for t in tenants):
+        return False
+    return bool(tenant_label(wl))
+
+
+def _tenant_provider(wl: Workload, tenants: Sequence[TenantFacts]) -> tuple[str, str] | None:
+    """The tenant whose vCluster provider or Tenant component created the workload, and which one."""
+    for via, urn in (("provider", wl.res.provider), ("parent", wl.res.parent)):
+        name = _tenant_scoped_name(urn)
+        for t in tenants if name else ():
+            if _names_tenant(name, t.name):
+                return t.name, f"{via} {name}"
+    return None
 
 
 def workload_tenant(wl: Workload, tenants: Sequence[TenantFacts]) -> tuple[str | None, str]:
@@ -140,9 +154,4 @@ def workload_tenant(wl: Workload, tenants: Sequence[TenantFacts]) -> tuple[str |
     for t in tenants:
         if wl.namespace == t.namespace:
             return t.name, f"{HOST_NAMESPACE} {t.namespace}"
-    for via, urn in (("provider", wl.res.provider), ("parent", wl.res.parent)):
-        name = _tenant_scoped_name(urn)
-        for t in tenants if name else ():
-            if _names_tenant(name, t.name):
-                return t.name, f"{via} {name}"
-    return None, ""
+    return _tenant_provider(wl, tenants) or (None, "")

@@ -97,9 +97,9 @@ def kai_queue_label(res: Res, s: Settings, facts: StackFacts) -> list[str]:
     key = s.queue_label_key or facts.queue_label_key
     leaves = s.queues if s.queues is not None else facts.leaf_queues
     listed = f" (declared leaf queues: {', '.join(sorted(leaves))})" if leaves else ""
-    tenant, how = workload_tenant(wl, facts.tenants or ())
+    tenant, _ = workload_tenant(wl, facts.tenants or ())
     # A Deployment/Job/... inside a tenant's vCluster: bare pods on the host.
-    bare = through_vcluster(how) and bool(wl.templates[0].path)
+    bare = through_vcluster(wl, facts.tenants or ()) and bool(wl.templates[0].path)
     out = []
     for t in wl.templates:
         if t.spec.get("schedulerName") != s.scheduler_name:
@@ -333,6 +333,13 @@ def kai_no_bypass(res: Res, s: Settings, facts: StackFacts) -> list[str]:
     if tenant is None and wl.namespace in s.tenant_namespaces:
         tenant = wl.namespace
     out = []
+    host_namespace = any(wl.namespace == t.namespace for t in facts.tenants or ())
+    if host_namespace and wl.kind != "Pod" and not through_vcluster(wl, facts.tenants or ()):
+        out.append(
+            f"{wl.kind} {wl.name} runs pods in tenant {tenant}'s host namespace {wl.namespace}, where the admission "
+            "policy refuses pods with owners (KAI would take their queue and priority from the owner, which it "
+            f"cannot see): create it inside the tenant's vCluster (tenant: {tenant}) or in another namespace"
+        )
     for t in wl.templates:
         if tenant is None and t.spec.get("schedulerName") != s.scheduler_name and not requests_gpu(t):
             continue  # not a KAI pod and not a tenant's: nothing of KAI's to bypass

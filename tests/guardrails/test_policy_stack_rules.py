@@ -10,6 +10,7 @@ from pulumi_policy.proxy import UnknownValueError
 
 from kaistack.guardrails.facts import StackFacts, TenantFacts
 from kaistack.guardrails.podspec import Res
+from kaistack.guardrails.rules import kai_no_bypass
 from kaistack.guardrails.settings import Settings, settings
 from kaistack.guardrails.stack_rules import (
     Finding,
@@ -219,6 +220,30 @@ def test_a_host_deployment_in_a_tenants_namespace_is_judged_by_its_own_queue_lab
     found = _messages(tenant_queue_binding([res("Deployment", props)], Settings(), FACTS))
     assert len(found) == 1
     assert "of tenant beta (host namespace vcluster-beta) uses queue test (metadata.labels)" in found[0]
+
+
+def test_a_tenant_label_does_not_make_a_host_namespace_deployment_a_synced_one() -> None:
+    """The kaistack.io/tenant label names the tenant; where the Deployment runs decides what KAI reads."""
+    labels = {"kai.scheduler/queue": "test", "kaistack.io/tenant": "beta"}
+    props = deployment(name="d", namespace="vcluster-beta", queue="team-b", top_labels=labels)
+    found = _messages(tenant_queue_binding([res("Deployment", props)], Settings(), FACTS))
+    assert len(found) == 1
+    assert "uses queue test (metadata.labels)" in found[0]
+
+
+def test_a_host_deployment_in_a_tenants_namespace_is_refused_as_its_admission_would() -> None:
+    """The tenant's admission policy refuses pods with owners there (kaistack.guardrails.admission)."""
+    props = deployment(name="d", namespace="vcluster-beta", queue="team-b")
+    found = kai_no_bypass(res("Deployment", props), Settings(), FACTS)
+    assert found == [
+        "Deployment d runs pods in tenant beta's host namespace vcluster-beta, where the admission policy refuses "
+        "pods with owners (KAI would take their queue and priority from the owner, which it cannot see): create it "
+        "inside the tenant's vCluster (tenant: beta) or in another namespace"
+    ]
+
+
+def test_a_bare_pod_in_a_tenants_host_namespace_has_no_owner_to_refuse() -> None:
+    assert kai_no_bypass(res("Pod", pod(namespace="vcluster-beta", queue="team-b")), Settings(), FACTS) == []
 
 
 def test_a_tenant_deployment_through_its_vcluster_is_judged_by_its_pods_label() -> None:

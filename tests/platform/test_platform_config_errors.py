@@ -110,6 +110,11 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
         "kaistack:cluster.nodePools[0].taints[0]: dedicated (NoExecute) on GPU pool 'gpu' keeps the fake GPU "
         "operator's device plugin off it",
     ),
+    "fake-gpus-on-a-pool-with-a-no-execute-gpu-taint": (
+        lambda r: r["cluster"]["nodePools"][0].update(taints=[{"key": "nvidia.com/gpu", "effect": "NoExecute"}]),
+        "kaistack:cluster.nodePools[0].taints[0]: nvidia.com/gpu (NoExecute) on GPU pool 'gpu' keeps the fake GPU "
+        "operator's device plugin off it (it tolerates only nvidia.com/gpu with NoSchedule)",
+    ),
     "mig-profile-in-other-digits": (
         lambda r: r["cluster"]["nodePools"][0].update(mig={"nvidia.com/mig-\u0661g.\u0661\u0660gb": 1}),
         "kaistack:cluster.nodePools[0].mig: MIG profile 'nvidia.com/mig-\u0661g.\u0661\u0660gb' must look like",
@@ -121,6 +126,31 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
     "block-nvidia-visible-devices-before-v0-16": (
         lambda r: r.update(kai={"version": "v0.15.0", "blockNvidiaVisibleDevices": True}),
         "kaistack:kai: blockNvidiaVisibleDevices needs KAI >= v0.16.0 (global.blockNvidiaVisibleDevices)",
+    ),
+    "block-nvidia-visible-devices-with-renamed-time-slicing": (
+        lambda r: r.update(
+            gpu={"mode": "device-plugin", "devicePlugin": {"timeSlicing": {"replicas": 2, "renameByDefault": True}}},
+            kai={"blockNvidiaVisibleDevices": True},
+        ),
+        "kaistack:kai.blockNvidiaVisibleDevices: KAI would set NVIDIA_VISIBLE_DEVICES=void in containers asking for "
+        "nvidia.com/gpu.shared (gpu.devicePlugin.timeSlicing.renameByDefault)",
+    ),
+    "block-nvidia-visible-devices-with-a-workload-setting-it": (
+        lambda r: r.update(
+            kai={"blockNvidiaVisibleDevices": True},
+            workloads=[
+                {
+                    "name": "w",
+                    "kind": "Pod",
+                    "image": "x",
+                    "queue": "team",
+                    "gpu": 1,
+                    "env": {"NVIDIA_VISIBLE_DEVICES": "all"},
+                }
+            ],
+        ),
+        "kaistack:workloads[0].env.NVIDIA_VISIBLE_DEVICES: 'all' is refused by KAI's admission with "
+        "kai.blockNvidiaVisibleDevices (allowed: 'void', 'none')",
     ),
     "kai-version-without-v": (
         lambda r: r.update(kai={"version": "0.17.0"}),
@@ -263,6 +293,14 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
         ),
         "kaistack:tenants: nodePort 31001 is used by more than one tenant (unset ones count up from 31000); "
         "set tenants[].nodePort explicitly",
+    ),
+    "host-deployment-in-a-tenants-host-namespace": (
+        lambda r: r.update(
+            tenants=[{"name": "t1", "queues": ["team"]}],
+            workloads=[{"name": "w", "kind": "Deployment", "image": "x", "queue": "team", "namespace": "vcluster-t1"}],
+        ),
+        "kaistack:workloads[0].namespace: 'vcluster-t1' is tenant 't1''s host namespace, where its admission policy "
+        "refuses pods with owners",
     ),
     "node-port-out-of-range": (
         lambda r: r.update(tenants=[{"name": "a", "nodePort": 80}]),

@@ -142,6 +142,15 @@ def test_gpu_operator_operands_and_nfd_tolerate_the_gpu_pools_taints(mocks):
     assert values["node-feature-discovery"]["worker"]["tolerations"] == [*nfd, pool]
 
 
+def test_a_no_execute_gpu_taint_is_tolerated_too(mocks):
+    """The charts' own toleration of nvidia.com/gpu names the NoSchedule effect only."""
+    raw = merged(base_raw(), gpu=gpu("device-plugin"))
+    raw["cluster"]["nodePools"][0]["taints"] = [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoExecute"}]
+    run_program(mocks, raw)
+    values = inputs(release(mocks.resources, "nvidia-device-plugin"))["values"]
+    assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoExecute"} in values["tolerations"]
+
+
 def test_gpu_operator_keeps_its_default_tolerations_without_pool_taints(mocks):
     run_program(mocks, merged(base_raw(), gpu=gpu("gpu-operator")))
     values = inputs(release(mocks.resources, "gpu-operator"))["values"]
@@ -231,21 +240,17 @@ def test_a_kai_version_not_checked_at_source_is_refused(version):
         KaiConfig.model_validate({"version": version})
 
 
-def test_kai_blocks_nvidia_visible_devices_where_the_chart_has_it(mocks):
+def test_kai_blocks_nvidia_visible_devices_when_asked(mocks):
     """KAI@v0.16.0+ global.blockNvidiaVisibleDevices -> Config spec.admission.blockNvidiaVisibleDevices
     (deployments/kai-scheduler/templates/_helpers.tpl:247) -> --block-nvidia-visible-devices
     (pkg/operator/operands/admission/resources.go:405-407) -> the deviceaccess plugin (cmd/admission/main.go:54-56)."""
-    run_program(mocks, base_raw())
+    run_program(mocks, merged(base_raw(), kai={"blockNvidiaVisibleDevices": True}))
     assert inputs(release(mocks.resources, "kai-scheduler"))["values"]["global"]["blockNvidiaVisibleDevices"] is True
 
 
-def test_kai_before_v0_16_gets_no_block_key(mocks):
-    run_program(mocks, merged(base_raw(), kai={"version": "v0.15.0"}))
-    assert "blockNvidiaVisibleDevices" not in inputs(release(mocks.resources, "kai-scheduler"))["values"]["global"]
-
-
-def test_blocking_nvidia_visible_devices_can_be_turned_off(mocks):
-    run_program(mocks, merged(base_raw(), kai={"blockNvidiaVisibleDevices": False}))
+def test_nvidia_visible_devices_are_not_blocked_by_default(mocks):
+    """Opt-in: the plugin refuses running pods that set the variable on their next update."""
+    run_program(mocks, base_raw())
     assert "blockNvidiaVisibleDevices" not in inputs(release(mocks.resources, "kai-scheduler"))["values"]["global"]
 
 

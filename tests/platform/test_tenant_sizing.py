@@ -197,6 +197,13 @@ def test_each_shared_gpu_pod_adds_the_binders_two_config_maps_to_the_chart_defau
     assert _quota(_tenant_config([_shared(30)]))["count/configmaps"] == "160"
 
 
+def test_an_explicit_config_map_quota_is_held_to_what_kai_writes() -> None:
+    raw = merged(base_raw(), tenants=[{"name": "t1", "queues": ["team"]}], workloads=[_shared(30)])
+    raw["tenants"][0]["isolation"] = {"resourceQuota": {"quota": {"count/configmaps": "50"}}}
+    with pytest.raises(ConfigError, match=r"quota\.count/configmaps: 50 is less than the tenant needs, 60 "):
+        parse_config(raw)
+
+
 def test_whole_gpu_tenants_keep_the_chart_default_config_maps() -> None:
     whole = {**_shared(30), "gpuFraction": None, "gpu": 1}
     assert _quota(_tenant_config([whole]))["count/configmaps"] == "100"
@@ -204,11 +211,8 @@ def test_whole_gpu_tenants_keep_the_chart_default_config_maps() -> None:
 
 def test_endpoints_follow_the_services_of_a_large_cluster() -> None:
     """One kubelet Service per host node (loft-sh/vcluster@v0.36.1 pkg/controllers/resources/nodes/nodeservice/
-    node_service.go L155-172) has a selector, so each gets an Endpoints object: 60 nodes + the vCluster's 3."""
+    node_service.go L155-172) has a selector, so each gets an Endpoints object: 60 nodes + the vCluster's 3,
+    on top of the chart's 20 Services and 40 Endpoints left for the tenant's own."""
     quota = _quota(_tenant_config([], nodes=60))
-    assert quota["count/services"] == "63"
-    assert quota["count/endpoints"] == "63"
-
-
-def test_a_small_cluster_keeps_the_chart_default_endpoints() -> None:
-    assert _quota(_tenant_config([], nodes=2))["count/endpoints"] == "40"
+    assert quota["count/services"] == "83"
+    assert quota["count/endpoints"] == "103"

@@ -38,11 +38,12 @@ class KaiConfig(Model):
     queue_label_key: Text = Field(default=kai_api.QUEUE_LABEL, description="Label that names a pod's queue")
     # KAI's deviceaccess admission plugin: NVIDIA_VISIBLE_DEVICES=void in containers that ask for no GPU (a
     # CUDA image's own ENV would otherwise hand them every GPU on nodes whose runtime reads it), any other
-    # value refused. None: on where the chart has it (v0.16.0+).
-    block_nvidia_visible_devices: bool | None = Field(
-        default=None,
-        description="Let KAI block NVIDIA_VISIBLE_DEVICES in containers without a GPU request (default: on, "
-        "KAI >= v0.16.0)",
+    # value refused. Opt-in: pods that set the variable, running pods included, are refused on their next
+    # update, and time-sliced `nvidia.com/gpu.shared` containers count as asking for no GPU.
+    block_nvidia_visible_devices: bool = Field(
+        default=False,
+        description="Let KAI set NVIDIA_VISIBLE_DEVICES=void in containers without a GPU request and refuse other "
+        "values (KAI >= v0.16.0)",
     )
     default_queues: DefaultQueues = Field(default=DefaultQueues(), description="KAI's own default queue pair")
     # What `pulumi preview/up` does when the placement checker says declared work stays Pending:
@@ -72,13 +73,6 @@ class KaiConfig(Model):
     def gpu_sharing(self) -> bool:
         """KAI's global.gpuSharing: fractions and GPU memory requests are admitted."""
         return self.sharing != "off"
-
-    @property
-    def blocks_nvidia_visible_devices(self) -> bool:
-        """Whether kaistack turns on KAI's deviceaccess plugin (an explicit choice, else every version that has it)."""
-        if self.block_nvidia_visible_devices is not None:
-            return self.block_nvidia_visible_devices
-        return tuple(int(p) for p in self.version[1:].split(".")) >= (0, 16, 0)
 
     @property
     def memory_isolation(self) -> bool:

@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import Field, model_validator
 
 from kaistack.declaration import limits, tenant_sizing
-from kaistack.declaration.kai_api import GPU_RESOURCE
+from kaistack.declaration.kai_api import GPU_RESOURCE, NVIDIA_VISIBLE_DEVICES
 from kaistack.declaration.model.base import TENANT_NODE_PORT_BASE, Model
 from kaistack.declaration.model.cluster import ClusterConfig, eks_shape_problems
 from kaistack.declaration.model.gpu import GpuConfig
@@ -106,6 +106,8 @@ class StackConfig(Model):
             problems.append("gpu.mode: 'fake' needs at least one cluster.nodePools entry with gpus > 0")
         if self.gpu.mode == "fake":
             problems += _fake_gpu_taint_problems(self)
+        if self.kai.block_nvidia_visible_devices:
+            problems += _device_access_problems(self)
         if self.gpu.mode == "fake" and self.cluster.provider == "eks":
             problems.append("gpu.mode: 'fake' is for kind/existing clusters; EKS pools have real GPUs")
         if self.gpu.device_plugin.time_slicing is not None and self.gpu.mode != "device-plugin":
@@ -120,6 +122,31 @@ class StackConfig(Model):
         return self
 
 
+def _device_access_problems(stack: StackConfig) -> list[str]:
+    """What KAI's deviceaccess plugin would break (kai-scheduler/KAI-Scheduler@v0.17.0
+    pkg/admission/webhook/v1alpha2/deviceaccess/device_access.go): it counts only nvidia.com/gpu and MIG
+    requests as GPU requests (L108-118), so a renamed time-sliced GPU (nvidia.com/gpu.shared) gets
+    NVIDIA_VISIBLE_DEVICES=void; and it refuses any other value of the variable (L131-160)."""
+    problems = []
+    for key, slicing in (
+        ("gpu.devicePlugin", stack.gpu.device_plugin.time_slicing if stack.gpu.mode == "device-plugin" else None),
+        ("gpu.gpuOperator", stack.gpu.gpu_operator.time_slicing if stack.gpu.mode == "gpu-operator" else None),
+    ):
+        if slicing is not None and slicing.rename_by_default:
+            problems.append(
+                f"kai.blockNvidiaVisibleDevices: KAI would set NVIDIA_VISIBLE_DEVICES=void in containers asking for "
+                f"nvidia.com/gpu.shared ({key}.timeSlicing.renameByDefault), taking their GPU away: turn one off"
+            )
+    for i, work in enumerate(stack.workloads):
+        value = work.env.get(NVIDIA_VISIBLE_DEVICES)
+        if value is not None and value not in ("void", "none"):
+            problems.append(
+                f"workloads[{i}].env.{NVIDIA_VISIBLE_DEVICES}: {value!r} is refused by KAI's admission with "
+                "kai.blockNvidiaVisibleDevices (allowed: 'void', 'none'): remove it; KAI sets it"
+            )
+    return problems
+
+
 def _fake_gpu_taint_problems(stack: StackConfig) -> list[str]:
     """The fake GPU operator's device plugin and status exporter tolerate nvidia.com/gpu only, and the chart
     has no value to add more (run-ai/fake-gpu-operator@v0.2.0 deploy/fake-gpu-operator/templates/
@@ -127,13 +154,14 @@ def _fake_gpu_taint_problems(stack: StackConfig) -> list[str]:
     scheduling taint would get no fake GPUs."""
     return [
         f"cluster.nodePools[{i}].taints[{j}]: {taint.key} ({taint.effect}) on GPU pool {pool.name!r} keeps the "
-        "fake GPU operator's device plugin off it (it tolerates only nvidia.com/gpu), so the pool would have no "
+        "fake GPU operator's device plugin off it (it tolerates only nvidia.com/gpu with NoSchedule), so the pool "
+        "would have no "
         "GPUs: remove the taint, or use gpu.mode 'device-plugin' or 'gpu-operator', whose DaemonSets kaistack "
         "gives the pool's tolerations"
         for i, pool in enumerate(stack.cluster.node_pools)
         if pool.gpu_count
         for j, taint in enumerate(pool.taints)
-        if taint.key != GPU_RESOURCE and taint.effect != "PreferNoSchedule"
+        if (taint.key, taint.effect) != (GPU_RESOURCE, "NoSchedule") and taint.effect != "PreferNoSchedule"
     ]
 
 
@@ -148,6 +176,13 @@ def _workload_problems(
         problems.append(f"{where}.queue: {queue!r} is not a declared queue; leaf queues: {allowed}")
     elif queue not in leaves:
         problems.append(f"{where}.queue: {queue!r} has child queues; KAI only schedules leaf queues")
+    hosts = {t.host_namespace: t.name for t in tenants.values()}
+    if work.tenant is None and work.namespace in hosts and work.kind != "Pod":
+        problems.append(
+            f"{where}.namespace: {work.namespace!r} is tenant {hosts[work.namespace]!r}'s host namespace, where its "
+            f"admission policy refuses pods with owners (a {work.kind}'s): set tenant: {hosts[work.namespace]} to "
+            "run it inside the vCluster, or use another namespace"
+        )
     if work.tenant is not None:
         if work.tenant not in tenants:
             allowed = ", ".join(sorted(tenants)) or "none declared"
