@@ -120,6 +120,24 @@ def test_statefulsets_are_planned_like_jobs() -> None:
     assert (work["kind"], work["replicas"], work["gpu"]) == ("Job", 3, 1)
 
 
+def test_a_custom_job_kind_is_not_planned_as_a_batch_job() -> None:
+    """A Volcano Job keeps its pods in spec.tasks[]; read as batch/v1 it was planned as one 1-GPU replica."""
+    t = deployment(name="v", containers=[container(gpus=8)])["spec"]["template"]
+    volcano = {"metadata": {"name": "v", "namespace": "default"}, "spec": {"tasks": [{"name": "a", "template": t}]}}
+    custom = Res(type="kubernetes:batch.volcano.sh/v1alpha1:Job", name="v", props=engine(volcano), urn="u")
+    decl = declaration([custom, res("Queue", queue("team-a"))], Settings(), _platform_facts())
+    assert decl.raw["workloads"] == []
+
+
+def test_a_gpu_limit_that_is_no_quantity_counts_as_none() -> None:
+    """`1e400` overflowed int() and stopped the whole check; lint and the API server name it."""
+    d = deployment(name="bad", containers=[container(gpus=1)])
+    d["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] = "1e400"
+    decl = declaration([res("Deployment", d), res("Queue", queue("team-a"))], Settings(), _platform_facts())
+    [work] = decl.raw["workloads"]
+    assert "gpu" not in work
+
+
 def test_pool_taints_are_left_to_kaistack_check_and_named() -> None:
     """The rebuild has no EKS system node group and no toleration but the GPU one: a tainted pool would keep
     pods off nodes they really reach."""
