@@ -130,6 +130,9 @@ class Workload:
     labels: Mapping[str, Any]
     annotations: Mapping[str, Any]
     templates: tuple[PodTemplate, ...] = field(default_factory=tuple)
+    # A Pulumi `<Kind>Patch`: only the fields it sets, merged into an object kaistack does not see, so
+    # a field it leaves out is not missing.
+    partial: bool = False
 
     def describe(self) -> str:
         return f"{self.kind}/{self.name}"
@@ -184,6 +187,13 @@ def builtin_kind(resource_type: str) -> str | None:
     return parts[2] if group in _GROUPS.get(parts[2], ()) else None
 
 
+def patched_kind(resource_type: str) -> str | None:
+    """`kubernetes:apps/v1:DeploymentPatch` (pulumi-kubernetes' server-side apply patch) -> `Deployment`."""
+    if not resource_type.endswith("Patch"):
+        return None
+    return builtin_kind(resource_type.removesuffix("Patch"))
+
+
 def urn_types(urn: str) -> list[str]:
     """The type chain of a URN (`...::parentType$childType::name`), outermost first."""
     parts = urn.split("::")
@@ -205,7 +215,8 @@ def workload(res: Res) -> Workload | None:
     if res.type in HELM_TYPES or not res.type.startswith("kubernetes:"):
         return None
     kind = kind_of(res.type)
-    known = builtin_kind(res.type)
+    patched = patched_kind(res.type)
+    known = patched or builtin_kind(res.type)
     if known in _NOT_WORKLOADS:
         return None
     templates = tuple(pod_templates(known or "", res.props))
@@ -222,6 +233,7 @@ def workload(res: Res) -> Workload | None:
         labels=mapping(meta.get("labels")),
         annotations=mapping(meta.get("annotations")),
         templates=templates,
+        partial=patched is not None,
     )
 
 

@@ -68,7 +68,14 @@ def kai_scheduler_name(res: Res, s: Settings, facts: StackFacts) -> list[str]:
     out = []
     for t in wl.templates:
         name = t.spec.get("schedulerName")
-        if name == s.scheduler_name:
+        if name == s.scheduler_name or (wl.partial and name is None):
+            continue
+        if wl.partial:
+            # What the patched object asks for is not in the patch; moving its pods off KAI is.
+            out.append(
+                f"{t.at('spec.schedulerName')} is set to {name!r} by {wl.kind} {wl.name}: the patched pods would "
+                f"leave KAI (no queue, no GPU accounting); patch in schedulerName: {s.scheduler_name}, or leave it out"
+            )
             continue
         if requests_gpu(t):
             why = "the pod requests GPUs"
@@ -105,6 +112,8 @@ def kai_queue_label(res: Res, s: Settings, facts: StackFacts) -> list[str]:
         if t.spec.get("schedulerName") != s.scheduler_name:
             continue
         queue, where = queue_label(wl, t, key, top_owner=not bare)
+        if queue is None and wl.partial:
+            continue  # a patch that leaves the label alone
         if queue is None and bare and queue_label(wl, t, key)[0] is not None:
             out.append(
                 f"{key} is only on the {wl.kind}'s metadata.labels; inside tenant {tenant}'s vCluster the host sees "
@@ -276,7 +285,7 @@ def gpu_memory_utilization_within_fraction(res: Res, s: Settings, facts: StackFa
                         f"share ({desc}); KAI does not isolate GPU memory, so it would take memory promised to "
                         f"the GPU's other pods: use at most {_floor3(bound):g}"
                     )
-            if not found and runs_vllm(c) and s.vllm_default_utilization > bound + EPSILON:
+            if not found and not wl.partial and runs_vllm(c) and s.vllm_default_utilization > bound + EPSILON:
                 out.append(
                     f"container {name} runs vLLM without {FLAG}, so vLLM takes its default "
                     f"{s.vllm_default_utilization:g} of the GPU's memory, above the pod's share ({desc}): "

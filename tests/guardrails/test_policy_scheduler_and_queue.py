@@ -159,6 +159,31 @@ def test_custom_kinds_named_like_built_in_ones_are_searched(type_token: str, spe
     assert "but the pod requests GPUs" in found[0]
 
 
+def _patch(spec: dict[str, Any]) -> Res:
+    """A pulumi-kubernetes server-side apply patch: only what it sets."""
+    token = "kubernetes:apps/v1:DeploymentPatch"
+    props = {"metadata": {"name": "serve", "namespace": "ml"}, "spec": spec}
+    return Res(type=token, name="serve", props=props, urn=f"urn:pulumi:dev::kaistack::{token}::serve")
+
+
+def test_a_patch_that_leaves_the_scheduler_alone_is_not_judged_as_missing_it() -> None:
+    """Raising replicas or a GPU count says nothing about the schedulerName the Deployment already has."""
+    template = {"spec": {"containers": [{"name": "m", "resources": {"limits": {"nvidia.com/gpu": "2"}}}]}}
+    patch = _patch({"replicas": 4, "template": template})
+    assert kai_scheduler_name(patch, Settings(), NO_FACTS) == []
+    assert kai_queue_label(patch, Settings(), NO_FACTS) == []
+
+
+def test_a_patch_that_moves_pods_off_kai_is_flagged() -> None:
+    found = kai_scheduler_name(
+        _patch({"template": {"spec": {"schedulerName": "default-scheduler"}}}), Settings(), NO_FACTS
+    )
+    assert found == [
+        "spec.template.spec.schedulerName is set to 'default-scheduler' by DeploymentPatch serve: the patched pods "
+        "would leave KAI (no queue, no GPU accounting); patch in schedulerName: kai-scheduler, or leave it out"
+    ]
+
+
 def test_unknown_scheduler_name_is_not_reported_but_raised_for_the_sdk() -> None:
     """Preview: the SDK turns the error into an advisory "can't run policy", never a violation."""
     props = pod(scheduler=UNKNOWN)
