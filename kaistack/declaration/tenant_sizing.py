@@ -199,14 +199,16 @@ def quota_problems(config: StackConfig, tenant: Tenant, exposure: str, where: st
             problems.append(
                 f"{where}.isolation.resourceQuota.quota.{key}: {raw} is less than the tenant needs, "
                 f"{_format(key, need[key])} (vCluster itself "
-                f"{_format(key, _own(key, exposure))}"
+                f"{_format(key, need[key] - _workloads_total(config, tenant, key))}"
                 f"{'; ' + users if users else ''}): raise it or remove the entry (kaistack derives it)"
             )
     return problems
 
 
-def _own(key: str, exposure: str) -> Fraction:
-    return VCLUSTER_OWN.get(key, Fraction(0)) + SERVICE_QUOTA[exposure].get(key, Fraction(0))
+def _workloads_total(config: StackConfig, tenant: Tenant, key: str) -> Fraction:
+    """What the tenant's workloads need of `key`; the rest of the need is the vCluster's (its pods, its
+    Service, a kubelet Service and Endpoints per node)."""
+    return sum((workload_need(w).get(key, Fraction(0)) for w in tenant_workloads(config, tenant)), Fraction(0))
 
 
 def _users(config: StackConfig, tenant: Tenant, key: str) -> str:

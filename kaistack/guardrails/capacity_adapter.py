@@ -95,9 +95,11 @@ def _gpus(t: PodTemplate) -> int:
         value = mapping(dig(c, "resources", "limits")).get(GPU_RESOURCE)
         if value is not None:
             try:
-                total += Quantity.parse(value).units
+                gpus = Quantity.parse(value).value
             except QuantityError:
                 continue
+            if gpus.denominator == 1:  # an extended resource is whole or refused ("must be an integer")
+                total += int(gpus)
     return total
 
 
@@ -300,14 +302,7 @@ def declaration(resources: Sequence[Res], s: Settings, facts: StackFacts) -> Dec
     for res in resources:
         wl = subject(res, s)
         # By API group too: a Volcano Job is not a batch/v1 Job (podspec.builtin_kind).
-        if wl is None or builtin_kind(res.type) not in (
-            "Pod",
-            "Deployment",
-            "Job",
-            "PyTorchJob",
-            "StatefulSet",
-            "ReplicaSet",
-        ):
+        if wl is None or builtin_kind(res.type) not in _SIMULATED_KINDS:
             continue
         template = next((t for t in wl.templates if t.spec.get("schedulerName") == s.scheduler_name), None)
         if template is None:

@@ -146,12 +146,14 @@ def _tenant_provider(wl: Workload, tenants: Sequence[TenantFacts]) -> tuple[str,
 
 
 def workload_tenant(wl: Workload, tenants: Sequence[TenantFacts]) -> tuple[str | None, str]:
-    """Which tenant a workload belongs to, and how we know: its label, its host namespace, or the
-    vCluster provider / Tenant component it was created through."""
-    label = tenant_label(wl)
-    if label:
-        return label, "label kaistack.io/tenant"
+    """Which tenant a workload belongs to, and how we know, in the order that decides where its pods land:
+    the vCluster provider / Tenant component it was created through, the host namespace it is written
+    into, then its kaistack.io/tenant label."""
+    provider = _tenant_provider(wl, tenants)
+    if provider is not None:
+        return provider
     for t in tenants:
         if wl.namespace == t.namespace:
             return t.name, f"{HOST_NAMESPACE} {t.namespace}"
-    return _tenant_provider(wl, tenants) or (None, "")
+    label = tenant_label(wl)
+    return (label, "label kaistack.io/tenant") if label else (None, "")

@@ -102,8 +102,11 @@ def gpu_request_problems(
     *,
     sharing_enabled: bool = True,
     where: str = "metadata.annotations",
+    partial: bool = False,
 ) -> list[str]:
-    """Why KAI's webhooks would refuse this pod's GPU request; [] when they would admit it."""
+    """Why KAI's webhooks would refuse this pod's GPU request; [] when they would admit it. `partial`: the
+    fields of a patch only, so what needs the rest of the pod (the share a setting goes with, the
+    container a name points at) is not judged."""
     fraction, memory, devices = annotations.get(FRACTION), annotations.get(MEMORY), annotations.get(NUM_DEVICES)
     has_fraction, has_memory = FRACTION in annotations, MEMORY in annotations
     fractional = has_fraction or has_memory
@@ -115,7 +118,7 @@ def gpu_request_problems(
             f"{where} asks for a GPU share ({FRACTION if has_fraction else MEMORY}) but GPU sharing is off "
             "(kai.sharing: off): KAI refuses the pod; use an nvidia.com/gpu limit"
         )
-    if not fractional and annotations.get(MPS) == "true":
+    if not fractional and not partial and annotations.get(MPS) == "true":
         out.append(f"{where} {MPS}: 'true' needs {FRACTION} or {MEMORY}: KAI runs MPS only on shared GPUs")
     if fractional and limits:
         share = FRACTION if has_fraction else MEMORY
@@ -126,7 +129,7 @@ def gpu_request_problems(
         ]
     if has_fraction and has_memory:
         out.append(f"{where} sets both {FRACTION} and {MEMORY}; KAI refuses the pod: use one")
-    if NUM_DEVICES in annotations and not fractional:
+    if NUM_DEVICES in annotations and not fractional and not partial:
         out.append(f"{where} {NUM_DEVICES} applies only together with {FRACTION} or {MEMORY}")
     if has_memory and not positive_uint64(memory):
         out.append(f"{where} {MEMORY}: {memory!r} must be a quoted whole number of MiB, 1 to {UINT64_MAX}")
@@ -138,7 +141,8 @@ def gpu_request_problems(
     if NUM_DEVICES in annotations and not positive_uint64(devices):
         out.append(f"{where} {NUM_DEVICES}: {devices!r} must be a quoted whole number, at least 1")
     target = annotations.get(CONTAINER_NAME)
-    if fractional and target is not None and str(target) not in _names(containers) | _names(init_containers):
+    names = _names(containers) | _names(init_containers)
+    if fractional and target is not None and not partial and str(target) not in names:
         out.append(
             f"{where} {CONTAINER_NAME}: {target!r} names no container or init container of the pod; KAI's "
             "mutating webhook refuses it"

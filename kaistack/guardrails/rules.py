@@ -22,6 +22,7 @@ from kaistack.guardrails.podspec import (
     PodTemplate,
     Res,
     Workload,
+    builtin_kind,
     dig,
     is_chart_child,
     kind_of,
@@ -109,16 +110,18 @@ def kai_queue_label(res: Res, s: Settings, facts: StackFacts) -> list[str]:
     bare = through_vcluster(wl, facts.tenants or ()) and bool(wl.templates[0].path)
     out = []
     for t in wl.templates:
-        if t.spec.get("schedulerName") != s.scheduler_name:
+        scheduler = t.spec.get("schedulerName")
+        # A patch that leaves the scheduler alone patches a KAI workload or none: what it sets is judged.
+        if scheduler != s.scheduler_name and not (wl.partial and scheduler is None):
             continue
         queue, where = queue_label(wl, t, key, top_owner=not bare)
-        if queue is None and wl.partial:
-            continue  # a patch that leaves the label alone
         if queue is None and bare and queue_label(wl, t, key)[0] is not None:
             out.append(
                 f"{key} is only on the {wl.kind}'s metadata.labels; inside tenant {tenant}'s vCluster the host sees "
                 f"bare pods (setOwner: false), so KAI reads only the pod's labels: add it to {t.at('metadata.labels')}"
             )
+        elif queue is None and wl.partial:
+            continue  # a patch that leaves the label alone
         elif queue is None:
             legacy, legacy_where = queue_label(wl, t, LEGACY_QUEUE_LABEL)
             if legacy is not None:
@@ -205,7 +208,7 @@ def vcluster_set_owner_false(res: Res, s: Settings, facts: StackFacts) -> list[s
 # --- kai-gpu-sharing-annotations -----------------------------------------------------------------
 
 
-def sharing_problems(t: PodTemplate, sharing_enabled: bool = True) -> list[str]:
+def sharing_problems(t: PodTemplate, sharing_enabled: bool = True, partial: bool = False) -> list[str]:
     """KAI's own admission verdict (kaistack.guardrails.gpu_requests; the host's CEL says the same)."""
     return gpu_request_problems(
         t.annotations,
@@ -213,6 +216,7 @@ def sharing_problems(t: PodTemplate, sharing_enabled: bool = True) -> list[str]:
         t.init_containers(),
         sharing_enabled=sharing_enabled,
         where=t.at("metadata.annotations"),
+        partial=partial,
     )
 
 
@@ -225,7 +229,7 @@ def kai_gpu_sharing_annotations(res: Res, s: Settings, facts: StackFacts) -> lis
         return []
     out = []
     for t in wl.templates:
-        out += sharing_problems(t)  # sharing switched off is kai-gpu-sharing-enabled's finding
+        out += sharing_problems(t, partial=wl.partial)  # sharing switched off: kai-gpu-sharing-enabled's finding
         out += quota_unit_problems(t.annotations, where=t.at("metadata.annotations"))
         out += [
             f"{t.at('metadata.annotations')}.{key} is an NvFractions annotation (KAI's global.gpuSharingMode: "
@@ -343,7 +347,10 @@ def kai_no_bypass(res: Res, s: Settings, facts: StackFacts) -> list[str]:
         tenant = wl.namespace
     out = []
     host_namespace = any(wl.namespace == t.namespace for t in facts.tenants or ())
-    if host_namespace and wl.kind != "Pod" and not through_vcluster(wl, facts.tenants or ()):
+    # The admission policy lets the StatefulSet controller through (the vCluster's own control plane);
+    # a patch or a PodTemplate creates no pods of its own.
+    owned = not wl.partial and builtin_kind(wl.res.type) not in ("Pod", "StatefulSet", "PodTemplate")
+    if host_namespace and owned and not through_vcluster(wl, facts.tenants or ()):
         out.append(
             f"{wl.kind} {wl.name} runs pods in tenant {tenant}'s host namespace {wl.namespace}, where the admission "
             "policy refuses pods with owners (KAI would take their queue and priority from the owner, which it "

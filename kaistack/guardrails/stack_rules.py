@@ -236,7 +236,8 @@ def tenant_queue_binding(resources: Sequence[Res], s: Settings, facts: StackFact
         # A tenant with no queues (a hand-written policy config) may use none, never all of them.
         allowed = ", ".join(tenant.queues) or "none (no queues are declared for it)"
         for t in wl.templates:
-            if t.spec.get("schedulerName") != s.scheduler_name:
+            scheduler = t.spec.get("schedulerName")
+            if scheduler != s.scheduler_name and not (wl.partial and scheduler is None):
                 continue
             # Inside a vCluster only the pod's labels reach the host (bare pods, setOwner: false); written
             # straight into the host namespace, the top owner's label comes first.

@@ -169,9 +169,20 @@ def _patch(spec: dict[str, Any]) -> Res:
 def test_a_patch_that_leaves_the_scheduler_alone_is_not_judged_as_missing_it() -> None:
     """Raising replicas or a GPU count says nothing about the schedulerName the Deployment already has."""
     template = {"spec": {"containers": [{"name": "m", "resources": {"limits": {"nvidia.com/gpu": "2"}}}]}}
-    patch = _patch({"replicas": 4, "template": template})
-    assert kai_scheduler_name(patch, Settings(), NO_FACTS) == []
+    assert kai_scheduler_name(_patch({"replicas": 4, "template": template}), Settings(), NO_FACTS) == []
+
+
+def test_a_patch_that_leaves_the_queue_label_alone_is_not_judged_as_missing_it() -> None:
+    patch = _patch({"template": {"spec": {"schedulerName": "kai-scheduler"}}})
     assert kai_queue_label(patch, Settings(), NO_FACTS) == []
+
+
+def test_a_queue_label_a_patch_sets_is_judged() -> None:
+    """Without schedulerName in the patch, the Deployment it patches may be a KAI one: its label counts."""
+    patch = _patch({"template": {"metadata": {"labels": {"kai.scheduler/queue": "nope"}}, "spec": {}}})
+    found = kai_queue_label(patch, Settings(), FACTS)
+    assert len(found) == 1
+    assert "nope is not a declared leaf queue" in found[0]
 
 
 def test_a_patch_that_moves_pods_off_kai_is_flagged() -> None:

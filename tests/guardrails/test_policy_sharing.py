@@ -149,6 +149,24 @@ def test_sharing_annotation_on_the_deployment_instead_of_the_pod_is_flagged() ->
     assert "move it to spec.template.metadata.annotations" in found[0]
 
 
+def _patch(annotations: dict[str, str]) -> Res:
+    token = "kubernetes:apps/v1:DeploymentPatch"
+    props = {"metadata": {"name": "d"}, "spec": {"template": {"metadata": {"annotations": annotations}, "spec": {}}}}
+    return Res(type=token, name="d", props=props, urn=f"urn:pulumi:dev::kaistack::{token}::d")
+
+
+def test_a_patch_setting_one_sharing_annotation_is_not_judged_on_what_it_leaves_out() -> None:
+    """The share and the containers the settings go with are in the patched Deployment, not the patch."""
+    patch = _patch({"gpu-fraction-num-devices": "2", "gpu-fraction-container-name": "main", "mps": "true"})
+    assert kai_gpu_sharing_annotations(patch, Settings(), NO_FACTS) == []
+
+
+def test_a_bad_sharing_value_in_a_patch_is_flagged() -> None:
+    found = kai_gpu_sharing_annotations(_patch({"gpu-fraction": "7"}), Settings(), NO_FACTS)
+    assert len(found) == 1
+    assert "gpu-fraction: '7' must be a quoted decimal strictly between 0 and 1" in found[0]
+
+
 def test_unknown_fraction_is_raised_for_the_sdk() -> None:
     props = pod(annotations={"gpu-fraction": UNKNOWN}, containers=[container()])
     with pytest.raises(UnknownValueError) as err:

@@ -246,6 +246,28 @@ def test_a_bare_pod_in_a_tenants_host_namespace_has_no_owner_to_refuse() -> None
     assert kai_no_bypass(res("Pod", pod(namespace="vcluster-beta", queue="team-b")), Settings(), FACTS) == []
 
 
+def test_the_vclusters_own_statefulset_in_its_host_namespace_is_not_refused() -> None:
+    """The admission policy lets the StatefulSet controller through (admission.match_conditions)."""
+    sts = deployment(name="beta", namespace="vcluster-beta", queue="team-b")
+    sts["kind"] = "StatefulSet"
+    assert kai_no_bypass(res("StatefulSet", sts), Settings(), FACTS) == []
+
+
+def test_a_pod_patch_in_a_tenants_host_namespace_creates_no_owned_pods() -> None:
+    token = "kubernetes:core/v1:PodPatch"
+    props = {"metadata": {"name": "p", "namespace": "vcluster-beta"}, "spec": {"containers": [{"name": "m"}]}}
+    patch = Res(type=token, name="p", props=props, urn=f"urn:pulumi:dev::kaistack::{token}::p")
+    assert kai_no_bypass(patch, Settings(), FACTS) == []
+
+
+def test_the_tenant_provider_decides_the_tenant_over_a_namespace_named_like_another_tenants() -> None:
+    """Created through alpha's vCluster, its pods land in vcluster-alpha whatever its virtual namespace."""
+    props = deployment(name="d", namespace="vcluster-beta", queue="team-a")
+    r = res("Deployment", props, provider=TENANT_PROVIDER)
+    assert tenant_queue_binding([r], Settings(), FACTS) == []
+    assert kai_no_bypass(r, Settings(), FACTS) == []
+
+
 def test_a_tenant_deployment_through_its_vcluster_is_judged_by_its_pods_label() -> None:
     """Through the vCluster (setOwner: false) the host sees bare pods: the Deployment's label never reaches KAI."""
     props = deployment(name="d", queue="team-a", top_labels={"kai.scheduler/queue": "team-b"})

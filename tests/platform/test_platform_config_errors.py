@@ -150,7 +150,7 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
             ],
         ),
         "kaistack:workloads[0].env.NVIDIA_VISIBLE_DEVICES: 'all' is refused by KAI's admission with "
-        "kai.blockNvidiaVisibleDevices (allowed: 'void', 'none')",
+        "kai.blockNvidiaVisibleDevices in a container that asks for GPUs (allowed: 'void', 'none')",
     ),
     "kai-version-without-v": (
         lambda r: r.update(kai={"version": "0.17.0"}),
@@ -299,8 +299,26 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
             tenants=[{"name": "t1", "queues": ["team"]}],
             workloads=[{"name": "w", "kind": "Deployment", "image": "x", "queue": "team", "namespace": "vcluster-t1"}],
         ),
-        "kaistack:workloads[0].namespace: 'vcluster-t1' is tenant 't1''s host namespace, where its admission policy "
+        "kaistack:workloads[0].namespace: 'vcluster-t1' is tenant t1's host namespace, where its admission policy "
         "refuses pods with owners",
+    ),
+    "host-pod-in-a-tenants-host-namespace-on-another-queue": (
+        lambda r: r.update(
+            queues=[{"name": "team"}, {"name": "other"}],
+            tenants=[{"name": "t1", "queues": ["team"]}],
+            workloads=[{"name": "p", "kind": "Pod", "image": "x", "queue": "other", "namespace": "vcluster-t1"}],
+        ),
+        "kaistack:workloads[0].queue: 'other' is not one of tenant t1's queues (team), and its admission policy "
+        "refuses other queues in its host namespace vcluster-t1",
+    ),
+    "block-nvidia-visible-devices-in-a-cpu-workload": (
+        lambda r: r.update(
+            kai={"blockNvidiaVisibleDevices": True},
+            workloads=[
+                {"name": "w", "kind": "Pod", "image": "x", "queue": "team", "env": {"NVIDIA_VISIBLE_DEVICES": "0"}}
+            ],
+        ),
+        "kaistack:workloads[0].env.NVIDIA_VISIBLE_DEVICES: '0' is overwritten with 'void' by KAI's admission",
     ),
     "node-port-out-of-range": (
         lambda r: r.update(tenants=[{"name": "a", "nodePort": 80}]),

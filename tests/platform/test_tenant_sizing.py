@@ -216,3 +216,11 @@ def test_endpoints_follow_the_services_of_a_large_cluster() -> None:
     quota = _quota(_tenant_config([], nodes=60))
     assert quota["count/services"] == "83"
     assert quota["count/endpoints"] == "103"
+
+
+def test_an_explicit_service_quota_below_the_need_names_the_vclusters_part() -> None:
+    """The vCluster's part is its own three Services and a kubelet Service per node (2 here)."""
+    raw = merged(base_raw(), tenants=[{"name": "t1", "queues": ["team"]}])
+    raw["tenants"][0]["isolation"] = {"resourceQuota": {"quota": {"count/services": "4"}}}
+    with pytest.raises(ConfigError, match=r"count/services: 4 is less than the tenant needs, 5 \(vCluster itself 5\)"):
+        parse_config(raw)

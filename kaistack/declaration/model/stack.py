@@ -139,10 +139,18 @@ def _device_access_problems(stack: StackConfig) -> list[str]:
             )
     for i, work in enumerate(stack.workloads):
         value = work.env.get(NVIDIA_VISIBLE_DEVICES)
-        if value is not None and value not in ("void", "none"):
+        if value is None or value in ("void", "none") or work.shares_gpu:
+            continue  # the share's container is exempt: KAI's binder sets the variable there itself
+        where = f"workloads[{i}].env.{NVIDIA_VISIBLE_DEVICES}"
+        if work.gpu is not None:
             problems.append(
-                f"workloads[{i}].env.{NVIDIA_VISIBLE_DEVICES}: {value!r} is refused by KAI's admission with "
-                "kai.blockNvidiaVisibleDevices (allowed: 'void', 'none'): remove it; KAI sets it"
+                f"{where}: {value!r} is refused by KAI's admission with kai.blockNvidiaVisibleDevices in a "
+                "container that asks for GPUs (allowed: 'void', 'none'): remove it; the device plugin sets it"
+            )
+        else:
+            problems.append(
+                f"{where}: {value!r} is overwritten with 'void' by KAI's admission with kai.blockNvidiaVisibleDevices "
+                "in a container that asks for no GPU: remove it, or ask for a GPU"
             )
     return problems
 
@@ -176,12 +184,18 @@ def _workload_problems(
         problems.append(f"{where}.queue: {queue!r} is not a declared queue; leaf queues: {allowed}")
     elif queue not in leaves:
         problems.append(f"{where}.queue: {queue!r} has child queues; KAI only schedules leaf queues")
-    hosts = {t.host_namespace: t.name for t in tenants.values()}
-    if work.tenant is None and work.namespace in hosts and work.kind != "Pod":
+    hosts = {t.host_namespace: t for t in tenants.values()}
+    host = hosts.get(work.namespace) if work.tenant is None else None
+    if host is not None and work.kind != "Pod":
         problems.append(
-            f"{where}.namespace: {work.namespace!r} is tenant {hosts[work.namespace]!r}'s host namespace, where its "
-            f"admission policy refuses pods with owners (a {work.kind}'s): set tenant: {hosts[work.namespace]} to "
-            "run it inside the vCluster, or use another namespace"
+            f"{where}.namespace: {work.namespace!r} is tenant {host.name}'s host namespace, where its admission "
+            f"policy refuses pods with owners (a {work.kind}'s): set tenant: {host.name} to run it inside the "
+            "vCluster, or use another namespace"
+        )
+    elif host is not None and queue not in host.queues:
+        problems.append(
+            f"{where}.queue: {queue!r} is not one of tenant {host.name}'s queues ({', '.join(host.queues)}), and "
+            f"its admission policy refuses other queues in its host namespace {work.namespace}"
         )
     if work.tenant is not None:
         if work.tenant not in tenants:
