@@ -9,24 +9,20 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 from kaistack.declaration import kai_api
 from kaistack.guardrails.facts import LEGACY_QUEUE_LABEL, StackFacts, through_vcluster, workload_tenant
 from kaistack.guardrails.gpu_requests import gpu_request_problems, quota_unit_problems, uint64_of
+from kaistack.guardrails.helm_rules import vcluster_set_owner_false
 from kaistack.guardrails.podspec import (
     FRACTION,
-    HELM_TYPES,
     MEMORY,
     PodTemplate,
     Res,
     Workload,
     builtin_kind,
-    dig,
     is_chart_child,
-    kind_of,
-    mapping,
     queue_label,
     requests_gpu,
     workload,
@@ -149,60 +145,6 @@ def kai_queue_label(res: Res, s: Settings, facts: StackFacts) -> list[str]:
         elif leaves is not None and queue not in leaves:
             out.append(f"{where} {key}: {queue} is not a declared leaf queue (KAI only schedules leaf queues){listed}")
     return _unique(out)
-
-
-# --- vcluster-set-owner-false --------------------------------------------------------------------
-
-
-def chart_name(res: Res) -> str | None:
-    """`vcluster`, `loft/vcluster`, `oci://.../vcluster`, `.../vcluster-0.36.1.tgz` -> `vcluster`."""
-    props = res.props
-    if res.type in HELM_TYPES:
-        chart = props.get("chart")
-    elif kind_of(res.type) == "HelmRelease":  # Flux (lint of GitOps repos)
-        # spec.chart.spec.chart, or spec.chartRef naming an OCIRepository/HelmChart source: its name is all
-        # the release shows (a source named otherwise is not recognised).
-        chart = dig(props, "spec", "chart", "spec", "chart") or dig(props, "spec", "chartRef", "name")
-    else:
-        return None
-    if not isinstance(chart, str) or not chart:
-        return None
-    base = chart.rstrip("/").rsplit("/", 1)[-1].removesuffix(".tgz")
-    return re.sub(r"-v?\d+\.\d+\.\d+.*$", "", base)
-
-
-def helm_values(res: Res) -> Mapping[str, Any]:
-    if res.type in HELM_TYPES:
-        return mapping(res.props.get("values"))
-    return mapping(dig(res.props, "spec", "values"))
-
-
-# Either one runs a kube-scheduler inside the vCluster (vcluster-and-gpu.md §1.4); the first is deprecated.
-VIRTUAL_SCHEDULER_KEYS = (
-    ("controlPlane", "advanced", "virtualScheduler", "enabled"),
-    ("controlPlane", "distro", "k8s", "scheduler", "enabled"),
-)
-
-
-def vcluster_set_owner_false(res: Res, s: Settings, facts: StackFacts) -> list[str]:
-    if chart_name(res) not in s.vcluster_charts:
-        return []
-    values = helm_values(res)
-    out = []
-    set_owner = dig(values, "experimental", "syncSettings", "setOwner")
-    if set_owner is not False:
-        shown = "unset (the chart default is true)" if set_owner is None else repr(set_owner)
-        out.append(
-            f"values experimental.syncSettings.setOwner is {shown}: set it to false. With owner references to "
-            "the vCluster Service, KAI's pod-grouper cannot group the synced pods and they are never scheduled"
-        )
-    for path in VIRTUAL_SCHEDULER_KEYS:
-        if dig(values, *path) in (True, "true"):
-            out.append(
-                f"values {'.'.join(path)} is true: keep the virtual scheduler off so tenant pods reach the host "
-                "unscheduled and KAI (on the host) schedules them"
-            )
-    return out
 
 
 # --- kai-gpu-sharing-annotations -----------------------------------------------------------------

@@ -12,6 +12,7 @@ from typing import Any
 from kaistack.declaration import kai_api
 from kaistack.guardrails.capacity_adapter import check_capacity
 from kaistack.guardrails.facts import StackFacts, facts_from_platform, platform_props, through_vcluster, workload_tenant
+from kaistack.guardrails.helm_rules import chart_name, helm_values
 from kaistack.guardrails.podspec import (
     FRACTION,
     MEMORY,
@@ -22,7 +23,7 @@ from kaistack.guardrails.podspec import (
     queue_label,
     shares_gpu,
 )
-from kaistack.guardrails.rules import EPSILON, chart_name, helm_values, subject
+from kaistack.guardrails.rules import EPSILON, subject
 from kaistack.guardrails.settings import Settings
 from kaistack.guardrails.stack_model import Finding, QueueDecl, queue_decls
 

@@ -9,12 +9,9 @@ from policy_builders import FACTS, UNKNOWN, container, deployment, pod, release,
 from pulumi_policy.proxy import UnknownValueError
 
 from kaistack.guardrails.facts import StackFacts
+from kaistack.guardrails.helm_rules import vcluster_set_owner_false
 from kaistack.guardrails.podspec import Res
-from kaistack.guardrails.rules import (
-    gpu_memory_utilization_within_fraction,
-    kai_gpu_sharing_annotations,
-    vcluster_set_owner_false,
-)
+from kaistack.guardrails.rules import gpu_memory_utilization_within_fraction, kai_gpu_sharing_annotations
 from kaistack.guardrails.settings import Settings, settings
 
 NO_FACTS = StackFacts()
