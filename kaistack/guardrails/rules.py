@@ -44,6 +44,13 @@ def subject(res: Res, s: Settings) -> Workload | None:
     return wl
 
 
+def may_be_kais(wl: Workload, t: PodTemplate, s: Settings) -> bool:
+    """The template names KAI's scheduler, or is a patch that leaves the scheduler alone (it patches a KAI
+    workload or none, so what it sets is judged)."""
+    scheduler = t.spec.get("schedulerName")
+    return scheduler == s.scheduler_name or (wl.partial and scheduler is None)
+
+
 def _unique(messages: list[str]) -> list[str]:
     return list(dict.fromkeys(messages))
 
@@ -106,9 +113,7 @@ def kai_queue_label(res: Res, s: Settings, facts: StackFacts) -> list[str]:
     bare = through_vcluster(wl, facts.tenants or ()) and bool(wl.templates[0].path)
     out = []
     for t in wl.templates:
-        scheduler = t.spec.get("schedulerName")
-        # A patch that leaves the scheduler alone patches a KAI workload or none: what it sets is judged.
-        if scheduler != s.scheduler_name and not (wl.partial and scheduler is None):
+        if not may_be_kais(wl, t, s):
             continue
         queue, where = queue_label(wl, t, key, top_owner=not bare)
         if queue is None and bare and queue_label(wl, t, key)[0] is not None:

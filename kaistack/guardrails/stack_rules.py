@@ -23,7 +23,7 @@ from kaistack.guardrails.podspec import (
     queue_label,
     shares_gpu,
 )
-from kaistack.guardrails.rules import EPSILON, subject
+from kaistack.guardrails.rules import EPSILON, may_be_kais, subject
 from kaistack.guardrails.settings import Settings
 from kaistack.guardrails.stack_model import Finding, QueueDecl, queue_decls
 
@@ -237,8 +237,7 @@ def tenant_queue_binding(resources: Sequence[Res], s: Settings, facts: StackFact
         # A tenant with no queues (a hand-written policy config) may use none, never all of them.
         allowed = ", ".join(tenant.queues) or "none (no queues are declared for it)"
         for t in wl.templates:
-            scheduler = t.spec.get("schedulerName")
-            if scheduler != s.scheduler_name and not (wl.partial and scheduler is None):
+            if not may_be_kais(wl, t, s):
                 continue
             # Inside a vCluster only the pod's labels reach the host (bare pods, setOwner: false); written
             # straight into the host namespace, the top owner's label comes first.
