@@ -7,7 +7,6 @@ placement checker reads too.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pulumi
@@ -24,14 +23,6 @@ ISOLATOR_NAMESPACE = "kai-resource-isolator"
 TIMEOUT_SECONDS = 900
 
 
-def parse_version(tag: str) -> tuple[int, int, int]:
-    match = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)", tag)
-    if match is None:
-        raise ValueError(f"not a KAI release tag: {tag!r}")
-    major, minor, patch = (int(g) for g in match.groups())
-    return major, minor, patch
-
-
 def chart_address(version: str) -> str:
     """The registry that tag's own release workflow pushed its chart to (versions.KAI_CHARTS)."""
     return versions.KAI_CHARTS[version]
@@ -39,7 +30,7 @@ def chart_address(version: str) -> str:
 
 def runtime_class_key(version: str) -> str:
     """v0.16 renamed admission.gpuPodRuntimeClassName to gpuFractionRuntimeClassName (kai.md §1.1)."""
-    return "gpuFractionRuntimeClassName" if parse_version(version) >= (0, 16, 0) else "gpuPodRuntimeClassName"
+    return "gpuFractionRuntimeClassName" if versions.kai_tag(version) >= (0, 16, 0) else "gpuPodRuntimeClassName"
 
 
 def _number(value: float) -> float | int:
@@ -74,7 +65,7 @@ def tolerations(config: StackConfig) -> list[dict[str, str]]:
 
 def kai_values(config: StackConfig) -> dict[str, Any]:
     kai = config.kai
-    version = parse_version(kai.version)
+    version = versions.kai_tag(kai.version)
     global_values: dict[str, Any] = {
         # Off rejects every gpu-fraction/gpu-memory pod at admission (kai.md §1.1).
         "gpuSharing": kai.gpu_sharing,

@@ -69,6 +69,11 @@ VCLUSTER_OWN: dict[str, Fraction] = {
     "count/persistentvolumeclaims": Fraction(1),
     # <release>, <release>-headless and the synced kube-dns Service.
     "count/services": Fraction(3),
+    # The namespace's own kube-root-ca.crt (Kubernetes' root CA publisher writes one into every namespace),
+    # the synced CoreDNS's `coredns` ConfigMap (pkg/coredns/template.go L155-163, mounted at L296-303) and
+    # the one host copy of every virtual namespace's kube-root-ca.crt, which each pod's service account
+    # volume projects (pkg/mappings/resources/configmaps.go L33-41: one name per vCluster, not per namespace).
+    "count/configmaps": Fraction(3),
 }
 # Ports of the vCluster's control-plane Service as the quota charges them (services.go Usage):
 # NodePort: https + kubelet (proxyKubelets.byHostname, on by default) = 2; LoadBalancer: https = 1 node

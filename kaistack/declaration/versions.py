@@ -4,6 +4,8 @@
 these are the defaults when a stack says nothing.
 """
 
+import re
+
 # KAI scheduler v0.17.0 (2026-08-03, commit f218c69b); the chart version is the git tag *with* the "v".
 KAI_VERSION = "v0.17.0"
 KAI_CHART = "oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler"
@@ -76,6 +78,15 @@ def simulator_rules(kai_version: str) -> str:
     """The rule set `kaistack check` simulates a stack's KAI release with: its own where the simulator has
     it, else the nearest it has (v0.17.0 for every earlier release; the report says so)."""
     return kai_version if kai_version in SIMULATOR_RULES else SIMULATOR_RULES[0]
+
+
+def kai_tag(version: str) -> tuple[int, int, int]:
+    """A KAI release tag ("v0.17.0") as numbers, for "this setting needs vX.Y.Z" comparisons."""
+    match = re.fullmatch(r"v([0-9]+)\.([0-9]+)\.([0-9]+)", version)
+    if match is None:
+        raise ValueError(f"not a KAI release tag (like {KAI_VERSION!r}): {version!r}")
+    major, minor, patch = (int(g) for g in match.groups())
+    return major, minor, patch
 
 
 # Tags retracted upstream (commit "chore(release): retract versions v0.20.0 and v0.20.1 (#701)").

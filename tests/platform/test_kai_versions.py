@@ -99,3 +99,15 @@ def test_the_v0_17_0_values_file_is_the_one_the_schema_tests_use() -> None:
         Path(__file__).resolve().parents[1] / "data" / "schemas" / "kai-scheduler-values-v0.17.0.yaml"
     ).read_text()
     assert yaml.safe_load(shipped) == chart_values("v0.17.0")
+
+
+@pytest.mark.parametrize(("tag", "numbers"), [("v0.9.10", (0, 9, 10)), ("v0.17.0", (0, 17, 0)), ("v1.0.2", (1, 0, 2))])
+def test_a_release_tag_compares_by_its_numbers_not_its_text(tag: str, numbers: tuple[int, int, int]) -> None:
+    # "v0.9.10" < "v0.17.0" as numbers, not as strings: every "needs vX.Y.Z" rule compares these.
+    assert versions.kai_tag(tag) == numbers
+
+
+@pytest.mark.parametrize("tag", ["0.17.0", "v0.17", "v0.17.0-rc.1", "v0.\u0661\u0667.0", "v0.17.0\n"])
+def test_a_string_that_is_not_a_release_tag_is_refused_by_name(tag: str) -> None:
+    with pytest.raises(ValueError, match="not a KAI release tag"):
+        versions.kai_tag(tag)

@@ -194,19 +194,31 @@ def test_each_shared_gpu_pod_adds_the_binders_two_config_maps_to_the_chart_defau
     """kai-scheduler/KAI-Scheduler@v0.17.0 pkg/binder/plugins/gpusharing/gpu_sharing.go L63-71: the binder
     upserts the capabilities ConfigMap and its -evar twin (gpusharingconfigmap/config_map.go L168) in the
     pod's namespace, which is the tenant's host namespace for a synced pod."""
-    assert _quota(_tenant_config([_shared(30)]))["count/configmaps"] == "160"
+    assert _quota(_tenant_config([_shared(30)]))["count/configmaps"] == "163"
 
 
 def test_an_explicit_config_map_quota_is_held_to_what_kai_writes() -> None:
     raw = merged(base_raw(), tenants=[{"name": "t1", "queues": ["team"]}], workloads=[_shared(30)])
     raw["tenants"][0]["isolation"] = {"resourceQuota": {"quota": {"count/configmaps": "50"}}}
-    with pytest.raises(ConfigError, match=r"quota\.count/configmaps: 50 is less than the tenant needs, 60 "):
+    with pytest.raises(ConfigError, match=r"quota\.count/configmaps: 50 is less than the tenant needs, 63 "):
         parse_config(raw)
 
 
-def test_whole_gpu_tenants_keep_the_chart_default_config_maps() -> None:
+def test_whole_gpu_tenants_add_only_the_vclusters_own_config_maps_to_the_chart_default() -> None:
+    """kube-root-ca.crt (Kubernetes' root CA publisher, every namespace), the synced CoreDNS's `coredns`
+    (loft-sh/vcluster@v0.36.1 pkg/coredns/template.go L155-163, mounted L296-303) and the one host copy of the
+    virtual namespaces' kube-root-ca.crt (pkg/mappings/resources/configmaps.go L33-41)."""
     whole = {**_shared(30), "gpuFraction": None, "gpu": 1}
-    assert _quota(_tenant_config([whole]))["count/configmaps"] == "100"
+    assert _quota(_tenant_config([whole]))["count/configmaps"] == "103"
+
+
+def test_an_explicit_config_map_quota_names_the_vclusters_own_part() -> None:
+    raw = merged(base_raw(), tenants=[{"name": "t1", "queues": ["team"]}], workloads=[_shared(1)])
+    raw["tenants"][0]["isolation"] = {"resourceQuota": {"quota": {"count/configmaps": "4"}}}
+    with pytest.raises(
+        ConfigError, match=r"count/configmaps: 4 is less than the tenant needs, 5 \(vCluster itself 3; s 2\)"
+    ):
+        parse_config(raw)
 
 
 def test_endpoints_follow_the_services_of_a_large_cluster() -> None:

@@ -97,7 +97,7 @@ class KaiConfig(Model):
     @model_validator(mode="after")
     def _version_features(self) -> KaiConfig:
         """Settings older charts silently ignore (kai.md §1.1; HAMi integration needs v0.17)."""
-        tag = tuple(int(p) for p in self.version[1:].split("."))
+        tag = versions.kai_tag(self.version)
         if self.memory_isolation and tag < (0, 17, 0):
             raise ValueError(f"sharing: isolated needs KAI >= v0.17.0 (binder hamicore plugin), got {self.version}")
         if self.block_nvidia_visible_devices and tag < (0, 16, 0):

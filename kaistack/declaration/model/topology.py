@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field, field_validator, model_validator
 
-from kaistack.declaration import kai_api
+from kaistack.declaration import kai_api, versions
 from kaistack.declaration.model.base import Model, Name
 from placement.k8s_names import is_label_value
 
@@ -78,7 +78,7 @@ class TopologyPlacement(Model):
 
 
 def kai_supports_topology(version: str) -> bool:
-    return tuple(int(p) for p in version[1:].split(".")) >= TOPOLOGY_KAI_VERSION
+    return versions.kai_tag(version) >= TOPOLOGY_KAI_VERSION
 
 
 def topology_problems(stack: StackConfig) -> list[str]:
