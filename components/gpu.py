@@ -182,6 +182,7 @@ class GpuStack(pulumi.ComponentResource):
             namespace=namespace,
             # Wait for the DaemonSets: KAI must see GPU nodes (and run.ai/fake.gpu) when it starts.
             timeout=900,
+            max_history=versions.HELM_MAX_HISTORY,
             **release_args(config),
             opts=child_opts.merge(pulumi.ResourceOptions(depends_on=[self.namespace])),
         )

@@ -141,6 +141,7 @@ class KaiScheduler(pulumi.ComponentResource):
             create_namespace=True,
             values=kai_values(config),
             timeout=TIMEOUT_SECONDS,
+            max_history=versions.HELM_MAX_HISTORY,
             # The fake GPU operator goes first, so the KAI operator sees run.ai/fake.gpu nodes when it
             # renders the binder (vcluster-and-gpu.md §5, KAI hack/setup-e2e-cluster.sh).
             # `cluster.eks.protect` (prod) also protects KAI: without it no GPU workload gets scheduled.
@@ -168,6 +169,7 @@ class KaiScheduler(pulumi.ComponentResource):
                 version=versions.KAI_RESOURCE_ISOLATOR_VERSION,
                 namespace=ISOLATOR_NAMESPACE,
                 create_namespace=True,
+                max_history=versions.HELM_MAX_HISTORY,
                 opts=child_opts.merge(pulumi.ResourceOptions(depends_on=[self.release])),
             )
         self.register_outputs(

@@ -167,6 +167,7 @@ class Tenant(pulumi.ComponentResource):
             namespace=host_ns,
             values=vcluster_values(config, tenant),
             timeout=900,
+            max_history=versions.HELM_MAX_HISTORY,
             opts=child_opts.merge(pulumi.ResourceOptions(depends_on=[self.namespace])),
         )
         self.connect_command = f"vcluster connect {tenant.name} -n {host_ns}"

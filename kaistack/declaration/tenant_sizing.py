@@ -6,11 +6,11 @@ the quota must hold the vCluster itself as well as the tenant's workloads. The c
 `services.nodeports: 0` refuses the vCluster's own NodePort or LoadBalancer Service (loft-sh/vcluster#954).
 
 Quota = max(chart default, what the vCluster needs + what the tenant's workloads need), then the
-stack's explicit `isolation.resourceQuota.quota` entries. Services, Endpoints and ConfigMaps that others
-create there (vCluster's node Services, KAI's binder) are added to the chart's default instead, which
-stays the tenant's own room (TENANT_ROOM). An explicit entry below the need is a config
-error naming the resource and the workloads (see `quota_problems`). Every figure used is a constant here,
-each citing its source. The tests check them against the chart at the pinned tag.
+stack's explicit `isolation.resourceQuota.quota` entries. Services, Endpoints, ConfigMaps and Secrets
+that others create there (vCluster's node Services, KAI's binder, Helm's release history) are added to
+the chart's default instead, which stays the tenant's own room (TENANT_ROOM). An explicit entry below
+the need is a config error naming the resource and the workloads (see `quota_problems`). Every figure
+used is a constant here, each citing its source. The tests check them against the chart at the pinned tag.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from kaistack.declaration import versions
 from placement.quantity import Quantity, QuantityError
 
 if TYPE_CHECKING:
@@ -54,6 +55,10 @@ LIMIT_RANGE_DEFAULT_REQUEST = {
     "memory": Fraction(128 * Mi),
     "ephemeral-storage": Fraction(3 * Gi),
 }
+# The vCluster's own Secrets in its host namespace: vc-config-<release> (chart/templates/config-secret.yaml),
+# <release>-certs (pkg/certs/ensure.go L316-318) and the kubeconfig vc-<release> (exportKubeConfig), plus
+# its Helm history.
+VCLUSTER_SECRETS = 3 + versions.HELM_MAX_HISTORY
 # The vCluster's own pods with those defaults filled in (the StatefulSet pod <release>-0 with its
 # init container, and the synced CoreDNS): chart/values.yaml L340-346 (distro.k8s.resources), L550-558
 # (coredns), L654-663 (statefulSet.resources), L688-697 (5Gi PVC); LimitRange defaults as above.
@@ -74,6 +79,7 @@ VCLUSTER_OWN: dict[str, Fraction] = {
     # the one host copy of every virtual namespace's kube-root-ca.crt, which each pod's service account
     # volume projects (pkg/mappings/resources/configmaps.go L33-41: one name per vCluster, not per namespace).
     "count/configmaps": Fraction(3),
+    "count/secrets": Fraction(VCLUSTER_SECRETS),
 }
 # Ports of the vCluster's control-plane Service as the quota charges them (services.go Usage):
 # NodePort: https + kubelet (proxyKubelets.byHostname, on by default) = 2; LoadBalancer: https = 1 node
@@ -91,7 +97,7 @@ CONFIG_MAPS_PER_SHARED_POD = 2
 # KAI's ConfigMaps): what kaistack counts of them comes on top of the chart's default, which stays as the
 # tenant's own room. Other keys take the larger of the chart's default and the need.
 TENANT_ROOM: dict[str, Fraction] = {
-    key: CHART_QUOTA[key] for key in ("count/services", "count/endpoints", "count/configmaps")
+    key: CHART_QUOTA[key] for key in ("count/services", "count/endpoints", "count/configmaps", "count/secrets")
 }
 _BYTES = {"memory", "ephemeral-storage", "storage"}
 

@@ -89,6 +89,14 @@ def kai_tag(version: str) -> tuple[int, int, int]:
     return major, minor, patch
 
 
+# Revisions Helm keeps of each release kaistack installs, each a Secret in the release's namespace
+# (`sh.helm.release.v1.<name>.v<N>`). pulumi-kubernetes leaves `maxHistory` unset as 0, unlimited
+# (pulumi/pulumi-kubernetes provider/pkg/provider/helm_release.go: `client.MaxHistory = 0` unless set), which
+# would let a tenant's vCluster release use up its namespace's count/secrets (tenant_sizing) after enough
+# `pulumi up`s; 10 is the helm CLI's own default (`helm upgrade --history-max`).
+HELM_MAX_HISTORY = 10
+
+
 # Tags retracted upstream (commit "chore(release): retract versions v0.20.0 and v0.20.1 (#701)").
 KAI_RETRACTED = frozenset({"v0.20.0", "v0.20.1"})
 

@@ -209,3 +209,11 @@ def test_vcluster_schema_rejects_the_removed_generic_sync():
     """experimental.genericSync was removed in vCluster 0.28 (vcluster-and-gpu.md §1)."""
     with pytest.raises(jsonschema.ValidationError, match="'genericSync' was unexpected"):
         validate_vcluster_values({"experimental": {"genericSync": {}}})
+
+
+def test_every_helm_release_keeps_a_bounded_history(rendered):
+    """pulumi/pulumi-kubernetes provider/pkg/provider/helm_release.go: an unset maxHistory is 0, every
+    revision kept as a Secret in the release's namespace, where a tenant's quota counts them."""
+    releases = [inputs(r) for r in of_type(rendered, RELEASE)]
+    assert len(releases) >= 2  # the GPU stack and KAI at least
+    assert {r["name"]: r.get("maxHistory") for r in releases} == {r["name"]: 10 for r in releases}

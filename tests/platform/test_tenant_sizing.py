@@ -236,3 +236,18 @@ def test_an_explicit_service_quota_below_the_need_names_the_vclusters_part() -> 
     raw["tenants"][0]["isolation"] = {"resourceQuota": {"quota": {"count/services": "4"}}}
     with pytest.raises(ConfigError, match=r"count/services: 4 is less than the tenant needs, 5 \(vCluster itself 5\)"):
         parse_config(raw)
+
+
+def test_the_vclusters_secrets_and_its_helm_history_come_on_top_of_the_chart_default() -> None:
+    """vc-config-<release> (loft-sh/vcluster@v0.36.1 chart/templates/config-secret.yaml), <release>-certs
+    (pkg/certs/ensure.go L316-318), the kubeconfig vc-<release>, and the 10 revisions Helm keeps."""
+    assert _quota(_tenant_config([]))["count/secrets"] == "113"
+
+
+def test_an_explicit_secret_quota_below_the_vclusters_own_is_refused() -> None:
+    raw = merged(base_raw(), tenants=[{"name": "t1", "queues": ["team"]}])
+    raw["tenants"][0]["isolation"] = {"resourceQuota": {"quota": {"count/secrets": "12"}}}
+    with pytest.raises(
+        ConfigError, match=r"count/secrets: 12 is less than the tenant needs, 13 \(vCluster itself 13\)"
+    ):
+        parse_config(raw)
