@@ -87,8 +87,13 @@ def container(work: Workload, name: str = "main") -> dict[str, Any]:
         spec["command"] = list(work.command)
     if work.args:
         spec["args"] = list(work.args)
-    if work.env:
-        spec["env"] = [{"name": k, "value": v} for k, v in work.env.items()]
+    env: list[dict[str, Any]] = [{"name": k, "value": v} for k, v in work.env.items()]
+    env += [
+        {"name": k, "valueFrom": {"secretKeyRef": {"name": ref.secret, "key": ref.key}}}
+        for k, ref in work.secret_env.items()
+    ]
+    if env:
+        spec["env"] = env
     if work.ports:
         spec["ports"] = [{"containerPort": p, "protocol": "TCP"} for p in work.ports]
     spec["resources"] = resources(work)

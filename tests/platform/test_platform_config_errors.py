@@ -6,6 +6,7 @@ a case here; the program turns the same error into a pulumi.RunError before regi
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -16,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from platform_testlib import base_raw, dev_raw, run_program
 
-from kaistack.declaration.parse import ConfigError, parse_config
+from kaistack.declaration.parse import ConfigError, parse_config, secret_key_problems
 from kaistack.ops.render import RenderError
 
 
@@ -320,6 +321,24 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
         ),
         "kaistack:workloads[0].env.NVIDIA_VISIBLE_DEVICES: '0' is overwritten with 'void' by KAI's admission",
     ),
+    "a-secret-outside-the-existing-kubeconfig": (
+        lambda r: r.update(workloads=[_work(env={"HF_TOKEN": "[secret]"})]),
+        "kaistack:workloads[0].env.HF_TOKEN: only cluster.existing.kubeconfig may be a secret",
+    ),
+    "the-same-variable-in-env-and-secret-env": (
+        lambda r: r.update(
+            workloads=[_work(env={"TOKEN": "x"}, secretEnv={"TOKEN": {"secret": "hf", "key": "token"}})]
+        ),
+        "kaistack:workloads[0]: TOKEN set in both env and secretEnv: keep one",
+    ),
+    "nvidia-visible-devices-from-a-secret": (
+        lambda r: r.update(workloads=[_work(secretEnv={"NVIDIA_VISIBLE_DEVICES": {"secret": "s", "key": "k"}})]),
+        "kaistack:workloads[0]: secretEnv.NVIDIA_VISIBLE_DEVICES: set it in env, where kaistack can check it",
+    ),
+    "a-secret-name-that-is-not-a-dns-subdomain": (
+        lambda r: r.update(workloads=[_work(secretEnv={"TOKEN": {"secret": "HF_Token", "key": "token"}})]),
+        "kaistack:workloads[0].secretEnv.TOKEN.secret: String should match pattern",
+    ),
     "node-port-out-of-range": (
         lambda r: r.update(tenants=[{"name": "a", "nodePort": 80}]),
         "kaistack:tenants[0].nodePort: Input should be greater than or equal to 30000, got 80",
@@ -355,6 +374,19 @@ def test_program_stops_with_a_run_error_before_registering_anything(mocks):
     raw["gpu"]["mode"] = "fakes"
     mocks.set_config(raw)
     with pytest.raises(RenderError, match=re.escape("kaistack:gpu.mode: Input should be 'fake'")):
+        mocks.run(__import__("platform_testlib").MAIN)
+    assert mocks.resources == []
+
+
+def test_program_refuses_a_decrypted_secret_outside_the_existing_kubeconfig(mocks):
+    """Under `pulumi up` a `secure:` value arrives decrypted and its top-level key is listed as secret
+    (PULUMI_CONFIG_SECRET_KEYS); the value itself looks like any other, so the key is what is refused."""
+    raw = base_raw()
+    raw["workloads"] = [_work(env={"HF_TOKEN": "hf_not_a_placeholder"})]
+    mocks.set_config(raw)
+    values = {f"kaistack:{k}": json.dumps(v) for k, v in raw.items()}
+    pulumi.runtime.set_all_config(values, ["kaistack:workloads"])
+    with pytest.raises(RenderError, match=re.escape("kaistack:workloads: holds a secret value; only cluster.exist")):
         mocks.run(__import__("platform_testlib").MAIN)
     assert mocks.resources == []
 
@@ -477,3 +509,16 @@ def test_nv_fractions_sharing_is_refused_as_in_no_verified_kai_release() -> None
         ConfigError, match=r"NvFractions \(global.gpuSharingMode\) is in no KAI release kaistack has checked"
     ):
         parse_config(raw, source="test")
+
+
+def test_a_secret_cluster_key_is_accepted_for_the_existing_kubeconfig_alone():
+    existing = {"provider": "existing", "existing": {"kubeconfig": "apiVersion: v1"}}
+    assert secret_key_problems({"cluster": existing}, ["cluster"]) == []
+    (problem,) = secret_key_problems({"cluster": {"provider": "kind"}}, ["cluster"])
+    assert problem.startswith("kaistack:cluster: holds a secret value; only cluster.existing.kubeconfig")
+
+
+def test_the_existing_kubeconfig_may_be_a_secret_offline():
+    raw = base_raw()
+    raw["cluster"].update(provider="existing", existing={"kubeconfig": "[secret]"})
+    assert parse_config(raw).cluster.existing is not None

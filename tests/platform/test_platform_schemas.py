@@ -66,7 +66,8 @@ def _everything() -> dict:
     segments = {"workers": 2, "segmentSize": 2, "segmentTopology": {"required": "kubernetes.io/hostname"}}
     raw["workloads"] = [
         {"name": "pod", "kind": "Pod", "gpu": 1, "priorityClass": "train", "preemptible": True, **in_rack, **common},
-        {"name": "dep", "kind": "Deployment", "replicas": 2, "gpuFraction": 0.25, "ports": [80], **common},
+        {"name": "dep", "kind": "Deployment", "replicas": 2, "gpuFraction": 0.25, "ports": [80], **common,
+         "env": {"A": "1"}, "secretEnv": {"HF_TOKEN": {"secret": "hf.token", "key": "token"}}},
         {"name": "job", "kind": "Job", "replicas": 2, "completions": 4, "gpuMemoryMiB": 2000, **in_rack, **common},
         {"name": "ddp", "kind": "PyTorchJob", "gpu": 1, "pytorch": segments, "env": {"A": "1"}, **in_rack, **common},
         {"name": "tpod", "kind": "Pod", "tenant": "t1", "namespace": "ml", "gpuFraction": 0.5, **in_rack, **common},

@@ -145,6 +145,13 @@ def test_container_fields_are_written_out(mocks):
     assert spec["nodeSelector"] == {"kaistack.io/node-pool": "gpu"}
 
 
+def test_secret_env_references_the_secret_and_never_holds_a_value(mocks):
+    """The token stays in the cluster's Secret; the pod spec names it (valueFrom.secretKeyRef)."""
+    run_program(mocks, with_workloads(workload(secretEnv={"HF_TOKEN": {"secret": "hf", "key": "token"}})))
+    container = inputs(named(mocks.resources, "kaistack-workloads-w"))["spec"]["containers"][0]
+    assert container["env"] == [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf", "key": "token"}}}]
+
+
 def test_gpu_toleration_can_be_turned_off(mocks):
     """tolerateGpuTaint false leaves the pod without the nvidia.com/gpu toleration."""
     run_program(mocks, with_workloads(workload(gpu=1, tolerateGpuTaint=False)))

@@ -21,6 +21,7 @@ from kaistack.declaration import kai_api, limits
 from placement.quantity import Quantity
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 # Queue, workload and tenant names end up in object names, label values and Pulumi URNs.
 Name = Annotated[str, Field(pattern=DNS_LABEL, min_length=1, max_length=63)]
 Text = Annotated[str, Field(max_length=limits.MAX_STRING)]

@@ -7,12 +7,24 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from kaistack.declaration import kai_api, limits
-from kaistack.declaration.model.base import KubeQuantity, Model, Name, Text
+from kaistack.declaration.model.base import DNS_SUBDOMAIN, KubeQuantity, Model, Name, Text
 from kaistack.declaration.model.topology import TopologyPlacement
 from placement.quantity import Quantity
 
 StringList = Annotated[list[Text], Field(max_length=limits.MAX_LIST_ITEMS)]
 StringMap = Annotated[dict[Text, Text], Field(max_length=limits.MAX_LIST_ITEMS)]
+
+
+class SecretKey(Model):
+    """A key of a Kubernetes Secret in the workload's namespace (inside the tenant's vCluster for tenants,
+    which syncs the Secret a pod references to its host namespace). kaistack never holds the value."""
+
+    secret: Annotated[str, Field(pattern=DNS_SUBDOMAIN, min_length=1, max_length=253)] = Field(
+        description="Secret name"
+    )
+    key: Annotated[str, Field(pattern=r"^[-._a-zA-Z0-9]+$", min_length=1, max_length=253)] = Field(
+        description="Key in the Secret's data"
+    )
 
 
 class PyTorchReplicas(Model):
@@ -62,6 +74,9 @@ class Workload(Model):
     command: StringList = Field(default_factory=list, description="Container command")
     args: StringList = Field(default_factory=list, description="Container args")
     env: StringMap = Field(default_factory=dict, description="Environment variables")
+    secret_env: Annotated[dict[Text, SecretKey], Field(max_length=limits.MAX_LIST_ITEMS)] = Field(
+        default_factory=dict, description="Environment variables read from Kubernetes Secrets (tokens, keys)"
+    )
     ports: Annotated[list[Annotated[int, Field(gt=0, lt=65536)]], Field(max_length=limits.MAX_LIST_ITEMS)] = Field(
         default_factory=list, description="Container ports"
     )
@@ -122,6 +137,13 @@ class Workload(Model):
             raise ValueError("gpuDevices applies only to gpuFraction or gpuMemoryMiB requests")
         if self.kind != "PyTorchJob" and "pytorch" in self.model_fields_set:
             raise ValueError(f"'pytorch' applies only to kind PyTorchJob, not {self.kind}")
+        both = sorted(set(self.env) & set(self.secret_env))
+        if both:
+            raise ValueError(f"{', '.join(both)} set in both env and secretEnv: keep one")
+        if kai_api.NVIDIA_VISIBLE_DEVICES in self.secret_env:
+            raise ValueError(
+                f"secretEnv.{kai_api.NVIDIA_VISIBLE_DEVICES}: set it in env, where kaistack can check it against KAI"
+            )
         if self.kind not in ("Deployment", "Job") and "replicas" in self.model_fields_set:
             raise ValueError(f"'replicas' applies to Deployment and Job (parallelism), not {self.kind}")
         return self
