@@ -154,8 +154,10 @@ class EksCluster(pulumi.ComponentResource):
             # Tenants' vCluster NetworkPolicies (tenants[].isolation.networkPolicy) are only enforced
             # when the VPC CNI's network policy agent is on; EKS ships it off.
             vpc_cni_options=eks.VpcCniOptionsArgs(enable_network_policy=True),
-            # EKS-side deletion protection backs up Pulumi's protect for prod.
-            deletion_protection=settings.protect or None,
+            # EKS-side deletion protection backs up Pulumi's protect for prod. Always sent, false included:
+            # pulumi_aws types the attribute's output Output[bool], as for computed ones, where an omitted
+            # input keeps what the cluster has and a teardown after `protect: false` would be refused.
+            deletion_protection=settings.protect,
             tags=tags,
             opts=pulumi.ResourceOptions.merge(keep, pulumi.ResourceOptions(depends_on=network.ready)),
         )
