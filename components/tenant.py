@@ -20,6 +20,7 @@ from kaistack.declaration import versions
 from kaistack.declaration.model import StackConfig
 from kaistack.declaration.model import Tenant as TenantModel
 from kaistack.declaration.tenant_sizing import exposure, tenant_quota
+from kaistack.declaration.yaml_load import YamlInputError, load_one
 
 VCLUSTER_API_PORT = 8443  # controlPlane.proxy.port, which vCluster does not let you change
 
@@ -122,7 +123,14 @@ def _load_balancer_address(status: Any) -> str:
 
 def with_server(kubeconfig: str, server: str) -> str:
     """The same kubeconfig pointed at `server` (vCluster exports https://localhost:8443 by default)."""
-    document = yaml.safe_load(kubeconfig) or {}
+    try:
+        document = load_one(kubeconfig, "kubeconfig") or {}
+    except YamlInputError as err:
+        # The parser's message may quote the offending line, a client key perhaps: give the line only.
+        where = f" at line {err.line}" if err.line is not None else ""
+        raise ValueError(f"the vCluster's kubeconfig Secret is not valid YAML{where}") from None
+    if not isinstance(document, Mapping):
+        raise ValueError("the vCluster's kubeconfig Secret is not a mapping (expected kind: Config)")
     for cluster in document.get("clusters") or []:
         cluster.setdefault("cluster", {})["server"] = server
     return yaml.safe_dump(document, sort_keys=False)

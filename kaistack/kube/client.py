@@ -27,6 +27,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
 import lightkube
@@ -108,7 +109,9 @@ class KubeClient:
 
     @property
     def server(self) -> str:
-        return self._client.config.cluster.server.rstrip("/")
+        """The API server's URL as messages and reports show it: a user:password@ part is left out."""
+        parts = urlsplit(self._client.config.cluster.server.rstrip("/"))
+        return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
     def get(self, kind: Kind, name: str, *, namespace: str | None = None) -> dict[str, Any]:
         """One object; namespaced kinds need `namespace`. Raises KubeAPIError (status 404) when it does not exist."""

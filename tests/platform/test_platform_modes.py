@@ -8,6 +8,7 @@ import pytest
 import yaml
 from platform_testlib import COMMAND, PROVIDER, RELEASE, base_raw, inputs, merged, named, of_type, release, run_program
 
+from components.tenant import with_server
 from kaistack.declaration import versions
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -437,3 +438,17 @@ def test_gpu_operator_pods_rely_on_cdi_and_name_no_runtime_class(mocks):
     assert versions.GPU_OPERATOR_VERSION >= "v25.10.0"
     values = yaml.safe_load((ROOT / "tests" / "data" / "schemas" / "gpu-operator-values-v26.7.0.yaml").read_text())
     assert values["cdi"]["enabled"] is True
+
+
+def test_a_load_balancer_tenants_kubeconfig_points_at_its_address():
+    text = "apiVersion: v1\nclusters:\n- name: a\n  cluster: {server: https://localhost:8443}\nusers: [{name: u}]\n"
+    document = yaml.safe_load(with_server(text, "https://lb.example.com:443"))
+    assert document["clusters"][0]["cluster"]["server"] == "https://lb.example.com:443"
+    assert document["users"] == [{"name": "u"}]
+
+
+def test_a_malformed_tenant_kubeconfig_is_reported_by_line_without_its_text():
+    text = "apiVersion: v1\nusers:\n- name: x\n  user:\n    client-key-data: KEYMATERIAL: oops\n"
+    with pytest.raises(ValueError, match=r"not valid YAML at line \d+$") as caught:
+        with_server(text, "https://lb:443")
+    assert "KEYMATERIAL" not in str(caught.value)

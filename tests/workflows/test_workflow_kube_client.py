@@ -240,3 +240,14 @@ def test_kubeconfig_alias_bomb_is_refused_by_the_safe_loader():
 def test_server_without_scheme_is_refused():
     with pytest.raises(KubeError, match="has no https:// server"):
         KubeClient.from_kubeconfig(_kubeconfig("127.0.0.1:6443"))
+
+
+def test_a_password_in_the_server_url_is_never_shown():
+    """Reports and errors name the server (verify's header, "cannot reach the API server at ..."); basic-auth
+    credentials written into its URL stay out of them."""
+    with KubeClient.from_kubeconfig(_kubeconfig("https://admin:hunter2@127.0.0.1:9/base", user={})) as client:
+        assert client.server == "https://127.0.0.1:9/base"
+        with pytest.raises(KubeError) as caught:
+            client.list(k8s.Queue)
+    assert "hunter2" not in str(caught.value)
+    assert "https://127.0.0.1:9/base" in str(caught.value)
