@@ -204,6 +204,19 @@ def _facts_from(item: Mapping[str, Any]) -> InstanceFacts:
         gpu_name=first.get("Name"),
         gpu_manufacturer=first.get("Manufacturer"),
         gpu_memory_mib=(first.get("MemoryInfo") or {}).get("SizeInMiB"),
-        max_enis=int(network.get("MaximumNetworkInterfaces") or 0),
+        max_enis=_pod_enis(network),
         ipv4_per_eni=int(network.get("Ipv4AddressesPerInterface") or 0),
     )
+
+
+def _pod_enis(network: dict[str, Any]) -> int:
+    """The ENIs pods get: the default network card's only. MaximumNetworkInterfaces counts every card (p5.48xlarge:
+    32 over 32 cards, 2 on the default), and the VPC CNI puts pods on the default one
+    (awslabs/amazon-eks-ami@v20250103:templates/al2/runtime/max-pods-calculator.sh L125-127, which indexes
+    NetworkCards by DefaultNetworkCardIndex; eni-max-pods.txt: p5.48xlarge 100)."""
+    cards = network.get("NetworkCards") or []
+    index = network.get("DefaultNetworkCardIndex") or 0
+    if isinstance(index, int) and 0 <= index < len(cards) and cards[index].get("MaximumNetworkInterfaces"):
+        return int(cards[index]["MaximumNetworkInterfaces"])
+    return int(network.get("MaximumNetworkInterfaces") or 0)
+

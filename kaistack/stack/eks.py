@@ -221,6 +221,11 @@ def _merge(pool: NodePool, facts: InstanceFacts, where: str) -> tuple[NodePool, 
         update["memory"] = f"{facts.allocatable_memory_mib}Mi"
     if "pods" not in declared:
         update["pods"] = facts.max_pods
+    elif pool.pods is not None and pool.pods > facts.max_pods:
+        problems.append(
+            f"{where}.pods: declared {pool.pods} but EKS gives {itype} at most {facts.max_pods} pods (VPC CNI, "
+            "default network card)"
+        )
 
     merged = pool.replace(**update)
     labels, taints, label_problems = _gpu_node_marks(merged, where)
@@ -246,6 +251,11 @@ def _merge_system(group: SystemNodeGroup, facts: InstanceFacts) -> tuple[SystemN
         )
     if group.pods is None:
         update["pods"] = facts.max_pods
+    elif group.pods > facts.max_pods:
+        problems.append(
+            f"{where}.pods: declared {group.pods} but EKS gives {itype} at most {facts.max_pods} pods (VPC CNI, "
+            "default network card)"
+        )
     return group.replace(**update), problems
 
 
