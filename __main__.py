@@ -8,7 +8,7 @@ import pulumi
 
 from kaistack.capacity.check import CapacityError, gate
 from kaistack.declaration.model import StackConfig
-from kaistack.declaration.parse import TOP_LEVEL_KEYS, ConfigError, secret_key_problems
+from kaistack.declaration.parse import TOP_LEVEL_KEYS, ConfigError
 from kaistack.stack.load import resolve
 
 
@@ -34,8 +34,6 @@ def load_config() -> StackConfig:
             continue
         if value is not None:
             raw[key] = value
-    secret = [key for key in TOP_LEVEL_KEYS if pulumi.runtime.is_config_secret(f"kaistack:{key}")]
-    problems += secret_key_problems(raw, secret)
     try:
         if problems:
             raise ConfigError(problems, f"stack {pulumi.get_stack()}")
@@ -47,6 +45,8 @@ def load_config() -> StackConfig:
             stack=pulumi.get_stack(),
             source=f"stack {pulumi.get_stack()}",
             aws_region=pulumi.Config("aws").get("region"),
+            # Pulumi marks secrecy per top-level key; the values themselves arrive decrypted.
+            secret_keys=[key for key in raw if pulumi.runtime.is_config_secret(f"kaistack:{key}")],
         )
         for note in stack.notes:
             pulumi.log.warn(f"kaistack: {note}")

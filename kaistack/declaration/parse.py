@@ -8,27 +8,18 @@ from __future__ import annotations
 
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
+from kaistack.declaration.config_secrets import NAMESPACE, SECRET_PLACEHOLDER, secret_problems
 from kaistack.declaration.model import StackConfig
 from kaistack.errors import InputError
 
-NAMESPACE = "kaistack"
+__all__ = ["NAMESPACE", "SECRET_PLACEHOLDER", "TOP_LEVEL_KEYS", "ConfigError", "parse_config"]
+
 TOP_LEVEL_KEYS = tuple(f.alias or n for n, f in StackConfig.model_fields.items())
-# Stand-in for `secure:` values when a stack file is read without Pulumi (render, check, lint): the
-# ciphertext cannot be decrypted offline and must never be printed.
-SECRET_PLACEHOLDER = "[secret]"
-# The one value kaistack keeps secret end to end (components make it an Output.secret). Pulumi hands a
-# program its config decrypted, marked secret only per top-level key, so a `secure:` value anywhere else
-# would reach resource inputs, the state and `pulumi preview --diff` (a PR comment) in the clear.
-SECRET_PATH = ("cluster", "existing", "kubeconfig")
-_SECRET_ADVICE = (
-    "only cluster.existing.kubeconfig may be a secret (Pulumi gives kaistack its config decrypted, and this "
-    "value would be stored and shown in the clear); reference a Kubernetes Secret instead (workloads[].secretEnv)"
-)
 
 
 class ConfigError(InputError):
@@ -45,14 +36,17 @@ class ConfigError(InputError):
         return "\n".join([head, *(f"  {p}" for p in self.problems)])
 
 
-def parse_config(raw: Mapping[str, Any], source: str = "") -> StackConfig:
-    """Validate the `kaistack:` keys (without the prefix) into a StackConfig or raise ConfigError."""
+def parse_config(raw: Mapping[str, Any], source: str = "", secret_keys: Collection[str] | None = None) -> StackConfig:
+    """Validate the `kaistack:` keys (without the prefix) into a StackConfig or raise ConfigError.
+
+    `secret_keys`: the top-level keys the source holds as secret (config_secrets.secret_problems).
+    """
     if not isinstance(raw, Mapping):
         raise ConfigError([f"{NAMESPACE}: expected a mapping of keys, got {type(raw).__name__}"], source)
     unknown = [k for k in raw if k not in TOP_LEVEL_KEYS]
     problems = [f"{NAMESPACE}:{k}: unknown key; allowed: {', '.join(TOP_LEVEL_KEYS)}" for k in unknown]
     known = {k: v for k, v in raw.items() if k in TOP_LEVEL_KEYS}
-    problems += [f"{path}: {_SECRET_ADVICE}" for path in _secrets_outside_kubeconfig(known)]
+    problems += secret_problems(known, secret_keys)
     try:
         config = StackConfig.model_validate(known)
     except ValidationError as err:
@@ -61,34 +55,6 @@ def parse_config(raw: Mapping[str, Any], source: str = "") -> StackConfig:
         if not problems:
             return config
     raise ConfigError(problems, source)
-
-
-def secret_key_problems(raw: Mapping[str, Any], secret_keys: list[str]) -> list[str]:
-    """Top-level keys Pulumi says hold a secret (`pulumi config set --secret`), where kaistack has none.
-
-    Under `pulumi up` the values arrive decrypted, so `parse_config` cannot see which of them were secret;
-    only `cluster` may be, and only for its existing kubeconfig.
-    """
-    problems = []
-    for key in secret_keys:
-        cluster = raw.get("cluster")
-        existing = cluster.get("existing") if isinstance(cluster, Mapping) else None
-        if key == "cluster" and isinstance(existing, Mapping) and existing.get("kubeconfig"):
-            continue
-        problems.append(f"{NAMESPACE}:{key}: holds a secret value; {_SECRET_ADVICE}")
-    return problems
-
-
-def _secrets_outside_kubeconfig(value: Any, path: tuple[str | int, ...] = ()) -> list[str]:
-    if isinstance(value, Mapping):
-        return [p for k, v in value.items() for p in _secrets_outside_kubeconfig(v, (*path, str(k)))]
-    if isinstance(value, list):
-        return [p for i, v in enumerate(value) for p in _secrets_outside_kubeconfig(v, (*path, i))]
-    if value == SECRET_PLACEHOLDER and path != SECRET_PATH:
-        # Not _format_path: user keys (an env name like "string_x") are not pydantic's union markers.
-        keys = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path[1:])
-        return [f"{NAMESPACE}:{path[0]}{keys}"]
-    return []
 
 
 # --- pydantic errors -> "kaistack:key.path: message" ------------------------------------------------

@@ -15,7 +15,7 @@ import json
 import runpy
 import sys
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -251,10 +251,16 @@ class MockSession:
         self.loop.close()
         asyncio.set_event_loop(None)
 
-    def set_config(self, raw: Mapping[str, Any], other: Mapping[str, str] | None = None) -> None:
-        """`kaistack:` keys (as structured values) plus `other` plain keys such as {"aws:region": ...}."""
-        values, secret = pulumi_config(raw)
-        pulumi.runtime.set_all_config({**values, **(other or {})}, secret)
+    def set_config(
+        self, raw: Mapping[str, Any], other: Mapping[str, str] | None = None, secret: Collection[str] = ()
+    ) -> None:
+        """`kaistack:` keys (as structured values) plus `other` plain keys such as {"aws:region": ...}.
+
+        `secret`: keys (prefix stripped) Pulumi lists as secret though their values arrive decrypted, as under
+        `pulumi up`; keys holding the "[secret]" placeholder are secret anyway.
+        """
+        values, masked = pulumi_config(raw)
+        pulumi.runtime.set_all_config({**values, **(other or {})}, [*masked, *(f"{NAMESPACE}:{k}" for k in secret)])
 
     def of_type(self, type_: str) -> list[RecordedResource]:
         return [r for r in self.monitor.records if r.type == type_]

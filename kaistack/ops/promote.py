@@ -34,15 +34,15 @@ from typing import Any
 
 from kaistack.declaration import limits
 from kaistack.declaration.model import StackConfig
-from kaistack.declaration.parse import NAMESPACE, SECRET_PLACEHOLDER, ConfigError
+from kaistack.declaration.parse import NAMESPACE, ConfigError
 from kaistack.declaration.pulumi_yaml import refuse_ambiguous_scalars
 from kaistack.declaration.yaml_load import YamlInputError, load_one, read_text
 from kaistack.errors import EnvironmentProblem
 from kaistack.ops.safe_write import FileChanged, refuse_read_only, replace_if_unchanged
 from kaistack.ops.yaml_edit import YamlEditError, set_values
 from kaistack.progress import Progress
-from kaistack.stack.files import read_stack_config, stack_file
-from kaistack.stack.load import LoadOptions, resolve
+from kaistack.stack.files import kaistack_keys, read_stack_config, read_stack_file, stack_file
+from kaistack.stack.load import LoadOptions, resolve_settings
 
 # gpu.mode -> the settings block whose chart `version` is the GPU stack's pin.
 GPU_PIN_BLOCK = {"fake": "fake", "device-plugin": "devicePlugin", "gpu-operator": "gpuOperator"}
@@ -150,8 +150,9 @@ def plan_promotion(project_dir: Path, source: str, target: str) -> PromotionPlan
     """Read both stacks and compute the edited target text. Raises ConfigError for unknown or invalid stacks."""
     if source == target:
         raise ConfigError([f"source and target are both {source!r}; promote between two stacks"])
-    source_raw = read_stack_config(project_dir, source)
-    source_config = _resolve(source_raw, source, stack_file(project_dir, source).name)
+    source_settings = read_stack_file(project_dir, source)
+    source_raw = kaistack_keys(source_settings)
+    source_config = _resolve(source_settings, source, stack_file(project_dir, source).name)
     target_file = stack_file(project_dir, target)
     if not target_file.is_file():
         read_stack_config(project_dir, target)  # raises the standard "no Pulumi.<stack>.yaml; stacks here: ..."
@@ -162,7 +163,7 @@ def plan_promotion(project_dir: Path, source: str, target: str) -> PromotionPlan
         raise ConfigError([str(err)]) from None
     original = text.encode("utf-8")  # the file's bytes: it decoded as UTF-8, which round-trips exactly
     target_raw = _kaistack_keys(document.get("config") or {})
-    target_config = _resolve(_mask(target_raw), target, target_file.name)
+    target_config = _resolve(document.get("config") or {}, target, target_file.name)
     pins, skipped = _pins(source, source_config, source_raw, target_config, target_raw)
     try:
         new_text = set_values(text, [(p.path, p.new) for p in pins]) if pins else text
@@ -259,10 +260,10 @@ def _pins(
     return pins, skipped
 
 
-def _resolve(raw: Mapping[str, Any], stack: str, source: str) -> StackConfig:
+def _resolve(settings: Mapping[str, Any], stack: str, source: str) -> StackConfig:
     """The stack's model through the one load path; pins are versions, so nothing is discovered here
     (the candidate's full validation, `validate_project`, loads it again with discovery)."""
-    return resolve(raw, stack=stack, source=source, options=LoadOptions(discover=False)).config
+    return resolve_settings(settings, stack=stack, source=source, options=LoadOptions(discover=False)).config
 
 
 # --- 2. check -----------------------------------------------------------------------------------------
@@ -279,9 +280,8 @@ def check_candidate(plan: PromotionPlan, progress: Progress | None = None) -> Ca
     """Validate the would-be target without touching the real file."""
     progress = progress or Progress.quiet()
     document = _load_document(plan.new_text, plan.target_file.name)
-    raw = _mask(_kaistack_keys(document.get("config") or {}))
     try:
-        _resolve(raw, plan.target, f"{plan.target_file.name} (after promotion)")
+        _resolve(document.get("config") or {}, plan.target, f"{plan.target_file.name} (after promotion)")
     except ConfigError as err:
         return CandidateCheck(ok=False, problems=list(err.problems))
     with _overlay(plan) as project:
@@ -385,14 +385,3 @@ def _load_document(text: str, name: str) -> dict[str, Any]:
 def _kaistack_keys(config: Mapping[str, Any]) -> dict[str, Any]:
     prefix = f"{NAMESPACE}:"
     return {str(k)[len(prefix) :]: v for k, v in config.items() if str(k).startswith(prefix)}
-
-
-def _mask(value: Any) -> Any:
-    """`{secure: ...}` -> the placeholder, as kaistack.stack.files does when reading a stack file offline."""
-    if isinstance(value, Mapping):
-        if set(value) == {"secure"}:
-            return SECRET_PLACEHOLDER
-        return {k: _mask(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_mask(v) for v in value]
-    return value

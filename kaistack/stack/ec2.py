@@ -219,4 +219,3 @@ def _pod_enis(network: dict[str, Any]) -> int:
     if isinstance(index, int) and 0 <= index < len(cards) and cards[index].get("MaximumNetworkInterfaces"):
         return int(cards[index]["MaximumNetworkInterfaces"])
     return int(network.get("MaximumNetworkInterfaces") or 0)
-

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from kaistack.declaration import limits
-from kaistack.declaration.parse import NAMESPACE, SECRET_PLACEHOLDER, ConfigError
+from kaistack.declaration.config_secrets import mask_secure
+from kaistack.declaration.parse import NAMESPACE, ConfigError
 from kaistack.declaration.pulumi_yaml import refuse_ambiguous_scalars
 from kaistack.declaration.yaml_load import YamlInputError, load_one, read_text
 
@@ -66,7 +67,7 @@ def stack_settings(text: str, source: str) -> Mapping[str, Any]:
 def kaistack_keys(config: Mapping[str, Any]) -> dict[str, Any]:
     """The `kaistack:` part of a stack file's `config:`, prefix stripped, secure values masked."""
     prefix = f"{NAMESPACE}:"
-    return {k[len(prefix) :]: _mask_secure(v) for k, v in config.items() if str(k).startswith(prefix)}
+    return {k[len(prefix) :]: mask_secure(v) for k, v in config.items() if str(k).startswith(prefix)}
 
 
 def plain_setting(config: Mapping[str, Any], key: str) -> str | None:
@@ -90,13 +91,3 @@ def find_project_dir(start: Path | None = None) -> Path:
         if (candidate / "Pulumi.yaml").is_file():
             return candidate
     raise ConfigError([f"no Pulumi.yaml in {here} or its parents; run from the kaistack project or pass --project"])
-
-
-def _mask_secure(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        if set(value) == {"secure"}:
-            return SECRET_PLACEHOLDER
-        return {k: _mask_secure(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_mask_secure(v) for v in value]
-    return value

@@ -16,8 +16,8 @@ from kaistack.declaration import limits
 from kaistack.declaration.parse import ConfigError
 from kaistack.declaration.yaml_load import YamlInputError, read_text
 from kaistack.errors import EnvironmentProblem
-from kaistack.stack.files import kaistack_keys, plain_setting, stack_file, stack_settings
-from kaistack.stack.load import LoadOptions, ResolvedStack, resolve
+from kaistack.stack.files import stack_file, stack_settings
+from kaistack.stack.load import LoadOptions, ResolvedStack, resolve_settings
 
 # A git revision as a user types it (branch, tag, sha, HEAD~2, origin/main); never an option.
 _REF = re.compile(r"[A-Za-z0-9_.@{}~^/][A-Za-z0-9_.@{}~^/-]{0,254}")
@@ -53,13 +53,7 @@ def load_stack_at(project_dir: Path, stack: str, ref: str, options: LoadOptions 
     """The stack as it was at `ref`, through the one load path."""
     source = f"{stack_file(project_dir, stack).name} at {ref}"
     settings = stack_settings(stack_text_at(project_dir, stack, ref), source)
-    return resolve(
-        kaistack_keys(settings),
-        stack=stack,
-        source=source,
-        options=options,
-        aws_region=plain_setting(settings, "aws:region"),
-    )
+    return resolve_settings(settings, stack=stack, source=source, options=options)
 
 
 def load_stack_file(path: Path, stack: str, options: LoadOptions | None = None) -> ResolvedStack:
@@ -69,13 +63,7 @@ def load_stack_file(path: Path, stack: str, options: LoadOptions | None = None) 
     except YamlInputError as err:
         raise ConfigError([str(err)]) from None
     settings = stack_settings(text, str(path))
-    return resolve(
-        kaistack_keys(settings),
-        stack=stack,
-        source=str(path),
-        options=options,
-        aws_region=plain_setting(settings, "aws:region"),
-    )
+    return resolve_settings(settings, stack=stack, source=str(path), options=options)
 
 
 def _git(command: list[str], cwd: Path, max_bytes: int) -> tuple[int, bytes, str]:

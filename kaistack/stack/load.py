@@ -19,11 +19,12 @@ then do the same three things, so every command sees the same stack:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kaistack.declaration.config_secrets import secure_keys
 from kaistack.declaration.model import StackConfig
 from kaistack.declaration.parse import NAMESPACE, ConfigError, parse_config
 from kaistack.stack import eks, existing, local_gpus
@@ -63,13 +64,15 @@ def resolve(
     source: str,
     options: LoadOptions | None = None,
     aws_region: str | None = None,
+    secret_keys: Collection[str] | None = None,
 ) -> ResolvedStack:
     """Parse, validate and resolve `kaistack:` keys (prefix stripped); ConfigError lists every problem.
 
-    `aws_region` is the stack's `aws:region` setting (None when it has none).
+    `aws_region` is the stack's `aws:region` setting (None when it has none); `secret_keys` the keys the
+    source holds as secret (config_secrets: a kubeconfig that is not one is never connected with).
     """
     options = options or LoadOptions()
-    config = parse_config(raw, source=source)
+    config = parse_config(raw, source=source, secret_keys=secret_keys)
     # Before discovery: a mismatch is refused without asking EC2 about the wrong region.
     _check_aws_region(config, aws_region, source)
     notes: list[str] = []
@@ -86,12 +89,20 @@ def resolve(
 def load_stack(project_dir: Path, stack: str, options: LoadOptions | None = None) -> ResolvedStack:
     """`Pulumi.<stack>.yaml` in `project_dir`, resolved; ConfigError for a missing or invalid stack."""
     settings = read_stack_file(Path(project_dir), stack)
+    return resolve_settings(settings, stack=stack, source=stack_file(Path(project_dir), stack).name, options=options)
+
+
+def resolve_settings(
+    settings: Mapping[str, Any], *, stack: str, source: str, options: LoadOptions | None = None
+) -> ResolvedStack:
+    """A stack file's `config:` mapping (from disk, from git or from promote's candidate), resolved."""
     return resolve(
         kaistack_keys(settings),
         stack=stack,
-        source=stack_file(Path(project_dir), stack).name,
+        source=source,
         options=options,
         aws_region=plain_setting(settings, "aws:region"),
+        secret_keys=secure_keys(settings),
     )
 
 

@@ -106,6 +106,13 @@ def test_unknown_system_node_group_type_names_its_key(ec2: Any) -> None:
         resolve_node_pools(eks_config(raw), ec2)
 
 
+def test_system_node_group_pods_above_what_eks_gives_is_a_contradiction(ec2: Any) -> None:
+    raw = eks_raw()
+    raw["cluster"]["eks"]["systemNodeGroup"] = {"instanceType": "m6i.large", "pods": 111}
+    with pytest.raises(ConfigError, match=r"systemNodeGroup\.pods: declared 111 but EKS gives m6i\.large at most 29"):
+        resolve_node_pools(eks_config(raw), ec2)
+
+
 def test_type_not_offered_in_a_zone_names_the_zones_and_where_it_is_offered(ec2: Any) -> None:
     """moto's offerings: p5e.48xlarge only in us-west-2c."""
     with pytest.raises(ConfigError) as excinfo:
@@ -146,6 +153,19 @@ def test_contradicting_gpu_product_names_both_values(ec2: Any) -> None:
 def test_gpus_declared_on_a_cpu_instance_type_is_a_contradiction(ec2: Any) -> None:
     with pytest.raises(ConfigError, match=r"gpus: declared 2 but AWS says m6i\.large has 0 GPUs"):
         resolve_node_pools(eks_config(instanceType="m6i.large", gpus=2), ec2)
+
+
+def test_a_multi_card_instance_gets_the_pods_of_its_default_network_card(ec2: Any) -> None:
+    """p5.48xlarge: 32 ENIs over 32 network cards, 2 on the default one, which is all the VPC CNI uses for pods:
+    2 x (50 - 1) + 2 = 100 (awslabs/amazon-eks-ami@v20250103:templates/al2/runtime/max-pods-calculator.sh
+    L125-127; templates/shared/runtime/eni-max-pods.txt "p5.48xlarge 100"), and 11 x 100 + 255 MiB reserved."""
+    pool = _pool(resolve_node_pools(eks_config(instanceType="p5.48xlarge", count=1), ec2))
+    assert (pool.pods, str(pool.memory)) == (100, "2095697Mi")
+
+
+def test_pods_declared_above_what_eks_gives_is_a_contradiction(ec2: Any) -> None:
+    with pytest.raises(ConfigError, match=r"pods: declared 250 but EKS gives p5\.48xlarge at most 100 pods"):
+        resolve_node_pools(eks_config(instanceType="p5.48xlarge", count=1, pods=250), ec2)
 
 
 def test_cpu_declared_above_the_machine_is_a_contradiction(ec2: Any) -> None:

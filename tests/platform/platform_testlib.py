@@ -68,9 +68,10 @@ def merged(raw: dict[str, Any], **changes: Any) -> dict[str, Any]:
     return result
 
 
-def run_program(session: MockSession, raw: dict[str, Any]) -> dict[str, Any]:
-    """Run __main__.py with `raw` as the `kaistack:` config; returns the program's globals."""
-    session.set_config(raw)
+def run_program(session: MockSession, raw: dict[str, Any], secret: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Run __main__.py with `raw` as the `kaistack:` config (`secret`: keys Pulumi marks secret); returns the
+    program's globals."""
+    session.set_config(raw, secret=secret)
     return session.run(MAIN)
 
 

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from platform_testlib import base_raw, dev_raw, run_program
 
-from kaistack.declaration.parse import ConfigError, parse_config, secret_key_problems
+from kaistack.declaration.parse import ConfigError, parse_config
 from kaistack.ops.render import RenderError
 
 
@@ -509,16 +509,3 @@ def test_nv_fractions_sharing_is_refused_as_in_no_verified_kai_release() -> None
         ConfigError, match=r"NvFractions \(global.gpuSharingMode\) is in no KAI release kaistack has checked"
     ):
         parse_config(raw, source="test")
-
-
-def test_a_secret_cluster_key_is_accepted_for_the_existing_kubeconfig_alone():
-    existing = {"provider": "existing", "existing": {"kubeconfig": "apiVersion: v1"}}
-    assert secret_key_problems({"cluster": existing}, ["cluster"]) == []
-    (problem,) = secret_key_problems({"cluster": {"provider": "kind"}}, ["cluster"])
-    assert problem.startswith("kaistack:cluster: holds a secret value; only cluster.existing.kubeconfig")
-
-
-def test_the_existing_kubeconfig_may_be_a_secret_offline():
-    raw = base_raw()
-    raw["cluster"].update(provider="existing", existing={"kubeconfig": "[secret]"})
-    assert parse_config(raw).cluster.existing is not None

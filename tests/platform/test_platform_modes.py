@@ -10,6 +10,7 @@ from platform_testlib import COMMAND, PROVIDER, RELEASE, base_raw, inputs, merge
 
 from components.tenant import with_server
 from kaistack.declaration import versions
+from kaistack.ops.render import RenderError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,11 +37,18 @@ def kind_values(mocks, raw: dict) -> dict:
 
 def test_existing_cluster_with_kubeconfig_creates_no_cluster_and_keeps_it_secret(mocks):
     """No kind command; the provider's kubeconfig comes from config and is a secret input."""
-    run_program(mocks, existing(existing={"kubeconfig": EXISTING_KUBECONFIG}))
+    run_program(mocks, existing(existing={"kubeconfig": EXISTING_KUBECONFIG}), secret=("cluster",))
     assert of_type(mocks.resources, COMMAND) == []
     provider = named(mocks.resources, "kaistack-cluster-provider")
     assert inputs(provider)["kubeconfig"] == "[secret]"
     assert named(mocks.resources, "kaistack-cluster").type == "kaistack:index:ExistingCluster"
+
+
+def test_existing_cluster_with_a_plaintext_kubeconfig_is_refused_before_any_resource(mocks):
+    """Set without --secret it would sit in the stack file in the clear: refused under `pulumi up` too."""
+    with pytest.raises(RenderError, match=r"cluster\.existing\.kubeconfig: written in plain text"):
+        run_program(mocks, existing(existing={"kubeconfig": EXISTING_KUBECONFIG}))
+    assert mocks.resources == []
 
 
 def test_existing_cluster_with_context_uses_the_users_kubeconfig(mocks):

@@ -134,8 +134,8 @@ def test_dev_render_never_prints_a_kubeconfig(dev_json):
     assert [p["inputs"]["kubeconfig"] for p in providers] == ["[secret]", "[secret]"]
 
 
-def test_plaintext_kubeconfig_in_config_is_masked_in_the_render(tmp_path):
-    """An existing cluster's kubeconfig set without --secret still never reaches the output."""
+def test_plaintext_kubeconfig_in_config_is_refused_without_echoing_it(tmp_path):
+    """An existing cluster's kubeconfig set without --secret is refused (config_secrets) and never printed."""
     raw = base_raw()
     token = "plaintext-token-4f1c"
     kubeconfig = f"apiVersion: v1\nkind: Config\nusers: [{{name: a, user: {{token: {token}}}}}]\n"
@@ -146,7 +146,8 @@ def test_plaintext_kubeconfig_in_config_is_masked_in_the_render(tmp_path):
     }
     project = project_with(tmp_path, "lab", stack_document(raw))
     result = kaistack("render", "--stack", "lab", "--json", "--project", str(project))
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 2, result.stderr
+    assert "cluster.existing.kubeconfig: written in plain text" in result.stdout + result.stderr
     assert token not in result.stdout
     assert token not in result.stderr
 
