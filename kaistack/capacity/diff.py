@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kaistack.capacity.check import CapacityReport, WorkloadVerdict
+from kaistack.markdown import cell, code
 
 PLACED = ("Running",)
 
@@ -182,18 +183,19 @@ def to_text(diff: CapacityDiff) -> str:
 
 def to_markdown(diff: CapacityDiff) -> str:
     icon = "⚠️" if diff.harmful else "✅"
-    lines = [f"### {icon} kaistack capacity diff: `{diff.stack}` against `{diff.base}`", "", _summary(diff), ""]
+    lines = [f"### {icon} kaistack capacity diff: {code(diff.stack)} against {code(diff.base)}", "", _summary(diff), ""]
     if diff.workloads:
         lines += ["| Workload | Change | Before | After | Why |", "|---|---|---|---|---|"]
         for w in diff.workloads:
-            why = "; ".join(x for x in (w.reason, w.detail) if x).replace("|", "\\|")
-            lines.append(f"| `{w.name}` | {LABELS[w.change]} | {w.before or '-'} | {w.after or '-'} | {why} |")
+            why = cell("; ".join(x for x in (w.reason, w.detail) if x))
+            before, after = cell(w.before or "-"), cell(w.after or "-")
+            lines.append(f"| {code(w.name)} | {LABELS[w.change]} | {before} | {after} | {why} |")
         lines.append("")
     if diff.queues:
         lines += ["| Queue | GPUs allocated | GPU fair share |", "|---|---|---|"]
         for q in diff.queues:
             lines.append(
-                f"| `{q.name}` | {q.allocated_before:g} → {q.allocated_after:g} | "
+                f"| {code(q.name)} | {q.allocated_before:g} → {q.allocated_after:g} | "
                 f"{q.fair_share_before:.3g} → {q.fair_share_after:.3g} |"
             )
     return "\n".join(lines) + "\n"

@@ -12,6 +12,7 @@ from kaistack.capacity.check import (
     WorkloadVerdict,
     domain_path,
 )
+from kaistack.markdown import cell, code
 
 
 def to_json(report: CapacityReport) -> dict[str, Any]:
@@ -189,16 +190,12 @@ def to_text(report: CapacityReport) -> str:
 # --- markdown ---------------------------------------------------------------------------------------
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def to_markdown(report: CapacityReport) -> str:
     icon = "✅" if report.ok else "❌"
     title = f"### {icon} Capacity{f' — stack `{report.stack}`' if report.stack else ''}: {report.summary()}"
     lines = [title, ""]
     if report.notes:
-        lines += [*(f"> note: {_cell(note)}" for note in report.notes), ""]
+        lines += [*(f"> note: {cell(note)}" for note in report.notes), ""]
     lines += [
         "| Workload | Where | Queue | Class | Status | Placement / why Pending |",
         "|---|---|---|---|---|---|",
@@ -209,7 +206,8 @@ def to_markdown(report: CapacityReport) -> str:
         if report.topology is not None and (w.topology or w.domains):
             detail = f"{detail} (topology: {topology_line(w)})"
         lines.append(
-            f"| `{w.name}` ({w.kind}) | {w.where} | `{w.queue}` | {w.priority_class} | {status} | {_cell(detail)} |"
+            f"| {code(w.name)} ({w.kind}) | {cell(w.where)} | {code(w.queue)} | {cell(w.priority_class)} | {status} | "
+            f"{cell(detail)} |"
         )
     lines += [
         "",
@@ -220,7 +218,7 @@ def to_markdown(report: CapacityReport) -> str:
     ]
     for q in report.queues:
         lines.append(
-            f"| `{q.name}` | {q.parent or '—'} | {_amount(q.quota['gpu'])} | {_amount(q.limit['gpu'])} | "
+            f"| {code(q.name)} | {cell(q.parent or '—')} | {_amount(q.quota['gpu'])} | {_amount(q.limit['gpu'])} | "
             f"{q.fair_share['gpu']:g} | {q.allocated['gpu']:g} |"
         )
     lines += [
@@ -234,24 +232,25 @@ def to_markdown(report: CapacityReport) -> str:
     ]
     for n in report.nodes:
         for g in n.gpus:
-            content = ", ".join(f"`{p}` {f:g}" for p, f in zip(g.pods, g.fractions, strict=True)) or "idle"
+            content = ", ".join(f"{code(p)} {f:g}" for p, f in zip(g.pods, g.fractions, strict=True)) or "idle"
             lines.append(
-                f"| {n.name} ({n.pool}) | {g.id}{' (shared)' if g.shared else ''} | {g.used:.0%} | {content} |"
+                f"| {cell(n.name)} ({cell(n.pool)}) | {cell(g.id)}{' (shared)' if g.shared else ''} | {g.used:.0%} | "
+                f"{content} |"
             )
     lines += ["", "</details>"]
     if report.topology is not None:
         t = report.topology
         lines += [
             "",
-            f"<details><summary>Topology {_cell(t.name)} ({_cell(' > '.join(t.levels))})</summary>",
+            f"<details><summary>Topology {cell(t.name)} ({cell(' > '.join(t.levels))})</summary>",
             "",
             "| Domain | Nodes | GPUs used | Workloads |",
             "|---|---|---|---|",
         ]
         for d in t.domains:
             lines.append(
-                f"| {_cell(d.path)} | {_cell(', '.join(d.nodes))} | {d.gpus_used:g} of {d.gpus} | "
-                f"{_cell(', '.join(f'`{w}`' for w in d.workloads) or '—')} |"
+                f"| {cell(d.path)} | {cell(', '.join(d.nodes))} | {d.gpus_used:g} of {d.gpus} | "
+                f"{', '.join(code(w) for w in d.workloads) or '—'} |"
             )
         lines += ["", "</details>"]
     return "\n".join(lines)

@@ -15,7 +15,7 @@ from typing import Any
 
 from kaistack import __version__
 from kaistack.cli import check, diagnose, diff, lint, promote, render, schema, simulate, validate, verify
-from kaistack.cli.output import refuse
+from kaistack.cli.output import refuse, visible_output
 from kaistack.errors import ExitCode, KaistackError
 
 # Order is the order shown in --help. Command modules import nothing heavy (pulumi, grpc) at import
@@ -59,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     command = f"kaistack {args.command}"
-    with _interrupts() as interrupted:
+    with _interrupts() as interrupted, visible_output():
         code = _run(args, command, interrupted)
         if not interrupted.is_set():
             return code

@@ -8,8 +8,45 @@ non-finite number here is a bug: `allow_nan=False` turns it into an internal err
 from __future__ import annotations
 
 import json
+import re
 import sys
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+# C0 controls but tab and newline, DEL, and C1. A stack value, a dump or a cluster object can carry an escape
+# sequence (clear the screen, set the window title, return to the line start and write over it) that a
+# terminal would obey when kaistack echoes it; they are written as visible \xNN instead.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+class _Visible:
+    """A text stream that writes control characters as visible text; everything else is the stream's own."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(visible(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def visible_output() -> Iterator[None]:
+    """For one command: nothing it prints (reports, errors, progress) can drive the terminal. JSON already
+    escapes every control character (json.dumps ensure_ascii), so machine output is unchanged."""
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Visible(out), _Visible(err)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = out, err
 
 
 def dumps(value: Any, *, compact: bool = False) -> str:

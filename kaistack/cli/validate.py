@@ -49,6 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kaistack.declaration.parse import ConfigError
+    from kaistack.markdown import code, fence
     from kaistack.ops.validate import validate_stack
     from kaistack.progress import Progress
 
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as err:
         if args.markdown:
             print(
-                f"<!-- kaistack-validate:{args.stack} -->\n### ❌ `{args.stack}`: invalid config\n\n```\n{err}\n```\n"
+                f"<!-- kaistack-validate:{args.stack} -->\n### ❌ {code(args.stack)}: invalid config\n\n{fence(err)}\n"
             )
         elif args.json:
             print_json({"stack": args.stack, "ok": False, "configErrors": err.problems})

@@ -21,6 +21,7 @@ from kaistack.guardrails.podspec import PodTemplate, Res, mapping, pod_templates
 from kaistack.guardrails.rules import gpu_memory_utilization_within_fraction
 from kaistack.guardrails.settings import Settings
 from kaistack.guardrails.unread import unread_constraints
+from kaistack.markdown import cell, code
 from kaistack.ops.live_snapshot import LiveSnapshot, build, by_kind, object_name, object_namespace
 from placement.model import ALL_ACTIONS
 from placement.reasons import NOT_ATTEMPTED
@@ -310,11 +311,11 @@ def to_markdown(d: Diagnosis) -> str:
         lines += [f"**Partial**: {PARTIAL}.", ""]
     if d.pending:
         lines += ["| Pending pod | Queue | Why |", "|---|---|---|"]
-        lines += [f"| `{p.pod}` | {p.queue} | {p.reason.replace('|', '/')} |" for p in d.pending]
+        lines += [f"| {code(p.pod)} | {code(p.queue)} | {cell(p.reason)} |" for p in d.pending]
         lines.append("")
     if d.mistakes:
         lines += ["| Mistake | Object | Problem | Fix |", "|---|---|---|---|"]
-        lines += [f"| {m.code} | `{m.subject}` | {m.problem} | {m.fix} |" for m in d.mistakes]
+        lines += [f"| {cell(m.code)} | {code(m.subject)} | {cell(m.problem)} | {cell(m.fix)} |" for m in d.mistakes]
     if d.ok:
         lines.append("No pending pods and no mistakes found.")
     return "\n".join(lines) + "\n"

@@ -29,6 +29,7 @@ from kaistack.declaration import limits
 from kaistack.declaration.model import StackConfig
 from kaistack.declaration.parse import NAMESPACE
 from kaistack.declaration.yaml_load import YamlInputError, load_file
+from kaistack.markdown import cell, code
 from kaistack.ops.analyzer_client import AnalyzedResource, Finding, PolicyPackClient, PolicyPackError
 from kaistack.progress import Progress
 from kaistack.stack.load import ResolvedStack, load_stack
@@ -130,16 +131,16 @@ class ValidationReport:
             f"| Capacity | {_capacity_cell(self.capacity)} |",
         ]
         if self.errors:
-            out += ["", "**Could not validate:**", *(f"- {_md(e)}" for e in self.errors)]
+            out += ["", "**Could not validate:**", *(f"- {cell(e)}" for e in self.errors)]
         if self.findings:
             out += ["", "| Policy | Resource | Message |", "|---|---|---|"]
-            out += [f"| `{f.policy}` | `{_subject(f)}` | {_md(_message(f))} |" for f in self.findings]
+            out += [f"| {code(f.policy)} | {code(_subject(f))} | {cell(_message(f))} |" for f in self.findings]
         if self.capacity is not None and self.capacity.details:
             out += ["", "<details><summary>Capacity details</summary>", ""]
-            out += [f"- {_md(d)}" for d in self.capacity.details]
+            out += [f"- {cell(d)}" for d in self.capacity.details]
             out += ["", "</details>"]
         out += ["", "<details><summary>Resources by type</summary>", "", "| Type | Count |", "|---|---:|"]
-        out += [f"| `{t}` | {c} |" for t, c in sorted(self.resource_counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+        out += [f"| {code(t)} | {c} |" for t, c in sorted(self.resource_counts.items(), key=lambda kv: (-kv[1], kv[0]))]
         out += ["", "</details>", ""]
         return "\n".join(out)
 
@@ -305,14 +306,10 @@ def _policy_cell(report: ValidationReport) -> str:
         return "❌ not run"
     count = len(report.findings)
     icon = "✅" if not count else "❌"
-    return f"{icon} {count} violation{'s' * (count != 1)} ({len(report.policies)} policies, `{report.pack}`)"
+    return f"{icon} {count} violation{'s' * (count != 1)} ({len(report.policies)} policies, {code(report.pack)})"
 
 
 def _capacity_cell(capacity: CapacityVerdict | None) -> str:
     if capacity is None:
         return "❌ not checked"
-    return f"{'✅' if capacity.ok else '❌'} {_md(capacity.summary)}"
-
-
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return f"{'✅' if capacity.ok else '❌'} {cell(capacity.summary)}"

@@ -208,7 +208,8 @@ def test_text_of_a_refused_workload_gives_its_constraint_and_the_reason() -> Non
 
 def test_markdown_has_a_topology_table() -> None:
     markdown = to_markdown(_placed_report())
-    assert f"<details><summary>Topology cluster-topology ({ZONE} > {RACK})</summary>" in markdown
+    # ">" as an entity: the level names are the stack's text, made inert in the comment (kaistack.markdown).
+    assert f"<details><summary>Topology cluster-topology ({ZONE} &gt; {RACK})</summary>" in markdown
     assert "| Domain | Nodes | GPUs used | Workloads |" in markdown
 
 

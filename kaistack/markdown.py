@@ -1,0 +1,48 @@
+"""Text from stacks, dumps and clusters, made inert in the Markdown kaistack writes for PR comments.
+
+A PR comment renders Markdown and HTML. A value a PR author or a tenant controls (an unknown config key, a
+node selector, a PodGroup's queue) could otherwise close a table or a fence, forge a "✅ passes" heading,
+load an image, hide the rest of the comment in `<!--`, or @-mention people. Every such value goes through
+one of these; text kaistack writes itself (headings, table rules) does not need to.
+"""
+
+from __future__ import annotations
+
+import re
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# What starts or ends inline markup (emphasis, code, links and images, which need "["; strikethrough), a
+# heading inside a list item, and GFM's table pipe.
+_PUNCTUATION = re.compile(r"([\\`*_\[\]#|~])")
+# GitHub links `@name` and `@org/team` when "@" follows no word character; a zero-width space after it
+# leaves the text readable and links nobody.
+_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
+
+
+def _one_line(text: str) -> str:
+    return _CONTROL.sub(" ", str(text))
+
+
+def cell(text: object) -> str:
+    """Prose for a table cell or a list item: one line, no HTML, no markup, no mention."""
+    escaped = _PUNCTUATION.sub(r"\\\1", _one_line(str(text)))
+    escaped = escaped.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MENTION.sub("@\u200b", escaped)
+
+
+def code(text: object) -> str:
+    """An inline code span holding `text` as it is (one line), safe in a table cell."""
+    value = _one_line(str(text))
+    longest = max((len(run) for run in re.findall(r"`+", value)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if value.startswith("`") or value.endswith("`") or not value.strip() else ""
+    # GFM splits table cells on "|" before it sees code spans; the escaped pipe stays inside the span.
+    return f"{ticks}{pad}{value.replace('|', chr(92) + '|')}{pad}{ticks}"
+
+
+def fence(text: object) -> str:
+    """A fenced block holding `text` verbatim: the fence is longer than any backtick run inside it."""
+    value = str(text)
+    longest = max((len(run) for run in re.findall(r"`{3,}", value)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}\n{value}\n{ticks}"

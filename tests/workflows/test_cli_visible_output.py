@@ -1,0 +1,41 @@
+"""Nothing kaistack echoes from its input can drive the terminal (kaistack.cli.output.visible_output)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kaistack.cli import main
+from kaistack.cli.output import visible, visible_output
+
+ESCAPES = "a\x1b]0;owned\x07b\x1b[2J\rc\x9bd"
+
+
+def test_control_characters_are_written_as_visible_text() -> None:
+    assert visible(ESCAPES) == "a\\x1b]0;owned\\x07b\\x1b[2J\\x0dc\\x9bd"
+
+
+def test_tabs_and_newlines_are_kept() -> None:
+    assert visible("a\tb\nc") == "a\tb\nc"
+
+
+def test_a_command_that_echoes_a_name_writes_its_escapes_visibly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = tmp_path / "pod.json"
+    container = {"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": 1}}}
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{ESCAPES}"}, "spec": {"containers": [container]}}
+    manifest.write_text(json.dumps(pod))
+    main(["lint", str(manifest)])
+    out, err = capsys.readouterr()
+    assert "\\x1b]0;owned" in out + err
+    assert "\x1b" not in out + err
+    assert "\x07" not in out + err
+
+
+def test_json_output_is_unchanged(capsys: pytest.CaptureFixture[str]) -> None:
+    with visible_output():
+        print(json.dumps({"name": ESCAPES}))
+    assert json.loads(capsys.readouterr().out) == {"name": ESCAPES}
