@@ -126,16 +126,33 @@ def read_dump(path: Path) -> list[Any]:
     if text.lstrip()[:1] in ("{", "["):
         # `kubectl get ... -o json`: the same objects, read ~50 times faster than YAML on a large cluster.
         data = load_json(text, str(path))
-        return data if isinstance(data, list) else [data]
-    documents, errors = load_documents(text, str(path))
-    if errors:
-        raise YamlInputError(errors[0].message)
-    return [d.data for d in documents]
+        objects = data if isinstance(data, list) else [data]
+    else:
+        documents, errors = load_documents(text, str(path))
+        if errors:
+            raise YamlInputError(errors[0].message)
+        objects = [d.data for d in documents]
+    if not any(_is_object(o) for o in objects):
+        # What a failed `kubectl get ... > dump.yaml` leaves: diagnosing it would report a healthy cluster.
+        raise YamlInputError(
+            f"{path}: no Kubernetes objects in it (expected the output of `kubectl get ... -o yaml` or `-o json`: "
+            "objects with a kind, or a List of them)"
+        )
+    return objects
+
+
+def _is_object(value: Any) -> bool:
+    if not isinstance(value, dict):
+        return False
+    items = value.get("items")
+    if isinstance(items, list):
+        return any(isinstance(i, dict) for i in items)
+    return isinstance(value.get("kind"), str) and isinstance(value.get("metadata"), dict)
 
 
 def read_live(args: argparse.Namespace) -> tuple[list[Any], list[str]]:
     """Every kind the credentials may read; a kind they may not is skipped and said."""
-    from kaistack.kube.client import KubeAPIError, KubeClient
+    from kaistack.kube.client import KubeAPIError, KubeClient, KubeError
     from kaistack.kube.kubeconfig import resolve_kubeconfig
     from kaistack.kube.resources import (
         BindRequest,
@@ -174,8 +191,16 @@ def read_live(args: argparse.Namespace) -> tuple[list[Any], list[str]]:
             try:
                 items = client.list(kind, namespace=args.namespace) if namespaced else client.list(kind)
             except KubeAPIError as err:
-                if err.status in (401, 403, 404):
-                    plural = name + ("es" if name.endswith("s") else "s")
+                plural = name + ("es" if name.endswith("s") else "s")
+                if err.status == 401:
+                    # Rejected credentials read nothing: a diagnosis without any object would say "ok".
+                    raise KubeError(f"the API server rejected the credentials (401) when listing {plural}") from err
+                if err.status in (403, 404) and kind in (Pod, Node):
+                    raise KubeError(
+                        f"could not read {plural} ({err.status}): diagnose needs to list Nodes, and Pods everywhere or "
+                        "in --namespace; give the credentials `list` on them"
+                    ) from err
+                if err.status in (403, 404):
                     notes.append(f"could not read {plural} ({err.status}); diagnosed without them")
                     continue
                 raise

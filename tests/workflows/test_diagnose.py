@@ -124,6 +124,29 @@ def test_live_read_lists_each_kind_at_its_api_path_and_says_what_it_may_not_read
     assert any(f"could not read {plural} (403)" in n for n in report["notes"])
 
 
+def test_rejected_credentials_are_an_environment_problem_not_an_empty_cluster(
+    fake_kube: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """401 on every list: nothing was read, so "0 pending pods, 0 mistakes" would be a false all-clear."""
+    fake_kube.token = "right"
+    code = main(["diagnose", "--kubeconfig", str(fake_kube.kubeconfig(tmp_path, token="wrong")), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 3
+    assert report["ok"] is False
+    assert "rejected the credentials (401)" in report["error"]
+
+
+@pytest.mark.parametrize(("path", "plural"), [("/api/v1/pods", "Pods"), ("/api/v1/nodes", "Nodes")])
+def test_pods_and_nodes_that_may_not_be_read_stop_the_diagnosis(
+    path: str, plural: str, fake_kube: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_kube.forbidden.add(path)
+    code = main(["diagnose", "--kubeconfig", str(fake_kube.kubeconfig(tmp_path)), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 3
+    assert f"could not read {plural} (403): diagnose needs to list Nodes" in report["error"]
+
+
 def test_a_json_dump_is_read_like_the_yaml_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     as_json = tmp_path / "dump.json"
     as_json.write_text(json.dumps(yaml.safe_load((DUMPS / "mistakes.yaml").read_text())))
@@ -264,3 +287,16 @@ def test_configmaps_claims_and_namespace_labels_are_read_from_a_dump(capsys: pyt
     )
     # Binpack alone would start on gpu-0: the volumes are on gpu-1.
     assert _allocated("storage.yaml") == {"pod/ml/with-data": "gpu-1", "pod/ml/with-local": "gpu-1"}
+
+
+@pytest.mark.parametrize("text", ["", "42\n", "- a\n- b\n", '{"kind": "List", "items": 5}', "---\n---\n"])
+def test_a_dump_without_kubernetes_objects_is_refused(
+    text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What `kubectl get ... > dump.yaml` leaves when kubectl fails is not a healthy cluster."""
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(text)
+    code = main(["diagnose", "--from-dump", str(dump), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 2
+    assert "no Kubernetes objects in it" in report["error"]

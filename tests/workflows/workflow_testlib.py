@@ -83,6 +83,9 @@ def healthy_responses() -> dict[str, Any]:
                 uid = pod["metadata"]["uid"]
                 items.append(by_uid.setdefault(uid, pod))
             body["items"] = items
+    # The node list too (diagnose lists them; verify reads each by name).
+    nodes = [body for path, body in responses.items() if path.startswith("/api/v1/nodes/")]
+    responses["/api/v1/nodes"] = {"kind": "NodeList", "apiVersion": "v1", "metadata": {}, "items": nodes}
     return responses
 
 
