@@ -8,12 +8,32 @@ at import time, so `kaistack --help` and `kaistack simulate` stay fast.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from kaistack.stack.load import LoadOptions, ResolvedStack
+
+
+def seconds(low: float, high: float, *, above: bool) -> Callable[[str], float]:
+    """An argparse type: a finite number of seconds in (low, high] when `above`, else [low, high]; nan, inf and
+    the rest are usage errors (exit 2), not a loop that never ends or a timer that cannot be set."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+        ok = math.isfinite(value) and (value > low if above else value >= low) and value <= high
+        if not ok:
+            bound = f"above {low:g}" if above else f"at least {low:g}"
+            raise argparse.ArgumentTypeError(f"{text!r}: must be {bound} and at most {high:g} seconds")
+        return value
+
+    return parse
 
 
 def add_project_argument(parser: argparse.ArgumentParser) -> None:

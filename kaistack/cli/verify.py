@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from kaistack.cli.args import add_project_argument, load, project_dir
+from kaistack.cli.args import add_project_argument, load, project_dir, seconds
 from kaistack.cli.output import print_json, refuse
 
 RETRY_INTERVAL_S = 15.0
@@ -47,10 +47,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--kubeconfig", type=Path, default=None, help="kubeconfig file for the stack's cluster")
     parser.add_argument("--context", default=None, help="kubeconfig context (default: current-context)")
     add_project_argument(parser)
-    parser.add_argument("--timeout", type=float, default=10.0, help="seconds per API request (default 10)")
+    parser.add_argument(
+        "--timeout", type=seconds(0, 600, above=True), default=10.0, help="seconds per API request (default 10)"
+    )
     parser.add_argument(
         "--wait",
-        type=float,
+        type=seconds(0, 86_400, above=False),
         default=0.0,
         metavar="SECONDS",
         help="re-check every 15 s until all pass or SECONDS elapse (right after `pulumi up`)",

@@ -24,6 +24,23 @@ _REF = re.compile(r"[A-Za-z0-9_.@{}~^/][A-Za-z0-9_.@{}~^/-]{0,254}")
 GIT_TIMEOUT_S = 60
 
 
+def _commit(git: str, project_dir: Path, ref: str) -> str:
+    """The one commit `ref` names. A range (`A..B`), an exclusion (`^A`) or `A^@` names none, and `git show`
+    would print nothing for it with success; `rev-parse --verify` takes a single revision only."""
+    code, out, err = _git(
+        [git, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"], project_dir, 200
+    )
+    sha = out.decode("ascii", "replace").strip()
+    if code == 0 and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", sha):
+        return sha
+    detail = " ".join(err.split())[:300]
+    if "not a git repository" in detail:
+        raise EnvironmentProblem(f"{project_dir} is not in a git repository; --base needs one ({detail})")
+    raise ConfigError(
+        [f"--base {ref!r}: not a commit of this repository (a branch, tag, commit or HEAD~N; not a range)"]
+    )
+
+
 def stack_text_at(project_dir: Path, stack: str, ref: str) -> str:
     """The text of `Pulumi.<stack>.yaml` at git revision `ref` of the repository holding `project_dir`."""
     if not _REF.fullmatch(ref):
@@ -32,8 +49,9 @@ def stack_text_at(project_dir: Path, stack: str, ref: str) -> str:
     if git is None:
         raise EnvironmentProblem("git is not installed; --base needs it (or pass --base-file FILE)")
     name = stack_file(project_dir, stack).name
-    # `git show REF:./PATH` resolves PATH against the working directory, wherever the repository root is.
-    code, out, err = _git([git, "show", f"{ref}:./{name}"], project_dir, limits.MAX_STACK_FILE_BYTES)
+    commit = _commit(git, project_dir, ref)
+    # `git show SHA:./PATH` resolves PATH against the working directory, wherever the repository root is.
+    code, out, err = _git([git, "show", f"{commit}:./{name}"], project_dir, limits.MAX_STACK_FILE_BYTES)
     if code != 0:
         detail = " ".join(err.split())[:300]
         if "does not exist" in detail or "exists on disk, but not in" in detail:

@@ -56,8 +56,15 @@ def test_a_ref_that_is_not_a_revision_is_refused(repo: Path, ref: str) -> None:
 
 
 def test_an_unknown_ref_is_an_input_error(repo: Path) -> None:
-    with pytest.raises(ConfigError, match="git cannot show"):
+    with pytest.raises(ConfigError, match="not a commit of this repository"):
         stack_text_at(repo, "dev", "no-such-branch")
+
+
+@pytest.mark.parametrize("ref", ["HEAD~1..HEAD", "^HEAD", "HEAD^@", "HEAD...HEAD~1"])
+def test_a_range_names_no_single_commit_and_is_refused(repo: Path, ref: str) -> None:
+    """`git show` prints nothing and succeeds for these; the stack would then read as empty."""
+    with pytest.raises(ConfigError, match="not a commit of this repository"):
+        load_stack_at(repo, "dev", ref)
 
 
 def test_outside_a_repository_is_an_environment_problem(tmp_path: Path) -> None:

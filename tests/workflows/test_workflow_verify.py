@@ -304,3 +304,16 @@ def test_verify_finds_pods_by_the_labels_the_components_write():
             return [pod] if namespace == work.namespace else []
 
     assert WorkloadPods(config, OnePod()).of(work) == [pod]
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [("--wait", "nan"), ("--wait", "-1"), ("--wait", "inf"), ("--timeout", "nan"), ("--timeout", "0"),
+     ("--timeout", "-1"), ("--timeout", "inf"), ("--timeout", "1e300"), ("--wait", "soon")],
+)  # fmt: skip
+def test_seconds_that_are_not_finite_and_in_range_are_a_usage_error(flag, value, capsys):
+    """--wait nan looped for ever; --timeout nan, -1 or inf was an internal error."""
+    with pytest.raises(SystemExit) as caught:
+        main(["verify", "--stack", "dev", flag, value])
+    assert caught.value.code == 2
+    assert f"argument {flag}:" in capsys.readouterr().err
