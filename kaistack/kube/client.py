@@ -246,13 +246,16 @@ def _select(config: Mapping[str, Any], context: str | None, base: Path) -> dict[
 
 
 def _named(config: Mapping[str, Any], section: str, key: str, name: Any) -> dict[str, Any]:
-    for entry in config.get(section) or []:
+    entries = config.get(section) or []
+    if not isinstance(entries, list):
+        raise KubeError(f"kubeconfig {section} is not a list")
+    for entry in entries:
         if isinstance(entry, Mapping) and entry.get("name") == name:
             value = entry.get(key)
             if not isinstance(value, Mapping):
                 raise KubeError(f"kubeconfig {section} entry {name!r} has no {key!r} mapping")
             return dict(value)
-    known = ", ".join(str(e.get("name")) for e in config.get(section) or [] if isinstance(e, Mapping)) or "none"
+    known = ", ".join(str(e.get("name")) for e in entries if isinstance(e, Mapping)) or "none"
     raise KubeError(f"kubeconfig has no {key} named {name!r}; {section}: {known}")
 
 
@@ -268,8 +271,16 @@ def _with_files(block: Mapping[str, Any], keys: tuple[str, ...], base: Path) -> 
 
 
 def _absolute(base: Path, path: str) -> Path:
-    file = Path(path).expanduser()
+    file = expand_home(path)
     return file if file.is_absolute() else base / file
+
+
+def expand_home(path: str) -> Path:
+    """`~` and `~user` expanded; a user that does not exist is a kubeconfig problem, not a crash (RuntimeError)."""
+    try:
+        return Path(path).expanduser()
+    except RuntimeError:
+        raise KubeError(f"{path[:80]!r}: cannot expand its ~ (no such user's home directory)") from None
 
 
 # --- results ----------------------------------------------------------------------------------------------

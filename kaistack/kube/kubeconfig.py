@@ -11,7 +11,7 @@ from pathlib import Path
 
 from kaistack.declaration import limits
 from kaistack.declaration.yaml_load import YamlInputError, read_text
-from kaistack.kube.client import KubeError
+from kaistack.kube.client import KubeError, expand_home
 
 
 @dataclass(frozen=True)
@@ -34,8 +34,8 @@ def resolve_kubeconfig(
     if explicit is not None:
         return _kubeconfig_file(explicit, f"--kubeconfig {explicit}")
     for part in environ.get("KUBECONFIG", "").split(os.pathsep):
-        if part and Path(part).expanduser().is_file():
-            return _kubeconfig_file(Path(part).expanduser(), f"$KUBECONFIG {part}")
+        if part and expand_home(part).is_file():
+            return _kubeconfig_file(expand_home(part), f"$KUBECONFIG {part}")
     pulumi = which("pulumi")
     if pulumi:
         command = [pulumi, "stack", "output", "kubeconfig", "--show-secrets", "--stack", stack]

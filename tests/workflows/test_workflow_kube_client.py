@@ -251,3 +251,23 @@ def test_a_password_in_the_server_url_is_never_shown():
             client.list(k8s.Queue)
     assert "hunter2" not in str(caught.value)
     assert "https://127.0.0.1:9/base" in str(caught.value)
+
+
+def test_a_section_that_is_not_a_list_is_named() -> None:
+    config = json.loads(_kubeconfig("https://127.0.0.1:9", user={}))
+    config["contexts"] = 5
+    with pytest.raises(KubeError, match="kubeconfig contexts is not a list"):
+        KubeClient.from_kubeconfig(json.dumps(config))
+
+
+def test_a_home_directory_of_no_user_is_a_kubeconfig_problem() -> None:
+    kubeconfig = _kubeconfig("https://127.0.0.1:9", user={"tokenFile": "~no-such-user-kaistack/token"})
+    with pytest.raises(KubeError, match="cannot expand its ~"):
+        KubeClient.from_kubeconfig(kubeconfig)
+
+
+def test_a_kubeconfig_variable_naming_no_users_home_is_a_kubeconfig_problem() -> None:
+    from kaistack.kube.kubeconfig import resolve_kubeconfig
+
+    with pytest.raises(KubeError, match="cannot expand its ~"):
+        resolve_kubeconfig("dev", None, environ={"KUBECONFIG": "~no-such-user-kaistack/config"}, which=lambda _: None)
