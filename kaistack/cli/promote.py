@@ -118,7 +118,13 @@ def _print_outcome(result: PromotionResult, *, dry_run: bool) -> None:
             for problem in check.problems:
                 print(f"  {problem}")
     if result.written:
-        print(f"wrote {plan.target_file.name}; next: commit it and `pulumi up --stack {plan.target}`")
+        real = plan.target_file.resolve()
+        if real.is_relative_to(plan.project_dir.resolve()):
+            print(f"wrote {plan.target_file.name}; next: commit it and `pulumi up --stack {plan.target}`")
+        else:
+            # A link out of the project: what changed is not in this repository's `git status`.
+            print(f"wrote {real} ({plan.target_file.name} links to it, outside the project); next: commit that "
+                  f"change where it lives and `pulumi up --stack {plan.target}`")  # fmt: skip
     elif result.refused:
         print(f"refused: {result.refused}; {plan.target_file.name} unchanged", file=sys.stderr)
     elif dry_run and plan.changed:

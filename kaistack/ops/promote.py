@@ -312,7 +312,7 @@ def _overlay(plan: PromotionPlan) -> Iterator[Path]:
         for entry in plan.project_dir.iterdir():
             if entry.name != plan.target_file.name:
                 (root / entry.name).symlink_to(entry.resolve(), target_is_directory=entry.is_dir())
-        (root / plan.target_file.name).write_text(plan.new_text)
+        (root / plan.target_file.name).write_text(plan.new_text, encoding="utf-8")
     except OSError as err:
         context.cleanup()
         raise EnvironmentProblem(

@@ -13,13 +13,19 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import yaml
 
+from kaistack.declaration.pulumi_yaml import go_yaml_v2
+
 PathKey = str | int
 Path = tuple[PathKey, ...]
+_MERGE = "tag:yaml.org,2002:merge"
+# A node's properties before its value: an optional tag, then an anchor.
+_ANCHOR = re.compile(r"(![^\s]*\s+)?&")
 
 
 class YamlEditError(Exception):
@@ -28,12 +34,20 @@ class YamlEditError(Exception):
 
 def set_values(text: str, edits: Sequence[tuple[Path, str]]) -> str:
     """`text` with each `(path, value)` applied (string values), verified by re-parsing."""
-    original = yaml.safe_load(text)
-    expected = copy.deepcopy(original)
-    for path, value in edits:
-        text = set_value(text, path, value)
-        expected = _set_in_data(expected, path, value)
-    if yaml.safe_load(text) != expected:
+    try:
+        original = yaml.safe_load(text)
+        expected = copy.deepcopy(original)
+        for path, value in edits:
+            text = set_value(text, path, value)
+            expected = _set_in_data(expected, path, value)
+        edited = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        # The pure-Python parser the edits need (node positions) is stricter than libyaml in places (a tab
+        # before a comment); its message is not echoed, as it may quote a line of the file.
+        line = getattr(getattr(err, "problem_mark", None), "line", None)
+        where = f" at line {line + 1}" if line is not None else ""
+        raise YamlEditError(f"the editor cannot parse the file{where}; make the change by hand") from None
+    if edited != expected:
         raise YamlEditError("the edited file does not parse to the expected values; nothing was changed")
     return text
 
@@ -44,9 +58,14 @@ def set_value(text: str, path: Path, value: str) -> str:
     if root is None:
         raise YamlEditError("the file is empty")
     node: yaml.Node = root
+    flow = False
     for depth, key in enumerate(path):
         where = _show_path(path[:depth]) or "the document"
+        flow = flow or bool(getattr(node, "flow_style", False))
         if isinstance(node, yaml.MappingNode) and isinstance(key, str):
+            if any(k.tag == _MERGE or (isinstance(k, yaml.ScalarNode) and k.value == "<<") for k, _ in node.value):
+                # Its keys live where the alias points; an insert here would land there.
+                raise YamlEditError(f"{where} takes keys from a merge (<<); make the change by hand")
             child = next((v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == key), None)
             if child is None:
                 return _insert(text, node, path[depth:], value)
@@ -62,14 +81,20 @@ def set_value(text: str, path: Path, value: str) -> str:
     if node.tag == "tag:yaml.org,2002:null" and node.value == "":
         raise YamlEditError(f"{_show_path(path)} is empty; set a value by hand first")
     start, end = node.start_mark.index, node.end_mark.index
-    return text[:start] + format_scalar(value, node.style) + text[end:]
+    if _ANCHOR.match(text, start, end):
+        # The node's span starts at its properties: replacing it would drop the anchor its aliases name.
+        raise YamlEditError(f"{_show_path(path)} carries an anchor (&); make the change by hand")
+    return text[:start] + format_scalar(value, node.style, flow=flow) + text[end:]
 
 
-def format_scalar(value: str, style: str | None = None) -> str:
-    """A YAML scalar that reads back as the string `value`, keeping the original quoting style if any."""
+def format_scalar(value: str, style: str | None = None, *, flow: bool = False) -> str:
+    """A YAML scalar that reads back as the string `value` to kaistack and to Pulumi (go-yaml v2), keeping the
+    original quoting style if any. Inside a flow collection ([...], {...}) a plain scalar cannot hold its
+    indicators."""
     if style == "'":
         return "'" + value.replace("'", "''") + "'"
-    if style != '"' and value and "\n" not in value and value == value.strip():
+    plain_ok = style != '"' and value and "\n" not in value and value == value.strip()
+    if plain_ok and go_yaml_v2(value) == value and not (flow and any(c in value for c in ",[]{}#")):
         try:
             if yaml.safe_load(f"k: {value}\n") == {"k": value}:
                 return value
@@ -83,7 +108,7 @@ def _insert(text: str, mapping: yaml.MappingNode, rest: Path, value: str) -> str
         raise YamlEditError(f"cannot create list items ({_show_path(rest)}); add them by hand")
     keys = [str(k) for k in rest]
     if mapping.flow_style:
-        body = format_scalar(value)
+        body = format_scalar(value, flow=True)
         for key in reversed(keys):
             body = f"{_format_key(key)}: {body}" if key == keys[-1] else f"{_format_key(key)}: {{{body}}}"
         close = mapping.end_mark.index - 1
@@ -95,8 +120,9 @@ def _insert(text: str, mapping: yaml.MappingNode, rest: Path, value: str) -> str
     lines = [" " * (indent + 2 * i) + f"{_format_key(k)}:" for i, k in enumerate(keys[:-1])]
     lines.append(" " * (indent + 2 * (len(keys) - 1)) + f"{_format_key(keys[-1])}: {format_scalar(value)}")
     pos = _end_of_last_entry(text, mapping)
-    prefix = "" if pos == 0 or text[pos - 1] == "\n" else "\n"
-    return text[:pos] + prefix + "\n".join(lines) + "\n" + text[pos:]
+    newline = _newline(text)
+    prefix = "" if pos == 0 or text[pos - 1] == newline[-1] else newline
+    return text[:pos] + prefix + newline.join(lines) + newline + text[pos:]
 
 
 def _end_of_last_entry(text: str, mapping: yaml.MappingNode) -> int:
@@ -106,10 +132,16 @@ def _end_of_last_entry(text: str, mapping: yaml.MappingNode) -> int:
         last = node.value[-1]
         node = last[1] if isinstance(node, yaml.MappingNode) else last
     pos = node.end_mark.index
-    if pos > 0 and text[pos - 1] == "\n":
+    end = _newline(text)[-1]
+    if pos > 0 and text[pos - 1] == end:
         return pos
-    newline = text.find("\n", pos)
+    newline = text.find(end, pos)
     return len(text) if newline == -1 else newline + 1
+
+
+def _newline(text: str) -> str:
+    """The file's own line break (YAML reads CR, LF and CRLF alike; an inserted line keeps the file's)."""
+    return "\r\n" if "\r\n" in text else "\r" if "\r" in text else "\n"
 
 
 def _format_key(key: str) -> str:

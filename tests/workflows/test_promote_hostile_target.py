@@ -55,7 +55,7 @@ def test_a_target_that_is_not_utf8_is_refused_naming_the_byte(
 
 
 def test_a_symlinked_target_stays_a_symlink_and_the_file_it_names_is_promoted(
-    project: Path, passing: None, tmp_path: Path
+    project: Path, passing: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     real = tmp_path / "elsewhere" / "staging.yaml"
     real.parent.mkdir()
@@ -66,6 +66,8 @@ def test_a_symlinked_target_stays_a_symlink_and_the_file_it_names_is_promoted(
     assert _promote(project, "--yes") == 0
     assert link.is_symlink()
     assert yaml.safe_load(real.read_text())["config"]["kaistack:kai"]["version"] == "v0.17.0"
+    # Outside the project: `git status` there shows nothing, so the output names the file that changed.
+    assert f"wrote {real} (Pulumi.staging.yaml links to it, outside the project)" in capsys.readouterr().out
 
 
 def test_a_refusal_names_the_users_file_not_the_temporary_project(
@@ -83,3 +85,23 @@ def test_a_refusal_names_the_users_file_not_the_temporary_project(
     text = err.out + err.err
     assert f"{project / 'Pulumi.staging.yaml'}: too large to render" in text
     assert "kaistack-promote-" not in text
+
+
+def test_the_candidate_is_written_as_utf8_whatever_the_locale(project: Path) -> None:
+    """Under a POSIX locale without UTF-8 mode the temporary candidate was written with ASCII (exit 70)."""
+    import os
+    import subprocess
+    import sys
+
+    target = project / "Pulumi.staging.yaml"
+    target.write_text(target.read_text(encoding="utf-8") + "# 🚀 promoted weekly\n", encoding="utf-8")
+    script = (
+        "import sys; from pathlib import Path; from kaistack.ops.promote import _overlay, plan_promotion\n"
+        "plan = plan_promotion(Path(sys.argv[1]), 'dev', 'staging')\n"
+        "with _overlay(plan) as root: print((root / 'Pulumi.staging.yaml').read_bytes() == plan.new_text.encode())\n"
+    )
+    env = {**os.environ, "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0", "LC_ALL": "POSIX"}
+    done = subprocess.run([sys.executable, "-c", script, str(project)], env=env, capture_output=True, text=True,
+                          encoding="utf-8", timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "True"

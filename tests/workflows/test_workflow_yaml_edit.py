@@ -85,3 +85,45 @@ def test_every_other_value_survives():
     assert data["config"]["secret"] == {"secure": "v1:AAAA"}
     assert data["config"]["kaistack:tenants"][1] == {"name": "b", "vcluster": {"syncNodes": True}}
     assert out.startswith("# header comment\n")
+
+
+# --- layouts the red-team pass found (each exited 70, or wrote what Pulumi reads differently) ------------
+
+
+@pytest.mark.parametrize("value", ["y", "n", "on", "1e3", "0o17"])
+def test_a_value_pulumi_would_read_as_another_type_is_quoted(value):
+    """PyYAML reads these as strings, go-yaml v2 (pulumi up) as booleans or numbers."""
+    out = set_values(DOC, [(("config", "kaistack:tenants", 0, "name"), value)])
+    assert f'- name: "{value}"' in out
+
+
+def test_a_value_with_flow_indicators_is_quoted_inside_a_flow_mapping():
+    out = set_values(DOC, [(("config", "kaistack:tenants", 1, "vcluster", "syncNodes"), "a}b,c")])
+    assert 'vcluster: {syncNodes: "a}b,c"}' in out
+
+
+def test_an_anchored_value_is_refused_rather_than_losing_its_anchor():
+    doc = "config:\n  kaistack:kai:\n    version: &kv v0.16.0\n  other: *kv\n"
+    with pytest.raises(YamlEditError, match=r"carries an anchor"):
+        set_values(doc, [(("config", "kaistack:kai", "version"), "v0.17.0")])
+
+
+def test_a_mapping_that_merges_its_keys_is_refused():
+    """An insert would follow the alias to the merged mapping, elsewhere in the file."""
+    doc = "base: &k\n  namespace: kai\nconfig:\n  kaistack:kai:\n    <<: *k\n"
+    with pytest.raises(YamlEditError, match=r"takes keys from a merge"):
+        set_values(doc, [(("config", "kaistack:kai", "version"), "v0.17.0")])
+
+
+def test_a_file_only_libyaml_reads_is_refused_by_line():
+    doc = "config:\n  kaistack:kai:\n    version: v0.16.0\t# pinned\n"
+    with pytest.raises(YamlEditError, match=r"cannot parse the file at line 3"):
+        set_values(doc, [(("config", "kaistack:kai", "version"), "v0.17.0")])
+
+
+@pytest.mark.parametrize("newline", ["\r", "\r\n"])
+def test_an_inserted_key_uses_the_files_line_break(newline):
+    doc = DOC.replace("\n", newline)
+    out = set_values(doc, [(("config", "kaistack:kai", "queueLabelKey"), "acme/queue")])
+    assert f"    version: v0.16.0 # pinned{newline}    queueLabelKey: acme/queue{newline}" in out
+    assert out.replace(f"    queueLabelKey: acme/queue{newline}", "") == doc
