@@ -135,5 +135,10 @@ KAI_RESOURCE_ISOLATOR_VERSION = "1.1.0-chart"
 # kind publishes for that release; the digest pins it against re-tags).
 KIND_NODE_IMAGE = "kindest/node:v1.33.1@sha256:050072256b9a903bd914c0b2866828150cb229cea0efe5892e2b644d5dd3b34f"
 
-# EKS control-plane version for new clusters (a version EKS supports in standard support in 2026).
-EKS_KUBERNETES_VERSION = "1.33"
+# EKS control-plane version for new clusters: 1.35 (on EKS 2026-01-28), in standard support until 2027-03-27.
+# 1.33's standard support ended 2026-07-29 and 1.34's ends 2026-12-02; a cluster past it is billed extended
+# support ($0.60/h instead of $0.10/h) and later upgraded by AWS (docs.aws.amazon.com/eks/latest/userguide/
+# kubernetes-versions.html: 14 months standard, 12 extended; dates from endoflife.date/amazon-eks). KAI
+# v0.17.0, vCluster 0.36.1 and GPU Operator v26.7.0 build against Kubernetes 1.35 and 1.36 client libraries
+# (their go.mod at those tags).
+EKS_KUBERNETES_VERSION = "1.35"

@@ -118,7 +118,7 @@ def test_cluster_inputs(mocks: MockSession, ec2: Any) -> None:
     def check(_: Any) -> None:
         cluster = _inputs(mocks, "eks:index:Cluster", "kaistack-eks")
         assert cluster["name"] == "kaistack-prod"
-        assert cluster["version"] == "1.33"
+        assert cluster["version"] == "1.35"  # in EKS standard support until 2027-03-27 (versions.py)
         assert cluster["skipDefaultNodeGroup"] is True
         assert cluster["authenticationMode"] == "API"
         assert cluster["accessEntries"]["nodes"] == {
