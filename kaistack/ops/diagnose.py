@@ -10,6 +10,7 @@ pod-grouper, the binder, a webhook).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -77,12 +78,18 @@ def diagnose(
     keyword arguments for placement's `simulate` (progress callbacks); `now` is when the objects were read
     (default: the current time)."""
     objects = list(objects)
-    kinds = by_kind(objects)
+    unnamed: Counter[str] = Counter()
+    kinds = by_kind(objects, unnamed)
     live = build(objects, now=now)
     pending, partial = _pending(live, max_seconds, simulation or {})
     mistakes = find_mistakes(kinds)
     counts = {k: len(kinds.get(k, [])) for k in ("Node", "Pod", "PodGroup", "Queue", "Topology", "ConfigMap")}
-    return Diagnosis(tuple(pending), tuple(mistakes), (*notes, *live.notes), counts, partial)
+    # A dump is hostile input: an object left out is said, not silently missing from the answer.
+    dropped = [
+        f"left out {n} {kind} object{'s' * (n != 1)} without a metadata.name (a string)"
+        for kind, n in sorted(unnamed.items())
+    ]
+    return Diagnosis(tuple(pending), tuple(mistakes), (*notes, *live.notes, *dropped), counts, partial)
 
 
 def _pending(

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -107,8 +107,9 @@ class LiveSnapshot:
     backed_off: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
-def by_kind(objects: Iterable[Any]) -> dict[str, list[Mapping[str, Any]]]:
-    """Objects grouped by kind, `List` items flattened; anything that is not a named object is left out.
+def by_kind(objects: Iterable[Any], unnamed: Counter[str] | None = None) -> dict[str, list[Mapping[str, Any]]]:
+    """Objects grouped by kind, `List` items flattened; anything that is not a named object is left out (and
+    counted by kind in `unnamed`, when given: an object with a kind but no string name).
 
     A typed list (`PersistentVolumeClaimList`, as the API server answers a list call) says its kind was read
     even when it holds nothing, so the kind is present with no objects; its items, which the API server sends
@@ -136,6 +137,8 @@ def by_kind(objects: Iterable[Any]) -> dict[str, list[Mapping[str, Any]]]:
             if key not in seen:
                 seen.add(key)
                 out.setdefault(kind, []).append(obj)
+        elif unnamed is not None:
+            unnamed[kind] += 1
     return out
 
 

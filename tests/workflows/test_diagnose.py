@@ -300,3 +300,16 @@ def test_a_dump_without_kubernetes_objects_is_refused(
     report = json.loads(capsys.readouterr().out)
     assert code == 2
     assert "no Kubernetes objects in it" in report["error"]
+
+
+def test_objects_without_a_name_are_said_to_be_left_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Pending pod named [a] was dropped without a word and the dump read as healthy."""
+    dump = yaml.safe_load((DUMPS / "healthy.yaml").read_text())
+    dump["items"].append(
+        {"kind": "Pod", "metadata": {"name": ["a"], "namespace": "ml"}, "status": {"phase": "Pending"}}
+    )
+    path = tmp_path / "dump.json"
+    path.write_text(json.dumps(dump))
+    main(["diagnose", "--from-dump", str(path), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert "left out 1 Pod object without a metadata.name (a string)" in report["notes"]
