@@ -60,26 +60,53 @@ class _ShareTie:
         return self.creation < other.creation
 
 
+# How many allocation states a queue remembers keys for before it starts over (bounds memory on big runs).
+_STATES_KEPT = 128
+
+
 def _base_values(ssn: Session, queue: QueueState) -> tuple[Any, ...]:
-    """The job-independent part of a queue's order key, cached until its allocation changes."""
+    """The job-independent part of a queue's order key, cached per allocation state.
+
+    The version check is the fast path. A queue's version moves on every change, but solver simulations
+    evict and re-place the same victims thousands of times, so its allocation keeps coming back to the
+    same values; the key is a function of those values alone (fair share, quotas, priority and the
+    cluster total are fixed for the session's queues), so it is looked up by them before it is computed.
+    """
     cached = queue._key_cache
-    if cached is not None and cached[0] == queue.version:
+    version = queue.version
+    if cached is not None and cached[0] == version:
         return cached
+    alloc = queue.alloc
+    state = (alloc[0], alloc[1], alloc[2])
+    states = queue._key_states
+    values = states.get(state)
+    if values is None:
+        if len(states) >= _STATES_KEPT:
+            states.clear()
+        values = states[state] = _compute_base(ssn, queue)
+    cached = (version, *values)
+    queue._key_cache = cached
+    return cached
+
+
+def _compute_base(ssn: Session, queue: QueueState) -> tuple[Any, ...]:
     alloc, fair = queue.alloc, queue.fair
     over = fair[0] < alloc[0] and fair[1] < alloc[1] and fair[2] < alloc[2]
     allocatable = queue.allocatable
-    # Per resource: the divisor of the dominant share, or None for the "no share" x1000 penalty.
-    divisors = []
-    for r in range(3):
-        a = allocatable[r]
-        if a == UNLIMITED:
-            a = ssn.total[r]
-        divisors.append(a if a != 0 else None)
+    static = queue._key_static
+    if static is None:
+        # Per resource: the divisor of the dominant share, or None for the "no share" x1000 penalty.
+        divisors = []
+        for r in range(3):
+            a = allocatable[r]
+            if a == UNLIMITED:
+                a = ssn.total[r]
+            divisors.append(a if a != 0 else None)
+        static = queue._key_static = (-queue.priority, _ShareTie(allocatable, queue.creation), divisors)
+    priority, tie, divisors = static
     drf_without = _dominant_share(alloc, allocatable, ssn.total)
-    tie = _ShareTie(allocatable, queue.creation)
-    cached = (queue.version, over, -queue.priority, drf_without, tie, divisors, {})
-    queue._key_cache = cached
-    return cached
+    # The last entry memoises whole keys per request (job_queue_values), for this allocation state.
+    return (over, priority, drf_without, tie, divisors, {})
 
 
 def queue_values(ssn: Session, queue: QueueState, extra: Sequence[float], minus: Sequence[float]) -> tuple[Any, ...]:

@@ -24,6 +24,8 @@ class QueueState:
 
     __slots__ = (
         "_key_cache",
+        "_key_states",
+        "_key_static",
         "alloc",
         "alloc_np",
         "allocatable",
@@ -73,6 +75,8 @@ class QueueState:
         # Bumped whenever `alloc` changes, so queue-order keys can be cached per allocation state.
         self.version = 0
         self._key_cache: tuple[Any, ...] | None = None
+        self._key_states: dict[tuple[float, float, float], tuple[Any, ...]] = {}  # queue_order._base_values
+        self._key_static: tuple[Any, ...] | None = None
         # The solver's per-cycle job lists and pop streams (placement.simulation_order), version-checked.
         self.order_cache: object = None
 
