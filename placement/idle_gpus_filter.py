@@ -24,7 +24,7 @@ from placement.tasks import mig_gpu_portion
 if TYPE_CHECKING:
     from placement.tasks import TaskState
 
-__all__ = ["AccumulatedIdleGpus", "greedy_match", "idle_gpu_capacity", "releasing_gpu_capacity"]
+__all__ = ["AccumulatedIdleGpus", "gpu_room_of", "greedy_match", "idle_gpu_capacity", "releasing_gpu_capacity"]
 
 
 def greedy_match(required: Sequence[float], capacities: Sequence[float]) -> bool:
@@ -57,11 +57,17 @@ class AccumulatedIdleGpus:
     the first-fit outcome, so the N largest capacities are all that is kept here.
     """
 
-    def __init__(self, capacities: dict[str, float], pending: Iterable[TaskState]) -> None:
+    def __init__(
+        self, capacities: dict[str, float], pending: Iterable[TaskState], top: list[tuple[str, float]] | None = None
+    ) -> None:
         self.required = sorted((t.req.quota_gpus for t in pending), reverse=True)
-        self.capacity = capacities
+        # `capacities` is read, never written (the session shares it); the ones victims raised are here.
+        self.base = capacities
+        self.capacity: dict[str, float] = {}
+        if top is None:  # the N largest, as Session.gpu_room_top keeps them
+            top = heapq.nlargest(len(self.required), capacities.items(), key=itemgetter(1))
         # nlargest keeps equal capacities in dict order, as a stable sort by decreasing capacity would.
-        self.top: dict[str, float] = dict(heapq.nlargest(len(self.required), capacities.items(), key=itemgetter(1)))
+        self.top: dict[str, float] = dict(top)
         self.seen: set[str] = set()
 
     def add_victims(self, tasks: Iterable[TaskState]) -> None:
@@ -71,7 +77,10 @@ class AccumulatedIdleGpus:
                 continue
             self.seen.add(task.name)
             node = task.node
-            value = self.capacity[node] = self.capacity.get(node, 0.0) + task.accepted[2]
+            value = self.capacity.get(node)
+            if value is None:
+                value = self.base.get(node, 0.0)
+            value = self.capacity[node] = value + task.accepted[2]
             if node in self.top:
                 self.top[node] = value
             elif self.top:
@@ -95,6 +104,12 @@ def _capacities(node: NodeState) -> tuple[float, tuple[float, int], tuple[float,
         idle, releasing = _idle_gpu_capacity(node), _releasing_gpu_capacity(node)
         cached = node.capacity_cache = (node.version, idle[0] + releasing[0], idle, releasing)
     return cached[1], cached[2], cached[3]
+
+
+def gpu_room_of(node: NodeState) -> tuple[float, float]:
+    """(idle GPUs, releasing GPUs): idle_gpu_capacity's and releasing_gpu_capacity's first values."""
+    _, idle, releasing = _capacities(node)
+    return idle[0], releasing[0]
 
 
 def idle_gpu_capacity(node: NodeState) -> tuple[float, int]:

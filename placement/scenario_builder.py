@@ -60,7 +60,7 @@ class ScenarioBuilder:
         topology = TopologyIdleGpus.for_job(ssn, partial.tree)
         if topology is not None:
             filters.append(topology)
-        filters.append(AccumulatedIdleGpus({name: i + r for name, (i, r) in ssn.gpu_room().items()}, pending))
+        filters.append(AccumulatedIdleGpus(ssn.gpu_room_sums(), pending, ssn.gpu_room_top(len(pending))))
         for f in filters:
             f.add_victims(self.scenario.recorded_tasks)
         self.filters = filters

@@ -10,7 +10,7 @@ import time
 from typing import TYPE_CHECKING
 
 from placement.fairshare import set_fair_shares
-from placement.idle_gpus_filter import idle_gpu_capacity, releasing_gpu_capacity
+from placement.gpu_room import GpuRoom
 from placement.minruntime import MinRuntime
 from placement.model import DEFAULT_GPU_MEMORY_MIB, Placement, Snapshot
 from placement.node_order import NodeIndex
@@ -129,8 +129,7 @@ class Session:
                 if refused is not None:
                     self.unresolvable[task.name] = refused
         self.generation = 0  # bumped by rebuild(): node objects are new
-        self._gpu_room: tuple[tuple[int, int], dict[str, tuple[float, float]]] | None = None
-        self._gpu_room_sums: tuple[tuple[int, int], dict[str, float]] | None = None
+        self._gpu_room: GpuRoom | None = None
         self.cycle = 0
         # Committed statements that changed something; a cycle that commits none changes nothing.
         self.commits = 0
@@ -233,18 +232,25 @@ class Session:
         so the map is rebuilt after a commit or a rebuild, not for every probe of every pending job. Read it
         only with no statement open.
         """
+        return self._room().pairs
+
+    def _room(self) -> GpuRoom:
         key = (self.generation, self.commits)
-        if self._gpu_room is None or self._gpu_room[0] != key:
-            room = {n.name: (idle_gpu_capacity(n)[0], releasing_gpu_capacity(n)[0]) for n in self.node_list}
-            self._gpu_room = (key, room)
-        return self._gpu_room[1]
+        if self._gpu_room is None or self._gpu_room.key != key:
+            self._gpu_room = GpuRoom(key, self.node_list)
+        return self._gpu_room
 
     def gpu_room_sums(self) -> dict[str, float]:
         """Per node, idle + releasing GPU capacity (gpu_room's pair summed), kept as long as gpu_room is."""
-        key = (self.generation, self.commits)
-        if self._gpu_room_sums is None or self._gpu_room_sums[0] != key:
-            self._gpu_room_sums = (key, {name: sum(pair) for name, pair in self.gpu_room().items()})
-        return self._gpu_room_sums[1]
+        return self._room().sums()
+
+    def gpu_room_top(self, n: int) -> list[tuple[str, float]]:
+        """The n largest gpu_room_sums, largest first (AccumulatedIdleGpus's start), kept as gpu_room is."""
+        return self._room().top(n)
+
+    def gpu_nodes(self) -> list[NodeState]:
+        """The nodes with idle or releasing GPU capacity (FeasibleNodesForJob of an all-GPU job), a new list."""
+        return self._room().nodes()
 
     def victim_invariant_failure(self, tasks: list[TaskState]) -> TaskState | None:
         """VictimInvariantPrePredicateFailureForTasks: the first pod no eviction can make room for, because its

@@ -278,5 +278,4 @@ def feasible_nodes(ssn: Session, job: JobState) -> list[NodeState]:
     """FeasibleNodesForJob: for an all-GPU job, nodes with idle or releasing GPU capacity."""
     if any(t.req.cpu_only for t in job.tasks):
         return list(ssn.node_list)
-    room = ssn.gpu_room()
-    return [n for n in ssn.node_list if room[n.name][0] > 0 or room[n.name][1] > 0]
+    return ssn.gpu_nodes()
