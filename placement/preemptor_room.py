@@ -31,7 +31,10 @@ from placement.statement import Statement
 from placement.tasks import KIND_WHOLE, TaskState
 from placement.victim_scenario import PartialJob
 
-__all__ = ["PreemptorRoom"]
+__all__ = ["FitMemo", "PreemptorRoom"]
+
+# Per pod, per node: (the node, its version, whether the pod fits it): the verdicts of earlier simulations.
+FitMemo = dict[str, dict[str, tuple[NodeState, int, bool]]]
 
 
 class PreemptorRoom:
@@ -39,14 +42,34 @@ class PreemptorRoom:
 
     __slots__ = ("hosts", "task")
 
-    def __init__(self, task: TaskState, nodes: dict[str, NodeState]) -> None:
+    def __init__(self, task: TaskState, nodes: dict[str, NodeState], memo: FitMemo | None = None) -> None:
         self.task = task
         req = task.req
-        self.hosts = {n: node for n, node in nodes.items() if node.fits(task, releasing=True) and node.admits(req)}
+        if memo is None:
+            self.hosts = {n: node for n, node in nodes.items() if node.fits(task, releasing=True) and node.admits(req)}
+            return
+        # A simulation changes a few nodes, so most verdicts of the last one still hold: a whole-GPU fit reads
+        # only resource counts that change with the node's version (NodeState._changed), admits nothing at all.
+        seen = memo.setdefault(task.name, {})
+        hosts: dict[str, NodeState] = {}
+        for n, node in nodes.items():
+            known = seen.get(n)
+            if known is not None and known[0] is node and known[1] == node.version:
+                ok = known[2]
+            else:
+                ok = node.fits(task, releasing=True) and node.admits(req)
+                seen[n] = (node, node.version, ok)
+            if ok:
+                hosts[n] = node
+        self.hosts = hosts
 
     @classmethod
     def of(
-        cls, preemptor: PartialJob, nodes: dict[str, NodeState], victim_jobs: Container[str]
+        cls,
+        preemptor: PartialJob,
+        nodes: dict[str, NodeState],
+        victim_jobs: Container[str],
+        memo: FitMemo | None = None,
     ) -> PreemptorRoom | None:
         """None where the stop does not apply: subgroups (their own node sets), a preemptor with victims of its
         own job (its pods move too), or a batch that is not all whole GPUs."""
@@ -59,7 +82,7 @@ class PreemptorRoom:
         for task in batch:
             if task.req.gpus > largest.req.gpus:
                 largest = task
-        return cls(largest, nodes)
+        return cls(largest, nodes, memo)
 
     def gone(self) -> bool:
         return not self.hosts

@@ -27,7 +27,7 @@ from placement import simulation_order
 from placement.candidate_nodes import candidate_nodes
 from placement.nodes import NodeState
 from placement.placing import allocate_job
-from placement.preemptor_room import PreemptorRoom
+from placement.preemptor_room import FitMemo, PreemptorRoom
 from placement.queue_order import JobsOrder
 from placement.queues import check_capacity
 from placement.scenario_builder import ScenarioBuilder
@@ -72,6 +72,7 @@ class JobSolver:
         self.validator = validator
         self.victims = victims
         self.failed: set[Fingerprint] = set()
+        self.fits: FitMemo = {}  # PreemptorRoom's verdicts, kept over this solver's simulations
 
     def solve(self, job: JobState) -> Statement | None:
         """SolveWithResult: a statement ready to commit when the job fits with evictions, else None."""
@@ -184,7 +185,7 @@ class JobSolver:
         else:
             order = SimulationOrder(ssn, preemptor, victim_jobs.values())
         # Victims placed before the preemptor only take room: once no node fits it, the simulation has failed.
-        room = None if simulation_order.REFERENCE else PreemptorRoom.of(preemptor, nodes, victim_jobs)
+        room = None if simulation_order.REFERENCE else PreemptorRoom.of(preemptor, nodes, victim_jobs, self.fits)
         if room is not None and room.gone():
             return None
         placed = False
