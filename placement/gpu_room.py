@@ -24,27 +24,39 @@ __all__ = ["GpuRoom"]
 class GpuRoom:
     """GetSumOfIdleGPUs and GetSumOfReleasingGPUs of every node, at one (generation, commits) key."""
 
-    __slots__ = ("_nodes", "_sums", "_top", "key", "node_list", "pairs")
+    __slots__ = ("_nodes", "_top", "key", "node_list", "pairs", "sums", "versions")
 
-    def __init__(self, key: Hashable, node_list: list[NodeState]) -> None:
+    pairs: dict[str, tuple[float, float]]  # per node, (idle, releasing)
+    versions: dict[str, int]  # per node, its version when its pair was read
+    sums: dict[str, float]  # per node, idle + releasing (read-only: shared by every caller)
+
+    def __init__(self, key: Hashable, node_list: list[NodeState], before: GpuRoom | None = None) -> None:
+        """`before`: the room of the same nodes at an earlier commit, whose unchanged nodes are taken as they are."""
         self.key = key
         self.node_list = node_list
-        self.pairs = {n.name: gpu_room_of(n) for n in node_list}
-        self._sums: dict[str, float] | None = None
+        if before is None or before.node_list is not node_list:
+            pairs, versions, sums = {}, {}, {}
+        else:
+            # A commit changes a few nodes; a node whose version has not moved has the same room (every
+            # change to it bumps its version, NodeState._changed). Copies keep the node order of the maps.
+            pairs, versions, sums = dict(before.pairs), dict(before.versions), dict(before.sums)
+        for n in node_list:
+            name = n.name
+            if versions.get(name) != n.version:
+                pair = pairs[name] = gpu_room_of(n)
+                sums[name] = sum(pair)
+                versions[name] = n.version
+        self.pairs = pairs
+        self.versions = versions
+        self.sums = sums
         self._nodes: list[NodeState] | None = None
         self._top: dict[int, list[tuple[str, float]]] = {}
-
-    def sums(self) -> dict[str, float]:
-        """Per node, idle + releasing (read-only: shared by every caller)."""
-        if self._sums is None:
-            self._sums = {name: sum(pair) for name, pair in self.pairs.items()}
-        return self._sums
 
     def top(self, n: int) -> list[tuple[str, float]]:
         """The n largest sums as (node, capacity), largest first; equal ones in node order (nlargest is stable)."""
         top = self._top.get(n)
         if top is None:
-            top = self._top[n] = heapq.nlargest(n, self.sums().items(), key=itemgetter(1))
+            top = self._top[n] = heapq.nlargest(n, self.sums.items(), key=itemgetter(1))
         return top
 
     def nodes(self) -> list[NodeState]:

@@ -237,12 +237,12 @@ class Session:
     def _room(self) -> GpuRoom:
         key = (self.generation, self.commits)
         if self._gpu_room is None or self._gpu_room.key != key:
-            self._gpu_room = GpuRoom(key, self.node_list)
+            self._gpu_room = GpuRoom(key, self.node_list, self._gpu_room)
         return self._gpu_room
 
     def gpu_room_sums(self) -> dict[str, float]:
         """Per node, idle + releasing GPU capacity (gpu_room's pair summed), kept as long as gpu_room is."""
-        return self._room().sums()
+        return self._room().sums
 
     def gpu_room_top(self, n: int) -> list[tuple[str, float]]:
         """The n largest gpu_room_sums, largest first (AccumulatedIdleGpus's start), kept as gpu_room is."""
