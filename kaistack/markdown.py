@@ -14,9 +14,9 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # What starts or ends inline markup (emphasis, code, links and images, which need "["; strikethrough), a
 # heading inside a list item, and GFM's table pipe.
 _PUNCTUATION = re.compile(r"([\\`*_\[\]#|~])")
-# GitHub links `@name` and `@org/team` when "@" follows no word character; a zero-width space after it
-# leaves the text readable and links nobody.
-_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
+# GitHub links `@name` and `@org/team` where "@" follows no word character (not `user@host`); a zero-width
+# space after it leaves the text readable and links nobody.
+_MENTION = re.compile(r"(?<![A-Za-z0-9_])@(?=[A-Za-z0-9])")
 
 
 def _one_line(text: str) -> str:

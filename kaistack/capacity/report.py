@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from kaistack.capacity.check import (
@@ -242,7 +243,8 @@ def to_markdown(report: CapacityReport) -> str:
         t = report.topology
         lines += [
             "",
-            f"<details><summary>Topology {cell(t.name)} ({cell(' > '.join(t.levels))})</summary>",
+            # An HTML block: entities, not Markdown's backslashes, keep the names text there.
+            f"<details><summary>Topology {html.escape(t.name)} ({html.escape(' > '.join(t.levels))})</summary>",
             "",
             "| Domain | Nodes | GPUs used | Workloads |",
             "|---|---|---|---|",

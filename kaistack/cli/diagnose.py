@@ -39,8 +39,11 @@ examples:
 
 On a terminal, stderr shows the scheduling cycle's progress (each action, and every 5 s where it is).
 
+Credentials need `list` on Nodes, and on Pods everywhere or in --namespace; a kind they may not read otherwise is
+skipped and said.
+
 exit codes: 0 nothing pending and no mistakes, 1 pending pods or mistakes, 2 unreadable dump,
-  3 cluster or credentials not usable
+  3 cluster or credentials not usable (rejected, or Nodes or Pods not readable)
 """
 
 
@@ -134,6 +137,10 @@ def read_dump(path: Path) -> list[Any]:
         objects = [d.data for d in documents]
     if not any(_is_object(o) for o in objects):
         # What a failed `kubectl get ... > dump.yaml` leaves: diagnosing it would report a healthy cluster.
+        if objects and all(isinstance(o, dict) and o.get("items") == [] for o in objects):
+            raise YamlInputError(
+                f"{path}: only empty lists: kubectl found nothing to dump (check its --context and -A / -n)"
+            )
         raise YamlInputError(
             f"{path}: no Kubernetes objects in it (expected the output of `kubectl get ... -o yaml` or `-o json`: "
             "objects with a kind, or a List of them)"

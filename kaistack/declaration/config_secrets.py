@@ -12,6 +12,7 @@ Output.secret). Pulumi hands a program its config decrypted and marks secrecy on
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -30,6 +31,13 @@ PLAINTEXT_KUBECONFIG = (
     "committed in a stack file can run commands and send local files wherever it points (exec plugins, token "
     "and certificate files) on every machine that checks the stack, so kaistack uses none"
 )
+
+
+def shown_key(part: object) -> str:
+    """A key as a message shows it: as written when it is a plain name, else quoted (a newline, a backtick or
+    an escape sequence in a stack file's key stays visible text in a terminal and in a PR comment)."""
+    text = str(part)
+    return text if re.fullmatch(r"[A-Za-z0-9_./-]+", text) else repr(text)
 
 
 def secret_problems(raw: Mapping[str, Any], secret_keys: Collection[str] | None) -> list[str]:
@@ -93,6 +101,6 @@ def _placeholders_outside_kubeconfig(value: Any, path: tuple[str | int, ...] = (
         return [p for i, v in enumerate(value) for p in _placeholders_outside_kubeconfig(v, (*path, i))]
     if value == SECRET_PLACEHOLDER and path != SECRET_PATH:
         # User keys (an env name like "string_x") are not pydantic's union markers: no _format_path here.
-        keys = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path[1:])
-        return [f"{NAMESPACE}:{path[0]}{keys}"]
+        keys = "".join(f"[{p}]" if isinstance(p, int) else f".{shown_key(p)}" for p in path[1:])
+        return [f"{NAMESPACE}:{shown_key(path[0])}{keys}"]
     return []

@@ -6,7 +6,6 @@ before anything is created.
 
 from __future__ import annotations
 
-import re
 import types
 import typing
 from collections.abc import Collection, Mapping
@@ -14,7 +13,7 @@ from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from kaistack.declaration.config_secrets import NAMESPACE, SECRET_PLACEHOLDER, secret_problems
+from kaistack.declaration.config_secrets import NAMESPACE, SECRET_PLACEHOLDER, secret_problems, shown_key
 from kaistack.declaration.model import StackConfig
 from kaistack.errors import InputError
 
@@ -45,7 +44,7 @@ def parse_config(raw: Mapping[str, Any], source: str = "", secret_keys: Collecti
     if not isinstance(raw, Mapping):
         raise ConfigError([f"{NAMESPACE}: expected a mapping of keys, got {type(raw).__name__}"], source)
     unknown = [k for k in raw if k not in TOP_LEVEL_KEYS]
-    problems = [f"{NAMESPACE}:{_key(k)}: unknown key; allowed: {', '.join(TOP_LEVEL_KEYS)}" for k in unknown]
+    problems = [f"{NAMESPACE}:{shown_key(k)}: unknown key; allowed: {', '.join(TOP_LEVEL_KEYS)}" for k in unknown]
     known = {k: v for k, v in raw.items() if k in TOP_LEVEL_KEYS}
     problems += secret_problems(known, secret_keys)
     try:
@@ -96,15 +95,8 @@ def _format_path(loc: tuple[Any, ...]) -> str:
         elif str(part).startswith(("literal[", "function-", "list[", "union[", "int", "str")):
             continue  # pydantic's union-branch markers are not keys
         else:
-            text += (":" if i == 0 else ".") + _key(part)
+            text += (":" if i == 0 else ".") + shown_key(part)
     return text
-
-
-def _key(part: object) -> str:
-    """A key as the message shows it: as written when it is a plain name, else quoted (a newline, a backtick or
-    an escape sequence in a stack file's key stays visible text in a terminal and in a PR comment)."""
-    text = str(part)
-    return text if re.fullmatch(r"[A-Za-z0-9_./-]+", text) else repr(text)
 
 
 def _show(value: Any) -> str:

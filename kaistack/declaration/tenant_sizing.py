@@ -158,6 +158,10 @@ def workload_need(work: Workload) -> dict[str, Fraction]:
     need["count/pods"] = Fraction(pods)
     if work.shares_gpu:
         need["count/configmaps"] = Fraction(CONFIG_MAPS_PER_SHARED_POD * pods)
+    if work.secret_env:
+        # vCluster syncs a Secret a pod references into the host namespace (sync.toHost.secrets, only the
+        # needed ones), one host object per virtual Secret; two workloads naming one Secret count it twice.
+        need["count/secrets"] = Fraction(len({ref.secret for ref in work.secret_env.values()}))
     return need
 
 

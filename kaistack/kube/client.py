@@ -283,6 +283,20 @@ def expand_home(path: str) -> Path:
         raise KubeError(f"{path[:80]!r}: cannot expand its ~ (no such user's home directory)") from None
 
 
+def kubeconfig_files(variable: str) -> Iterator[Path]:
+    """The files $KUBECONFIG lists that exist, in order; like kubectl, an entry naming nothing is passed over
+    (a `~user` of no user included)."""
+    for part in variable.split(os.pathsep):
+        if not part:
+            continue
+        try:
+            path = expand_home(part)
+        except KubeError:
+            continue
+        if path.is_file():
+            yield path
+
+
 # --- results ----------------------------------------------------------------------------------------------
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from kaistack.declaration import limits
 from kaistack.declaration.yaml_load import YamlInputError, read_text
-from kaistack.kube.client import KubeError, expand_home
+from kaistack.kube.client import KubeError, kubeconfig_files
 
 
 @dataclass(frozen=True)
@@ -33,9 +33,8 @@ def resolve_kubeconfig(
     environ = os.environ if environ is None else environ
     if explicit is not None:
         return _kubeconfig_file(explicit, f"--kubeconfig {explicit}")
-    for part in environ.get("KUBECONFIG", "").split(os.pathsep):
-        if part and expand_home(part).is_file():
-            return _kubeconfig_file(expand_home(part), f"$KUBECONFIG {part}")
+    for path in kubeconfig_files(environ.get("KUBECONFIG", "")):
+        return _kubeconfig_file(path, f"$KUBECONFIG {path}")
     pulumi = which("pulumi")
     if pulumi:
         command = [pulumi, "stack", "output", "kubeconfig", "--show-secrets", "--stack", stack]

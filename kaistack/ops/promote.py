@@ -96,15 +96,16 @@ class PromotionPlan:
         return bool(self.pins)
 
     def diff(self) -> str:
+        """A unified diff with "\n" line ends whatever the file's (CRLF, CR): the edit, not its line breaks."""
         name = self.target_file.name
-        return "".join(
-            difflib.unified_diff(
-                self.original_bytes.decode("utf-8").splitlines(keepends=True),
-                self.new_text.splitlines(keepends=True),
-                fromfile=f"a/{name}",
-                tofile=f"b/{name}",
-            )
+        lines = difflib.unified_diff(
+            self.original_bytes.decode("utf-8").splitlines(),
+            self.new_text.splitlines(),
+            fromfile=f"a/{name}",
+            tofile=f"b/{name}",
+            lineterm="",
         )
+        return "".join(f"{line}\n" for line in lines)
 
 
 @dataclass

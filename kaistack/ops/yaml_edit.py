@@ -83,7 +83,7 @@ def set_value(text: str, path: Path, value: str) -> str:
     start, end = node.start_mark.index, node.end_mark.index
     if _ANCHOR.match(text, start, end):
         # The node's span starts at its properties: replacing it would drop the anchor its aliases name.
-        raise YamlEditError(f"{_show_path(path)} carries an anchor (&); make the change by hand")
+        raise YamlEditError(f"{_show_path(path)} is anchored (&) or an alias (*); make the change by hand")
     return text[:start] + format_scalar(value, node.style, flow=flow) + text[end:]
 
 

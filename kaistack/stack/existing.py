@@ -80,15 +80,13 @@ def read_live_nodes(settings: Any) -> list[dict[str, Any]]:
 
 
 def _kubeconfig(settings: Any) -> tuple[str | None, Path]:
-    from kaistack.kube.client import expand_home
+    from kaistack.kube.client import kubeconfig_files
     from kaistack.kube.kubeconfig import read_kubeconfig
 
     if settings.kubeconfig:
         return (None if settings.kubeconfig == SECRET_PLACEHOLDER else settings.kubeconfig), Path.cwd()
-    for part in os.environ.get("KUBECONFIG", "").split(os.pathsep):
-        path = expand_home(part) if part else Path()
-        if part and path.is_file():
-            return read_kubeconfig(path), path.parent
+    for path in kubeconfig_files(os.environ.get("KUBECONFIG", "")):
+        return read_kubeconfig(path), path.parent
     default = Path.home() / ".kube" / "config"
     if default.is_file():
         return read_kubeconfig(default), default.parent

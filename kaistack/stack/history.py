@@ -36,8 +36,11 @@ def _commit(git: str, project_dir: Path, ref: str) -> str:
     detail = " ".join(err.split())[:300]
     if "not a git repository" in detail:
         raise EnvironmentProblem(f"{project_dir} is not in a git repository; --base needs one ({detail})")
+    if "dubious ownership" in detail or "safe.directory" in detail:
+        raise EnvironmentProblem(f"git refuses to read {project_dir}: {detail}")
+    said = f" (git: {detail})" if detail else ""
     raise ConfigError(
-        [f"--base {ref!r}: not a commit of this repository (a branch, tag, commit or HEAD~N; not a range)"]
+        [f"--base {ref!r}: not a commit of this repository (a branch, tag, commit or HEAD~N; not a range){said}"]
     )
 
 

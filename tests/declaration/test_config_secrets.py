@@ -89,3 +89,8 @@ def test_a_stack_file_with_a_secure_kubeconfig_loads_without_it(tmp_path: Path) 
     config = load_stack(project, "lab").config
     assert config.cluster.existing is not None
     assert config.cluster.existing.kubeconfig == "[secret]"
+
+
+def test_a_key_with_a_newline_is_quoted_in_the_message() -> None:
+    (problem,) = secret_problems({"workloads": [{"env": {"A\n### forged": "[secret]"}}]}, None)
+    assert problem.startswith("kaistack:workloads[0].env.'A\\n### forged':")

@@ -99,3 +99,7 @@ def _project_with_key(key: str) -> object:
     (root / "Pulumi.yaml").write_text("name: kaistack\nruntime: python\n")
     (root / "Pulumi.dev.yaml").write_text(json.dumps({"config": {key: 1}}))
     return root
+
+
+def test_an_address_with_an_at_sign_is_left_as_written() -> None:
+    assert cell("pull from user@registry.example.com") == "pull from user@registry.example.com"

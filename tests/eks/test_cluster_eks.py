@@ -12,7 +12,8 @@ from typing import Any
 
 import pulumi
 import pytest
-from eks_testlib import REGION, eks_config, eks_raw, stack
+import yaml
+from eks_testlib import PROJECT_DIR, REGION, eks_config, eks_raw, stack
 
 from components.cluster_eks import (
     CPU_AMI_TYPE,
@@ -21,6 +22,7 @@ from components.cluster_eks import (
     kubeconfig_with_region,
 )
 from components.eks_network import subnet_cidrs
+from kaistack.declaration.model.cluster import EksSettings
 from kaistack.ops.mocks import MockSession
 from kaistack.stack.eks import resolve_node_pools
 
@@ -118,7 +120,7 @@ def test_cluster_inputs(mocks: MockSession, ec2: Any) -> None:
     def check(_: Any) -> None:
         cluster = _inputs(mocks, "eks:index:Cluster", "kaistack-eks")
         assert cluster["name"] == "kaistack-prod"
-        assert cluster["version"] == "1.35"  # in EKS standard support until 2027-03-27 (versions.py)
+        assert cluster["version"] == "1.33"  # the stack's pin: a running control plane moves one minor per update
         assert cluster["skipDefaultNodeGroup"] is True
         assert cluster["authenticationMode"] == "API"
         assert cluster["accessEntries"]["nodes"] == {
@@ -309,3 +311,15 @@ def test_kubeconfig_with_region_keeps_an_existing_region() -> None:
 )
 def test_subnet_cidrs_do_not_overlap(zones: int, expected_public: list[str], expected_private: list[str]) -> None:
     assert subnet_cidrs("10.0.0.0/16", zones) == (expected_public, expected_private)
+
+
+@pytest.mark.parametrize("name", ["staging", "prod"])
+def test_shipped_eks_stacks_pin_their_kubernetes_version(name: str) -> None:
+    """A default only for new stacks: EKS refuses a control-plane update of more than one minor version, so a
+    running stack whose version came from kaistack's default would break on the next `pulumi up` after it moved."""
+    raw = yaml.safe_load((PROJECT_DIR / f"Pulumi.{name}.yaml").read_text())["config"]["kaistack:cluster"]
+    assert "version" in raw["eks"]
+
+
+def test_a_new_stack_gets_a_version_in_eks_standard_support() -> None:
+    assert EksSettings(region="us-west-2").version == "1.35"  # standard support until 2027-03-27 (versions.py)

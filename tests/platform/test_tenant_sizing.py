@@ -251,3 +251,16 @@ def test_an_explicit_secret_quota_below_the_vclusters_own_is_refused() -> None:
         ConfigError, match=r"count/secrets: 12 is less than the tenant needs, 13 \(vCluster itself 13\)"
     ):
         parse_config(raw)
+
+
+def test_the_secrets_a_tenant_workload_references_are_counted() -> None:
+    """loft-sh/vcluster@v0.36.1 chart/values.yaml sync.toHost.secrets (enabled, all: false): each Secret a pod
+    references is synced into the tenant's host namespace."""
+    work = {**_shared(1), "secretEnv": {"A": {"secret": "hf", "key": "a"}, "B": {"secret": "hf", "key": "b"},
+                                         "C": {"secret": "s3", "key": "c"}}}  # fmt: skip
+    raw = merged(base_raw(), tenants=[{"name": "t1", "queues": ["team"]}], workloads=[work])
+    raw["tenants"][0]["isolation"] = {"resourceQuota": {"quota": {"count/secrets": "14"}}}
+    with pytest.raises(
+        ConfigError, match=r"count/secrets: 14 is less than the tenant needs, 15 \(vCluster itself 13; s 2\)"
+    ):
+        parse_config(raw)

@@ -313,3 +313,10 @@ def test_objects_without_a_name_are_said_to_be_left_out(tmp_path: Path, capsys: 
     main(["diagnose", "--from-dump", str(path), "--json"])
     report = json.loads(capsys.readouterr().out)
     assert "left out 1 Pod object without a metadata.name (a string)" in report["notes"]
+
+
+def test_a_dump_of_empty_lists_says_kubectl_found_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    dump = tmp_path / "dump.yaml"
+    dump.write_text("apiVersion: v1\nkind: List\nitems: []\n")
+    assert main(["diagnose", "--from-dump", str(dump), "--json"]) == 2
+    assert "only empty lists: kubectl found nothing to dump" in json.loads(capsys.readouterr().out)["error"]

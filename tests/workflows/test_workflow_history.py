@@ -97,3 +97,27 @@ def test_a_stack_file_at_a_ref_larger_than_the_limit_is_refused_without_reading_
     monkeypatch.setattr(limits, "MAX_STACK_FILE_BYTES", 64)
     with pytest.raises(ConfigError, match=r"Pulumi\.dev\.yaml at HEAD: larger than 64 bytes"):
         stack_text_at(repo, "dev", "HEAD")
+
+
+def test_git_refusing_the_repository_is_an_environment_problem_with_its_words(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checkout owned by another user (container CI): git's own message, with its safe.directory fix, is kept."""
+    from kaistack.stack import history
+
+    said = "fatal: detected dubious ownership in repository at '/w' To add an exception: git config --global --add"
+    monkeypatch.setattr(history, "_git", lambda command, cwd, max_bytes: (128, b"", said + " safe.directory /w\n"))
+    with pytest.raises(EnvironmentProblem, match=r"git refuses to read .*safe\.directory /w"):
+        stack_text_at(repo, "dev", "HEAD~1")
+
+
+def test_an_unknown_ref_names_what_git_said(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kaistack.stack import history
+
+    monkeypatch.setattr(
+        history, "_git", lambda command, cwd, max_bytes: (128, b"", "fatal: log for 'main' only has 3\n")
+    )
+    with pytest.raises(
+        ConfigError, match=r"not a commit of this repository .*\(git: fatal: log for 'main' only has 3\)"
+    ):
+        stack_text_at(repo, "dev", "main@{9}")

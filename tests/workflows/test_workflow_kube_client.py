@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -266,8 +267,12 @@ def test_a_home_directory_of_no_user_is_a_kubeconfig_problem() -> None:
         KubeClient.from_kubeconfig(kubeconfig)
 
 
-def test_a_kubeconfig_variable_naming_no_users_home_is_a_kubeconfig_problem() -> None:
+def test_a_kubeconfig_variable_entry_naming_no_users_home_is_passed_over_like_a_missing_file(tmp_path) -> None:
+    """kubectl skips $KUBECONFIG entries that name nothing; `~user` of no user was an internal error."""
     from kaistack.kube.kubeconfig import resolve_kubeconfig
 
-    with pytest.raises(KubeError, match="cannot expand its ~"):
-        resolve_kubeconfig("dev", None, environ={"KUBECONFIG": "~no-such-user-kaistack/config"}, which=lambda _: None)
+    real = tmp_path / "config"
+    real.write_text(_kubeconfig("https://127.0.0.1:9", user={}))
+    variable = f"~no-such-user-kaistack/config{os.pathsep}{real}"
+    found = resolve_kubeconfig("dev", None, environ={"KUBECONFIG": variable}, which=lambda _: None)
+    assert found.text == real.read_text()

@@ -93,6 +93,18 @@ def test_pin_missing_in_target_is_added_under_its_block(project, passing):
     assert added in plan.diff()
 
 
+@pytest.mark.parametrize("newline", ["\r\n", "\r"])
+def test_the_diff_of_a_crlf_or_cr_file_shows_the_edit_not_its_line_breaks(project, passing, newline):
+    """Each diff line ended in the file's "\r", shown as a literal \\x0d (or the whole hunk on one line)."""
+    dev = project / "Pulumi.dev.yaml"
+    dev.write_text(dev.read_text().replace("version: 0.36.1", "version: 0.37.0-rc.1"))
+    staging = project / "Pulumi.staging.yaml"
+    staging.write_bytes(staging.read_text().replace("\n", newline).encode())
+    diff = plan_promotion(project, "dev", "staging").diff()
+    assert "\r" not in diff
+    assert "+        version: 0.37.0-rc.1\n" in diff
+
+
 def test_validation_failure_refuses_and_writes_nothing(project, monkeypatch, capsys):
     """A policy violation in the promoted target: exit 1, the violation is shown, the file is unchanged."""
     monkeypatch.setattr(promote_module, "validate_project", _violating)

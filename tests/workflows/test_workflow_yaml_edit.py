@@ -104,7 +104,7 @@ def test_a_value_with_flow_indicators_is_quoted_inside_a_flow_mapping():
 
 def test_an_anchored_value_is_refused_rather_than_losing_its_anchor():
     doc = "config:\n  kaistack:kai:\n    version: &kv v0.16.0\n  other: *kv\n"
-    with pytest.raises(YamlEditError, match=r"carries an anchor"):
+    with pytest.raises(YamlEditError, match=r"is anchored \(&\) or an alias"):
         set_values(doc, [(("config", "kaistack:kai", "version"), "v0.17.0")])
 
 
