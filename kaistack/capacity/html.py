@@ -56,8 +56,8 @@ def _gpu(gpu: GpuVerdict, workloads: tuple[WorkloadVerdict, ...]) -> str:
         )
     kind = "shared" if gpu.shared else ("whole" if gpu.pods else "idle")
     return (
-        f'<div><div class="gpu" title="{gpu.id}: {gpu.used:.0%} used">{"".join(slices)}</div>'
-        f'<div class="gpu-label">{gpu.id} · {kind} · {gpu.used:.0%}</div></div>'
+        f'<div><div class="gpu" title="{escape(gpu.id)}: {gpu.used:.0%} used">{"".join(slices)}</div>'
+        f'<div class="gpu-label">{escape(gpu.id)} · {kind} · {gpu.used:.0%}</div></div>'
     )
 
 

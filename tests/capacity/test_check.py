@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -227,6 +228,17 @@ def test_markdown_and_html_show_pending_workloads_with_their_reason() -> None:
     assert "limit" in html
     assert "<script" not in html
     assert "http" not in html.split("<body>")[1]
+
+
+def test_every_name_in_the_html_report_is_text() -> None:
+    """GPU ids included: the page is opened in a browser, so no value may become markup."""
+    report = check(parse_config(_stack(workloads=[_work("a", gpu=1)])), "x")
+    node = report.nodes[0]
+    hostile = dataclasses.replace(node.gpus[0], id="<img src=x onerror=alert(1)>")
+    report = dataclasses.replace(report, nodes=(dataclasses.replace(node, gpus=(hostile, *node.gpus[1:])),))
+    page = to_html(report)
+    assert "<img" not in page
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page
 
 
 # --- the command ------------------------------------------------------------------------------------
