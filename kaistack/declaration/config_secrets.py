@@ -48,10 +48,10 @@ def secret_problems(raw: Mapping[str, Any], secret_keys: Collection[str] | None)
     only the placeholders are checked then.
     """
     paths = _placeholders_outside_kubeconfig(raw)
-    problems = [f"{path}: {_ADVICE}" for path in paths]
+    problems = [f"{_shown_path(path)}: {_ADVICE}" for path in paths]
     if secret_keys is None:
         return problems
-    reported = {path.split(":", 1)[1].split(".", 1)[0].split("[", 1)[0] for path in paths}
+    reported = {str(path[0]) for path in paths}
     has_kubeconfig = bool(_kubeconfig(raw))
     for key in secret_keys:
         if key in reported or (key == "cluster" and has_kubeconfig):
@@ -94,13 +94,15 @@ def _kubeconfig(raw: Mapping[str, Any]) -> Any:
     return value
 
 
-def _placeholders_outside_kubeconfig(value: Any, path: tuple[str | int, ...] = ()) -> list[str]:
+def _placeholders_outside_kubeconfig(value: Any, path: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
     if isinstance(value, Mapping):
         return [p for k, v in value.items() for p in _placeholders_outside_kubeconfig(v, (*path, str(k)))]
     if isinstance(value, list):
         return [p for i, v in enumerate(value) for p in _placeholders_outside_kubeconfig(v, (*path, i))]
-    if value == SECRET_PLACEHOLDER and path != SECRET_PATH:
-        # User keys (an env name like "string_x") are not pydantic's union markers: no _format_path here.
-        keys = "".join(f"[{p}]" if isinstance(p, int) else f".{shown_key(p)}" for p in path[1:])
-        return [f"{NAMESPACE}:{shown_key(path[0])}{keys}"]
-    return []
+    return [path] if value == SECRET_PLACEHOLDER and path != SECRET_PATH else []
+
+
+def _shown_path(path: tuple[str | int, ...]) -> str:
+    # User keys (an env name like "string_x") are not pydantic's union markers: not parse._format_path.
+    keys = "".join(f"[{p}]" if isinstance(p, int) else f".{shown_key(p)}" for p in path[1:])
+    return f"{NAMESPACE}:{shown_key(path[0])}{keys}"
