@@ -56,7 +56,7 @@ def secret_problems(raw: Mapping[str, Any], secret_keys: Collection[str] | None)
     for key in secret_keys:
         if key in reported or (key == "cluster" and has_kubeconfig):
             continue
-        problems.append(f"{NAMESPACE}:{key}: holds a secret value; {_ADVICE}")
+        problems.append(f"{NAMESPACE}:{shown_key(key)}: holds a secret value; {_ADVICE}")
     if has_kubeconfig and "cluster" not in secret_keys:
         problems.append(PLAINTEXT_KUBECONFIG)
     return problems
