@@ -14,7 +14,7 @@ cluster looks like a real shared platform on a busy day:
 
     python benchmarks/cycle_gen.py --size S > s.json     # 1,024 nodes x 8 GPUs, 200 queues, 20,000 jobs
     python benchmarks/cycle_gen.py --size L > l.json     # 4,096 nodes x 8 GPUs, 800 queues, 140,000 pods
-    python benchmarks/cycle_gen.py --size XS > xs.json   # 16 nodes, 343 pods
+    python benchmarks/cycle_gen.py --size XS > xs.json   # 16 nodes, 346 pods
 """
 
 from __future__ import annotations

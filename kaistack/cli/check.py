@@ -12,9 +12,10 @@ DESCRIPTION = """\
 Simulates KAI v0.17's scheduling cycle (allocate, consolidation, reclaim, preempt) on the stack's
 declaration until nothing changes: node pools as nodes, the queue tree including KAI's default
 queues, and every workload expanded into the pods KAI would see (Deployment pods one PodGroup each,
-PyTorchJob gangs, tenant pods as bare pods, default priority per kind). Reports per queue its quota,
-limit, fair share and allocation; per node and GPU what lands there; and for every workload that
-would stay Pending, why, in KAI's terms. No cluster is needed.
+PyTorchJob gangs, tenant pods as bare pods (train unless priorityClass is set), default priority per
+kind on the host). Reports per queue its quota, limit, fair share and allocation; per node and GPU
+what lands there; and for every workload that would stay Pending, why, in KAI's terms. No cluster is
+needed.
 """
 
 EPILOG = """\

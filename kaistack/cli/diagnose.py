@@ -57,7 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--from-dump", type=Path, metavar="FILE", help="a `kubectl get ... -o yaml` dump instead")
-    source.add_argument("--kubeconfig", type=Path, help="kubeconfig file (default: $KUBECONFIG)")
+    source.add_argument("--kubeconfig", type=Path, help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
     parser.add_argument("--context", help="kubeconfig context (default: current-context)")
     parser.add_argument("--namespace", "-n", help="only pods of this namespace")
     parser.add_argument(
@@ -176,7 +176,7 @@ def read_live(args: argparse.Namespace) -> tuple[list[Any], list[str]]:
         Topology,
     )
 
-    kubeconfig = resolve_kubeconfig("", args.kubeconfig)
+    kubeconfig = resolve_kubeconfig(None, args.kubeconfig)
     objects: list[Any] = []
     notes: list[str] = []
     with KubeClient.from_kubeconfig(kubeconfig.text, context=args.context, base_dir=kubeconfig.base_dir) as client:

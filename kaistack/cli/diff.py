@@ -23,7 +23,7 @@ examples:
   kaistack diff --stack staging --base-file /tmp/Pulumi.staging.yaml --json
 
 exit codes: 0 nothing becomes Pending or is evicted, 1 something does, 2 bad stack or revision,
-  3 git missing or not a repository
+  3 git missing, not a repository, or a repository git refuses (dubious ownership)
 """
 
 

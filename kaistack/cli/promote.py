@@ -29,7 +29,8 @@ examples:
   kaistack promote staging prod --yes --json  machine-readable result (pins, diff, validation)
 
 exit codes: 0 promoted (or nothing to promote), 1 refused (validation failed, target changed),
-            2 unknown stack, invalid config, or no --yes/--dry-run without a terminal
+            2 unknown stack, invalid config, or no --yes/--dry-run without a terminal,
+            3 the target cannot be written (read-only, a full disk or an I/O error; nothing changed)
 """
 
 

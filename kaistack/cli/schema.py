@@ -15,7 +15,7 @@ examples:
 
 Stack files point editors at it with the first line
   # yaml-language-server: $schema=schema/stack.schema.json
-exit codes: 0 ok, 1 --check found the file out of date, 3 the file cannot be written
+exit codes: 0 ok, 1 --check found the file out of date or could not read it, 3 the file cannot be written
 """
 
 

@@ -22,19 +22,25 @@ class Kubeconfig:
 
 
 def resolve_kubeconfig(
-    stack: str,
+    stack: str | None,
     explicit: Path | None,
     project_dir: Path | None = None,
     *,
     environ: Mapping[str, str] | None = None,
     which: Callable[[str], str | None] = shutil.which,
 ) -> Kubeconfig:
-    """`--kubeconfig`, else `$KUBECONFIG` (its first existing file), else `pulumi stack output kubeconfig`."""
+    """`--kubeconfig`, else `$KUBECONFIG` (its first existing file), else the stack's `pulumi stack output
+    kubeconfig`; without a stack (diagnose: any cluster), kubectl's default ~/.kube/config instead."""
     environ = os.environ if environ is None else environ
     if explicit is not None:
         return _kubeconfig_file(explicit, f"--kubeconfig {explicit}")
     for path in kubeconfig_files(environ.get("KUBECONFIG", "")):
         return _kubeconfig_file(path, f"$KUBECONFIG {path}")
+    if stack is None:
+        default = Path.home() / ".kube" / "config"
+        if default.is_file():
+            return _kubeconfig_file(default, str(default))
+        raise KubeError("no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG, or create ~/.kube/config")
     pulumi = which("pulumi")
     if pulumi:
         command = [pulumi, "stack", "output", "kubeconfig", "--show-secrets", "--stack", stack]

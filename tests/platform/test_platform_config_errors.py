@@ -1,7 +1,7 @@
 """Bad config never gets past the edge: one ConfigError naming the key path (and the allowed values).
 
-Each model rule (kaistack/model.py field validators, model validators and StackConfig._consistent) has
-a case here; the program turns the same error into a pulumi.RunError before registering anything.
+Each model rule (kaistack/declaration/model/: field validators, model validators, StackConfig._consistent)
+has a case here; the program turns the same error into a pulumi.RunError before registering anything.
 """
 
 from __future__ import annotations

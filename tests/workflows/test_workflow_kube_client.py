@@ -276,3 +276,15 @@ def test_a_kubeconfig_variable_entry_naming_no_users_home_is_passed_over_like_a_
     variable = f"~no-such-user-kaistack/config{os.pathsep}{real}"
     found = resolve_kubeconfig("dev", None, environ={"KUBECONFIG": variable}, which=lambda _: None)
     assert found.text == real.read_text()
+
+
+def test_without_a_stack_the_default_kubeconfig_is_kubectls(tmp_path, monkeypatch) -> None:
+    """diagnose looks at any cluster: after $KUBECONFIG, ~/.kube/config, never `pulumi stack output` of no stack."""
+    from kaistack.kube.kubeconfig import resolve_kubeconfig
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with pytest.raises(KubeError, match=r"^no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG, or create ~/\.kube"):
+        resolve_kubeconfig(None, None, environ={}, which=lambda _: "/usr/bin/pulumi")
+    (tmp_path / ".kube").mkdir()
+    (tmp_path / ".kube" / "config").write_text(_kubeconfig("https://127.0.0.1:9", user={}))
+    assert resolve_kubeconfig(None, None, environ={}).origin == str(tmp_path / ".kube" / "config")

@@ -20,7 +20,7 @@ SHARING_MODES = {
     "fractions": "fractions and GPU memory shares, not enforced on the GPU (gpuSharing: true)",
     "isolated": "fractions with GPU memory enforced by HAMi-core (gpuSharing: true + binder hamicore, KAI >= v0.17.0)",
 }
-_REPLACED = {"gpuSharing": "gpuSharing: true -> fractions, false -> off", "memoryIsolation": "true -> isolated"}
+_REPLACED = {"gpuSharing": "true -> fractions, false -> off", "memoryIsolation": "true -> isolated"}
 
 
 class KaiConfig(Model):
