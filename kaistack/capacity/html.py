@@ -64,7 +64,7 @@ def _gpu(gpu: GpuVerdict, workloads: tuple[WorkloadVerdict, ...]) -> str:
 def _node(node: NodeVerdict, workloads: tuple[WorkloadVerdict, ...]) -> str:
     memory = f", {node.gpu_memory_mib} MiB/GPU" if node.gpu_memory_mib else ""
     if node.domain:
-        memory += f", domain {domain_path(node.domain)}"
+        memory += f", domain {escape(domain_path(node.domain))}"
     body = (
         f'<div class="gpus">{"".join(_gpu(g, workloads) for g in node.gpus)}</div>'
         if node.gpus

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,7 +40,8 @@ examples:
 
 On a terminal, stderr shows the scheduling cycle's progress (each action, and every 5 s where it is).
 
-Credentials need `list` on Nodes, and on Pods everywhere or in --namespace; a kind they may not read otherwise is
+Credentials need `list` on Nodes and Pods; with --namespace, Pods of that namespace are enough, though then what
+other namespaces' pods hold on nodes and in queues is missing (said in a note). Any other kind they may not read is
 skipped and said.
 
 exit codes: 0 nothing pending and no mistakes, 1 pending pods or mistakes, 2 unreadable dump,
@@ -57,9 +59,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--from-dump", type=Path, metavar="FILE", help="a `kubectl get ... -o yaml` dump instead")
-    source.add_argument("--kubeconfig", type=Path, help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
+    source.add_argument(
+        "--kubeconfig",
+        type=Path,
+        help="kubeconfig file (default: $KUBECONFIG's first existing file, else ~/.kube/config)",
+    )
     parser.add_argument("--context", help="kubeconfig context (default: current-context)")
-    parser.add_argument("--namespace", "-n", help="only pods of this namespace")
+    parser.add_argument(
+        "--namespace", "-n", help="report this namespace's pods (and cluster-wide mistakes); every namespace is read"
+    )
     parser.add_argument(
         "--max-seconds",
         type=float,
@@ -94,6 +102,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         objects, notes = read_live(args)
     diagnosis = ops.diagnose(objects, notes, args.max_seconds, simulation_progress(Progress.for_cli()), now=at)
+    if args.namespace is not None:
+        diagnosis = only_namespace(diagnosis, args.namespace)
     if args.json:
         print_json(ops.to_json(diagnosis))
     elif args.markdown:
@@ -196,7 +206,7 @@ def read_live(args: argparse.Namespace) -> tuple[list[Any], list[str]]:
         for kind, namespaced in kinds:
             name = kind.__name__
             try:
-                items = client.list(kind, namespace=args.namespace) if namespaced else client.list(kind)
+                items = _list_wide(client, kind, args.namespace, notes) if namespaced else client.list(kind)
             except KubeAPIError as err:
                 plural = name + ("es" if name.endswith("s") else "s")
                 if err.status == 401:
@@ -222,4 +232,32 @@ def read_live(args: argparse.Namespace) -> tuple[list[Any], list[str]]:
         else:
             names = [{"metadata": {"namespace": ns, "name": n}} for ns, n in found]
             objects.append({"kind": "ConfigMapList", "items": names})
+    context = f"context {args.context}" if args.context else "its current context"
+    notes.insert(0, f"read from {kubeconfig.origin}, {context}")
     return objects, notes
+
+
+def _list_wide(client: Any, kind: Any, namespace: str | None, notes: list[str]) -> list[Any]:
+    """Every namespace's objects: with --namespace too, since other namespaces' pods take node and queue room the
+    namespace's pending pods compete for; only what the credentials may not read is narrowed to the namespace."""
+    from kaistack.kube.client import KubeAPIError
+
+    try:
+        return list(client.list(kind))
+    except KubeAPIError as err:
+        if namespace is None or err.status not in (403, 404):
+            raise
+        status = err.status
+    items = list(client.list(kind, namespace=namespace))
+    notes.append(
+        f"could not list {kind.__name__}s in every namespace ({status}); read {namespace} only, so what other "
+        "namespaces' pods hold on nodes and in queues is missing"
+    )
+    return items
+
+
+def only_namespace(diagnosis: Any, namespace: str) -> Any:
+    """The diagnosis of --namespace: its pending pods, and the mistakes in it or cluster-wide (queues, nodes)."""
+    mistakes = tuple(m for m in diagnosis.mistakes if "/" not in m.subject or f" {namespace}/" in f" {m.subject}")
+    pending = tuple(p for p in diagnosis.pending if p.pod.startswith(f"{namespace}/"))
+    return dataclasses.replace(diagnosis, pending=pending, mistakes=mistakes)

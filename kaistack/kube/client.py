@@ -284,8 +284,8 @@ def expand_home(path: str) -> Path:
 
 
 def kubeconfig_files(variable: str) -> Iterator[Path]:
-    """The files $KUBECONFIG lists that exist, in order; like kubectl, an entry naming nothing is passed over
-    (a `~user` of no user included)."""
+    """The files $KUBECONFIG lists that exist, in order; an entry naming nothing is passed over, as kubectl does (a
+    `~user` of no user included). kaistack reads the first one; kubectl would merge them all."""
     for part in variable.split(os.pathsep):
         if not part:
             continue

@@ -34,11 +34,12 @@ def resolve_kubeconfig(
     environ = os.environ if environ is None else environ
     if explicit is not None:
         return _kubeconfig_file(explicit, f"--kubeconfig {explicit}")
-    for path in kubeconfig_files(environ.get("KUBECONFIG", "")):
+    path = from_environment(environ)
+    if path is not None:
         return _kubeconfig_file(path, f"$KUBECONFIG {path}")
     if stack is None:
-        default = Path.home() / ".kube" / "config"
-        if default.is_file():
+        default = default_kubeconfig()
+        if default is not None:
             return _kubeconfig_file(default, str(default))
         raise KubeError("no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG, or create ~/.kube/config")
     pulumi = which("pulumi")
@@ -55,6 +56,26 @@ def resolve_kubeconfig(
         "no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG, or install the Pulumi CLI so "
         f"`pulumi stack output kubeconfig --show-secrets --stack {stack}` can provide it"
     )
+
+
+def from_environment(environ: Mapping[str, str]) -> Path | None:
+    """$KUBECONFIG's first existing file; None when it is unset. Set but naming no file is a KubeError: like
+    kubectl, a set KUBECONFIG is the whole search, and falling back would read some other cluster."""
+    variable = environ.get("KUBECONFIG", "")
+    for path in kubeconfig_files(variable):
+        return path
+    if variable.strip(os.pathsep):
+        raise KubeError(f"$KUBECONFIG ({variable[:200]}) names no existing file")
+    return None
+
+
+def default_kubeconfig() -> Path | None:
+    """~/.kube/config when it exists; None too when there is no home directory to look in."""
+    try:
+        path = Path.home() / ".kube" / "config"
+    except RuntimeError:
+        return None
+    return path if path.is_file() else None
 
 
 def _kubeconfig_file(path: Path, origin: str) -> Kubeconfig:

@@ -80,17 +80,14 @@ def read_live_nodes(settings: Any) -> list[dict[str, Any]]:
 
 
 def _kubeconfig(settings: Any) -> tuple[str | None, Path]:
-    from kaistack.kube.client import kubeconfig_files
-    from kaistack.kube.kubeconfig import read_kubeconfig
+    from kaistack.kube.client import KubeError
+    from kaistack.kube.kubeconfig import default_kubeconfig, from_environment, read_kubeconfig
 
     if settings.kubeconfig:
         return (None if settings.kubeconfig == SECRET_PLACEHOLDER else settings.kubeconfig), Path.cwd()
-    for path in kubeconfig_files(os.environ.get("KUBECONFIG", "")):
+    path = from_environment(os.environ) or default_kubeconfig()
+    if path is not None:
         return read_kubeconfig(path), path.parent
-    default = Path.home() / ".kube" / "config"
-    if default.is_file():
-        return read_kubeconfig(default), default.parent
-    from kaistack.kube.client import KubeError
 
     raise KubeError("no kubeconfig: set KUBECONFIG or create ~/.kube/config")
 

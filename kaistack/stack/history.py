@@ -1,7 +1,7 @@
 """A stack as it was: the same load path over a stack file at another git commit, or another file.
 
-`kaistack diff --base REF` and `kaistack validate --base REF` compare a pull request's stack with its
-base. The file is taken from git (`git show REF:<path>`), never checked out, and resolved exactly like
+`kaistack diff --base REF` compares a pull request's stack with its base. The file is taken from git
+(`git show SHA:<path>` of the one commit REF names), never checked out, and resolved exactly like
 the current one (kaistack.stack.load), so both sides differ only by what the change changed.
 """
 

@@ -7,6 +7,7 @@ constraint and subgroups) and that every report says which domain each workload 
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from kaistack.capacity.check import CapacityReport, check
@@ -208,7 +209,7 @@ def test_text_of_a_refused_workload_gives_its_constraint_and_the_reason() -> Non
 
 def test_markdown_has_a_topology_table() -> None:
     markdown = to_markdown(_placed_report())
-    # ">" as an entity: the level names are the stack's text, made inert in the comment (kaistack.markdown).
+    # An HTML block: ">" as an entity (the level names are the stack's text).
     assert f"<details><summary>Topology cluster-topology ({ZONE} &gt; {RACK})</summary>" in markdown
     assert "| Domain | Nodes | GPUs used | Workloads |" in markdown
 
@@ -248,3 +249,12 @@ def test_discovered_nodes_in_different_racks_become_different_pools_with_their_l
     pools = pools_from_nodes([_node("a", "r1"), _node("b", "r2"), _node("c", "r1")], (ZONE, RACK, HOST))
     assert sorted((p.count, p.labels[RACK]) for p in pools) == [(1, "r2"), (2, "r1")]
     assert all(HOST not in p.labels for p in pools)
+
+
+def test_a_level_name_in_the_markdown_summary_shows_as_written() -> None:
+    """The <summary> line is raw HTML, where a Markdown backslash escape would show: `rack_id`, not `rack\\_id`."""
+    report = _placed_report()
+    assert report.topology is not None
+    topology = dataclasses.replace(report.topology, levels=("example.com/rack_id", "kubernetes.io/hostname"))
+    markdown = to_markdown(dataclasses.replace(report, topology=topology))
+    assert "(example.com/rack_id &gt; kubernetes.io/hostname)</summary>" in markdown

@@ -94,3 +94,8 @@ def test_a_stack_file_with_a_secure_kubeconfig_loads_without_it(tmp_path: Path) 
 def test_a_key_with_a_newline_is_quoted_in_the_message() -> None:
     (problem,) = secret_problems({"workloads": [{"env": {"A\n### forged": "[secret]"}}]}, None)
     assert problem.startswith("kaistack:workloads[0].env.'A\\n### forged':")
+
+
+def test_a_secret_top_level_key_with_a_newline_is_quoted() -> None:
+    (problem,) = secret_problems({}, ["x\n### forged"])
+    assert problem.startswith("kaistack:'x\\n### forged': holds a secret value")

@@ -8,6 +8,7 @@ found on the dump that has it and not on the one without.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -320,3 +321,52 @@ def test_a_dump_of_empty_lists_says_kubectl_found_nothing(tmp_path: Path, capsys
     dump.write_text("apiVersion: v1\nkind: List\nitems: []\n")
     assert main(["diagnose", "--from-dump", str(dump), "--json"]) == 2
     assert "only empty lists: kubectl found nothing to dump" in json.loads(capsys.readouterr().out)["error"]
+
+
+def test_a_namespace_diagnosis_still_reads_every_namespaces_pods(
+    fake_kube: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Other namespaces' pods hold the node and queue room the namespace's pending pods compete for."""
+    main(["diagnose", "--kubeconfig", str(fake_kube.kubeconfig(tmp_path)), "--namespace", "ml", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert "/api/v1/pods" in [path for path, _ in fake_kube.requests]
+    assert report["objects"]["Pod"] == 9
+    assert all(p["pod"].startswith("ml/") for p in report["pending"])
+
+
+def test_a_namespace_diagnosis_says_when_only_that_namespace_could_be_read(
+    fake_kube: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_kube.forbidden.add("/api/v1/pods")
+    code = main(["diagnose", "--kubeconfig", str(fake_kube.kubeconfig(tmp_path)), "--namespace", "ml", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code in (0, 1)
+    assert report["objects"]["Pod"] == 3
+    assert any(n.startswith("could not list Pods in every namespace (403); read ml only") for n in report["notes"])
+
+
+def test_the_diagnosis_names_the_kubeconfig_and_context_it_read(
+    fake_kube: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kubeconfig = fake_kube.kubeconfig(tmp_path)
+    main(["diagnose", "--kubeconfig", str(kubeconfig), "--json"])
+    assert (
+        json.loads(capsys.readouterr().out)["notes"][0] == f"read from --kubeconfig {kubeconfig}, its current context"
+    )
+
+
+def test_without_a_kubeconfig_diagnose_never_asks_pulumi(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """There is no stack to ask for: `pulumi stack output --stack ''` was run before."""
+    marker = tmp_path / "pulumi-ran"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "pulumi").write_text(f"#!/bin/sh\ntouch {marker}\n")
+    (bin_dir / "pulumi").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    code = main(["diagnose", "--json"])
+    assert code == 3
+    assert "create ~/.kube/config" in json.loads(capsys.readouterr().out)["error"]
+    assert not marker.exists()

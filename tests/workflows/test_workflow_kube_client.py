@@ -288,3 +288,28 @@ def test_without_a_stack_the_default_kubeconfig_is_kubectls(tmp_path, monkeypatc
     (tmp_path / ".kube").mkdir()
     (tmp_path / ".kube" / "config").write_text(_kubeconfig("https://127.0.0.1:9", user={}))
     assert resolve_kubeconfig(None, None, environ={}).origin == str(tmp_path / ".kube" / "config")
+
+
+@pytest.mark.parametrize("stack", [None, "dev"])
+def test_a_kubeconfig_variable_naming_no_file_is_the_whole_search(stack, tmp_path, monkeypatch) -> None:
+    """kubectl reads only what a set KUBECONFIG names: falling back to ~/.kube/config or the stack's output would
+    diagnose or verify some other cluster without a word."""
+    from kaistack.kube.kubeconfig import resolve_kubeconfig
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".kube").mkdir()
+    (tmp_path / ".kube" / "config").write_text(_kubeconfig("https://127.0.0.1:9", user={}))
+    with pytest.raises(KubeError, match=r"\$KUBECONFIG \(/nonexistent\) names no existing file"):
+        resolve_kubeconfig(stack, None, environ={"KUBECONFIG": "/nonexistent"}, which=lambda _: "/usr/bin/pulumi")
+
+
+def test_no_home_directory_means_no_default_kubeconfig(monkeypatch) -> None:
+    from kaistack.kube import kubeconfig as module
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(module.Path, "home", staticmethod(no_home))
+    assert module.default_kubeconfig() is None
+    with pytest.raises(KubeError, match=r"^no kubeconfig"):
+        module.resolve_kubeconfig(None, None, environ={})
