@@ -13,7 +13,7 @@ from placement.allocate import eviction_triggers
 from placement.queue_order import JobsOrder
 from placement.queues import over_quota
 from placement.signatures import Representatives
-from placement.simulation_order import leaf_jobs
+from placement.simulation_order import running_preemptible
 from placement.solver import JobSolver, feasible_nodes
 from placement.tasks import JobState
 from placement.victims_order import VictimsOrder
@@ -27,8 +27,8 @@ __all__ = ["preempt"]
 def _victims(ssn: Session, preemptor: JobState) -> VictimsOrder:
     jobs = [
         job
-        for job in leaf_jobs(ssn, preemptor.queue)  # type: ignore[arg-type]  # a pending job's queue is a leaf
-        if job.preemptible and job.priority < preemptor.priority and job is not preemptor and job.n_active_alloc > 0
+        for job in running_preemptible(ssn, preemptor.queue)  # type: ignore[arg-type]  # a pending job's queue is a leaf
+        if job.priority < preemptor.priority and job is not preemptor
     ]
     if ssn.minruntime is not None:
         jobs = [job for job in jobs if ssn.minruntime.preempt_victim(job)]

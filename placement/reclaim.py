@@ -14,7 +14,7 @@ from placement.allocate import eviction_triggers
 from placement.queue_order import JobsOrder
 from placement.reclaimable import ReclaimCheck, can_reclaim, filter_victim
 from placement.signatures import Representatives
-from placement.simulation_order import leaf_jobs
+from placement.simulation_order import running_preemptible
 from placement.solver import JobSolver, Scenario, feasible_nodes
 from placement.tasks import ACTIVE_ALLOCATED, KIND_MEMORY, KIND_MIG, JobState, TaskState
 from placement.victims_order import VictimsOrder
@@ -84,7 +84,7 @@ def _victims(ssn: Session, reclaimer: JobState, required: tuple[float, float, fl
     for leaf in ssn.queues.values():
         if leaf is queue or not leaf.is_leaf or not filter_victim(queue, required, leaf):  # type: ignore[arg-type]
             continue
-        jobs += [job for job in leaf_jobs(ssn, leaf) if job.preemptible and job.n_active_alloc > 0]
+        jobs += running_preemptible(ssn, leaf)
     if ssn.minruntime is not None:
         jobs = [job for job in jobs if ssn.minruntime.reclaim_victim(reclaimer, job)]
     return VictimsOrder(ssn, jobs)

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from placement.session import Session
     from placement.tasks import JobState
 
-__all__ = ["REFERENCE", "SimulationOrder", "leaf_jobs", "queue_streams_cached"]
+__all__ = ["REFERENCE", "SimulationOrder", "leaf_jobs", "queue_streams_cached", "running_preemptible"]
 
 # True: solver simulations pop the full JobsOrder over every pending job, as KAI does (slow; kept as the
 # reference the property tests compare against).
@@ -67,6 +67,8 @@ class _QueueCache:
         "pending",
         "pending_bounds",
         "pending_version",
+        "preemptible",
+        "running",
         "siblings_ordered",
         "stream",
         "stream_alloc",
@@ -82,6 +84,8 @@ class _QueueCache:
         self.pending: list[tuple[Any, JobState]] = []
         self.pending_bounds: Bounds | None = None
         self.pending_version = -1
+        self.preemptible: list[JobState] | None = None
+        self.running: tuple[int, list[JobState]] = (-1, [])
         self.stream: _Stream | None = None
         self.stream_version = -1
         self.stream_alloc: tuple[float, ...] = ()
@@ -107,6 +111,24 @@ def _cache(ssn: Session, queue: QueueState) -> _QueueCache:
 def leaf_jobs(ssn: Session, leaf: QueueState) -> list[JobState]:
     """Every job of a leaf queue, in snapshot order (the same list all cycle long)."""
     return _cache(ssn, leaf).jobs
+
+
+def running_preemptible(ssn: Session, leaf: QueueState) -> list[JobState]:
+    """The leaf's preemptible jobs with an active allocated pod, in snapshot order (read-only).
+
+    Reclaim lists its victims this way for every probe. A job's active allocated count moves exactly when
+    one of its pods enters or leaves an active allocated status, which adds to or takes from its queue's
+    allocation and so bumps the leaf's version (Session.set_status, QueueState.add); queues are new
+    objects every rebuild. So the list holds while the leaf's version does.
+    """
+    cache = _cache(ssn, leaf)
+    version, running = cache.running
+    if version != leaf.version:
+        if cache.preemptible is None:
+            cache.preemptible = [job for job in cache.jobs if job.preemptible]
+        running = [job for job in cache.preemptible if job.n_active_alloc > 0]
+        cache.running = (leaf.version, running)
+    return running
 
 
 def _pending_still(cache: _QueueCache, leaf: QueueState, skip: Iterable[Any]) -> bool:

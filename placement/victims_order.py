@@ -104,9 +104,19 @@ class VictimsOrder:
         self._keys: dict[str, tuple[Any, ...]] = {}
         self._leaf: dict[str, VictimJob] = {}
         self._taken: dict[str, list[float]] = {}
+        # push() for each job, with each queue's count raised once per leaf rather than once per job.
+        leaves = self.leaves
         for job in jobs:
-            if job.queue is not None and job.queue.is_leaf:
-                self.push(VictimJob(job, list(job.tasks)))
+            queue = job.queue
+            if queue is not None and queue.is_leaf:
+                victims = leaves.get(queue.name)
+                if victims is None:
+                    victims = leaves[queue.name] = []
+                victims.append(VictimJob(job, list(job.tasks)))
+        counts = self.counts
+        for victims in leaves.values():
+            for q in victims[0].job.queue.path:  # type: ignore[union-attr]
+                counts[q.name] = counts.get(q.name, 0) + len(victims)
 
     def __bool__(self) -> bool:
         return any(self.leaves.values())
