@@ -305,6 +305,7 @@ class _Stream:
 
     __slots__ = (
         "children",
+        "ends",
         "extras",
         "first",
         "first_head",
@@ -335,6 +336,7 @@ class _Stream:
         self.first: float = _LAST
         self.first_head: Any = None
         self.run_bounds: tuple[Bounds, Bounds] | None = None
+        self.ends: dict[Any, tuple[int, tuple[Any, ...]]] = {}
 
     @staticmethod
     def build(ssn: Session, queue: QueueState) -> _Stream | None:
@@ -688,17 +690,30 @@ class SimulationOrder:
         # Nothing but this path changes during the run, so each heap's smallest other entry is fixed.
         levels = self._levels(path[:-1])
         other_c = _smallest_other(path[-1][0])
-        checks = [level for level in levels if level[2] is not None]
-        extras, keys = stream.bounds()
-        request_levels, key_levels = extras.levels, keys.levels
+        # The run's end depends on the stream, where the run starts, the bound it is compared against in its
+        # own heap and, per queue above, the key function (its memo: one per allocation state) and the
+        # smallest other key. The simulations of a probe come back to the same runs again and again, so the
+        # end is kept on the stream for those inputs (the memos held, so that no other dict takes their ids).
+        memos = tuple([level[0] for level in levels])
+        inputs = (start, other_c, tuple(map(id, memos)), tuple([level[2] for level in levels]))
+        known = stream.ends.get(inputs)
+        if known is not None:
+            k = known[0]
+        else:
+            checks = [level for level in levels if level[2] is not None]
+            extras, keys = stream.bounds()
+            request_levels, key_levels = extras.levels, keys.levels
 
-        def holds(j: int, i: int) -> bool:
-            if other_c is not None and not key_levels[j][i] < other_c:
-                return False
-            extra = request_levels[j][i]
-            return _below_others(ssn, checks, extra)
+            def holds(j: int, i: int) -> bool:
+                if other_c is not None and not key_levels[j][i] < other_c:
+                    return False
+                extra = request_levels[j][i]
+                return _below_others(ssn, checks, extra)
 
-        k = run_end(start, end, holds)
+            k = run_end(start, end, holds)
+            if len(stream.ends) >= _ENDS_KEPT:
+                stream.ends.clear()
+            stream.ends[inputs] = (k, memos)
         if k == start:
             return
         child.k = k
@@ -751,6 +766,10 @@ class SimulationOrder:
             return
         extra = ssn.job_init_resources(bg[last][1])
         self._store_run(path, [job_queue_values(ssn, queue, extra) for _, queue, _ in levels])
+
+
+# How many run ends a stream remembers before it starts over (bounds memory on long searches).
+_ENDS_KEPT = 4096
 
 
 def _smallest_other(heap: list[Any]) -> Any:
