@@ -145,7 +145,11 @@ def job_queue_values(ssn: Session, queue: QueueState, extra: tuple[float, float,
     Job orders re-key a queue after every pop and most jobs ask for one of a few request vectors, so
     the same (allocation, request) pair comes back again and again.
     """
-    memo = _base_values(ssn, queue)[6]
+    # _base_values' version check, inlined: the solver's job orders make hundreds of thousands of these calls.
+    cached = queue._key_cache
+    if cached is None or cached[0] != queue.version:
+        cached = _base_values(ssn, queue)
+    memo = cached[6]
     key: tuple[Any, ...] | None = memo.get(extra)
     if key is None:
         key = memo[extra] = queue_values(ssn, queue, extra, ZERO)
@@ -154,7 +158,10 @@ def job_queue_values(ssn: Session, queue: QueueState, extra: tuple[float, float,
 
 def job_queue_keys(ssn: Session, queue: QueueState) -> dict[Any, tuple[Any, ...]]:
     """The memo job_queue_values fills for the queue's current allocation: request -> key."""
-    memo: dict[Any, tuple[Any, ...]] = _base_values(ssn, queue)[6]
+    cached = queue._key_cache
+    if cached is None or cached[0] != queue.version:
+        cached = _base_values(ssn, queue)
+    memo: dict[Any, tuple[Any, ...]] = cached[6]
     return memo
 
 

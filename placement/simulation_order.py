@@ -661,7 +661,15 @@ class SimulationOrder:
 
     def _levels(self, path: list[tuple[list[Any], Any]]) -> list[tuple[dict[Any, Any], QueueState, Any]]:
         """Per queue on the path: its key memo, the queue, and the smallest other key in its heap (or None)."""
-        return [(job_queue_keys(self.ssn, node.queue), node.queue, _smallest_other(heap)) for heap, node in path]
+        ssn = self.ssn
+        levels = []
+        for heap, node in path:
+            # _smallest_other, inlined (one call per queue per run).
+            other = heap[1][0] if len(heap) > 1 else None
+            if len(heap) > 2 and heap[2][0] < other:
+                other = heap[2][0]
+            levels.append((job_queue_keys(ssn, node.queue), node.queue, other))
+        return levels
 
     def _store_run(self, path: list[tuple[list[Any], Any]], keys: list[Any]) -> None:
         """Leave the path as the run's last descent left it: each queue on top, keyed from the last job."""
@@ -708,7 +716,14 @@ class SimulationOrder:
                 if other_c is not None and not key_levels[j][i] < other_c:
                     return False
                 extra = request_levels[j][i]
-                return _below_others(ssn, checks, extra)
+                # Every queue above, with a job of `extra` at its head, still sorts before its heap's next entry.
+                for memo, queue, other in checks:
+                    key = memo.get(extra)
+                    if key is None:
+                        key = job_queue_values(ssn, queue, extra)
+                    if not key < other:
+                        return False
+                return True
 
             k = run_end(start, end, holds)
             if len(stream.ends) >= _ENDS_KEPT:
@@ -755,7 +770,14 @@ class SimulationOrder:
                 extra = ssn.job_init_resources(job)
             else:
                 extra = request_levels[j][i]
-            return _below_others(ssn, checks, extra)
+            # As in _cursor_run's holds (the leaf's own key last).
+            for memo, queue, other in checks:
+                key = memo.get(extra)
+                if key is None:
+                    key = job_queue_values(ssn, queue, extra)
+                if not key < other:
+                    return False
+            return True
 
         k = run_end(start, end, holds)
         last = k - 1
@@ -782,14 +804,3 @@ def _smallest_other(heap: list[Any]) -> Any:
 
 def _order_key(entry: tuple[Any, Any]) -> Any:
     return entry[0]
-
-
-def _below_others(ssn: Session, checks: list[Any], extra: Any) -> bool:
-    """Every queue on the path, with a job of `extra` at its head, still sorts before its heap's next entry."""
-    for memo, queue, other in checks:
-        key = memo.get(extra)
-        if key is None:
-            key = job_queue_values(ssn, queue, extra)
-        if not key < other:
-            return False
-    return True
