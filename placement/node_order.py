@@ -95,7 +95,7 @@ class NodeIndex:
     def update(self, node: NodeState) -> None:
         if node.alloc_gpus <= 0 and not node.mig_enabled:
             return  # CPU-only nodes are always ordered exhaustively
-        free = node.nonallocated_gpus()
+        free = node.idle_gpus + node.rel_gpus  # nonallocated_gpus, inlined: every node change comes here
         self.free_total += free - self.free.get(node.name, 0)
         self.free[node.name] = free
         new = self._locate(node)

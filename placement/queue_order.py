@@ -114,7 +114,10 @@ def queue_values(ssn: Session, queue: QueueState, extra: Sequence[float], minus:
 
     `minus` is the allocation of victims already taken from the queue (victim order only).
     """
-    _, over, priority, drf_without, tie, divisors, _ = _base_values(ssn, queue)
+    cached = queue._key_cache  # _base_values' version check, inlined as in job_queue_values
+    if cached is None or cached[0] != queue.version:
+        cached = _base_values(ssn, queue)
+    _, over, priority, drf_without, tie, divisors, _ = cached
     alloc, deserved = queue.alloc, queue.deserved
     starved = True
     violation = False
