@@ -791,7 +791,7 @@ class SimulationOrder:
 
 
 # How many run ends a stream remembers before it starts over (bounds memory on long searches).
-_ENDS_KEPT = 4096
+_ENDS_KEPT = 256
 
 
 def _smallest_other(heap: list[Any]) -> Any:
