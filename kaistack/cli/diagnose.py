@@ -206,7 +206,11 @@ def read_live(args: argparse.Namespace) -> tuple[list[Any], list[str]]:
         for kind, namespaced in kinds:
             name = kind.__name__
             try:
-                items = _list_wide(client, kind, args.namespace, notes) if namespaced else client.list(kind)
+                items = (
+                    _read_wide(lambda ns, k=kind: client.list(k, namespace=ns), name, args.namespace, notes)
+                    if namespaced
+                    else client.list(kind)
+                )
             except KubeAPIError as err:
                 plural = name + ("es" if name.endswith("s") else "s")
                 if err.status == 401:
@@ -224,7 +228,7 @@ def read_live(args: argparse.Namespace) -> tuple[list[Any], list[str]]:
             # A typed list, as the API server answers: a kind read with nothing in it is known to be empty.
             objects.append({"kind": f"{name}List", "items": items})
         try:  # KAI's ConfigMap predicate needs only which exist (placement.config_maps)
-            found = client.names(ConfigMap, namespace=args.namespace)
+            found = _read_wide(lambda ns: client.names(ConfigMap, namespace=ns), "ConfigMap", args.namespace, notes)
         except KubeAPIError as err:
             if err.status not in (401, 403, 404):
                 raise
@@ -237,20 +241,21 @@ def read_live(args: argparse.Namespace) -> tuple[list[Any], list[str]]:
     return objects, notes
 
 
-def _list_wide(client: Any, kind: Any, namespace: str | None, notes: list[str]) -> list[Any]:
-    """Every namespace's objects: with --namespace too, since other namespaces' pods take node and queue room the
-    namespace's pending pods compete for; only what the credentials may not read is narrowed to the namespace."""
+def _read_wide(read: Any, what: str, namespace: str | None, notes: list[str]) -> list[Any]:
+    """`read(None)`, every namespace's objects: with --namespace too, since other namespaces' pods take node and
+    queue room the namespace's pending pods compete for (and need their ConfigMaps to be placed); only what the
+    credentials may not read is narrowed to the namespace, `read(namespace)`, and said."""
     from kaistack.kube.client import KubeAPIError
 
     try:
-        return list(client.list(kind))
+        return list(read(None))
     except KubeAPIError as err:
         if namespace is None or err.status not in (403, 404):
             raise
         status = err.status
-    items = list(client.list(kind, namespace=namespace))
+    items = list(read(namespace))
     notes.append(
-        f"could not list {kind.__name__}s in every namespace ({status}); read {namespace} only, so what other "
+        f"could not list {what}s in every namespace ({status}); read {namespace} only, so what other "
         "namespaces' pods hold on nodes and in queues is missing"
     )
     return items

@@ -370,3 +370,12 @@ def test_without_a_kubeconfig_diagnose_never_asks_pulumi(
     assert code == 3
     assert "create ~/.kube/config" in json.loads(capsys.readouterr().out)["error"]
     assert not marker.exists()
+
+
+def test_a_namespace_diagnosis_reads_every_namespaces_config_map_names(
+    fake_kube: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Other namespaces' pending pods need their ConfigMaps to be placed, as they take the namespace's room."""
+    main(["diagnose", "--kubeconfig", str(fake_kube.kubeconfig(tmp_path)), "--namespace", "ml", "--json"])
+    capsys.readouterr()
+    assert "/api/v1/configmaps" in [path for path, _ in fake_kube.requests]
