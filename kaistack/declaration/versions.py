@@ -131,9 +131,12 @@ GPU_OPERATOR_REPO = "https://helm.ngc.nvidia.com/nvidia"
 KAI_RESOURCE_ISOLATOR_CHART = "oci://docker.io/projecthami/kai-resource-isolator"
 KAI_RESOURCE_ISOLATOR_VERSION = "1.1.0-chart"
 
-# kind node image for Kubernetes 1.33, digest from the kind v0.29.0 release notes (the image
-# kind publishes for that release; the digest pins it against re-tags).
-KIND_NODE_IMAGE = "kindest/node:v1.33.1@sha256:050072256b9a903bd914c0b2866828150cb229cea0efe5892e2b644d5dd3b34f"
+# kind node image for Kubernetes 1.35: kind v0.31.0's default node image, digest and all
+# (kubernetes-sigs/kind@v0.31.0:pkg/apis/config/defaults/image.go), so it is built for kind >= v0.31.0;
+# the digest pins it against re-tags. 1.35 is the minor KAI v0.17.0's own kind setup defaults to
+# (KAI-Scheduler@v0.17.0:hack/setup-e2e-cluster.sh, KIND_K8S_TAG v1.35.0) and the EKS default below.
+# Kubernetes 1.33 (the previous pin, kind v0.29.0) left upstream support on 2026-06-28.
+KIND_NODE_IMAGE = "kindest/node:v1.35.0@sha256:452d707d4862f52530247495d180205e029056831160e22870e37e3f6c1ac31f"
 
 # EKS control-plane version for new clusters: 1.35 (on EKS 2026-01-28), in standard support until 2027-03-27.
 # 1.33's standard support ended 2026-07-29 and 1.34's ends 2026-12-02; a cluster past it is billed extended

@@ -22,7 +22,9 @@ from kaistack.stack.files import read_stack_config
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 MAIN = PROJECT_DIR / "__main__.py"
 SCHEMAS = PROJECT_DIR / "tests" / "data" / "schemas"
-K8S_VERSION = "1.33.0"
+# The oldest minor a repository stack runs (staging and prod on EKS 1.33) and the newest (the kind node
+# image and new EKS clusters, 1.35): an object must be valid on both.
+K8S_VERSIONS = ("1.33.0", "1.35.0")
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 QUEUE = "kubernetes:scheduling.run.ai/v2:Queue"
@@ -106,8 +108,9 @@ def kube_object(resource: RecordedResource) -> dict[str, Any]:
 
 
 def validate_builtin(obj: dict[str, Any]) -> None:
-    """Strict Kubernetes 1.33 OpenAPI validation (unknown fields fail)."""
-    kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
+    """Strict Kubernetes OpenAPI validation (unknown fields fail) at every minor in K8S_VERSIONS."""
+    for version in K8S_VERSIONS:
+        kubernetes_validate.validate(obj, version, strict=True)
 
 
 def validate_pod_template(template: dict[str, Any]) -> None:

@@ -6,6 +6,7 @@ import pulumi
 import pytest
 from platform_testlib import (
     COMMAND,
+    K8S_VERSIONS,
     MAIN,
     PROVIDER,
     QUEUE,
@@ -25,6 +26,19 @@ def dev(mocks):
     """Recorded resources of the dev stack."""
     run_program(mocks, dev_raw())
     return mocks.resources
+
+
+def test_kind_node_image_is_digest_pinned_at_the_minor_new_eks_clusters_run():
+    """kind v0.31.0 publishes kindest/node:v1.35.0 at this digest as its default node image
+    (kubernetes-sigs/kind@v0.31.0:pkg/apis/config/defaults/image.go); KAI v0.17.0's own kind setup
+    defaults to v1.35.0 (KAI-Scheduler@v0.17.0:hack/setup-e2e-cluster.sh). A laptop and a new EKS
+    cluster run the same minor, and it is one the objects are validated against."""
+    image, _, digest = versions.KIND_NODE_IMAGE.partition("@")
+    tag = image.removeprefix("kindest/node:v")
+    assert digest == "sha256:452d707d4862f52530247495d180205e029056831160e22870e37e3f6c1ac31f"
+    assert tag == "1.35.0"
+    assert tag.rsplit(".", 1)[0] == versions.EKS_KUBERNETES_VERSION
+    assert tag in K8S_VERSIONS
 
 
 def test_kind_cluster_command_creates_idempotently_and_prints_kubeconfig(dev):

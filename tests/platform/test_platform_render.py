@@ -110,7 +110,7 @@ def test_dev_render_lists_a_schema_valid_vcluster_with_set_owner_false(dev_json)
 
 
 def test_dev_render_lists_the_sample_workloads_schema_valid(dev_json):
-    """The 3 tenant pods and 2 vLLM deployments, valid Kubernetes 1.33 objects."""
+    """The 3 tenant pods and 2 vLLM deployments, valid Kubernetes 1.33 and 1.35 objects."""
     workloads = [i for i in dev_json if i["type"] in BUILTIN and i["inputs"]["kind"] in ("Pod", "Deployment")]
     assert sorted(w["inputs"]["metadata"]["name"] for w in workloads) == [
         "cpu-only-pod",

@@ -1,6 +1,6 @@
 """Everything the program declares is valid for what receives it.
 
-Kubernetes objects: strict Kubernetes 1.33 OpenAPI (kubernetes-validate). Queues: KAI's Queue CRD
+Kubernetes objects: strict Kubernetes 1.33 and 1.35 OpenAPI (kubernetes-validate). Queues: KAI's Queue CRD
 schema. PyTorchJobs: the shape the training operator needs, pod templates as v1 PodTemplates.
 vCluster values: the chart's values.schema.json. Every other Helm release: only keys the pinned chart's
 values.yaml has.
