@@ -136,6 +136,7 @@ KAI_RESOURCE_ISOLATOR_VERSION = "1.1.0-chart"
 # the digest pins it against re-tags. 1.35 is the minor KAI v0.17.0's own kind setup defaults to
 # (KAI-Scheduler@v0.17.0:hack/setup-e2e-cluster.sh, KIND_K8S_TAG v1.35.0) and the EKS default below.
 # Kubernetes 1.33 (the previous pin, kind v0.29.0) left upstream support on 2026-06-28.
+KIND_VERSION = "v0.31.0"
 KIND_NODE_IMAGE = "kindest/node:v1.35.0@sha256:452d707d4862f52530247495d180205e029056831160e22870e37e3f6c1ac31f"
 
 # EKS control-plane version for new clusters: 1.35 (on EKS 2026-01-28), in standard support until 2027-03-27.

@@ -178,6 +178,13 @@ def test_installs_match_the_readme_command():
         assert install.group(0) in runs, name
 
 
+def test_e2e_workflow_installs_the_kind_release_the_node_image_is_built_for():
+    """kind publishes each node image for its own release; the e2e run uses that release's CLI."""
+    from kaistack.declaration import versions
+
+    assert _load("e2e-kind.yml")["env"]["KIND_VERSION"] == versions.KIND_VERSION
+
+
 def test_e2e_workflow_runs_up_verify_idempotency_tenant_add_and_destroy():
     """The end-to-end run a user can start: the order of its commands, and destroy even after a failure."""
     workflow = _load("e2e-kind.yml")
