@@ -66,6 +66,11 @@ def vcluster_values(config: StackConfig, tenant: TenantModel) -> dict[str, Any]:
         "advanced": {"virtualScheduler": {"enabled": False}},
         "distro": {"k8s": {"scheduler": {"enabled": False}}},
     }
+    kubernetes = config.vcluster_kubernetes(tenant)
+    if kubernetes is not None:
+        # The host's minor unless the tenant names one: a newer virtual API accepts pod fields the host
+        # drops (versions.VCLUSTER_KUBERNETES).
+        control_plane["distro"]["k8s"]["version"] = kubernetes
     policies: dict[str, Any] = {
         "resourceQuota": {"enabled": isolation.resource_quota.enabled},
         "limitRange": {"enabled": isolation.limit_range},

@@ -113,6 +113,32 @@ VCLUSTER_VERSIONS: dict[str, str] = {
 }
 VCLUSTER_REPO = "https://charts.loft.sh"
 
+# The virtual Kubernetes a tenant's vCluster runs, by minor: vCluster's own list of the API servers it
+# supports (loft-sh/vcluster@v0.36.1:config/default_extra_values.go, K8SVersionMap; the same at
+# v0.37.0-rc.1), each an image ghcr.io/loft-sh/kubernetes:<tag> that controlPlane.distro.k8s.version picks
+# (chart/templates/_init-containers.tpl). Unset, the chart runs v1.36.0 on any host
+# (chart/values.yaml, controlPlane.distro.k8s.image.tag), and a virtual API newer than the host accepts
+# what the host cannot honour without a word: the pod syncer drops pod-level spec.resources on hosts
+# below 1.34 (pkg/controllers/resources/pods/translate/translator.go), so KAI would see a pod without
+# requests, and skips in-place resizes below 1.35 (pods/syncer.go). Upstream's compatibility matrix
+# recommends only the host's own minor (hack/compat-matrix/matrix-template.tmpl).
+VCLUSTER_KUBERNETES: dict[str, str] = {
+    "1.30": "v1.30.2",
+    "1.31": "v1.31.1",
+    "1.32": "v1.32.1",
+    "1.33": "v1.33.4",
+    "1.34": "v1.34.0",
+    "1.35": "v1.35.0",
+    "1.36": "v1.36.0",
+}
+
+
+def kubernetes_minor(version: str) -> str | None:
+    """'1.33', 'v1.35.0' or an image tagged so ('kindest/node:v1.35.0@sha256:...') -> '1.35'; else None."""
+    match = re.search(r"(?:^|:)v?(\d{1,3})\.(\d{1,3})(?:\.\d{1,4})?(?:@|$)", version)
+    return f"{int(match.group(1))}.{int(match.group(2))}" if match else None
+
+
 # run:ai fake-gpu-operator 0.2.0 (2026-07-01), the version KAI's own e2e setup pins
 # (hack/setup-e2e-cluster.sh).
 FAKE_GPU_OPERATOR_VERSION = "0.2.0"
@@ -126,8 +152,9 @@ DEVICE_PLUGIN_REPO = "https://nvidia.github.io/k8s-device-plugin"
 GPU_OPERATOR_VERSION = "v26.7.0"
 GPU_OPERATOR_REPO = "https://helm.ngc.nvidia.com/nvidia"
 
-# HAMi's kai-resource-isolator (memory isolation for KAI >= v0.17 with hamicore), KAI
-# docs/gpu-sharing/hami/README.md.
+# HAMi's kai-resource-isolator (memory isolation for KAI >= v0.17 with hamicore): 1.1.0-chart is what KAI's
+# docs/gpu-sharing/hami/README.md names from commit 98fd1f72 (2026-08-04, by HAMi's maintainer, the day after
+# v0.17.0); the v0.17.0 tag's copy still says 1.0.0-chart. Docker Hub's tag list cannot be read offline.
 KAI_RESOURCE_ISOLATOR_CHART = "oci://docker.io/projecthami/kai-resource-isolator"
 KAI_RESOURCE_ISOLATOR_VERSION = "1.1.0-chart"
 

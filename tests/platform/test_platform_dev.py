@@ -199,7 +199,7 @@ def test_vcluster_release_keeps_kai_on_the_host(dev):
     values = vcluster["values"]
     assert values["experimental"] == {"syncSettings": {"setOwner": False}}
     assert values["controlPlane"]["advanced"] == {"virtualScheduler": {"enabled": False}}
-    assert values["controlPlane"]["distro"] == {"k8s": {"scheduler": {"enabled": False}}}
+    assert values["controlPlane"]["distro"]["k8s"]["scheduler"] == {"enabled": False}
     assert values["sync"] == {"fromHost": {"priorityClasses": {"enabled": True}}}
 
 

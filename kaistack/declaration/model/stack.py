@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import Field, model_validator
 
-from kaistack.declaration import limits, tenant_sizing
+from kaistack.declaration import limits, tenant_sizing, versions
 from kaistack.declaration.kai_api import GPU_RESOURCE, NVIDIA_VISIBLE_DEVICES
 from kaistack.declaration.model.base import TENANT_NODE_PORT_BASE, Model
 from kaistack.declaration.model.cluster import ClusterConfig, eks_shape_problems
@@ -69,6 +69,19 @@ class StackConfig(Model):
             return tenant.node_port
         return TENANT_NODE_PORT_BASE + [t.name for t in self.tenants].index(tenant.name)
 
+    def host_kubernetes_minor(self) -> str | None:
+        """The host's Kubernetes minor where the declaration fixes it (kind's node image, the EKS version)."""
+        if self.cluster.provider == "kind":
+            return versions.kubernetes_minor(self.cluster.kind.node_image)
+        if self.cluster.provider == "eks" and self.cluster.eks is not None:
+            return versions.kubernetes_minor(self.cluster.eks.version)
+        return None
+
+    def vcluster_kubernetes(self, tenant: Tenant) -> str | None:
+        """The virtual API server's image tag for a tenant (None: the chart's default)."""
+        minor = tenant.vcluster.kubernetes or self.host_kubernetes_minor()
+        return versions.VCLUSTER_KUBERNETES.get(minor) if minor else None
+
     # -- cross-field rules --
 
     @model_validator(mode="after")
@@ -89,6 +102,12 @@ class StackConfig(Model):
                     problems.append(f"tenants[{i}].queues: queue {queue!r} is not declared in kaistack:queues")
                 elif queue not in leaves:
                     problems.append(f"tenants[{i}].queues: {queue!r} has child queues; only leaf queues schedule")
+            host = self.host_kubernetes_minor()
+            if tenant.vcluster.kubernetes is None and host is not None and host not in versions.VCLUSTER_KUBERNETES:
+                problems.append(
+                    f"tenants[{i}].vcluster.kubernetes: the host runs Kubernetes {host}, which vCluster has no API "
+                    f"server for; set one of {', '.join(versions.VCLUSTER_KUBERNETES)}"
+                )
             if tenant.isolation.resource_quota.enabled:
                 problems += tenant_sizing.quota_problems(
                     self, tenant, tenant_sizing.exposure(self, tenant), f"tenants[{i}]"

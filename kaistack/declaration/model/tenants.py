@@ -30,6 +30,19 @@ class VClusterSettings(Model):
     version: Text = Field(default=versions.VCLUSTER_VERSION, description="vCluster chart version (no 'v')")
     # Expose real node labels (nvidia.com/gpu.product, ...) inside the tenant.
     sync_nodes: bool = Field(default=False, description="Show the real nodes (and their GPU labels) inside")
+    # The virtual API server's minor. Unset it follows the host, where kaistack knows the host's (kind's node
+    # image, cluster.eks.version); on an existing cluster vCluster's own default (1.36) runs.
+    kubernetes: Text | None = Field(
+        default=None, description="Virtual Kubernetes minor, e.g. '1.33' (default: the host's; existing: 1.36)"
+    )
+
+    @field_validator("kubernetes")
+    @classmethod
+    def _known_kubernetes(cls, value: str | None) -> str | None:
+        if value is not None and value not in versions.VCLUSTER_KUBERNETES:
+            supported = ", ".join(versions.VCLUSTER_KUBERNETES)
+            raise ValueError(f"{value!r} is not a Kubernetes minor vCluster runs; supported: {supported}")
+        return value
 
     @field_validator("version")
     @classmethod
