@@ -1,10 +1,14 @@
 """What a change to a stack does to capacity: two checker verdicts compared, workload by workload.
 
 Both declarations go through the same checker (kaistack.capacity.check), so the difference is the
-change's and not the tool's. A workload that ran before and is Pending after is:
+change's and not the tool's. A workload with pods that ran before and do not after (all of them, or some
+of a Partial one), or that was whole before and is not after, is:
 - `newly-pending` when its own declaration changed (it asks for more, moved queue, ...);
 - `displaced` when it did not change: on the live cluster KAI would reclaim or preempt its pods to
   make room for the change (the workload that takes its place is listed next to it).
+A workload scaled to zero pods (`Empty`) is not Pending. `moved` is reported only for a changed
+declaration with as many pods: both sides are simulated from an empty cluster, and on the live one an
+unchanged workload stays where it runs.
 Queues report the change in GPU allocation and fair share.
 """
 
@@ -14,10 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kaistack.capacity.check import CapacityReport, WorkloadVerdict
+from kaistack.capacity.check import PLACED, CapacityReport, WorkloadVerdict
 from kaistack.markdown import cell, code
-
-PLACED = ("Running",)
 
 
 @dataclass(frozen=True)
@@ -70,27 +72,40 @@ def diff_reports(
     old = {w.name: w for w in before.workloads}
     new = {w.name: w for w in after.workloads}
     changes: list[WorkloadChange] = []
-    takers = [w.name for w in after.workloads if _placed(w) and not (w.name in old and _placed(old[w.name]))]
+    takers = [w.name for w in after.workloads if _running(w) > (_running(old[w.name]) if w.name in old else 0)]
     for name in sorted(set(old) | set(new)):
         a, b = old.get(name), new.get(name)
         if b is None:
             changes.append(WorkloadChange(name, "removed", a.status if a else None, None))
-        elif a is None:
-            change = "added" if _placed(b) else "newly-pending"
+            continue
+        if a is None:
+            change = "added" if not b.pending else "newly-pending"
             changes.append(WorkloadChange(name, change, None, b.status, _reason(b)))
-        elif _placed(a) and not _placed(b):
-            if declared_before.get(name) == declared_after.get(name):
+            continue
+        same = declared_before.get(name) == declared_after.get(name)
+        ran, runs = _running(a), _running(b)
+        if b.pending and (runs < ran or not a.pending):
+            # Pods that ran before and do not now (a Partial that lost pods counts too). With the same
+            # declaration only the change around it can have taken them: KAI would evict them.
+            counts = f"{runs} of {len(b.pods)} pods placed, was {ran}" if runs else ""
+            if same:
                 taken = f"room taken by: {', '.join(takers)}" if takers else ""
-                changes.append(WorkloadChange(name, "displaced", a.status, b.status, _reason(b), taken))
+                detail = "; ".join(x for x in (counts, taken) if x)
+                changes.append(WorkloadChange(name, "displaced", a.status, b.status, _reason(b), detail))
             else:
-                changes.append(WorkloadChange(name, "newly-pending", a.status, b.status, _reason(b)))
-        elif not _placed(a) and _placed(b):
-            changes.append(WorkloadChange(name, "newly-placed", a.status, b.status))
-        elif _placed(a) and a.domains != b.domains:
+                changes.append(WorkloadChange(name, "newly-pending", a.status, b.status, _reason(b), counts))
+        elif a.pending and runs > ran:
+            detail = f"{runs} of {len(b.pods)} pods placed, was {ran}" if b.pending else ""
+            changes.append(WorkloadChange(name, "newly-placed", a.status, b.status, "", detail))
+        elif same or a.pending or b.pending or len(a.pods) != len(b.pods) or not a.pods:
+            # Every cycle here is simulated from an empty cluster: an unchanged workload that lands elsewhere
+            # would stay where it runs on the live one, and a rescaled one adds or drops pods, not moves.
+            continue
+        elif a.domains != b.domains:
             # Across topology domains (another rack, zone): the change that matters for a constrained job.
             before_, after_ = ", ".join(a.domains) or "-", ", ".join(b.domains) or "-"
             changes.append(WorkloadChange(name, "moved", a.status, b.status, "", f"domain {before_} -> {after_}"))
-        elif _placed(a) and _where(a) != _where(b):
+        elif _where(a) != _where(b):
             changes.append(WorkloadChange(name, "moved", a.status, b.status, "", f"{_where(a)} -> {_where(b)}"))
     queues = []
     old_q = {q.name: q for q in before.queues}
@@ -105,8 +120,8 @@ def diff_reports(
     return CapacityDiff(after.stack, base, tuple(changes), tuple(queues), before.ok, after.ok)
 
 
-def _placed(w: WorkloadVerdict) -> bool:
-    return w.status in PLACED
+def _running(w: WorkloadVerdict) -> int:
+    return sum(1 for p in w.pods if p.status in PLACED)
 
 
 def _reason(w: WorkloadVerdict) -> str:

@@ -220,19 +220,33 @@ def test_html_has_a_domain_table_and_the_constraints_table() -> None:
     assert f"<tr><td>train</td><td>required {RACK}</td>" in html
 
 
-def test_diff_reports_a_gang_moved_to_another_rack_as_a_domain_change() -> None:
-    """A new workload declared first takes the rack the gang had; the gang moves to the other rack."""
+def test_diff_reports_a_changed_gang_moved_to_another_rack_as_a_domain_change() -> None:
+    """The gang's pods are re-created (new image) while a new workload declared first takes its rack."""
     gang = _gang("train", 8, topology={"required": RACK})
+    changed = {**gang, "image": "y"}
     before = _check(_stack(gang, pools=SMALL_RACKS))
     taken = _verdict(before, "train").domains[0]
-    after = _check(_stack(_gang("hog", 8, topology={"required": RACK}), gang, pools=SMALL_RACKS))
+    after = _check(_stack(_gang("hog", 8, topology={"required": RACK}), changed, pools=SMALL_RACKS))
     moved = _verdict(after, "train").domains[0]
     diff = diff_reports(
-        before, after, declared_before={"train": gang}, declared_after={"train": gang, "hog": {}}, base="HEAD"
+        before, after, declared_before={"train": gang}, declared_after={"train": changed, "hog": {}}, base="HEAD"
     )
     [change] = diff.of("moved")
     assert moved != taken
     assert (change.name, change.detail) == ("train", f"domain {taken} -> {moved}")
+
+
+def test_diff_does_not_call_an_unchanged_gang_moved_when_only_the_simulation_order_put_it_elsewhere() -> None:
+    """Both sides are simulated from an empty cluster; live, the running gang keeps its rack."""
+    gang = _gang("train", 8, topology={"required": RACK})
+    before = _check(_stack(gang, pools=SMALL_RACKS))
+    after = _check(_stack(_gang("hog", 8, topology={"required": RACK}), gang, pools=SMALL_RACKS))
+    assert _verdict(after, "train").domains != _verdict(before, "train").domains
+    diff = diff_reports(
+        before, after, declared_before={"train": gang}, declared_after={"train": gang, "hog": {}}, base="HEAD"
+    )
+    assert [c.name for c in diff.workloads] == ["hog"]
+    assert not diff.harmful
 
 
 # --- an existing cluster's nodes ----------------------------------------------------------------------------------

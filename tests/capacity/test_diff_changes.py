@@ -1,0 +1,84 @@
+"""`kaistack diff` counts pods, not statuses: a Partial workload that loses pods is evicted too, and a
+workload scaled to zero is not Pending."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kaistack.capacity.check import CapacityReport, check
+from kaistack.capacity.diff import CapacityDiff, diff_reports
+from kaistack.declaration.parse import parse_config
+
+
+def _stack(workloads: list[dict[str, Any]], gpu_nodes: int = 2) -> dict[str, Any]:
+    return {
+        "cluster": {
+            "provider": "kind",
+            "nodePools": [{"name": "gpu", "count": gpu_nodes, "gpus": 1, "cpu": "16", "memory": "64Gi"}],
+        },
+        "gpu": {"mode": "fake"},
+        "queues": [{"name": "team"}],
+        "workloads": workloads,
+        "kai": {"capacityCheck": "off"},
+    }
+
+
+def _deployment(name: str, replicas: int, **fields: Any) -> dict[str, Any]:
+    return {"name": name, "kind": "Deployment", "queue": "team", "image": "x", "gpu": 1, "replicas": replicas, **fields}
+
+
+def _check(raw: dict[str, Any]) -> CapacityReport:
+    return check(parse_config(raw, source="test"), "unit")
+
+
+def _diff(before: dict[str, Any], after: dict[str, Any]) -> CapacityDiff:
+    return diff_reports(
+        _check(before),
+        _check(after),
+        declared_before={w["name"]: w for w in before["workloads"]},
+        declared_after={w["name"]: w for w in after["workloads"]},
+        base="HEAD",
+    )
+
+
+def test_a_partial_workload_that_loses_running_pods_is_reported_evicted() -> None:
+    big = _deployment("big", 3)
+    diff = _diff(_stack([big], gpu_nodes=2), _stack([big], gpu_nodes=1))
+    [change] = diff.workloads
+    assert (change.name, change.change, change.before, change.after) == ("big", "displaced", "Partial", "Partial")
+    assert change.detail == "1 of 3 pods placed, was 2"
+    assert diff.harmful
+
+
+def test_a_workload_scaled_to_zero_is_not_pending() -> None:
+    diff = _diff(_stack([_deployment("web", 1)]), _stack([_deployment("web", 0)]))
+    assert diff.workloads == ()
+    assert not diff.harmful
+
+
+def test_a_rescaled_workload_that_still_fits_is_not_called_moved() -> None:
+    diff = _diff(_stack([_deployment("web", 1)]), _stack([_deployment("web", 2)]))
+    assert diff.of("moved") == []
+    assert not diff.harmful
+
+
+def test_a_changed_workload_that_gets_fewer_of_its_pods_placed_is_newly_pending() -> None:
+    diff = _diff(_stack([_deployment("web", 2)]), _stack([_deployment("web", 3)]))
+    [change] = diff.workloads
+    assert (change.change, change.before, change.after) == ("newly-pending", "Running", "Partial")
+    assert diff.harmful
+
+
+def test_a_pending_workload_that_gets_some_pods_placed_is_newly_placed_with_the_count() -> None:
+    big = _deployment("big", 3)
+    diff = _diff(_stack([big], gpu_nodes=1), _stack([big], gpu_nodes=2))
+    [change] = diff.workloads
+    assert (change.change, change.detail) == ("newly-placed", "2 of 3 pods placed, was 1")
+    assert not diff.harmful
+
+
+def test_a_partial_workload_that_becomes_whole_is_newly_placed_without_a_count() -> None:
+    big = _deployment("big", 2)
+    diff = _diff(_stack([big], gpu_nodes=1), _stack([big], gpu_nodes=2))
+    [change] = diff.workloads
+    assert (change.change, change.before, change.after, change.detail) == ("newly-placed", "Partial", "Running", "")
