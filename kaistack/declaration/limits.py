@@ -17,6 +17,11 @@ MAX_SMALL_FILE_BYTES = 1 * 2**20  # Pulumi.yaml, PulumiPolicy.yaml, the JSON Sch
 MAX_DOCUMENTS = 20_000  # YAML documents in one file
 MAX_DEPTH = 100  # nesting of mappings/sequences in any YAML or JSON input (CRD schemas reach ~40)
 MAX_ALIAS_EXPANSION = 1_000_000  # nodes reachable through YAML aliases (anchors) in one document
+# Values (scalars, mappings, lists) in one input, all its documents together: the byte limits alone let a file
+# of `{}`s build tens of millions of objects (12 GB from a 249 MB scenario). PyYAML holds ~700 bytes a value
+# while it reads (1M values: 0.7 GB, 12 s), json ~150 at worst; busy-L.json (140,000 pods) has 740,000.
+MAX_YAML_VALUES = 1_500_000
+MAX_JSON_VALUES = 5_000_000
 
 # -- the declaration -----------------------------------------------------------------------------
 MAX_NODE_POOLS = 1_000

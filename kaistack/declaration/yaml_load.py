@@ -10,7 +10,8 @@ recursion — refuses, with the line:
 - aliases that would expand past `limits.MAX_ALIAS_EXPANSION` nodes, and aliases to an anchor that
   is still open (a cycle, which PyYAML would build as a self-referencing object);
 - `.nan` / `.inf` scalars (kaistack's numbers are finite, and JSON cannot carry them);
-- more than `limits.MAX_DOCUMENTS` documents.
+- more than `limits.MAX_DOCUMENTS` documents, or more than `limits.MAX_YAML_VALUES` values in all of them
+  (JSON: `limits.MAX_JSON_VALUES`, counted on the text before it is parsed).
 
 Only then is the document composed and constructed (with the C loader when present). Errors are
 `InputError`s naming the source, the line and the problem; a stream's documents are read one by one,
@@ -96,13 +97,17 @@ def load_documents(text: str, source: str) -> tuple[list[Document], list[Documen
     """Every document of a YAML stream; a document that cannot be read is an error, the rest still load."""
     documents: list[Document] = []
     errors: list[DocumentError] = []
+    budget = [limits.MAX_YAML_VALUES]  # what is left of the stream's values, spent by each document's prescan
     for index, (first_line, chunk) in enumerate(_chunks(text), start=1):
         if index > limits.MAX_DOCUMENTS:
             error = _error(source, first_line, f"document {index}: more than {limits.MAX_DOCUMENTS} documents")
             errors.append(DocumentError(index, first_line, error.problem, str(error)))
             break
         try:
-            document = _load_chunk(chunk, source, index, first_line)
+            document = _load_chunk(chunk, source, index, first_line, budget)
+        except _TooManyValues as err:
+            errors.append(DocumentError(index, err.line, err.problem, str(err)))
+            break  # the stream's budget is spent: later documents would be refused one by one
         except YamlInputError as err:
             errors.append(DocumentError(index, err.line, err.problem, str(err)))
             continue
@@ -127,6 +132,7 @@ def load_json(text: str, source: str) -> Any:
     def refuse_constant(name: str) -> Any:
         raise YamlInputError(f"{source}: {name} is not a number kaistack accepts (numbers must be finite)")
 
+    _check_json_values(text, source)
     try:
         data = json.loads(text, parse_constant=refuse_constant)
     except RecursionError:
@@ -165,8 +171,21 @@ def _chunks(text: str) -> Iterator[tuple[int, str]]:
         yield start + 1, chunk
 
 
-def _load_chunk(chunk: str, source: str, index: int, first_line: int) -> Document | None:
-    _prescan(chunk, source, index, first_line)
+def _check_json_values(text: str, source: str) -> None:
+    """Refuse JSON with more than MAX_JSON_VALUES values before json builds them. Every value after a
+    container's first follows a comma and every container opens with a bracket, so those characters bound
+    the count; only when that bound is over the limit are the strings (which may hold them too) taken out."""
+    limit = limits.MAX_JSON_VALUES
+    if text.count(",") + text.count("[") + text.count("{") < limit:
+        return
+    bare = _JSON_STRING.sub('""', text)
+    if bare.count(",") + bare.count("[") + bare.count("{") >= limit:
+        what = "values (numbers, strings, objects, lists)"
+        raise YamlInputError(f"{source}: more than {limit:,} {what}; kaistack reads at most that")
+
+
+def _load_chunk(chunk: str, source: str, index: int, first_line: int, budget: list[int]) -> Document | None:
+    _prescan(chunk, source, index, first_line, budget)
     loader = _Loader(chunk)
     try:
         node = loader.get_single_node()
@@ -185,8 +204,9 @@ def _load_chunk(chunk: str, source: str, index: int, first_line: int) -> Documen
     return Document(index, first_line + node.start_mark.line, data, node)
 
 
-def _prescan(chunk: str, source: str, index: int, first_line: int) -> None:
-    """Walk the event stream once (no recursion, nothing built) and refuse what would hurt."""
+def _prescan(chunk: str, source: str, index: int, first_line: int, budget: list[int]) -> None:
+    """Walk the event stream once (no recursion, nothing built) and refuse what would hurt; spend `budget[0]`
+    on this document's values."""
     open_sizes: list[int] = []  # nodes so far in each open collection, outermost first
     open_anchors: list[str | None] = []
     anchor_sizes: dict[str, int] = {}  # nodes an alias of the anchor stands for, its own aliases expanded
@@ -195,6 +215,13 @@ def _prescan(chunk: str, source: str, index: int, first_line: int) -> None:
     aliased = 0
     try:
         for event in yaml.parse(chunk, Loader=_Loader):
+            if isinstance(event, yaml.NodeEvent):
+                budget[0] -= 1
+                if budget[0] < 0:
+                    problem = f"document {index}: more than {limits.MAX_YAML_VALUES:,} values in the input"
+                    line = first_line + event.start_mark.line
+                    raise _TooManyValues(f"{source}:{line}: {problem}; kaistack reads at most that", line=line,
+                                         problem=problem)  # fmt: skip
             if isinstance(event, yaml.CollectionStartEvent):
                 if len(open_sizes) >= limits.MAX_DEPTH:
                     raise _error(source, first_line + event.start_mark.line, f"document {index}: {_DEPTH}")
@@ -229,7 +256,13 @@ def _prescan(chunk: str, source: str, index: int, first_line: int) -> None:
         raise _yaml_error(err, source, index, first_line, chunk) from None
 
 
+class _TooManyValues(YamlInputError):
+    """The stream's value budget is spent: no later document is read."""
+
+
 _DEPTH = f"nested deeper than {limits.MAX_DEPTH} levels"
+# A JSON string, escapes included: what may hold commas and brackets that are not the document's.
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _MERGE = "tag:yaml.org,2002:merge"
 _STR = "tag:yaml.org,2002:str"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kaistack.declaration import limits
-from kaistack.declaration.yaml_load import YamlInputError, load_one
+from kaistack.declaration.yaml_load import YamlInputError, load_documents, load_json, load_one
 
 
 def _laughs(levels: int) -> str:
@@ -68,3 +68,40 @@ def test_keys_written_differently_that_build_the_same_key_are_a_repeat(keys: tup
     """The dict PyYAML builds would keep only the last: the same silent loss as a key written twice."""
     with pytest.raises(YamlInputError, match=f"key '{keys[1]}' appears twice in one mapping"):
         load_one(f"m:\n  {keys[0]}: a\n  {keys[1]}: b\n", "f.yaml")
+
+
+# --- values: the byte limits alone let a file of `{}`s build tens of millions of objects ---------------------
+
+
+def test_yaml_with_more_values_than_the_limit_is_refused_at_the_line_that_passes_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(limits, "MAX_YAML_VALUES", 10)
+    text = "note:\n" + "".join("- {}\n" for _ in range(20))  # the mapping, its key, the list, then one a line
+    with pytest.raises(YamlInputError, match=r"junk\.yaml:9: document 1: more than 10 values in the input"):
+        load_one(text, "junk.yaml")
+
+
+def test_yaml_values_are_counted_over_every_document_of_a_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(limits, "MAX_YAML_VALUES", 14)
+    text = "".join(f"---\nkind: Pod\nmetadata: {{name: p{i}}}\n" for i in range(3))  # 7 values each, keys too
+    documents, errors = load_documents(text, "pods.yaml")
+    assert [d.data["metadata"]["name"] for d in documents] == ["p0", "p1"]
+    assert [e.problem for e in errors] == ["document 3: more than 14 values in the input"]
+
+
+def test_yaml_at_the_limit_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(limits, "MAX_YAML_VALUES", 23)
+    assert len(load_one("note:\n" + "".join("- {}\n" for _ in range(20)), "ok.yaml")["note"]) == 20
+
+
+def test_json_with_more_values_than_the_limit_is_refused_before_it_is_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(limits, "MAX_JSON_VALUES", 10)
+    with pytest.raises(YamlInputError, match=r"big\.json: more than 10 values \(numbers, strings, objects, lists\)"):
+        load_json('{"note": [' + ",".join(["{}"] * 10) + "]}", "big.json")
+
+
+def test_commas_and_brackets_inside_json_strings_are_not_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(limits, "MAX_JSON_VALUES", 10)
+    text = '{"name": "a,b,c,d,e,f,g,h,i,j,k,[{", "quote": "x\\",y,z", "n": [1, 2]}'
+    assert load_json(text, "ok.json")["quote"] == 'x",y,z'
