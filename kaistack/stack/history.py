@@ -7,6 +7,7 @@ the current one (kaistack.stack.load), so both sides differ only by what the cha
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shutil
 import subprocess
@@ -22,6 +23,8 @@ from kaistack.stack.load import LoadOptions, ResolvedStack, resolve_settings
 # A git revision as a user types it (branch, tag, sha, HEAD~2, origin/main); never an option.
 _REF = re.compile(r"[A-Za-z0-9_.@{}~^/][A-Za-z0-9_.@{}~^/-]{0,254}")
 GIT_TIMEOUT_S = 60
+_MAX_LINKS = 8  # symlink hops followed inside a commit, as the kernel's own limit stops a loop
+_SYMLINK_MODE = b"120000"
 
 
 def _commit(git: str, project_dir: Path, ref: str) -> str:
@@ -53,8 +56,9 @@ def stack_text_at(project_dir: Path, stack: str, ref: str) -> str:
         raise EnvironmentProblem("git is not installed; --base needs it (or pass --base-file FILE)")
     name = stack_file(project_dir, stack).name
     commit = _commit(git, project_dir, ref)
+    path = _followed(git, project_dir, commit, name, ref)
     # `git show SHA:./PATH` resolves PATH against the working directory, wherever the repository root is.
-    code, out, err = _git([git, "show", f"{commit}:./{name}"], project_dir, limits.MAX_STACK_FILE_BYTES)
+    code, out, err = _git([git, "show", f"{commit}:./{path}"], project_dir, limits.MAX_STACK_FILE_BYTES)
     if code != 0:
         detail = " ".join(err.split())[:300]
         if "does not exist" in detail or "exists on disk, but not in" in detail:
@@ -68,6 +72,24 @@ def stack_text_at(project_dir: Path, stack: str, ref: str) -> str:
         return out.decode("utf-8")
     except UnicodeDecodeError as decode_error:
         raise ConfigError([f"{name} at {ref}: not UTF-8 text (byte {decode_error.start})"]) from None
+
+
+def _followed(git: str, project_dir: Path, commit: str, name: str, ref: str) -> str:
+    """Where the stack file's text is at `commit`, relative to `project_dir`: a committed symlink is a blob
+    holding its target's path, which `git show` would hand over as the stack; the current side reads the
+    file system, which follows the link. Targets stay inside the repository (git refuses any other path)."""
+    path = name
+    for _ in range(_MAX_LINKS):
+        code, out, _err = _git([git, "ls-tree", "-z", commit, "--", f"./{path}"], project_dir, 8192)
+        mode = out.split(b" ", 1)[0]
+        if code != 0 or mode != _SYMLINK_MODE:
+            return path  # a plain file, or nothing (git show says which)
+        code, target_bytes, _err = _git([git, "show", f"{commit}:./{path}"], project_dir, 4096)
+        target = target_bytes.decode("utf-8", "replace")
+        if code != 0 or not target or target.startswith("/"):
+            raise ConfigError([f"{name} at {ref}: a link to {target[:200]!r}, outside the repository"])
+        path = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+    raise ConfigError([f"{name} at {ref}: more than {_MAX_LINKS} links in a row (a loop?)"])
 
 
 def load_stack_at(project_dir: Path, stack: str, ref: str, options: LoadOptions | None = None) -> ResolvedStack:

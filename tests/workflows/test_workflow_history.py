@@ -121,3 +121,32 @@ def test_an_unknown_ref_names_what_git_said(repo: Path, monkeypatch: pytest.Monk
         ConfigError, match=r"not a commit of this repository .*\(git: fatal: log for 'main' only has 3\)"
     ):
         stack_text_at(repo, "dev", "main@{9}")
+
+
+def _commit_link(repo: Path, name: str, target: str) -> None:
+    (repo / name).symlink_to(target)
+    _git(repo.parent, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
+    _git(repo.parent, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "link")
+
+
+def test_a_committed_symlink_is_followed_to_its_target_as_the_file_system_follows_it(repo: Path) -> None:
+    """git stores a link as a blob of its target's path; the stack is the target's text."""
+    shutil.copy(repo / "Pulumi.dev.yaml", repo.parent / "shared.yaml")
+    _commit_link(repo, "Pulumi.link.yaml", "../shared.yaml")
+    _commit_link(repo, "Pulumi.hop.yaml", "Pulumi.link.yaml")
+    assert stack_text_at(repo, "hop", "HEAD") == (repo / "Pulumi.dev.yaml").read_text()
+    assert load_stack_at(repo, "hop", "HEAD", OFFLINE).config.cluster.provider == "kind"
+
+
+@pytest.mark.parametrize("target", ["/etc/passwd", "../../outside.yaml"])
+def test_a_committed_symlink_out_of_the_repository_is_refused(repo: Path, target: str) -> None:
+    _commit_link(repo, "Pulumi.out.yaml", target)
+    with pytest.raises(ConfigError, match=r"Pulumi\.out\.yaml"):
+        stack_text_at(repo, "out", "HEAD")
+
+
+def test_a_loop_of_committed_symlinks_is_refused(repo: Path) -> None:
+    _commit_link(repo, "Pulumi.a.yaml", "Pulumi.b.yaml")
+    _commit_link(repo, "Pulumi.b.yaml", "Pulumi.a.yaml")
+    with pytest.raises(ConfigError, match=r"Pulumi\.a\.yaml at HEAD: more than 8 links in a row"):
+        stack_text_at(repo, "a", "HEAD")
