@@ -73,7 +73,7 @@ def kai_values(config: StackConfig) -> dict[str, Any]:
     }
     if tolerations(config):
         global_values["tolerations"] = tolerations(config)
-    if kai.block_nvidia_visible_devices:
+    if config.blocks_nvidia_visible_devices():
         # KAI@v0.17.0 cmd/admission/main.go:54-56 registers the deviceaccess plugin
         # (pkg/admission/webhook/v1alpha2/deviceaccess): containers of KAI pods that ask for no GPU get
         # NVIDIA_VISIBLE_DEVICES=void, so a CUDA image's ENV cannot reach a GPU another pod was given.

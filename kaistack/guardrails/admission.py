@@ -12,8 +12,10 @@ Nothing keys on a label, name or namespace the tenant picks (loft-sh/vcluster@v0
 `vcluster.loft.sh/managed-by` and the value of `vcluster.loft.sh/namespace` are copied from the tenant;
 see tests/guardrails/test_admission_table.py). The vCluster's CoreDNS cannot be told apart from a copy
 a tenant makes in its own kube-system, so there is no CoreDNS exemption: a pod in virtual kube-system
-may use the default scheduler only if it has nothing KAI guards (no GPU resource, no resource claim,
-no KAI annotation or queue label, no preset node). A tenant gains nothing by imitating it.
+may use the default scheduler only if it has nothing KAI guards and no way to a GPU (only cpu, memory,
+ephemeral-storage and hugepages resources; no resource claim, KAI annotation, queue label or preset
+node; no runtime class, no NVIDIA_* variable or envFrom, no toleration of the GPU taint), as CoreDNS
+has none (loft-sh/vcluster@v0.36.1 pkg/coredns/template.go). A tenant gains nothing by imitating it.
 
 What is refused (messages name the field and what is allowed):
 - a scheduler other than kai-scheduler (except the kube-system case above);
@@ -30,7 +32,14 @@ What is refused (messages name the field and what is allowed):
   pod-grouper reads first (vCluster always lets those through; KAI would treat the pod as the most
   important in the cluster);
 - GPU requests KAI's own webhooks refuse (kaistack.guardrails.gpu_requests, same table);
-- a `gpu-fraction` under 0.005, which KAI admits but counts as 0 GPUs of the queue's quota and limit.
+- a `gpu-fraction` under 0.005, which KAI admits but counts as 0 GPUs of the queue's quota and limit;
+- a GPU share (fraction, memory, device count, a legacy MIG annotation) changed once the pod is bound:
+  KAI re-reads the annotations every cycle (KAI@v0.17.0 pod_info.go:521-572) and would count the share the
+  pod still holds as smaller (vCluster copies annotation edits to the host: pods/translate/diff.go);
+- renamed time-sliced GPUs (`nvidia.com/gpu.shared`), which KAI does not count against any queue;
+- an ephemeral container (vCluster syncs them through `pods/ephemeralcontainers`, which KAI's webhooks do
+  not see) that does not set NVIDIA_VISIBLE_DEVICES to void or none itself: the image's own ENV would
+  hand it the pod's node's GPUs. `kubectl debug --env NVIDIA_VISIBLE_DEVICES=void` passes.
 """
 
 from __future__ import annotations
@@ -106,15 +115,37 @@ def _each_container(predicate: str) -> str:
     )
 
 
-def _no_gpu_resource(block: str) -> str:
+# What a default-scheduled pod may ask for: what every node has. A GPU under any other name (amd.com/gpu,
+# nvidia.com/gpu.shared, a MIG slice) is a device KAI guards or cannot see.
+PLAIN_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+
+
+def _plain_resources(block: str) -> str:
     return (
-        f"(!has(c.resources.{block}) || c.resources.{block}.all(k, k != {_q(kai.GPU_RESOURCE)} && "
-        f"!k.startsWith({_q(kai_api.MIG_RESOURCE_PREFIX)})))"
+        f"(!has(c.resources.{block}) || c.resources.{block}.all(k, k in {_list(PLAIN_RESOURCES)} || "
+        "k.startsWith('hugepages-')))"
     )
 
 
 NO_GPU_RESOURCES = _each_container(
-    f"!has(c.resources) || ({_no_gpu_resource('limits')} && {_no_gpu_resource('requests')})"
+    f"!has(c.resources) || ({_plain_resources('limits')} && {_plain_resources('requests')})"
+)
+# A process reaches a node's GPUs without asking for one through the NVIDIA runtime: a runtime class, the
+# variables it reads (from env or an envFrom source the policy cannot see), or a toleration that lets the
+# pod onto tainted GPU nodes where nvidia is the default runtime (EKS's NVIDIA AMI).
+NO_GPU_PATH = (
+    "(!has(object.spec.runtimeClassName) || object.spec.runtimeClassName == '') && "
+    "(!has(object.spec.tolerations) || object.spec.tolerations.all(t, has(t.key) && t.key != '' && "
+    f"t.key != {_q(kai_api.GPU_RESOURCE)})) && "
+    + _each_container(
+        "(!has(c.env) || c.env.all(e, !e.name.startsWith('NVIDIA_'))) && (!has(c.envFrom) || size(c.envFrom) == 0)"
+    )
+)
+RENAMED_GPU = kai_api.GPU_RESOURCE + "."  # the device plugin's renamed time slices: nvidia.com/gpu.shared
+NO_RENAMED_GPU = _each_container(
+    "!has(c.resources) || ("
+    f"(!has(c.resources.limits) || c.resources.limits.all(k, !k.startsWith({_q(RENAMED_GPU)}))) && "
+    f"(!has(c.resources.requests) || c.resources.requests.all(k, !k.startsWith({_q(RENAMED_GPU)}))))"
 )
 NO_GPU_LIMIT = _each_container(
     f"!has(c.resources) || !has(c.resources.limits) || !({_q(kai.GPU_RESOURCE)} in c.resources.limits)"
@@ -129,7 +160,7 @@ def system_pod(queue_label_key: str) -> str:
     return (
         f"({has_key(LABELS, VIRTUAL_NAMESPACE_LABEL)} && {value(LABELS, VIRTUAL_NAMESPACE_LABEL)} == 'kube-system' "
         f"&& (!has(object.spec.schedulerName) || object.spec.schedulerName == 'default-scheduler') "
-        f"&& !({marks}) && !has(object.spec.resourceClaims) && {NO_GPU_RESOURCES})"
+        f"&& !({marks}) && !has(object.spec.resourceClaims) && {NO_GPU_RESOURCES} && {NO_GPU_PATH})"
     )
 
 
@@ -242,8 +273,44 @@ def pod_validations(
         ),
         *gpu_request_validations(sharing_enabled),
         quota_unit_validation(),
+        (
+            NO_RENAMED_GPU,
+            f"tenant {tenant}: {RENAMED_GPU}shared (renamed time slices) is not counted by KAI against any queue; "
+            f"ask for {kai_api.GPU_RESOURCE} or a gpu-fraction",
+        ),
+        (
+            f"!({IS_UPDATE} && has(oldObject.spec.nodeName) && oldObject.spec.nodeName != '') || "
+            f"({_shares_kept(ANN, OLD_ANN)} && {_shares_kept(OLD_ANN, ANN)})",
+            f"tenant {tenant}: {kai.FRACTION}, {kai.MEMORY}, {kai.NUM_DEVICES} and MIG annotations cannot change "
+            "once the pod is bound: KAI would count the GPU share it still holds as changed (recreate the pod)",
+        ),
+        (
+            EPHEMERAL_VOID,
+            f"tenant {tenant}: an ephemeral container must set {kai_api.NVIDIA_VISIBLE_DEVICES} to 'void' (or "
+            "'none') itself and have no other NVIDIA_* variable or envFrom, or its image's own ENV reaches the "
+            f"node's GPUs (kubectl debug --env {kai_api.NVIDIA_VISIBLE_DEVICES}=void)",
+        ),
     ]
     return [{"expression": e, "message": m, "reason": "Forbidden"} for e, m in rules]
+
+
+OLD_ANN = "oldObject.metadata.annotations"
+SHARE_KEYS = (kai.FRACTION, kai.MEMORY, kai.NUM_DEVICES)
+
+
+def _shares_kept(new: str, old: str) -> str:
+    """Every share annotation of `new` (KAI reads legacy MIG requests from annotations named like the
+    resource, pod_info.go:557-572) is in `old` with the same value."""
+    share = f"(k in {_list(SHARE_KEYS)} || k.startsWith({_q(kai_api.MIG_RESOURCE_PREFIX)}))"
+    return f"(!has({new}) || {new}.all(k, !{share} || (has({old}) && k in {old} && {old}[k] == {new}[k])))"
+
+
+_VOID = f"(e.name == {_q(kai_api.NVIDIA_VISIBLE_DEVICES)} && has(e.value) && e.value in ['void', 'none'])"
+EPHEMERAL_VOID = (
+    "!has(object.spec.ephemeralContainers) || object.spec.ephemeralContainers.all(c, has(c.env) && "
+    f"c.env.exists(e, {_VOID}) && c.env.all(e, !e.name.startsWith('NVIDIA_') || {_VOID}) && "
+    "(!has(c.envFrom) || size(c.envFrom) == 0))"
+)
 
 
 def quota_unit_validation() -> tuple[str, str]:
@@ -294,7 +361,9 @@ def tenant_policy(
                         "apiGroups": [""],
                         "apiVersions": ["v1"],
                         "operations": ["CREATE", "UPDATE"],
-                        "resources": ["pods"],
+                        # vCluster adds ephemeral containers through their subresource (loft-sh/vcluster@v0.36.1
+                        # pkg/controllers/resources/pods/ephemeral_containers.go), which "pods" does not match.
+                        "resources": ["pods", "pods/ephemeralcontainers"],
                     }
                 ]
             },

@@ -313,16 +313,25 @@ def gpu_limit_containers(template: PodTemplate) -> list[str]:
 
 
 def requests_gpu(template: PodTemplate) -> bool:
-    """Whole GPUs, MIG slices, or a KAI share (fraction/memory annotation). Init containers count: the
-    scheduler reserves the larger of any init container's request and the containers' sum (sidecars added)."""
+    """Whole GPUs (NVIDIA or AMD, which KAI counts too), renamed time slices (nvidia.com/gpu.shared, which it
+    does not), MIG slices, or a KAI share (fraction/memory annotation). Init containers count: the scheduler
+    reserves the larger of any init container's request and the containers' sum (sidecars added)."""
     if FRACTION in template.annotations or MEMORY in template.annotations:
         return True
     for container in (*template.containers(), *template.init_containers()):
         resources = mapping(container.get("resources"))
         for block in (mapping(resources.get("limits")), mapping(resources.get("requests"))):
-            if any(str(k) == GPU_RESOURCE or str(k).startswith(kai_api.MIG_RESOURCE_PREFIX) for k in block):
+            if any(_is_gpu_resource(str(k)) for k in block):
                 return True
     return False
+
+
+def _is_gpu_resource(name: str) -> bool:
+    return (
+        name in (GPU_RESOURCE, kai_api.AMD_GPU_RESOURCE)
+        or name.startswith(GPU_RESOURCE + ".")
+        or name.startswith(kai_api.MIG_RESOURCE_PREFIX)
+    )
 
 
 def shares_gpu(template: PodTemplate) -> bool:

@@ -131,6 +131,16 @@ def _annotated(pod: dict[str, Any], **annotations: str) -> dict[str, Any]:
     return out
 
 
+def _debugged(pod: dict[str, Any], **env: str) -> dict[str, Any]:
+    """The pod with an ephemeral container, as `kubectl debug --image cuda [--env K=V]` adds it."""
+    out = copy.deepcopy(pod)
+    container: dict[str, Any] = {"name": "debugger", "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"}
+    if env:
+        container["env"] = [{"name": k, "value": v} for k, v in env.items()]
+    out["spec"]["ephemeralContainers"] = [container]
+    return out
+
+
 def _owned(pod: dict[str, Any], kind: str) -> dict[str, Any]:
     out = copy.deepcopy(pod)
     owner = {"apiVersion": "apps/v1", "kind": kind, "name": "w-5d8f", "uid": "0d1c", "controller": True}
@@ -139,6 +149,8 @@ def _owned(pod: dict[str, Any], kind: str) -> dict[str, Any]:
 
 
 PLAIN = synced_pod()
+SHARED = _bound(synced_pod(annotations={"gpu-fraction": "0.9"}))
+CUDA_ALL = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]
 PODS: dict[str, Case] = {
     # --- normal tenant and host system pods: admitted -------------------------------------------
     "kai pod on the tenant's queue": Case(PLAIN, True),
@@ -179,6 +191,23 @@ PODS: dict[str, Case] = {
     "an owned pod from before the policy, updated unchanged": Case(
         _owned(PLAIN, "ReplicaSet"), True, operation="UPDATE", old=_owned(PLAIN, "ReplicaSet"), offline=False
     ),
+    "syncer updates a bound fractional pod, its share unchanged": Case(
+        SHARED, True, operation="UPDATE", old=SHARED, offline=False
+    ),
+    "a pending pod's share changed before it is bound": Case(
+        synced_pod(annotations={"gpu-fraction": "0.2"}),
+        True,
+        operation="UPDATE",
+        old=synced_pod(annotations={"gpu-fraction": "0.9"}),
+        offline=False,
+    ),
+    "kubectl debug with NVIDIA_VISIBLE_DEVICES=void": Case(
+        _debugged(_bound(PLAIN), NVIDIA_VISIBLE_DEVICES="void"),
+        True,
+        operation="UPDATE",
+        old=_bound(PLAIN),
+        offline=False,
+    ),
     "KAI's pod-grouper adds pod-group-name": Case(
         _annotated(PLAIN, **{"pod-group-name": "pg-p-1234"}),
         True,
@@ -208,6 +237,46 @@ PODS: dict[str, Case] = {
     "CoreDNS copy in kube-system with a GPU": Case(coredns(limits={"nvidia.com/gpu": "1"}), False),
     "CoreDNS copy in kube-system with a MIG slice": Case(coredns(limits={"nvidia.com/mig-1g.10gb": "1"}), False),
     "CoreDNS copy in kube-system with a GPU share": Case(coredns(annotations={"gpu-fraction": "0.5"}), False),
+    "CoreDNS copy in kube-system with an AMD GPU": Case(coredns(limits={"amd.com/gpu": "1"}), False),
+    "CoreDNS copy in kube-system with a renamed time slice": Case(
+        coredns(limits={"nvidia.com/gpu.shared": "1"}), False
+    ),
+    "CoreDNS copy in kube-system with the nvidia runtime class": Case(
+        coredns(spec={"runtimeClassName": "nvidia"}), False
+    ),
+    "CoreDNS copy in kube-system with NVIDIA_VISIBLE_DEVICES=all": Case(
+        coredns(spec={"containers": [{"name": "main", "image": "cuda", "env": CUDA_ALL}]}), False
+    ),
+    "CoreDNS copy in kube-system with envFrom": Case(
+        coredns(spec={"containers": [{"name": "main", "image": "cuda", "envFrom": [{"configMapRef": {"name": "e"}}]}]}),
+        False,
+    ),
+    "CoreDNS copy in kube-system tolerating the GPU taint": Case(
+        coredns(spec={"tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists"}]}), False
+    ),
+    "CoreDNS copy in kube-system tolerating every taint": Case(
+        coredns(spec={"tolerations": [{"operator": "Exists"}]}), False
+    ),
+    "KAI pod asking for a renamed time slice": Case(
+        synced_pod(limits={"nvidia.com/gpu.shared": "1"}), False, offline=False
+    ),
+    "a bound pod's fraction shrunk": Case(
+        _annotated(SHARED, **{"gpu-fraction": "0.01"}), False, operation="UPDATE", old=SHARED, offline=False
+    ),
+    "a bound pod's fraction removed": Case(_bound(PLAIN), False, operation="UPDATE", old=SHARED, offline=False),
+    "a legacy MIG annotation added to a bound pod": Case(
+        _annotated(SHARED, **{"nvidia.com/mig-1g.5gb": "1"}), False, operation="UPDATE", old=SHARED, offline=False
+    ),
+    "kubectl debug with a CUDA image": Case(
+        _debugged(_bound(PLAIN)), False, operation="UPDATE", old=_bound(PLAIN), offline=False
+    ),
+    "kubectl debug with NVIDIA_VISIBLE_DEVICES=all": Case(
+        _debugged(_bound(PLAIN), NVIDIA_VISIBLE_DEVICES="all"),
+        False,
+        operation="UPDATE",
+        old=_bound(PLAIN),
+        offline=False,
+    ),
     "CoreDNS copy in kube-system with a host queue": Case(
         _relabelled(coredns(), **{QUEUE: "test"}), False, offline=False
     ),
@@ -514,10 +583,17 @@ def test_binding_selects_every_pod_of_the_tenant_namespace(dev: StackConfig) -> 
     }
 
 
-def test_policy_matches_pod_creates_and_updates(dev: StackConfig) -> None:
+def test_policy_matches_pod_creates_and_updates_and_ephemeral_containers(dev: StackConfig) -> None:
+    """ "pods" does not match a subresource (k8s.io/api admissionregistration/v1 Rule.Resources), and vCluster
+    adds ephemeral containers through theirs (loft-sh/vcluster@v0.36.1 pods/ephemeral_containers.go:54-67)."""
     rules = tenant_policy(dev, dev.tenant("team-a"))["spec"]["matchConstraints"]["resourceRules"]
     assert rules == [
-        {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["pods"]}
+        {
+            "apiGroups": [""],
+            "apiVersions": ["v1"],
+            "operations": ["CREATE", "UPDATE"],
+            "resources": ["pods", "pods/ephemeralcontainers"],
+        }
     ]
 
 

@@ -61,6 +61,15 @@ def test_mig_pod_without_scheduler_name_is_flagged() -> None:
     assert kai_scheduler_name(res("Pod", pod(scheduler=None, containers=[c])), Settings(), NO_FACTS)
 
 
+@pytest.mark.parametrize("resource", ["nvidia.com/gpu.shared", "amd.com/gpu"])
+def test_renamed_time_slices_and_amd_gpus_are_gpu_requests(resource: str) -> None:
+    """The device plugin's renamed time slices and AMD GPUs (KAI@v0.17.0 resource_requirment.go:17-18) are GPUs
+    a pod reaches; the default scheduler would hand them out outside every queue."""
+    c = container()
+    c["resources"]["limits"] = {resource: "1"}
+    assert kai_scheduler_name(res("Pod", pod(scheduler=None, containers=[c])), Settings(), NO_FACTS)
+
+
 @pytest.mark.parametrize("restart", [None, "Always"], ids=["init container", "sidecar"])
 def test_gpu_in_an_init_container_alone_is_flagged(restart: str | None) -> None:
     """The scheduler reserves an init container's GPUs as it does a container's (component-helpers

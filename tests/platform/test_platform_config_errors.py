@@ -153,6 +153,17 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
         "kaistack:workloads[0].env.NVIDIA_VISIBLE_DEVICES: 'all' is refused by KAI's admission with "
         "kai.blockNvidiaVisibleDevices in a container that asks for GPUs (allowed: 'void', 'none')",
     ),
+    "nvidia-visible-devices-set-where-tenants-block-it-by-default": (
+        lambda r: r.update(
+            tenants=[{"name": "t", "queues": ["team"]}],
+            workloads=[
+                {"name": "w", "kind": "Pod", "image": "x", "queue": "team", "env": {"NVIDIA_VISIBLE_DEVICES": "all"}}
+            ],
+        ),
+        "kaistack:workloads[0].env.NVIDIA_VISIBLE_DEVICES: 'all' is overwritten with 'void' by KAI's admission with "
+        "kai.blockNvidiaVisibleDevices in a container that asks for no GPU: remove it, or ask for a GPU (on by "
+        "default where tenants exist; kai.blockNvidiaVisibleDevices: false turns it off",
+    ),
     "kai-version-without-v": (
         lambda r: r.update(kai={"version": "0.17.0"}),
         "kaistack:kai.version: must be a KAI release tag with the 'v' prefix, like 'v0.17.0'",

@@ -257,9 +257,33 @@ def test_kai_blocks_nvidia_visible_devices_when_asked(mocks):
     assert inputs(release(mocks.resources, "kai-scheduler"))["values"]["global"]["blockNvidiaVisibleDevices"] is True
 
 
-def test_nvidia_visible_devices_are_not_blocked_by_default(mocks):
-    """Opt-in: the plugin refuses running pods that set the variable on their next update."""
+def test_nvidia_visible_devices_are_not_blocked_by_default_without_tenants(mocks):
+    """Without tenants it is opt-in: the plugin refuses running pods that set the variable on their next update."""
     run_program(mocks, base_raw())
+    assert "blockNvidiaVisibleDevices" not in inputs(release(mocks.resources, "kai-scheduler"))["values"]["global"]
+
+
+def _with_tenant(**kai):
+    raw = merged(base_raw(), kai=kai) if kai else base_raw()
+    raw["tenants"] = [{"name": "t", "queues": ["team"]}]
+    return raw
+
+
+def test_nvidia_visible_devices_are_blocked_by_default_where_tenants_exist(mocks):
+    """A tenant's pod asking for no GPU, with a CUDA image (ENV NVIDIA_VISIBLE_DEVICES=all) or the variable set,
+    would otherwise see every GPU of its node where the runtime reads it; KAI's binder relies on that very
+    variable for shares (KAI@v0.17.0 pkg/binder/common/gpu_access.go)."""
+    run_program(mocks, _with_tenant())
+    assert inputs(release(mocks.resources, "kai-scheduler"))["values"]["global"]["blockNvidiaVisibleDevices"] is True
+
+
+def test_a_stack_with_tenants_may_turn_the_block_off(mocks):
+    run_program(mocks, _with_tenant(blockNvidiaVisibleDevices=False))
+    assert "blockNvidiaVisibleDevices" not in inputs(release(mocks.resources, "kai-scheduler"))["values"]["global"]
+
+
+def test_tenants_on_a_kai_without_the_plugin_are_not_blocked(mocks):
+    run_program(mocks, _with_tenant(version="v0.15.0"))
     assert "blockNvidiaVisibleDevices" not in inputs(release(mocks.resources, "kai-scheduler"))["values"]["global"]
 
 

@@ -38,12 +38,13 @@ class KaiConfig(Model):
     queue_label_key: Text = Field(default=kai_api.QUEUE_LABEL, description="Label that names a pod's queue")
     # KAI's deviceaccess admission plugin: NVIDIA_VISIBLE_DEVICES=void in containers that ask for no GPU (a
     # CUDA image's own ENV would otherwise hand them every GPU on nodes whose runtime reads it), any other
-    # value refused. Opt-in: pods that set the variable, running pods included, are refused on their next
-    # update, and time-sliced `nvidia.com/gpu.shared` containers count as asking for no GPU.
-    block_nvidia_visible_devices: bool = Field(
-        default=False,
+    # value refused. Pods that set the variable, running pods included, are refused on their next update,
+    # and time-sliced `nvidia.com/gpu.shared` containers count as asking for no GPU. Unset, it is on where
+    # tenants exist (StackConfig.blocks_nvidia_visible_devices): a tenant's pod is not to be trusted with it.
+    block_nvidia_visible_devices: bool | None = Field(
+        default=None,
         description="Let KAI set NVIDIA_VISIBLE_DEVICES=void in containers without a GPU request and refuse other "
-        "values (KAI >= v0.16.0)",
+        "values (KAI >= v0.16.0; default: on when the stack has tenants, unless time slices are renamed)",
     )
     default_queues: DefaultQueues = Field(default=DefaultQueues(), description="KAI's own default queue pair")
     # What `pulumi preview/up` does when the placement checker says declared work stays Pending:

@@ -77,6 +77,21 @@ class StackConfig(Model):
             return versions.kubernetes_minor(self.cluster.eks.version)
         return None
 
+    def blocks_nvidia_visible_devices(self) -> bool:
+        """KAI's deviceaccess plugin: as declared; unset, on where tenants exist, KAI has it (v0.16.0) and time
+        slices keep their name (the plugin would void a renamed slice's container)."""
+        if self.kai.block_nvidia_visible_devices is not None:
+            return self.kai.block_nvidia_visible_devices
+        return bool(self.tenants) and versions.kai_tag(self.kai.version) >= (0, 16, 0) and not self._renamed_slices()
+
+    def _renamed_slices(self) -> bool:
+        slicing = {
+            "device-plugin": self.gpu.device_plugin.time_slicing,
+            "gpu-operator": self.gpu.gpu_operator.time_slicing,
+        }
+        active = slicing.get(self.gpu.mode)
+        return active is not None and active.rename_by_default
+
     def vcluster_kubernetes(self, tenant: Tenant) -> str | None:
         """The virtual API server's image tag for a tenant (None: the chart's default)."""
         minor = tenant.vcluster.kubernetes or self.host_kubernetes_minor()
@@ -125,7 +140,7 @@ class StackConfig(Model):
             problems.append("gpu.mode: 'fake' needs at least one cluster.nodePools entry with gpus > 0")
         if self.gpu.mode == "fake":
             problems += _fake_gpu_taint_problems(self)
-        if self.kai.block_nvidia_visible_devices:
+        if self.blocks_nvidia_visible_devices():
             problems += _device_access_problems(self)
         if self.gpu.mode == "fake" and self.cluster.provider == "eks":
             problems.append("gpu.mode: 'fake' is for kind/existing clusters; EKS pools have real GPUs")
@@ -156,6 +171,12 @@ def _device_access_problems(stack: StackConfig) -> list[str]:
                 f"kai.blockNvidiaVisibleDevices: KAI would set NVIDIA_VISIBLE_DEVICES=void in containers asking for "
                 f"nvidia.com/gpu.shared ({key}.timeSlicing.renameByDefault), taking their GPU away: turn one off"
             )
+    auto = (
+        ""
+        if stack.kai.block_nvidia_visible_devices is not None
+        else " (on by default where tenants exist; kai.blockNvidiaVisibleDevices: false turns it off and lets a "
+        "tenant's CUDA image reach its node's GPUs)"
+    )
     for i, work in enumerate(stack.workloads):
         value = work.env.get(NVIDIA_VISIBLE_DEVICES)
         if value is None or value in ("void", "none") or work.shares_gpu:
@@ -164,12 +185,12 @@ def _device_access_problems(stack: StackConfig) -> list[str]:
         if work.gpu is not None:
             problems.append(
                 f"{where}: {value!r} is refused by KAI's admission with kai.blockNvidiaVisibleDevices in a "
-                "container that asks for GPUs (allowed: 'void', 'none'): remove it; the device plugin sets it"
+                "container that asks for GPUs (allowed: 'void', 'none'): remove it; the device plugin sets it" + auto
             )
         else:
             problems.append(
                 f"{where}: {value!r} is overwritten with 'void' by KAI's admission with kai.blockNvidiaVisibleDevices "
-                "in a container that asks for no GPU: remove it, or ask for a GPU"
+                "in a container that asks for no GPU: remove it, or ask for a GPU" + auto
             )
     return problems
 
