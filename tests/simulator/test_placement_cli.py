@@ -69,6 +69,18 @@ def test_malformed_scenario_exits_2_with_one_line_naming_file_and_key(tmp_path: 
     assert "bad.yaml: jobs[0].gpuFraction: must be > 0 and < 1, got 2" in lines[0]
 
 
+@pytest.mark.parametrize("escape", ["\\ud800", "\\udc80"])
+def test_a_lone_surrogate_in_a_json_scenario_exits_2_naming_the_key(escape: str, tmp_path: Path) -> None:
+    """It crashed the table (UnicodeEncodeError, exit 70) or wrote a raw byte 0x80 to stdout."""
+    path = tmp_path / "s.json"
+    scenario = {"name": "s", "nodes": [{"name": "n0", "gpus": 1}], "queues": [queue("q")], "jobs": []}
+    scenario["jobs"] = [{"name": "jREPLACE", "queue": "q", "gpu": 1, "tasks": 1}]
+    path.write_text(json.dumps(scenario).replace("REPLACE", escape))
+    run = _simulate(str(path))
+    assert (run.returncode, run.stdout) == (2, "")
+    assert f"jobs[0].name: j{escape} holds a lone UTF-16 surrogate" in run.stderr
+
+
 def test_missing_file_exits_2_without_traceback(tmp_path: Path) -> None:
     run = _simulate(str(tmp_path / "missing.yaml"))
     assert run.returncode == 2
