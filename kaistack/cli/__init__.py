@@ -157,10 +157,6 @@ def _failure(command: str, err: Exception) -> int:
     if isinstance(err, KaistackError):
         print(f"{command}: {err}", file=sys.stderr)
         return int(err.exit_code)
-    if isinstance(err, BrokenPipeError):
-        # The reader went away (`| head`): not an error; keep Python from complaining at exit.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return int(ExitCode.OK)
     if isinstance(err, ValueError):
         # The placement library is pure (no kaistack import); its ScenarioError/QuantityError are ValueErrors.
         if type(err).__module__.startswith("placement.") and not os.environ.get("KAISTACK_DEBUG"):
