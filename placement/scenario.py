@@ -18,7 +18,6 @@ from typing import Any
 from placement import namespace_selectors, scenario_groups
 from placement.model import (
     ACTIONS,
-    ALL_ACTIONS,
     Job,
     Node,
     Placement,
@@ -30,7 +29,6 @@ from placement.model import (
 from placement.node_constraints import parse_taints
 from placement.quantity import cpu_millis, memory_bytes
 from placement.scenario_reader import (
-    MAX_ACTIONS,
     MAX_CONFIG_MAPS,
     MAX_GPU_MEMORY_MIB,
     MAX_GPUS_PER_NODE,
@@ -39,13 +37,14 @@ from placement.scenario_reader import (
     MAX_NODES,
     MAX_PODS_PER_NODE,
     MAX_QUEUES,
-    MAX_ROUNDS,
     MAX_SUBGROUPS_PER_JOB,
     MAX_TASKS,
     MAX_TASKS_PER_JOB,
     MAX_TOPOLOGIES,
     Reader,
     ScenarioError,
+    read_actions,
+    read_rounds,
     unique,
 )
 from placement.scenario_requests import REQUEST_KEYS, check_combination, checked, read_request
@@ -57,6 +56,8 @@ _TOP_KEYS = {"name", "source", "note", "actions", "rounds", "placement", "nodes"
 _TOP_KEYS |= {"kaiVersion", "stalenessGracePeriod", "topologies"}  # FORMAT v2
 _TOP_KEYS |= {"configMaps"}  # kaistack: the ConfigMaps that exist (placement.config_maps)
 _TOP_KEYS |= {"namespaceLabels"}  # kaistack: what namespaceSelectors match (placement.namespace_selectors)
+_CLUSTER_KEYS = {"nodes", "queues", "jobs"}
+_MINIMAL = "a scenario lists its nodes, queues and jobs (an empty list for none)"
 # Rule sets the simulator implements (FORMAT v2 kaiVersion): v0.18.0 is KAI main after v0.17.0 (d5bc503).
 KAI_VERSIONS = ("v0.17.0", "v0.18.0")
 _NODE_KEYS = {"name", "gpus", "gpuMemoryMiB", "cpu", "memory", "pods", "migStrategy", "mig", "labels", "ready"}
@@ -92,15 +93,18 @@ class Scenario:
 def parse_scenario(document: object, source: str = "<scenario>") -> Scenario:
     """Validate a parsed document into a Scenario."""
     r = Reader(source)
-    doc = r.mapping(document, "", _TOP_KEYS) if document is not None else {}
-    actions = tuple(r.at_most(r.sequence(doc.get("actions", list(ACTIONS)), "actions"), "actions", MAX_ACTIONS))
-    for i, action in enumerate(actions):
-        if action not in ALL_ACTIONS:
-            raise r.fail(f"actions[{i}]", f"must be one of {', '.join(ALL_ACTIONS)}, got {action!r}")
+    # An empty file, one of only comments, `null` or `{}` is most often a truncated or wrong file: simulating
+    # nothing would pass. An empty cluster is written out (`nodes: []`, `queues: []`, `jobs: []`).
+    if document is None:
+        raise r.fail("", f"the scenario is empty (no document, or null); {_MINIMAL}")
+    doc = r.mapping(document, "", _TOP_KEYS)
+    if not _CLUSTER_KEYS & set(doc):
+        raise r.fail("", f"the scenario is empty (none of nodes, queues, jobs); {_MINIMAL}")
+    actions = read_actions(r, doc.get("actions", list(ACTIONS)), "actions")
     version = doc.get("kaiVersion", "v0.17.0")
     if version not in KAI_VERSIONS:
         raise r.fail("kaiVersion", f"the simulator implements {', '.join(KAI_VERSIONS)}; got {version!r}")
-    rounds = r.integer(doc.get("rounds", 1), "rounds", minimum=1, maximum=MAX_ROUNDS)
+    rounds = read_rounds(r, doc.get("rounds", 1), "rounds")
     placement = dataclasses.replace(_placement(r, doc.get("placement", {})), kai_version=version)
     grace = doc.get("stalenessGracePeriod")
     if grace is not None:

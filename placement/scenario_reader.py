@@ -10,10 +10,11 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from placement.model import ALL_ACTIONS
 from placement.quantity import QuantityError
 from placement.scalar_resources import counted, kai_units
 
-__all__ = ["Reader", "ScenarioError", "unique"]
+__all__ = ["Reader", "ScenarioError", "read_actions", "read_rounds", "unique"]
 
 # Every size a scenario controls, checked while reading it (the README's limits table lists them).
 # Above the largest real clusters (KAI runs 4,000+ nodes, 140,000+ pods), far below a hang.
@@ -46,10 +47,11 @@ class Reader:
     """Typed access to the raw document with key paths for error messages."""
 
     def __init__(self, source: str) -> None:
-        self.source = source
+        self.source = source  # "" for flags: the path (`--rounds`) is then the whole place
 
     def fail(self, path: str, message: str) -> ScenarioError:
-        return ScenarioError(f"{self.source}: {path or 'top level'}: {message}")
+        where = path or "top level"
+        return ScenarioError(f"{self.source}: {where}: {message}" if self.source else f"{where}: {message}")
 
     def mapping(self, value: object, path: str, allowed: set[str]) -> Mapping[str, Any]:
         if not isinstance(value, Mapping):
@@ -162,3 +164,27 @@ def unique(r: Reader, names: list[str], path: str) -> None:
         if name in seen:
             raise r.fail(f"{path}[{i}].name", f"duplicate name {name!r}")
         seen.add(name)
+
+
+# The file's `actions`/`rounds` and `kaistack simulate --actions/--rounds` are read by these two functions, so a
+# flag cannot take the simulator past the limits the file is held to.
+
+
+def read_actions(r: Reader, value: object, path: str) -> tuple[str, ...]:
+    """The actions of one cycle, in order: 1 to MAX_ACTIONS of ALL_ACTIONS."""
+    items = r.at_most(r.sequence(value, path), path, MAX_ACTIONS)
+    if not items:
+        # No action places nothing: every pod would be reported Pending and the run would pass as if it had run.
+        raise r.fail(path, f"must name 1 to {MAX_ACTIONS} actions of {', '.join(ALL_ACTIONS)}; got none")
+    for i, action in enumerate(items):
+        if action not in ALL_ACTIONS:
+            raise r.fail(f"{path}[{i}]", f"must be one of {', '.join(ALL_ACTIONS)}, got {action!r}")
+    return tuple(items)
+
+
+def read_rounds(r: Reader, value: object, path: str, *, minimum: int = 1) -> int:
+    """A cycle count, `minimum` to MAX_ROUNDS."""
+    number = r.integer(value, path)
+    if not minimum <= number <= MAX_ROUNDS:
+        raise r.fail(path, f"must be {minimum} to {MAX_ROUNDS}, got {number}")
+    return number

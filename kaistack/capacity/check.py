@@ -329,8 +329,8 @@ class CapacityError(Exception):
         lines = [f"kaistack capacity check failed for stack {report.stack}: {report.summary()}"]
         lines += [f"  {reason}" for reason in report.reasons]
         lines.append(
-            "  (kaistack check --stack NAME shows where everything lands; set kaistack:kai.capacityCheck to "
-            "'warn' to deploy anyway, e.g. on an autoscaling cluster)"
+            f"  (kaistack check --stack {report.stack or 'NAME'} shows where everything lands; set "
+            "kaistack:kai.capacityCheck to 'warn' to deploy anyway, e.g. on an autoscaling cluster)"
         )
         super().__init__("\n".join(lines))
 

@@ -11,7 +11,7 @@ import signal
 import sys
 import threading
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from kaistack import __version__
 from kaistack.cli import check, diagnose, diff, lint, promote, render, schema, simulate, validate, verify
@@ -41,8 +41,26 @@ exit codes: 0 ok, 1 findings (violations, pending workloads, failed checks), 2 b
 """
 
 
+class UsageError(Exception):
+    """A command line argparse refused: its usage line and its `prog: error: message` line."""
+
+    def __init__(self, usage: str, message: str) -> None:
+        super().__init__(message)
+        self.usage = usage
+        self.message = message
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, raising instead of printing and exiting, so that `main` can print a usage error the way
+    it prints every refusal: also as a document on stdout under --json. Subcommand parsers are of this class too
+    (argparse makes them of the parent's class)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(self.format_usage(), f"{self.prog}: error: {message}")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="kaistack",
         description="GPU-sharing Kubernetes platforms (KAI scheduler + vCluster) from one Pulumi stack.",
         epilog=EPILOG,
@@ -56,8 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    with visible_output():  # an invalid choice is echoed back: the user's text cannot drive the terminal either
+        args = _parse(build_parser(), argv)
     command = f"kaistack {args.command}"
     with _interrupts() as interrupted, visible_output():
         code = _run(args, command, interrupted)
@@ -67,6 +86,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             # Ctrl-C landed inside an event loop that swallowed it (the Pulumi mocks): still an interruption.
             print("interrupted", file=sys.stderr)
         return int(ExitCode.INTERRUPTED)
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """The parsed flags; a usage error is argparse's two lines on stderr and, under --json, the refusal document on
+    stdout, then exit 2 as argparse exits (SystemExit)."""
+    try:
+        return parser.parse_args(argv)
+    except UsageError as err:
+        sys.stderr.write(err.usage)
+        sys.exit(refuse(argparse.Namespace(json=_asks_for_json(argv)), err.message, int(ExitCode.INVALID_INPUT)))
+
+
+def _asks_for_json(argv: list[str]) -> bool:
+    """--json (or an abbreviation argparse would take for it) among the options, before any `--`. The flags did not
+    parse, so this reads the tokens; a command without --json that is given it was asked for JSON all the same."""
+    options = argv[: argv.index("--")] if "--" in argv else argv
+    return any(len(token) > 2 and "--json".startswith(token) for token in options)
 
 
 @contextlib.contextmanager
@@ -121,10 +157,6 @@ def _failure(command: str, err: Exception) -> int:
     if isinstance(err, KaistackError):
         print(f"{command}: {err}", file=sys.stderr)
         return int(err.exit_code)
-    if isinstance(err, BrokenPipeError):
-        # The reader went away (`| head`): not an error; keep Python from complaining at exit.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return int(ExitCode.OK)
     if isinstance(err, ValueError):
         # The placement library is pure (no kaistack import); its ScenarioError/QuantityError are ValueErrors.
         if type(err).__module__.startswith("placement.") and not os.environ.get("KAISTACK_DEBUG"):

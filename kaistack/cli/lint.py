@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from kaistack.cli.args import add_project_argument, load
-from kaistack.cli.output import print_json
+from kaistack.cli.output import print_json, refuse
 
 if TYPE_CHECKING:
     from kaistack.ops.lint import LintResult
@@ -62,8 +62,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             facts = facts_from_stack(load(args).config, source=f"stack {args.stack}")
         except ConfigError as err:
-            print(f"kaistack lint: {err}", file=sys.stderr)
-            return 2
+            return refuse(args, f"kaistack lint: {err}", 2)
     result = lint_paths(args.files, facts)
     if args.json:
         print_json(result.as_json())

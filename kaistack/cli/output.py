@@ -8,6 +8,7 @@ non-finite number here is a bug: `allow_nan=False` turns it into an internal err
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Iterator
@@ -25,13 +26,41 @@ def visible(text: str) -> str:
 
 
 class _Visible:
-    """A text stream that writes control characters as visible text; everything else is the stream's own."""
+    """A text stream that writes control characters as visible text; everything else is the stream's own.
+
+    When the reader goes away (`kaistack check | head -1`), what is left to write is dropped: the command goes on
+    to return its own exit code (1 for findings), which a BrokenPipeError escaping it would lose."""
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
+        self.reader_gone = False
 
     def write(self, text: str) -> int:
-        return self._stream.write(visible(text))
+        if not self.reader_gone:
+            try:
+                return self._stream.write(visible(text))
+            except BrokenPipeError:
+                self._drop_the_rest()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.reader_gone:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._drop_the_rest()
+
+    def _drop_the_rest(self) -> None:
+        self.reader_gone = True
+        # What the stream still buffers is flushed again at exit: into /dev/null, or Python would print
+        # "Exception ignored ... BrokenPipeError" and exit 120.
+        try:
+            fd = self._stream.fileno()
+        except (OSError, ValueError):  # not a file (a test's capture): nothing flushes it at exit
+            return
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+        os.close(devnull)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
@@ -40,12 +69,16 @@ class _Visible:
 @contextmanager
 def visible_output() -> Iterator[None]:
     """For one command: nothing it prints (reports, errors, progress) can drive the terminal. JSON already
-    escapes every control character (json.dumps ensure_ascii), so machine output is unchanged."""
+    escapes every control character (json.dumps ensure_ascii), so machine output is unchanged. Output is flushed
+    before the command's exit code is returned, so a reader that went away is noticed here, not at exit."""
     out, err = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = _Visible(out), _Visible(err)  # type: ignore[assignment]
+    visible_out, visible_err = _Visible(out), _Visible(err)
+    sys.stdout, sys.stderr = visible_out, visible_err  # type: ignore[assignment]
     try:
         yield
     finally:
+        visible_out.flush()
+        visible_err.flush()
         sys.stdout, sys.stderr = out, err
 
 

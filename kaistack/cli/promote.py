@@ -59,8 +59,7 @@ def run(args: argparse.Namespace) -> int:
 
     interactive = sys.stdin.isatty() and not args.json
     if not (args.yes or args.dry_run or interactive):
-        print("kaistack promote: pass --yes to write, or --dry-run to only show the change", file=sys.stderr)
-        return 2
+        return refuse(args, "kaistack promote: pass --yes to write, or --dry-run to only show the change", 2)
 
     def confirm(plan: PromotionPlan) -> bool:
         if args.yes:

@@ -24,7 +24,9 @@ examples:
   kaistack render --stack dev --json | jq '.[] | select(.type == "kubernetes:helm.sh/v3:Release") | .inputs.values'
   kaistack render --stack staging --project ~/src/kaistack --json > staging.json
 
-exit codes: 0 rendered, 2 bad config (problems listed on stderr by key path) or unknown stack
+exit codes: 0 rendered, 1 the declared work does not fit (the program's capacity gate, as `pulumi up` would
+  stop; kaistack:kai.capacityCheck: warn renders it anyway), 2 bad config (problems listed on stderr by key path)
+  or unknown stack
 """
 
 
@@ -51,8 +53,10 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         rendered = render_stack(project_dir(args), args.stack)
-    except (ConfigError, RenderError) as err:
+    except ConfigError as err:
         return refuse(args, err, 2)
+    except RenderError as err:
+        return refuse(args, err, 1 if err.does_not_fit else 2)
     if args.json:
         print_json(rendered.to_json())
     else:

@@ -52,13 +52,14 @@ def register(subparsers: Any) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="override the scenario's cycle count; 0 = until a cycle changes nothing",
+        help="override the scenario's cycle count, 1 to 1000; 0 = until a cycle changes nothing (at most 50)",
     )
     parser.add_argument(
         "--actions",
         default=None,
         metavar="LIST",
-        help="override the scenario's actions, comma-separated (allocate,consolidation,reclaim,preempt)",
+        help="override the scenario's actions, comma-separated, 1 to 20 of allocate, consolidation, reclaim, "
+        "preempt, stalegangeviction",
     )
     parser.add_argument(
         "--max-seconds",
@@ -74,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
     from kaistack.ops.scenarios import load_scenario
     from kaistack.progress import Progress
     from placement.scenario import ScenarioError
+    from placement.scenario_reader import Reader, read_actions, read_rounds
     from placement.simulation import simulate
 
     progress = Progress.for_cli()
@@ -81,14 +83,14 @@ def run(args: argparse.Namespace) -> int:
     try:
         with progress.step(f"loading {args.scenario}"):
             scenario = load_scenario(args.scenario)
+        # The flags are held to the file's limits (the same readers); a flag's errors name the flag.
+        flags = Reader("")
         actions = scenario.actions
         if args.actions is not None:
-            actions = tuple(a.strip() for a in args.actions.split(",") if a.strip())
+            actions = read_actions(flags, [a.strip() for a in args.actions.split(",") if a.strip()], "--actions")
         rounds: int | None = scenario.rounds
         if args.rounds is not None:
-            if args.rounds < 0:
-                raise ScenarioError("--rounds: must be >= 0")
-            rounds = args.rounds or None
+            rounds = read_rounds(flags, args.rounds, "--rounds", minimum=0) or None  # 0: until nothing changes
         if args.max_seconds is not None and not args.max_seconds > 0:
             raise ScenarioError("--max-seconds: must be a positive number of seconds")
         result = simulate(

@@ -13,6 +13,8 @@ recursion — refuses, with the line:
 - more than `limits.MAX_DOCUMENTS` documents, or more than `limits.MAX_YAML_VALUES` values in all of them
   (JSON: `limits.MAX_JSON_VALUES`, counted on the text before it is parsed).
 
+After building, a string holding a lone UTF-16 surrogate (JSON's `"\ud800"`) is refused too (JSON and YAML).
+
 Only then is the document composed and constructed (with the C loader when present). Errors are
 `InputError`s naming the source, the line and the problem; a stream's documents are read one by one,
 so one broken document does not hide the others.
@@ -37,6 +39,12 @@ from kaistack.errors import InputError
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # YAML 1.1 plain scalars PyYAML resolves to float infinity or NaN.
 _NON_FINITE = re.compile(r"[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)")
+# Half of a UTF-16 pair. The text was decoded as strict UTF-8, so only an escape (`\ud800`, YAML's `\U0000d800`)
+# can put one in a string; JSON joins a well-formed pair into one character, so what stays is a lone half: not
+# Unicode text, and printing or encoding it fails (or writes a raw byte) far from the input. libyaml refuses the
+# escape itself; PyYAML's pure-Python scanner (no libyaml) and json do not.
+_SURROGATE_ESCAPE = re.compile(r"\\(u|U0000)[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 # A document starts at a `---` marker in column 0 (or at the top); `...` ends one.
 _MARKER = re.compile(r"^(---|\.\.\.)(\s|$)")
 
@@ -142,6 +150,8 @@ def load_json(text: str, source: str) -> Any:
     except ValueError as err:  # a number too long to convert (int max str digits)
         raise YamlInputError(f"{source}: not valid JSON: {err}") from err
     _check_depth(data, source)
+    if _SURROGATE_ESCAPE.search(text):
+        _refuse_lone_surrogates(data, source)
     return data
 
 
@@ -201,6 +211,8 @@ def _load_chunk(chunk: str, source: str, index: int, first_line: int, budget: li
         raise _error(source, line, f"document {index}: cannot read a value: {detail}") from None
     finally:
         loader.dispose()
+    if _SURROGATE_ESCAPE.search(chunk):
+        _refuse_lone_surrogates(data, f"{source}:{first_line + node.start_mark.line}: document {index}")
     return Document(index, first_line + node.start_mark.line, data, node)
 
 
@@ -324,6 +336,39 @@ def _check_depth(data: Any, source: str) -> None:
                 raise YamlInputError(f"{source}: {child} is not a number kaistack accepts (numbers must be finite)")
     if isinstance(data, float) and not math.isfinite(data):
         raise YamlInputError(f"{source}: {data} is not a number kaistack accepts (numbers must be finite)")
+
+
+def _refuse_lone_surrogates(data: Any, where: str) -> None:
+    """Refuse the first string (a key or a value, in document order) holding a lone surrogate, naming its key path.
+    Walked without recursion, only when the text holds such an escape."""
+    stack: list[tuple[Any, str]] = [(data, "")]
+    while stack:
+        node, path = stack.pop()
+        children: list[tuple[Any, str]] = []
+        if isinstance(node, dict):
+            for key, value in node.items():
+                at = f"{path}.{_shown(key)}" if path else _shown(key)
+                if isinstance(key, str) and _SURROGATE.search(key):
+                    raise _surrogate_error(where, at, "the key")
+                children.append((value, at))
+        elif isinstance(node, list):
+            children = [(value, f"{path}[{i}]") for i, value in enumerate(node)]
+        elif isinstance(node, str) and _SURROGATE.search(node):
+            raise _surrogate_error(where, path or "the document", _shown(node)[:80])
+        stack.extend(reversed(children))
+
+
+def _shown(value: object) -> str:
+    """Printable text for a key or value: a lone surrogate as its escape (\\ud800)."""
+    return str(value).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _surrogate_error(where: str, path: str, value: str) -> YamlInputError:
+    problem = (
+        f"{path}: {value} holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape without its pair); "
+        "strings must be Unicode text"
+    )
+    return YamlInputError(f"{where}: {problem}", problem=problem)
 
 
 def _error(source: str, line: int | None, problem: str) -> YamlInputError:

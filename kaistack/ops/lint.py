@@ -140,19 +140,23 @@ def _objects(
     if data is None:
         return [], []  # an empty document (a trailing `---`)
     problem = _not_an_object(data)
-    if problem is None and str(data["kind"]).endswith("List") and isinstance(data.get("items"), list):
+    if problem is None and str(data["kind"]).endswith("List") and "items" in data:
+        if data["items"] is None:
+            return [], []  # `items: null` decodes as an empty list
+        if not isinstance(data["items"], list):
+            problem = f"{data['kind']} items is a {type(data['items']).__name__}; expected a list of objects"
+            return [], [LintError(path, line, f"document {document} is not a Kubernetes object: {problem}")]
         objects, errors = [], []
         item_nodes = _items_nodes(node)
         for i, item in enumerate(data["items"]):
             item_line = base + item_nodes[i].start_mark.line if i < len(item_nodes) else line
-            item_problem = _not_an_object(item)
+            item_problem = _not_an_object(item) or _metadata_problem(item)
             if item_problem:
                 errors.append(LintError(path, item_line, f"document {document} items[{i}]: {item_problem}"))
             else:
                 objects.append(ManifestObject(path, document, item_line, item))
         return objects, errors
-    if problem is None and not _named(data):
-        problem = f"{data['kind']} has no metadata.name (is the metadata block indented under 'metadata:'?)"
+    problem = problem or _metadata_problem(data)
     if problem:
         return [], [LintError(path, line, f"document {document} is not a Kubernetes object: {problem}")]
     return [ManifestObject(path, document, line, data)], []
@@ -167,9 +171,33 @@ def _not_an_object(data: Any) -> str | None:
     return None
 
 
-def _named(data: Mapping[str, Any]) -> bool:
-    meta = data.get("metadata")
-    return isinstance(meta, dict) and bool(meta.get("name") or meta.get("generateName"))
+def _metadata_problem(data: Mapping[str, Any]) -> str | None:
+    """A metadata block kubectl would refuse to decode. The rules read a wrong shape as absent (`labels: oops` as
+    no queue label), so linting it would report a wrong finding or none; it is an error in the file instead."""
+    kind, meta = data["kind"], data.get("metadata")
+    if meta is None:
+        return f"{kind} has no metadata.name (is the metadata block indented under 'metadata:'?)"
+    if not isinstance(meta, dict):
+        return f"{kind} metadata is a {type(meta).__name__}; expected a mapping with name"
+    for key in ("name", "generateName", "namespace"):
+        if meta.get(key) is not None and not isinstance(meta[key], str):
+            return f"{kind} metadata.{key} is a {type(meta[key]).__name__}; expected a string"
+    if not (meta.get("name") or meta.get("generateName")):
+        return f"{kind} has no metadata.name (is the metadata block indented under 'metadata:'?)"
+    for key in ("labels", "annotations"):
+        entries = meta.get(key)
+        if entries is None:
+            continue
+        if not isinstance(entries, dict):
+            return f"{kind} metadata.{key} is a {type(entries).__name__}; expected a mapping of strings to strings"
+        for name, value in entries.items():
+            if not isinstance(name, str) or not isinstance(value, str):
+                wrong = value if isinstance(name, str) else name
+                return (
+                    f"{kind} metadata.{key}.{name}: {type(wrong).__name__} {wrong!r}; expected a string "
+                    '(quote it: "1", "true")'
+                )
+    return None
 
 
 def _items_nodes(node: yaml.Node) -> list[yaml.Node]:

@@ -97,7 +97,14 @@ class RecordedResource:
 
 
 class RenderError(Exception):
-    """The program stopped with a pulumi.RunError (e.g. invalid config); the message is for users."""
+    """The program stopped with a pulumi.RunError (e.g. invalid config); the message is for users.
+
+    `does_not_fit`: it was the program's capacity gate (kai.capacityCheck: enforce) that stopped it, on a valid
+    stack whose declared work would stay Pending: a finding (exit 1), not bad input (exit 2)."""
+
+    def __init__(self, message: str, *, does_not_fit: bool = False) -> None:
+        super().__init__(message)
+        self.does_not_fit = does_not_fit
 
 
 def mask(value: Any) -> Any:
@@ -285,7 +292,10 @@ class MockSession:
         try:
             _sync_await(run_pulumi_func(program))
         except pulumi.RunError as err:
-            raise RenderError(str(err)) from None
+            from kaistack.capacity.check import CapacityError
+
+            # __main__.capacity_gate raises the RunError while handling the CapacityError.
+            raise RenderError(str(err), does_not_fit=isinstance(err.__context__, CapacityError)) from None
         finally:
             sys.path.remove(project_dir)
         return namespace

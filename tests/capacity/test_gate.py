@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
+from kaistack.cli import main
 from kaistack.ops.render import RenderError, render_stack
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,3 +40,26 @@ def test_capacity_check_warn_lets_the_program_register_the_stack(tmp_path: Path)
     rendered = render_stack(_project(tmp_path, "warn"), "big")
     names = {r.name for r in rendered.resources}
     assert "kaistack-workloads-vllm-test-07" in names
+
+
+def test_the_refusal_names_the_stack_to_check(tmp_path: Path) -> None:
+    """It said `kaistack check --stack NAME` literally."""
+    with pytest.raises(RenderError, match=r"\(kaistack check --stack big shows where everything lands;"):
+        render_stack(_project(tmp_path, None), "big")
+
+
+def test_render_of_a_stack_that_cannot_fit_exits_1_as_a_finding(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The stack is valid; its work would stay Pending: exit 1 as `kaistack check` (README's exit table), not 2."""
+    project = _project(tmp_path, None)
+    assert main(["render", "--stack", "big", "--project", str(project), "--json"]) == 1
+    out, err = capsys.readouterr()
+    assert json.loads(out)["exitCode"] == 1
+    assert "kaistack capacity check failed for stack big" in err
+
+
+def test_render_of_a_stack_with_a_bad_value_still_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project = _project(tmp_path, "sometimes")
+    assert main(["render", "--stack", "big", "--project", str(project)]) == 2
+    assert "kaistack:kai.capacityCheck" in capsys.readouterr().err

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
+import yaml
 
-from kaistack.declaration import limits
+from kaistack.declaration import limits, yaml_load
 from kaistack.declaration.yaml_load import YamlInputError, load_documents, load_json, load_one
 
 
@@ -105,3 +106,40 @@ def test_commas_and_brackets_inside_json_strings_are_not_values(monkeypatch: pyt
     monkeypatch.setattr(limits, "MAX_JSON_VALUES", 10)
     text = '{"name": "a,b,c,d,e,f,g,h,i,j,k,[{", "quote": "x\\",y,z", "n": [1, 2]}'
     assert load_json(text, "ok.json")["quote"] == 'x",y,z'
+
+
+# --- lone surrogates -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("escape", ["\\ud800", "\\udc80", "\\uDBFF"])
+def test_a_lone_surrogate_in_a_json_string_is_refused_naming_its_key_path(escape: str) -> None:
+    """json decodes it; printed later it crashed the table (UnicodeEncodeError) or wrote a raw byte."""
+    text = '{"nodes": [{"name": "n' + escape + '"}]}'
+    with pytest.raises(YamlInputError, match=r"^s\.json: nodes\[0\]\.name: n\\u.* holds a lone UTF-16 surrogate"):
+        load_json(text, "s.json")
+
+
+def test_a_lone_surrogate_in_a_json_key_is_refused() -> None:
+    with pytest.raises(YamlInputError, match=r"^s\.json: jobs\[1\]\.x\\udc80: the key holds a lone UTF-16 surrogate"):
+        load_json('{"jobs": [{}, {"x\\udc80": 1}]}', "s.json")
+
+
+def test_a_surrogate_pair_in_json_is_one_character_and_read() -> None:
+    assert load_json('{"note": "\\ud83d\\ude00"}', "s.json") == {"note": "\U0001f600"}
+
+
+@pytest.mark.parametrize("loader", ["libyaml", "pure-python"])
+@pytest.mark.parametrize("escape", ["\\ud800", "\\U0000dc80"])
+def test_a_surrogate_escape_in_yaml_is_refused_with_or_without_libyaml(
+    loader: str, escape: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """libyaml refuses the escape; PyYAML's own scanner (used where libyaml is missing) builds the string."""
+    refusal = "holds a lone UTF-16 surrogate"
+    if loader == "pure-python":
+        monkeypatch.setattr(yaml_load, "_Loader", yaml.SafeLoader)
+    elif hasattr(yaml, "CSafeLoader"):
+        refusal = "found invalid Unicode character escape code"
+    else:
+        pytest.skip("libyaml is not installed")
+    with pytest.raises(YamlInputError, match=refusal):
+        load_one(f'kaistack:cluster:\n  name: "x{escape}"\n', "Pulumi.dev.yaml")

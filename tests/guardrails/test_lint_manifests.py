@@ -192,6 +192,63 @@ def test_list_items_that_are_not_objects_are_errors_with_their_line(tmp_path: Pa
     ]
 
 
+def test_list_item_whose_metadata_is_a_string_is_an_error_and_the_other_files_are_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = tmp_path / "list.yaml"
+    broken.write_text("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: oops\n")
+    code, report = _json(str(broken), _file("001-gpu-pod.yaml"), capsys=capsys)
+    assert code == 2
+    assert report["errors"] == [
+        {
+            "file": str(broken),
+            "line": 4,
+            "message": "document 1 items[0]: Pod metadata is a str; expected a mapping with name",
+        }
+    ]
+    assert [v["name"] for v in report["violations"]] == ["gpu-pod"]
+
+
+_WRONG_METADATA = [
+    ("metadata: [a]", "Pod metadata is a list; expected a mapping with name"),
+    ("metadata: {name: [a, b]}", "Pod metadata.name is a list; expected a string"),
+    ("metadata: {name: {a: 1}}", "Pod metadata.name is a dict; expected a string"),
+    ("metadata: {name: p, namespace: 3}", "Pod metadata.namespace is a int; expected a string"),
+    ("metadata: {name: p, labels: oops}", "Pod metadata.labels is a str; expected a mapping of strings to strings"),
+    (
+        "metadata: {name: p, annotations: [x]}",
+        "Pod metadata.annotations is a list; expected a mapping of strings to strings",
+    ),
+    (
+        "metadata: {name: p, labels: {team: yes}}",
+        'Pod metadata.labels.team: bool True; expected a string (quote it: "1", "true")',
+    ),
+]
+
+
+@pytest.mark.parametrize(("metadata", "fragment"), _WRONG_METADATA)
+def test_metadata_of_the_wrong_shape_is_an_error_not_read_as_absent(metadata: str, fragment: str) -> None:
+    objects, errors = load_manifests("f.yaml", f"apiVersion: v1\nkind: Pod\n{metadata}\n")
+    assert objects == []
+    assert [e.message for e in errors] == [f"document 1 is not a Kubernetes object: {fragment}"]
+
+
+@pytest.mark.parametrize(("metadata", "fragment"), _WRONG_METADATA)
+def test_list_items_with_metadata_of_the_wrong_shape_are_errors(metadata: str, fragment: str) -> None:
+    text = f"apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  {metadata}\n- 42\n"
+    objects, errors = load_manifests("f.yaml", text)
+    assert objects == []
+    assert errors[0].message == f"document 1 items[0]: {fragment}"
+
+
+def test_list_whose_items_is_not_a_list_is_an_error() -> None:
+    objects, errors = load_manifests("f.yaml", "apiVersion: v1\nkind: PodList\nitems: oops\n")
+    assert objects == []
+    assert [e.message for e in errors] == [
+        "document 1 is not a Kubernetes object: PodList items is a str; expected a list of objects"
+    ]
+
+
 def test_helm_template_stream_with_empty_documents_is_read(tmp_path: Path) -> None:
     stream = "---\n# Source: chart/templates/a.yaml\n" + Path(_file("002-vllm-test-07.yaml")).read_text() + "---\n---\n"
     path = tmp_path / "rendered.yaml"

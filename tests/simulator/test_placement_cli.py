@@ -69,6 +69,18 @@ def test_malformed_scenario_exits_2_with_one_line_naming_file_and_key(tmp_path: 
     assert "bad.yaml: jobs[0].gpuFraction: must be > 0 and < 1, got 2" in lines[0]
 
 
+@pytest.mark.parametrize("escape", ["\\ud800", "\\udc80"])
+def test_a_lone_surrogate_in_a_json_scenario_exits_2_naming_the_key(escape: str, tmp_path: Path) -> None:
+    """It crashed the table (UnicodeEncodeError, exit 70) or wrote a raw byte 0x80 to stdout."""
+    path = tmp_path / "s.json"
+    scenario = {"name": "s", "nodes": [{"name": "n0", "gpus": 1}], "queues": [queue("q")], "jobs": []}
+    scenario["jobs"] = [{"name": "jREPLACE", "queue": "q", "gpu": 1, "tasks": 1}]
+    path.write_text(json.dumps(scenario).replace("REPLACE", escape))
+    run = _simulate(str(path))
+    assert (run.returncode, run.stdout) == (2, "")
+    assert f"jobs[0].name: j{escape} holds a lone UTF-16 surrogate" in run.stderr
+
+
 def test_missing_file_exits_2_without_traceback(tmp_path: Path) -> None:
     run = _simulate(str(tmp_path / "missing.yaml"))
     assert run.returncode == 2
@@ -87,7 +99,41 @@ def test_invalid_yaml_exits_2(tmp_path: Path) -> None:
 def test_unknown_action_override_exits_2() -> None:
     run = _simulate(str(S07), "--actions", "allocate,backfill")
     assert run.returncode == 2
-    assert "unknown action 'backfill'" in run.stderr
+    assert (
+        "--actions[1]: must be one of allocate, consolidation, reclaim, preempt, stalegangeviction, got 'backfill'"
+        in (run.stderr)
+    )
+
+
+@pytest.mark.parametrize("rounds", ["1001", "1000000000", "-1"])
+def test_rounds_override_is_held_to_the_scenario_limit(rounds: str) -> None:
+    """`rounds: 1001` in the file was refused but `--rounds 1001` ran; 10^9 rounds ran for about 27 hours."""
+    run = _simulate(str(S07), "--rounds", rounds)
+    assert (run.returncode, run.stdout) == (2, "")
+    assert f"kaistack simulate: --rounds: must be 0 to 1000, got {rounds}" in run.stderr
+
+
+def test_actions_override_with_more_entries_than_the_limit_is_refused() -> None:
+    run = _simulate(str(S07), "--actions", ",".join(["allocate"] * 21))
+    assert (run.returncode, run.stdout) == (2, "")
+    assert "kaistack simulate: --actions: 21 entries; kaistack simulates at most 20" in run.stderr
+
+
+@pytest.mark.parametrize("actions", [",", ""])
+def test_actions_override_that_names_no_action_is_refused(actions: str) -> None:
+    """`--actions ,` ran nothing and exited 0 with every pod Pending."""
+    run = _simulate(str(S07), "--actions", actions)
+    assert (run.returncode, run.stdout) == (2, "")
+    assert "kaistack simulate: --actions: must name 1 to 20 actions of allocate, " in run.stderr
+
+
+@pytest.mark.parametrize(("name", "text"), [("s.yaml", ""), ("s.json", "null")])
+def test_an_empty_scenario_file_exits_2(name: str, text: str, tmp_path: Path) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    run = _simulate(str(path), "--summary")
+    assert (run.returncode, run.stdout) == (2, "")
+    assert f"{name}: top level: the scenario is empty" in run.stderr
 
 
 def test_rounds_override_runs_more_cycles() -> None:

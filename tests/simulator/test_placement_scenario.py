@@ -122,6 +122,34 @@ def test_unknown_action_is_refused() -> None:
         scenario(doc)
 
 
+@pytest.mark.parametrize("actions", [[], None])
+def test_an_actions_list_that_names_no_action_is_refused(actions: list[str] | None) -> None:
+    """No action places nothing: every pod came back Pending and the run exited 0 as if it had run."""
+    doc = _doc()
+    doc["actions"] = actions
+    with pytest.raises(ScenarioError, match=r"s\.yaml: actions: must name 1 to 20 actions of allocate, .*; got none"):
+        scenario(doc, "s.yaml")
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [("", "no document, or null"), ("# only a comment\n", "no document, or null"), ("null\n", "no document, or null"),
+     ("{}\n", "none of nodes, queues, jobs"), ("name: s\nactions: [allocate]\n", "none of nodes, queues, jobs")],
+    ids=["empty-file", "only-comments", "null", "empty-mapping", "no-cluster-keys"],
+)  # fmt: skip
+def test_an_empty_scenario_is_refused(text: str, why: str, tmp_path: Path) -> None:
+    """A truncated or wrong file simulated nothing and passed ("pods: none", exit 0)."""
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    with pytest.raises(ScenarioError, match=rf"s\.yaml: top level: the scenario is empty \({why}\); a scenario lists"):
+        load_scenario(path)
+
+
+def test_a_scenario_of_explicitly_empty_lists_is_an_empty_cluster() -> None:
+    loaded = scenario({"nodes": [], "queues": [], "jobs": []})
+    assert (loaded.snapshot.nodes, loaded.snapshot.queues, loaded.snapshot.jobs) == ((), (), ())
+
+
 def test_queue_quota_must_be_a_number() -> None:
     doc = _doc()
     doc["queues"][0]["gpu"] = {"quota": "two"}
@@ -161,7 +189,7 @@ def test_json_scenario_loads_like_yaml(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (lambda d: d.update(rounds=100_000_000), r"rounds: must be <= 1000, got 100000000"),
+        (lambda d: d.update(rounds=100_000_000), r"rounds: must be 1 to 1000, got 100000000"),
         (lambda d: d.update(actions=["allocate"] * 21), r"actions: 21 entries; kaistack simulates at most 20"),
         (lambda d: d["jobs"][0].update(tasks=1_000_000), r"jobs\[0\]\.tasks: must be 1 to 100000, got 1000000"),
         (lambda d: d["jobs"][0].update(priority=2**31), r"jobs\[0\]\.priority: must be <= 2147483647"),

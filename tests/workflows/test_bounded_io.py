@@ -175,8 +175,10 @@ def test_dev_stdout_is_written_through_the_stream_keeping_what_it_appends_to(
         (["simulate", "/nonexistent/scenario.yaml"], 2),
         (["diagnose", "--from-dump", "/nonexistent/dump.yaml"], 2),
         (["verify", "--stack", "dev", "--kubeconfig", "/nonexistent/kubeconfig", *PROJECT], 3),
+        (["lint", "/nonexistent/pod.yaml", "--stack", "nope", *PROJECT], 2),
+        (["promote", "dev", "staging", *PROJECT], 2),
     ],
-    ids=["check", "render", "simulate", "diagnose", "verify"],
+    ids=["check", "render", "simulate", "diagnose", "verify", "lint-unknown-stack", "promote-without-yes"],
 )
 def test_json_output_is_a_document_even_when_the_command_is_refused(
     argv: list[str], code: int, capsys: pytest.CaptureFixture[str]
@@ -189,3 +191,36 @@ def test_json_output_is_a_document_even_when_the_command_is_refused(
     document = json.loads(out)
     assert (document["ok"], document["exitCode"]) == (False, code)
     assert document["error"] == err.strip()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["simulate", "x.json", "--max-seconds", "abc"],
+        ["check", "--stack", "dev", "--markdown"],
+        ["lint"],
+        ["verify", "--stack", "dev", "--wait", "nan"],
+        ["render", "--stack", "dev", "--no-such-flag"],
+    ],
+    ids=["bad-value", "exclusive-flags", "missing-argument", "out-of-range", "unknown-flag"],
+)
+def test_a_usage_error_under_json_is_a_document_too(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """argparse's own refusals (exit 2) print the same {"ok": false} document as the commands' refusals."""
+    import json
+
+    with pytest.raises(SystemExit) as caught:
+        main([*argv, "--json"])
+    out, err = capsys.readouterr()
+    assert caught.value.code == 2
+    document = json.loads(out)
+    assert (document["ok"], document["exitCode"]) == (False, 2)
+    assert document["error"] == err.strip().splitlines()[-1]
+    assert err.startswith("usage: kaistack ")
+
+
+def test_a_usage_error_without_json_prints_nothing_on_stdout(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["simulate", "x.json", "--max-seconds", "abc", "--", "--json"])
+    out, err = capsys.readouterr()
+    assert (caught.value.code, out) == (2, "")
+    assert err.endswith("kaistack simulate: error: argument --max-seconds: invalid float value: 'abc'\n")

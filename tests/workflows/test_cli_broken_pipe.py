@@ -1,0 +1,83 @@
+"""A reader that goes away (`kaistack check | head -1`) keeps the command's own exit code, quietly.
+
+A BrokenPipeError escaping the command used to be mapped to exit 0, so under `set -o pipefail` a stack that does
+not fit passed whenever `head` had exited before kaistack wrote. The tests break the pipe before anything is
+written, so that no timing decides what they see.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kaistack.cli import main
+
+NOFIT = {
+    "kaistack:cluster": {
+        "provider": "kind",
+        "nodePools": [{"name": "gpu", "count": 1, "gpus": 2, "gpuMemoryMiB": 10000, "cpu": "8", "memory": "32Gi"}],
+    },
+    "kaistack:gpu": {"mode": "fake"},
+    "kaistack:queues": [{"name": "org"}, {"name": "team", "parent": "org", "resources": {"gpu": {"quota": 2}}}],
+    "kaistack:workloads": [{"name": "big", "kind": "Pod", "image": "busybox:1.37.0", "queue": "team", "gpu": 3}],
+}
+
+
+@pytest.fixture
+def nofit(tmp_path: Path) -> Path:
+    """A project whose stack `nofit` declares a 3-GPU pod on a 2-GPU node: `check` exits 1."""
+    (tmp_path / "Pulumi.yaml").write_text("name: kaistack\nruntime: python\n")
+    (tmp_path / "Pulumi.nofit.yaml").write_text(yaml.safe_dump({"config": NOFIT}))
+    return tmp_path
+
+
+class _ClosedPipe(io.StringIO):
+    """A stdout whose reader has gone: every write and flush raises, as a pipe's does once `head` exits."""
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    def flush(self) -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+@pytest.mark.parametrize("form", [[], ["--json"]], ids=["text", "json"])
+def test_findings_keep_exit_1_when_stdout_is_a_broken_pipe(
+    form: list[str], nofit: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "stdout", _ClosedPipe())
+    assert main(["check", "--stack", "nofit", "--project", str(nofit), *form]) == 1
+    assert "internal error" not in capsys.readouterr().err
+
+
+def test_a_refusal_keeps_exit_2_when_stdout_is_a_broken_pipe(
+    nofit: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "stdout", _ClosedPipe())
+    assert main(["check", "--stack", "nope", "--project", str(nofit), "--json"]) == 2
+    assert "no Pulumi.nope.yaml" in capsys.readouterr().err
+
+
+def test_a_closed_pipe_gives_the_exit_code_and_no_complaint_at_exit(nofit: Path) -> None:
+    """A real pipe whose read end is closed before the child starts: no traceback, no 'Exception ignored'."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        run = subprocess.run(
+            [sys.executable, "-m", "kaistack", "check", "--stack", "nofit", "--project", str(nofit)],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert run.returncode == 1, run.stderr
+    assert run.stderr == ""
