@@ -7,7 +7,8 @@ state only when asked for, so large simulations do not pay for it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from placement import node_constraints, pre_predicates
@@ -51,17 +52,59 @@ MISSING_CONFIG_MAPS = pre_predicates.MISSING_CONFIG_MAPS
 VOLUME_BINDING = pre_predicates.VOLUME_BINDING
 
 
+# A shared GPU a message names: (node, the simulator's GPU group id), written `node/group` by default.
+GpuRef = tuple[str, str]
+
+
 @dataclass(frozen=True, slots=True)
 class Reason:
-    """Why a job is not (fully) placed. `code` groups reasons; `message` reads like KAI's events."""
+    """Why a job is not (fully) placed. `code` groups reasons; `message` reads like KAI's events.
+
+    `gpus` are the shared GPUs the message names, in order, and `texts` the text around them (one more piece),
+    so that a report which numbers a node's GPUs its own way (kaistack check) can name them as it lists them.
+    """
 
     code: str
     message: str
     queue: str | None = None
     node: str | None = None
+    gpus: tuple[GpuRef, ...] = ()
+    texts: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return self.message
+
+    def naming_gpus(self, name: Callable[[str, str], str]) -> Reason:
+        """The same reason with each shared GPU it names written as `name(node, group)`."""
+        if not self.gpus:
+            return self
+        return replace(self, message=_render(self.parts(), name))
+
+    def parts(self) -> list[str | GpuRef]:
+        """The message as text pieces and the GPU references between them."""
+        if not self.gpus:
+            return [self.message]
+        out: list[str | GpuRef] = [self.texts[0]]
+        for ref, text in zip(self.gpus, self.texts[1:], strict=True):
+            out += [ref, text]
+        return out
+
+
+def _render(parts: Sequence[str | GpuRef], name: Callable[[str, str], str] = "{}/{}".format) -> str:
+    return "".join(part if isinstance(part, str) else name(*part) for part in parts)
+
+
+def _naming(code: str, parts: Sequence[str | GpuRef], queue: str | None = None, node: str | None = None) -> Reason:
+    """A reason whose message names shared GPUs (`GpuRef`s among the text parts)."""
+    texts = [""]
+    gpus: list[GpuRef] = []
+    for part in parts:
+        if isinstance(part, str):
+            texts[-1] += part
+        else:
+            gpus.append(part)
+            texts.append("")
+    return Reason(code, _render(parts), queue, node, tuple(gpus), tuple(texts) if gpus else ())
 
 
 def _amount(resource: int, value: float) -> str:
@@ -125,16 +168,16 @@ def explain(ssn: Session, job: JobState, scan: bool = True) -> Reason:
         reason = diagnose_task(ssn, task)
         if wanted > 1:
             placed = max(placed, _greedy_fit(ssn, job, wanted))
-            detail = reason.message
-            if reason.code == NO_NODE and "closest" not in detail:
+            detail = reason.parts()
+            if reason.code == NO_NODE and "closest" not in reason.message:
                 # One pod alone fits: the gang fails on the cluster's total room, not on a predicate.
                 need = sum(
                     t.req.count for t in job.tasks_by_order if t.status == "Pending" and t.req.kind == KIND_WHOLE
                 )
                 free = sum(n.nonallocated_gpus() for n in ssn.node_list)
-                detail = f"{free} whole GPUs free, {need} needed" if need else "the cluster has room for fewer pods"
-            message = f"gang of {wanted} needs {wanted} pods placed at once; only {placed} fit ({detail})"
-            return Reason(GANG, message, queue=reason.queue, node=reason.node)
+                detail = [f"{free} whole GPUs free, {need} needed" if need else "the cluster has room for fewer pods"]
+            lead = f"gang of {wanted} needs {wanted} pods placed at once; only {placed} fit ("
+            return _naming(GANG, [lead, *detail, ")"], queue=reason.queue, node=reason.node)
         return reason
     if any(t.status == "Pipelined" for t in job.tasks):
         return Reason(WAITING, "pipelined: waiting for evicted pods to release their resources")
@@ -310,13 +353,16 @@ def _scalar_shortfall(task: TaskState, nodes: list[NodeState]) -> Reason | None:
 
 def _fragmentation(task: TaskState, nodes: list[NodeState]) -> Reason:
     req = task.req
-    free: list[str] = []
+    free: list[tuple[float, GpuRef]] = []
     for node in nodes:
         for g, used in node.sh_used.items():
             if used and node.sh_alloc.get(g, 0) != node.sh_rel.get(g, 0) and node.gpu_mem:
-                room = node.group_free(g) / node.gpu_mem
-                free.append(f"{room:.2f} free on {node.name}/{g}")
+                free.append((node.group_free(g) / node.gpu_mem, (node.name, g)))
     what = f"fraction {req.portion:g}" if req.kind == KIND_FRACTION else f"gpu-memory {req.gpu_memory} MiB"
-    detail = f" (fragmentation: {', '.join(free[:5])}{'...' if len(free) > 5 else ''})" if free else ""
-    message = f"{what} fits no shared GPU and no whole GPU is free{detail}"
-    return Reason(FRAGMENTATION, message)
+    parts: list[str | GpuRef] = [f"{what} fits no shared GPU and no whole GPU is free"]
+    if free:
+        parts.append(" (fragmentation: ")
+        for i, (room, ref) in enumerate(free[:5]):
+            parts += [", " if i else "", f"{room:.2f} free on ", ref]
+        parts.append("...)" if len(free) > 5 else ")")
+    return _naming(FRAGMENTATION, parts)
