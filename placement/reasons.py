@@ -42,7 +42,9 @@ PODS = "too-many-pods"
 GANG = "gang"
 TOPOLOGY = "topology"
 WAITING = "waiting-for-release"
-NOT_ATTEMPTED = "not-attempted"
+NOT_ATTEMPTED = "not-attempted"  # a full run in which no action got to the job (or none recorded why)
+NOT_REACHED = "not-reached"  # max_seconds stopped the run before any action got to the job
+EVICTED = "evicted"  # reclaim, preempt, consolidation or stalegangeviction evicted it, and nothing placed it again
 NOT_EXPLAINED = "not-explained"  # max_seconds ran out before the job's reason was worked out
 NOT_READY_NODES = "no-ready-node"
 NODE_CONSTRAINTS = "node-constraints"
@@ -133,8 +135,8 @@ def _capacity_reason(job: JobState, failure: CapacityFailure) -> Reason:
 
 def explain(ssn: Session, job: JobState, scan: bool = True) -> Reason:
     """The reason `job` has pending pods after the simulation. `scan` False: the time limit ran out, and what
-    would scan the nodes is not worked out (NOT_EXPLAINED; a job a stopped cycle never reached stays
-    NOT_ATTEMPTED)."""
+    would scan the nodes is not worked out (NOT_EXPLAINED; a job evicted, or one a stopped run never reached,
+    still says so)."""
     queue_names = {q.name for q in ssn.snapshot.queues}
     if not job.queue_name:
         return Reason(QUEUE_MISSING, "the job names no queue (its PodGroup's spec.queue is empty)", queue="")
@@ -161,8 +163,8 @@ def explain(ssn: Session, job: JobState, scan: bool = True) -> Reason:
     if isinstance(recorded, tuple) and recorded[0] == "topology":
         # KAI's fit errors, the summary (which names the closest domain) last.
         return Reason(TOPOLOGY, recorded[1][-1])
-    if not scan and not (ssn.partial and recorded is None):
-        return Reason(NOT_EXPLAINED, "not explained: the time limit (max_seconds) ran out first")
+    if not scan and recorded is not None:
+        return _NOT_EXPLAINED
     if isinstance(recorded, tuple) and recorded[0] == "placement":
         _, task, placed, wanted = recorded
         reason = diagnose_task(ssn, task)
@@ -181,12 +183,39 @@ def explain(ssn: Session, job: JobState, scan: bool = True) -> Reason:
         return reason
     if any(t.status == "Pipelined" for t in job.tasks):
         return Reason(WAITING, "pipelined: waiting for evicted pods to release their resources")
+    if job.evicted is not None:
+        return _evicted(ssn, job.evicted)
+    if job.pipelined_by is not None:  # the pipelined pods went back to Pending between cycles (FORMAT.md)
+        action, node = job.pipelined_by
+        message = f"pipelined by {action} onto {node}, to start once evicted pods release their resources"
+        return Reason(WAITING, f"{message}; the simulated cycles ended first", node=node)
+    if ssn.partial and not job.reached:
+        message = "not reached: the run stopped at its time limit (--max-seconds) before any action got to this job"
+        return Reason(NOT_REACHED, message)
+    if not scan:
+        return _NOT_EXPLAINED
     task = next((t for t in job.tasks_by_order if t.status == "Pending"), None)
-    if task is not None and scan:
+    if task is not None:
         reason = diagnose_task(ssn, task)
         if reason.code != NO_NODE or "closest" in reason.message:
             return reason
     return Reason(NOT_ATTEMPTED, "no scheduling action placed the job in the simulated cycles")
+
+
+_NOT_EXPLAINED = Reason(NOT_EXPLAINED, "not explained: the time limit (max_seconds) ran out first")
+
+
+def _evicted(ssn: Session, evicted: tuple[str, str | None, str | None]) -> Reason:
+    """A job whose pods an action evicted (or moved) and that nothing placed again before the run ended."""
+    action, preemptor, moved_to = evicted
+    if preemptor is None:  # stalegangeviction evicts a gang for itself
+        why = ": fewer of its pods ran than its gang minimum for longer than its staleness grace period"
+    else:
+        why = f" to make room for {preemptor}"
+        if moved_to is not None:
+            why += f", to restart on {moved_to}"
+    after = "before the run stopped at its time limit (--max-seconds)" if ssn.partial else "in the simulated cycles"
+    return Reason(EVICTED, f"evicted by {action}{why}; not placed again {after}")
 
 
 def _more(count: int) -> str:

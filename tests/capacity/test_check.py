@@ -334,3 +334,11 @@ def test_a_fragmentation_reason_names_the_shared_gpu_as_the_gpu_list_does() -> N
     assert p2.reasons == (
         "fraction 0.6 fits no shared GPU and no whole GPU is free (fragmentation: 0.40 free on gpu-0/gpu1)",
     )
+
+
+def test_a_check_stopped_before_any_action_says_each_workload_was_not_reached() -> None:
+    report = check(load_stack(REPO, "dev").config, "dev", max_seconds=0.0)
+    assert report.partial is True
+    assert {r for w in report.workloads for r in w.reasons} == {
+        "not reached: the run stopped at its time limit (--max-seconds) before any action got to this job"
+    }
