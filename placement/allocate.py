@@ -40,13 +40,14 @@ def allocate(ssn: Session) -> None:
         job = order.pop()
         if job is None or ssn.out_of_time():
             return
+        job.reached = True  # for its pending reason only (placement.reasons: not reached)
         stmt = Statement(ssn)
         already_allocated = any(t.status in ALLOCATED_STATUS for t in job.tasks)
         if allocate_job(ssn, stmt, job, pipeline_only=False):
             pipelined = should_pipeline(job)
             if pipelined:
                 stmt.convert_allocated_to_pipelined(job.tasks)
-            stmt.commit()
+            stmt.commit("allocate", job)
             if not pipelined and not already_allocated:
                 job.started_ago = 0.0  # setLastStartTimestamp (allocate.go:62-67): minruntime counts from now
             job.reason = None

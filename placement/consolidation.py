@@ -84,6 +84,7 @@ def consolidation(ssn: Session) -> None:
         job = order.pop()
         if job is None or ssn.out_of_time():
             return
+        job.reached = True
         if ssn.use_signatures and not failed.worth_trying(job):
             continue
         if ssn.victim_invariant_failure(job.tasks_to_allocate(real=False)) is not None:
@@ -95,6 +96,6 @@ def consolidation(ssn: Session) -> None:
             solver = JobSolver(ssn, feasible_nodes(ssn, job), _all_reallocated, partial(_victims, ssn, job))
             statement = solver.solve(job)
         if statement is not None:
-            statement.commit()
+            statement.commit("consolidation", job)
         else:
             failed.failed(job)

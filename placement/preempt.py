@@ -42,6 +42,7 @@ def preempt(ssn: Session) -> None:
         job = order.pop()
         if job is None or ssn.out_of_time():
             return
+        job.reached = True
         representatives = failed.setdefault(job.queue_name, Representatives())
         if ssn.use_signatures and not representatives.worth_trying(job):
             continue
@@ -57,6 +58,6 @@ def preempt(ssn: Session) -> None:
         solver = JobSolver(ssn, feasible_nodes(ssn, job), validator, partial(_victims, ssn, job))
         statement = solver.solve(job)
         if statement is not None:
-            statement.commit()
+            statement.commit("preempt", job)
         else:
             representatives.failed(job)

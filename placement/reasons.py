@@ -7,7 +7,8 @@ state only when asked for, so large simulations do not pay for it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from placement import node_constraints, pre_predicates
@@ -41,7 +42,9 @@ PODS = "too-many-pods"
 GANG = "gang"
 TOPOLOGY = "topology"
 WAITING = "waiting-for-release"
-NOT_ATTEMPTED = "not-attempted"
+NOT_ATTEMPTED = "not-attempted"  # a full run in which no action got to the job (or none recorded why)
+NOT_REACHED = "not-reached"  # max_seconds stopped the run before any action got to the job
+EVICTED = "evicted"  # reclaim, preempt, consolidation or stalegangeviction evicted it, and nothing placed it again
 NOT_EXPLAINED = "not-explained"  # max_seconds ran out before the job's reason was worked out
 NOT_READY_NODES = "no-ready-node"
 NODE_CONSTRAINTS = "node-constraints"
@@ -51,17 +54,59 @@ MISSING_CONFIG_MAPS = pre_predicates.MISSING_CONFIG_MAPS
 VOLUME_BINDING = pre_predicates.VOLUME_BINDING
 
 
+# A shared GPU a message names: (node, the simulator's GPU group id), written `node/group` by default.
+GpuRef = tuple[str, str]
+
+
 @dataclass(frozen=True, slots=True)
 class Reason:
-    """Why a job is not (fully) placed. `code` groups reasons; `message` reads like KAI's events."""
+    """Why a job is not (fully) placed. `code` groups reasons; `message` reads like KAI's events.
+
+    `gpus` are the shared GPUs the message names, in order, and `texts` the text around them (one more piece),
+    so that a report which numbers a node's GPUs its own way (kaistack check) can name them as it lists them.
+    """
 
     code: str
     message: str
     queue: str | None = None
     node: str | None = None
+    gpus: tuple[GpuRef, ...] = ()
+    texts: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return self.message
+
+    def naming_gpus(self, name: Callable[[str, str], str]) -> Reason:
+        """The same reason with each shared GPU it names written as `name(node, group)`."""
+        if not self.gpus:
+            return self
+        return replace(self, message=_render(self.parts(), name))
+
+    def parts(self) -> list[str | GpuRef]:
+        """The message as text pieces and the GPU references between them."""
+        if not self.gpus:
+            return [self.message]
+        out: list[str | GpuRef] = [self.texts[0]]
+        for ref, text in zip(self.gpus, self.texts[1:], strict=True):
+            out += [ref, text]
+        return out
+
+
+def _render(parts: Sequence[str | GpuRef], name: Callable[[str, str], str] = "{}/{}".format) -> str:
+    return "".join(part if isinstance(part, str) else name(*part) for part in parts)
+
+
+def _naming(code: str, parts: Sequence[str | GpuRef], queue: str | None = None, node: str | None = None) -> Reason:
+    """A reason whose message names shared GPUs (`GpuRef`s among the text parts)."""
+    texts = [""]
+    gpus: list[GpuRef] = []
+    for part in parts:
+        if isinstance(part, str):
+            texts[-1] += part
+        else:
+            gpus.append(part)
+            texts.append("")
+    return Reason(code, _render(parts), queue, node, tuple(gpus), tuple(texts) if gpus else ())
 
 
 def _amount(resource: int, value: float) -> str:
@@ -90,8 +135,8 @@ def _capacity_reason(job: JobState, failure: CapacityFailure) -> Reason:
 
 def explain(ssn: Session, job: JobState, scan: bool = True) -> Reason:
     """The reason `job` has pending pods after the simulation. `scan` False: the time limit ran out, and what
-    would scan the nodes is not worked out (NOT_EXPLAINED; a job a stopped cycle never reached stays
-    NOT_ATTEMPTED)."""
+    would scan the nodes is not worked out (NOT_EXPLAINED; a job evicted, or one a stopped run never reached,
+    still says so)."""
     queue_names = {q.name for q in ssn.snapshot.queues}
     if not job.queue_name:
         return Reason(QUEUE_MISSING, "the job names no queue (its PodGroup's spec.queue is empty)", queue="")
@@ -118,32 +163,59 @@ def explain(ssn: Session, job: JobState, scan: bool = True) -> Reason:
     if isinstance(recorded, tuple) and recorded[0] == "topology":
         # KAI's fit errors, the summary (which names the closest domain) last.
         return Reason(TOPOLOGY, recorded[1][-1])
-    if not scan and not (ssn.partial and recorded is None):
-        return Reason(NOT_EXPLAINED, "not explained: the time limit (max_seconds) ran out first")
+    if not scan and recorded is not None:
+        return _NOT_EXPLAINED
     if isinstance(recorded, tuple) and recorded[0] == "placement":
         _, task, placed, wanted = recorded
         reason = diagnose_task(ssn, task)
         if wanted > 1:
             placed = max(placed, _greedy_fit(ssn, job, wanted))
-            detail = reason.message
-            if reason.code == NO_NODE and "closest" not in detail:
+            detail = reason.parts()
+            if reason.code == NO_NODE and "closest" not in reason.message:
                 # One pod alone fits: the gang fails on the cluster's total room, not on a predicate.
                 need = sum(
                     t.req.count for t in job.tasks_by_order if t.status == "Pending" and t.req.kind == KIND_WHOLE
                 )
                 free = sum(n.nonallocated_gpus() for n in ssn.node_list)
-                detail = f"{free} whole GPUs free, {need} needed" if need else "the cluster has room for fewer pods"
-            message = f"gang of {wanted} needs {wanted} pods placed at once; only {placed} fit ({detail})"
-            return Reason(GANG, message, queue=reason.queue, node=reason.node)
+                detail = [f"{free} whole GPUs free, {need} needed" if need else "the cluster has room for fewer pods"]
+            lead = f"gang of {wanted} needs {wanted} pods placed at once; only {placed} fit ("
+            return _naming(GANG, [lead, *detail, ")"], queue=reason.queue, node=reason.node)
         return reason
     if any(t.status == "Pipelined" for t in job.tasks):
         return Reason(WAITING, "pipelined: waiting for evicted pods to release their resources")
+    if job.evicted is not None:
+        return _evicted(ssn, job.evicted)
+    if job.pipelined_by is not None:  # the pipelined pods went back to Pending between cycles (FORMAT.md)
+        action, node = job.pipelined_by
+        message = f"pipelined by {action} onto {node}, to start once evicted pods release their resources"
+        return Reason(WAITING, f"{message}; the simulated cycles ended first", node=node)
+    if ssn.partial and not job.reached:
+        message = "not reached: the run stopped at its time limit (--max-seconds) before any action got to this job"
+        return Reason(NOT_REACHED, message)
+    if not scan:
+        return _NOT_EXPLAINED
     task = next((t for t in job.tasks_by_order if t.status == "Pending"), None)
-    if task is not None and scan:
+    if task is not None:
         reason = diagnose_task(ssn, task)
         if reason.code != NO_NODE or "closest" in reason.message:
             return reason
     return Reason(NOT_ATTEMPTED, "no scheduling action placed the job in the simulated cycles")
+
+
+_NOT_EXPLAINED = Reason(NOT_EXPLAINED, "not explained: the time limit (max_seconds) ran out first")
+
+
+def _evicted(ssn: Session, evicted: tuple[str, str | None, str | None]) -> Reason:
+    """A job whose pods an action evicted (or moved) and that nothing placed again before the run ended."""
+    action, preemptor, moved_to = evicted
+    if preemptor is None:  # stalegangeviction evicts a gang for itself
+        why = ": fewer of its pods ran than its gang minimum for longer than its staleness grace period"
+    else:
+        why = f" to make room for {preemptor}"
+        if moved_to is not None:
+            why += f", to restart on {moved_to}"
+    after = "before the run stopped at its time limit (--max-seconds)" if ssn.partial else "in the simulated cycles"
+    return Reason(EVICTED, f"evicted by {action}{why}; not placed again {after}")
 
 
 def _more(count: int) -> str:
@@ -310,13 +382,16 @@ def _scalar_shortfall(task: TaskState, nodes: list[NodeState]) -> Reason | None:
 
 def _fragmentation(task: TaskState, nodes: list[NodeState]) -> Reason:
     req = task.req
-    free: list[str] = []
+    free: list[tuple[float, GpuRef]] = []
     for node in nodes:
         for g, used in node.sh_used.items():
             if used and node.sh_alloc.get(g, 0) != node.sh_rel.get(g, 0) and node.gpu_mem:
-                room = node.group_free(g) / node.gpu_mem
-                free.append(f"{room:.2f} free on {node.name}/{g}")
+                free.append((node.group_free(g) / node.gpu_mem, (node.name, g)))
     what = f"fraction {req.portion:g}" if req.kind == KIND_FRACTION else f"gpu-memory {req.gpu_memory} MiB"
-    detail = f" (fragmentation: {', '.join(free[:5])}{'...' if len(free) > 5 else ''})" if free else ""
-    message = f"{what} fits no shared GPU and no whole GPU is free{detail}"
-    return Reason(FRAGMENTATION, message)
+    parts: list[str | GpuRef] = [f"{what} fits no shared GPU and no whole GPU is free"]
+    if free:
+        parts.append(" (fragmentation: ")
+        for i, (room, ref) in enumerate(free[:5]):
+            parts += [", " if i else "", f"{room:.2f} free on ", ref]
+        parts.append("...)" if len(free) > 5 else ")")
+    return _naming(FRAGMENTATION, parts)

@@ -97,6 +97,7 @@ def reclaim(ssn: Session) -> None:
         job = order.pop()
         if job is None or ssn.out_of_time():
             return
+        job.reached = True
         queue = job.queue
         required = ssn.job_init_resources(job)
         if not can_reclaim(queue, required, job.preemptible):  # type: ignore[arg-type]
@@ -119,6 +120,6 @@ def reclaim(ssn: Session) -> None:
         solver = JobSolver(ssn, feasible_nodes(ssn, job), validator, partial(_victims, ssn, job, required))
         statement = solver.solve(job)
         if statement is not None:
-            statement.commit()
+            statement.commit("reclaim", job)
         else:
             representatives.failed(job)

@@ -48,4 +48,4 @@ def stale_gang_eviction(ssn: Session) -> None:
         stmt = Statement(ssn)
         for task in victims:
             stmt.evict(task)
-        stmt.commit()
+        stmt.commit("stalegangeviction")

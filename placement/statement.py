@@ -18,6 +18,7 @@ from placement.tasks import ALLOCATED, BINDING, PIPELINED, RELEASING, TaskState
 
 if TYPE_CHECKING:
     from placement.session import Session
+    from placement.tasks import JobState
 
 __all__ = ["Statement"]
 
@@ -47,8 +48,14 @@ class Statement:
         self.rollback(0)
         self.touched = []
 
-    def commit(self) -> None:
-        """Allocated pods start binding; evictions become real (no longer re-placeable this cycle)."""
+    def commit(self, action: str = "", job: JobState | None = None) -> None:
+        """Allocated pods start binding; evictions become real (no longer re-placeable this cycle).
+
+        `action` and the `job` it places (none for stalegangeviction) are recorded on the jobs this evicts, moves
+        or pipelines, for their pending reasons (placement.reasons); no decision reads them.
+        """
+        if action:
+            self._record(action, job)
         if self.journal:
             self.ssn.commits += 1
         for task in self.touched:
@@ -61,6 +68,24 @@ class Statement:
                 task.virtual = False
         self.journal = []
         self.touched = []
+
+    def _record(self, action: str, placed: JobState | None) -> None:
+        """What this statement does to each job, as its pending reason will tell it: the last event wins."""
+        if placed is not None:
+            placed.evicted = placed.pipelined_by = None  # placed again since
+            placed.reason = None  # an attempt before this one no longer says why it waits
+        by = placed.name if placed is not None else None
+        for task in self.touched:
+            status = task.status
+            if status != RELEASING and status != PIPELINED:
+                continue
+            job = task.job
+            if job is placed:
+                job.pipelined_by = (action, task.node or "")
+            else:
+                job.evicted = (action, by, task.node if status == PIPELINED else None)
+                job.pipelined_by = None
+                job.reason = None
 
     # ---- operations ------------------------------------------------------------------------------
 

@@ -238,15 +238,18 @@ class JobState:
         "_init_cache",
         "_keys",
         "creation",
+        "evicted",
         "min_member",
         "n_active_alloc",
         "n_active_used",
         "n_pending",
         "name",
+        "pipelined_by",
         "preemptible",
         "priority",
         "queue",
         "queue_name",
+        "reached",
         "reason",
         "signature",
         "spec",
@@ -289,6 +292,13 @@ class JobState:
         self.version = 0
         self._init_cache: tuple[int, tuple[float, float, float]] | None = None
         self.reason: object = None
+        # For pending reasons only, never read by a decision: whether an action has taken the job from its
+        # order (a run stopped by max_seconds may never get to it); the last committed eviction of its pods
+        # (the action, the job it made room for, the node a moved pod was to restart on) or pipelining of
+        # them (the action, the node), whichever came last (Statement.commit).
+        self.reached = False
+        self.evicted: tuple[str, str | None, str | None] | None = None
+        self.pipelined_by: tuple[str, str] | None = None
         # KAI's scheduling-constraints signature, taken when a session opens (placement.signatures).
         self.signature: tuple[tuple[object, ...], ...] = ()
         # Jobs with subgroups or a topology constraint get their subgroup tree from the session; the

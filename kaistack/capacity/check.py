@@ -228,8 +228,11 @@ def _workload_verdict(
         sub_group = jobs[ref.job].tasks[ref.task_index].sub_group if ref.job in jobs else None
         pods.append(PodPlacement(ref.name, task.status, task.node, groups, task.gpus, domain, sub_group))
         reason = result.reason(ref.job)
-        if task.status not in PLACED and reason is not None and reason.message not in reasons:
-            reasons.append(reason.message)
+        if task.status not in PLACED and reason is not None:
+            # The simulator names a shared GPU by its group id; the report numbers GPUs its own way (_node_verdict).
+            message = reason.naming_gpus(lambda node, group: f"{node}/{gpu_ids.get((node, group), group)}").message
+            if message not in reasons:
+                reasons.append(message)
     placed = sum(1 for p in pods if p.status in PLACED)
     if not pods:
         status = "Empty"

@@ -106,26 +106,29 @@ def run(args: argparse.Namespace) -> int:
     if args.summary and args.json:
         print_json({"name": scenario.name, **result.summary()})
     elif args.summary:
-        sys.stdout.write(render_summary(scenario.name, result.summary()))
+        sys.stdout.write(render_summary(scenario.name, result.summary(), args.max_seconds))
     elif args.json:
         print_json(result.to_json(), compact=True)
     else:
-        sys.stdout.write(render_table(scenario.name, result))
+        sys.stdout.write(render_table(scenario.name, result, args.max_seconds))
     if result.partial:
-        print(
-            f"kaistack simulate: stopped after --max-seconds {args.max_seconds:g}: the result is partial "
-            "(pods not reached yet are reported Pending)",
-            file=sys.stderr,
-        )
+        print(f"kaistack simulate: {partial_note(args.max_seconds)}", file=sys.stderr)
         return 1
     return 0
 
 
-def render_summary(name: str, summary: dict[str, Any]) -> str:
+def partial_note(max_seconds: float | None) -> str:
+    """What a partial result is, for the text outputs (stdout) and stderr alike."""
+    limit = f"--max-seconds {max_seconds:g}" if max_seconds is not None else "--max-seconds"
+    return f"stopped after {limit}: the result is partial (pods not reached yet are reported Pending)"
+
+
+def render_summary(name: str, summary: dict[str, Any], max_seconds: float | None = None) -> str:
     pods = ", ".join(f"{n} {status}" for status, n in summary["pods"].items())
     jobs = summary["jobs"]
     lines = [
         f"scenario {name}: {summary['cycles']} cycle(s){' (partial)' if summary.get('partial') else ''}",
+        *([f"partial: {partial_note(max_seconds)}"] if summary.get("partial") else []),
         f"pods: {pods or 'none'}",
         f"jobs: {jobs['total']}, {jobs['pending']} with pending pods",
         f"GPUs: {summary['gpus']['total']}, {summary['gpus']['wholeFree']} whole GPUs free",
@@ -137,9 +140,13 @@ def render_summary(name: str, summary: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_table(name: str, result: Any) -> str:
-    """A readable summary: pods, queues, then why pending jobs wait."""
-    lines = [f"scenario {name}: {result.cycles} cycle(s)", ""]
+def render_table(name: str, result: Any, max_seconds: float | None = None) -> str:
+    """A readable summary: pods, queues, then why pending jobs wait; a partial result says so at the top."""
+    reasons = result.reasons  # first: explaining past the time limit can make the result partial
+    lines = [f"scenario {name}: {result.cycles} cycle(s){' (partial)' if result.partial else ''}"]
+    if result.partial:
+        lines.append(f"partial: {partial_note(max_seconds)}")
+    lines.append("")
     rows: list[tuple[str, ...]] = [("POD", "STATUS", "NODE", "GPUS", "GPU GROUPS")]
     for task in result.tasks.values():
         rows.append((task.name, task.status, task.node or "-", f"{task.gpus:g}", ",".join(task.gpu_groups) or "-"))
@@ -158,7 +165,6 @@ def render_table(name: str, result: Any) -> str:
             )
         )
     lines += _columns(queue_rows)
-    reasons = result.reasons
     if reasons:
         lines += ["", "pending:"]
         for job, reason in reasons.items():

@@ -25,7 +25,7 @@ from kaistack.guardrails.unread import unread_constraints
 from kaistack.markdown import cell, code
 from kaistack.ops.live_snapshot import LiveSnapshot, build, by_kind, object_name, object_namespace
 from placement.model import ALL_ACTIONS
-from placement.reasons import NOT_ATTEMPTED
+from placement.reasons import NOT_REACHED
 from placement.simulation import simulate
 from placement.tasks import PENDING, PIPELINED
 
@@ -122,7 +122,7 @@ def _pending(
             elif reason is None or (outcome is not None and outcome.status != PENDING):
                 # Placed by the cycle, even where the job as a whole still has pods waiting (elastic jobs).
                 out.append(PendingPod(pod, name, job.queue, _WOULD_PLACE, would_place=True))
-            elif result.partial and reason.code == NOT_ATTEMPTED:
+            elif reason.code == NOT_REACHED:
                 out.append(PendingPod(pod, name, job.queue, _NOT_REACHED))
             else:
                 out.append(PendingPod(pod, name, job.queue, reason.message))

@@ -319,3 +319,26 @@ def test_max_seconds_gives_a_partial_verdict_that_never_fits() -> None:
     assert report.ok is False
     assert report.summary().startswith("unknown: stopped by the time limit")
     assert check(config, "dev").partial is False
+
+
+def test_a_fragmentation_reason_names_the_shared_gpu_as_the_gpu_list_does() -> None:
+    """The report numbers a node's GPUs whole-GPU pods first (gpu0 here), shared ones next: the reason must name
+    the shared GPU gpu1 too, not by the simulator's group id ("0"), which reads as the whole pod's GPU."""
+    workloads = [_work("whole", gpu=1), _work("p1", gpuFraction=0.6), _work("p2", gpuFraction=0.6)]
+    report = check(
+        parse_config(_stack(queues=[{"name": "org"}, {"name": "team", "parent": "org"}], workloads=workloads))
+    )
+    [node] = report.nodes
+    assert [(g.id, g.pods) for g in node.gpus] == [("gpu0", ("whole-0",)), ("gpu1", ("p1-0",))]
+    p2 = next(w for w in report.workloads if w.name == "p2")
+    assert p2.reasons == (
+        "fraction 0.6 fits no shared GPU and no whole GPU is free (fragmentation: 0.40 free on gpu-0/gpu1)",
+    )
+
+
+def test_a_check_stopped_before_any_action_says_each_workload_was_not_reached() -> None:
+    report = check(load_stack(REPO, "dev").config, "dev", max_seconds=0.0)
+    assert report.partial is True
+    assert {r for w in report.workloads for r in w.reasons} == {
+        "not reached: the run stopped at its time limit (--max-seconds) before any action got to this job"
+    }

@@ -224,3 +224,14 @@ def test_no_progress_lines_when_stderr_is_not_a_terminal(tmp_path: Path) -> None
     )
     assert run.returncode == 0
     assert "cycle 1:" not in run.stderr
+
+
+def test_the_table_of_a_partial_result_says_so_on_stdout() -> None:
+    """The table is what a reader keeps (a file, a pipe): stderr alone would lose that the result is partial."""
+    done = _simulate(str(S07), "--max-seconds", "1e-9")
+    assert done.returncode == 1
+    first, second = done.stdout.splitlines()[:2]
+    assert first.endswith("cycle(s) (partial)")
+    assert second == (
+        "partial: stopped after --max-seconds 1e-09: the result is partial (pods not reached yet are reported Pending)"
+    )

@@ -6,6 +6,8 @@ from typing import Any
 
 from placement_testlib import queue, run
 
+from placement import Reason
+
 
 def _doc(nodes: list[dict[str, Any]], queues: list[dict[str, Any]], jobs: list[dict[str, Any]]) -> dict[str, Any]:
     return {"actions": ["allocate"], "nodes": nodes, "queues": queues, "jobs": jobs}
@@ -173,3 +175,46 @@ def test_no_pod_goes_to_a_node_that_is_not_ready() -> None:
     )
     reason = result.reason("a")
     assert (result.tasks["a-0"].status, reason.code if reason else None) == ("Pending", "no-ready-node")
+
+
+def test_a_reason_names_its_shared_gpus_as_the_caller_numbers_them() -> None:
+    doc = {
+        "actions": ["allocate"],
+        "nodes": [{"name": "n0", "gpus": 2}],
+        "queues": [queue("q")],
+        "jobs": [{"name": n, "queue": "q", "gpuFraction": 0.6} for n in ("a", "b", "c")],
+    }
+    reason = run(doc).reason("c")
+    assert reason is not None
+    assert [node for node, _ in reason.gpus] == ["n0", "n0"]
+    renamed = reason.naming_gpus(lambda node, group: f"{node}/GPU-{group}")
+    groups = [group for _, group in reason.gpus]
+    assert renamed.message == (
+        "fraction 0.6 fits no shared GPU and no whole GPU is free (fragmentation: "
+        f"0.40 free on n0/GPU-{groups[0]}, 0.40 free on n0/GPU-{groups[1]})"
+    )
+    assert reason.message == renamed.message.replace("/GPU-", "/")  # the simulator's own names: node/group
+
+
+def test_a_gang_reason_keeps_its_pods_shared_gpus_nameable() -> None:
+    doc = {
+        "actions": ["allocate"],
+        "nodes": [{"name": "n0", "gpus": 1}],
+        "queues": [queue("q")],
+        "jobs": [
+            {"name": "a", "queue": "q", "gpuFraction": 0.6},
+            {"name": "g", "queue": "q", "gpuFraction": 0.6, "tasks": 2},
+        ],
+    }
+    reason = run(doc).reason("g")
+    assert reason is not None
+    assert reason.code == "gang"
+    assert reason.naming_gpus(lambda node, group: "THE-GPU").message == (
+        "gang of 2 needs 2 pods placed at once; only 0 fit "
+        "(fraction 0.6 fits no shared GPU and no whole GPU is free (fragmentation: 0.40 free on THE-GPU))"
+    )
+
+
+def test_a_reason_that_names_no_gpu_is_unchanged_by_naming() -> None:
+    reason = Reason("no-node-fits", "no node fits 2 GPUs")
+    assert reason.naming_gpus(lambda node, group: "x") is reason
