@@ -23,6 +23,12 @@ from kaistack.declaration.tenant_sizing import exposure, tenant_quota
 from kaistack.declaration.yaml_load import YamlInputError, load_one
 
 VCLUSTER_API_PORT = 8443  # controlPlane.proxy.port, which vCluster does not let you change
+# The chart grants its syncer pods/resize only `if ge (.Capabilities.KubeVersion.Minor|int) 35`
+# (loft-sh/vcluster@v0.36.1 chart/templates/role.yaml:43-47; the same at v0.37.0-rc.1), and a managed
+# control plane reports its minor as "35+" (EKS: Minor "15+" for v1.15.11-eks-af3caf), which sprig's int
+# reads as 0: on EKS the syncer could not resize a host pod in place. Granted here as the chart would;
+# on a host below 1.35 the subresource does not exist and the rule grants nothing.
+POD_RESIZE_RULE = {"apiGroups": [""], "resources": ["pods/resize"], "verbs": ["patch", "update"]}
 
 
 def kubeconfig_secret_name(tenant: TenantModel) -> str:
@@ -86,6 +92,7 @@ def vcluster_values(config: StackConfig, tenant: TenantModel) -> dict[str, Any]:
         "sync": {"fromHost": from_host},
         "controlPlane": control_plane,
         "policies": policies,
+        "rbac": {"role": {"extraRules": [POD_RESIZE_RULE]}},
     }
     url = api_server_url(config, tenant)
     if url is not None:

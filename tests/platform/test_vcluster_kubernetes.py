@@ -124,3 +124,18 @@ def test_each_virtual_minor_names_its_own_tag_and_covers_the_charts_default(char
 )
 def test_kubernetes_minor_reads_versions_and_image_tags(text: str, minor: str | None) -> None:
     assert versions.kubernetes_minor(text) == minor
+
+
+@pytest.mark.parametrize("chart", sorted(versions.VCLUSTER_VERSIONS))
+def test_the_syncer_may_resize_pods_whatever_minor_the_host_reports(mocks, chart: str) -> None:
+    """The chart grants pods/resize only when `.Capabilities.KubeVersion.Minor|int` >= 35
+    (loft-sh/vcluster@v0.36.1 chart/templates/role.yaml:43-47), and EKS reports its minor as "35+", which that
+    reads as 0. kaistack grants the chart's own rule through rbac.role.extraRules, a key both charts have."""
+    values = yaml.safe_load((SCHEMAS / f"vcluster-values-{chart}.yaml").read_text())
+    assert values["rbac"]["role"]["extraRules"] == []
+    run_program(mocks, _with_tenant(base_raw(), version=chart))
+    (release,) = [inputs(r) for r in of_type(mocks.resources, RELEASE) if inputs(r)["chart"] == "vcluster"]
+    assert release["values"]["rbac"] == {
+        "role": {"extraRules": [{"apiGroups": [""], "resources": ["pods/resize"], "verbs": ["patch", "update"]}]}
+    }
+    validate_vcluster_values(release["values"], chart)
