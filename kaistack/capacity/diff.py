@@ -94,7 +94,7 @@ def diff_reports(
                 changes.append(WorkloadChange(name, "displaced", a.status, b.status, _reason(b), detail))
             else:
                 changes.append(WorkloadChange(name, "newly-pending", a.status, b.status, _reason(b), counts))
-        elif a.pending and runs > ran:
+        elif a.pending and (runs > ran or (not b.pending and b.status != "Empty")):
             detail = f"{runs} of {len(b.pods)} pods placed, was {ran}" if b.pending else ""
             changes.append(WorkloadChange(name, "newly-placed", a.status, b.status, "", detail))
         elif same or a.pending or b.pending or len(a.pods) != len(b.pods) or not a.pods:

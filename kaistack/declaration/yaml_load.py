@@ -188,7 +188,9 @@ def _check_json_values(text: str, source: str) -> None:
     limit = limits.MAX_JSON_VALUES
     if text.count(",") + text.count("[") + text.count("{") < limit:
         return
-    bare = _JSON_STRING.sub('""', text)
+    # Escapes out first, then strings: two linear passes (one pattern for both backtracks quadratically on an
+    # unclosed quote followed by escaped ones, and holds state per character of a long string).
+    bare = _JSON_STRING.sub('""', _JSON_ESCAPE.sub("", text))
     if bare.count(",") + bare.count("[") + bare.count("{") >= limit:
         what = "values (numbers, strings, objects, lists)"
         raise YamlInputError(f"{source}: more than {limit:,} {what}; kaistack reads at most that")
@@ -273,8 +275,9 @@ class _TooManyValues(YamlInputError):
 
 
 _DEPTH = f"nested deeper than {limits.MAX_DEPTH} levels"
-# A JSON string, escapes included: what may hold commas and brackets that are not the document's.
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+# A JSON string once its escapes are gone: what may hold commas and brackets that are not the document's.
+_JSON_ESCAPE = re.compile(r"\\.", re.S)
+_JSON_STRING = re.compile(r'"[^"]*"')
 _MERGE = "tag:yaml.org,2002:merge"
 _STR = "tag:yaml.org,2002:str"
 

@@ -82,3 +82,16 @@ def test_a_partial_workload_that_becomes_whole_is_newly_placed_without_a_count()
     diff = _diff(_stack([big], gpu_nodes=1), _stack([big], gpu_nodes=2))
     [change] = diff.workloads
     assert (change.change, change.before, change.after, change.detail) == ("newly-placed", "Partial", "Running", "")
+
+
+def test_a_partial_workload_scaled_down_to_what_runs_is_newly_placed() -> None:
+    """Partial 1 of 2 becomes Running 1 of 1: the same pods run, and nothing of it is Pending any more."""
+    diff = _diff(_stack([_deployment("big", 2)], gpu_nodes=1), _stack([_deployment("big", 1)], gpu_nodes=1))
+    [change] = diff.workloads
+    assert (change.change, change.before, change.after) == ("newly-placed", "Partial", "Running")
+    assert not diff.harmful
+
+
+def test_a_partial_workload_scaled_to_zero_is_not_reported() -> None:
+    diff = _diff(_stack([_deployment("big", 2)], gpu_nodes=1), _stack([_deployment("big", 0)], gpu_nodes=1))
+    assert diff.workloads == ()

@@ -141,6 +141,13 @@ def _debugged(pod: dict[str, Any], **env: str) -> dict[str, Any]:
     return out
 
 
+def _debugged_again(pod: dict[str, Any]) -> dict[str, Any]:
+    """A second ephemeral container, without the void, beside the pod's first."""
+    out = copy.deepcopy(pod)
+    out["spec"]["ephemeralContainers"].append({"name": "again", "image": "nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04"})
+    return out
+
+
 def _owned(pod: dict[str, Any], kind: str) -> dict[str, Any]:
     out = copy.deepcopy(pod)
     owner = {"apiVersion": "apps/v1", "kind": kind, "name": "w-5d8f", "uid": "0d1c", "controller": True}
@@ -151,6 +158,21 @@ def _owned(pod: dict[str, Any], kind: str) -> dict[str, Any]:
 PLAIN = synced_pod()
 SHARED = _bound(synced_pod(annotations={"gpu-fraction": "0.9"}))
 CUDA_ALL = [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"}]
+# What vCluster writes into synced containers for a Service `nvidia-triton` (pods/translate/envvars.go).
+SERVICE_LINKS = [
+    {"name": "NVIDIA_TRITON_SERVICE_HOST", "value": "10.96.0.12"},
+    {"name": "NVIDIA_TRITON_SERVICE_PORT_HTTP", "value": "8000"},
+    {"name": "NVIDIA_TRITON_PORT_8000_TCP_ADDR", "value": "10.96.0.12"},
+]
+
+
+def _with_env(pod: dict[str, Any], env: list[dict[str, str]], ephemeral: bool = False) -> dict[str, Any]:
+    out = copy.deepcopy(pod)
+    containers = out["spec"]["ephemeralContainers" if ephemeral else "containers"]
+    containers[0]["env"] = [*containers[0].get("env", []), *env]
+    return out
+
+
 PODS: dict[str, Case] = {
     # --- normal tenant and host system pods: admitted -------------------------------------------
     "kai pod on the tenant's queue": Case(PLAIN, True),
@@ -207,6 +229,17 @@ PODS: dict[str, Case] = {
         operation="UPDATE",
         old=_bound(PLAIN),
         offline=False,
+    ),
+    "kubectl debug beside a Service named nvidia-triton": Case(
+        _with_env(_debugged(_bound(PLAIN), NVIDIA_VISIBLE_DEVICES="void"), SERVICE_LINKS, ephemeral=True),
+        True,
+        operation="UPDATE",
+        old=_bound(PLAIN),
+        offline=False,
+    ),
+    "CoreDNS beside a Service named nvidia-triton": Case(_with_env(coredns(), SERVICE_LINKS), True, offline=False),
+    "syncer updates a pod with a debug container from before the policy": Case(
+        _debugged(_bound(PLAIN)), True, operation="UPDATE", old=_debugged(_bound(PLAIN)), offline=False
     ),
     "KAI's pod-grouper adds pod-group-name": Case(
         _annotated(PLAIN, **{"pod-group-name": "pg-p-1234"}),
@@ -269,6 +302,13 @@ PODS: dict[str, Case] = {
     ),
     "kubectl debug with a CUDA image": Case(
         _debugged(_bound(PLAIN)), False, operation="UPDATE", old=_bound(PLAIN), offline=False
+    ),
+    "a second debug container without the void, beside one from before": Case(
+        _debugged_again(_debugged(_bound(PLAIN))),
+        False,
+        operation="UPDATE",
+        old=_debugged(_bound(PLAIN)),
+        offline=False,
     ),
     "kubectl debug with NVIDIA_VISIBLE_DEVICES=all": Case(
         _debugged(_bound(PLAIN), NVIDIA_VISIBLE_DEVICES="all"),

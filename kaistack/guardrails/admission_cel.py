@@ -1,0 +1,187 @@
+"""CEL for a tenant's admission policy: building blocks, and the rules about GPUs.
+
+KAI v0.17.0's GPU request checks (kaistack.guardrails.gpu_requests, same table), and the ways a pod
+reaches a GPU that KAI's webhooks do not see: resources under other names, the NVIDIA runtime's
+variables, runtime classes and taints for default-scheduled pods, share annotations changed after
+binding, ephemeral containers. kaistack.guardrails.admission assembles them into the policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kaistack.declaration import kai_api
+from kaistack.guardrails import gpu_requests as kai
+
+OBJ = "object"
+OLD = "oldObject"
+ANN = "object.metadata.annotations"
+LABELS = "object.metadata.labels"
+IS_CREATE = "request.operation == 'CREATE'"
+IS_UPDATE = "request.operation == 'UPDATE'"
+
+
+def quote(text: str) -> str:
+    """A CEL string literal (single-quoted; the names used here never contain quotes or backslashes)."""
+    if "'" in text or "\\" in text:
+        raise ValueError(f"cannot quote {text!r} for CEL")
+    return f"'{text}'"
+
+
+def cel_list(items: Sequence[str]) -> str:
+    return "[" + ", ".join(quote(i) for i in items) + "]"
+
+
+def has_key(map_path: str, key: str) -> str:
+    """`key` is in the optional map at `map_path` (parenthesised: CEL's `!` binds tighter than `in`)."""
+    return f"(has({map_path}) && {quote(key)} in {map_path})"
+
+
+def value(map_path: str, key: str) -> str:
+    return f"{map_path}[{quote(key)}]"
+
+
+def unchanged(map_path: str, key: str) -> str:
+    """On UPDATE, the key has the same value in oldObject as in object."""
+    old = map_path.replace(OBJ, OLD, 1)
+    return (
+        f"({IS_UPDATE} && {has_key(old, key)} && {has_key(map_path, key)} && "
+        f"{value(old, key)} == {value(map_path, key)})"
+    )
+
+
+def each_container(predicate: str) -> str:
+    """`predicate` (on `c`) holds for every container and init container."""
+    return (
+        f"object.spec.containers.all(c, {predicate}) && "
+        f"(!has(object.spec.initContainers) || object.spec.initContainers.all(c, {predicate}))"
+    )
+
+
+# What a default-scheduled pod may ask for: what every node has. A GPU under any other name (amd.com/gpu,
+# nvidia.com/gpu.shared, a MIG slice) is a device KAI guards or cannot see.
+PLAIN_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+
+
+def _plain_resources(block: str) -> str:
+    return (
+        f"(!has(c.resources.{block}) || c.resources.{block}.all(k, k in {cel_list(PLAIN_RESOURCES)} || "
+        "k.startsWith('hugepages-')))"
+    )
+
+
+NO_GPU_RESOURCES = each_container(
+    f"!has(c.resources) || ({_plain_resources('limits')} && {_plain_resources('requests')})"
+)
+# An NVIDIA_* variable that is not a Service link: vCluster writes every Service's variables into the
+# containers it syncs (loft-sh/vcluster@v0.36.1 pods/translate/envvars.go), and a Service `nvidia-triton`
+# gives NVIDIA_TRITON_SERVICE_HOST, NVIDIA_TRITON_PORT_8000_TCP, ..., none of which the runtime reads.
+_RUNTIME_VAR = (
+    "(e.name.startsWith('NVIDIA_') && "
+    "!e.name.matches('^NVIDIA_[A-Z0-9_]+_(SERVICE_HOST|SERVICE_PORT|PORT)(_[A-Z0-9_]+)?$'))"
+)
+# A process reaches a node's GPUs without asking for one through the NVIDIA runtime: a runtime class, the
+# variables it reads (from env or an envFrom source the policy cannot see), or a toleration that lets the
+# pod onto tainted GPU nodes where nvidia is the default runtime (EKS's NVIDIA AMI).
+NO_GPU_PATH = (
+    "(!has(object.spec.runtimeClassName) || object.spec.runtimeClassName == '') && "
+    "(!has(object.spec.tolerations) || object.spec.tolerations.all(t, has(t.key) && t.key != '' && "
+    f"t.key != {quote(kai_api.GPU_RESOURCE)})) && "
+    + each_container(f"(!has(c.env) || c.env.all(e, !{_RUNTIME_VAR})) && (!has(c.envFrom) || size(c.envFrom) == 0)")
+)
+RENAMED_GPU = kai_api.GPU_RESOURCE + "."  # the device plugin's renamed time slices: nvidia.com/gpu.shared
+NO_RENAMED_GPU = each_container(
+    "!has(c.resources) || ("
+    f"(!has(c.resources.limits) || c.resources.limits.all(k, !k.startsWith({quote(RENAMED_GPU)}))) && "
+    f"(!has(c.resources.requests) || c.resources.requests.all(k, !k.startsWith({quote(RENAMED_GPU)}))))"
+)
+NO_GPU_LIMIT = each_container(
+    f"!has(c.resources) || !has(c.resources.limits) || !({quote(kai.GPU_RESOURCE)} in c.resources.limits)"
+)
+FRACTIONAL = f"({has_key(ANN, kai.FRACTION)} || {has_key(ANN, kai.MEMORY)})"
+KAI_ANNOTATIONS = (kai.FRACTION, kai.MEMORY, kai.NUM_DEVICES, kai.MPS, kai_api.POD_GROUP_NAME)
+
+
+def _uint_ok(key: str) -> str:
+    # uint() is strconv.ParseUint(v, 10, 64) in cel-go, as in KAI; an overflow is an error, and an error denies.
+    return f"({value(ANN, key)}.matches({quote(kai.UINT_SYNTAX)}) && uint({value(ANN, key)}) > 0u)"
+
+
+def gpu_request_validations(sharing_enabled: bool) -> list[tuple[str, str]]:
+    """KAI's ValidateGpuRequests (+ the gates around it) as (expression, message) pairs."""
+    fraction = value(ANN, kai.FRACTION)
+    rules = [
+        (
+            f"!{has_key(ANN, kai.FRACTION)} || ({fraction}.matches({quote(kai.FRACTION_SYNTAX)}) && "
+            f"double({fraction}) > 0.0 && double({fraction}) < 1.0)",
+            f"{kai.FRACTION} must be a decimal strictly between 0 and 1, like '0.5' (no unit, no spaces); "
+            "use an nvidia.com/gpu limit for whole GPUs",
+        ),
+        (f"!{has_key(ANN, kai.MEMORY)} || {_uint_ok(kai.MEMORY)}", f"{kai.MEMORY} must be a whole number of MiB >= 1"),
+        (
+            f"!({has_key(ANN, kai.FRACTION)} && {has_key(ANN, kai.MEMORY)})",
+            f"use {kai.FRACTION} or {kai.MEMORY}, not both",
+        ),
+        (
+            f"!{FRACTIONAL} || ({NO_GPU_LIMIT})",
+            f"a pod with {kai.FRACTION} or {kai.MEMORY} must not have an nvidia.com/gpu limit on any container "
+            "or init container",
+        ),
+        (
+            f"!{has_key(ANN, kai.NUM_DEVICES)} || ({FRACTIONAL} && {_uint_ok(kai.NUM_DEVICES)})",
+            f"{kai.NUM_DEVICES} must be a whole number >= 1 and comes with {kai.FRACTION} or {kai.MEMORY}",
+        ),
+        (
+            f"!({has_key(ANN, kai.MPS)} && {value(ANN, kai.MPS)} == 'true') || {FRACTIONAL}",
+            f"{kai.MPS}: 'true' needs {kai.FRACTION} or {kai.MEMORY} (KAI runs MPS only on shared GPUs)",
+        ),
+        (
+            f"!{FRACTIONAL} || !{has_key(ANN, kai.CONTAINER_NAME)} || "
+            f"object.spec.containers.exists(c, c.name == {value(ANN, kai.CONTAINER_NAME)}) || "
+            f"(has(object.spec.initContainers) && "
+            f"object.spec.initContainers.exists(c, c.name == {value(ANN, kai.CONTAINER_NAME)}))",
+            f"{kai.CONTAINER_NAME} must name one of the pod's containers or init containers",
+        ),
+    ]
+    if not sharing_enabled:
+        rules.insert(
+            0,
+            (f"!{FRACTIONAL}", f"GPU sharing is off on this cluster: no {kai.FRACTION} or {kai.MEMORY} annotations"),
+        )
+    return rules
+
+
+OLD_ANN = "oldObject.metadata.annotations"
+SHARE_KEYS = (kai.FRACTION, kai.MEMORY, kai.NUM_DEVICES)
+
+
+def shares_kept(new: str, old: str) -> str:
+    """Every share annotation of `new` (KAI reads legacy MIG requests from annotations named like the
+    resource, pod_info.go:557-572) is in `old` with the same value."""
+    share = f"(k in {cel_list(SHARE_KEYS)} || k.startsWith({quote(kai_api.MIG_RESOURCE_PREFIX)}))"
+    return f"(!has({new}) || {new}.all(k, !{share} || (has({old}) && k in {old} && {old}[k] == {new}[k])))"
+
+
+_VOID = f"(e.name == {quote(kai_api.NVIDIA_VISIBLE_DEVICES)} && has(e.value) && e.value in ['void', 'none'])"
+# Ephemeral containers cannot change once added: one the old pod already had (say, from before this policy)
+# passes, or every later update of the pod would be refused.
+EPHEMERAL_VOID = (
+    "!has(object.spec.ephemeralContainers) || object.spec.ephemeralContainers.all(c, "
+    f"({IS_UPDATE} && has(oldObject.spec.ephemeralContainers) && "
+    "oldObject.spec.ephemeralContainers.exists(o, o.name == c.name)) || "
+    f"(has(c.env) && c.env.exists(e, {_VOID}) && c.env.all(e, !{_RUNTIME_VAR} || {_VOID}) && "
+    "(!has(c.envFrom) || size(c.envFrom) == 0)))"
+)
+
+
+def quota_unit_validation() -> tuple[str, str]:
+    """kaistack's rule beyond KAI's (kaistack.guardrails.gpu_requests.quota_unit_problems): a valid fraction
+    KAI would count as 0 GPUs. An unchanged annotation passes, so the syncer's updates of a running pod do."""
+    fraction = value(ANN, kai.FRACTION)
+    return (
+        f"!{has_key(ANN, kai.FRACTION)} || !({fraction}.matches({quote(kai.FRACTION_SYNTAX)})) || "
+        f"!(double({fraction}) > 0.0 && double({fraction}) < 1.0) || double({fraction}) * 100.0 >= 0.5 || "
+        f"{unchanged(ANN, kai.FRACTION)}",
+        f"{kai.FRACTION} under {kai.SMALLEST_FRACTION} counts as 0 GPUs of the queue's quota and limit (KAI keeps "
+        "shares in hundredths of a GPU); ask for at least '0.01'",
+    )
