@@ -54,15 +54,22 @@ def test_a_kind_tenant_runs_the_minor_of_the_kind_node_image(mocks, chart: str) 
     validate_vcluster_values(release["values"], chart)
 
 
+def test_an_eks_tenant_runs_the_control_planes_minor() -> None:
+    raw = _with_tenant(base_raw())
+    raw["cluster"] = {"provider": "eks", "eks": {"region": "us-west-2", "version": "1.33"}, "nodePools": []}
+    raw["gpu"] = {"mode": "none"}
+    assert _version(StackConfig.model_validate(raw)) == "v1.33.4"
+
+
 @pytest.mark.parametrize("stack", ["staging", "prod"])
-def test_tenants_of_the_eks_stacks_run_the_control_planes_minor(stack: str) -> None:
-    """staging and prod pin EKS 1.33: their vClusters run v1.33.4, not 1.36 three minors ahead."""
+def test_the_eks_stacks_tenants_keep_the_minor_they_were_first_deployed_with(stack: str) -> None:
+    """staging and prod run EKS 1.33 and tenants vCluster started at its default 1.36: following the host would
+    step their API servers down three minors, which Kubernetes does not support."""
     config = StackConfig.model_validate(read_stack_config(PROJECT_DIR, stack))
-    assert config.cluster.eks is not None
-    assert config.cluster.eks.version == "1.33"
+    assert config.host_kubernetes_minor() == "1.33"
     assert config.tenants
     assert {vcluster_values(config, t)["controlPlane"]["distro"]["k8s"]["version"] for t in config.tenants} == {
-        "v1.33.4"
+        "v1.36.0"
     }
 
 
