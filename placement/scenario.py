@@ -134,7 +134,9 @@ def parse_scenario(document: object, source: str = "<scenario>") -> Scenario:
     expect = doc.get("expect") or {}
     if not isinstance(expect, Mapping):
         raise r.fail("expect", "must be a mapping")
-    name = doc.get("name") or Path(source).stem
+    # A file name is bytes the OS decoded with surrogates where it is not UTF-8 (argv's surrogateescape): written
+    # as \udcff text, it cannot break the output's encoding.
+    name = doc.get("name") or Path(source).stem.encode("utf-8", "backslashreplace").decode("utf-8")
     snapshot = Snapshot(nodes, queues, jobs, topologies, _config_maps(r, doc.get("configMaps")))
     listed = _namespace_labels(r, doc["namespaceLabels"]) if doc.get("namespaceLabels") is not None else {}
     if namespace_selectors.has_selectors(snapshot):

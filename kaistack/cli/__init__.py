@@ -78,14 +78,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     with visible_output():  # an invalid choice is echoed back: the user's text cannot drive the terminal either
         args = _parse(build_parser(), argv)
     command = f"kaistack {args.command}"
-    with _interrupts() as interrupted, visible_output():
+    with _interrupts() as interrupted, visible_output() as stdout:
         code = _run(args, command, interrupted)
-        if not interrupted.is_set():
-            return code
-        if code != int(ExitCode.INTERRUPTED):
-            # Ctrl-C landed inside an event loop that swallowed it (the Pulumi mocks): still an interruption.
-            print("interrupted", file=sys.stderr)
-        return int(ExitCode.INTERRUPTED)
+        if interrupted.is_set():
+            if code != int(ExitCode.INTERRUPTED):
+                # Ctrl-C landed inside an event loop that swallowed it (the Pulumi mocks): still an interruption.
+                print("interrupted", file=sys.stderr)
+            code = int(ExitCode.INTERRUPTED)
+    if stdout.failure is not None and code != int(ExitCode.INTERRUPTED):
+        # The result is decided but not all of it was written (a full disk): what a reader has is not the report.
+        print(f"{command}: cannot write its output: {stdout.failure.strerror or stdout.failure}", file=sys.stderr)
+        return int(ExitCode.ENVIRONMENT)
+    return code
 
 
 def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:

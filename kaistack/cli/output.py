@@ -29,29 +29,34 @@ class _Visible:
     """A text stream that writes control characters as visible text; everything else is the stream's own.
 
     When the reader goes away (`kaistack check | head -1`), what is left to write is dropped: the command goes on
-    to return its own exit code (1 for findings), which a BrokenPipeError escaping it would lose."""
+    to return its own exit code (1 for findings), which a BrokenPipeError escaping it would lose. Any other write
+    error (a full disk, EIO) drops the rest too and is kept in `failure`: the output is incomplete, which
+    main reports as an environment problem (exit 3) once the command is done."""
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
         self.reader_gone = False
+        self.failure: OSError | None = None
 
     def write(self, text: str) -> int:
         if not self.reader_gone:
             try:
                 return self._stream.write(visible(text))
-            except BrokenPipeError:
-                self._drop_the_rest()
+            except OSError as err:
+                self._drop_the_rest(err)
         return len(text)
 
     def flush(self) -> None:
         if not self.reader_gone:
             try:
                 self._stream.flush()
-            except BrokenPipeError:
-                self._drop_the_rest()
+            except OSError as err:
+                self._drop_the_rest(err)
 
-    def _drop_the_rest(self) -> None:
+    def _drop_the_rest(self, err: OSError) -> None:
         self.reader_gone = True
+        if not isinstance(err, BrokenPipeError):
+            self.failure = err
         # What the stream still buffers is flushed again at exit: into /dev/null, or Python would print
         # "Exception ignored ... BrokenPipeError" and exit 120.
         try:
@@ -67,19 +72,22 @@ class _Visible:
 
 
 @contextmanager
-def visible_output() -> Iterator[None]:
+def visible_output() -> Iterator[_Visible]:
     """For one command: nothing it prints (reports, errors, progress) can drive the terminal. JSON already
     escapes every control character (json.dumps ensure_ascii), so machine output is unchanged. Output is flushed
-    before the command's exit code is returned, so a reader that went away is noticed here, not at exit."""
+    before the command's exit code is returned, so a reader that went away is noticed here, not at exit. Yields
+    the wrapped stdout, whose `failure` says whether all of it was written."""
     out, err = sys.stdout, sys.stderr
     visible_out, visible_err = _Visible(out), _Visible(err)
     sys.stdout, sys.stderr = visible_out, visible_err  # type: ignore[assignment]
     try:
-        yield
+        yield visible_out
     finally:
-        visible_out.flush()
-        visible_err.flush()
-        sys.stdout, sys.stderr = out, err
+        try:
+            visible_out.flush()
+            visible_err.flush()
+        finally:
+            sys.stdout, sys.stderr = out, err
 
 
 def dumps(value: Any, *, compact: bool = False) -> str:

@@ -191,6 +191,11 @@ def _metadata_problem(data: Mapping[str, Any]) -> str | None:
         if not isinstance(entries, dict):
             return f"{kind} metadata.{key} is a {type(entries).__name__}; expected a mapping of strings to strings"
         for name, value in entries.items():
+            if isinstance(name, str) and value is None:
+                # `checksum/config:` with nothing after it (Helm writes that for an empty value): the API server
+                # decodes a null map value as "", and so do the rules.
+                entries[name] = ""
+                continue
             if not isinstance(name, str) or not isinstance(value, str):
                 wrong = value if isinstance(name, str) else name
                 return (

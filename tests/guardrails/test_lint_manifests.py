@@ -241,6 +241,15 @@ def test_list_items_with_metadata_of_the_wrong_shape_are_errors(metadata: str, f
     assert errors[0].message == f"document 1 items[0]: {fragment}"
 
 
+def test_a_null_label_or_annotation_value_is_read_as_empty_as_the_api_server_decodes_it() -> None:
+    """Helm writes `checksum/config:` with nothing after it for an empty value; kubectl accepts it as ""."""
+    text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations: {checksum/config: }\n  labels: {a: }\n"
+    objects, errors = load_manifests("f.yaml", text)
+    assert errors == []
+    assert objects[0].obj["metadata"]["annotations"] == {"checksum/config": ""}
+    assert objects[0].obj["metadata"]["labels"] == {"a": ""}
+
+
 def test_list_whose_items_is_not_a_list_is_an_error() -> None:
     objects, errors = load_manifests("f.yaml", "apiVersion: v1\nkind: PodList\nitems: oops\n")
     assert objects == []

@@ -240,3 +240,14 @@ def test_an_unknown_kai_version_is_refused() -> None:
     doc["kaiVersion"] = "v0.19.0"
     with pytest.raises(ScenarioError, match=r"kaiVersion: the simulator implements v0.17.0, v0.18.0; got 'v0.19.0'"):
         scenario(doc)
+
+
+def test_a_name_taken_from_a_file_name_that_is_not_utf8_is_printable_text(tmp_path: Path) -> None:
+    """argv and os.listdir decode such bytes to lone surrogates, which no output encoding can write."""
+    path = tmp_path / "noname\udcff.yaml"
+    try:
+        path.write_text("nodes: []\n")
+    except (UnicodeEncodeError, OSError):
+        pytest.skip("this file system refuses a non-UTF-8 name")
+    name = load_scenario(path).name
+    assert name == "noname\\udcff"

@@ -81,3 +81,44 @@ def test_a_closed_pipe_gives_the_exit_code_and_no_complaint_at_exit(nofit: Path)
         os.close(write_end)
     assert run.returncode == 1, run.stderr
     assert run.stderr == ""
+
+
+class _FullDisk(io.StringIO):
+    """A stdout on a full disk (`> /dev/full`): every write and flush raises ENOSPC."""
+
+    def write(self, text: str) -> int:
+        raise OSError(28, "No space left on device")
+
+    def flush(self) -> None:
+        raise OSError(28, "No space left on device")
+
+
+@pytest.mark.parametrize("form", [[], ["--json"]], ids=["text", "json"])
+def test_output_lost_to_a_full_disk_is_an_environment_problem_not_the_verdict(
+    form: list[str], nofit: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The verdict (1: does not fit) was never written whole: exit 3, and stderr says why, without a traceback."""
+    monkeypatch.setattr(sys, "stdout", _FullDisk())
+    assert main(["check", "--stack", "nofit", "--project", str(nofit), *form]) == 3
+    err = capsys.readouterr().err
+    assert "kaistack check: cannot write its output: No space left on device" in err
+    assert "Traceback" not in err
+
+
+def test_dev_full_gives_exit_3_and_no_complaint_at_exit(nofit: Path) -> None:
+    """A real full device, buffered as a redirected stdout is: no 'Exception ignored' after main returns."""
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full on this system")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    with open("/dev/full", "w") as full:
+        run = subprocess.run(
+            [sys.executable, "-m", "kaistack", "check", "--stack", "nofit", "--project", str(nofit), "--json"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+            env=env,
+        )
+    assert run.returncode == 3, run.stderr
+    assert run.stderr.strip() == "kaistack check: cannot write its output: No space left on device"
