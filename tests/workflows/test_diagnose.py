@@ -169,6 +169,18 @@ def test_at_must_be_a_time_with_a_zone(capsys: pytest.CaptureFixture[str]) -> No
     assert "--at: must be an RFC 3339 time with a zone" in capsys.readouterr().err
 
 
+def test_a_yaml_dump_past_the_value_limit_says_to_dump_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kaistack.declaration import limits
+
+    monkeypatch.setattr(limits, "MAX_YAML_VALUES", 50)
+    assert main(["diagnose", "--from-dump", str(DUMPS / "mistakes.yaml")]) == 2
+    err = capsys.readouterr().err
+    assert "more than 50 values in the input" in err
+    assert "dump it with `kubectl get ... -o json` (up to 5,000,000 values)" in err
+
+
 def test_an_unreadable_dump_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "dump.yaml"
     bad.write_text("items: [\n")
