@@ -26,9 +26,16 @@ VCLUSTER_API_PORT = 8443  # controlPlane.proxy.port, which vCluster does not let
 # The chart grants its syncer pods/resize only `if ge (.Capabilities.KubeVersion.Minor|int) 35`
 # (loft-sh/vcluster@v0.36.1 chart/templates/role.yaml:43-47; the same at v0.37.0-rc.1), and a managed
 # control plane reports its minor as "35+" (EKS: Minor "15+" for v1.15.11-eks-af3caf), which sprig's int
-# reads as 0: on EKS the syncer could not resize a host pod in place. Granted here as the chart would;
-# on a host below 1.35 the subresource does not exist and the rule grants nothing.
+# reads as 0: on EKS the syncer could not resize a host pod in place. Granted here as the chart would, from
+# 1.35 or where kaistack cannot know the host's minor; below 1.35 vCluster's syncer resizes nothing
+# (pkg/controllers/resources/pods/syncer.go:413-418) and the grant is left out, as the chart leaves it.
 POD_RESIZE_RULE = {"apiGroups": [""], "resources": ["pods/resize"], "verbs": ["patch", "update"]}
+RESIZE_FROM = (1, 35)
+
+
+def _grants_resize(config: StackConfig) -> bool:
+    minor = config.host_kubernetes_minor()
+    return minor is None or tuple(int(p) for p in minor.split(".")) >= RESIZE_FROM
 
 
 def kubeconfig_secret_name(tenant: TenantModel) -> str:
@@ -92,8 +99,9 @@ def vcluster_values(config: StackConfig, tenant: TenantModel) -> dict[str, Any]:
         "sync": {"fromHost": from_host},
         "controlPlane": control_plane,
         "policies": policies,
-        "rbac": {"role": {"extraRules": [POD_RESIZE_RULE]}},
     }
+    if _grants_resize(config):
+        values["rbac"] = {"role": {"extraRules": [POD_RESIZE_RULE]}}
     url = api_server_url(config, tenant)
     if url is not None:
         # The exported kubeconfig (Secret vc-<name>) points where the Pulumi host can connect, and

@@ -85,9 +85,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 # Ctrl-C landed inside an event loop that swallowed it (the Pulumi mocks): still an interruption.
                 print("interrupted", file=sys.stderr)
             code = int(ExitCode.INTERRUPTED)
-    if stdout.failure is not None and code != int(ExitCode.INTERRUPTED):
-        # The result is decided but not all of it was written (a full disk): what a reader has is not the report.
-        print(f"{command}: cannot write its output: {stdout.failure.strerror or stdout.failure}", file=sys.stderr)
+    if stdout.failure is not None and code in (int(ExitCode.OK), int(ExitCode.FINDINGS)):
+        # The verdict was decided but not all of it written (a full disk): what a reader has is not the report.
+        # Other codes (bad input, a bug, an interrupt) say more than the lost output does, and stay.
+        with contextlib.suppress(OSError, AttributeError):  # stderr full or closed too: the exit code still says it
+            print(f"{command}: cannot write its output: {stdout.failure.strerror or stdout.failure}", file=sys.stderr)
         return int(ExitCode.ENVIRONMENT)
     return code
 

@@ -135,12 +135,19 @@ def read_dump(path: Path) -> list[Any]:
     from kaistack.declaration import limits
     from kaistack.declaration.yaml_load import YamlInputError, load_documents, load_json, read_text
 
-    text = read_text(path, max_bytes=limits.MAX_MANIFEST_FILE_BYTES, what="dump")
+    text = read_text(path, max_bytes=limits.MAX_JSON_DUMP_BYTES, what="dump")
     if text.lstrip()[:1] in ("{", "["):
         # `kubectl get ... -o json`: the same objects, read ~50 times faster than YAML on a large cluster.
         data = load_json(text, str(path))
         objects = data if isinstance(data, list) else [data]
     else:
+        size = len(text.encode("utf-8"))
+        if size > limits.MAX_MANIFEST_FILE_BYTES:
+            raise YamlInputError(
+                f"{path}: a YAML dump of {size} bytes; kaistack reads YAML dumps up to "
+                f"{limits.MAX_MANIFEST_FILE_BYTES} bytes and JSON ones (`kubectl get ... -o json`) up to "
+                f"{limits.MAX_JSON_DUMP_BYTES}"
+            )
         documents, errors = load_documents(text, str(path))
         if errors:
             hint = ""

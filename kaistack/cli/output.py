@@ -7,6 +7,8 @@ non-finite number here is a bug: `allow_nan=False` turns it into an internal err
 
 from __future__ import annotations
 
+import errno
+import io
 import json
 import os
 import re
@@ -33,10 +35,10 @@ class _Visible:
     error (a full disk, EIO) drops the rest too and is kept in `failure`: the output is incomplete, which
     main reports as an environment problem (exit 3) once the command is done."""
 
-    def __init__(self, stream: TextIO) -> None:
-        self._stream = stream
-        self.reader_gone = False
-        self.failure: OSError | None = None
+    def __init__(self, stream: TextIO | None) -> None:
+        self._stream: TextIO = stream if stream is not None else io.StringIO()
+        self.reader_gone = stream is None  # started with the descriptor closed (`>&-`): Python gives None
+        self.failure: OSError | None = OSError(errno.EBADF, "it is closed") if stream is None else None
 
     def write(self, text: str) -> int:
         if not self.reader_gone:

@@ -12,6 +12,9 @@ from __future__ import annotations
 MAX_STACK_FILE_BYTES = 16 * 2**20  # a Pulumi.<stack>.yaml
 MAX_MANIFEST_FILE_BYTES = 64 * 2**20  # one file (or stdin) given to `kaistack lint`
 MAX_SCENARIO_FILE_BYTES = 256 * 2**20  # a scenario for `kaistack simulate` (JSON for the large ones)
+MAX_JSON_DUMP_BYTES = (
+    256 * 2**20
+)  # a `kubectl get -o json` dump for `kaistack diagnose` (YAML ones: the manifest limit)
 MAX_KUBECONFIG_BYTES = 16 * 2**20  # a kubeconfig file (certificates inline included)
 MAX_SMALL_FILE_BYTES = 1 * 2**20  # Pulumi.yaml, PulumiPolicy.yaml, the JSON Schema `schema --check` compares
 MAX_DOCUMENTS = 20_000  # YAML documents in one file

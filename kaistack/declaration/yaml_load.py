@@ -190,7 +190,7 @@ def _check_json_values(text: str, source: str) -> None:
         return
     # Escapes out first, then strings: two linear passes (one pattern for both backtracks quadratically on an
     # unclosed quote followed by escaped ones, and holds state per character of a long string).
-    bare = _JSON_STRING.sub('""', _JSON_ESCAPE.sub("", text))
+    bare = _JSON_STRING.sub('""', _JSON_ESCAPE.sub("", text) if "\\" in text else text)
     if bare.count(",") + bare.count("[") + bare.count("{") >= limit:
         what = "values (numbers, strings, objects, lists)"
         raise YamlInputError(f"{source}: more than {limit:,} {what}; kaistack reads at most that")

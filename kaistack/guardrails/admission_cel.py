@@ -75,10 +75,11 @@ NO_GPU_RESOURCES = each_container(
 )
 # An NVIDIA_* variable that is not a Service link: vCluster writes every Service's variables into the
 # containers it syncs (loft-sh/vcluster@v0.36.1 pods/translate/envvars.go), and a Service `nvidia-triton`
-# gives NVIDIA_TRITON_SERVICE_HOST, NVIDIA_TRITON_PORT_8000_TCP, ..., none of which the runtime reads.
+# gives NVIDIA_TRITON_SERVICE_HOST, NVIDIA_TRITON_PORT_8000_TCP, ... (`nvidia` alone: NVIDIA_SERVICE_HOST,
+# NVIDIA_PORT), none of which the runtime reads.
 _RUNTIME_VAR = (
     "(e.name.startsWith('NVIDIA_') && "
-    "!e.name.matches('^NVIDIA_[A-Z0-9_]+_(SERVICE_HOST|SERVICE_PORT|PORT)(_[A-Z0-9_]+)?$'))"
+    "!e.name.matches('^NVIDIA(_[A-Z0-9_]+)?_(SERVICE_HOST|SERVICE_PORT|PORT)(_[A-Z0-9_]+)?$'))"
 )
 # A process reaches a node's GPUs without asking for one through the NVIDIA runtime: a runtime class, the
 # variables it reads (from env or an envFrom source the policy cannot see), or a toleration that lets the

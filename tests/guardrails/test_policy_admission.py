@@ -238,6 +238,18 @@ PODS: dict[str, Case] = {
         offline=False,
     ),
     "CoreDNS beside a Service named nvidia-triton": Case(_with_env(coredns(), SERVICE_LINKS), True, offline=False),
+    "CoreDNS beside a Service named nvidia": Case(
+        _with_env(
+            coredns(),
+            [
+                {"name": "NVIDIA_SERVICE_HOST", "value": "10.96.0.13"},
+                {"name": "NVIDIA_PORT", "value": "tcp://10.96.0.13:80"},
+                {"name": "NVIDIA_PORT_80_TCP_ADDR", "value": "10.96.0.13"},
+            ],
+        ),
+        True,
+        offline=False,
+    ),
     "syncer updates a pod with a debug container from before the policy": Case(
         _debugged(_bound(PLAIN)), True, operation="UPDATE", old=_debugged(_bound(PLAIN)), offline=False
     ),

@@ -22,9 +22,10 @@ from kaistack.stack.files import read_stack_config
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 MAIN = PROJECT_DIR / "__main__.py"
 SCHEMAS = PROJECT_DIR / "tests" / "data" / "schemas"
-# The oldest minor a repository stack runs (staging and prod on EKS 1.33) and the newest (the kind node
-# image and new EKS clusters, 1.35): an object must be valid on both.
-K8S_VERSIONS = ("1.33.0", "1.35.0")
+# The oldest host minor a repository stack runs (staging and prod on EKS 1.33), the newest (the kind node
+# image and new EKS clusters, 1.35), and the staging/prod tenants' virtual API servers (1.36): an object must
+# be valid on each.
+K8S_VERSIONS = ("1.33.0", "1.35.0", "1.36.0")
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 QUEUE = "kubernetes:scheduling.run.ai/v2:Queue"

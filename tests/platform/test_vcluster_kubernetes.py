@@ -146,3 +146,17 @@ def test_the_syncer_may_resize_pods_whatever_minor_the_host_reports(mocks, chart
         "role": {"extraRules": [{"apiGroups": [""], "resources": ["pods/resize"], "verbs": ["patch", "update"]}]}
     }
     validate_vcluster_values(release["values"], chart)
+
+
+@pytest.mark.parametrize("stack", ["staging", "prod"])
+def test_a_host_below_1_35_gets_no_resize_grant(stack: str) -> None:
+    """Below 1.35 vCluster's syncer resizes nothing (pods/syncer.go:413-418) and the chart grants nothing; in-place
+    resize itself is on from 1.33, so a grant there would let the syncer grow a placed pod's CPU and memory."""
+    config = StackConfig.model_validate(read_stack_config(PROJECT_DIR, stack))
+    assert config.host_kubernetes_minor() == "1.33"
+    assert [t.name for t in config.tenants if "rbac" in vcluster_values(config, t)] == []
+
+
+def test_an_existing_cluster_whose_minor_is_unknown_gets_the_resize_grant() -> None:
+    config = StackConfig.model_validate(_with_tenant(_existing(base_raw())))
+    assert vcluster_values(config, config.tenants[0])["rbac"]["role"]["extraRules"][0]["resources"] == ["pods/resize"]

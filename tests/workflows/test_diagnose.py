@@ -181,6 +181,21 @@ def test_a_yaml_dump_past_the_value_limit_says_to_dump_json(
     assert "dump it with `kubectl get ... -o json` (up to 5,000,000 values)" in err
 
 
+def test_a_yaml_dump_over_the_manifest_limit_is_told_json_is_read_further(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kaistack.declaration import limits
+
+    monkeypatch.setattr(limits, "MAX_MANIFEST_FILE_BYTES", 100)
+    as_json = tmp_path / "dump.json"
+    as_json.write_text(json.dumps(yaml.safe_load((DUMPS / "mistakes.yaml").read_text())))
+    assert main(["diagnose", "--from-dump", str(DUMPS / "mistakes.yaml")]) == 2
+    assert "kaistack reads YAML dumps up to 100 bytes and JSON ones (`kubectl get ... -o json`) up to" in (
+        capsys.readouterr().err
+    )
+    assert main(["diagnose", "--from-dump", str(as_json)]) == 1
+
+
 def test_an_unreadable_dump_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "dump.yaml"
     bad.write_text("items: [\n")
