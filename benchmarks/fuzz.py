@@ -114,6 +114,22 @@ def _dump(doc: Any) -> str:
     return text
 
 
+GROWN_NODES = 1_000_000
+
+
+def _size(node: Any, cap: int) -> int:
+    """Values in a parsed document, counted up to `cap`."""
+    count, stack = 0, [node]
+    while stack and count < cap:
+        value = stack.pop()
+        count += 1
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return count
+
+
 def mutate_document(rng: random.Random, doc: Any) -> Any:
     doc = copy.deepcopy(doc)
     paths = list(_paths(doc))
@@ -133,6 +149,10 @@ def mutate_document(rng: random.Random, doc: Any) -> Any:
             target = rng.choice(lists)
             items = _get(doc, target)
             factor = rng.choice((10, 100, 1000, 5000, 10000))
+            # Growth compounds over a case's rounds (10,000 copies of a list that holds one grown before): past
+            # GROWN_NODES the generator itself would take the machine's memory (and the worker with it).
+            room = GROWN_NODES - _size(doc, GROWN_NODES)
+            factor = max(1, min(factor, room // max(_size(item, GROWN_NODES) for item in items)))
             grown = [copy.deepcopy(items[i % len(items)]) for i in range(factor)]
             for i, item in enumerate(grown):  # distinct names, so the sizes (not duplicates) are tested
                 if isinstance(item, dict) and isinstance(item.get("name"), str):
@@ -501,6 +521,12 @@ def fuzz(targets: list[str], count: int, seed: int, args: argparse.Namespace, pr
             print(file=sys.stderr)
     finally:
         shutil.rmtree(work_root, ignore_errors=True)
+    # A worker that died (the OOM killer, a bug in the generator) takes its remaining cases with it: they are
+    # failures, not cases that were never planned.
+    seen = {(r.target, r.case) for r in runs}
+    for target, case in plan:
+        if (target, case) not in seen:
+            runs.append(Run(target, case, "(not run)", verdict="lost", detail="the fuzz worker died before this case"))
     return sorted(runs, key=lambda r: (TARGETS.index(r.target), r.case))
 
 

@@ -70,3 +70,27 @@ def test_harness_reports_non_json_output(fuzz: ModuleType, tmp_path: Path) -> No
         sys.exit(0)
 
     assert _probe(fuzz, tmp_path, nan, ["schema", "--json"]).verdict == "bad-json"
+
+
+def test_harness_reports_cases_a_dead_worker_never_ran(fuzz: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker killed mid-chunk (the OOM killer took one on a generator blow-up) used to shorten the run silently."""
+
+    def dies_on_case_1(rng: object, case: int, work: Path, args: object) -> object:
+        if case == 1:
+            os._exit(9)
+        return fuzz.Run("lint", case, "lint --json")
+
+    monkeypatch.setitem(fuzz.CASES, "lint", dies_on_case_1)
+    runs = fuzz.fuzz(["lint"], 3, 1, _args(jobs=1))
+    assert [(r.case, r.verdict) for r in runs] == [(0, "ok"), (1, "lost"), (2, "lost")]
+
+
+def test_growing_lists_stops_at_the_generators_node_budget(fuzz: ModuleType) -> None:
+    """Growth compounds over rounds (10,000 copies of a list holding a list grown before)."""
+    import random
+
+    doc: object = {"items": [{"spec": {"containers": [{"name": "c", "env": [{"name": "e"}]}]}}]}
+    rng = random.Random(59)
+    for _ in range(30):
+        doc = fuzz.mutate_document(rng, doc)
+    assert fuzz._size(doc, 10 * fuzz.GROWN_NODES) <= fuzz.GROWN_NODES + 100_000
