@@ -101,6 +101,10 @@ class ScenarioBuilder:
         """GetValidAccumulatedScenario (advance=False) / GetNextAccumulatedScenario: the next set that passes."""
         need = advance
         while True:
+            # One victim job of thousands of pods costs a pass over its pods per pod taken (KAI's GetTasksToEvict):
+            # --max-seconds has to be able to stop between them, not only between scenarios.
+            if self.ssn.out_of_time():
+                return None
             if need:
                 added = self.advance()
                 if added is None:

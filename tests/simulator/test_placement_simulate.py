@@ -192,3 +192,32 @@ def test_reasons_past_max_seconds_say_they_were_not_worked_out_and_make_the_resu
     )
     assert result.partial is True
     assert simulate(snapshot).reasons[job].code == "no-node-fits"
+
+
+def test_max_seconds_stops_a_scenario_build_between_one_victim_jobs_pods(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Taking a pod from a victim job of n pods passes over all n (KAI's GetTasksToEvict), so building one scenario
+    from a job of 10,000 pods ran for a minute past --max-seconds: the deadline is checked before each pod taken."""
+    from placement import scenario_builder
+
+    taken: list[int] = []
+    advance = scenario_builder.ScenarioBuilder.advance
+
+    def advance_then_run_out(self: scenario_builder.ScenarioBuilder) -> bool | None:
+        taken.append(1)
+        self.ssn.deadline = 0.0  # the limit runs out while the first pod is taken
+        return advance(self)
+
+    unlimited = QueueResource(-1, -1, 1)
+    # The urgent job needs all 8 GPUs: no scenario passes KAI's idle-GPU filter before 8 pods are taken.
+    running = tuple(Task(gpu=1, state="Running", node="n0") for _ in range(8))
+    snapshot = Snapshot(
+        (Node("n0", gpus=8),),
+        (Queue("q", gpu=unlimited, cpu=unlimited, memory=unlimited),),
+        (Job("victim", "q", running, priority=50, min_member=1), Job("urgent", "q", (Task(gpu=8),), 100)),
+    )
+    assert simulate(snapshot, actions=("preempt",)).tasks["urgent-0"].status == "Pipelined"
+    monkeypatch.setattr(scenario_builder.ScenarioBuilder, "advance", advance_then_run_out)
+    result = simulate(snapshot, actions=("preempt",), max_seconds=3600)
+    assert taken == [1]
+    assert result.partial is True
+    assert result.tasks["urgent-0"].status == "Pending"
