@@ -37,21 +37,30 @@ def nofit(tmp_path: Path) -> Path:
     return tmp_path
 
 
-class _ClosedPipe(io.StringIO):
-    """A stdout whose reader has gone: every write and flush raises, as a pipe's does once `head` exits."""
+class _Failing(io.StringIO):
+    """A stdout whose every write and flush raises `error`: a pipe whose reader has gone (`| head` exited), or a
+    full disk (`> /dev/full`)."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__()
+        self.error = error
 
     def write(self, text: str) -> int:
-        raise BrokenPipeError(32, "Broken pipe")
+        raise self.error
 
     def flush(self) -> None:
-        raise BrokenPipeError(32, "Broken pipe")
+        raise self.error
+
+
+def _closed_pipe() -> _Failing:
+    return _Failing(BrokenPipeError(32, "Broken pipe"))
 
 
 @pytest.mark.parametrize("form", [[], ["--json"]], ids=["text", "json"])
 def test_findings_keep_exit_1_when_stdout_is_a_broken_pipe(
     form: list[str], nofit: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(sys, "stdout", _ClosedPipe())
+    monkeypatch.setattr(sys, "stdout", _closed_pipe())
     assert main(["check", "--stack", "nofit", "--project", str(nofit), *form]) == 1
     assert "internal error" not in capsys.readouterr().err
 
@@ -59,7 +68,7 @@ def test_findings_keep_exit_1_when_stdout_is_a_broken_pipe(
 def test_a_refusal_keeps_exit_2_when_stdout_is_a_broken_pipe(
     nofit: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(sys, "stdout", _ClosedPipe())
+    monkeypatch.setattr(sys, "stdout", _closed_pipe())
     assert main(["check", "--stack", "nope", "--project", str(nofit), "--json"]) == 2
     assert "no Pulumi.nope.yaml" in capsys.readouterr().err
 
@@ -83,22 +92,12 @@ def test_a_closed_pipe_gives_the_exit_code_and_no_complaint_at_exit(nofit: Path)
     assert run.stderr == ""
 
 
-class _FullDisk(io.StringIO):
-    """A stdout on a full disk (`> /dev/full`): every write and flush raises ENOSPC."""
-
-    def write(self, text: str) -> int:
-        raise OSError(28, "No space left on device")
-
-    def flush(self) -> None:
-        raise OSError(28, "No space left on device")
-
-
 @pytest.mark.parametrize("form", [[], ["--json"]], ids=["text", "json"])
 def test_output_lost_to_a_full_disk_is_an_environment_problem_not_the_verdict(
     form: list[str], nofit: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The verdict (1: does not fit) was never written whole: exit 3, and stderr says why, without a traceback."""
-    monkeypatch.setattr(sys, "stdout", _FullDisk())
+    monkeypatch.setattr(sys, "stdout", _Failing(OSError(28, "No space left on device")))
     assert main(["check", "--stack", "nofit", "--project", str(nofit), *form]) == 3
     err = capsys.readouterr().err
     assert "kaistack check: cannot write its output: No space left on device" in err
