@@ -244,11 +244,7 @@ def _advertised_gpus(config: StackConfig, physical: int) -> int:
     CUDA time-slicing it is replicas x GPUs, or none at all with renameByDefault (the replicas are then
     nvidia.com/gpu.shared, a resource KAI does not read): NVIDIA/k8s-device-plugin@v0.20.0:README.md
     "With CUDA Time-Slicing". The GPU Operator runs the same plugin with the same config."""
-    slicing = {
-        "device-plugin": config.gpu.device_plugin.time_slicing,
-        "gpu-operator": config.gpu.gpu_operator.time_slicing,
-    }
-    setting = slicing.get(config.gpu.mode)
+    setting = config.gpu.time_slicing
     if setting is None or not physical:
         return physical
     return 0 if setting.rename_by_default else physical * setting.replicas

@@ -133,7 +133,7 @@ def dump_time(path: Path) -> datetime | None:
 
 def read_dump(path: Path) -> list[Any]:
     from kaistack.declaration import limits
-    from kaistack.declaration.yaml_load import YamlInputError, load_documents, load_json, read_text
+    from kaistack.declaration.yaml_load import TOO_MANY_VALUES, YamlInputError, load_documents, load_json, read_text
 
     text = read_text(path, max_bytes=limits.MAX_JSON_DUMP_BYTES, what="dump")
     if text.lstrip()[:1] in ("{", "["):
@@ -151,7 +151,7 @@ def read_dump(path: Path) -> list[Any]:
         documents, errors = load_documents(text, str(path))
         if errors:
             hint = ""
-            if "values in the input" in errors[0].problem:
+            if errors[0].problem.endswith(TOO_MANY_VALUES):
                 # A large cluster's YAML dump (managedFields and all) passes the YAML value limit long before
                 # its JSON does, and JSON reads ~50 times faster.
                 hint = f"; dump it with `kubectl get ... -o json` (up to {limits.MAX_JSON_VALUES:,} values)"

@@ -182,18 +182,16 @@ def _chunks(text: str) -> Iterator[tuple[int, str]]:
 
 
 def _check_json_values(text: str, source: str) -> None:
-    """Refuse JSON with more than MAX_JSON_VALUES values before json builds them. Every value after a
-    container's first follows a comma and every container opens with a bracket, so those characters bound
-    the count; only when that bound is over the limit are the strings (which may hold them too) taken out."""
+    """Refuse JSON of more than MAX_JSON_VALUES values before json builds them: commas and opening brackets
+    bound the count, and only past the limit are strings (which may hold them too) taken out to count exactly."""
     limit = limits.MAX_JSON_VALUES
     if text.count(",") + text.count("[") + text.count("{") < limit:
         return
-    # Escapes out first, then strings: two linear passes (one pattern for both backtracks quadratically on an
-    # unclosed quote followed by escaped ones, and holds state per character of a long string).
     bare = _JSON_STRING.sub('""', _JSON_ESCAPE.sub("", text) if "\\" in text else text)
     if bare.count(",") + bare.count("[") + bare.count("{") >= limit:
-        what = "values (numbers, strings, objects, lists)"
-        raise YamlInputError(f"{source}: more than {limit:,} {what}; kaistack reads at most that")
+        raise YamlInputError(
+            f"{source}: more than {limit:,} values (numbers, strings, objects, lists); kaistack reads at most that"
+        )
 
 
 def _load_chunk(chunk: str, source: str, index: int, first_line: int, budget: list[int]) -> Document | None:
@@ -232,7 +230,7 @@ def _prescan(chunk: str, source: str, index: int, first_line: int, budget: list[
             if isinstance(event, yaml.NodeEvent):
                 budget[0] -= 1
                 if budget[0] < 0:
-                    problem = f"document {index}: more than {limits.MAX_YAML_VALUES:,} values in the input"
+                    problem = f"document {index}: more than {limits.MAX_YAML_VALUES:,} {TOO_MANY_VALUES}"
                     line = first_line + event.start_mark.line
                     raise _TooManyValues(f"{source}:{line}: {problem}; kaistack reads at most that", line=line,
                                          problem=problem)  # fmt: skip
@@ -275,8 +273,9 @@ class _TooManyValues(YamlInputError):
 
 
 _DEPTH = f"nested deeper than {limits.MAX_DEPTH} levels"
+TOO_MANY_VALUES = "values in the input"  # ends a DocumentError.problem that spent the stream's value budget
 # A JSON string once its escapes are gone: what may hold commas and brackets that are not the document's.
-_JSON_ESCAPE = re.compile(r"\\.", re.S)
+_JSON_ESCAPE = re.compile(r"\\.", re.S)  # taken out first: one pattern for both backtracks quadratically
 _JSON_STRING = re.compile(r'"[^"]*"')
 _MERGE = "tag:yaml.org,2002:merge"
 _STR = "tag:yaml.org,2002:str"

@@ -49,6 +49,19 @@ class GpuConfig(Model):
     gpu_operator: GpuOperatorSettings = Field(default=GpuOperatorSettings(), description="mode gpu-operator")
 
     @property
+    def time_slicing(self) -> TimeSlicing | None:
+        """The CUDA time-slicing the running mode applies (the other mode's block is ignored)."""
+        if self.mode == "device-plugin":
+            return self.device_plugin.time_slicing
+        if self.mode == "gpu-operator":
+            return self.gpu_operator.time_slicing
+        return None
+
+    @property
+    def time_slicing_key(self) -> str:
+        return "gpu.gpuOperator" if self.mode == "gpu-operator" else "gpu.devicePlugin"
+
+    @property
     def release_namespace(self) -> str:
         defaults = {"fake": "gpu-operator", "device-plugin": "nvidia", "gpu-operator": "gpu-operator", "none": ""}
         return self.namespace or defaults[self.mode]

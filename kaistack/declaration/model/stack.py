@@ -82,15 +82,8 @@ class StackConfig(Model):
         slices keep their name (the plugin would void a renamed slice's container)."""
         if self.kai.block_nvidia_visible_devices is not None:
             return self.kai.block_nvidia_visible_devices
-        return bool(self.tenants) and versions.kai_tag(self.kai.version) >= (0, 16, 0) and not self._renamed_slices()
-
-    def _renamed_slices(self) -> bool:
-        slicing = {
-            "device-plugin": self.gpu.device_plugin.time_slicing,
-            "gpu-operator": self.gpu.gpu_operator.time_slicing,
-        }
-        active = slicing.get(self.gpu.mode)
-        return active is not None and active.rename_by_default
+        renamed = self.gpu.time_slicing is not None and self.gpu.time_slicing.rename_by_default
+        return bool(self.tenants) and versions.kai_tag(self.kai.version) >= (0, 16, 0) and not renamed
 
     def vcluster_kubernetes(self, tenant: Tenant) -> str | None:
         """The virtual API server's image tag for a tenant (None: the chart's default)."""
@@ -162,15 +155,13 @@ def _device_access_problems(stack: StackConfig) -> list[str]:
     requests as GPU requests (L108-118), so a renamed time-sliced GPU (nvidia.com/gpu.shared) gets
     NVIDIA_VISIBLE_DEVICES=void; and it refuses any other value of the variable (L131-160)."""
     problems = []
-    for key, slicing in (
-        ("gpu.devicePlugin", stack.gpu.device_plugin.time_slicing if stack.gpu.mode == "device-plugin" else None),
-        ("gpu.gpuOperator", stack.gpu.gpu_operator.time_slicing if stack.gpu.mode == "gpu-operator" else None),
-    ):
-        if slicing is not None and slicing.rename_by_default:
-            problems.append(
-                f"kai.blockNvidiaVisibleDevices: KAI would set NVIDIA_VISIBLE_DEVICES=void in containers asking for "
-                f"nvidia.com/gpu.shared ({key}.timeSlicing.renameByDefault), taking their GPU away: turn one off"
-            )
+    slicing = stack.gpu.time_slicing
+    if slicing is not None and slicing.rename_by_default:
+        problems.append(
+            f"kai.blockNvidiaVisibleDevices: KAI would set NVIDIA_VISIBLE_DEVICES=void in containers asking for "
+            f"nvidia.com/gpu.shared ({stack.gpu.time_slicing_key}.timeSlicing.renameByDefault), taking their GPU "
+            "away: turn one off"
+        )
     auto = (
         ""
         if stack.kai.block_nvidia_visible_devices is not None
