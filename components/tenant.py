@@ -22,7 +22,6 @@ from kaistack.declaration.model import Tenant as TenantModel
 from kaistack.declaration.tenant_sizing import exposure, tenant_quota
 from kaistack.declaration.yaml_load import YamlInputError, load_one
 
-VCLUSTER_API_PORT = 8443  # controlPlane.proxy.port, which vCluster does not let you change
 # The chart grants its syncer pods/resize only `if ge (.Capabilities.KubeVersion.Minor|int) 35`
 # (loft-sh/vcluster@v0.36.1 chart/templates/role.yaml:43-47; the same at v0.37.0-rc.1), and a managed
 # control plane reports its minor as "35+" (EKS: Minor "15+" for v1.15.11-eks-af3caf), which sprig's int
@@ -115,13 +114,10 @@ def vcluster_values(config: StackConfig, tenant: TenantModel) -> dict[str, Any]:
             "spec": {"type": "NodePort"},
             "httpsNodePort": config.tenant_node_port(tenant),
         }
-    if isolation.network_policy:
-        # The Pulumi host reaches the API from outside the namespace (kind's port mapping, or the
-        # LoadBalancer on EKS, where the VPC CNI enforces NetworkPolicies): let the API port through.
-        # NetworkPolicies are additive, so this only widens the chart's own rules.
-        policies["networkPolicy"]["controlPlane"] = {
-            "ingress": [{"ports": [{"port": VCLUSTER_API_PORT, "protocol": "TCP"}]}]
-        }
+    # With isolation.networkPolicy the Pulumi host still reaches the API from outside the namespace (kind's
+    # port mapping, or the LoadBalancer on EKS, where the VPC CNI enforces NetworkPolicies): the chart's
+    # control-plane policy lets TCP 8443 in from anywhere by itself (chart/templates/networkpolicy.yaml,
+    # "Allow external ingress to the vCluster API server", in both versions kaistack allows).
     return values
 
 

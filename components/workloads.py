@@ -18,21 +18,9 @@ import pulumi_kubernetes as k8s
 from components.podspec import manifest
 from components.tenant import Tenant
 from kaistack.capacity.plan import priority_class
-from kaistack.declaration import tenant_gangs
+from kaistack.declaration import tenant_gangs, training_operator
 from kaistack.declaration.model import StackConfig, Workload
 
-# Kubeflow training operator (v1 API, kubeflow.org/v1 PyTorchJob), the stable release the Kubeflow
-# install guide names (kubeflow.org/docs/components/training/installation: `kubectl apply
-# --server-side -k "github.com/kubeflow/training-operator.git/manifests/overlays/standalone?ref=v1.8.1"`).
-TRAINING_OPERATOR_VERSION = "v1.8.1"
-# kustomize.v2.Directory hands the string to kustomize's own loader, which splits repository from
-# path at `//` and takes the ref from `?ref=` (kustomize api v0.21.1 internal/git/repospec.go;
-# pulumi-kubernetes v4.32.0 provider/pkg/provider/kustomize/v2/directory.go passes it unchanged). A
-# GitHub `/tree/<ref>/` page URL is not understood (pulumi/pulumi-kubernetes#3358). Needs `git` where
-# the provider runs.
-TRAINING_OPERATOR_KUSTOMIZATION = (
-    f"https://github.com/kubeflow/training-operator//manifests/overlays/standalone?ref={TRAINING_OPERATOR_VERSION}"
-)
 # Namespaces that always exist (or that another component creates) are never declared again.
 PRESENT_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 
@@ -86,7 +74,7 @@ class Workloads(pulumi.ComponentResource):
             if namespace is not None:
                 needs.append(namespace)
             if work.kind == "PyTorchJob" and config.cluster.training_operator:
-                needs.append(self._training_operator(name, target, placement, after))
+                needs.append(self._training_operator(name, config, target, placement, after))
             if tenant_gangs.is_tenant_gang(work):
                 needs.append(self._gang(name, config, work, tenants, own_queue))
             self.resources[work.name] = _resource(
@@ -149,13 +137,39 @@ class Workloads(pulumi.ComponentResource):
         return self.namespaces[key]
 
     def _training_operator(
-        self, name: str, target: str, placement: pulumi.ResourceOptions, after: list[pulumi.Resource]
+        self,
+        name: str,
+        config: StackConfig,
+        target: str,
+        placement: pulumi.ResourceOptions,
+        after: list[pulumi.Resource],
     ) -> k8s.kustomize.v2.Directory:
         if target not in self.training_operators:
             prefix = name if target == "host" else f"{name}-{target}"
+            opts = pulumi.ResourceOptions(depends_on=after)
+            if target != "host":
+                # The tenant's admission policy admits only KAI-scheduled pods of its queues.
+                tenant = config.tenant(target)
+                opts.transforms = [kai_scheduled_operator(config.kai.queue_label_key, tenant.queues[0])]
             self.training_operators[target] = k8s.kustomize.v2.Directory(
                 f"{prefix}-training-operator",
-                directory=TRAINING_OPERATOR_KUSTOMIZATION,
-                opts=placement.merge(pulumi.ResourceOptions(depends_on=after)),
+                directory=training_operator.KUSTOMIZATION,
+                opts=placement.merge(opts),
             )
         return self.training_operators[target]
+
+
+def kai_scheduled_operator(queue_label_key: str, queue: str) -> pulumi.ResourceTransform:
+    """A transform for the operator kustomization's objects: its Deployment's pods are scheduled by KAI.
+
+    `transforms` run in the engine on every child of the component, the provider-built children of a
+    kustomize.v2.Directory included (Pulumi docs, "Resource options: transforms"); mocks do not run them.
+    """
+
+    def transform(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+        if args.type_ != "kubernetes:apps/v1:Deployment":
+            return None
+        props = training_operator.schedule_with_kai(args.props, queue_label_key, queue)
+        return None if props is None else pulumi.ResourceTransformResult(props, args.opts)
+
+    return transform

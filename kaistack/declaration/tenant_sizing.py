@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from kaistack.declaration import versions
+from kaistack.declaration import training_operator, versions
 from placement.quantity import Quantity, QuantityError
 
 if TYPE_CHECKING:
@@ -165,6 +165,19 @@ def workload_need(work: Workload) -> dict[str, Fraction]:
     return need
 
 
+def runs_training_operator(config: StackConfig, tenant: Tenant) -> bool:
+    """`cluster.trainingOperator` installs the operator in every cluster that runs a PyTorchJob."""
+    return config.cluster.training_operator and any(w.kind == "PyTorchJob" for w in tenant_workloads(config, tenant))
+
+
+def training_operator_need() -> dict[str, Fraction]:
+    """The operator's pod (its container sets no resources: LimitRange defaults) and its objects."""
+    need = {f"requests.{r}": v for r, v in LIMIT_RANGE_DEFAULT_REQUEST.items()}
+    need.update({f"limits.{r}": v for r, v in LIMIT_RANGE_DEFAULT.items()})
+    need.update(training_operator.OBJECTS)
+    return need
+
+
 def tenant_workloads(config: StackConfig, tenant: Tenant) -> list[Workload]:
     return [w for w in config.workloads if w.tenant == tenant.name]
 
@@ -173,8 +186,8 @@ def tenant_need(config: StackConfig, tenant: Tenant, exposure: str) -> dict[str,
     """The vCluster itself, its Service, and every declared workload of the tenant, summed."""
     need = dict(VCLUSTER_OWN)
     _add(need, SERVICE_QUOTA[exposure])
-    for work in tenant_workloads(config, tenant):
-        _add(need, workload_need(work))
+    for _, user_need in _needs_by_user(config, tenant):
+        _add(need, user_need)
     # proxyKubelets.byIP (on by default) adds a Service per host node that runs the tenant's pods.
     need["count/services"] += Fraction(sum(max(p.count, p.max_size or 0) for p in config.cluster.node_pools))
     # Each of those Services has a selector, so the endpoints controller writes an Endpoints object for
@@ -220,19 +233,24 @@ def quota_problems(config: StackConfig, tenant: Tenant, exposure: str, where: st
     return problems
 
 
+def _needs_by_user(config: StackConfig, tenant: Tenant) -> list[tuple[str, dict[str, Fraction]]]:
+    """What each of the tenant's own users needs: its workloads, and the training operator installed for them."""
+    users = [(work.name, workload_need(work)) for work in tenant_workloads(config, tenant)]
+    if runs_training_operator(config, tenant):
+        users.append(("the training operator", training_operator_need()))
+    return users
+
+
 def _workloads_total(config: StackConfig, tenant: Tenant, key: str) -> Fraction:
     """What the tenant's workloads need of `key`; the rest of the need is the vCluster's (its pods, its
     Service, a kubelet Service and Endpoints per node)."""
-    return sum((workload_need(w).get(key, Fraction(0)) for w in tenant_workloads(config, tenant)), Fraction(0))
+    return sum((need.get(key, Fraction(0)) for _, need in _needs_by_user(config, tenant)), Fraction(0))
 
 
 def _users(config: StackConfig, tenant: Tenant, key: str) -> str:
-    parts = []
-    for work in tenant_workloads(config, tenant):
-        amount = workload_need(work).get(key)
-        if amount:
-            parts.append(f"{work.name} {_format(key, amount)}")
-    return ", ".join(parts)
+    return ", ".join(
+        f"{name} {_format(key, need[key])}" for name, need in _needs_by_user(config, tenant) if need.get(key)
+    )
 
 
 def _add(total: dict[str, Fraction], more: dict[str, Fraction]) -> None:

@@ -87,6 +87,7 @@ class RecordedResource:
     additional_secret_outputs: tuple[str, ...] = ()
     delete_before_replace: bool = False
     protect: bool = False
+    transforms: int = 0  # how many transforms the options declare (the mock monitor runs none)
 
     @property
     def masked_inputs(self) -> dict[str, Any]:
@@ -206,6 +207,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             additional_secret_outputs=tuple(request.additionalSecretOutputs),
             delete_before_replace=bool(getattr(request, "deleteBeforeReplace", False)),
             protect=bool(getattr(request, "protect", False)),
+            transforms=len(getattr(request, "transforms", ())),
         )
         with self._lock:
             self.records.append(record)

@@ -28,6 +28,7 @@ from analyzer_pack import Pack, engine_config_env
 from pulumi.runtime.proto import analyzer_pb2
 
 from components.admission import TenantAdmission, admission_manifests, tenant_binding, tenant_policy
+from kaistack.declaration import training_operator
 from kaistack.declaration.model import StackConfig
 from kaistack.guardrails import admission
 from kaistack.guardrails.admission import POD_GROUPER_USER
@@ -98,6 +99,26 @@ def coredns(**kwargs: Any) -> dict[str, Any]:
         labels={"k8s-app": "vcluster-kube-dns"},
         virtual_namespace="kube-system",
         **kwargs,
+    )
+
+
+# kubeflow/training-operator@v1.8.1:manifests/base/deployment.yaml (commit 0f8735fa), which the standalone
+# overlay puts in namespace kubeflow; `cluster.trainingOperator` installs it in a tenant running a PyTorchJob.
+OPERATOR = yaml.safe_load((ROOT / "tests/data/manifests/training-operator-v1.8.1-deployment.yaml").read_text())
+
+
+def training_operator_pod(*, as_kaistack_installs_it: bool) -> dict[str, Any]:
+    """The operator's pod as the host sees it, synced from the tenant's `kubeflow` namespace."""
+    deployment = copy.deepcopy(OPERATOR)
+    deployment["metadata"]["namespace"] = training_operator.NAMESPACE
+    if as_kaistack_installs_it:
+        deployment = training_operator.schedule_with_kai(deployment, QUEUE, "team-a")
+    template = deployment["spec"]["template"]
+    spec = {k: v for k, v in template["spec"].items() if k != "schedulerName"}
+    # The API server fills in the default scheduler before admission runs.
+    scheduler = template["spec"].get("schedulerName", "default-scheduler")
+    return synced_pod(
+        scheduler=scheduler, labels=template["metadata"]["labels"], virtual_namespace="kubeflow", spec=spec
     )
 
 
@@ -194,6 +215,9 @@ PODS: dict[str, Case] = {
         synced_pod(labels={QUEUE: "team-a", "priorityClassName": "train"}), True
     ),
     "vCluster's CoreDNS": Case(coredns(), True, offline=False),
+    "the training operator as kaistack installs it in a tenant": Case(
+        training_operator_pod(as_kaistack_installs_it=True), True
+    ),
     "vCluster's control plane (StatefulSet pod)": Case(
         direct_pod(scheduler="default-scheduler", labels={"app": "vcluster"}),
         True,
@@ -270,6 +294,7 @@ PODS: dict[str, Case] = {
     ),
     # --- hostile, through the syncer: denied ---------------------------------------------------------
     "default scheduler": Case(synced_pod(scheduler="default-scheduler"), False),
+    "the training operator as upstream ships it": Case(training_operator_pod(as_kaistack_installs_it=False), False),
     "default scheduler with a GPU": Case(
         synced_pod(scheduler="default-scheduler", limits={"nvidia.com/gpu": "1"}), False
     ),

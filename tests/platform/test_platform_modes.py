@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from platform_testlib import COMMAND, PROVIDER, RELEASE, base_raw, inputs, merge
 
 from components.tenant import with_server
 from kaistack.declaration import versions
+from kaistack.declaration.parse import ConfigError, parse_config
 from kaistack.ops.render import RenderError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -369,15 +371,35 @@ def test_tenant_off_kind_without_url_is_a_load_balancer_read_back_for_the_provid
     )
 
 
-def test_load_balancer_tenant_with_network_policy_lets_the_api_port_in(mocks):
-    """Off kind the Pulumi host reaches the vCluster API through its LoadBalancer: port 8443 is allowed in."""
+@pytest.mark.parametrize("version", sorted(versions.VCLUSTER_VERSIONS))
+def test_the_charts_network_policy_lets_the_api_port_in_from_anywhere(version):
+    """Off kind the Pulumi host reaches the vCluster API through its LoadBalancer, from outside the namespace.
+    loft-sh/vcluster@v0.36.1 (and v0.37.0-rc.1):chart/templates/networkpolicy.yaml, the control plane's
+    policy: an ingress rule with only `ports: [{port: 8443, protocol: TCP}]` and no `from`, i.e. any source."""
+    template = (ROOT / f"tests/data/schemas/vcluster-networkpolicy-{version}.yaml").read_text()
+    rule = re.search(
+        r"# Allow external ingress to the vCluster API server\.\n(?:\s*#.*\n)*"
+        r"\s*- ports:\n\s*- port: 8443\n\s*protocol: TCP\n\s*\n",
+        template,
+    )
+    assert rule is not None
+
+
+def test_tenant_with_network_policy_adds_no_rule_of_its_own(mocks):
+    """The chart's rule above is enough: kaistack sets only `enabled`."""
     raw = merged(existing(existing={"context": "lab"}), tenants=[{"name": "t1", "queues": ["team"]}])
     run_program(mocks, raw)
     values = inputs(named(mocks.resources, "kaistack-t1-vcluster"))["values"]
-    assert values["policies"]["networkPolicy"]["enabled"] is True
-    assert values["policies"]["networkPolicy"]["controlPlane"] == {
-        "ingress": [{"ports": [{"port": 8443, "protocol": "TCP"}]}]
-    }
+    assert values["policies"]["networkPolicy"] == {"enabled": True}
+
+
+def test_tenant_without_limit_range_but_with_the_quota_is_refused():
+    """The quota charges limits.cpu; Kubernetes then refuses a container without a cpu limit (quota's pod
+    evaluator: "must specify limits.cpu"), and the vCluster's own sets none (loft-sh/vcluster@v0.36.1
+    chart/values.yaml controlPlane.statefulSet.resources: limits ephemeral-storage and memory only)."""
+    tenant = {"name": "t1", "queues": ["team"], "isolation": {"limitRange": False}}
+    with pytest.raises(ConfigError, match=r"tenants\[0\]\.isolation: .*limitRange: false needs resourceQuota"):
+        parse_config(merged(base_raw(), tenants=[tenant]))
 
 
 def test_tenant_options_sync_nodes_and_relax_isolation(mocks):

@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+import copy
+from pathlib import Path
+
+import pulumi
 import pytest
+import yaml
 from platform_testlib import PYTORCHJOB, base_raw, inputs, merged, named, of_type, run_program
 
-from components.workloads import TRAINING_OPERATOR_KUSTOMIZATION
+from components.workloads import kai_scheduled_operator
+from kaistack.declaration import training_operator
+
+TRAINING_OPERATOR_KUSTOMIZATION = training_operator.KUSTOMIZATION
+# kubeflow/training-operator@v1.8.1:manifests/base/deployment.yaml (commit 0f8735fa).
+OPERATOR_DEPLOYMENT = yaml.safe_load(
+    (Path(__file__).parents[1] / "data/manifests/training-operator-v1.8.1-deployment.yaml").read_text()
+)
 
 
 def with_workloads(*workloads: dict, **changes) -> dict:
@@ -63,6 +75,69 @@ def test_pytorchjob_waits_for_the_training_operator_when_it_is_installed(mocks):
     operator = named(mocks.resources, "kaistack-workloads-training-operator")
     assert inputs(operator)["directory"] == TRAINING_OPERATOR_KUSTOMIZATION
     assert operator.urn in named(mocks.resources, "kaistack-workloads-w").dependencies
+
+
+def test_training_operator_in_a_tenant_is_installed_with_the_kai_transform(mocks):
+    """Inside a tenant the operator's pod reaches the host, whose admission policy admits only KAI pods of
+    the tenant's queues (tests/guardrails/test_policy_admission.py has both pods); on the host it needs none."""
+    raw = with_workloads(workload(kind="PyTorchJob", tenant="t1"), workload(name="h", kind="PyTorchJob"))
+    raw["cluster"]["trainingOperator"] = True
+    run_program(mocks, raw)
+    assert named(mocks.resources, "kaistack-workloads-t1-training-operator").transforms == 1
+    assert named(mocks.resources, "kaistack-workloads-training-operator").transforms == 0
+
+
+def _transformed(props: dict, type_: str = "kubernetes:apps/v1:Deployment") -> dict | None:
+    transform = kai_scheduled_operator("kai.scheduler/queue", "team")
+    result = transform(pulumi.ResourceTransformArgs(True, type_, "x", props, pulumi.ResourceOptions()))
+    return None if result is None else result.props
+
+
+def _upstream_deployment() -> dict:
+    deployment = copy.deepcopy(OPERATOR_DEPLOYMENT)
+    deployment["metadata"]["namespace"] = "kubeflow"  # manifests/overlays/standalone/kustomization.yaml
+    return deployment
+
+
+def test_kai_transform_schedules_the_operator_pods_in_the_tenant_queue():
+    props = _transformed(_upstream_deployment())
+    assert props is not None
+    template = props["spec"]["template"]
+    assert template["spec"]["schedulerName"] == "kai-scheduler"
+    assert template["metadata"]["labels"] == {
+        "control-plane": "kubeflow-training-operator",
+        "kai.scheduler/queue": "team",
+    }
+
+
+def test_kai_transform_changes_nothing_else_of_the_operator():
+    upstream = _upstream_deployment()
+    props = _transformed(copy.deepcopy(upstream))
+    assert props is not None
+    del props["spec"]["template"]["spec"]["schedulerName"]
+    del props["spec"]["template"]["metadata"]["labels"]["kai.scheduler/queue"]
+    assert props == upstream
+
+
+def test_kai_transform_reads_props_without_kind():
+    """The engine hands a Deployment's fields; only the type says what it is."""
+    props = _upstream_deployment()
+    del props["apiVersion"], props["kind"]
+    assert _transformed(props)["spec"]["template"]["spec"]["schedulerName"] == "kai-scheduler"
+
+
+@pytest.mark.parametrize(
+    ("type_", "change"),
+    [
+        ("kubernetes:core/v1:Service", {}),
+        ("kubernetes:apps/v1:Deployment", {"name": "some-other-deployment"}),
+        ("kubernetes:apps/v1:Deployment", {"namespace": "elsewhere"}),
+    ],
+)
+def test_kai_transform_leaves_other_objects_alone(type_, change):
+    props = _upstream_deployment()
+    props["metadata"].update(change)
+    assert _transformed(props, type_) is None
 
 
 def test_training_operator_url_is_a_kustomize_remote_at_the_pinned_ref():

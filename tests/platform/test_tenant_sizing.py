@@ -264,3 +264,41 @@ def test_the_secrets_a_tenant_workload_references_are_counted() -> None:
         ConfigError, match=r"count/secrets: 14 is less than the tenant needs, 15 \(vCluster itself 13; s 2\)"
     ):
         parse_config(raw)
+
+
+def _pytorch_tenant(operator: bool) -> Any:
+    raw = merged(base_raw(), tenants=[{"name": "t1", "queues": ["team"]}])
+    raw["workloads"] = [{"name": "ddp", "kind": "PyTorchJob", "tenant": "t1", "queue": "team", "image": "x"}]
+    raw["cluster"]["trainingOperator"] = operator
+    return raw
+
+
+def test_the_training_operator_a_tenant_runs_is_in_its_quota() -> None:
+    """kubeflow/training-operator@v1.8.1 manifests/base: one pod whose container sets no resources (the
+    LimitRange's defaults), a Service (service.yaml) and the webhook certificate Secret it mounts."""
+    needs = []
+    for operator in (True, False):
+        config = parse_config(_pytorch_tenant(operator))
+        needs.append(tenant_sizing.tenant_need(config, config.tenants[0], "node-port"))
+    with_operator, without = needs
+    extra = {k: v - without.get(k, Fraction(0)) for k, v in with_operator.items() if v != without.get(k)}
+    assert extra == {
+        "requests.cpu": Fraction(1, 10),
+        "requests.memory": Fraction(128 * 2**20),
+        "requests.ephemeral-storage": Fraction(3 * 2**30),
+        "limits.cpu": Fraction(1),
+        "limits.memory": Fraction(512 * 2**20),
+        "limits.ephemeral-storage": Fraction(8 * 2**30),
+        "count/pods": Fraction(1),
+        "count/services": Fraction(1),
+        "count/endpoints": Fraction(1),
+        "count/secrets": Fraction(1),
+    }
+
+
+def test_an_explicit_quota_below_the_need_names_the_training_operator() -> None:
+    raw = _pytorch_tenant(True)
+    raw["tenants"][0]["isolation"] = {"resourceQuota": {"quota": {"count/pods": "4"}}}
+    problem = r"count/pods: 4 is less than the tenant needs, 5 \(vCluster itself 2; ddp 2, the training operator 1\)"
+    with pytest.raises(ConfigError, match=problem):
+        parse_config(raw)

@@ -32,7 +32,7 @@ def _run(path: Path) -> dict:
 def test_public_scenarios_are_all_present() -> None:
     assert len(PUBLIC) == 23
     assert len(V2) == 20
-    assert len(EXTRA_V2) == 81
+    assert len(EXTRA_V2) == 82
 
 
 @pytest.mark.parametrize("path", PUBLIC + EXTRA + V2 + EXTRA_V2 + DERIVED, ids=lambda p: f"{p.parent.name}/{p.stem}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from kaistack.declaration import limits, versions
 from kaistack.declaration.model.base import Model, Name, Text
@@ -24,6 +24,19 @@ class TenantIsolation(Model):
     resource_quota: TenantResourceQuota = Field(default=TenantResourceQuota(), description="Host-side ResourceQuota")
     limit_range: bool = Field(default=True, description="Render vCluster's LimitRange")
     network_policy: bool = Field(default=True, description="Render vCluster's NetworkPolicies")
+
+    @model_validator(mode="after")
+    def _quota_needs_the_limit_range(self) -> TenantIsolation:
+        # The chart's quota charges limits.cpu, so the API server refuses any container without a cpu limit,
+        # the vCluster's own first (loft-sh/vcluster@v0.36.1 chart/values.yaml controlPlane.statefulSet.
+        # resources sets none; the same at v0.37.0-rc.1): the release would wait out its timeout.
+        if not self.limit_range and self.resource_quota.enabled:
+            raise ValueError(
+                "limitRange: false needs resourceQuota.enabled: false as well: the quota charges limits.cpu and "
+                "limits.memory, so without the LimitRange's defaults every container must set both, and the "
+                "vCluster's own container sets no cpu limit (it would never start)"
+            )
+        return self
 
 
 class VClusterSettings(Model):
