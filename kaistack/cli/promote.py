@@ -27,8 +27,10 @@ examples:
   kaistack promote dev staging --dry-run      show the diff and the validation, write nothing
   kaistack promote dev staging --yes          validate and write Pulumi.staging.yaml
   kaistack promote staging prod --yes --json  machine-readable result (pins, diff, validation)
+  kaistack promote dev staging --yes --allow-downgrade   also step back a pin staging runs newer
 
-exit codes: 0 promoted (or nothing to promote), 1 refused (validation failed, target changed),
+exit codes: 0 promoted (or nothing to promote), 1 refused (validation failed, target changed, a pin would
+              step down without --allow-downgrade),
             2 unknown stack, invalid config, or no --yes/--dry-run without a terminal,
             3 the target cannot be written (read-only, a full disk or an I/O error; nothing changed)
 """
@@ -48,6 +50,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--yes", "-y", action="store_true", help="write without asking")
     mode.add_argument("--dry-run", action="store_true", help="show diff and validation; write nothing")
+    parser.add_argument(
+        "--allow-downgrade",
+        action="store_true",
+        help="step a pin the target runs newer than the source back to the source's (refused otherwise)",
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(func=run)
 
@@ -65,13 +72,23 @@ def run(args: argparse.Namespace) -> int:
         if args.yes:
             return True
         _print_plan(plan)
-        answer = input(f"write {plan.target_file.name}? [y/N] ")
+        try:
+            answer = input(f"write {plan.target_file.name}? [y/N] ")
+        except EOFError:  # Ctrl-D, or stdin closed under the terminal: no answer is a no
+            print()
+            return False
         return answer.strip().lower() in ("y", "yes")
 
     try:
         project = project_dir(args)
         result = promote(
-            project, args.source, args.target, write=not args.dry_run, progress=Progress.for_cli(), confirm=confirm
+            project,
+            args.source,
+            args.target,
+            write=not args.dry_run,
+            progress=Progress.for_cli(),
+            confirm=confirm,
+            allow_downgrade=args.allow_downgrade,
         )
     except ConfigError as err:
         return refuse(args, f"kaistack promote: {err}", 2)
@@ -95,7 +112,8 @@ def _print_plan(plan: PromotionPlan) -> None:
         print(f"promote {plan.source} -> {plan.target}: {count} pin{'s' * (count != 1)} into {plan.target_file.name}")
         width = max(len(p.key) for p in plan.pins)
         for pin in plan.pins:
-            note = "  (added; was the default)" if pin.added else ""
+            notes = [*(["added; was the default"] if pin.added else []), *(["downgrade"] if pin.downgrade else [])]
+            note = f"  ({'; '.join(notes)})" if notes else ""
             print(f"  {pin.key:<{width}}  {pin.old} -> {pin.new}{note}")
     if plan.skipped:
         print("left alone:")

@@ -5,6 +5,7 @@ these are the defaults when a stack says nothing.
 """
 
 import re
+from typing import Any
 
 # KAI scheduler v0.17.0 (2026-08-03, commit f218c69b); the chart version is the git tag *with* the "v".
 KAI_VERSION = "v0.17.0"
@@ -87,6 +88,18 @@ def kai_tag(version: str) -> tuple[int, int, int]:
         raise ValueError(f"not a KAI release tag (like {KAI_VERSION!r}): {version!r}")
     major, minor, patch = (int(g) for g in match.groups())
     return major, minor, patch
+
+
+def release_order(version: str) -> tuple[Any, ...] | None:
+    """A release version ("v0.17.0", "0.37.0-rc.1", "v26.7.0") as a key in semver order, or None for anything
+    else (an image tag, a digest), which is then not compared."""
+    match = re.fullmatch(r"v?([0-9]{1,9})\.([0-9]{1,9})\.([0-9]{1,9})(?:-([0-9A-Za-z.-]{1,64}))?", version)
+    if match is None:
+        return None
+    major, minor, patch, pre = match.groups()
+    # semver.org 11: a pre-release sorts before its release; numeric identifiers before alphanumeric ones.
+    pre_key = (1,) if pre is None else (0, *((0, int(p), "") if p.isdigit() else (1, 0, p) for p in pre.split(".")))
+    return (int(major), int(minor), int(patch), pre_key)
 
 
 # Revisions Helm keeps of each release kaistack installs, each a Secret in the release's namespace

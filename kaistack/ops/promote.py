@@ -36,6 +36,7 @@ from kaistack.declaration import limits
 from kaistack.declaration.model import StackConfig
 from kaistack.declaration.parse import NAMESPACE, ConfigError
 from kaistack.declaration.pulumi_yaml import refuse_ambiguous_scalars
+from kaistack.declaration.versions import release_order
 from kaistack.declaration.yaml_load import YamlInputError, load_one, read_text
 from kaistack.errors import EnvironmentProblem
 from kaistack.ops.safe_write import FileChanged, refuse_read_only, replace_if_unchanged
@@ -65,9 +66,10 @@ class Pin:
     old: str  # the target's effective value before
     new: str
     added: bool  # the target file did not set the key (it ran the default)
+    downgrade: bool = False  # both are release versions and `new` is the older
 
     def as_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "from": self.old, "to": self.new, "added": self.added}
+        return {"key": self.key, "from": self.old, "to": self.new, "added": self.added, "downgrade": self.downgrade}
 
 
 @dataclass(frozen=True)
@@ -196,7 +198,9 @@ def _pins(
     def pin(key: str, path: tuple[str | int, ...], old: str, new: str, raw_block: Any, raw_key: str) -> None:
         if old != new:
             added = not (isinstance(raw_block, Mapping) and raw_key in raw_block)
-            pins.append(Pin(f"{NAMESPACE}:{key}", ("config", *path), old, new, added))
+            before, after = release_order(old), release_order(new)
+            down = before is not None and after is not None and after < before
+            pins.append(Pin(f"{NAMESPACE}:{key}", ("config", *path), old, new, added, down))
 
     kai_raw = dst_raw.get("kai")
     pin("kai.version", (f"{NAMESPACE}:kai", "version"), dst.kai.version, src.kai.version, kai_raw, "version")
@@ -345,13 +349,20 @@ def promote(
     write: bool,
     progress: Progress | None = None,
     confirm: Callable[[PromotionPlan], bool] | None = None,
+    allow_downgrade: bool = False,
 ) -> PromotionResult:
-    """Plan, validate, and (when `write` and `confirm` agree) write. Raises ConfigError for bad stacks."""
+    """Plan, validate, and (when `write` and `confirm` agree) write. Raises ConfigError for bad stacks.
+
+    A pin the target runs newer than the source (a hotfix tested there first) is not stepped back unless
+    `allow_downgrade`: vCluster does not support downgrades, and KAI's CRDs only move forward."""
     progress = progress or Progress.quiet()
     with progress.step(f"reading {source} and {target}"):
         plan = plan_promotion(project_dir, source, target)
     if not plan.changed:
         return PromotionResult(plan, None, written=False)
+    down = ", ".join(f"{p.key} {p.old} -> {p.new}" for p in plan.pins if p.downgrade)
+    if down and not allow_downgrade:
+        return PromotionResult(plan, None, False, f"it would step down {down} (pass --allow-downgrade if meant)")
     check = check_candidate(plan, progress)
     if not check.ok:
         return PromotionResult(plan, check, written=False, refused="validation of the promoted target failed")

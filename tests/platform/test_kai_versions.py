@@ -111,3 +111,24 @@ def test_a_release_tag_compares_by_its_numbers_not_its_text(tag: str, numbers: t
 def test_a_string_that_is_not_a_release_tag_is_refused_by_name(tag: str) -> None:
     with pytest.raises(ValueError, match="not a KAI release tag"):
         versions.kai_tag(tag)
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("v0.16.0", "v0.17.0"),
+        ("v0.9.9", "v0.17.0"),  # numbers, not text
+        ("0.36.1", "0.37.0-rc.1"),
+        ("0.37.0-rc.1", "0.37.0"),  # a pre-release before its release (semver 11)
+        ("0.37.0-rc.2", "0.37.0-rc.10"),
+        ("0.37.0-10", "0.37.0-rc.1"),  # numeric identifiers before alphanumeric ones
+        ("v25.10.0", "v26.7.0"),
+    ],
+)
+def test_release_order_is_semver_order(older, newer):
+    assert versions.release_order(older) < versions.release_order(newer)
+
+
+@pytest.mark.parametrize("value", ["ghcr.io/acme/infer:1.4.2", "latest", "1.4", "sha256:abc", "v1.2.3.4"])
+def test_release_order_leaves_what_is_not_a_release_version(value):
+    assert versions.release_order(value) is None

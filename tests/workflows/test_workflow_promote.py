@@ -124,7 +124,7 @@ def test_promoted_config_that_breaks_the_model_is_refused(project, passing, caps
     staging = project / "Pulumi.staging.yaml"
     staging.write_text(staging.read_text().replace("    namespace: kai-scheduler\n", "    queueLabelKey: acme/queue\n"))
     before = _staging(project)
-    code = main(["promote", "dev", "staging", "--project", str(project), "--yes"])
+    code = main(["promote", "dev", "staging", "--project", str(project), "--yes", "--allow-downgrade"])
     assert code == 1
     assert _staging(project) == before
     assert "queueLabelKey 'acme/queue' needs KAI >= v0.16.0" in capsys.readouterr().out
@@ -259,7 +259,13 @@ def test_json_output_lists_pins_diff_and_validation(project, passing, capsys):
     code = main(["promote", "dev", "staging", "--project", str(project), "--yes", "--json"])
     result = json.loads(capsys.readouterr().out)
     assert code == 0
-    assert result["pins"][0] == {"key": "kaistack:kai.version", "from": "v0.16.0", "to": "v0.17.0", "added": False}
+    assert result["pins"][0] == {
+        "key": "kaistack:kai.version",
+        "from": "v0.16.0",
+        "to": "v0.17.0",
+        "added": False,
+        "downgrade": False,
+    }
     assert result["written"] is True
     assert result["validation"]["ok"] is True
     assert result["diff"].startswith("--- a/Pulumi.staging.yaml")
@@ -301,3 +307,54 @@ def test_interactive_run_asks_before_writing(project, passing, capsys, monkeypat
     monkeypatch.setattr("builtins.input", lambda prompt: "yes")
     assert main(["promote", "dev", "staging", "--project", str(project)]) == 0
     assert "version: v0.17.0" in _staging(project).decode()
+
+
+def test_end_of_input_at_the_prompt_writes_nothing(project, passing, capsys, monkeypatch):
+    """Ctrl-D answers the question with no: nothing written, exit 0 as for "n"."""
+
+    def end_of_input(prompt: str) -> str:
+        raise EOFError
+
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr("builtins.input", end_of_input)
+    before = _staging(project)
+    assert main(["promote", "dev", "staging", "--project", str(project)]) == 0
+    assert _staging(project) == before
+    assert "not confirmed" in capsys.readouterr().err
+
+
+def _dev(project: Path) -> bytes:
+    return (project / "Pulumi.dev.yaml").read_bytes()
+
+
+def test_a_pin_the_target_runs_newer_is_not_stepped_down(project, passing, capsys):
+    """staging -> dev would take dev's KAI from v0.17.0 back to v0.16.0: refused, exit 1, nothing written."""
+    before = _dev(project)
+    assert main(["promote", "staging", "dev", "--project", str(project), "--yes"]) == 1
+    assert _dev(project) == before
+    captured = capsys.readouterr()
+    assert "kaistack:kai.version v0.17.0 -> v0.16.0" in captured.err
+    assert "--allow-downgrade" in captured.err
+    assert "(downgrade)" in captured.out
+
+
+def test_allow_downgrade_steps_the_pin_back(project, passing, capsys):
+    assert main(["promote", "staging", "dev", "--project", str(project), "--yes", "--allow-downgrade"]) == 0
+    assert yaml.safe_load(_dev(project))["config"]["kaistack:kai"]["version"] == "v0.16.0"
+
+
+def test_json_marks_a_downgrade_and_the_refusal(project, passing, capsys):
+    assert main(["promote", "staging", "dev", "--project", str(project), "--yes", "--json"]) == 1
+    result = json.loads(capsys.readouterr().out)
+    kai = next(p for p in result["pins"] if p["key"] == "kaistack:kai.version")
+    assert (kai["from"], kai["to"], kai["downgrade"]) == ("v0.17.0", "v0.16.0", True)
+    assert result["written"] is False
+    assert "step down" in result["refused"]
+
+
+def test_a_release_candidate_promoted_over_its_release_line_is_a_downgrade(project, passing, capsys):
+    """A vCluster pre-release sorts before its release (semver 11), and 0.37.0-rc.1 after 0.36.1."""
+    dev = (project / "Pulumi.dev.yaml").read_text()
+    (project / "Pulumi.qa.yaml").write_text(dev.replace("version: 0.36.1", "version: 0.37.0-rc.1"))
+    assert main(["promote", "dev", "qa", "--project", str(project), "--yes"]) == 1
+    assert "tenants[team-a].vcluster.version 0.37.0-rc.1 -> 0.36.1" in capsys.readouterr().err
