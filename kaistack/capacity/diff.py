@@ -4,8 +4,10 @@ Both declarations go through the same checker (kaistack.capacity.check), so the 
 change's and not the tool's. A workload with pods that ran before and do not after (all of them, or some
 of a Partial one), or that was whole before and is not after, is:
 - `newly-pending` when its own declaration changed (it asks for more, moved queue, ...);
-- `displaced` when it did not change: on the live cluster KAI would reclaim or preempt its pods to
-  make room for the change (the workload that takes its place is listed next to it).
+- `displaced` when it did not change and another workload gained pods: on the live cluster KAI would
+  reclaim or preempt its pods to make room for the change (what takes its place is listed next to it);
+- `no-longer-fits` when it did not change and nothing took its place: the cluster or the queues shrank
+  (fewer nodes, a lower quota or limit), and there is no room for it any more.
 A workload scaled to zero pods (`Empty`) is not Pending. `moved` is reported only for a changed
 declaration with as many pods: both sides are simulated from an empty cluster, and on the live one an
 unchanged workload stays where it runs.
@@ -25,7 +27,7 @@ from kaistack.markdown import cell, code
 @dataclass(frozen=True)
 class WorkloadChange:
     name: str
-    change: str  # newly-pending | displaced | newly-placed | moved | added | removed
+    change: str  # newly-pending | displaced | no-longer-fits | newly-placed | moved | added | removed
     before: str | None  # status before (None: not declared)
     after: str | None
     reason: str = ""
@@ -54,7 +56,7 @@ class CapacityDiff:
     @property
     def harmful(self) -> bool:
         """Anything newly Pending or evicted: what makes `kaistack diff` exit 1."""
-        return any(w.change in ("newly-pending", "displaced") for w in self.workloads)
+        return any(w.change in ("newly-pending", "displaced", "no-longer-fits") for w in self.workloads)
 
     def of(self, change: str) -> list[WorkloadChange]:
         return [w for w in self.workloads if w.change == change]
@@ -88,10 +90,11 @@ def diff_reports(
             # Pods that ran before and do not now (a Partial that lost pods counts too). With the same
             # declaration only the change around it can have taken them: KAI would evict them.
             counts = f"{runs} of {len(b.pods)} pods placed, was {ran}" if runs else ""
-            if same:
-                taken = f"room taken by: {', '.join(takers)}" if takers else ""
-                detail = "; ".join(x for x in (counts, taken) if x)
+            if same and takers:
+                detail = "; ".join(x for x in (counts, f"room taken by: {', '.join(takers)}") if x)
                 changes.append(WorkloadChange(name, "displaced", a.status, b.status, _reason(b), detail))
+            elif same:
+                changes.append(WorkloadChange(name, "no-longer-fits", a.status, b.status, _reason(b), counts))
             else:
                 changes.append(WorkloadChange(name, "newly-pending", a.status, b.status, _reason(b), counts))
         elif a.pending and (runs > ran or (not b.pending and b.status != "Empty")):
@@ -137,6 +140,7 @@ def _where(w: WorkloadVerdict) -> str:
 LABELS = {
     "newly-pending": "newly Pending",
     "displaced": "would be reclaimed or preempted",
+    "no-longer-fits": "no longer fits",
     "newly-placed": "newly placed",
     "moved": "moved",
     "added": "added and placed",

@@ -97,6 +97,9 @@ class Res:
     urn: str = ""
     parent: str | None = None  # parent URN
     provider: str | None = None  # provider URN (or "urn::id" reference)
+    # Read back from the API server (`kubectl get -o yaml` into `kaistack lint`), not a request to create:
+    # fields the cluster wrote since (a Pod's nodeName, KAI's pod-group-name) say nothing of its author.
+    live: bool = False
 
 
 @dataclass(frozen=True)

@@ -253,8 +253,11 @@ def bypass_problems(
 ) -> list[str]:
     """Ways a pod meant for KAI skips it; the host's admission CEL refuses the same for tenant pods."""
     out = []
+    # A running pod read back from the API: the scheduler wrote its nodeName and KAI's pod-grouper its
+    # pod-group-name; the host's admission judged how it was created.
+    bound = wl.res.live and wl.kind == "Pod" and not t.path
     node = t.spec.get("nodeName")
-    if node:
+    if node and not bound:
         out.append(
             f"{t.at('spec.nodeName')} is {node!r}: a pod with a preset node is run by the kubelet without any "
             "scheduler, so KAI never sees it (no queue, no GPU accounting): remove it and use a nodeSelector"
@@ -262,7 +265,7 @@ def bypass_problems(
     if tenant is None:
         return out
     group = t.annotations.get(kai_api.POD_GROUP_NAME)
-    if group is not None and group not in own_gangs:
+    if group is not None and group not in own_gangs and not bound:
         out.append(
             f"{t.at('metadata.annotations')} {kai_api.POD_GROUP_NAME}: {group!r} on a pod of tenant {tenant}: "
             "KAI's pod-grouper sets it; a pod that names a PodGroup joins it and its queue, whoever owns it. "

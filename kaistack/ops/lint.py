@@ -71,12 +71,19 @@ class ManifestObject:
         meta = self.obj.get("metadata") or {}
         return str(meta.get("name") or meta.get("generateName") or "?")
 
+    @property
+    def live(self) -> bool:
+        """An object as the API server returns it: it has a uid and a status (a manifest to apply has neither)."""
+        meta = self.obj.get("metadata")
+        return isinstance(meta, Mapping) and bool(meta.get("uid")) and isinstance(self.obj.get("status"), Mapping)
+
     def res(self, index: int) -> Res:
         return Res(
             type=type_token(str(self.obj["apiVersion"]), self.kind),
             name=self.name,
             props=self.obj,
             urn=f"lint:{index}",
+            live=self.live,
         )
 
 

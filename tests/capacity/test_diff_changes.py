@@ -41,11 +41,21 @@ def _diff(before: dict[str, Any], after: dict[str, Any]) -> CapacityDiff:
     )
 
 
-def test_a_partial_workload_that_loses_running_pods_is_reported_evicted() -> None:
+def test_a_partial_workload_that_loses_running_pods_to_another_is_reported_evicted() -> None:
+    big = _deployment("big", 3, priorityClass="train")
+    diff = _diff(_stack([big]), _stack([big, _deployment("aaa", 1, priorityClass="build")]))
+    change = next(w for w in diff.workloads if w.name == "big")
+    assert (change.change, change.before, change.after) == ("displaced", "Partial", "Partial")
+    assert change.detail == "1 of 3 pods placed, was 2; room taken by: aaa"
+    assert diff.harmful
+
+
+def test_a_workload_that_loses_pods_to_a_smaller_cluster_no_longer_fits() -> None:
+    """Nothing took its place, so nothing would reclaim or preempt it: the room is gone."""
     big = _deployment("big", 3)
     diff = _diff(_stack([big], gpu_nodes=2), _stack([big], gpu_nodes=1))
     [change] = diff.workloads
-    assert (change.name, change.change, change.before, change.after) == ("big", "displaced", "Partial", "Partial")
+    assert (change.name, change.change, change.before, change.after) == ("big", "no-longer-fits", "Partial", "Partial")
     assert change.detail == "1 of 3 pods placed, was 2"
     assert diff.harmful
 

@@ -359,3 +359,66 @@ def test_flux_vcluster_release_from_a_chart_ref_is_checked(tmp_path: Path) -> No
     found = lint_paths([str(path)], StackFacts()).violations
     assert [(v.policy, v.name) for v in found] == [("vcluster-set-owner-false", "my-vcluster")]
     assert "setOwner is unset" in found[0].message
+
+
+# --- objects read back from a cluster --------------------------------------------------------------------
+
+LIVE_POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {
+        "name": "gpu-pod-x-default-x-team-a",
+        "namespace": "vcluster-team-a",
+        "uid": "6f1c2b9e-1111-2222-3333-444455556666",
+        "resourceVersion": "4242",
+        "labels": {
+            "kai.scheduler/queue": "team-a",
+            "vcluster.loft.sh/managed-by": "team-a",
+            "vcluster.loft.sh/namespace": "default",
+        },
+        # Written by KAI's pod-grouper after the pod was created.
+        "annotations": {
+            "pod-group-name": "pg-gpu-pod-x-default-x-team-a-6f1c2b9e",
+            "vcluster.loft.sh/object-name": "p",
+        },
+    },
+    "spec": {
+        "schedulerName": "kai-scheduler",
+        "nodeName": "kaistack-dev-worker",  # written by the scheduler's binding
+        "containers": [{"name": "main", "image": "cuda", "resources": {"limits": {"nvidia.com/gpu": "1"}}}],
+    },
+    "status": {"phase": "Running"},
+}
+
+
+def _bypass(obj: dict, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    path = tmp_path / "pods.yaml"
+    path.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [obj]}))
+    _, report = _json(str(path), "--stack", "dev", "--project", str(ROOT), capsys=capsys)
+    return [v["message"] for v in report["violations"] if v["policy"] == "kai-no-bypass"]
+
+
+def test_a_running_pod_from_kubectl_is_not_blamed_for_what_the_cluster_wrote(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`kubectl get pods -o yaml | kaistack lint -` (lint --help): nodeName and pod-group-name are the
+    scheduler's and the pod-grouper's work, not the author's; the host's admission judged the creation."""
+    assert _bypass(LIVE_POD, tmp_path, capsys) == []
+
+
+def test_the_same_pod_as_a_manifest_to_apply_is_flagged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    manifest = {**LIVE_POD, "metadata": {k: v for k, v in LIVE_POD["metadata"].items() if k != "uid"}}
+    del manifest["status"]
+    problems = _bypass(manifest, tmp_path, capsys)
+    assert len(problems) == 2
+    assert any("spec.nodeName is 'kaistack-dev-worker'" in p for p in problems)
+    assert any("pod-group-name" in p for p in problems)
+
+
+def test_a_running_pod_with_a_system_priority_is_still_flagged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pod = {**LIVE_POD, "spec": {**LIVE_POD["spec"], "priorityClassName": "system-node-critical"}}
+    problems = _bypass(pod, tmp_path, capsys)
+    assert len(problems) == 1
+    assert "system-node-critical" in problems[0]
