@@ -7,11 +7,16 @@ the current one (kaistack.stack.load), so both sides differ only by what the cha
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
+import shlex
 import shutil
 import subprocess
+import threading
+import time
 from pathlib import Path
+from typing import IO
 
 from kaistack.declaration import limits
 from kaistack.declaration.parse import ConfigError
@@ -23,6 +28,7 @@ from kaistack.stack.load import LoadOptions, ResolvedStack, resolve_settings
 # A git revision as a user types it (branch, tag, sha, HEAD~2, origin/main); never an option.
 _REF = re.compile(r"[A-Za-z0-9_.@{}~^/][A-Za-z0-9_.@{}~^/-]{0,254}")
 GIT_TIMEOUT_S = 60
+_MAX_GIT_ERROR_BYTES = 64 * 1024  # what an error message needs; the rest is read and dropped
 _MAX_LINKS = 8  # symlink hops followed inside a commit, as the kernel's own limit stops a loop
 _SYMLINK_MODE = b"120000"
 
@@ -110,20 +116,45 @@ def load_stack_file(path: Path, stack: str, options: LoadOptions | None = None) 
 
 
 def _git(command: list[str], cwd: Path, max_bytes: int) -> tuple[int, bytes, str]:
-    """Exit code, at most `max_bytes + 1` bytes of stdout (a larger blob is not read whole), and stderr."""
+    """Exit code, at most `max_bytes + 1` bytes of stdout (a larger blob is not read whole), and stderr.
+
+    Both pipes are read at once (a git that fills stderr first would otherwise wait on us for ever), and
+    the whole run is bounded by GIT_TIMEOUT_S: a lazy fetch in a partial clone or a credential helper that
+    hangs ends in an error, not a hung CI job. Git never prompts (no terminal, GIT_TERMINAL_PROMPT=0)."""
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
     try:
-        with subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as git:
-            stdout, stderr = git.stdout, git.stderr
-            if stdout is None or stderr is None:  # both are pipes: never, but the types say maybe
+        with subprocess.Popen(
+            command, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+        ) as git:
+            if git.stdout is None or git.stderr is None:  # both are pipes: never, but the types say maybe
                 raise OSError("git's output could not be read")
-            out = stdout.read(max_bytes + 1)
-            if len(out) > max_bytes:
+            out, err = bytearray(), bytearray()
+            readers = [
+                threading.Thread(target=_drain, args=(git.stdout, out, max_bytes + 1, git), daemon=True),
+                threading.Thread(target=_drain, args=(git.stderr, err, _MAX_GIT_ERROR_BYTES, None), daemon=True),
+            ]
+            for reader in readers:
+                reader.start()
+            deadline = time.monotonic() + GIT_TIMEOUT_S
+            for reader in readers:
+                reader.join(max(0.0, deadline - time.monotonic()))
+            if any(reader.is_alive() for reader in readers):
                 git.kill()
-            try:
-                _, err = git.communicate(timeout=GIT_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                git.kill()
-                raise
-            return (0 if len(out) > max_bytes else git.returncode), out, err.decode(errors="replace")
-    except (OSError, subprocess.TimeoutExpired) as err:
+                raise subprocess.TimeoutExpired(command, GIT_TIMEOUT_S)
+            code = git.wait(max(0.0, deadline - time.monotonic()))
+            too_big = len(out) > max_bytes
+            return (0 if too_big else code), bytes(out), err.decode(errors="replace")
+    except subprocess.TimeoutExpired as err:
+        raise EnvironmentProblem(f"git failed: {shlex.join(err.cmd)} did not finish in {GIT_TIMEOUT_S} s") from err
+    except OSError as err:
         raise EnvironmentProblem(f"git failed: {err}") from err
+
+
+def _drain(pipe: IO[bytes], into: bytearray, limit: int, stop: subprocess.Popen[bytes] | None) -> None:
+    """Read `pipe` to its end, keeping its first `limit` bytes; past them, stop the process if given."""
+    while chunk := pipe.read1(65536):  # type: ignore[attr-defined]
+        if len(into) < limit:
+            into += chunk[: limit - len(into)]
+        if len(into) >= limit and stop is not None:
+            stop.kill()
+            return

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -150,3 +151,50 @@ def test_a_loop_of_committed_symlinks_is_refused(repo: Path) -> None:
     _commit_link(repo, "Pulumi.b.yaml", "Pulumi.a.yaml")
     with pytest.raises(ConfigError, match=r"Pulumi\.a\.yaml at HEAD: more than 8 links in a row"):
         stack_text_at(repo, "a", "HEAD")
+
+
+# --- the git process itself -------------------------------------------------------------------------------
+
+
+def _python(script: str) -> list[str]:
+    return [sys.executable, "-c", script]
+
+
+def test_a_git_that_never_finishes_is_stopped_at_the_timeout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lazy fetch in a partial clone, a hung credential helper: an environment problem, not a hung job."""
+    from kaistack.stack import history
+
+    monkeypatch.setattr(history, "GIT_TIMEOUT_S", 0.5)
+    never = _python("import sys, time; time.sleep(20); sys.stdout.write('late')")
+    with pytest.raises(EnvironmentProblem, match=r"did not finish in 0\.5 s"):
+        history._git(never, tmp_path, 100)
+
+
+def test_a_git_that_fills_stderr_before_stdout_is_read_to_its_end(tmp_path: Path) -> None:
+    """Both pipes are read at once: 1 MiB of warnings first (more than a pipe holds) does not block it.
+    The script gives up after 10 s, so a reader of stdout alone fails here instead of hanging."""
+    from kaistack.stack import history
+
+    chatty = _python(
+        "import signal, sys; signal.alarm(10); sys.stderr.write('w' * (1 << 20)); sys.stderr.flush(); "
+        "sys.stdout.write('the file')"
+    )
+    code, out, err = history._git(chatty, tmp_path, 100)
+    assert (code, out) == (0, b"the file")
+    assert err == "w" * (64 * 1024)
+
+
+def test_git_is_told_not_to_prompt(tmp_path: Path) -> None:
+    from kaistack.stack import history
+
+    code, out, _ = history._git(
+        _python("import os, sys; sys.stdout.write(os.environ['GIT_TERMINAL_PROMPT'])"), tmp_path, 10
+    )
+    assert (code, out) == (0, b"0")
+
+
+def test_output_past_the_limit_stops_git_and_is_not_read_whole(tmp_path: Path) -> None:
+    from kaistack.stack import history
+
+    code, out, _ = history._git(_python("import sys\nwhile True: sys.stdout.write('x' * 65536)"), tmp_path, 1000)
+    assert (code, len(out)) == (0, 1001)
