@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from kaistack.declaration import kai_api, subgroups, tenant_gangs, versions
+from kaistack.declaration import kai_api, subgroups, tenant_gangs, training_operator, versions
 from kaistack.declaration.marks import NODE_POOL_LABEL, SYSTEM_POOL
 from kaistack.declaration.model import (
     ClusterTopology,
@@ -280,6 +280,15 @@ def _task(work: Workload, constraints: NodeConstraints) -> Task:
     )
 
 
+def _pod_task(work: Workload, task: Task, index: int) -> Task:
+    """Pod `index`'s request: a PyTorchJob worker's is at least the operator's init container's."""
+    if not training_operator.has_init_container(work.kind, work.pytorch.master, index):
+        return task
+    cpu = int(training_operator.INIT_REQUESTS["cpu"] * 1000)
+    memory = int(training_operator.INIT_REQUESTS["memory"])
+    return replace(task, cpu_millis=max(task.cpu_millis, cpu), memory_bytes=max(task.memory_bytes, memory))
+
+
 def priority_class(work: Workload) -> str:
     """The class KAI resolves: the declared one, else the default of the kind KAI sees on the host."""
     if work.priority_class is not None:
@@ -302,7 +311,8 @@ def _expand(config: StackConfig, work: Workload, constraints: NodeConstraints) -
         with_groups = work.tenant is None or tenant_gangs.has_sub_groups(config, work)
         groups = _sub_groups(config.cluster.topology, work) if with_groups else ()
         tasks = tuple(
-            replace(task, sub_group=subgroups.pytorch_pod_sub_group(work, i) if groups else None) for i in range(count)
+            replace(_pod_task(work, task, i), sub_group=subgroups.pytorch_pod_sub_group(work, i) if groups else None)
+            for i in range(count)
         )
         if count:
             jobs.append(
@@ -322,8 +332,9 @@ def _expand(config: StackConfig, work: Workload, constraints: NodeConstraints) -
         # One PodGroup per pod (bare pods, Deployment pods, anything synced from a vCluster).
         for i in range(count):
             job = f"{work.name}#{i}"
+            pod = _pod_task(work, task, i)
             jobs.append(
-                Job(job, queue, (task,), priority, min_member=1, preemptible=work.preemptible, topology=topology)
+                Job(job, queue, (pod,), priority, min_member=1, preemptible=work.preemptible, topology=topology)
             )
             pods.append(PodRef(f"{work.name}-{i}", job, 0))
     else:

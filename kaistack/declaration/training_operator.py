@@ -43,6 +43,20 @@ OBJECTS: dict[str, Fraction] = {
 }
 
 
+# What the operator adds to every Worker pod of a PyTorchJob that has a Master: an init container
+# `init-pytorch` that waits for the master's DNS name (kubeflow/training-operator@v1.8.1
+# pkg/controller.v1/pytorch/initcontainer.go, initContainerTemplate and setInitContainer). A pod asks for
+# the larger of its containers' sum and any one init container (KAI@v0.17.0 pkg/scheduler/api/pod_info/
+# pod_info.go, SetMaxResource(initPhasePeak); the same rule in Kubernetes' resource quota).
+INIT_REQUESTS = {"cpu": Fraction(50, 1000), "memory": Fraction(10 * 2**20)}
+INIT_LIMITS = {"cpu": Fraction(100, 1000), "memory": Fraction(20 * 2**20)}
+
+
+def has_init_container(work_kind: str, masters: int, index: int) -> bool:
+    """Pod `index` of a PyTorchJob (masters first, then workers) gets the operator's init container."""
+    return work_kind == "PyTorchJob" and masters > 0 and index >= masters
+
+
 def is_operator(kind: str, metadata: Mapping[str, Any] | None) -> bool:
     """The operator's own Deployment (not any other object of the kustomization)."""
     if kind != "Deployment" or not isinstance(metadata, Mapping):

@@ -113,7 +113,11 @@ def _workload(wl: Workload, t: PodTemplate, facts: StackFacts, name: str) -> dic
     tenant, _ = workload_tenant(wl, facts.tenants or ())
     if tenant:
         work["tenant"] = tenant
-    queue, _ = queue_label(wl, t, facts.queue_label_key, top_owner=not through_vcluster(wl, facts.tenants or ()))
+    # Synced by a vCluster (setOwner: false) a pod has no owner on the host and is its own top owner, so
+    # KAI's pod-grouper reads queue, priority and preemptibility from the pod alone.
+    top_owner = not through_vcluster(wl, facts.tenants or ())
+    owner = wl.labels if top_owner else {}
+    queue, _ = queue_label(wl, t, facts.queue_label_key, top_owner=top_owner)
     if queue:
         work["queue"] = queue
     spec = mapping(wl.res.props.get("spec"))
@@ -143,10 +147,10 @@ def _workload(wl: Workload, t: PodTemplate, facts: StackFacts, name: str) -> dic
     if valid_count(ann.get(NUM_DEVICES)):
         work["gpuDevices"] = uint64_of(ann[NUM_DEVICES])
     label = kai_api.PRIORITY_CLASS_LABEL
-    klass = wl.labels.get(label) or t.labels.get(label) or t.spec.get("priorityClassName")
+    klass = owner.get(label) or t.labels.get(label) or t.spec.get("priorityClassName")
     if klass in KAI_CLASSES:
         work["priorityClass"] = klass
-    preemptibility = wl.labels.get(kai_api.PREEMPTIBILITY_LABEL) or t.labels.get(kai_api.PREEMPTIBILITY_LABEL)
+    preemptibility = owner.get(kai_api.PREEMPTIBILITY_LABEL) or t.labels.get(kai_api.PREEMPTIBILITY_LABEL)
     if preemptibility in ("preemptible", "non-preemptible"):
         work["preemptible"] = preemptibility == "preemptible"
     selector = {str(k): str(v) for k, v in mapping(t.spec.get("nodeSelector")).items()}

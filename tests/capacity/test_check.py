@@ -342,3 +342,33 @@ def test_a_check_stopped_before_any_action_says_each_workload_was_not_reached() 
     assert {r for w in report.workloads for r in w.reasons} == {
         "not reached: the run stopped at its time limit (--max-seconds) before any action got to this job"
     }
+
+
+def test_a_job_with_fewer_completions_than_parallelism_runs_only_that_many_pods() -> None:
+    """batch/v1 JobSpec.parallelism: fewer pods run "when ((.spec.completions - .status.successful) <
+    .spec.parallelism)"; KAI sees the two the Job controller creates, and both fit the node's 2 GPUs."""
+    job = _work("j", kind="Job", gpu=1, replicas=4, completions=2)
+    verdict = _verdicts(_stack(workloads=[job]))["j"]
+    assert verdict.status == "Running"
+    assert len(verdict.pods) == 2
+
+
+def _pytorch(workers: int, master: int = 1) -> dict[str, Any]:
+    return _work("ddp", kind="PyTorchJob", cpu="10m", memory="1Mi", pytorch={"master": master, "workers": workers})
+
+
+def _small_cpu_node(cpu: str) -> dict[str, Any]:
+    return {"provider": "kind", "nodePools": [{"name": "n", "count": 1, "gpus": 1, "cpu": cpu, "memory": "32Gi"}]}
+
+
+def test_pytorchjob_workers_ask_for_the_operators_init_container() -> None:
+    """kubeflow/training-operator@v1.8.1 initcontainer.go: with a master, each worker gets init-pytorch
+    (50m CPU); KAI counts the larger of containers and init container (pod_info.go SetMaxResource): 10m + 16
+    x 50m = 810m does not fit 500m, though 17 x 10m would."""
+    verdict = _verdicts(_stack(cluster=_small_cpu_node("500m"), workloads=[_pytorch(16)]))["ddp"]
+    assert verdict.status == "Pending"
+
+
+def test_pytorchjob_without_a_master_has_no_init_container() -> None:
+    verdict = _verdicts(_stack(cluster=_small_cpu_node("500m"), workloads=[_pytorch(16, master=0)]))["ddp"]
+    assert verdict.status == "Running"

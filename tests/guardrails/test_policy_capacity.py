@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from policy_builders import container, deployment, engine, queue, res
 
+from kaistack.declaration.marks import TENANT_LABEL
 from kaistack.declaration.parse import parse_config
 from kaistack.guardrails.capacity_adapter import declaration
 from kaistack.guardrails.facts import StackFacts, facts_from_stack
@@ -156,3 +157,26 @@ def test_workloads_the_model_cannot_express_are_left_out_and_named() -> None:
     assert decl.raw["workloads"] == []
     assert len(decl.left_out) == 1
     assert decl.left_out[0].startswith("Deployment/both (")
+
+
+def _owner_labelled(top_labels: dict[str, str]) -> dict[str, Any]:
+    labels = {"priorityClassName": "inference", "kai.scheduler/preemptibility": "non-preemptible", **top_labels}
+    return deployment(name="web", top_labels=labels)
+
+
+def test_a_host_workloads_priority_and_preemptibility_come_from_its_top_owner() -> None:
+    """KAI@v0.17.0 pkg/podgrouper: the top owner's labels first (default_grouper.go)."""
+    decl = declaration(
+        [res("Deployment", _owner_labelled({})), res("Queue", queue("team-a"))], Settings(), _platform_facts()
+    )
+    [work] = decl.raw["workloads"]
+    assert (work["priorityClass"], work["preemptible"]) == ("inference", False)
+
+
+def test_a_pod_synced_from_a_vcluster_takes_neither_from_an_owner_the_host_never_sees() -> None:
+    """setOwner: false: the host pod has no owner and is its own top owner, so only its labels count."""
+    synced = _owner_labelled({TENANT_LABEL: "team-a"})
+    decl = declaration([res("Deployment", synced), res("Queue", queue("team-a"))], Settings(), _platform_facts())
+    [work] = decl.raw["workloads"]
+    assert "priorityClass" not in work
+    assert "preemptible" not in work

@@ -302,3 +302,16 @@ def test_an_explicit_quota_below_the_need_names_the_training_operator() -> None:
     problem = r"count/pods: 4 is less than the tenant needs, 5 \(vCluster itself 2; ddp 2, the training operator 1\)"
     with pytest.raises(ConfigError, match=problem):
         parse_config(raw)
+
+
+def test_pytorchjob_workers_count_the_operators_init_container() -> None:
+    """kubeflow/training-operator@v1.8.1 pkg/controller.v1/pytorch/initcontainer.go: init-pytorch (requests
+    50m/10Mi, limits 100m/20Mi) on every worker when there is a master; quota charges the larger of it and
+    the containers' sum. Master 10m + 2 workers at max(10m, 50m) = 110m requested, 10m + 2 x 100m limited."""
+    raw = merged(base_raw(), tenants=[{"name": "t1", "queues": ["team"]}])
+    work = {"name": "ddp", "kind": "PyTorchJob", "tenant": "t1", "queue": "team", "image": "x", "cpu": "10m",
+            "memory": "1Mi", "pytorch": {"master": 1, "workers": 2}}  # fmt: skip
+    raw["workloads"] = [work]
+    need = tenant_sizing.workload_need(parse_config(raw).workloads[0])
+    assert (need["requests.cpu"], need["limits.cpu"]) == (Fraction(110, 1000), Fraction(210, 1000))
+    assert (need["requests.memory"], need["limits.memory"]) == (Fraction(21 * 2**20), Fraction(41 * 2**20))

@@ -172,4 +172,8 @@ class Workload(Model):
             return 1
         if self.kind == "PyTorchJob":
             return self.pytorch.master + self.pytorch.workers
+        if self.kind == "Job" and self.completions is not None:
+            # The Job controller never runs more pods than completions are left (batch/v1 JobSpec.parallelism:
+            # "less than this number when ((.spec.completions - .status.successful) < .spec.parallelism)").
+            return min(self.replicas, self.completions)
         return self.replicas
