@@ -120,7 +120,7 @@ def test_cluster_inputs(mocks: MockSession, ec2: Any) -> None:
     def check(_: Any) -> None:
         cluster = _inputs(mocks, "eks:index:Cluster", "kaistack-eks")
         assert cluster["name"] == "kaistack-prod"
-        assert cluster["version"] == "1.33"  # the stack's pin: a running control plane moves one minor per update
+        assert cluster["version"] == "1.34"  # the stack's pin: a running control plane moves one minor per update
         assert cluster["skipDefaultNodeGroup"] is True
         assert cluster["authenticationMode"] == "API"
         assert cluster["accessEntries"]["nodes"] == {

@@ -56,17 +56,17 @@ def test_a_kind_tenant_runs_the_minor_of_the_kind_node_image(mocks, chart: str) 
 
 def test_an_eks_tenant_runs_the_control_planes_minor() -> None:
     raw = _with_tenant(base_raw())
-    raw["cluster"] = {"provider": "eks", "eks": {"region": "us-west-2", "version": "1.33"}, "nodePools": []}
+    raw["cluster"] = {"provider": "eks", "eks": {"region": "us-west-2", "version": "1.34"}, "nodePools": []}
     raw["gpu"] = {"mode": "none"}
-    assert _version(StackConfig.model_validate(raw)) == "v1.33.4"
+    assert _version(StackConfig.model_validate(raw)) == "v1.34.0"
 
 
 @pytest.mark.parametrize("stack", ["staging", "prod"])
 def test_the_eks_stacks_tenants_keep_the_minor_they_were_first_deployed_with(stack: str) -> None:
-    """staging and prod run EKS 1.33 and tenants vCluster started at its default 1.36: following the host would
-    step their API servers down three minors, which Kubernetes does not support."""
+    """staging and prod run EKS 1.34 (from 1.33) and tenants vCluster started at its default 1.36: following the
+    host would step their API servers down, which Kubernetes does not support."""
     config = StackConfig.model_validate(read_stack_config(PROJECT_DIR, stack))
-    assert config.host_kubernetes_minor() == "1.33"
+    assert config.host_kubernetes_minor() == "1.34"
     assert config.tenants
     assert {vcluster_values(config, t)["controlPlane"]["distro"]["k8s"]["version"] for t in config.tenants} == {
         "v1.36.0"
@@ -153,10 +153,30 @@ def test_a_host_below_1_35_gets_no_resize_grant(stack: str) -> None:
     """Below 1.35 vCluster's syncer resizes nothing (pods/syncer.go:413-418) and the chart grants nothing; in-place
     resize itself is on from 1.33, so a grant there would let the syncer grow a placed pod's CPU and memory."""
     config = StackConfig.model_validate(read_stack_config(PROJECT_DIR, stack))
-    assert config.host_kubernetes_minor() == "1.33"
+    assert config.host_kubernetes_minor() == "1.34"
     assert [t.name for t in config.tenants if "rbac" in vcluster_values(config, t)] == []
 
 
 def test_an_existing_cluster_whose_minor_is_unknown_gets_the_resize_grant() -> None:
     config = StackConfig.model_validate(_with_tenant(_existing(base_raw())))
     assert vcluster_values(config, config.tenants[0])["rbac"]["role"]["extraRules"][0]["resources"] == ["pods/resize"]
+
+
+def test_eks_1_33_is_refused_because_kai_never_starts_there() -> None:
+    """EKS 1.33 enables the DRA beta API (EKS release notes for 1.33). KAI turns DRA on for any served
+    resource.k8s.io version >= v1beta1 (kai-scheduler/KAI-Scheduler@v0.17.0
+    pkg/common/feature_gates/feature_gates.go L18, L118-122) and then lists resource.k8s.io/v1 only
+    (pkg/scheduler/cache/cluster_info/data_lister/kubernetes_lister.go L100-104): its cache never syncs."""
+    raw = _with_tenant(base_raw())
+    raw["cluster"] = {"provider": "eks", "eks": {"region": "us-west-2", "version": "1.33"}, "nodePools": []}
+    raw["gpu"] = {"mode": "none"}
+    with pytest.raises(ValueError, match=r"cluster\.eks\.version: '1\.33' serves the DRA API only at beta"):
+        StackConfig.model_validate(raw)
+
+
+@pytest.mark.parametrize("version", ["1.32", "1.34", "1.35"])
+def test_eks_versions_without_the_beta_only_dra_api_are_accepted(version: str) -> None:
+    raw = _with_tenant(base_raw())
+    raw["cluster"] = {"provider": "eks", "eks": {"region": "us-west-2", "version": version}, "nodePools": []}
+    raw["gpu"] = {"mode": "none"}
+    assert StackConfig.model_validate(raw).host_kubernetes_minor() == version

@@ -142,11 +142,31 @@ class StackConfig(Model):
         if self.cluster.provider == "kind":
             problems += _kind_ports(self)
         problems += eks_shape_problems(self.cluster)
+        problems += _dra_beta_problems(self)
         problems += topology_problems(self)
         if problems:
             # One problem per line, each starting with its own key path (kaistack.declaration.parse splits them).
             raise ValueError("\n".join(problems))
         return self
+
+
+def _dra_beta_problems(stack: StackConfig) -> list[str]:
+    """KAI's scheduler never starts on an API server that serves DRA only at beta. It turns DRA on when
+    resource.k8s.io is served at v1beta1 or later (kai-scheduler/KAI-Scheduler@v0.17.0
+    pkg/common/feature_gates/feature_gates.go L18, L118-122), then lists ResourceSlices, ResourceClaims and
+    DeviceClasses at v1 only (pkg/scheduler/cache/cluster_info/data_lister/kubernetes_lister.go L100-104;
+    v1 since v0.12.0, pkg/common/k8s_utils/framework_handle.go), which Kubernetes serves from 1.34: the cache
+    waits for ever (the hang KAI PR #1241 fixed for another informer) and no pod is scheduled. EKS 1.33 enables
+    the DRA beta API ("The Dynamic Resource Allocation beta Kubernetes API is enabled", EKS release notes for
+    1.33); earlier EKS versions serve no resource.k8s.io, so KAI leaves DRA off there."""
+    eks = stack.cluster.eks
+    if stack.cluster.provider != "eks" or eks is None or versions.kubernetes_minor(eks.version) != "1.33":
+        return []
+    return [
+        f"cluster.eks.version: {eks.version!r} serves the DRA API only at beta, and KAI {stack.kai.version} then "
+        "waits for ever for resource.k8s.io/v1 (GA from 1.34) and schedules nothing: use '1.34' or later "
+        "(EKS moves a running cluster one minor version per update)"
+    ]
 
 
 def _device_access_problems(stack: StackConfig) -> list[str]:
