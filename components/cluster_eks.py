@@ -21,6 +21,7 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
+from components.eks_access import admin_access_entries
 from components.eks_network import EksNetwork
 from kaistack.declaration.kai_api import GPU_PRESENT_LABEL
 from kaistack.declaration.marks import NODE_POOL_LABEL as POOL_LABEL
@@ -149,7 +150,8 @@ class EksCluster(pulumi.ComponentResource):
             # EC2_LINUX entry up front, as pulumi-eks' own managed-node-group examples do.
             authentication_mode=eks.AuthenticationMode.API,
             access_entries={
-                "nodes": eks.AccessEntryArgs(principal_arn=self.node_role.arn, type=eks.AccessEntryType.EC2_LINUX)
+                "nodes": eks.AccessEntryArgs(principal_arn=self.node_role.arn, type=eks.AccessEntryType.EC2_LINUX),
+                **admin_access_entries(settings),
             },
             # Tenants' vCluster NetworkPolicies (tenants[].isolation.networkPolicy) are only enforced
             # when the VPC CNI's network policy agent is on; EKS ships it off.
@@ -341,10 +343,11 @@ def node_group_taint(taint: Taint) -> aws.eks.NodeGroupTaintArgs:
 
 
 def kubeconfig_with_region(kubeconfig: Any, region: str) -> str:
-    """The kubeconfig as JSON, with `--region` on `aws eks get-token`.
+    """The kubeconfig as a JSON string (pulumi-eks gives an object), with `--region` on `aws eks get-token`.
 
-    pulumi-eks leaves the region out of the exec args (pulumi/pulumi-eks#1038), so the token is
-    requested in whatever region the shell defaults to and the cluster is not found.
+    pulumi-eks has passed the region itself since pulumi/pulumi-eks#1498 (nodejs/eks/cluster/cluster.ts at
+    v4.3.0, generateKubeconfig); older releases left it out (pulumi/pulumi-eks#1038), and the token was then
+    requested in whatever region the shell defaulted to. An existing `--region` is kept.
     """
     doc = json.loads(kubeconfig) if isinstance(kubeconfig, str) else copy.deepcopy(kubeconfig)
     for user in doc.get("users") or []:

@@ -49,7 +49,8 @@ MOCK_KUBECONFIG = _mock_kubeconfig("https://127.0.0.1:6443", "kind-mock")
 
 
 def eks_kubeconfig(cluster_name: str) -> dict[str, Any]:
-    """The shape pulumi-eks returns: an exec credential plugin (`aws eks get-token`) without --region."""
+    """The shape pulumi-eks returns: an exec credential plugin (`aws eks get-token`). Without `--region`, as
+    releases before pulumi/pulumi-eks#1498 wrote it, so the program's own region fix-up is exercised."""
     return {
         "apiVersion": "v1",
         "kind": "Config",

@@ -23,6 +23,7 @@ from components.cluster_eks import (
 )
 from components.eks_network import subnet_cidrs
 from kaistack.declaration.model.cluster import EksSettings
+from kaistack.declaration.parse import ConfigError
 from kaistack.ops.mocks import MockSession
 from kaistack.stack.eks import resolve_node_pools
 
@@ -323,3 +324,63 @@ def test_shipped_eks_stacks_pin_their_kubernetes_version(name: str) -> None:
 
 def test_a_new_stack_gets_a_version_in_eks_standard_support() -> None:
     assert EksSettings(region="us-west-2").version == "1.35"  # standard support until 2027-03-27 (versions.py)
+
+
+# --- who may use the cluster -----------------------------------------------------------------------------
+
+CI_DEPLOY = "arn:aws:iam::123456789012:role/ci-deploy"
+CI_PREVIEW = "arn:aws:iam::123456789012:role/ci-preview"
+
+
+def _with_admins(*arns: str) -> Any:
+    raw = eks_raw()
+    raw["cluster"]["eks"]["adminPrincipals"] = list(arns)
+    return eks_config(raw)
+
+
+@pulumi.runtime.test
+def test_admin_principals_get_cluster_admin_access_entries(mocks: MockSession, ec2: Any) -> None:
+    """pulumi-eks gives admin to the cluster's creator only (bootstrapClusterCreatorAdminPermissions,
+    pulumi/pulumi-eks@v4.3.0 nodejs/eks/cluster/cluster.ts): CI's other role needs its own access entry,
+    with the AWS-managed AmazonEKSClusterAdminPolicy over the whole cluster."""
+    _, done = _build(resolve_node_pools(_with_admins(CI_DEPLOY, CI_PREVIEW), ec2))
+
+    def check(_: Any) -> None:
+        entries = _inputs(mocks, "eks:index:Cluster", "kaistack-eks")["accessEntries"]
+        admins = sorted((e for k, e in entries.items() if k.startswith("admin-")), key=lambda e: e["principalArn"])
+        assert [e["principalArn"] for e in admins] == [CI_DEPLOY, CI_PREVIEW]
+        for entry in admins:
+            assert entry["accessPolicies"] == {
+                "admin": {
+                    "policyArn": "arn:aws:eks::aws:cluster-access-policy/AmazonEKSClusterAdminPolicy",
+                    "accessScope": {"type": "cluster"},
+                }
+            }
+
+    return done.apply(check)
+
+
+def test_an_access_entrys_name_does_not_depend_on_the_lists_order() -> None:
+    from components.eks_access import admin_access_entries
+
+    first = admin_access_entries(_with_admins(CI_DEPLOY, CI_PREVIEW).cluster.eks)
+    second = admin_access_entries(_with_admins(CI_PREVIEW, CI_DEPLOY).cluster.eks)
+    assert {k: v.principal_arn for k, v in first.items()} == {k: v.principal_arn for k, v in second.items()}
+
+
+@pytest.mark.parametrize(
+    ("arn", "problem"),
+    [
+        ("arn:aws:sts::123456789012:assumed-role/ci/session", "not an IAM role or user ARN"),
+        ("ci-deploy", "not an IAM role or user ARN"),
+        (CI_DEPLOY + "|" + CI_DEPLOY, "not an IAM role or user ARN"),
+    ],
+)
+def test_an_admin_principal_must_be_an_iam_role_or_user(arn: str, problem: str) -> None:
+    with pytest.raises(ConfigError, match=r"cluster\.eks\.adminPrincipals: .*" + problem):
+        _with_admins(arn)
+
+
+def test_an_admin_principal_is_listed_once() -> None:
+    with pytest.raises(ConfigError, match="each principal once"):
+        _with_admins(CI_DEPLOY, CI_DEPLOY)

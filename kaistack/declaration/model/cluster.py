@@ -156,6 +156,26 @@ class EksSettings(Model):
         default=200, ge=20, le=16384, alias="gpuNodeDiskGiB", description="Root volume per GPU node, in GiB"
     )
     protect: bool = Field(default=False, description="Protect the cluster, its VPC and KAI from deletion")
+    # pulumi-eks grants cluster admin to the principal that creates the cluster only
+    # (bootstrapClusterCreatorAdminPermissions, nodejs/eks/cluster/cluster.ts at v4.3.0): every other one that
+    # runs `pulumi preview`/`up` or `kaistack verify` (CI's roles, a teammate) needs an access entry.
+    admin_principals: Annotated[list[Text], Field(max_length=limits.MAX_LIST_ITEMS)] = Field(
+        default_factory=list,
+        description="IAM role/user ARNs given cluster admin besides the creator (CI's preview and deploy roles)",
+    )
+
+    @field_validator("admin_principals")
+    @classmethod
+    def _iam_arns(cls, value: list[str]) -> list[str]:
+        for arn in value:
+            if not re.fullmatch(r"arn:aws(-cn|-us-gov)?:iam::[0-9]{12}:(role|user)/[A-Za-z0-9+=,.@_/-]{1,512}", arn):
+                raise ValueError(
+                    f"{arn!r} is not an IAM role or user ARN (like 'arn:aws:iam::123456789012:role/ci-deploy'); "
+                    "an assumed-role session ARN (arn:aws:sts::...) names no principal an access entry can take"
+                )
+        if len(set(value)) != len(value):
+            raise ValueError("each principal once: EKS refuses a second access entry for the same ARN")
+        return value
 
 
 class ClusterConfig(Model):
