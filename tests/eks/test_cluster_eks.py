@@ -91,7 +91,7 @@ def test_system_node_group_is_untainted_standard_ami(mocks: MockSession, ec2: An
         group = _inputs(mocks, NG, "kaistack-system")
         assert group["instanceTypes"] == ["m6i.xlarge"]
         assert group["amiType"] == CPU_AMI_TYPE
-        assert group["scalingConfig"] == {"minSize": 2, "desiredSize": 2, "maxSize": 4}
+        assert group["scalingConfig"] == {"minSize": 3, "desiredSize": 3, "maxSize": 4}
         assert group["labels"] == {"kaistack.io/node-pool": "system"}
         assert "taints" not in group
 

@@ -180,3 +180,26 @@ def test_eks_versions_without_the_beta_only_dra_api_are_accepted(version: str) -
     raw["cluster"] = {"provider": "eks", "eks": {"region": "us-west-2", "version": version}, "nodePools": []}
     raw["gpu"] = {"mode": "none"}
     assert StackConfig.model_validate(raw).host_kubernetes_minor() == version
+
+
+def _eks_tenant_stack(zones: int, min_size: int) -> dict:
+    raw = _with_tenant(base_raw())
+    eks = {
+        "region": "us-west-2",
+        "availabilityZones": [f"us-west-2{z}" for z in "abc"[:zones]],
+        "systemNodeGroup": {"minSize": min_size, "desiredSize": min_size, "maxSize": max(min_size, 3)},
+    }
+    raw["cluster"] = {"provider": "eks", "eks": eks, "nodePools": []}
+    raw["gpu"] = {"mode": "none"}
+    return raw
+
+
+def test_fewer_system_nodes_than_zones_is_refused_where_tenants_keep_zonal_volumes() -> None:
+    """The vCluster's claim binds a gp3 volume in its first node's zone (WaitForFirstConsumer); with 2 system
+    nodes over 3 zones a node replacement can leave that zone without one."""
+    with pytest.raises(ValueError, match=r"systemNodeGroup\.minSize: 2 is fewer than the 3 availability zones"):
+        StackConfig.model_validate(_eks_tenant_stack(zones=3, min_size=2))
+
+
+def test_one_system_node_per_zone_is_enough() -> None:
+    assert StackConfig.model_validate(_eks_tenant_stack(zones=3, min_size=3)).tenants

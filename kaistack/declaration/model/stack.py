@@ -143,6 +143,7 @@ class StackConfig(Model):
             problems += _kind_ports(self)
         problems += eks_shape_problems(self.cluster)
         problems += _dra_beta_problems(self)
+        problems += _zonal_volume_problems(self)
         problems += topology_problems(self)
         if problems:
             # One problem per line, each starting with its own key path (kaistack.declaration.parse splits them).
@@ -166,6 +167,26 @@ def _dra_beta_problems(stack: StackConfig) -> list[str]:
         f"cluster.eks.version: {eks.version!r} serves the DRA API only at beta, and KAI {stack.kai.version} then "
         "waits for ever for resource.k8s.io/v1 (GA from 1.34) and schedules nothing: use '1.34' or later "
         "(EKS moves a running cluster one minor version per update)"
+    ]
+
+
+def _zonal_volume_problems(stack: StackConfig) -> list[str]:
+    """A tenant's vCluster keeps its state on an EBS volume (the chart's 5Gi claim on kaistack's gp3 class,
+    WaitForFirstConsumer), which lives in the zone of the system node it first ran on. The system node group
+    spreads its nodes over the declared zones; with fewer nodes than zones, a node replacement can leave the
+    volume's zone with no system node, and the vCluster's pod then fits no node."""
+    eks = stack.cluster.eks
+    if stack.cluster.provider != "eks" or eks is None or not stack.tenants or eks.vpc_id is not None:
+        return []
+    zones = len(eks.availability_zones)
+    group = eks.system_node_group
+    if not zones or group.min_size >= zones:
+        return []
+    return [
+        f"cluster.eks.systemNodeGroup.minSize: {group.min_size} is fewer than the {zones} availability zones: a "
+        "tenant's vCluster keeps its data on a zonal EBS volume, and a node replacement can leave that zone "
+        f"without a system node, so the vCluster would stay Pending: set minSize (and desiredSize) to {zones} or "
+        "more, or declare fewer zones"
     ]
 
 
