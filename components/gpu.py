@@ -167,7 +167,13 @@ class GpuStack(pulumi.ComponentResource):
     namespace: k8s.core.v1.Namespace
     release: k8s.helm.v3.Release
 
-    def __init__(self, name: str, config: StackConfig, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        config: StackConfig,
+        depends_on: list[pulumi.Resource] | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         super().__init__("kaistack:index:GpuStack", name, None, opts)
         child_opts = pulumi.ResourceOptions(parent=self)
         namespace = config.gpu.release_namespace
@@ -184,6 +190,6 @@ class GpuStack(pulumi.ComponentResource):
             timeout=900,
             max_history=versions.HELM_MAX_HISTORY,
             **release_args(config),
-            opts=child_opts.merge(pulumi.ResourceOptions(depends_on=[self.namespace])),
+            opts=child_opts.merge(pulumi.ResourceOptions(depends_on=[self.namespace, *(depends_on or [])])),
         )
         self.register_outputs({"mode": config.gpu.mode, "namespace": namespace, "releaseStatus": self.release.status})

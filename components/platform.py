@@ -98,7 +98,9 @@ class Platform(pulumi.ComponentResource):
 
         self.gpu = None
         if config.gpu.mode != "none":
-            self.gpu = GpuStack(f"{name}-gpu", config, opts=k8s_opts)
+            # The device plugin's pods name the nvidia RuntimeClass; the cluster creates it where it must.
+            runtime = getattr(self.cluster, "runtime_class", None)
+            self.gpu = GpuStack(f"{name}-gpu", config, depends_on=[runtime] if runtime else [], opts=k8s_opts)
         self.scheduler = KaiScheduler(
             f"{name}-kai", config, depends_on=[self.gpu.release] if self.gpu else [], opts=k8s_opts
         )

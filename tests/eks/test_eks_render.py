@@ -248,3 +248,20 @@ def test_render_without_credentials_names_the_undeclared_key(no_aws: None, tmp_p
 def test_check_exits_0(no_aws: None, capsys: pytest.CaptureFixture[str], name: str) -> None:
     """The declared workloads fit the declared (= AWS's) capacity."""
     assert cli.main(["check", "--stack", name, "--project", str(PROJECT_DIR)]) == 0, capsys.readouterr().out
+
+
+def test_the_device_plugin_waits_for_the_nvidia_runtime_class(no_aws: None, tmp_path: Path) -> None:
+    """Its pods name runtimeClassName nvidia (the DevicePluginSettings default), which the API server refuses
+    until the RuntimeClass exists."""
+
+    def device_plugin(config: dict[str, Any]) -> None:
+        config["kaistack:gpu"] = {"mode": "device-plugin"}
+
+    project = _project_with(tmp_path, "staging", device_plugin)
+    (project / "__main__.py").symlink_to(PROJECT_DIR / "__main__.py")
+    result = render_stack(project, "staging")
+    [runtime] = result.of_type("kubernetes:node.k8s.io/v1:RuntimeClass")
+    [plugin] = [
+        r for r in result.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["chart"] == "nvidia-device-plugin"
+    ]
+    assert runtime.urn in plugin.dependencies
