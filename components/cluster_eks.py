@@ -27,6 +27,7 @@ from kaistack.declaration.kai_api import GPU_PRESENT_LABEL
 from kaistack.declaration.marks import NODE_POOL_LABEL as POOL_LABEL
 from kaistack.declaration.marks import SYSTEM_POOL
 from kaistack.declaration.model import EksSettings, NodePool, StackConfig, Taint
+from kaistack.declaration.model.cluster import SYSTEM_NODE_DISK_GIB
 
 # EKS-optimized Amazon Linux 2023 AMIs. The NVIDIA variant ships the driver and the NVIDIA
 # container toolkit (registered as containerd's runtime), so the GPU Operator runs with driver and
@@ -34,7 +35,7 @@ from kaistack.declaration.model import EksSettings, NodePool, StackConfig, Taint
 # Ref: https://docs.aws.amazon.com/eks/latest/APIReference/API_Nodegroup.html#AmazonEKS-Type-Nodegroup-amiType
 GPU_AMI_TYPE = "AL2023_x86_64_NVIDIA"
 CPU_AMI_TYPE = "AL2023_x86_64_STANDARD"
-SYSTEM_DISK_GIB = 50
+SYSTEM_DISK_GIB = SYSTEM_NODE_DISK_GIB
 # EKS's node group API spells taint effects in upper snake case.
 TAINT_EFFECTS = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
 # What every EKS worker role needs (EKS user guide, "Amazon EKS node IAM role").

@@ -20,6 +20,7 @@ from components.kai import KaiScheduler, resource_values
 from components.queues import QueueTree
 from components.tenant import Tenant
 from components.workloads import Workloads
+from kaistack.capacity import ephemeral
 from kaistack.declaration.model import StackConfig
 
 if TYPE_CHECKING:  # pulumi_aws/pulumi_eks are slow to import; only EKS stacks load them
@@ -46,6 +47,9 @@ def platform_summary(config: StackConfig) -> dict[str, Any]:
     for pool in config.cluster.node_pools:
         dumped = pool.model_dump(by_alias=True, mode="json")
         pools.append({key: dumped[key] for key in pool_keys})
+        storage = ephemeral.pool_allocatable(config, pool)  # declared, or derived from the EKS root volume
+        if storage is not None:
+            pools[-1]["ephemeralStorage"] = str(storage)
     kai = config.kai
     dq = kai.default_queues
     return {

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from kaistack.capacity import ephemeral
 from kaistack.declaration import kai_api, subgroups, tenant_gangs, training_operator, versions
 from kaistack.declaration.marks import NODE_POOL_LABEL, SYSTEM_POOL
 from kaistack.declaration.model import (
@@ -106,14 +107,20 @@ def plan(config: StackConfig) -> Plan:
     notes: list[str] = []
     system = _system_group(config)
     constrained = system is None or system.capacity_known
+    unknown_storage = ephemeral.unknown_pools(config)
+    storage = not unknown_storage
     for pool in config.cluster.node_pools:
         for i in range(pool.count):
             node = _node(config, pool, f"{pool.name}-{i}", constrained)
+            if storage:
+                node = replace(node, scalar={ephemeral.RESOURCE: ephemeral.pool_allocatable(config, pool) or 0})
             nodes.append(node)
             pools[node.name] = pool.name
     if system is not None and constrained:
         for i in range(system.desired_size):
             node = _system_node(system, f"{SYSTEM_POOL}-{i}")
+            if storage:
+                node = replace(node, scalar={ephemeral.RESOURCE: ephemeral.system_allocatable()})
             nodes.append(node)
             pools[node.name] = SYSTEM_POOL
     elif system is not None:
@@ -121,6 +128,11 @@ def plan(config: StackConfig) -> Plan:
             "taints, tolerations and nodeSelectors are not checked: CPU-only pods run on the EKS system node "
             "group, whose allocatable is not known (give AWS credentials, or declare "
             "cluster.eks.systemNodeGroup.cpu, .memory and .pods)"
+        )
+    if unknown_storage and any(w.ephemeral_storage is not None for w in config.workloads):
+        notes.append(
+            f"ephemeralStorage is not checked: pool {', '.join(unknown_storage)} declares no ephemeralStorage "
+            "(a kind node offers the host's disk; declare nodePools[].ephemeralStorage to check it)"
         )
     labelled = _known_label_keys(config)
     queues = tuple(_queue(q) for q in config.all_queues())
@@ -135,7 +147,7 @@ def plan(config: StackConfig) -> Plan:
                     f"{work.name}: nodeSelector {', '.join(unknown)} not checked: no node the declaration "
                     "describes has that label (declare it in the pool's labels to check it)"
                 )
-        new_jobs, plan_ = _expand(config, work, constraints)
+        new_jobs, plan_ = _expand(config, work, constraints, storage)
         jobs.extend(new_jobs)
         plans.append(plan_)
     strategy = config.kai.placement_strategy
@@ -280,8 +292,13 @@ def _task(work: Workload, constraints: NodeConstraints) -> Task:
     )
 
 
-def _pod_task(work: Workload, task: Task, index: int) -> Task:
-    """Pod `index`'s request: a PyTorchJob worker's is at least the operator's init container's."""
+def _pod_task(config: StackConfig, work: Workload, task: Task, index: int, storage: bool) -> Task:
+    """Pod `index`'s request: a PyTorchJob worker's is at least the operator's init container's; its ephemeral
+    storage where the nodes' is known (kaistack.capacity.ephemeral)."""
+    if storage:
+        request = ephemeral.pod_request(config, work, index)
+        if request:
+            task = replace(task, scalar={ephemeral.RESOURCE: request})
     if not training_operator.has_init_container(work.kind, work.pytorch.master, index):
         return task
     cpu = int(training_operator.INIT_REQUESTS["cpu"] * 1000)
@@ -296,7 +313,9 @@ def priority_class(work: Workload) -> str:
     return "train" if work.tenant is not None else work.default_priority_class
 
 
-def _expand(config: StackConfig, work: Workload, constraints: NodeConstraints) -> tuple[list[Job], WorkloadPlan]:
+def _expand(
+    config: StackConfig, work: Workload, constraints: NodeConstraints, storage: bool
+) -> tuple[list[Job], WorkloadPlan]:
     queue = config.queue_of(work)
     klass = priority_class(work)
     priority = kai_api.PRIORITY_CLASSES[klass]
@@ -311,7 +330,10 @@ def _expand(config: StackConfig, work: Workload, constraints: NodeConstraints) -
         with_groups = work.tenant is None or tenant_gangs.has_sub_groups(config, work)
         groups = _sub_groups(config.cluster.topology, work) if with_groups else ()
         tasks = tuple(
-            replace(_pod_task(work, task, i), sub_group=subgroups.pytorch_pod_sub_group(work, i) if groups else None)
+            replace(
+                _pod_task(config, work, task, i, storage),
+                sub_group=subgroups.pytorch_pod_sub_group(work, i) if groups else None,
+            )
             for i in range(count)
         )
         if count:
@@ -332,14 +354,14 @@ def _expand(config: StackConfig, work: Workload, constraints: NodeConstraints) -
         # One PodGroup per pod (bare pods, Deployment pods, anything synced from a vCluster).
         for i in range(count):
             job = f"{work.name}#{i}"
-            pod = _pod_task(work, task, i)
+            pod = _pod_task(config, work, task, i, storage)
             jobs.append(
                 Job(job, queue, (pod,), priority, min_member=1, preemptible=work.preemptible, topology=topology)
             )
             pods.append(PodRef(f"{work.name}-{i}", job, 0))
     else:
         # A Job is one elastic PodGroup (minMember 1).
-        tasks = tuple(task for _ in range(count))
+        tasks = tuple(_pod_task(config, work, task, i, storage) for i in range(count))
         if count:
             jobs.append(
                 Job(work.name, queue, tasks, priority, min_member=1, preemptible=work.preemptible, topology=topology)

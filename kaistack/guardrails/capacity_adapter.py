@@ -73,15 +73,17 @@ def _queue_resources(block: Mapping[str, Any]) -> dict[str, dict[str, float]]:
     }
 
 
-def _requests(t: PodTemplate) -> tuple[str, str]:
-    """Summed container requests (a missing request defaults to the limit, as the API server does)."""
-    cpu = memory = 0
+def _requests(t: PodTemplate) -> tuple[str, str, int]:
+    """Summed container requests: cpu, memory and ephemeral-storage bytes (a missing request defaults to the
+    limit, as the API server does)."""
+    cpu = memory = storage = 0
     for c in t.containers():
         res = mapping(c.get("resources"))
         requests, limits = mapping(res.get("requests")), mapping(res.get("limits"))
         cpu += cpu_millis(requests.get("cpu", limits.get("cpu", 0)))
         memory += memory_bytes(requests.get("memory", limits.get("memory", 0)))
-    return f"{cpu}m", str(memory)
+        storage += memory_bytes(requests.get("ephemeral-storage", limits.get("ephemeral-storage", 0)))
+    return f"{cpu}m", str(memory), storage
 
 
 _SIMULATED_KINDS = ("Pod", "Deployment", "Job", "PyTorchJob", "StatefulSet", "ReplicaSet")
@@ -106,8 +108,10 @@ def _gpus(t: PodTemplate) -> int:
 def _workload(wl: Workload, t: PodTemplate, facts: StackFacts, name: str) -> dict[str, Any]:
     kind = "Job" if wl.kind in _AS_JOB else wl.kind
     ann = t.annotations
-    cpu, memory = _requests(t)
+    cpu, memory, storage = _requests(t)
     work: dict[str, Any] = {"name": name, "kind": kind, "namespace": _dns(wl.namespace), "cpu": cpu, "memory": memory}
+    if storage:
+        work["ephemeralStorage"] = str(storage)
     first = t.containers()[0] if t.containers() else {}
     work["image"] = str(first.get("image") or "unknown")
     tenant, _ = workload_tenant(wl, facts.tenants or ())

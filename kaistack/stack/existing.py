@@ -140,6 +140,9 @@ def _shape(node: Mapping[str, Any]) -> dict[str, Any] | None:
         "memory": _quantity(allocatable.get("memory"), "0"),
         "pods": int(_number(allocatable.get("pods"), 110)),
     }
+    ephemeral = allocatable.get("ephemeral-storage")
+    if ephemeral is not None:
+        shape["ephemeralStorage"] = _quantity(ephemeral, "0")
     gpus = int(_number(allocatable.get(kai_api.GPU_RESOURCE), 0))
     if gpus:
         shape["gpus"] = gpus

@@ -372,3 +372,83 @@ def test_pytorchjob_workers_ask_for_the_operators_init_container() -> None:
 def test_pytorchjob_without_a_master_has_no_init_container() -> None:
     verdict = _verdicts(_stack(cluster=_small_cpu_node("500m"), workloads=[_pytorch(16, master=0)]))["ddp"]
     assert verdict.status == "Running"
+
+
+# --- ephemeral storage ------------------------------------------------------------------------------------
+
+
+def _eks_l4(replicas: int, storage: str, disk: int = 200) -> dict[str, Any]:
+    """One g6.xlarge (1 x L4) and a known system group; a Deployment of quarter-GPU pods, each asking `storage`."""
+    return {
+        "cluster": {
+            "provider": "eks",
+            "eks": {
+                "region": "us-west-2",
+                "availabilityZones": ["us-west-2a", "us-west-2b"],
+                "gpuNodeDiskGiB": disk,
+                "systemNodeGroup": {"cpu": "1930m", "memory": "7518Mi", "pods": 29},
+            },
+            "nodePools": [
+                {
+                    "name": "l4",
+                    "instanceType": "g6.xlarge",
+                    "count": 1,
+                    "gpus": 1,
+                    "gpuMemoryMiB": 22888,
+                    "gpuProduct": "NVIDIA-L4",
+                    "cpu": "3920m",
+                    "memory": "14Gi",
+                }
+            ],
+        },
+        "gpu": {"mode": "gpu-operator", "gpuOperator": {"driver": False, "toolkit": False}},
+        "queues": [{"name": "team"}],
+        "workloads": [_work("serve", kind="Deployment", gpuFraction=0.25, replicas=replicas, ephemeralStorage=storage)],
+    }
+
+
+def test_an_eks_node_offers_its_root_volume_less_the_kubelets_reserve() -> None:
+    """amazon-eks-ami@v20260724 nodeadm kubelet config: kubeReserved ephemeral-storage 1Gi and evictionHard
+    nodefs.available 10% of the 200 GiB volume leave 179 GiB: two pods of 150Gi get one node's worth."""
+    verdict = _verdicts(_eks_l4(replicas=2, storage="150Gi"))["serve"]
+    assert [p.status for p in verdict.pods].count("Pending") == 1
+    assert "ephemeral-storage" in " ".join(verdict.reasons)
+
+
+def test_pods_within_the_nodes_ephemeral_storage_fit() -> None:
+    verdict = _verdicts(_eks_l4(replicas=2, storage="80Gi"))["serve"]
+    assert verdict.status == "Running"
+
+
+def test_a_larger_root_volume_makes_room() -> None:
+    verdict = _verdicts(_eks_l4(replicas=2, storage="150Gi", disk=400))["serve"]
+    assert verdict.status == "Running"
+
+
+def _kind_storage(pool_storage: str | None, **work: Any) -> dict[str, Any]:
+    pool: dict[str, Any] = {"name": "gpu", "count": 1, "gpus": 4, "cpu": "8", "memory": "32Gi"}
+    if pool_storage is not None:
+        pool["ephemeralStorage"] = pool_storage
+    return _stack(cluster={"provider": "kind", "nodePools": [pool]}, queues=[{"name": "team"}], workloads=[
+        _work("w", kind="Deployment", gpu=1, **work)])  # fmt: skip
+
+
+def test_a_kind_pool_that_declares_its_ephemeral_storage_is_checked() -> None:
+    verdict = _verdicts(_kind_storage("100Gi", replicas=3, ephemeralStorage="40Gi"))["w"]
+    assert [p.status for p in verdict.pods].count("Pending") == 1
+
+
+def test_a_kind_pool_that_does_not_is_not_checked_and_the_report_says_so() -> None:
+    report = check(parse_config(_kind_storage(None, replicas=3, ephemeralStorage="40Gi")))
+    assert report.ok
+    assert any("ephemeralStorage is not checked: pool gpu declares no ephemeralStorage" in n for n in report.notes)
+
+
+def test_a_tenant_pod_without_ephemeral_storage_asks_for_the_limit_ranges_default() -> None:
+    """loft-sh/vcluster@v0.36.1 chart/values.yaml policies.limitRange.defaultRequest: 3Gi a container, so a
+    10Gi node holds three such pods."""
+    raw = _kind_storage("10Gi", replicas=4)
+    raw["tenants"] = [{"name": "t1", "queues": ["team"]}]
+    raw["workloads"][0]["tenant"] = "t1"
+    verdict = _verdicts(raw)["w"]
+    assert [p.status for p in verdict.pods].count("Pending") == 1

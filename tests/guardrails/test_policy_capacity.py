@@ -180,3 +180,22 @@ def test_a_pod_synced_from_a_vcluster_takes_neither_from_an_owner_the_host_never
     [work] = decl.raw["workloads"]
     assert "priorityClass" not in work
     assert "preemptible" not in work
+
+
+def test_a_containers_ephemeral_storage_request_reaches_the_rebuilt_declaration() -> None:
+    """So the pack's kai-capacity rule checks it where the pools' allocatable is known, as `kaistack check` does."""
+    c = container(gpus=1)
+    c["resources"]["requests"]["ephemeral-storage"] = "150Gi"
+    decl = declaration([res("Deployment", deployment(containers=[c])), res("Queue", queue("team-a"))], Settings(),
+                       _platform_facts())  # fmt: skip
+    [work] = decl.raw["workloads"]
+    assert work["ephemeralStorage"] == str(150 * 2**30)
+
+
+def test_the_platform_summary_gives_the_pack_each_eks_pools_ephemeral_storage() -> None:
+    """Derived from the root volume (kaistack.capacity.ephemeral), which the pack cannot see otherwise."""
+    from components.platform import platform_summary
+
+    config = load_stack(ROOT, "staging").config
+    [l4] = platform_summary(config)["nodePools"]
+    assert l4["ephemeralStorage"] == str(200 * 2**30 * 9 // 10 - 2**30)

@@ -123,3 +123,9 @@ def test_live_nodes_are_read_through_the_kubeconfig(
     assert ("/api/v1/nodes", {"limit": "500"}) in [
         (p, {k: v for k, v in q.items() if k == "limit"}) for p, q in fake_kube.requests
     ]
+
+
+def test_a_discovered_pool_carries_its_nodes_allocatable_ephemeral_storage() -> None:
+    """KAI compares ephemeral storage like CPU (resource_requirment.go L66-67); the node says how much it has."""
+    pools = {p.name: p for p in pools_from_nodes(NODES)}
+    assert str(pools["cpu"].ephemeral_storage) == "900Gi"

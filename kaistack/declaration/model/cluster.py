@@ -61,6 +61,12 @@ class NodePool(Model):
         default=Quantity.parse("32Gi"), description="Allocatable memory per node, a Kubernetes quantity ('32Gi')"
     )
     pods: int = Field(default=110, gt=0, le=100_000, description="Max pods per node")
+    # KAI compares every allocatable dimension, ephemeral storage included (kaistack.capacity.plan). Unset, it is
+    # derived from the root volume on EKS and read from the nodes of an existing cluster; on kind (the host's
+    # disk) it is not checked.
+    ephemeral_storage: KubeQuantity | None = Field(
+        default=None, description="Allocatable ephemeral storage per node ('180Gi'; EKS: from the root volume)"
+    )
     mig_strategy: Literal["none", "single", "mixed"] = Field(default="none", description="nvidia.com/mig.strategy")
     mig: dict[Text, int] = Field(
         default_factory=dict, description="mixed MIG: devices per node by resource, e.g. nvidia.com/mig-1g.10gb: 7"
@@ -133,6 +139,10 @@ class SystemNodeGroup(Model):
     @property
     def capacity_known(self) -> bool:
         return self.cpu is not None and self.memory is not None and self.pods is not None
+
+
+# The system node group's root volume (components.cluster_eks); GPU pools take cluster.eks.gpuNodeDiskGiB.
+SYSTEM_NODE_DISK_GIB = 50
 
 
 class EksSettings(Model):
