@@ -22,9 +22,10 @@ PersistentVolumes, StorageClasses, Namespaces and the names of ConfigMaps (read-
 read) or a dump made by `kubectl get {DUMP_KINDS} -A -o yaml`,
 runs one KAI scheduling cycle on what is really there, and says for each Pending pod why KAI leaves it Pending,
 in the words of `kaistack check`. It also lists the field's quiet mistakes with the object and the fix: GPU pods
-without schedulerName kai-scheduler, queue labels naming no queue, Queue limits left out (read as 0),
-Deployments in a queue without GPU quota, vCluster owner references the pod-grouper cannot follow, reservation
-pods without a GPU runtime, vLLM memory utilization above the pod's share.
+without schedulerName kai-scheduler (not KAI's own reservation and scaling pods), queue labels naming no queue,
+Queue limits left out (read as 0), Deployments in a queue without GPU quota, vCluster owner references the
+pod-grouper cannot follow, reservation pods without a GPU runtime, vLLM memory utilization above the pod's share.
+Finished pods are not judged.
 """
 
 EPILOG = f"""\

@@ -5,7 +5,7 @@ dump; the snapshot
 (kaistack.ops.live_snapshot) goes through one scheduling cycle of the same simulator `kaistack check` uses,
 and every pod still Pending gets the checker's reason. A Pending pod the simulator would place is reported as
 such: KAI should schedule it on its next cycle, so the cause is outside the scheduler's decision (the
-pod-grouper, the binder, a webhook).
+pod-grouper, the binder, a webhook). The quiet mistakes are found by kaistack.ops.diagnose_mistakes.
 """
 
 from __future__ import annotations
@@ -16,20 +16,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from kaistack.declaration import kai_api
-from kaistack.guardrails.facts import StackFacts
-from kaistack.guardrails.podspec import PodTemplate, Res, mapping, pod_templates, requests_gpu, seq
-from kaistack.guardrails.rules import gpu_memory_utilization_within_fraction
-from kaistack.guardrails.settings import Settings
-from kaistack.guardrails.unread import unread_constraints
 from kaistack.markdown import cell, code
-from kaistack.ops.live_snapshot import LiveSnapshot, build, by_kind, object_name, object_namespace
+from kaistack.ops.diagnose_mistakes import Mistake, find_mistakes
+from kaistack.ops.live_snapshot import LiveSnapshot, build, by_kind
 from placement.model import ALL_ACTIONS
 from placement.reasons import NOT_REACHED
 from placement.simulation import simulate
 from placement.tasks import PENDING, PIPELINED
 
-RESERVATION_NAMESPACE = kai_api.RESERVATION_NAMESPACE
+__all__ = ["Diagnosis", "Mistake", "PendingPod", "diagnose", "find_mistakes", "to_json", "to_markdown", "to_text"]
+
 PARTIAL = (
     "the scheduling cycle was stopped by --max-seconds before its end; other reasons are read from the state "
     "it stopped in"
@@ -43,14 +39,6 @@ class PendingPod:
     queue: str
     reason: str
     would_place: bool = False
-
-
-@dataclass(frozen=True)
-class Mistake:
-    code: str
-    subject: str  # Kind namespace/name
-    problem: str
-    fix: str
 
 
 @dataclass(frozen=True)
@@ -154,127 +142,6 @@ _WOULD_PLACE = (
     "KAI would place it in its next cycle: if it stays Pending, look outside the scheduling decision "
     "(kubectl describe podgroup; KAI's binder and pod-grouper logs; admission webhook events)"
 )
-
-
-# --- the field's quiet mistakes ---------------------------------------------------------------------------
-
-
-def find_mistakes(kinds: Mapping[str, list[Mapping[str, Any]]]) -> list[Mistake]:
-    queues = {object_name(q): q for q in kinds.get("Queue", [])}
-    parents = {str(mapping(q.get("spec")).get("parentQueue") or "") for q in queues.values()}
-    leaves = {name for name in queues if name not in parents}
-    out: list[Mistake] = []
-    for name, queue in queues.items():
-        out += _queue_limits(name, queue)
-    for pod in kinds.get("Pod", []):
-        out += _pod_mistakes(pod, queues, leaves)
-    return out
-
-
-def _queue_limits(name: str, queue: Mapping[str, Any]) -> list[Mistake]:
-    resources = mapping(mapping(queue.get("spec")).get("resources"))
-    out = []
-    for kind in ("gpu", "cpu", "memory"):
-        block = resources.get(kind)
-        if not isinstance(block, Mapping) or "limit" not in block:
-            out.append(
-                Mistake(
-                    "queue-limit-omitted",
-                    f"Queue {name}",
-                    f"spec.resources.{kind}.limit is omitted: KAI reads it as 0, so the queue may use no {kind}",
-                    f"set spec.resources.{kind}.limit (-1 for no limit)",
-                )
-            )
-    return out
-
-
-def _pod_mistakes(pod: Mapping[str, Any], queues: Mapping[str, Any], leaves: set[str]) -> list[Mistake]:
-    subject = f"Pod {object_namespace(pod)}/{object_name(pod)}"
-    spec = mapping(pod.get("spec"))
-    labels = mapping(mapping(pod.get("metadata")).get("labels"))
-    annotations = mapping(mapping(pod.get("metadata")).get("annotations"))
-    out = []
-    wants_gpu = any(requests_gpu(t) for t in pod_templates("Pod", pod))
-    raw_queue = labels.get(kai_api.QUEUE_LABEL)
-    queue = raw_queue if isinstance(raw_queue, str) else None  # a hostile dump may hold any value here
-    if spec.get("schedulerName") != kai_api.SCHEDULER_NAME and (wants_gpu or queue):
-        why = "asks for GPUs" if wants_gpu else f"is labelled for queue {queue}"
-        out.append(
-            Mistake(
-                "no-kai-scheduler",
-                subject,
-                f"it {why} but its schedulerName is {spec.get('schedulerName') or 'default-scheduler'}: "
-                "KAI never sees it",
-                f"set spec.schedulerName: {kai_api.SCHEDULER_NAME}",
-            )
-        )
-    if spec.get("schedulerName") == kai_api.SCHEDULER_NAME and queue and queues and queue not in queues:
-        out.append(
-            Mistake(
-                "unknown-queue",
-                subject,
-                f"label {kai_api.QUEUE_LABEL}: {queue} names no Queue; KAI leaves the pod Pending",
-                f"use one of the leaf queues: {', '.join(sorted(leaves)) or 'none exist'}",
-            )
-        )
-    owners = seq(mapping(pod.get("metadata")).get("ownerReferences"))
-    if any(o.get("kind") == "Service" for o in owners if isinstance(o, Mapping)):
-        out.append(
-            Mistake(
-                "vcluster-owner-reference",
-                subject,
-                "its owner is a Service (a vCluster with setOwner: true): KAI's pod-grouper cannot follow it, "
-                "so the pod is never grouped or scheduled",
-                "set experimental.syncSettings.setOwner: false in the vCluster's values",
-            )
-        )
-    if (
-        spec.get("schedulerName") == kai_api.SCHEDULER_NAME
-        and wants_gpu
-        and isinstance(queue, str)
-        and queue in queues
-        and any(o.get("kind") == "ReplicaSet" for o in owners if isinstance(o, Mapping))
-        and _gpu_quota(queues[queue]) == 0
-        and not str(spec.get("priorityClassName") or "").startswith(("train", "build-preemptible"))
-    ):
-        out.append(
-            Mistake(
-                "deployment-without-quota",
-                subject,
-                f"a Deployment's pod (class inference by default, non-preemptible) in queue {queue}, whose GPU "
-                "quota is 0: KAI runs non-preemptible pods only within quota",
-                f"give queue {queue} a GPU quota, or use a preemptible priority class (train)",
-            )
-        )
-    if (
-        object_namespace(pod) == RESERVATION_NAMESPACE
-        and not spec.get("runtimeClassName")
-        and mapping(pod.get("status")).get("phase") != "Running"
-    ):
-        out.append(
-            Mistake(
-                "reservation-pod-without-runtime",
-                subject,
-                "a GPU reservation pod with no runtimeClassName that is not Running: where nvidia is not the "
-                "default runtime it sees no GPU, and the fraction pods waiting on it stay Pending",
-                "set the KAI chart's binder.runtimeClassName (kaistack does so with gpu.mode device-plugin)",
-            )
-        )
-    if spec.get("schedulerName") == kai_api.SCHEDULER_NAME:
-        for problem, fix in unread_constraints(PodTemplate("", labels, annotations, spec)):
-            out.append(Mistake("kai-unread-constraints", subject, problem, fix))
-    if kai_api.GPU_FRACTION in annotations or kai_api.GPU_MEMORY in annotations:
-        res = Res("kubernetes:core/v1:Pod", object_name(pod), pod)
-        for message in gpu_memory_utilization_within_fraction(
-            res, Settings(exempt_namespaces=frozenset()), StackFacts()
-        ):
-            out.append(Mistake("vllm-memory-above-share", subject, message, "lower --gpu-memory-utilization"))
-    return out
-
-
-def _gpu_quota(queue: Mapping[str, Any]) -> float:
-    quota = mapping(mapping(mapping(queue.get("spec")).get("resources")).get("gpu")).get("quota", 0)
-    return float(quota) if isinstance(quota, int | float) and not isinstance(quota, bool) else 0.0
 
 
 # --- output -------------------------------------------------------------------------------------------------

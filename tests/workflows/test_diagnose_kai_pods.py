@@ -1,0 +1,151 @@
+"""`kaistack diagnose` on pods KAI made and on finished pods.
+
+Each case is tests/data/dumps/healthy.yaml (every pod runs, nothing wrong) with one change, as a reviewer's
+dump showed it. A utility pod, for one, is what KAI v0.17.0 creates (cited where built below).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kaistack.cli import main
+
+DUMPS = Path(__file__).resolve().parents[1] / "data" / "dumps"
+
+
+def _healthy() -> list[dict[str, Any]]:
+    return yaml.safe_load((DUMPS / "healthy.yaml").read_text())["items"]
+
+
+def _run(items: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> Any:
+    """(exit code, the --json report) of `diagnose --from-dump` on these objects."""
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    code = main(["diagnose", "--from-dump", str(dump), "--json", *extra])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def _pod(items: list[dict[str, Any]], namespace: str, name: str) -> dict[str, Any]:
+    return next(
+        i
+        for i in items
+        if i["kind"] == "Pod" and (i["metadata"].get("namespace"), i["metadata"]["name"]) == (namespace, name)
+    )
+
+
+def _reservation_pod(namespace: str = "kai-resource-reservation") -> dict[str, Any]:
+    """What KAI's binder creates to hold a shared GPU (kai-scheduler/KAI-Scheduler@v0.17.0:
+    pkg/binder/binding/resourcereservation/resource_reservation.go:533-601): no schedulerName, so the API server's
+    default-scheduler; a whole nvidia.com/gpu; the app label KAI knows it by."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "gpu-reservation-3f2a9c1b7d4e5f60",
+            "namespace": namespace,
+            "labels": {"app": "kai-resource-reservation", "runai-gpu-group": "g-1"},
+            "annotations": {"karpenter.sh/do-not-disrupt": "true"},
+        },
+        "spec": {
+            "nodeName": "gpu-1",
+            "runtimeClassName": "nvidia",
+            "schedulerName": "default-scheduler",
+            "serviceAccountName": "kai-resource-reservation",
+            "containers": [
+                {
+                    "name": "resource-reservation",
+                    "image": "ghcr.io/nvidia/kai-scheduler/resource-reservation:v0.17.0",
+                    "resources": {"limits": {"nvidia.com/gpu": "1"}, "requests": {"nvidia.com/gpu": "1"}},
+                }
+            ],
+        },
+        "status": {"phase": "Running"},
+    }
+
+
+def _scaling_pod(namespace: str = "kai-scale-adjust") -> dict[str, Any]:
+    """What KAI's node-scale-adjuster creates for an unschedulable shared-GPU pod (kai-scheduler/KAI-Scheduler@
+    v0.17.0:pkg/nodescaleadjuster/scaler/scaling_pod.go:21-64): no schedulerName, so the cluster autoscaler sees
+    it; whole GPUs; namespace nodescaleadjuster.scalingPodNamespace (deployments/kai-scheduler/values.yaml:247)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "ai-share-c",
+            "namespace": namespace,
+            "labels": {"app": "scaling-pod", "shared-gpu-pod-name": "share-c", "shared-gpu-pod-namespace": "ai"},
+        },
+        "spec": {
+            "schedulerName": "default-scheduler",
+            "restartPolicy": "OnFailure",
+            "containers": [
+                {"name": "scaling-pod", "image": "scaling-pod", "resources": {"limits": {"nvidia.com/gpu": "1"}}}
+            ],
+        },
+        "status": {"phase": "Pending"},
+    }
+
+
+def _validator_pod(phase: str) -> dict[str, Any]:
+    """The GPU Operator's device-plugin validator: its init container asks for a GPU, then the pod Succeeds."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "nvidia-device-plugin-validator-x7k2p", "namespace": "gpu-operator"},
+        "spec": {
+            "nodeName": "gpu-0",
+            "restartPolicy": "OnFailure",
+            "schedulerName": "default-scheduler",
+            "initContainers": [
+                {"name": "plugin-validation", "image": "v", "resources": {"limits": {"nvidia.com/gpu": "1"}}}
+            ],
+            "containers": [{"name": "nvidia-device-plugin-validator", "image": "v"}],
+        },
+        "status": {"phase": phase},
+    }
+
+
+# --- KAI's utility pods and finished pods ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("utility_pod", [_reservation_pod, _scaling_pod], ids=["reservation", "scaling"])
+def test_kais_own_utility_pods_are_not_told_to_use_kai_scheduler(
+    utility_pod: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """KAI creates them with default-scheduler on purpose; the dump was reported with [no-kai-scheduler], exit 1."""
+    code, report = _run([*_healthy(), utility_pod()], tmp_path, capsys)
+    assert report["mistakes"] == []
+    assert code == 0
+
+
+@pytest.mark.parametrize("utility_pod", [_reservation_pod, _scaling_pod], ids=["reservation", "scaling"])
+def test_a_utility_label_outside_kais_namespace_does_not_excuse_a_gpu_pod(
+    utility_pod: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A tenant's pod cannot leave the check by carrying KAI's app label."""
+    code, report = _run([*_healthy(), utility_pod(namespace="ml")], tmp_path, capsys)
+    assert [m["code"] for m in report["mistakes"]] == ["no-kai-scheduler"]
+    assert code == 1
+
+
+@pytest.mark.parametrize("phase", ["Succeeded", "Failed", "Unknown"])
+def test_finished_pods_are_not_judged(phase: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A finished pod holds nothing and will not run again (live_snapshot.FINISHED): the GPU Operator's validator
+    that Succeeded was reported with [no-kai-scheduler], exit 1."""
+    code, report = _run([*_healthy(), _validator_pod(phase)], tmp_path, capsys)
+    assert report["mistakes"] == []
+    assert code == 0
+
+
+def test_a_running_gpu_pod_of_another_scheduler_is_still_a_mistake(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, report = _run([*_healthy(), _validator_pod("Running")], tmp_path, capsys)
+    assert [(m["code"], m["object"]) for m in report["mistakes"]] == [
+        ("no-kai-scheduler", "Pod gpu-operator/nvidia-device-plugin-validator-x7k2p")
+    ]
