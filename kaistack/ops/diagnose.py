@@ -5,7 +5,8 @@ dump; the snapshot
 (kaistack.ops.live_snapshot) goes through one scheduling cycle of the same simulator `kaistack check` uses,
 and every pod still Pending gets the checker's reason. A Pending pod the simulator would place is reported as
 such: KAI should schedule it on its next cycle, so the cause is outside the scheduler's decision (the
-pod-grouper, the binder, a webhook). The quiet mistakes are found by kaistack.ops.diagnose_mistakes.
+pod-grouper, the binder, a webhook). A pod KAI has bound to a node that is still Pending is reported with what
+its kubelet waits on. The quiet mistakes are found by kaistack.ops.diagnose_mistakes.
 """
 
 from __future__ import annotations
@@ -16,9 +17,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from kaistack.declaration import kai_api
+from kaistack.guardrails.podspec import dig, mapping, seq
 from kaistack.markdown import cell, code
 from kaistack.ops.diagnose_mistakes import Mistake, find_mistakes
-from kaistack.ops.live_snapshot import LiveSnapshot, build, by_kind
+from kaistack.ops.live_pods import annotations_of, labels_of
+from kaistack.ops.live_snapshot import LiveSnapshot, build, by_kind, object_name, object_namespace
 from placement.model import ALL_ACTIONS
 from placement.reasons import NOT_REACHED
 from placement.simulation import simulate
@@ -39,6 +43,8 @@ class PendingPod:
     queue: str
     reason: str
     would_place: bool = False
+    # The node it is bound to (spec.nodeName) while its phase is still Pending: the kubelet's part, not KAI's.
+    bound_to: str | None = None
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,7 @@ def diagnose(
     kinds = by_kind(objects, unnamed)
     live = build(objects, now=now)
     pending, partial = _pending(live, max_seconds, simulation or {})
+    pending += _in_kubelet(kinds, live)
     mistakes = find_mistakes(kinds)
     counts = {k: len(kinds.get(k, [])) for k in ("Node", "Pod", "PodGroup", "Queue", "Topology", "ConfigMap")}
     # A dump is hostile input: an object left out is said, not silently missing from the answer.
@@ -133,6 +140,51 @@ def _pipelined(node: str | None) -> str:
     )
 
 
+def _in_kubelet(kinds: Mapping[str, list[Mapping[str, Any]]], live: LiveSnapshot) -> list[PendingPod]:
+    """KAI's pods bound to a node (spec.nodeName) and still in phase Pending: KAI counts them Bound there
+    (kai-scheduler/KAI-Scheduler@v0.17.0:pkg/scheduler/api/pod_info/pod_info.go:476-483, getTaskStatus), holding
+    their resources, so the cycle has nothing to say about them; their kubelet has not started them (an image it
+    cannot pull, a volume it cannot mount). Pods of other schedulers are left out, as their unplaced pods are."""
+    groups = {object_name(pg): pg for pg in kinds.get("PodGroup", [])}
+    queues = {job.name: job.queue for job in live.snapshot.jobs}
+    nodes = {object_name(n) for n in kinds.get("Node", [])}
+    out = []
+    for pod in kinds.get("Pod", []):
+        node = dig(pod, "spec", "nodeName")
+        if dig(pod, "status", "phase") != "Pending" or not isinstance(node, str) or not node:
+            continue
+        if dig(pod, "metadata", "deletionTimestamp"):
+            continue  # Releasing (getTaskStatus): going away, not waiting to start
+        name = f"{object_namespace(pod)}/{object_name(pod)}"
+        group = str(annotations_of(pod).get(kai_api.POD_GROUP_NAME) or f"pod/{name}")
+        # The same membership as live_snapshot.build: KAI's scheduler name, or a pod-group-name that exists.
+        if dig(pod, "spec", "schedulerName") != kai_api.SCHEDULER_NAME and group not in groups:
+            continue
+        queue = queues.get(group) or dig(groups.get(group), "spec", "queue") or labels_of(pod).get(kai_api.QUEUE_LABEL)
+        where = node if node in nodes else f"{node} (not among the nodes read)"
+        reason = f"bound to {where}; Pending in the kubelet: {_waiting(pod)}"
+        out.append(PendingPod(name, group, str(queue or ""), reason, bound_to=node))
+    return out
+
+
+_MESSAGE_CHARS = 200  # a kubelet message can be long (a registry's whole answer); the reason says the kind
+
+
+def _waiting(pod: Mapping[str, Any]) -> str:
+    """The first container the kubelet says is waiting, init containers first (they run before the others)."""
+    status = mapping(pod.get("status"))
+    for key in ("initContainerStatuses", "containerStatuses"):
+        for container in seq(status.get(key)):
+            waiting = mapping(dig(container, "state", "waiting"))
+            reason = waiting.get("reason")
+            if not isinstance(reason, str) or not reason or reason == "PodInitializing":
+                continue
+            message = waiting.get("message")
+            detail = f": {message[:_MESSAGE_CHARS]}" if isinstance(message, str) and message else ""
+            return f"{reason} (container {mapping(container).get('name')}{detail}); kubectl describe pod: its events"
+    return "no container reports why yet; kubectl describe pod: its events"
+
+
 _BACKOFF = (
     "in scheduling backoff: its PodGroup sets spec.schedulingBackoff and KAI already tried it in this node pool "
     "(status.schedulingConditions), so KAI leaves it out until that condition is cleared"
@@ -153,7 +205,14 @@ def to_json(d: Diagnosis) -> dict[str, Any]:
         **({"partial": True} if d.partial else {}),
         "objects": dict(d.counts),
         "pending": [
-            {"pod": p.pod, "podGroup": p.job, "queue": p.queue, "reason": p.reason, "wouldPlace": p.would_place}
+            {
+                "pod": p.pod,
+                "podGroup": p.job,
+                "queue": p.queue,
+                "reason": p.reason,
+                "wouldPlace": p.would_place,
+                "boundTo": p.bound_to,
+            }
             for p in d.pending
         ],
         "mistakes": [{"code": m.code, "object": m.subject, "problem": m.problem, "fix": m.fix} for m in d.mistakes],

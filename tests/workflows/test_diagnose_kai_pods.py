@@ -1,4 +1,5 @@
-"""`kaistack diagnose` on pods KAI made and on finished pods.
+"""`kaistack diagnose` on pods KAI made or already placed: its utility pods, finished pods, pods its kubelet has
+not started.
 
 Each case is tests/data/dumps/healthy.yaml (every pod runs, nothing wrong) with one change, as a reviewer's
 dump showed it. A utility pod, for one, is what KAI v0.17.0 creates (cited where built below).
@@ -6,6 +7,7 @@ dump showed it. A utility pod, for one, is what KAI v0.17.0 creates (cited where
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -149,3 +151,105 @@ def test_a_running_gpu_pod_of_another_scheduler_is_still_a_mistake(
     assert [(m["code"], m["object"]) for m in report["mistakes"]] == [
         ("no-kai-scheduler", "Pod gpu-operator/nvidia-device-plugin-validator-x7k2p")
     ]
+
+
+# --- pods bound to a node that their kubelet has not started ---------------------------------------------
+
+
+def _image_pull_back_off() -> list[dict[str, Any]]:
+    """ml/train-0 bound to gpu-0 and Pending there: its image cannot be pulled."""
+    items = copy.deepcopy(_healthy())
+    pod = _pod(items, "ml", "train-0")
+    pod["status"] = {
+        "phase": "Pending",
+        "conditions": [{"type": "PodScheduled", "status": "True"}],
+        "containerStatuses": [
+            {
+                "name": "main",
+                "ready": False,
+                "state": {"waiting": {"reason": "ImagePullBackOff", "message": 'Back-off pulling image "busybox"'}},
+            }
+        ],
+    }
+    return items
+
+
+def test_a_bound_pod_pending_in_the_kubelet_is_pending_with_its_waiting_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It was counted as running: "0 pending pods", exit 0."""
+    code, report = _run(_image_pull_back_off(), tmp_path, capsys)
+    assert report["pending"] == [
+        {
+            "pod": "ml/train-0",
+            "podGroup": "pg-train",
+            "queue": "team-a",
+            "reason": "bound to gpu-0; Pending in the kubelet: ImagePullBackOff (container main: Back-off pulling "
+            'image "busybox"); kubectl describe pod: its events',
+            "wouldPlace": False,
+            "boundTo": "gpu-0",
+        }
+    ]
+    assert code == 1
+
+
+@pytest.mark.parametrize("form", [[], ["--markdown"]], ids=["text", "markdown"])
+def test_text_and_markdown_show_a_bound_pod_pending_in_the_kubelet(
+    form: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps({"kind": "List", "items": _image_pull_back_off()}))
+    main(["diagnose", "--from-dump", str(dump), *form])
+    assert "bound to gpu-0; Pending in the kubelet: ImagePullBackOff" in capsys.readouterr().out
+
+
+def test_an_init_containers_wait_comes_before_the_containers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Init containers run first: the others only wait for them (PodInitializing)."""
+    items = _image_pull_back_off()
+    status = _pod(items, "ml", "train-0")["status"]
+    status["containerStatuses"][0]["state"] = {"waiting": {"reason": "PodInitializing"}}
+    status["initContainerStatuses"] = [
+        {"name": "fetch", "state": {"waiting": {"reason": "CreateContainerConfigError"}}}
+    ]
+    _, report = _run(items, tmp_path, capsys)
+    assert "Pending in the kubelet: CreateContainerConfigError (container fetch)" in report["pending"][0]["reason"]
+
+
+def test_a_bound_pod_no_container_reports_on_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    items = _image_pull_back_off()
+    _pod(items, "ml", "train-0")["status"] = {"phase": "Pending"}
+    _, report = _run(items, tmp_path, capsys)
+    assert report["pending"][0]["reason"] == (
+        "bound to gpu-0; Pending in the kubelet: no container reports why yet; kubectl describe pod: its events"
+    )
+
+
+def test_a_pod_bound_to_a_node_not_read_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    items = _image_pull_back_off()
+    _pod(items, "ml", "train-0")["spec"]["nodeName"] = "gpu-9"
+    _, report = _run(items, tmp_path, capsys)
+    assert report["pending"][0]["reason"].startswith(
+        "bound to gpu-9 (not among the nodes read); Pending in the kubelet"
+    )
+
+
+def test_another_schedulers_bound_pod_is_not_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Like another scheduler's unplaced pods: diagnose explains KAI's pods."""
+    items = _image_pull_back_off()
+    pod = _pod(items, "ml", "train-0")
+    pod["spec"]["schedulerName"] = "default-scheduler"
+    del pod["metadata"]["annotations"]["pod-group-name"]
+    _, report = _run(items, tmp_path, capsys)
+    assert report["pending"] == []
+
+
+def test_a_pending_pod_being_deleted_is_not_waiting_to_start(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """KAI counts it Releasing (pod_info.go getTaskStatus): it is going away."""
+    items = _image_pull_back_off()
+    _pod(items, "ml", "train-0")["metadata"]["deletionTimestamp"] = "2026-11-25T11:59:00Z"
+    _, report = _run(items, tmp_path, capsys, "--at", "2026-11-25T12:00:00Z")
+    assert report["pending"] == []
