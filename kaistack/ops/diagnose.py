@@ -249,6 +249,10 @@ def to_markdown(d: Diagnosis) -> str:
     if d.mistakes:
         lines += ["| Mistake | Object | Problem | Fix |", "|---|---|---|---|"]
         lines += [f"| {cell(m.code)} | {code(m.subject)} | {cell(m.problem)} | {cell(m.fix)} |" for m in d.mistakes]
+        lines.append("")
     if d.ok:
-        lines.append("No pending pods and no mistakes found.")
-    return "\n".join(lines) + "\n"
+        lines += ["No pending pods and no mistakes found.", ""]
+    if d.notes:
+        # What was not read or not checked: without it a clean table can read as a clean cluster.
+        lines += ["Notes:", "", *(f"- {cell(n)}" for n in d.notes), ""]
+    return "\n".join(lines).rstrip("\n") + "\n"

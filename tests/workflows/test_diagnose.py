@@ -156,6 +156,16 @@ def test_a_json_dump_is_read_like_the_yaml_one(tmp_path: Path, capsys: pytest.Ca
     assert json.loads(capsys.readouterr().out) == from_yaml
 
 
+def test_the_markdown_diagnosis_carries_the_notes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The notes say what was not read or not checked; --markdown dropped every one."""
+    dump = yaml.safe_load((DUMPS / "healthy.yaml").read_text())
+    dump["items"].append({"kind": "Pod", "metadata": {"name": ["a"], "namespace": "ml"}})
+    path = tmp_path / "dump.json"
+    path.write_text(json.dumps(dump))
+    main(["diagnose", "--from-dump", str(path), "--markdown"])
+    assert "\n- left out 1 Pod object without a metadata.name (a string)\n" in capsys.readouterr().out
+
+
 def test_an_unreadable_json_dump_exits_2_naming_where(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "dump.json"
     bad.write_text('{"items": [')
