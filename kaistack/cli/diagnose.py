@@ -136,7 +136,9 @@ def read_dump(path: Path) -> list[Any]:
     from kaistack.declaration import limits
     from kaistack.declaration.yaml_load import TOO_MANY_VALUES, YamlInputError, load_documents, load_json, read_text
 
-    text = read_text(path, max_bytes=limits.MAX_JSON_DUMP_BYTES, what="dump")
+    # A UTF-8 byte order mark (Windows PowerShell 7's `Out-File -Encoding utf8BOM`, Notepad) hides the JSON's first
+    # character from the check below, and json refuses it; YAML skips it.
+    text = read_text(path, max_bytes=limits.MAX_JSON_DUMP_BYTES, what="dump").removeprefix("\ufeff")
     if text.lstrip()[:1] in ("{", "["):
         # `kubectl get ... -o json`: the same objects, read ~50 times faster than YAML on a large cluster.
         data = load_json(text, str(path))

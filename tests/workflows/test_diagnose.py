@@ -7,6 +7,7 @@ found on the dump that has it and not on the one without.
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 from pathlib import Path
@@ -154,6 +155,32 @@ def test_a_json_dump_is_read_like_the_yaml_one(tmp_path: Path, capsys: pytest.Ca
     _, from_yaml = _diagnose("mistakes.yaml", capsys)
     main(["diagnose", "--from-dump", str(as_json), "--json"])
     assert json.loads(capsys.readouterr().out) == from_yaml
+
+
+def test_a_json_dump_with_a_utf8_byte_order_mark_is_read_as_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The mark hid the "{": the dump was read as YAML, under YAML's limits (here 100 bytes)."""
+    from kaistack.declaration import limits
+
+    monkeypatch.setattr(limits, "MAX_MANIFEST_FILE_BYTES", 100)
+    as_json = tmp_path / "dump.json"
+    as_json.write_bytes(codecs.BOM_UTF8 + json.dumps(yaml.safe_load((DUMPS / "healthy.yaml").read_text())).encode())
+    assert main(["diagnose", "--from-dump", str(as_json), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["objects"]["Node"] == 3
+
+
+@pytest.mark.parametrize(
+    ("bom", "encoding"), [(codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be")], ids=["le", "be"]
+)
+def test_a_utf16_dump_is_told_to_be_saved_as_utf8(
+    bom: bytes, encoding: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What Windows PowerShell 5's `kubectl get ... > dump.yaml` writes; it was "not UTF-8 text (byte 0)"."""
+    dump = tmp_path / "dump.yaml"
+    dump.write_bytes(bom + (DUMPS / "healthy.yaml").read_text().encode(encoding))
+    assert main(["diagnose", "--from-dump", str(dump)]) == 2
+    assert f"{dump}: dump is UTF-16 text, not UTF-8; re-save it as UTF-8" in capsys.readouterr().err
 
 
 def test_the_markdown_diagnosis_carries_the_notes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
