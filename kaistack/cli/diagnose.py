@@ -24,8 +24,9 @@ runs one KAI scheduling cycle on what is really there, and says for each Pending
 in the words of `kaistack check`; a pod bound to a node but still Pending is reported with what its kubelet waits
 on. It also lists the field's quiet mistakes with the object and the fix: GPU pods without schedulerName
 kai-scheduler (not KAI's own reservation and scaling pods), queue labels naming no queue, Queue limits left out
-(read as 0), Deployments in a queue without GPU quota, vCluster owner references the pod-grouper cannot follow,
-reservation pods without a GPU runtime, vLLM memory utilization above the pod's share. Finished pods are not judged.
+(read as 0), PodGroups of one name in two namespaces, Deployments in a queue without GPU quota, vCluster owner
+references the pod-grouper cannot follow, reservation pods without a GPU runtime, vLLM memory utilization above
+the pod's share, constraints KAI does not read. Finished pods are not judged.
 """
 
 EPILOG = f"""\

@@ -38,9 +38,40 @@ def find_mistakes(kinds: Mapping[str, list[Mapping[str, Any]]]) -> list[Mistake]
     out: list[Mistake] = []
     for name, queue in queues.items():
         out += _queue_limits(name, queue)
+    out += _same_podgroup_names(kinds.get("PodGroup", []))
     for pod in kinds.get("Pod", []):
         if dig(pod, "status", "phase") not in FINISHED:
             out += _pod_mistakes(pod, queues, leaves)
+    return out
+
+
+def _same_podgroup_names(podgroups: list[Mapping[str, Any]]) -> list[Mistake]:
+    """KAI keys PodGroups by name alone (kai-scheduler/KAI-Scheduler@v0.17.0:pkg/scheduler/cache/cluster_info/
+    cluster_info.go:442-470, `result[PodGroupID(podGroup.Name)]`) and finds a PodGroup's pods by their
+    pod-group-name annotation alone (cluster_info/indexers.go:17-25). PodGroups of one name in two namespaces are
+    one job whose queue, priority and minMember are those of whichever KAI lists last, an order its informer
+    cache takes from a Go map, so it can change from one cycle to the next."""
+    namespaces: dict[str, list[str]] = {}
+    for pg in podgroups:
+        namespaces.setdefault(object_name(pg), []).append(object_namespace(pg))
+    out = []
+    for name, found in namespaces.items():
+        if len(found) < 2:
+            continue
+        where = sorted(found)
+        out.append(
+            Mistake(
+                "duplicate-podgroup-name",
+                # Every namespace in the subject, so that `--namespace` keeps the mistake for each of them.
+                "PodGroup " + ", ".join(f"{ns}/{name}" for ns in where),
+                f"PodGroups named {name} in namespaces {', '.join(where[:-1])} and {where[-1]}: KAI keys "
+                "PodGroups by name alone, so it schedules the pods of all of them as one job, with the queue, "
+                "priority and minMember of whichever it lists last, which can change from one cycle to the next "
+                "(kaistack takes the last in the objects read)",
+                f"rename all but one of the PodGroups named {name}, and the pod-group-name annotation of their "
+                "pods (the pod-grouper's names, pg-<owner>-<uid>, do not clash)",
+            )
+        )
     return out
 
 

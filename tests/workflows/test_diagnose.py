@@ -32,7 +32,10 @@ MISTAKES = [
     # KAI@v0.17.0 pkg/scheduler/k8s_internal/plugins/plugins.go:26-37: the Kubernetes plugins it runs, none of
     # them PodTopologySpread; the constraints reach only its scheduling signature.
     ("kai-unread-constraints", "Pod ml/small"),
+    # KAI@v0.17.0 pkg/scheduler/cache/cluster_info/cluster_info.go:442-470: PodGroups keyed by name alone.
+    ("duplicate-podgroup-name", "PodGroup ai/eval, ml/eval"),
 ]
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def _allocated(dump: str) -> dict[str, str | None]:
@@ -51,6 +54,19 @@ def _diagnose(dump: str, capsys: pytest.CaptureFixture[str], *extra: str) -> tup
 def test_each_mistake_is_found_where_it_is(code: str, subject: str, capsys: pytest.CaptureFixture[str]) -> None:
     _, report = _diagnose("mistakes.yaml", capsys)
     assert (code, subject) in {(m["code"], m["object"]) for m in report["mistakes"]}
+
+
+def test_the_mistakes_dump_has_each_mistake_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """One object per mistake: the table above is every mistake the dump shows, and the README's sample with it."""
+    _, report = _diagnose("mistakes.yaml", capsys)
+    assert sorted((m["code"], m["object"]) for m in report["mistakes"]) == sorted(MISTAKES)
+
+
+def test_the_readme_shows_what_diagnose_prints_on_the_mistakes_dump(capsys: pytest.CaptureFixture[str]) -> None:
+    command = "$ kaistack diagnose --from-dump tests/data/dumps/mistakes.yaml"
+    sample = README.read_text().split(command + "\n", 1)[1].split("```", 1)[0]
+    main(["diagnose", "--from-dump", str(DUMPS / "mistakes.yaml")])
+    assert capsys.readouterr().out == sample
 
 
 def test_the_healthy_cluster_has_no_mistake_and_nothing_pending(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,5 +1,5 @@
 """`kaistack diagnose` on pods KAI made or already placed: its utility pods, finished pods, pods its kubelet has
-not started.
+not started, and PodGroups that share a name.
 
 Each case is tests/data/dumps/healthy.yaml (every pod runs, nothing wrong) with one change, as a reviewer's
 dump showed it. A utility pod, for one, is what KAI v0.17.0 creates (cited where built below).
@@ -253,3 +253,47 @@ def test_a_pending_pod_being_deleted_is_not_waiting_to_start(
     _pod(items, "ml", "train-0")["metadata"]["deletionTimestamp"] = "2026-11-25T11:59:00Z"
     _, report = _run(items, tmp_path, capsys, "--at", "2026-11-25T12:00:00Z")
     assert report["pending"] == []
+
+
+# --- PodGroups of one name in two namespaces -------------------------------------------------------------
+
+
+def _same_name() -> list[dict[str, Any]]:
+    """healthy.yaml's pg-train copied into namespace team-y, with a pod of its own."""
+    items = copy.deepcopy(_healthy())
+    group = next(i for i in items if i["kind"] == "PodGroup" and i["metadata"]["name"] == "pg-train")
+    other = copy.deepcopy(group)
+    other["metadata"]["namespace"] = "team-y"
+    other["spec"]["queue"] = "test"
+    pod = copy.deepcopy(_pod(items, "ml", "train-0"))
+    pod["metadata"]["namespace"] = "team-y"
+    pod["spec"].pop("nodeName", None)
+    pod["status"] = {"phase": "Pending"}
+    return [*items, other, pod]
+
+
+def test_podgroups_of_one_name_in_two_namespaces_are_a_mistake_naming_both(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """KAI keys PodGroups by name alone, so the outcome depends on which it lists last (samename2.yaml)."""
+    code, report = _run(_same_name(), tmp_path, capsys)
+    [mistake] = [m for m in report["mistakes"] if m["code"] == "duplicate-podgroup-name"]
+    assert mistake["object"] == "PodGroup ml/pg-train, team-y/pg-train"
+    assert "PodGroups named pg-train in namespaces ml and team-y" in mistake["problem"]
+    assert code == 1
+
+
+@pytest.mark.parametrize(("namespace", "kept"), [("ml", True), ("team-y", True), ("ai", False)])
+def test_a_namespace_diagnosis_keeps_the_duplicate_name_for_each_namespace_it_names(
+    namespace: str, kept: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, report = _run(_same_name(), tmp_path, capsys, "--namespace", namespace)
+    assert any(m["code"] == "duplicate-podgroup-name" for m in report["mistakes"]) is kept
+
+
+def test_podgroups_of_different_names_are_no_mistake(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    items = _same_name()
+    items[-2]["metadata"]["name"] = "pg-train-y"
+    items[-1]["metadata"]["annotations"]["pod-group-name"] = "pg-train-y"
+    _, report = _run(items, tmp_path, capsys)
+    assert report["mistakes"] == []
