@@ -21,10 +21,12 @@ Reads nodes, pods, PodGroups, BindRequests, Queues, Topologies, PriorityClasses,
 PersistentVolumes, StorageClasses, Namespaces and the names of ConfigMaps (read-only, with whatever the credentials may
 read) or a dump made by `kubectl get {DUMP_KINDS} -A -o yaml`,
 runs one KAI scheduling cycle on what is really there, and says for each Pending pod why KAI leaves it Pending,
-in the words of `kaistack check`. It also lists the field's quiet mistakes with the object and the fix: GPU pods
-without schedulerName kai-scheduler, queue labels naming no queue, Queue limits left out (read as 0),
-Deployments in a queue without GPU quota, vCluster owner references the pod-grouper cannot follow, reservation
-pods without a GPU runtime, vLLM memory utilization above the pod's share.
+in the words of `kaistack check`; a pod bound to a node but still Pending is reported with what its kubelet waits
+on. It also lists the field's quiet mistakes with the object and the fix: GPU pods without schedulerName
+kai-scheduler (not KAI's own reservation and scaling pods), queue labels naming no queue, Queue limits left out
+(read as 0), PodGroups of one name in two namespaces, Deployments in a queue without GPU quota, vCluster owner
+references the pod-grouper cannot follow, reservation pods without a GPU runtime, vLLM memory utilization above
+the pod's share, constraints KAI does not read. Finished pods are not judged.
 """
 
 EPILOG = f"""\
@@ -44,8 +46,8 @@ Credentials need `list` on Nodes and Pods; with --namespace, Pods of that namesp
 other namespaces' pods hold on nodes and in queues is missing (said in a note). Any other kind they may not read is
 skipped and said.
 
-exit codes: 0 nothing pending and no mistakes, 1 pending pods or mistakes, 2 unreadable dump,
-  3 cluster or credentials not usable (rejected, or Nodes or Pods not readable)
+exit codes: 0 nothing pending and no mistakes, 1 pending pods (bound ones the kubelet has not started too) or
+  mistakes, 2 unreadable dump, 3 cluster or credentials not usable (rejected, or Nodes or Pods not readable)
 """
 
 
@@ -135,7 +137,9 @@ def read_dump(path: Path) -> list[Any]:
     from kaistack.declaration import limits
     from kaistack.declaration.yaml_load import TOO_MANY_VALUES, YamlInputError, load_documents, load_json, read_text
 
-    text = read_text(path, max_bytes=limits.MAX_JSON_DUMP_BYTES, what="dump")
+    # A UTF-8 byte order mark (Windows PowerShell 7's `Out-File -Encoding utf8BOM`, Notepad) hides the JSON's first
+    # character from the check below, and json refuses it; YAML skips it.
+    text = read_text(path, max_bytes=limits.MAX_JSON_DUMP_BYTES, what="dump").removeprefix("\ufeff")
     if text.lstrip()[:1] in ("{", "["):
         # `kubectl get ... -o json`: the same objects, read ~50 times faster than YAML on a large cluster.
         data = load_json(text, str(path))

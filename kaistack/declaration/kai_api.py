@@ -19,6 +19,10 @@ RESERVATION_NAMESPACE = "kai-resource-reservation"  # global.resourceReservation
 # KAI@v0.17.0 pkg/scheduler/conf/global_config.go:25 and pkg/common/constants/constants.go:9: the `app` label
 # value KAI recognises a GPU reservation pod by (pod_info.IsResourceReservationTask).
 RESERVATION_APP_LABEL = "kai-resource-reservation"
+# KAI@v0.17.0 pkg/scheduler/conf/global_config.go:26 and deployments/kai-scheduler/values.yaml:247: the `app`
+# label of the node-scale-adjuster's scaling pods (pod_info.IsScaleAdjustTask), and the namespace it makes them in.
+SCALING_POD_APP_LABEL = "scaling-pod"
+SCALING_POD_NAMESPACE = "kai-scale-adjust"
 
 # -- labels (on the top owner and/or the pod) ----------------------------------------------------
 QUEUE_LABEL = "kai.scheduler/queue"  # default of podgrouper.queueLabelKey

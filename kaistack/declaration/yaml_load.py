@@ -1,10 +1,9 @@
 """The one way kaistack reads YAML and JSON: bounded before the parser builds anything.
 
-Every input a user or tenant hands kaistack (stack files, manifests for `lint`, scenarios for
-`simulate`, cluster dumps) goes through here. PyYAML's composer recurses once per nesting level (the C
-loader segfaults around 50,000 levels) and expands aliases without limit (a "billion laughs" document
-takes gigabytes), so a first pass over the parser's *event* stream — which libyaml produces without
-recursion — refuses, with the line:
+Every input a user or tenant hands kaistack (stack files, manifests for `lint`, scenarios for `simulate`, cluster
+dumps) goes through here. PyYAML's composer recurses once per nesting level (the C loader segfaults around 50,000
+levels) and expands aliases without limit (a "billion laughs" document takes gigabytes), so a first pass over the
+parser's *event* stream — which libyaml produces without recursion — refuses, with the line:
 
 - nesting deeper than `limits.MAX_DEPTH`;
 - aliases that would expand past `limits.MAX_ALIAS_EXPANSION` nodes, and aliases to an anchor that
@@ -98,6 +97,8 @@ def read_text(path: str | Path, *, max_bytes: int, what: str = "file") -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
+        if data[:2] in (b"\xff\xfe", b"\xfe\xff"):  # a UTF-16 byte order mark, as Windows PowerShell 5's `>` writes
+            raise YamlInputError(f"{name}: {what} is UTF-16 text, not UTF-8; re-save it as UTF-8") from err
         raise YamlInputError(f"{name}: not UTF-8 text (byte {err.start})") from err
 
 

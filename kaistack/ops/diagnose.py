@@ -5,7 +5,8 @@ dump; the snapshot
 (kaistack.ops.live_snapshot) goes through one scheduling cycle of the same simulator `kaistack check` uses,
 and every pod still Pending gets the checker's reason. A Pending pod the simulator would place is reported as
 such: KAI should schedule it on its next cycle, so the cause is outside the scheduler's decision (the
-pod-grouper, the binder, a webhook).
+pod-grouper, the binder, a webhook). A pod KAI has bound to a node that is still Pending is reported with what
+its kubelet waits on. The quiet mistakes are found by kaistack.ops.diagnose_mistakes.
 """
 
 from __future__ import annotations
@@ -17,19 +18,18 @@ from datetime import datetime
 from typing import Any
 
 from kaistack.declaration import kai_api
-from kaistack.guardrails.facts import StackFacts
-from kaistack.guardrails.podspec import PodTemplate, Res, mapping, pod_templates, requests_gpu, seq
-from kaistack.guardrails.rules import gpu_memory_utilization_within_fraction
-from kaistack.guardrails.settings import Settings
-from kaistack.guardrails.unread import unread_constraints
+from kaistack.guardrails.podspec import dig, mapping, seq
 from kaistack.markdown import cell, code
+from kaistack.ops.diagnose_mistakes import Mistake, find_mistakes
+from kaistack.ops.live_pods import annotations_of, labels_of
 from kaistack.ops.live_snapshot import LiveSnapshot, build, by_kind, object_name, object_namespace
 from placement.model import ALL_ACTIONS
 from placement.reasons import NOT_REACHED
 from placement.simulation import simulate
 from placement.tasks import PENDING, PIPELINED
 
-RESERVATION_NAMESPACE = kai_api.RESERVATION_NAMESPACE
+__all__ = ["Diagnosis", "Mistake", "PendingPod", "diagnose", "find_mistakes", "to_json", "to_markdown", "to_text"]
+
 PARTIAL = (
     "the scheduling cycle was stopped by --max-seconds before its end; other reasons are read from the state "
     "it stopped in"
@@ -43,14 +43,8 @@ class PendingPod:
     queue: str
     reason: str
     would_place: bool = False
-
-
-@dataclass(frozen=True)
-class Mistake:
-    code: str
-    subject: str  # Kind namespace/name
-    problem: str
-    fix: str
+    # The node it is bound to (spec.nodeName) while its phase is still Pending: the kubelet's part, not KAI's.
+    bound_to: str | None = None
 
 
 @dataclass(frozen=True)
@@ -82,6 +76,7 @@ def diagnose(
     kinds = by_kind(objects, unnamed)
     live = build(objects, now=now)
     pending, partial = _pending(live, max_seconds, simulation or {})
+    pending += _in_kubelet(kinds, live)
     mistakes = find_mistakes(kinds)
     counts = {k: len(kinds.get(k, [])) for k in ("Node", "Pod", "PodGroup", "Queue", "Topology", "ConfigMap")}
     # A dump is hostile input: an object left out is said, not silently missing from the answer.
@@ -145,6 +140,51 @@ def _pipelined(node: str | None) -> str:
     )
 
 
+def _in_kubelet(kinds: Mapping[str, list[Mapping[str, Any]]], live: LiveSnapshot) -> list[PendingPod]:
+    """KAI's pods bound to a node (spec.nodeName) and still in phase Pending: KAI counts them Bound there
+    (kai-scheduler/KAI-Scheduler@v0.17.0:pkg/scheduler/api/pod_info/pod_info.go:476-483, getTaskStatus), holding
+    their resources, so the cycle has nothing to say about them; their kubelet has not started them (an image it
+    cannot pull, a volume it cannot mount). Pods of other schedulers are left out, as their unplaced pods are."""
+    groups = {object_name(pg): pg for pg in kinds.get("PodGroup", [])}
+    queues = {job.name: job.queue for job in live.snapshot.jobs}
+    nodes = {object_name(n) for n in kinds.get("Node", [])}
+    out = []
+    for pod in kinds.get("Pod", []):
+        node = dig(pod, "spec", "nodeName")
+        if dig(pod, "status", "phase") != "Pending" or not isinstance(node, str) or not node:
+            continue
+        if dig(pod, "metadata", "deletionTimestamp"):
+            continue  # Releasing (getTaskStatus): going away, not waiting to start
+        name = f"{object_namespace(pod)}/{object_name(pod)}"
+        group = str(annotations_of(pod).get(kai_api.POD_GROUP_NAME) or f"pod/{name}")
+        # The same membership as live_snapshot.build: KAI's scheduler name, or a pod-group-name that exists.
+        if dig(pod, "spec", "schedulerName") != kai_api.SCHEDULER_NAME and group not in groups:
+            continue
+        queue = queues.get(group) or dig(groups.get(group), "spec", "queue") or labels_of(pod).get(kai_api.QUEUE_LABEL)
+        where = node if node in nodes else f"{node} (not among the nodes read)"
+        reason = f"bound to {where}; Pending in the kubelet: {_waiting(pod)}"
+        out.append(PendingPod(name, group, str(queue or ""), reason, bound_to=node))
+    return out
+
+
+_MESSAGE_CHARS = 200  # a kubelet message can be long (a registry's whole answer); the reason says the kind
+
+
+def _waiting(pod: Mapping[str, Any]) -> str:
+    """The first container the kubelet says is waiting, init containers first (they run before the others)."""
+    status = mapping(pod.get("status"))
+    for key in ("initContainerStatuses", "containerStatuses"):
+        for container in seq(status.get(key)):
+            waiting = mapping(dig(container, "state", "waiting"))
+            reason = waiting.get("reason")
+            if not isinstance(reason, str) or not reason or reason == "PodInitializing":
+                continue
+            message = waiting.get("message")
+            detail = f": {message[:_MESSAGE_CHARS]}" if isinstance(message, str) and message else ""
+            return f"{reason} (container {mapping(container).get('name')}{detail}); kubectl describe pod: its events"
+    return "no container reports why yet; kubectl describe pod: its events"
+
+
 _BACKOFF = (
     "in scheduling backoff: its PodGroup sets spec.schedulingBackoff and KAI already tried it in this node pool "
     "(status.schedulingConditions), so KAI leaves it out until that condition is cleared"
@@ -156,127 +196,6 @@ _WOULD_PLACE = (
 )
 
 
-# --- the field's quiet mistakes ---------------------------------------------------------------------------
-
-
-def find_mistakes(kinds: Mapping[str, list[Mapping[str, Any]]]) -> list[Mistake]:
-    queues = {object_name(q): q for q in kinds.get("Queue", [])}
-    parents = {str(mapping(q.get("spec")).get("parentQueue") or "") for q in queues.values()}
-    leaves = {name for name in queues if name not in parents}
-    out: list[Mistake] = []
-    for name, queue in queues.items():
-        out += _queue_limits(name, queue)
-    for pod in kinds.get("Pod", []):
-        out += _pod_mistakes(pod, queues, leaves)
-    return out
-
-
-def _queue_limits(name: str, queue: Mapping[str, Any]) -> list[Mistake]:
-    resources = mapping(mapping(queue.get("spec")).get("resources"))
-    out = []
-    for kind in ("gpu", "cpu", "memory"):
-        block = resources.get(kind)
-        if not isinstance(block, Mapping) or "limit" not in block:
-            out.append(
-                Mistake(
-                    "queue-limit-omitted",
-                    f"Queue {name}",
-                    f"spec.resources.{kind}.limit is omitted: KAI reads it as 0, so the queue may use no {kind}",
-                    f"set spec.resources.{kind}.limit (-1 for no limit)",
-                )
-            )
-    return out
-
-
-def _pod_mistakes(pod: Mapping[str, Any], queues: Mapping[str, Any], leaves: set[str]) -> list[Mistake]:
-    subject = f"Pod {object_namespace(pod)}/{object_name(pod)}"
-    spec = mapping(pod.get("spec"))
-    labels = mapping(mapping(pod.get("metadata")).get("labels"))
-    annotations = mapping(mapping(pod.get("metadata")).get("annotations"))
-    out = []
-    wants_gpu = any(requests_gpu(t) for t in pod_templates("Pod", pod))
-    raw_queue = labels.get(kai_api.QUEUE_LABEL)
-    queue = raw_queue if isinstance(raw_queue, str) else None  # a hostile dump may hold any value here
-    if spec.get("schedulerName") != kai_api.SCHEDULER_NAME and (wants_gpu or queue):
-        why = "asks for GPUs" if wants_gpu else f"is labelled for queue {queue}"
-        out.append(
-            Mistake(
-                "no-kai-scheduler",
-                subject,
-                f"it {why} but its schedulerName is {spec.get('schedulerName') or 'default-scheduler'}: "
-                "KAI never sees it",
-                f"set spec.schedulerName: {kai_api.SCHEDULER_NAME}",
-            )
-        )
-    if spec.get("schedulerName") == kai_api.SCHEDULER_NAME and queue and queues and queue not in queues:
-        out.append(
-            Mistake(
-                "unknown-queue",
-                subject,
-                f"label {kai_api.QUEUE_LABEL}: {queue} names no Queue; KAI leaves the pod Pending",
-                f"use one of the leaf queues: {', '.join(sorted(leaves)) or 'none exist'}",
-            )
-        )
-    owners = seq(mapping(pod.get("metadata")).get("ownerReferences"))
-    if any(o.get("kind") == "Service" for o in owners if isinstance(o, Mapping)):
-        out.append(
-            Mistake(
-                "vcluster-owner-reference",
-                subject,
-                "its owner is a Service (a vCluster with setOwner: true): KAI's pod-grouper cannot follow it, "
-                "so the pod is never grouped or scheduled",
-                "set experimental.syncSettings.setOwner: false in the vCluster's values",
-            )
-        )
-    if (
-        spec.get("schedulerName") == kai_api.SCHEDULER_NAME
-        and wants_gpu
-        and isinstance(queue, str)
-        and queue in queues
-        and any(o.get("kind") == "ReplicaSet" for o in owners if isinstance(o, Mapping))
-        and _gpu_quota(queues[queue]) == 0
-        and not str(spec.get("priorityClassName") or "").startswith(("train", "build-preemptible"))
-    ):
-        out.append(
-            Mistake(
-                "deployment-without-quota",
-                subject,
-                f"a Deployment's pod (class inference by default, non-preemptible) in queue {queue}, whose GPU "
-                "quota is 0: KAI runs non-preemptible pods only within quota",
-                f"give queue {queue} a GPU quota, or use a preemptible priority class (train)",
-            )
-        )
-    if (
-        object_namespace(pod) == RESERVATION_NAMESPACE
-        and not spec.get("runtimeClassName")
-        and mapping(pod.get("status")).get("phase") != "Running"
-    ):
-        out.append(
-            Mistake(
-                "reservation-pod-without-runtime",
-                subject,
-                "a GPU reservation pod with no runtimeClassName that is not Running: where nvidia is not the "
-                "default runtime it sees no GPU, and the fraction pods waiting on it stay Pending",
-                "set the KAI chart's binder.runtimeClassName (kaistack does so with gpu.mode device-plugin)",
-            )
-        )
-    if spec.get("schedulerName") == kai_api.SCHEDULER_NAME:
-        for problem, fix in unread_constraints(PodTemplate("", labels, annotations, spec)):
-            out.append(Mistake("kai-unread-constraints", subject, problem, fix))
-    if kai_api.GPU_FRACTION in annotations or kai_api.GPU_MEMORY in annotations:
-        res = Res("kubernetes:core/v1:Pod", object_name(pod), pod)
-        for message in gpu_memory_utilization_within_fraction(
-            res, Settings(exempt_namespaces=frozenset()), StackFacts()
-        ):
-            out.append(Mistake("vllm-memory-above-share", subject, message, "lower --gpu-memory-utilization"))
-    return out
-
-
-def _gpu_quota(queue: Mapping[str, Any]) -> float:
-    quota = mapping(mapping(mapping(queue.get("spec")).get("resources")).get("gpu")).get("quota", 0)
-    return float(quota) if isinstance(quota, int | float) and not isinstance(quota, bool) else 0.0
-
-
 # --- output -------------------------------------------------------------------------------------------------
 
 
@@ -286,7 +205,14 @@ def to_json(d: Diagnosis) -> dict[str, Any]:
         **({"partial": True} if d.partial else {}),
         "objects": dict(d.counts),
         "pending": [
-            {"pod": p.pod, "podGroup": p.job, "queue": p.queue, "reason": p.reason, "wouldPlace": p.would_place}
+            {
+                "pod": p.pod,
+                "podGroup": p.job,
+                "queue": p.queue,
+                "reason": p.reason,
+                "wouldPlace": p.would_place,
+                "boundTo": p.bound_to,
+            }
             for p in d.pending
         ],
         "mistakes": [{"code": m.code, "object": m.subject, "problem": m.problem, "fix": m.fix} for m in d.mistakes],
@@ -323,6 +249,10 @@ def to_markdown(d: Diagnosis) -> str:
     if d.mistakes:
         lines += ["| Mistake | Object | Problem | Fix |", "|---|---|---|---|"]
         lines += [f"| {cell(m.code)} | {code(m.subject)} | {cell(m.problem)} | {cell(m.fix)} |" for m in d.mistakes]
+        lines.append("")
     if d.ok:
-        lines.append("No pending pods and no mistakes found.")
-    return "\n".join(lines) + "\n"
+        lines += ["No pending pods and no mistakes found.", ""]
+    if d.notes:
+        # What was not read or not checked: without it a clean table can read as a clean cluster.
+        lines += ["Notes:", "", *(f"- {cell(n)}" for n in d.notes), ""]
+    return "\n".join(lines).rstrip("\n") + "\n"

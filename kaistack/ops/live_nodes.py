@@ -28,11 +28,16 @@ from placement.model import Job, Node, OutsidePod, Taint
 from placement.node_constraints import ConstraintError, parse_taints, pod_terms, preferred_terms
 from placement.scalar_resources import counted
 
-__all__ = ["Outside", "node_of", "read_only"]
+__all__ = ["UTILITY_POD_NAMESPACES", "Outside", "node_of", "read_only"]
 
 # pod_info.IsKaiUtilityPod (utility_pods.go:13-33, global_config.go:25-26): the app label of KAI's GPU reservation
-# pods and of its scaling pods.
-_UTILITY_APPS = (kai_api.RESERVATION_APP_LABEL, "scaling-pod")
+# pods and of its scaling pods, which KAI's cache goes by alone; with the namespace each is made in
+# (resource_reservation.go:533-553, scaling_pod.go:21-47), which `kaistack diagnose` requires too.
+UTILITY_POD_NAMESPACES = {
+    kai_api.RESERVATION_APP_LABEL: kai_api.RESERVATION_NAMESPACE,
+    kai_api.SCALING_POD_APP_LABEL: kai_api.SCALING_POD_NAMESPACE,
+}
+_UTILITY_APPS = tuple(UTILITY_POD_NAMESPACES)
 
 
 class Outside:

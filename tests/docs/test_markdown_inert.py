@@ -73,6 +73,16 @@ def test_a_diagnosis_row_stays_one_row() -> None:
     assert "@octocat" not in _outside_code(markdown)
 
 
+def test_a_diagnosis_note_stays_one_list_item() -> None:
+    """A note can quote a dump's text (a pod's node name)."""
+    from kaistack.ops.diagnose import Diagnosis, to_markdown
+
+    markdown = to_markdown(Diagnosis((), (), notes=(HOSTILE,)))
+    assert [line for line in markdown.splitlines() if line.startswith("- ")] == [f"- {cell(HOSTILE)}"]
+    assert not any(line.startswith("###") for line in markdown.splitlines()[1:])
+    assert "<img" not in _outside_code(markdown)
+
+
 def test_an_invalid_config_comment_keeps_the_error_inside_its_fence(capsys: pytest.CaptureFixture[str]) -> None:
     from kaistack.cli import main
 

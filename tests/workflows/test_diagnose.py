@@ -7,6 +7,7 @@ found on the dump that has it and not on the one without.
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 from pathlib import Path
@@ -31,7 +32,10 @@ MISTAKES = [
     # KAI@v0.17.0 pkg/scheduler/k8s_internal/plugins/plugins.go:26-37: the Kubernetes plugins it runs, none of
     # them PodTopologySpread; the constraints reach only its scheduling signature.
     ("kai-unread-constraints", "Pod ml/small"),
+    # KAI@v0.17.0 pkg/scheduler/cache/cluster_info/cluster_info.go:442-470: PodGroups keyed by name alone.
+    ("duplicate-podgroup-name", "PodGroup ai/eval, ml/eval"),
 ]
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def _allocated(dump: str) -> dict[str, str | None]:
@@ -50,6 +54,19 @@ def _diagnose(dump: str, capsys: pytest.CaptureFixture[str], *extra: str) -> tup
 def test_each_mistake_is_found_where_it_is(code: str, subject: str, capsys: pytest.CaptureFixture[str]) -> None:
     _, report = _diagnose("mistakes.yaml", capsys)
     assert (code, subject) in {(m["code"], m["object"]) for m in report["mistakes"]}
+
+
+def test_the_mistakes_dump_has_each_mistake_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """One object per mistake: the table above is every mistake the dump shows, and the README's sample with it."""
+    _, report = _diagnose("mistakes.yaml", capsys)
+    assert sorted((m["code"], m["object"]) for m in report["mistakes"]) == sorted(MISTAKES)
+
+
+def test_the_readme_shows_what_diagnose_prints_on_the_mistakes_dump(capsys: pytest.CaptureFixture[str]) -> None:
+    command = "$ kaistack diagnose --from-dump tests/data/dumps/mistakes.yaml"
+    sample = README.read_text().split(command + "\n", 1)[1].split("```", 1)[0]
+    main(["diagnose", "--from-dump", str(DUMPS / "mistakes.yaml")])
+    assert capsys.readouterr().out == sample
 
 
 def test_the_healthy_cluster_has_no_mistake_and_nothing_pending(capsys: pytest.CaptureFixture[str]) -> None:
@@ -154,6 +171,42 @@ def test_a_json_dump_is_read_like_the_yaml_one(tmp_path: Path, capsys: pytest.Ca
     _, from_yaml = _diagnose("mistakes.yaml", capsys)
     main(["diagnose", "--from-dump", str(as_json), "--json"])
     assert json.loads(capsys.readouterr().out) == from_yaml
+
+
+def test_a_json_dump_with_a_utf8_byte_order_mark_is_read_as_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The mark hid the "{": the dump was read as YAML, under YAML's limits (here 100 bytes)."""
+    from kaistack.declaration import limits
+
+    monkeypatch.setattr(limits, "MAX_MANIFEST_FILE_BYTES", 100)
+    as_json = tmp_path / "dump.json"
+    as_json.write_bytes(codecs.BOM_UTF8 + json.dumps(yaml.safe_load((DUMPS / "healthy.yaml").read_text())).encode())
+    assert main(["diagnose", "--from-dump", str(as_json), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["objects"]["Node"] == 3
+
+
+@pytest.mark.parametrize(
+    ("bom", "encoding"), [(codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be")], ids=["le", "be"]
+)
+def test_a_utf16_dump_is_told_to_be_saved_as_utf8(
+    bom: bytes, encoding: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What Windows PowerShell 5's `kubectl get ... > dump.yaml` writes; it was "not UTF-8 text (byte 0)"."""
+    dump = tmp_path / "dump.yaml"
+    dump.write_bytes(bom + (DUMPS / "healthy.yaml").read_text().encode(encoding))
+    assert main(["diagnose", "--from-dump", str(dump)]) == 2
+    assert f"{dump}: dump is UTF-16 text, not UTF-8; re-save it as UTF-8" in capsys.readouterr().err
+
+
+def test_the_markdown_diagnosis_carries_the_notes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The notes say what was not read or not checked; --markdown dropped every one."""
+    dump = yaml.safe_load((DUMPS / "healthy.yaml").read_text())
+    dump["items"].append({"kind": "Pod", "metadata": {"name": ["a"], "namespace": "ml"}})
+    path = tmp_path / "dump.json"
+    path.write_text(json.dumps(dump))
+    main(["diagnose", "--from-dump", str(path), "--markdown"])
+    assert "\n- left out 1 Pod object without a metadata.name (a string)\n" in capsys.readouterr().out
 
 
 def test_an_unreadable_json_dump_exits_2_naming_where(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

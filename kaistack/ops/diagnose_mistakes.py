@@ -1,0 +1,192 @@
+"""`kaistack diagnose`'s quiet mistakes around KAI: objects KAI reads in a way their authors did not mean.
+
+Each is a `Mistake` with the object and the fix. Read from the same objects as the diagnosis
+(kaistack.ops.diagnose); finished pods (Succeeded, Failed, or Unknown, which KAI's cache leaves off every node:
+live_snapshot.FINISHED) are not judged: they hold nothing and will not run again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from kaistack.declaration import kai_api
+from kaistack.guardrails.facts import StackFacts
+from kaistack.guardrails.podspec import PodTemplate, Res, dig, mapping, pod_templates, requests_gpu, seq
+from kaistack.guardrails.rules import gpu_memory_utilization_within_fraction
+from kaistack.guardrails.settings import Settings
+from kaistack.guardrails.unread import unread_constraints
+from kaistack.ops.live_nodes import UTILITY_POD_NAMESPACES
+from kaistack.ops.live_snapshot import FINISHED, object_name, object_namespace
+
+RESERVATION_NAMESPACE = kai_api.RESERVATION_NAMESPACE
+
+
+@dataclass(frozen=True)
+class Mistake:
+    code: str
+    subject: str  # Kind namespace/name
+    problem: str
+    fix: str
+
+
+def find_mistakes(kinds: Mapping[str, list[Mapping[str, Any]]]) -> list[Mistake]:
+    queues = {object_name(q): q for q in kinds.get("Queue", [])}
+    parents = {str(mapping(q.get("spec")).get("parentQueue") or "") for q in queues.values()}
+    leaves = {name for name in queues if name not in parents}
+    out: list[Mistake] = []
+    for name, queue in queues.items():
+        out += _queue_limits(name, queue)
+    out += _same_podgroup_names(kinds.get("PodGroup", []))
+    for pod in kinds.get("Pod", []):
+        if dig(pod, "status", "phase") not in FINISHED:
+            out += _pod_mistakes(pod, queues, leaves)
+    return out
+
+
+def _same_podgroup_names(podgroups: list[Mapping[str, Any]]) -> list[Mistake]:
+    """KAI keys PodGroups by name alone (kai-scheduler/KAI-Scheduler@v0.17.0:pkg/scheduler/cache/cluster_info/
+    cluster_info.go:442-470, `result[PodGroupID(podGroup.Name)]`) and finds a PodGroup's pods by their
+    pod-group-name annotation alone (cluster_info/indexers.go:17-25). PodGroups of one name in two namespaces are
+    one job whose queue, priority and minMember are those of whichever KAI lists last, an order its informer
+    cache takes from a Go map, so it can change from one cycle to the next."""
+    namespaces: dict[str, list[str]] = {}
+    for pg in podgroups:
+        namespaces.setdefault(object_name(pg), []).append(object_namespace(pg))
+    out = []
+    for name, found in namespaces.items():
+        if len(found) < 2:
+            continue
+        where = sorted(found)
+        out.append(
+            Mistake(
+                "duplicate-podgroup-name",
+                # Every namespace in the subject, so that `--namespace` keeps the mistake for each of them.
+                "PodGroup " + ", ".join(f"{ns}/{name}" for ns in where),
+                f"PodGroups named {name} in namespaces {', '.join(where[:-1])} and {where[-1]}: KAI keys "
+                "PodGroups by name alone, so it schedules the pods of all of them as one job, with the queue, "
+                "priority and minMember of whichever it lists last, which can change from one cycle to the next "
+                "(kaistack takes the last in the objects read)",
+                f"rename all but one of the PodGroups named {name}, and the pod-group-name annotation of their "
+                "pods (the pod-grouper's names, pg-<owner>-<uid>, do not clash)",
+            )
+        )
+    return out
+
+
+def _made_by_kai(pod: Mapping[str, Any]) -> bool:
+    """One of KAI's utility pods: its binder's GPU reservation pods and its node-scale-adjuster's scaling pods.
+    KAI creates them with no schedulerName (kai-scheduler/KAI-Scheduler@v0.17.0:
+    pkg/binder/binding/resourcereservation/resource_reservation.go:533-601, createResourceReservationPod;
+    pkg/nodescaleadjuster/scaler/scaling_pod.go:21-64), so they carry default-scheduler and ask for GPUs on
+    purpose. KAI knows them by their app label alone (live_nodes.UTILITY_POD_NAMESPACES); here the namespace KAI
+    makes them in is required too, or a tenant's pod would leave the check by carrying that label."""
+    app = mapping(mapping(pod.get("metadata")).get("labels")).get("app")
+    return isinstance(app, str) and UTILITY_POD_NAMESPACES.get(app) == object_namespace(pod)
+
+
+def _queue_limits(name: str, queue: Mapping[str, Any]) -> list[Mistake]:
+    resources = mapping(mapping(queue.get("spec")).get("resources"))
+    out = []
+    for kind in ("gpu", "cpu", "memory"):
+        block = resources.get(kind)
+        if not isinstance(block, Mapping) or "limit" not in block:
+            out.append(
+                Mistake(
+                    "queue-limit-omitted",
+                    f"Queue {name}",
+                    f"spec.resources.{kind}.limit is omitted: KAI reads it as 0, so the queue may use no {kind}",
+                    f"set spec.resources.{kind}.limit (-1 for no limit)",
+                )
+            )
+    return out
+
+
+def _pod_mistakes(pod: Mapping[str, Any], queues: Mapping[str, Any], leaves: set[str]) -> list[Mistake]:
+    subject = f"Pod {object_namespace(pod)}/{object_name(pod)}"
+    spec = mapping(pod.get("spec"))
+    labels = mapping(mapping(pod.get("metadata")).get("labels"))
+    annotations = mapping(mapping(pod.get("metadata")).get("annotations"))
+    out = []
+    wants_gpu = any(requests_gpu(t) for t in pod_templates("Pod", pod))
+    raw_queue = labels.get(kai_api.QUEUE_LABEL)
+    queue = raw_queue if isinstance(raw_queue, str) else None  # a hostile dump may hold any value here
+    if spec.get("schedulerName") != kai_api.SCHEDULER_NAME and (wants_gpu or queue) and not _made_by_kai(pod):
+        why = "asks for GPUs" if wants_gpu else f"is labelled for queue {queue}"
+        out.append(
+            Mistake(
+                "no-kai-scheduler",
+                subject,
+                f"it {why} but its schedulerName is {spec.get('schedulerName') or 'default-scheduler'}: "
+                "KAI never sees it",
+                f"set spec.schedulerName: {kai_api.SCHEDULER_NAME}",
+            )
+        )
+    if spec.get("schedulerName") == kai_api.SCHEDULER_NAME and queue and queues and queue not in queues:
+        out.append(
+            Mistake(
+                "unknown-queue",
+                subject,
+                f"label {kai_api.QUEUE_LABEL}: {queue} names no Queue; KAI leaves the pod Pending",
+                f"use one of the leaf queues: {', '.join(sorted(leaves)) or 'none exist'}",
+            )
+        )
+    owners = seq(mapping(pod.get("metadata")).get("ownerReferences"))
+    if any(o.get("kind") == "Service" for o in owners if isinstance(o, Mapping)):
+        out.append(
+            Mistake(
+                "vcluster-owner-reference",
+                subject,
+                "its owner is a Service (a vCluster with setOwner: true): KAI's pod-grouper cannot follow it, "
+                "so the pod is never grouped or scheduled",
+                "set experimental.syncSettings.setOwner: false in the vCluster's values",
+            )
+        )
+    if (
+        spec.get("schedulerName") == kai_api.SCHEDULER_NAME
+        and wants_gpu
+        and isinstance(queue, str)
+        and queue in queues
+        and any(o.get("kind") == "ReplicaSet" for o in owners if isinstance(o, Mapping))
+        and _gpu_quota(queues[queue]) == 0
+        and not str(spec.get("priorityClassName") or "").startswith(("train", "build-preemptible"))
+    ):
+        out.append(
+            Mistake(
+                "deployment-without-quota",
+                subject,
+                f"a Deployment's pod (class inference by default, non-preemptible) in queue {queue}, whose GPU "
+                "quota is 0: KAI runs non-preemptible pods only within quota",
+                f"give queue {queue} a GPU quota, or use a preemptible priority class (train)",
+            )
+        )
+    if (
+        object_namespace(pod) == RESERVATION_NAMESPACE
+        and not spec.get("runtimeClassName")
+        and mapping(pod.get("status")).get("phase") != "Running"
+    ):
+        out.append(
+            Mistake(
+                "reservation-pod-without-runtime",
+                subject,
+                "a GPU reservation pod with no runtimeClassName that is not Running: where nvidia is not the "
+                "default runtime it sees no GPU, and the fraction pods waiting on it stay Pending",
+                "set the KAI chart's binder.runtimeClassName (kaistack does so with gpu.mode device-plugin)",
+            )
+        )
+    if spec.get("schedulerName") == kai_api.SCHEDULER_NAME:
+        for problem, fix in unread_constraints(PodTemplate("", labels, annotations, spec)):
+            out.append(Mistake("kai-unread-constraints", subject, problem, fix))
+    if kai_api.GPU_FRACTION in annotations or kai_api.GPU_MEMORY in annotations:
+        res = Res("kubernetes:core/v1:Pod", object_name(pod), pod)
+        for message in gpu_memory_utilization_within_fraction(
+            res, Settings(exempt_namespaces=frozenset()), StackFacts()
+        ):
+            out.append(Mistake("vllm-memory-above-share", subject, message, "lower --gpu-memory-utilization"))
+    return out
+
+
+def _gpu_quota(queue: Mapping[str, Any]) -> float:
+    quota = mapping(mapping(mapping(queue.get("spec")).get("resources")).get("gpu")).get("quota", 0)
+    return float(quota) if isinstance(quota, int | float) and not isinstance(quota, bool) else 0.0
