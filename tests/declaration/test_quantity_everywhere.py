@@ -109,6 +109,6 @@ def test_a_good_quantity_is_the_same_value_everywhere(text: str, millis: int) ->
     from_scenario = parse_scenario(_scenario(text)).snapshot.jobs[0].tasks[0].cpu_millis
     pod = workload(Res(type="kubernetes:core/v1:Pod", name="p", props=_pod(text)))
     assert pod is not None
-    from_manifest, _ = _requests(pod.templates[0])
+    from_manifest, _, _ = _requests(pod.templates[0])
     assert from_stack == from_scenario == millis
     assert from_manifest == f"{millis}m"
