@@ -2,8 +2,9 @@
 
 The kind config is generated from the declared node pools; the command prints the cluster's
 kubeconfig, which becomes a Pulumi secret and feeds an explicit Kubernetes provider.
-Prerequisites on the Pulumi host: Docker and `kind` (plus `nvkind` for real GPUs, see
-vcluster-and-gpu.md §4).
+Prerequisites on the Pulumi host: Docker and `kind`; for real GPUs also `nvkind`, `kubectl` and the NVIDIA
+container toolkit set up as nvkind's README says (nvidia as Docker's default runtime,
+accept-nvidia-visible-devices-as-volume-mounts); the README's "Real GPUs on kind" section.
 """
 
 from __future__ import annotations
@@ -108,17 +109,36 @@ def create_script(config: StackConfig) -> str:
     container toolkit and RuntimeClass `nvidia` in each GPU node (vcluster-and-gpu.md §4).
     """
     name = shlex.quote(config.cluster.name)
-    if uses_nvkind(config):
-        create = (
-            'cfg="$(mktemp)"; trap \'rm -f "$cfg"\' EXIT; cat >"$cfg"; '
-            f'nvkind cluster create --name {name} --config-template "$cfg" >&2'
+    if not uses_nvkind(config):
+        return (
+            "set -eu\n"
+            f"if ! kind get clusters 2>/dev/null | grep -qx {name}; then\n"
+            f"  kind create cluster --name {name} --config - --wait 5m >&2\n"
+            "fi\n"
+            f"kind get kubeconfig --name {name}\n"
         )
-    else:
-        create = f"kind create cluster --name {name} --config - --wait 5m >&2"
+    # nvkind creates the kind cluster first and then sets up each GPU node (toolkit, RuntimeClass `nvidia`
+    # through kubectl), leaving the cluster behind when that fails (NVIDIA/nvkind cmd/nvkind/cluster_create.go,
+    # pkg/nvkind/cluster.go). A half-built cluster is deleted, so the next run starts clean, and an existing
+    # one is used only if it has the RuntimeClass the GPU pods name.
+    context = shlex.quote(f"kind-{config.cluster.name}")
     return (
         "set -eu\n"
+        "for tool in kind nvkind kubectl; do\n"
+        '  command -v "$tool" >/dev/null || { echo "kaistack: $tool is not installed; nvkind needs kind, nvkind and '
+        'kubectl (NVIDIA/nvkind README, Prerequisites)" >&2; exit 1; }\n'
+        "done\n"
         f"if ! kind get clusters 2>/dev/null | grep -qx {name}; then\n"
-        f"  {create}\n"
+        '  cfg="$(mktemp)"; trap \'rm -f "$cfg"\' EXIT; cat >"$cfg"\n'
+        f'  if ! nvkind cluster create --name {name} --config-template "$cfg" >&2; then\n'
+        f'    echo "kaistack: nvkind failed; deleting the half-built cluster {name} so the next run starts clean" >&2\n'
+        f"    kind delete cluster --name {name} >&2 || true\n"
+        "    exit 1\n"
+        "  fi\n"
+        f"elif ! kubectl --context {context} get runtimeclass nvidia >/dev/null 2>&1; then\n"
+        f'  echo "kaistack: kind cluster {name} exists but has no RuntimeClass nvidia: nvkind did not set it up '
+        f'(or it is another cluster of that name); delete it (kind delete cluster --name {name}) and run again" >&2\n'
+        "  exit 1\n"
         "fi\n"
         f"kind get kubeconfig --name {name}\n"
     )

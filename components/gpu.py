@@ -14,7 +14,7 @@ import yaml
 
 from components.cluster_kind import FAKE_POOL_LABEL
 from kaistack.declaration import versions
-from kaistack.declaration.kai_api import GPU_RESOURCE, RESERVATION_NAMESPACE
+from kaistack.declaration.kai_api import GPU_PRESENT_LABEL, GPU_RESOURCE, RESERVATION_NAMESPACE
 from kaistack.declaration.model import StackConfig, TimeSlicing
 
 # Every GPU stack runs privileged DaemonSets (device plugins, exporters, the operator's validators).
@@ -88,6 +88,23 @@ def _pool_tolerations(config: StackConfig) -> list[dict[str, str]]:
     return extra
 
 
+# The chart's default affinity also takes NFD's `feature.node.kubernetes.io/pci-10de.present`
+# (NVIDIA/k8s-device-plugin@v0.20.0 deployments/helm/nvidia-device-plugin/values.yaml L64-85), which NFD
+# writes on every kind node, since all of them read the host's PCI devices: the plugin and GFD (both with
+# runtimeClassName nvidia) would land on CPU workers, where nvkind set up no nvidia runtime, and never start.
+# On the clusters kaistack builds, GPU nodes carry nvidia.com/gpu.present=true (components.cluster_kind,
+# components.cluster_eks); an existing cluster's may not, so the chart's default stays there.
+GPU_NODES_ONLY = {
+    "nodeAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [
+                {"matchExpressions": [{"key": GPU_PRESENT_LABEL, "operator": "In", "values": ["true"]}]}
+            ]
+        }
+    }
+}
+
+
 def device_plugin_values(config: StackConfig) -> dict[str, Any]:
     settings = config.gpu.device_plugin
     # GFD writes the nvidia.com/gpu.{count,memory,product} labels KAI reads (vcluster-and-gpu.md §2).
@@ -103,6 +120,8 @@ def device_plugin_values(config: StackConfig) -> dict[str, Any]:
     extra = _pool_tolerations(config)
     if extra:
         values["tolerations"] = [*DEVICE_PLUGIN_TOLERATIONS, *extra]
+    if config.cluster.provider in ("kind", "eks"):
+        values["affinity"] = GPU_NODES_ONLY
     return values
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+
 import pytest
 from platform_testlib import base_raw
 
@@ -80,3 +83,78 @@ def test_cluster_name_is_shell_quoted_in_the_scripts():
     config = config_with([{"name": "g", "gpus": 1}], mode="fake")
     assert delete_script(config) == "kind delete cluster --name unit"
     assert create_script(config).startswith("set -eu\n")
+
+
+# --- the nvkind create script, run against stub tools ------------------------------------------------------
+
+STUB_KIND = """#!/bin/sh
+state="$STUB_DIR/clusters"; touch "$state"; echo "kind $*" >> "$STUB_DIR/calls"
+case "$1 $2" in
+  "get clusters") cat "$state" ;;
+  "get kubeconfig") echo "apiVersion: v1 # kubeconfig of $4" ;;
+  "delete cluster") grep -vx "$4" "$state" > "$state.new" || true; mv "$state.new" "$state" ;;
+esac
+"""
+# nvkind makes the kind cluster before its node setup, which can then fail (NVIDIA/nvkind cluster_create.go).
+STUB_NVKIND = """#!/bin/sh
+echo "nvkind $*" >> "$STUB_DIR/calls"; echo "$4" >> "$STUB_DIR/clusters"; exit "${NVKIND_RC:-0}"
+"""
+STUB_KUBECTL = """#!/bin/sh
+echo "kubectl $*" >> "$STUB_DIR/calls"; exit "${KUBECTL_RC:-0}"
+"""
+
+
+def _run_nvkind_script(tmp_path, *, existing=False, nvkind_rc=0, kubectl_rc=0, tools=("kind", "nvkind", "kubectl")):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool, body in (("kind", STUB_KIND), ("nvkind", STUB_NVKIND), ("kubectl", STUB_KUBECTL)):
+        if tool in tools:
+            (bin_dir / tool).write_text(body)
+            (bin_dir / tool).chmod(0o755)
+    for tool in ("sh", "mktemp", "cat", "grep", "rm", "mv", "touch"):
+        (bin_dir / tool).symlink_to(shutil.which(tool))
+    if existing:
+        (tmp_path / "clusters").write_text("unit\n")
+    script = create_script(config_with([{"name": "g", "gpus": 1}], mode="device-plugin"))
+    env = {"PATH": str(bin_dir), "STUB_DIR": str(tmp_path), "NVKIND_RC": str(nvkind_rc), "KUBECTL_RC": str(kubectl_rc)}
+    done = subprocess.run(["sh", "-c", script], input="kind: Cluster\n", capture_output=True, text=True, env=env)
+    calls = (tmp_path / "calls").read_text().splitlines() if (tmp_path / "calls").exists() else []
+    return done, calls
+
+
+def test_a_new_nvkind_cluster_prints_its_kubeconfig(tmp_path):
+    done, calls = _run_nvkind_script(tmp_path)
+    assert done.returncode == 0
+    assert done.stdout == "apiVersion: v1 # kubeconfig of unit\n"
+    assert any(c.startswith("nvkind cluster create --name unit") for c in calls)
+
+
+def test_a_failed_nvkind_setup_deletes_the_half_built_cluster(tmp_path):
+    """Otherwise the next run finds the cluster and adopts it without toolkit or RuntimeClass."""
+    done, calls = _run_nvkind_script(tmp_path, nvkind_rc=1)
+    assert done.returncode == 1
+    assert "kind delete cluster --name unit" in calls
+    assert (tmp_path / "clusters").read_text() == ""
+    assert "deleting the half-built cluster unit" in done.stderr
+    assert done.stdout == ""
+
+
+def test_an_existing_cluster_without_the_nvidia_runtime_class_is_refused(tmp_path):
+    done, calls = _run_nvkind_script(tmp_path, existing=True, kubectl_rc=1)
+    assert done.returncode == 1
+    assert "kubectl --context kind-unit get runtimeclass nvidia" in calls
+    assert "has no RuntimeClass nvidia" in done.stderr
+    assert done.stdout == ""
+
+
+def test_an_existing_cluster_with_the_runtime_class_is_used(tmp_path):
+    done, calls = _run_nvkind_script(tmp_path, existing=True)
+    assert done.returncode == 0
+    assert not any(c.startswith("nvkind") for c in calls)
+
+
+def test_a_missing_kubectl_is_named_before_anything_is_created(tmp_path):
+    done, calls = _run_nvkind_script(tmp_path, tools=("kind", "nvkind"))
+    assert done.returncode == 1
+    assert "kubectl is not installed" in done.stderr
+    assert calls == []

@@ -115,7 +115,41 @@ def test_device_plugin_mode_installs_the_pinned_chart_with_gfd_and_runtime_class
     assert plugin["version"] == "0.20.0"
     assert plugin["repositoryOpts"] == {"repo": versions.DEVICE_PLUGIN_REPO}
     assert plugin["namespace"] == "nvidia"
-    assert plugin["values"] == {"gfd": {"enabled": True}, "runtimeClassName": "nvidia"}
+    assert plugin["values"] == {
+        "gfd": {"enabled": True},
+        "runtimeClassName": "nvidia",
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "nvidia.com/gpu.present", "operator": "In", "values": ["true"]}]}
+                    ]
+                }
+            }
+        },
+    }
+
+
+def test_on_kind_the_device_plugin_runs_only_where_kaistack_put_gpus(mocks):
+    """NVIDIA/k8s-device-plugin@v0.20.0 values.yaml L64-85: the default affinity also takes NFD's
+    pci-10de.present, which every kind node gets (they all read the host's PCI devices), so the plugin and
+    GFD, both with runtimeClassName nvidia, would land on CPU workers nvkind gave no nvidia runtime. The
+    affinity kaistack sets takes only nvidia.com/gpu.present, which its kind GPU workers carry."""
+    run_program(mocks, merged(base_raw(), gpu=gpu("device-plugin")))
+    values = inputs(release(mocks.resources, "nvidia-device-plugin"))["values"]
+    [term] = values["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    [expression] = term["matchExpressions"]
+    assert expression["key"] == "nvidia.com/gpu.present"
+    kind_config = yaml.safe_load(inputs(named(mocks.resources, "kaistack-cluster-create"))["stdin"])
+    gpu_workers = [n for n in kind_config["nodes"] if "extraMounts" in n]
+    assert gpu_workers
+    assert all(n["labels"]["nvidia.com/gpu.present"] == "true" for n in gpu_workers)
+
+
+def test_on_an_existing_cluster_the_device_plugin_keeps_the_charts_affinity(mocks):
+    """kaistack labels no node there, so nvidia.com/gpu.present may be missing: NFD's label must still count."""
+    run_program(mocks, merged(existing(existing={"context": "lab"}), gpu=gpu("device-plugin")))
+    assert "affinity" not in inputs(release(mocks.resources, "nvidia-device-plugin"))["values"]
 
 
 def test_device_plugin_time_slicing_is_an_integrated_config_map(mocks):
