@@ -9,7 +9,7 @@ import pytest
 from platform_testlib import base_raw
 
 from components.cluster_kind import create_script, delete_script, kind_config, uses_nvkind
-from kaistack.declaration.parse import parse_config
+from kaistack.declaration.parse import ConfigError, parse_config
 
 
 def config_with(pools: list[dict], mode: str = "device-plugin", **extra):
@@ -158,3 +158,16 @@ def test_a_missing_kubectl_is_named_before_anything_is_created(tmp_path):
     assert done.returncode == 1
     assert "kubectl is not installed" in done.stderr
     assert calls == []
+
+
+def test_more_than_nine_mixed_real_gpu_workers_are_refused():
+    """nvkind sorts kind's node names as text (NVIDIA/nvkind pkg/nvkind/cluster.go GetNodes) and pairs them
+    with the config's workers by index; kind names them worker, worker2 ... worker10
+    (kubernetes-sigs/kind@v0.31.0 pkg/cluster/internal/providers/common/namer.go), so worker10 would get the
+    second worker's GPU settings."""
+    with pytest.raises(ConfigError, match=r"cluster\.nodePools: 10 kind workers with real GPUs"):
+        config_with([{"name": "g", "gpus": 1, "count": 2}, {"name": "cpu", "count": 8}])
+
+
+def test_ten_identical_workers_are_fine():
+    assert config_with([{"name": "g", "gpus": 1, "count": 10}]).cluster.node_pools[0].count == 10

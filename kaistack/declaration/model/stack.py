@@ -141,6 +141,7 @@ class StackConfig(Model):
             problems.append("gpu.devicePlugin.timeSlicing: applies only with gpu.mode 'device-plugin'")
         if self.cluster.provider == "kind":
             problems += _kind_ports(self)
+            problems += _nvkind_problems(self)
         problems += eks_shape_problems(self.cluster)
         problems += _dra_beta_problems(self)
         problems += _zonal_volume_problems(self)
@@ -319,6 +320,27 @@ def _queue_tree_problems(stack: StackConfig) -> list[str]:
                     f"queues[{i}].name: {queue.name!r} is KAI's default queue; set its resources under "
                     "kai.defaultQueues instead"
                 )
+    return problems
+
+
+def _nvkind_problems(stack: StackConfig) -> list[str]:
+    """Real GPUs on kind go through nvkind, which pairs the kind config's workers with kind's node names
+    sorted as text (NVIDIA/nvkind pkg/nvkind/cluster.go GetNodes; kind names them worker, worker2, ...,
+    worker10: kubernetes-sigs/kind@v0.31.0 pkg/cluster/internal/providers/common/namer.go), so the tenth
+    worker gets the second's GPUs and toolkit setup. Workers that are all alike are immune."""
+    if stack.gpu.mode not in ("device-plugin", "gpu-operator"):
+        return []
+    pools = [(i, p) for i, p in enumerate(stack.cluster.node_pools) if p.count]
+    gpu_pools = [(i, p) for i, p in pools if p.gpu_count]
+    if not gpu_pools:
+        return []
+    problems = []
+    workers = sum(p.count for _, p in pools)
+    if workers > 9 and (len(pools) > 1 or any(p.gpu_devices != "all" for _, p in gpu_pools)):
+        problems.append(
+            f"cluster.nodePools: {workers} kind workers with real GPUs; nvkind pairs worker settings with node names "
+            "sorted as text (worker10 before worker2), so past 9 workers GPUs land on the wrong node: use at most 9"
+        )
     return problems
 
 
