@@ -50,13 +50,17 @@ def run(args: argparse.Namespace) -> int:
     from kaistack.capacity import diff as capacity_diff
     from kaistack.capacity.check import check
     from kaistack.stack.history import load_stack_at, load_stack_file
+    from kaistack.stack.load import LoadOptions
 
     current = load(args)
+    # The base is only simulated: a refusal of what a cluster would do with its versions, added since it was
+    # written, must not stop the comparison (parse_config `compared`).
+    compared = LoadOptions(compared=True)
     if args.base is not None:
-        before = load_stack_at(project_dir(args), args.stack, args.base)
+        before = load_stack_at(project_dir(args), args.stack, args.base, compared)
         base = args.base
     else:
-        before = load_stack_file(args.base_file, args.stack)
+        before = load_stack_file(args.base_file, args.stack, compared)
         base = str(args.base_file)
     result = capacity_diff.diff_reports(
         check(before.config, args.stack),

@@ -36,10 +36,15 @@ class ConfigError(InputError):
         return "\n".join([head, *(f"  {p}" for p in self.problems)])
 
 
-def parse_config(raw: Mapping[str, Any], source: str = "", secret_keys: Collection[str] | None = None) -> StackConfig:
+def parse_config(
+    raw: Mapping[str, Any], source: str = "", secret_keys: Collection[str] | None = None, *, compared: bool = False
+) -> StackConfig:
     """Validate the `kaistack:` keys (without the prefix) into a StackConfig or raise ConfigError.
 
     `secret_keys`: the top-level keys the source holds as secret (config_secrets.secret_problems).
+    `compared`: the stack is only simulated for comparison (`diff`'s base), never deployed, so the refusals of
+    what a real cluster would do with its versions (StackConfig.DEPLOY_RULES) are skipped: a base written
+    before a rule existed still compares.
     """
     if not isinstance(raw, Mapping):
         raise ConfigError([f"{NAMESPACE}: expected a mapping of keys, got {type(raw).__name__}"], source)
@@ -48,7 +53,7 @@ def parse_config(raw: Mapping[str, Any], source: str = "", secret_keys: Collecti
     known = {k: v for k, v in raw.items() if k in TOP_LEVEL_KEYS}
     problems += secret_problems(known, secret_keys)
     try:
-        config = StackConfig.model_validate(known)
+        config = StackConfig.model_validate(known, context={"compared": compared})
     except ValidationError as err:
         problems += [line for e in err.errors(include_url=False) for line in _describe(e)]
     else:

@@ -44,6 +44,7 @@ class LoadOptions:
     ec2: Any = None
     read_nodes: Any = None  # `(existing settings) -> [node]`, instead of asking the cluster (tests)
     nvml: Any = None  # a pynvml-like module, instead of this machine's NVML (tests)
+    compared: bool = False  # only simulated to compare with (diff's base): parse_config skips deploy-time refusals
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ def resolve(
     source holds as secret (config_secrets: a kubeconfig that is not one is never connected with).
     """
     options = options or LoadOptions()
-    config = parse_config(raw, source=source, secret_keys=secret_keys)
+    config = parse_config(raw, source=source, secret_keys=secret_keys, compared=options.compared)
     # Before discovery: a mismatch is refused without asking EC2 about the wrong region.
     _check_aws_region(config, aws_region, source)
     notes: list[str] = []

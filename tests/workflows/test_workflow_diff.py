@@ -78,3 +78,40 @@ def test_base_file_instead_of_a_revision(repo: Path, tmp_path_factory: pytest.Te
 def test_an_unknown_revision_is_a_clean_error(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["diff", "--stack", "dev", "--base", "no-such-branch", "--project", str(repo)]) == 2
     assert "Traceback" not in capsys.readouterr().err
+
+
+def _staging_project(tmp_path: Path) -> Path:
+    for name in ("Pulumi.yaml", "Pulumi.staging.yaml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    return tmp_path
+
+
+def test_a_base_refused_by_a_deploy_rule_added_since_still_compares(
+    tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """staging on EKS 1.33, as it was before kaistack refused 1.33 (KAI never starts there): the base is only
+    simulated, so the diff of the step to 1.34 shows no capacity change instead of an error."""
+    for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+    project = _staging_project(tmp_path_factory.mktemp("project"))
+    base = tmp_path_factory.mktemp("base") / "Pulumi.staging.yaml"
+    base.write_text((ROOT / "Pulumi.staging.yaml").read_text().replace('version: "1.34"', 'version: "1.33"'))
+    assert 'version: "1.33"' in base.read_text()
+    code = main(["diff", "--stack", "staging", "--base-file", str(base), "--project", str(project)])
+    assert code == 0, capsys.readouterr().err
+    assert "no capacity change" in capsys.readouterr().out
+
+
+def test_the_current_side_is_still_refused(tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent")
+    project = _staging_project(tmp_path_factory.mktemp("project"))
+    stack = project / "Pulumi.staging.yaml"
+    stack.write_text(stack.read_text().replace('version: "1.34"', 'version: "1.33"'))
+    base = tmp_path_factory.mktemp("base") / "Pulumi.staging.yaml"
+    shutil.copy(ROOT / "Pulumi.staging.yaml", base)
+    assert main(["diff", "--stack", "staging", "--base-file", str(base), "--project", str(project)]) == 2
+    assert "serves the DRA API only at beta" in capsys.readouterr().err

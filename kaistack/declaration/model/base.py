@@ -75,7 +75,11 @@ class Model(BaseModel):
         What was declared stays declared (`model_fields_set`); changed fields count as declared.
         """
         data = {name: getattr(self, name) for name in self.model_fields_set}
-        return self.model_validate({**data, **changes})
+        return self.model_validate({**data, **changes}, context=self._validation_context())
+
+    def _validation_context(self) -> dict[str, Any]:
+        """The context this model was validated with that a copy must keep (StackConfig's `compared`)."""
+        return {}
 
 
 def _boolean_for_a_number(annotation: Any, value: Any) -> bool:

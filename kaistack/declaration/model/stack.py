@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import Field, model_validator
+from pydantic import Field, PrivateAttr, ValidationInfo, model_validator
 
 from kaistack.declaration import limits, tenant_sizing, versions
 from kaistack.declaration.kai_api import GPU_RESOURCE, NVIDIA_VISIBLE_DEVICES
@@ -92,8 +92,15 @@ class StackConfig(Model):
 
     # -- cross-field rules --
 
+    # Validated as a diff's base (parse_config `compared`): kept so that copies (Model.replace) validate alike.
+    _compared: bool = PrivateAttr(default=False)
+
+    def _validation_context(self) -> dict[str, Any]:
+        return {"compared": self._compared}
+
     @model_validator(mode="after")
-    def _consistent(self) -> StackConfig:
+    def _consistent(self, info: ValidationInfo) -> StackConfig:
+        self._compared = bool((info.context or {}).get("compared"))
         problems: list[str] = []
         problems += _queue_tree_problems(self)
         names = {q.name for q in self.all_queues()}
@@ -141,10 +148,13 @@ class StackConfig(Model):
             problems.append("gpu.devicePlugin.timeSlicing: applies only with gpu.mode 'device-plugin'")
         if self.cluster.provider == "kind":
             problems += _kind_ports(self)
-            problems += _nvkind_problems(self)
+            if not self._compared:
+                problems += _nvkind_problems(self)
         problems += eks_shape_problems(self.cluster)
-        problems += _dra_beta_problems(self)
-        problems += _zonal_volume_problems(self)
+        if not self._compared:
+            # What the cluster would do with this declaration once deployed; a diff's base is only simulated.
+            problems += _dra_beta_problems(self)
+            problems += _zonal_volume_problems(self)
         problems += topology_problems(self)
         if problems:
             # One problem per line, each starting with its own key path (kaistack.declaration.parse splits them).
@@ -166,8 +176,9 @@ def _dra_beta_problems(stack: StackConfig) -> list[str]:
         return []
     return [
         f"cluster.eks.version: {eks.version!r} serves the DRA API only at beta, and KAI {stack.kai.version} then "
-        "waits for ever for resource.k8s.io/v1 (GA from 1.34) and schedules nothing: use '1.34' or later "
-        "(EKS moves a running cluster one minor version per update)"
+        "waits for ever for resource.k8s.io/v1 (GA from 1.34) and schedules nothing: use '1.34' or later. EKS "
+        "moves a running cluster one minor version per update: from 1.32, step it through 1.33 to 1.34 with "
+        "`aws eks update-cluster-version`, then set '1.34' here and run `pulumi up --refresh`"
     ]
 
 
