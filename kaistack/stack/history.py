@@ -12,6 +12,7 @@ import posixpath
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -120,34 +121,58 @@ def _git(command: list[str], cwd: Path, max_bytes: int) -> tuple[int, bytes, str
 
     Both pipes are read at once (a git that fills stderr first would otherwise wait on us for ever), and
     the whole run is bounded by GIT_TIMEOUT_S: a lazy fetch in a partial clone or a credential helper that
-    hangs ends in an error, not a hung CI job. Git never prompts (no terminal, GIT_TERMINAL_PROMPT=0)."""
+    hangs ends in an error, not a hung CI job. Git runs in a process group of its own, which is killed
+    whole, since its helpers (`git fetch`, `git-remote-https`, a credential helper) hold the pipes too.
+    Git never prompts (no terminal, GIT_TERMINAL_PROMPT=0)."""
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
     try:
-        with subprocess.Popen(
-            command, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
-        ) as git:
-            if git.stdout is None or git.stderr is None:  # both are pipes: never, but the types say maybe
-                raise OSError("git's output could not be read")
-            out, err = bytearray(), bytearray()
-            readers = [
-                threading.Thread(target=_drain, args=(git.stdout, out, max_bytes + 1, git), daemon=True),
-                threading.Thread(target=_drain, args=(git.stderr, err, _MAX_GIT_ERROR_BYTES, None), daemon=True),
-            ]
-            for reader in readers:
-                reader.start()
-            deadline = time.monotonic() + GIT_TIMEOUT_S
-            for reader in readers:
-                reader.join(max(0.0, deadline - time.monotonic()))
-            if any(reader.is_alive() for reader in readers):
-                git.kill()
-                raise subprocess.TimeoutExpired(command, GIT_TIMEOUT_S)
-            code = git.wait(max(0.0, deadline - time.monotonic()))
-            too_big = len(out) > max_bytes
-            return (0 if too_big else code), bytes(out), err.decode(errors="replace")
-    except subprocess.TimeoutExpired as err:
-        raise EnvironmentProblem(f"git failed: {shlex.join(err.cmd)} did not finish in {GIT_TIMEOUT_S} s") from err
-    except OSError as err:
-        raise EnvironmentProblem(f"git failed: {err}") from err
+        git = subprocess.Popen(
+            command,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+        )
+    except OSError as problem:
+        raise EnvironmentProblem(f"git failed: {problem}") from problem
+    stdout, stderr = git.stdout, git.stderr
+    if stdout is None or stderr is None:  # both are pipes: never, but the types say maybe
+        _kill_group(git)
+        raise EnvironmentProblem("git failed: its output could not be read")
+    out, err = bytearray(), bytearray()
+    readers = [
+        threading.Thread(target=_drain, args=(stdout, out, max_bytes + 1, git), daemon=True),
+        threading.Thread(target=_drain, args=(stderr, err, _MAX_GIT_ERROR_BYTES, None), daemon=True),
+    ]
+    for reader in readers:
+        reader.start()
+    deadline = time.monotonic() + GIT_TIMEOUT_S
+    try:
+        for reader in readers:
+            reader.join(max(0.0, deadline - time.monotonic()))
+        if any(reader.is_alive() for reader in readers):
+            raise subprocess.TimeoutExpired(command, GIT_TIMEOUT_S)
+        code = git.wait(max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired as timeout:
+        # A reader still blocked keeps its pipe: it is a daemon thread, and the pipe closes with the process.
+        _kill_group(git)
+        raise EnvironmentProblem(
+            f"git failed: {shlex.join(timeout.cmd)} did not finish in {GIT_TIMEOUT_S} s"
+        ) from timeout
+    stdout.close()
+    stderr.close()
+    too_big = len(out) > max_bytes
+    return (0 if too_big else code), bytes(out), err.decode(errors="replace")
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    """Kill the process and everything it started (its own session: start_new_session)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        process.kill()
 
 
 def _drain(pipe: IO[bytes], into: bytearray, limit: int, stop: subprocess.Popen[bytes] | None) -> None:
@@ -156,5 +181,5 @@ def _drain(pipe: IO[bytes], into: bytearray, limit: int, stop: subprocess.Popen[
         if len(into) < limit:
             into += chunk[: limit - len(into)]
         if len(into) >= limit and stop is not None:
-            stop.kill()
+            _kill_group(stop)
             return

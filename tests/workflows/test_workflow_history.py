@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -198,3 +200,31 @@ def test_output_past_the_limit_stops_git_and_is_not_read_whole(tmp_path: Path) -
 
     code, out, _ = history._git(_python("import sys\nwhile True: sys.stdout.write('x' * 65536)"), tmp_path, 1000)
     assert (code, len(out)) == (0, 1001)
+
+
+def test_the_timeout_also_stops_what_git_started(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lazy fetch's `git fetch` or a credential helper holds git's pipes after git itself is killed: the whole
+    process group goes, helpers included (they would otherwise run on, and the error wait for them)."""
+    from kaistack.stack import history
+
+    monkeypatch.setattr(history, "GIT_TIMEOUT_S", 0.5)
+    pid_file = tmp_path / "helper.pid"
+    spawning = ["sh", "-c", f"sleep 10 & echo $! > {pid_file}; sleep 10"]
+    with pytest.raises(EnvironmentProblem, match=r"did not finish in 0\.5 s"):
+        history._git(spawning, tmp_path, 100)
+    helper = int(pid_file.read_text())
+    time.sleep(0.2)  # SIGKILL is delivered asynchronously
+    with pytest.raises(ProcessLookupError):
+        os.kill(helper, 0)
+
+
+def test_a_git_that_closes_its_pipes_but_does_not_exit_is_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kaistack.stack import history
+
+    monkeypatch.setattr(history, "GIT_TIMEOUT_S", 0.5)
+    started = time.monotonic()
+    with pytest.raises(EnvironmentProblem, match="did not finish"):
+        history._git(["sh", "-c", "exec >&- 2>&-; sleep 10"], tmp_path, 100)
+    assert time.monotonic() - started < 5
