@@ -29,8 +29,8 @@ examples:
   kaistack promote staging prod --yes --json  machine-readable result (pins, diff, validation)
   kaistack promote dev staging --yes --allow-downgrade   also step back a pin staging runs newer
 
-exit codes: 0 promoted (or nothing to promote), 1 refused (validation failed, target changed, a pin would
-              step down without --allow-downgrade),
+exit codes: 0 promoted (or nothing to promote; a pin the target runs newer is kept, listed under "left
+              alone"), 1 refused (validation failed, target changed),
             2 unknown stack, invalid config, or no --yes/--dry-run without a terminal,
             3 the target cannot be written (read-only, a full disk or an I/O error; nothing changed)
 """
@@ -53,7 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--allow-downgrade",
         action="store_true",
-        help="step a pin the target runs newer than the source back to the source's (refused otherwise)",
+        help="step a pin the target runs newer than the source back to the source's (else it is kept)",
     )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(func=run)

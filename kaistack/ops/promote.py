@@ -149,7 +149,7 @@ class PromotionResult:
 # --- 1. plan ----------------------------------------------------------------------------------------
 
 
-def plan_promotion(project_dir: Path, source: str, target: str) -> PromotionPlan:
+def plan_promotion(project_dir: Path, source: str, target: str, allow_downgrade: bool = False) -> PromotionPlan:
     """Read both stacks and compute the edited target text. Raises ConfigError for unknown or invalid stacks."""
     if source == target:
         raise ConfigError([f"source and target are both {source!r}; promote between two stacks"])
@@ -167,7 +167,7 @@ def plan_promotion(project_dir: Path, source: str, target: str) -> PromotionPlan
     original = text.encode("utf-8")  # the file's bytes: it decoded as UTF-8, which round-trips exactly
     target_raw = _kaistack_keys(document.get("config") or {})
     target_config = _resolve(document.get("config") or {}, target, target_file.name)
-    pins, skipped = _pins(source, source_config, source_raw, target_config, target_raw)
+    pins, skipped = _pins(source, source_config, source_raw, target_config, target_raw, allow_downgrade)
     try:
         new_text = set_values(text, [(p.path, p.new) for p in pins]) if pins else text
     except YamlEditError as err:
@@ -191,15 +191,19 @@ def _pins(
     src_raw: Mapping[str, Any],
     dst: StackConfig,
     dst_raw: Mapping[str, Any],
+    allow_downgrade: bool = False,
 ) -> tuple[list[Pin], list[Skipped]]:
-    pins: list[Pin] = []
-    skipped: list[Skipped] = []
+    pins, skipped = list[Pin](), list[Skipped]()
 
     def pin(key: str, path: tuple[str | int, ...], old: str, new: str, raw_block: Any, raw_key: str) -> None:
         if old != new:
             added = not (isinstance(raw_block, Mapping) and raw_key in raw_block)
             before, after = release_order(old), release_order(new)
             down = before is not None and after is not None and after < before
+            if down and not allow_downgrade:  # a hotfix tested on the target first; vCluster cannot step down
+                skipped.append(Skipped(f"{NAMESPACE}:{key}", f"runs {old}, newer than {source}'s {new}; kept "
+                                       "(--allow-downgrade steps it back)"))  # fmt: skip
+                return
             pins.append(Pin(f"{NAMESPACE}:{key}", ("config", *path), old, new, added, down))
 
     kai_raw = dst_raw.get("kai")
@@ -353,16 +357,13 @@ def promote(
 ) -> PromotionResult:
     """Plan, validate, and (when `write` and `confirm` agree) write. Raises ConfigError for bad stacks.
 
-    A pin the target runs newer than the source (a hotfix tested there first) is not stepped back unless
-    `allow_downgrade`: vCluster does not support downgrades, and KAI's CRDs only move forward."""
+    A pin the target runs newer than the source (a hotfix tested there first) is left alone, the rest promoted,
+    unless `allow_downgrade`: vCluster does not support downgrades, and KAI's CRDs only move forward."""
     progress = progress or Progress.quiet()
     with progress.step(f"reading {source} and {target}"):
-        plan = plan_promotion(project_dir, source, target)
+        plan = plan_promotion(project_dir, source, target, allow_downgrade)
     if not plan.changed:
         return PromotionResult(plan, None, written=False)
-    down = ", ".join(f"{p.key} {p.old} -> {p.new}" for p in plan.pins if p.downgrade)
-    if down and not allow_downgrade:
-        return PromotionResult(plan, None, False, f"it would step down {down} (pass --allow-downgrade if meant)")
     check = check_candidate(plan, progress)
     if not check.ok:
         return PromotionResult(plan, check, written=False, refused="validation of the promoted target failed")

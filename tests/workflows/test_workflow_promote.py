@@ -327,15 +327,14 @@ def _dev(project: Path) -> bytes:
     return (project / "Pulumi.dev.yaml").read_bytes()
 
 
-def test_a_pin_the_target_runs_newer_is_not_stepped_down(project, passing, capsys):
-    """staging -> dev would take dev's KAI from v0.17.0 back to v0.16.0: refused, exit 1, nothing written."""
-    before = _dev(project)
-    assert main(["promote", "staging", "dev", "--project", str(project), "--yes"]) == 1
-    assert _dev(project) == before
-    captured = capsys.readouterr()
-    assert "kaistack:kai.version v0.17.0 -> v0.16.0" in captured.err
-    assert "--allow-downgrade" in captured.err
-    assert "(downgrade)" in captured.out
+def test_a_pin_the_target_runs_newer_is_left_alone(project, passing, capsys):
+    """staging -> dev would take dev's KAI from v0.17.0 back to v0.16.0: that pin stays, named under "left alone";
+    the rest is promoted (promote.yml passes no flag, so a refusal would block every later promotion)."""
+    assert main(["promote", "staging", "dev", "--project", str(project), "--yes"]) == 0
+    assert yaml.safe_load(_dev(project))["config"]["kaistack:kai"]["version"] == "v0.17.0"
+    out = capsys.readouterr().out
+    assert "kaistack:kai.version: runs v0.17.0, newer than staging's v0.16.0" in out
+    assert "--allow-downgrade" in out
 
 
 def test_allow_downgrade_steps_the_pin_back(project, passing, capsys):
@@ -343,18 +342,25 @@ def test_allow_downgrade_steps_the_pin_back(project, passing, capsys):
     assert yaml.safe_load(_dev(project))["config"]["kaistack:kai"]["version"] == "v0.16.0"
 
 
-def test_json_marks_a_downgrade_and_the_refusal(project, passing, capsys):
-    assert main(["promote", "staging", "dev", "--project", str(project), "--yes", "--json"]) == 1
+def test_json_lists_a_kept_newer_pin_under_skipped(project, passing, capsys):
+    assert main(["promote", "staging", "dev", "--project", str(project), "--yes", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert "kaistack:kai.version" not in [p["key"] for p in result["pins"]]
+    [kept] = [s for s in result["skipped"] if s["key"] == "kaistack:kai.version"]
+    assert "newer than staging's v0.16.0" in kept["reason"]
+
+
+def test_json_marks_a_downgrade_that_is_allowed(project, passing, capsys):
+    assert main(["promote", "staging", "dev", "--project", str(project), "--yes", "--json", "--allow-downgrade"]) == 0
     result = json.loads(capsys.readouterr().out)
     kai = next(p for p in result["pins"] if p["key"] == "kaistack:kai.version")
     assert (kai["from"], kai["to"], kai["downgrade"]) == ("v0.17.0", "v0.16.0", True)
-    assert result["written"] is False
-    assert "step down" in result["refused"]
 
 
 def test_a_release_candidate_promoted_over_its_release_line_is_a_downgrade(project, passing, capsys):
     """A vCluster pre-release sorts before its release (semver 11), and 0.37.0-rc.1 after 0.36.1."""
     dev = (project / "Pulumi.dev.yaml").read_text()
     (project / "Pulumi.qa.yaml").write_text(dev.replace("version: 0.36.1", "version: 0.37.0-rc.1"))
-    assert main(["promote", "dev", "qa", "--project", str(project), "--yes"]) == 1
-    assert "tenants[team-a].vcluster.version 0.37.0-rc.1 -> 0.36.1" in capsys.readouterr().err
+    assert main(["promote", "dev", "qa", "--project", str(project), "--yes"]) == 0
+    assert "version: 0.37.0-rc.1" in (project / "Pulumi.qa.yaml").read_text()
+    assert "tenants[team-a].vcluster.version: runs 0.37.0-rc.1, newer than dev's 0.36.1" in capsys.readouterr().out
