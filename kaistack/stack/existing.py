@@ -101,6 +101,8 @@ def pools_from_nodes(nodes: Sequence[Mapping[str, Any]], levels: Sequence[str] =
     """
     shapes: dict[tuple[Any, ...], list[str]] = {}
     fields: dict[tuple[Any, ...], dict[str, Any]] = {}
+    storage_least: dict[tuple[Any, ...], str] = {}
+    unknown: set[tuple[Any, ...]] = set()
     for node in nodes:
         shape = _shape(node)
         if shape is None:
@@ -109,8 +111,15 @@ def pools_from_nodes(nodes: Sequence[Mapping[str, Any]], levels: Sequence[str] =
         placed = {level: str(labels[level]) for level in levels if level != kai_api.HOSTNAME_LABEL and level in labels}
         if placed:
             shape["labels"] = placed
+        # Disks of one kind differ by a few bytes from node to node: storage is no reason to split a pool, and
+        # the pool offers what its smallest node has.
+        storage = shape.pop("ephemeralStorage", None)
         key = tuple(sorted((k, repr(v)) for k, v in shape.items()))
         shapes.setdefault(key, []).append(str(node.get("metadata", {}).get("name", "")))
+        if storage is None:
+            unknown.add(key)  # one node that does not say makes the pool's unknown
+        elif key not in storage_least or _bytes(storage) < _bytes(storage_least[key]):
+            storage_least[key] = storage
         fields[key] = shape
     pools = []
     used: set[str] = set()
@@ -122,6 +131,8 @@ def pools_from_nodes(nodes: Sequence[Mapping[str, Any]], levels: Sequence[str] =
         while name in used:
             name, n = f"{base}-{n}", n + 1
         used.add(name)
+        if key in storage_least and key not in unknown:
+            shape = {**shape, "ephemeralStorage": storage_least[key]}
         pools.append(NodePool.model_validate({"name": name, "count": len(shapes[key]), **shape}))
     return pools
 
@@ -173,6 +184,10 @@ def _pool_name(shape: Mapping[str, Any]) -> str:
     product = str(shape.get("gpuProduct") or ("gpu" if shape.get("gpus") else "cpu")).lower()
     cleaned = "".join(c if c.isalnum() else "-" for c in product).strip("-")
     return "-".join(p for p in cleaned.split("-") if p)[:50] or "nodes"
+
+
+def _bytes(quantity: str) -> int:
+    return Quantity.parse(quantity).units
 
 
 def _quantity(value: Any, default: str) -> str:

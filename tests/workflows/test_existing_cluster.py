@@ -129,3 +129,20 @@ def test_a_discovered_pool_carries_its_nodes_allocatable_ephemeral_storage() -> 
     """KAI compares ephemeral storage like CPU (resource_requirment.go L66-67); the node says how much it has."""
     pools = {p.name: p for p in pools_from_nodes(NODES)}
     assert str(pools["cpu"].ephemeral_storage) == "900Gi"
+
+
+def test_nodes_whose_disks_differ_by_a_few_bytes_stay_one_pool_offering_the_smallest() -> None:
+    a, b = node("a"), node("b")
+    a["status"]["allocatable"] = {**a["status"]["allocatable"], "ephemeral-storage": "95491281146"}
+    b["status"]["allocatable"] = {**b["status"]["allocatable"], "ephemeral-storage": "95491281000"}
+    [pool] = pools_from_nodes([a, b])
+    assert pool.count == 2
+    assert pool.ephemeral_storage is not None
+    assert pool.ephemeral_storage.units == 95491281000
+
+
+def test_a_node_that_reports_no_ephemeral_storage_leaves_its_pools_unknown() -> None:
+    a, b = node("a"), node("b")
+    b["status"]["allocatable"] = {k: v for k, v in b["status"]["allocatable"].items() if k != "ephemeral-storage"}
+    [pool] = pools_from_nodes([a, b])
+    assert pool.ephemeral_storage is None
