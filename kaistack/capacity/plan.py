@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from kaistack.capacity import ephemeral
+from kaistack.capacity import ephemeral, operator_pods
 from kaistack.declaration import kai_api, subgroups, tenant_gangs, training_operator, versions
 from kaistack.declaration.marks import NODE_POOL_LABEL, SYSTEM_POOL
 from kaistack.declaration.model import (
@@ -138,6 +138,11 @@ def plan(config: StackConfig) -> Plan:
     queues = tuple(_queue(q) for q in config.all_queues())
     jobs: list[Job] = []
     plans: list[WorkloadPlan] = []
+    # Created with the tenant, before any PyTorchJob (which waits for it): first in KAI's creation order.
+    for operator in operator_pods.training_operators(config):
+        new_jobs, plan_ = _expand(config, operator, NO_CONSTRAINTS, storage)
+        jobs.extend(new_jobs)
+        plans.append(plan_)
     for work in config.workloads:
         constraints = NO_CONSTRAINTS
         if constrained:

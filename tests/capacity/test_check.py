@@ -452,3 +452,29 @@ def test_a_tenant_pod_without_ephemeral_storage_asks_for_the_limit_ranges_defaul
     raw["workloads"][0]["tenant"] = "t1"
     verdict = _verdicts(raw)["w"]
     assert [p.status for p in verdict.pods].count("Pending") == 1
+
+
+# --- pods kaistack adds -----------------------------------------------------------------------------------
+
+
+def _tenant_pytorch(operator: bool, cpu_limit: int) -> dict[str, Any]:
+    raw = _stack(
+        queues=[{"name": "team", "resources": {"cpu": {"quota": cpu_limit, "limit": cpu_limit}}}],
+        tenants=[{"name": "t1", "queues": ["team"]}],
+        workloads=[_work("ddp", kind="PyTorchJob", tenant="t1", pytorch={"master": 1, "workers": 1})],
+    )
+    raw["cluster"]["trainingOperator"] = operator
+    return raw
+
+
+def test_the_training_operator_kaistack_installs_in_a_tenant_is_a_pod_in_its_first_queue() -> None:
+    """KAI schedules it there (kaistack.declaration.training_operator), with the LimitRange's 100m/128Mi."""
+    verdict = _verdicts(_tenant_pytorch(True, 1000))["t1-training-operator"]
+    assert verdict.status == "Running"
+    assert len(verdict.pods) == 1
+
+
+def test_the_training_operator_takes_its_share_of_the_queue() -> None:
+    """Master 100m + worker 100m fit a 250m limit; with the operator's 100m the gang does not."""
+    assert _verdicts(_tenant_pytorch(False, 250))["ddp"].status == "Running"
+    assert _verdicts(_tenant_pytorch(True, 250))["ddp"].status == "Pending"
