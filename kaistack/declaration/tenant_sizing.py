@@ -155,10 +155,14 @@ def workload_need(work: Workload) -> dict[str, Fraction]:
     pods = work.pod_count
     need = {f"requests.{r}": v * pods for r, v in shape.requests.items()}
     need.update({f"limits.{r}": v * pods for r, v in shape.limits.items()})
-    # PyTorchJob workers carry the operator's init container: a pod counts the larger of the two.
+    # PyTorchJob workers carry the operator's init container: a pod counts the larger of the two. It sets cpu
+    # and memory; its ephemeral storage is the LimitRange's default.
     masters = work.pytorch.master
     workers = pods - masters if training_operator.has_init_container(work.kind, masters, pods - 1) else 0
-    for key, init in (("requests", training_operator.INIT_REQUESTS), ("limits", training_operator.INIT_LIMITS)):
+    storage = "ephemeral-storage"
+    init_requests = {**training_operator.INIT_REQUESTS, storage: LIMIT_RANGE_DEFAULT_REQUEST[storage]}
+    init_limits = {**training_operator.INIT_LIMITS, storage: LIMIT_RANGE_DEFAULT[storage]}
+    for key, init in (("requests", init_requests), ("limits", init_limits)):
         for resource, value in init.items():
             own = (shape.requests if key == "requests" else shape.limits)[resource]
             need[f"{key}.{resource}"] += max(Fraction(0), value - own) * workers

@@ -315,3 +315,16 @@ def test_pytorchjob_workers_count_the_operators_init_container() -> None:
     need = tenant_sizing.workload_need(parse_config(raw).workloads[0])
     assert (need["requests.cpu"], need["limits.cpu"]) == (Fraction(110, 1000), Fraction(210, 1000))
     assert (need["requests.memory"], need["limits.memory"]) == (Fraction(21 * 2**20), Fraction(41 * 2**20))
+
+
+def test_pytorchjob_workers_count_the_init_containers_ephemeral_storage_default() -> None:
+    """The LimitRange gives init-pytorch 3Gi/8Gi of ephemeral storage (loft-sh/vcluster@v0.36.1
+    chart/values.yaml policies.limitRange): a worker declaring 1Gi still charges 3Gi and 8Gi."""
+    raw = merged(base_raw(), tenants=[{"name": "t1", "queues": ["team"]}])
+    work = {"name": "ddp", "kind": "PyTorchJob", "tenant": "t1", "queue": "team", "image": "x",
+            "ephemeralStorage": "1Gi", "pytorch": {"master": 1, "workers": 2}}  # fmt: skip
+    raw["workloads"] = [work]
+    need = tenant_sizing.workload_need(parse_config(raw).workloads[0])
+    gib = 2**30
+    assert need["requests.ephemeral-storage"] == Fraction(1 * gib + 2 * 3 * gib)
+    assert need["limits.ephemeral-storage"] == Fraction(1 * gib + 2 * 8 * gib)
