@@ -182,6 +182,11 @@ def _waiting(pod: Mapping[str, Any]) -> str:
             message = waiting.get("message")
             detail = f": {message[:_MESSAGE_CHARS]}" if isinstance(message, str) and message else ""
             return f"{reason} (container {mapping(container).get('name')}{detail}); kubectl describe pod: its events"
+    for container in seq(status.get("initContainerStatuses")):
+        # An init container still running holds the others back: a PyTorchJob worker's init-pytorch waits
+        # for the master's DNS name (kubeflow/training-operator@v1.8.1 pytorch/initcontainer.go).
+        if mapping(dig(container, "state", "running")) and not mapping(container).get("ready"):
+            return f"init container {mapping(container).get('name')} is still running; kubectl logs -c it"
     return "no container reports why yet; kubectl describe pod: its events"
 
 

@@ -73,9 +73,12 @@ class ManifestObject:
 
     @property
     def live(self) -> bool:
-        """An object as the API server returns it: it has a uid and a status (a manifest to apply has neither)."""
-        meta = self.obj.get("metadata")
-        return isinstance(meta, Mapping) and bool(meta.get("uid")) and isinstance(self.obj.get("status"), Mapping)
+        """An object as the API server returns it: a uid, a resourceVersion and a status phase (a manifest to apply
+        has none of them)."""
+        meta, status = self.obj.get("metadata"), self.obj.get("status")
+        if not isinstance(meta, Mapping) or not isinstance(status, Mapping):
+            return False
+        return bool(meta.get("uid")) and bool(meta.get("resourceVersion")) and bool(status.get("phase"))
 
     def res(self, index: int) -> Res:
         return Res(

@@ -217,6 +217,19 @@ def test_an_init_containers_wait_comes_before_the_containers(
     assert "Pending in the kubelet: CreateContainerConfigError (container fetch)" in report["pending"][0]["reason"]
 
 
+def test_a_running_init_container_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A PyTorchJob worker's init-pytorch runs until the master's name resolves
+    (kubeflow/training-operator@v1.8.1 pkg/controller.v1/pytorch/initcontainer.go)."""
+    items = _image_pull_back_off()
+    status = _pod(items, "ml", "train-0")["status"]
+    status["containerStatuses"][0]["state"] = {"waiting": {"reason": "PodInitializing"}}
+    status["initContainerStatuses"] = [
+        {"name": "init-pytorch", "ready": False, "state": {"running": {"startedAt": "2026-11-26T10:00:00Z"}}}
+    ]
+    _, report = _run(items, tmp_path, capsys)
+    assert "Pending in the kubelet: init container init-pytorch is still running" in report["pending"][0]["reason"]
+
+
 def test_a_bound_pod_no_container_reports_on_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     items = _image_pull_back_off()
     _pod(items, "ml", "train-0")["status"] = {"phase": "Pending"}
