@@ -203,13 +203,6 @@ def urn_types(urn: str) -> list[str]:
     return parts[2].split("$") if len(parts) >= 4 else []
 
 
-def is_chart_child(res: Res) -> bool:
-    """Objects rendered by a Helm Chart component are the platform's vendor charts, not workloads."""
-    chain = urn_types(res.urn)[:-1]
-    parent_type = urn_types(res.parent)[-1:] if res.parent else []
-    return any(t in CHART_COMPONENT_TYPES for t in [*chain, *parent_type])
-
-
 # --- workloads and pod templates -----------------------------------------------------------------
 
 

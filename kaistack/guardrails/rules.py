@@ -22,7 +22,6 @@ from kaistack.guardrails.podspec import (
     Res,
     Workload,
     builtin_kind,
-    is_chart_child,
     queue_label,
     requests_gpu,
     workload,
@@ -37,9 +36,11 @@ EPSILON = 1e-9
 
 
 def subject(res: Res, s: Settings) -> Workload | None:
-    """The workload to check, unless it belongs to the platform's own charts or an exempt namespace."""
+    """The workload to check, unless it is in an exempt namespace. A Helm Chart's children are checked like any
+    resource: kaistack installs its own charts as Releases, so a Chart is a team's workload, not the platform's
+    (vendor charts in their usual namespaces are exempt by namespace)."""
     wl = workload(res)
-    if wl is None or wl.namespace in s.exempt_namespaces or is_chart_child(res):
+    if wl is None or wl.namespace in s.exempt_namespaces:
         return None
     return wl
 

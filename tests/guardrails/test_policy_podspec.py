@@ -7,7 +7,6 @@ from policy_builders import TYPES, UNKNOWN, container, deployment, engine, pod, 
 
 from kaistack.guardrails.podspec import (
     Res,
-    is_chart_child,
     pod_templates,
     split_type,
     type_token,
@@ -76,25 +75,6 @@ def test_a_workload_without_namespace_is_in_default() -> None:
 )
 def test_resources_without_pods_are_not_workloads(resource_type: str, props: dict) -> None:
     assert workload(Res(resource_type, "r", engine(props))) is None
-
-
-def test_helm_chart_children_are_recognised_by_their_urn() -> None:
-    urn = (
-        "urn:pulumi:dev::kaistack::kaistack:index:Platform$kubernetes:helm.sh/v4:Chart$kubernetes:apps/v1:Deployment::x"
-    )
-    assert is_chart_child(Res(TYPES["Deployment"], "x", {}, urn=urn))
-
-
-def test_helm_chart_children_are_recognised_by_their_parent() -> None:
-    parent = "urn:pulumi:dev::kaistack::kubernetes:helm.sh/v4:Chart::gpu-operator"
-    assert is_chart_child(Res(TYPES["Deployment"], "x", {}, urn="", parent=parent))
-
-
-def test_resources_of_the_program_are_not_chart_children() -> None:
-    urn = "urn:pulumi:dev::kaistack::kaistack:index:Platform$kaistack:index:Workloads$kubernetes:apps/v1:Deployment::x"
-    assert not is_chart_child(
-        Res(TYPES["Deployment"], "x", {}, urn=urn, parent="urn:pulumi:dev::kaistack::kaistack:index:Workloads::w")
-    )
 
 
 @pytest.mark.parametrize(

@@ -129,9 +129,20 @@ def test_exempt_namespaces_are_configurable() -> None:
     assert kai_scheduler_name(system_pod, settings({"exemptNamespaces": []}), NO_FACTS)
 
 
-def test_helm_chart_children_are_exempt() -> None:
+def test_a_helm_charts_children_are_checked_like_any_workload() -> None:
+    """kaistack installs its own charts as Releases: a Chart's GPU Deployment is a team's workload, and was let
+    through by a blanket exemption (review)."""
+    urn = "urn:pulumi:dev::kaistack::kubernetes:helm.sh/v4:Chart$kubernetes:apps/v1:Deployment::my-llm-app"
+    parent = "urn:pulumi:dev::kaistack::kubernetes:helm.sh/v4:Chart::my-llm-app"
+    props = _owner("Deployment", scheduler=None)
+    found = kai_scheduler_name(res("Deployment", props, urn=urn, parent=parent), Settings(), NO_FACTS)
+    assert found
+
+
+def test_a_vendor_charts_children_in_its_namespace_stay_exempt() -> None:
     urn = "urn:pulumi:dev::kaistack::kubernetes:helm.sh/v4:Chart$kubernetes:apps/v1:DaemonSet::device-plugin"
     props = _owner("DaemonSet", scheduler=None)
+    props["metadata"]["namespace"] = "gpu-operator"
     assert kai_scheduler_name(res("DaemonSet", props, urn=urn), Settings(), NO_FACTS) == []
 
 
