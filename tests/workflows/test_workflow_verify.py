@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any
 
 import pytest
-from workflow_testlib import ROOT, FakeKube
+from workflow_testlib import ROOT, check_detail, failed_checks, verify_json
 
 from kaistack.cli import main
 from kaistack.declaration.marks import WORKLOAD_LABEL
@@ -21,24 +19,10 @@ QUEUES = "/apis/scheduling.run.ai/v2/queues"
 DEPLOYMENTS = "/apis/apps/v1/namespaces/kai-scheduler/deployments"
 
 
-def _verify(project: Path, fake_kube: FakeKube, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
-    kubeconfig = fake_kube.kubeconfig(project.parent)
-    code = main(["verify", "--stack", "dev", "--project", str(project), "--kubeconfig", str(kubeconfig), "--json"])
-    return code, json.loads(capsys.readouterr().out)
-
-
-def _failed(report: dict[str, Any]) -> list[tuple[str, str]]:
-    return [(c["check"], c["subject"]) for c in report["checks"] if not c["ok"]]
-
-
-def _detail(report: dict[str, Any], check: str, subject: str) -> str:
-    return next(c["detail"] for c in report["checks"] if c["check"] == check and c["subject"] == subject)
-
-
 def test_healthy_platform_passes_every_check(project, fake_kube, capsys):
     """A cluster matching the dev declaration: exit 0 and no failed check."""
-    code, report = _verify(project, fake_kube, capsys)
-    assert (code, _failed(report)) == (0, [])
+    code, report = verify_json(project, fake_kube, capsys)
+    assert (code, failed_checks(report)) == (0, [])
     checks = {c["check"] for c in report["checks"]}
     assert checks == {
         "kai-components",
@@ -77,28 +61,28 @@ def test_pending_pod_fails_the_workload(project, fake_kube, capsys):
             }
         ],
     }
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 1
-    assert _failed(report) == [("workload-running", "infer")]
-    assert "1/2 pods Running" in _detail(report, "workload-running", "infer")
-    assert "Unschedulable: 0/3 nodes are available" in _detail(report, "workload-running", "infer")
+    assert failed_checks(report) == [("workload-running", "infer")]
+    assert "1/2 pods Running" in check_detail(report, "workload-running", "infer")
+    assert "Unschedulable: 0/3 nodes are available" in check_detail(report, "workload-running", "infer")
 
 
 def test_pod_scheduled_by_another_scheduler_fails(project, fake_kube, capsys):
     """A pod not scheduled by kai-scheduler bypasses queues and GPU sharing: workload-scheduler fails."""
     fake_kube.pod(ML_PODS, "notebook")["spec"]["schedulerName"] = "default-scheduler"
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 1
-    assert _failed(report) == [("workload-scheduler", "notebook")]
-    assert _detail(report, "workload-scheduler", "notebook") == "notebook uses default-scheduler"
+    assert failed_checks(report) == [("workload-scheduler", "notebook")]
+    assert check_detail(report, "workload-scheduler", "notebook") == "notebook uses default-scheduler"
 
 
 def test_pod_without_pod_group_annotation_fails(project, fake_kube, capsys):
     """Every KAI-scheduled pod belongs to a PodGroup through the pod-group-name annotation."""
     del fake_kube.pod(ML_PODS, "notebook")["metadata"]["annotations"]["pod-group-name"]
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 1
-    assert _failed(report) == [("workload-pod-group", "notebook")]
+    assert failed_checks(report) == [("workload-pod-group", "notebook")]
 
 
 def test_synced_pod_with_owner_references_fails(project, fake_kube, capsys):
@@ -107,17 +91,17 @@ def test_synced_pod_with_owner_references_fails(project, fake_kube, capsys):
     pod["metadata"]["ownerReferences"] = [
         {"apiVersion": "v1", "kind": "Service", "name": "team-a", "uid": "5e0c7d4e-96d9-4a43-a3b8-bd51e8b1e0f1"}
     ]
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 1
-    assert _failed(report) == [("vcluster-owner-refs", "team-a (vcluster-team-a)")]
-    assert "-> Service/team-a" in _detail(report, "vcluster-owner-refs", "team-a (vcluster-team-a)")
+    assert failed_checks(report) == [("vcluster-owner-refs", "team-a (vcluster-team-a)")]
+    assert "-> Service/team-a" in check_detail(report, "vcluster-owner-refs", "team-a (vcluster-team-a)")
 
 
 def test_vcluster_control_plane_pod_owner_is_ignored(project, fake_kube, capsys):
     """The vCluster's own StatefulSet pod is not synced from the tenant, so its ownerReferences are fine."""
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 0
-    assert _detail(report, "vcluster-owner-refs", "team-a (vcluster-team-a)") == (
+    assert check_detail(report, "vcluster-owner-refs", "team-a (vcluster-team-a)") == (
         "3 synced pods, none with ownerReferences"
     )
 
@@ -125,49 +109,49 @@ def test_vcluster_control_plane_pod_owner_is_ignored(project, fake_kube, capsys)
 def test_missing_queue_fails(project, fake_kube, capsys):
     """A declared queue absent from the cluster fails the queue check."""
     fake_kube.responses[QUEUES]["items"] = [q for q in fake_kube.items(QUEUES) if q["metadata"]["name"] != "team-b"]
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 1
-    assert _failed(report) == [("queue", "team-b")]
-    assert _detail(report, "queue", "team-b") == "Queue not found"
+    assert failed_checks(report) == [("queue", "team-b")]
+    assert check_detail(report, "queue", "team-b") == "Queue not found"
 
 
 def test_queue_spec_drift_names_field_live_and_declared_values(project, fake_kube, capsys):
     """A live quota that differs from the declaration is reported as 'field is X (declared Y)'."""
     team_a = next(q for q in fake_kube.items(QUEUES) if q["metadata"]["name"] == "team-a")
     team_a["spec"]["resources"]["gpu"]["quota"] = 1
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 1
-    assert _failed(report) == [("queue", "team-a")]
-    assert _detail(report, "queue", "team-a") == "resources.gpu.quota is 1 (declared 2)"
+    assert failed_checks(report) == [("queue", "team-a")]
+    assert check_detail(report, "queue", "team-a") == "resources.gpu.quota is 1 (declared 2)"
 
 
 def test_omitted_queue_limit_counts_as_zero(project, fake_kube, capsys):
     """KAI reads an omitted limit as 0 (no resources allowed), not unlimited: that is drift from -1."""
     team_b = next(q for q in fake_kube.items(QUEUES) if q["metadata"]["name"] == "team-b")
     del team_b["spec"]["resources"]["cpu"]["limit"]
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 1
-    assert _detail(report, "queue", "team-b") == "resources.cpu.limit is 0 (declared -1)"
+    assert check_detail(report, "queue", "team-b") == "resources.cpu.limit is 0 (declared -1)"
 
 
 def test_fractional_pods_on_different_gpu_groups_fail(project, fake_kube, capsys):
     """Two 0.5 shares on one node in two GPU groups: binpack (and the checker) put them on one GPU."""
     pod = fake_kube.pod(ML_PODS, "infer-7c9d8b6f4-q9m4z")
     pod["metadata"]["labels"]["runai-gpu-group"] = "c1d2e3f4-0000-4b4b-8c8c-123456789abc"
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 1
-    assert _failed(report) == [("gpu-group", "node kaistack-dev-worker"), ("gpu-group", "placement checker")]
-    assert "fit one GPU but are on two" in _detail(report, "gpu-group", "node kaistack-dev-worker")
-    assert _detail(report, "gpu-group", "placement checker") == (
+    assert failed_checks(report) == [("gpu-group", "node kaistack-dev-worker"), ("gpu-group", "placement checker")]
+    assert "fit one GPU but are on two" in check_detail(report, "gpu-group", "node kaistack-dev-worker")
+    assert check_detail(report, "gpu-group", "placement checker") == (
         "checker plans [infer + infer], [notebook]; cluster has [infer], [infer], [notebook]"
     )
 
 
 def test_gpu_groups_match_the_placement_checker(project, fake_kube, capsys):
     """Healthy: the live GPU groups are the checker's, as multisets of workload names."""
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 0
-    assert _detail(report, "gpu-group", "placement checker") == (
+    assert check_detail(report, "gpu-group", "placement checker") == (
         "GPU groups as the checker planned: [infer + infer], [notebook]"
     )
 
@@ -176,9 +160,9 @@ def test_groups_on_one_node_that_cannot_merge_pass(project, fake_kube, capsys):
     """notebook's group next to infer's full GPU on one node: together above one GPU, as binpack leaves them."""
     pod = fake_kube.pod(ML_PODS, "notebook")
     pod["spec"]["nodeName"] = "kaistack-dev-worker"
-    code, report = _verify(project, fake_kube, capsys)
-    assert (code, _failed(report)) == (0, [])
-    assert _detail(report, "gpu-group", "node kaistack-dev-worker").startswith("2 GPU groups")
+    code, report = verify_json(project, fake_kube, capsys)
+    assert (code, failed_checks(report)) == (0, [])
+    assert check_detail(report, "gpu-group", "node kaistack-dev-worker").startswith("2 GPU groups")
 
 
 def test_unrelated_pod_in_a_group_counts_toward_its_load(project, fake_kube, capsys):
@@ -191,17 +175,17 @@ def test_unrelated_pod_in_a_group_counts_toward_its_load(project, fake_kube, cap
     fake_kube.items("/api/v1/pods").append(other)
     fake_kube.pod(ML_PODS, "infer-7c9d8b6f4-q9m4z")["spec"]["nodeName"] = "kaistack-dev-worker2"
     fake_kube.pod(ML_PODS, "infer-7c9d8b6f4-q9m4z")["metadata"]["labels"]["runai-gpu-group"] = "c1d2e3f4-0000"
-    _, report = _verify(project, fake_kube, capsys)
-    assert ("gpu-group", "node kaistack-dev-worker2") not in _failed(report)
-    assert _detail(report, "gpu-group", "node kaistack-dev-worker2").startswith("2 GPU groups")
+    _, report = verify_json(project, fake_kube, capsys)
+    assert ("gpu-group", "node kaistack-dev-worker2") not in failed_checks(report)
+    assert check_detail(report, "gpu-group", "node kaistack-dev-worker2").startswith("2 GPU groups")
 
 
 def test_fractional_pod_without_gpu_group_label_fails(project, fake_kube, capsys):
     """A running fractional pod always carries runai-gpu-group; its absence means KAI did not bind the share."""
     del fake_kube.pod(ML_PODS, "notebook")["metadata"]["labels"]["runai-gpu-group"]
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 1
-    assert ("gpu-group", "notebook") in _failed(report)
+    assert ("gpu-group", "notebook") in failed_checks(report)
 
 
 def test_unavailable_kai_component_fails(project, fake_kube, capsys):
@@ -212,9 +196,9 @@ def test_unavailable_kai_component_fails(project, fake_kube, capsys):
         "status": "False",
         "message": "Deployment does not have minimum availability.",
     }
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 1
-    assert _failed(report) == [("kai-components", "kai-scheduler/binder")]
+    assert failed_checks(report) == [("kai-components", "kai-scheduler/binder")]
 
 
 def test_missing_kai_component_fails(project, fake_kube, capsys):
@@ -222,16 +206,16 @@ def test_missing_kai_component_fails(project, fake_kube, capsys):
     fake_kube.responses[DEPLOYMENTS]["items"] = [
         d for d in fake_kube.items(DEPLOYMENTS) if d["metadata"]["name"] != "pod-grouper"
     ]
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 1
-    assert _detail(report, "kai-components", "kai-scheduler/pod-grouper") == "Deployment not found"
+    assert check_detail(report, "kai-components", "kai-scheduler/pod-grouper") == "Deployment not found"
 
 
 def test_tenant_workload_pods_are_found_in_the_host_namespace(project, fake_kube, capsys):
     """Tenant pods are matched by vCluster's object-namespace annotation and the workload label."""
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 0
-    assert _detail(report, "workload-running", "team-a/train") == "2/2 pods Running/Succeeded"
+    assert check_detail(report, "workload-running", "team-a/train") == "2/2 pods Running/Succeeded"
 
 
 def test_pods_are_matched_by_name_when_unlabelled(project, fake_kube, capsys):
@@ -239,15 +223,15 @@ def test_pods_are_matched_by_name_when_unlabelled(project, fake_kube, capsys):
     for path in (ML_PODS, TENANT_PODS):
         for pod in fake_kube.items(path):
             pod["metadata"]["labels"].pop(WORKLOAD_LABEL, None)
-    code, report = _verify(project, fake_kube, capsys)
-    assert (code, _failed(report)) == (0, [])
+    code, report = verify_json(project, fake_kube, capsys)
+    assert (code, failed_checks(report)) == (0, [])
 
 
 def test_list_pages_are_followed(project, fake_kube, capsys):
     """A server that answers one item per page: every list is read through metadata.continue, same result."""
     fake_kube.page_size = 1
-    code, report = _verify(project, fake_kube, capsys)
-    assert (code, _failed(report)) == (0, [])
+    code, report = verify_json(project, fake_kube, capsys)
+    assert (code, failed_checks(report)) == (0, [])
     continued = [path for path, params in fake_kube.requests if params.get("continue")]
     assert ML_PODS in continued
     assert QUEUES in continued
@@ -256,10 +240,10 @@ def test_list_pages_are_followed(project, fake_kube, capsys):
 def test_queue_api_not_installed_fails_the_queue_check(project, fake_kube, capsys):
     """No Queue CRD (404 on its list): one queue failure saying so, not an error."""
     del fake_kube.responses[QUEUES]
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 1
-    assert _failed(report) == [("queue", "*")]
-    assert _detail(report, "queue", "*") == "the Queue API (scheduling.run.ai/v2) is not installed"
+    assert failed_checks(report) == [("queue", "*")]
+    assert check_detail(report, "queue", "*") == "the Queue API (scheduling.run.ai/v2) is not installed"
 
 
 def test_verify_stack_is_usable_as_a_library(project, fake_kube):
