@@ -17,7 +17,8 @@ DESCRIPTION = """\
 Read-only checks against the stack's cluster: KAI's Deployments are available; every declared queue
 exists with the declared spec; every declared workload's pods are Running, scheduled by
 kai-scheduler and carry a pod-group-name annotation; fractional pods share runai-gpu-group GPU
-groups as binpack would; pods synced from each tenant's vCluster have no ownerReferences.
+groups as binpack would (a difference from the placement checker's plan is a note, not a failure);
+pods synced from each tenant's vCluster have no ownerReferences.
 
 The kubeconfig comes from --kubeconfig, else $KUBECONFIG, else (when the Pulumi CLI is installed)
 `pulumi stack output kubeconfig --show-secrets --stack NAME`.
