@@ -31,7 +31,9 @@ def test_healthy_platform_passes_every_check(project, fake_kube, capsys):
         "workload-scheduler",
         "workload-pod-group",
         "gpu-group",
+        "vcluster-control-plane",
         "vcluster-owner-refs",
+        "node-ready",
     }
 
 
@@ -283,7 +285,7 @@ def test_tenant_workload_pods_are_found_in_the_host_namespace(project, fake_kube
     """Tenant pods are matched by vCluster's object-namespace annotation and the workload label."""
     code, report = verify_json(project, fake_kube, capsys)
     assert code == 0
-    assert check_detail(report, "workload-running", "team-a/train") == "2/2 pods Running/Succeeded"
+    assert check_detail(report, "workload-running", "team-a/train") == "2/2 pods Running and Ready or Succeeded"
 
 
 def test_pods_are_matched_by_name_when_unlabelled(project, fake_kube, capsys):
