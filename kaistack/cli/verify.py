@@ -14,10 +14,14 @@ RETRY_INTERVAL_S = 15.0
 _sleep = time.sleep  # tests replace it
 
 DESCRIPTION = """\
-Read-only checks against the stack's cluster: KAI's Deployments are available; every declared queue
-exists with the declared spec; every declared workload's pods are Running, scheduled by
-kai-scheduler and carry a pod-group-name annotation; fractional pods share runai-gpu-group GPU
-groups as binpack would; pods synced from each tenant's vCluster have no ownerReferences.
+Read-only checks against the stack's cluster: KAI's Deployments are rolled out and available
+(kai-components); every declared queue exists with the declared spec (queue); every declared
+workload's pods are Running and Ready (workload-running), scheduled by kai-scheduler
+(workload-scheduler) and carry a pod-group-name annotation (workload-pod-group); fractional pods share
+runai-gpu-group GPU groups as binpack would (gpu-group; a difference from the placement checker's plan
+is a note, not a failure); each tenant's vCluster pod <tenant>-0 is Ready (vcluster-control-plane) and
+the pods synced from it have no ownerReferences (vcluster-owner-refs); the nodes that run the checked
+pods are Ready (node-ready).
 
 The kubeconfig comes from --kubeconfig, else $KUBECONFIG, else (when the Pulumi CLI is installed)
 `pulumi stack output kubeconfig --show-secrets --stack NAME`.

@@ -2,25 +2,25 @@
 
 Read-only checks against the Kubernetes API (`kaistack.kube.client`, over lightkube):
 
-- `kai-components`: KAI's Deployments in `kai.namespace` exist and are available (v0.17's operator
-  creates admission, binder, kai-operator, kai-scheduler-default, pod-grouper, podgroup-controller,
-  queue-controller).
+- `kai-components`: KAI's Deployments in `kai.namespace` exist, are available and rolled out (v0.17's
+  operator creates admission, binder, kai-operator, kai-scheduler-default, pod-grouper,
+  podgroup-controller, queue-controller); `verify_health.deployment_problems` says what is wrong.
 - `queue`: every declared queue (plus KAI's default pair) exists as a Queue (`kai_api.QUEUE`)
   with the declared parent, priority and gpu/cpu/memory quota/limit/overQuotaWeight (an omitted field
   counts as 0, as KAI reads it).
 - `workload-running`, `workload-scheduler`, `workload-pod-group`: each declared workload has its pods
-  Running (Succeeded also counts for Pod/Job/PyTorchJob), with `spec.schedulerName: kai-scheduler`
-  and the `pod-group-name` annotation. Tenant workloads are found in the tenant's host namespace
-  through vCluster's `vcluster.loft.sh/object-*` annotations.
-- `gpu-group`: fractional pods carry a `runai-gpu-group` label, and under `placementStrategy: binpack`
-  no two GPU groups on one node hold fractions that would fit on one GPU together. KAI's gpupack opens
-  a new group only when the pod fits no existing one, so (without pod departures) any two groups on a
-  node sum to more than one GPU; a pair that fits together means the pods were spread. When the
-  placement checker is available, the live groups (as multisets of workload names) must also equal
-  the ones it plans (`kaistack.capacity.plan` + `placement.simulate`); nodes are not compared, since
-  the checker's node names are its own.
+  Running and Ready (Succeeded also counts for Pod/Job/PyTorchJob) and none Running but not Ready, with
+  `spec.schedulerName: kai-scheduler` and the `pod-group-name` annotation. Tenant workloads are found in
+  the tenant's host namespace through vCluster's `vcluster.loft.sh/object-*` annotations.
+- `gpu-group` (`verify_gpu`): fractional pods carry a `runai-gpu-group` label, and under
+  `placementStrategy: binpack` no two GPU groups on one node hold fractions that would fit on one GPU
+  together. The comparison with the placement checker's plan is a pass line when they match and a
+  report note otherwise: the group a pod joins depends on the order pods arrive.
+- `vcluster-control-plane` (`verify_health`): each tenant's vCluster pod `<tenant>-0` is Running and Ready.
 - `vcluster-owner-refs`: pods synced from each tenant's vCluster carry no ownerReferences
   (`experimental.syncSettings.setOwner: false`, vcluster-and-gpu.md §1.1).
+- `node-ready` (`verify_health`): the nodes that run the checked pods (the workloads' and the vClusters')
+  are Ready.
 """
 
 from __future__ import annotations
@@ -43,10 +43,17 @@ from kaistack.ops.verify_common import (
     pod_annotations,
     pod_labels,
     pod_name,
+    pod_ready,
     pod_state,
     pods_phrase,
 )
 from kaistack.ops.verify_gpu import check_gpu_groups, expected_gpu_groups
+from kaistack.ops.verify_health import (
+    check_nodes,
+    check_vcluster_control_planes,
+    control_plane_pod,
+    deployment_problems,
+)
 from kaistack.progress import Progress
 
 # components/podspec.py puts `app: <workload>` (WORKLOAD_LABEL) on every workload object and pod
@@ -69,6 +76,7 @@ class VerifyReport:
     server: str
     kubeconfig: str
     results: list[CheckResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # information that is not a failure
 
     @property
     def ok(self) -> bool:
@@ -87,6 +95,7 @@ class VerifyReport:
             "passed": len(self.results) - len(self.failures),
             "failed": len(self.failures),
             "checks": [r.as_dict() for r in self.results],
+            "notes": list(self.notes),
         }
 
     def table(self) -> str:
@@ -95,7 +104,8 @@ class VerifyReport:
         widths = [max(len(row[i]) for row in rows) for i in range(3)]
         lines = [f"{a:<{widths[0]}}  {b:<{widths[1]}}  {c:<{widths[2]}}  {d}".rstrip() for a, b, c, d in rows]
         verdict = "all checks passed" if self.ok else f"{len(self.failures)} of {len(self.results)} checks FAILED"
-        return "\n".join([f"verify stack {self.stack} at {self.server} ({self.kubeconfig})", *lines, verdict])
+        notes = [f"note: {n}" for n in self.notes]
+        return "\n".join([f"verify stack {self.stack} at {self.server} ({self.kubeconfig})", *lines, *notes, verdict])
 
 
 # --- the checks -------------------------------------------------------------------------------------------
@@ -114,9 +124,18 @@ def verify_stack(
     with progress.step(f"checking {len(config.workloads)} workloads"):
         pods = WorkloadPods(config, client)
         report.results += check_workloads(config, pods)
-        report.results += check_gpu_groups(config, client, pods, expected_gpu_groups(config))
-    with progress.step(f"checking {len(config.tenants)} vClusters' synced pods"):
-        report.results += check_vcluster_owner_refs(config, client)
+        gpu_results, gpu_notes = check_gpu_groups(config, client, pods, expected_gpu_groups(config))
+        report.results += gpu_results
+        report.notes += gpu_notes
+    with progress.step(f"checking {len(config.tenants)} vClusters"):
+        report.results += check_vcluster_control_planes(config, pods.in_namespace)
+        report.results += check_vcluster_owner_refs(config, pods)
+    checked = [p for work in config.workloads for p in pods.of(work)]
+    checked += [p for t in config.tenants if (p := control_plane_pod(t, pods.in_namespace)) is not None]
+    with progress.step("checking the nodes that run them"):
+        node_results, node_notes = check_nodes(client, checked)
+        report.results += node_results
+        report.notes += node_notes
     return report
 
 
@@ -130,15 +149,11 @@ def check_kai_components(config: StackConfig, client: KubeClient) -> list[CheckR
             results.append(CheckResult("kai-components", subject, False, "Deployment not found"))
             continue
         deployment = deployments[name]
+        problems = deployment_problems(deployment)
         wanted = (deployment.get("spec") or {}).get("replicas", 1)
-        status = deployment.get("status") or {}
-        available = status.get("availableReplicas") or 0
-        condition = next((c for c in status.get("conditions") or [] if c.get("type") == "Available"), None)
-        ok = available >= wanted and (condition is None or condition.get("status") == "True")
-        detail = f"{available}/{wanted} available"
-        if not ok and condition is not None and condition.get("message"):
-            detail += f" ({condition['message']})"
-        results.append(CheckResult("kai-components", subject, ok, detail))
+        available = (deployment.get("status") or {}).get("availableReplicas") or 0
+        detail = "; ".join(problems) or f"{available}/{wanted} available, rollout complete"
+        results.append(CheckResult("kai-components", subject, not problems, detail))
     return results
 
 
@@ -199,11 +214,15 @@ def check_workloads(config: StackConfig, pods: WorkloadPods) -> list[CheckResult
         if expected == 0:
             results.append(CheckResult("workload-running", subject, True, "0 replicas declared"))
             continue
-        done = {"Running", "Succeeded"} if work.kind != "Deployment" else {"Running"}
-        running = [p for p in matched if (p.get("status") or {}).get("phase") in done]
-        waiting = [p for p in matched if p not in running]
-        ok = len(running) >= expected
-        detail = f"{len(running)}/{expected} pods {'/'.join(sorted(done))}"
+        # A Running pod counts only when Ready: a crash-looping container keeps the phase Running. Any
+        # Running pod that is not Ready fails the workload even when enough others are: a stalled
+        # rollout keeps its old replicas Ready while the new template's pod crash-loops.
+        finished = {"Succeeded"} if work.kind != "Deployment" else set()
+        counted = [p for p in matched if _phase(p) in finished or (_phase(p) == "Running" and pod_ready(p))]
+        crashing = [p for p in matched if _phase(p) == "Running" and not pod_ready(p)]
+        waiting = crashing + [p for p in matched if p not in counted and p not in crashing]
+        ok = len(counted) >= expected and not crashing
+        detail = f"{len(counted)}/{expected} pods Running and Ready" + (" or Succeeded" if finished else "")
         if waiting:
             detail += "; " + "; ".join(pod_state(p) for p in waiting[:3])
         elif not matched:
@@ -231,12 +250,11 @@ def check_workloads(config: StackConfig, pods: WorkloadPods) -> list[CheckResult
     return results
 
 
-def check_vcluster_owner_refs(config: StackConfig, client: KubeClient) -> list[CheckResult]:
+def check_vcluster_owner_refs(config: StackConfig, pods: WorkloadPods) -> list[CheckResult]:
     results = []
     for tenant in config.tenants:
         namespace = tenant.host_namespace
-        pods = client.list(k8s.Pod, namespace=namespace)
-        synced = [p for p in pods if vcluster_api.MANAGED_BY_LABEL in pod_labels(p)]
+        synced = [p for p in pods.in_namespace(namespace) if vcluster_api.MANAGED_BY_LABEL in pod_labels(p)]
         owned = [p for p in synced if (p.get("metadata") or {}).get("ownerReferences")]
         subject = f"{tenant.name} ({namespace})"
         if owned:
@@ -256,6 +274,10 @@ def check_vcluster_owner_refs(config: StackConfig, client: KubeClient) -> list[C
 
 
 # --- finding a workload's pods ----------------------------------------------------------------------------
+
+
+def _phase(pod: Mapping[str, Any]) -> str:
+    return str((pod.get("status") or {}).get("phase") or "Unknown")
 
 
 def _same_number(actual: Any, declared: float) -> bool:

@@ -37,7 +37,7 @@ class WorkloadPods:
         return work.namespace if work.tenant is None else self._tenant(work).host_namespace
 
     def of(self, work: Workload) -> list[dict[str, Any]]:
-        pods = self._pods(self.namespace_of(work))
+        pods = self.in_namespace(self.namespace_of(work))
         if work.tenant is not None:
             # The host namespace holds one tenant's vCluster; synced pods carry its managed-by label.
             pods = [
@@ -56,7 +56,8 @@ class WorkloadPods:
     def _tenant(self, work: Workload) -> Tenant:
         return self._config.tenant(str(work.tenant))
 
-    def _pods(self, namespace: str) -> list[dict[str, Any]]:
+    def in_namespace(self, namespace: str) -> list[dict[str, Any]]:
+        """Every pod in a namespace, read once per run (deleting ones included)."""
         if namespace not in self._by_namespace:
             self._by_namespace[namespace] = self._client.list(k8s.Pod, namespace=namespace)
         return self._by_namespace[namespace]
@@ -108,7 +109,24 @@ def pods_phrase(count: int) -> str:
     return f"{count} pod{'s' * (count != 1)}"
 
 
+def pod_ready(pod: Mapping[str, Any]) -> bool:
+    """The pod's Ready condition; without one, whether every container reports ready.
+
+    A container in CrashLoopBackOff (restartPolicy Always) leaves the pod in phase Running, so the phase
+    alone says nothing about whether it works; Ready turns False as soon as a container stops, and the node
+    controller sets it False on every pod of a node that goes NotReady (MarkPodsNotReady in
+    kubernetes/kubernetes@025f2834:pkg/controller/util/node/controller_utils.go, a commit of master).
+    """
+    status = pod.get("status") or {}
+    condition = next((c for c in status.get("conditions") or [] if c.get("type") == "Ready"), None)
+    if condition is not None:
+        return condition.get("status") == "True"
+    containers = status.get("containerStatuses") or []
+    return bool(containers) and all(c.get("ready") for c in containers)
+
+
 def pod_state(pod: Mapping[str, Any]) -> str:
+    """What a pod that does not count is doing: its phase, why it is unscheduled or which containers fail."""
     status = pod.get("status") or {}
     phase = status.get("phase") or "Unknown"
     condition = next(
@@ -118,7 +136,59 @@ def pod_state(pod: Mapping[str, Any]) -> str:
     if condition:
         message = str(condition.get("message") or "")[:120]
         return f"{pod_name(pod)} {phase} ({condition.get('reason', 'Unschedulable')}: {message})"
-    return f"{pod_name(pod)} {phase}"
+    if phase == "Running" and not pod_ready(pod):
+        return f"{pod_name(pod)} Running but not Ready ({_unready_reason(pod)}); {_look_at(pod)}"
+    waiting = _container_problems(pod)
+    return f"{pod_name(pod)} {phase} ({'; '.join(waiting)})" if waiting else f"{pod_name(pod)} {phase}"
+
+
+def _unready_reason(pod: Mapping[str, Any]) -> str:
+    problems = _container_problems(pod)
+    if problems:
+        return "; ".join(problems)
+    status = pod.get("status") or {}
+    condition = next((c for c in status.get("conditions") or [] if c.get("type") == "Ready"), None)
+    if condition is None:
+        return "no Ready condition"
+    message = str(condition.get("message") or "")[:120]
+    return f"Ready {condition.get('status')}: {condition.get('reason') or 'no reason'}" + (
+        f", {message}" if message else ""
+    )
+
+
+def _container_problems(pod: Mapping[str, Any]) -> list[str]:
+    """'container main CrashLoopBackOff, 14 restarts, last exit 127 (Error)' for each container not ready."""
+    problems = []
+    for container in (pod.get("status") or {}).get("containerStatuses") or []:
+        if container.get("ready"):
+            continue
+        state = container.get("state") or {}
+        reason = (state.get("waiting") or {}).get("reason") or (state.get("terminated") or {}).get("reason")
+        text = f"container {container.get('name', '?')} {reason or 'not ready'}"
+        restarts = int(container.get("restartCount") or 0)
+        if restarts:
+            text += f", {restarts} restart{'s' * (restarts != 1)}"
+        last = (container.get("lastState") or {}).get("terminated") or {}
+        if last:
+            text += f", last exit {last.get('exitCode', '?')} ({last.get('reason') or 'no reason'})"
+        problems.append(text)
+    return problems
+
+
+def _look_at(pod: Mapping[str, Any]) -> str:
+    """Where the reason is: the crashed container's previous log, else the pod's events."""
+    namespace = (pod.get("metadata") or {}).get("namespace") or "default"
+    restarted = next(
+        (
+            c.get("name")
+            for c in (pod.get("status") or {}).get("containerStatuses") or []
+            if not c.get("ready") and c.get("restartCount")
+        ),
+        None,
+    )
+    if restarted:
+        return f"see `kubectl -n {namespace} logs {pod_name(pod)} -c {restarted} --previous`"
+    return f"see `kubectl -n {namespace} describe pod {pod_name(pod)}`"
 
 
 def number_text(value: Any) -> str:

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any
 
 import pytest
-from workflow_testlib import ROOT, FakeKube
+from workflow_testlib import ROOT, check_detail, failed_checks, verify_json
 
 from kaistack.cli import main
 from kaistack.declaration.marks import WORKLOAD_LABEL
@@ -21,24 +19,10 @@ QUEUES = "/apis/scheduling.run.ai/v2/queues"
 DEPLOYMENTS = "/apis/apps/v1/namespaces/kai-scheduler/deployments"
 
 
-def _verify(project: Path, fake_kube: FakeKube, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
-    kubeconfig = fake_kube.kubeconfig(project.parent)
-    code = main(["verify", "--stack", "dev", "--project", str(project), "--kubeconfig", str(kubeconfig), "--json"])
-    return code, json.loads(capsys.readouterr().out)
-
-
-def _failed(report: dict[str, Any]) -> list[tuple[str, str]]:
-    return [(c["check"], c["subject"]) for c in report["checks"] if not c["ok"]]
-
-
-def _detail(report: dict[str, Any], check: str, subject: str) -> str:
-    return next(c["detail"] for c in report["checks"] if c["check"] == check and c["subject"] == subject)
-
-
 def test_healthy_platform_passes_every_check(project, fake_kube, capsys):
     """A cluster matching the dev declaration: exit 0 and no failed check."""
-    code, report = _verify(project, fake_kube, capsys)
-    assert (code, _failed(report)) == (0, [])
+    code, report = verify_json(project, fake_kube, capsys)
+    assert (code, failed_checks(report)) == (0, [])
     checks = {c["check"] for c in report["checks"]}
     assert checks == {
         "kai-components",
@@ -47,7 +31,9 @@ def test_healthy_platform_passes_every_check(project, fake_kube, capsys):
         "workload-scheduler",
         "workload-pod-group",
         "gpu-group",
+        "vcluster-control-plane",
         "vcluster-owner-refs",
+        "node-ready",
     }
 
 
@@ -77,28 +63,28 @@ def test_pending_pod_fails_the_workload(project, fake_kube, capsys):
             }
         ],
     }
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 1
-    assert _failed(report) == [("workload-running", "infer")]
-    assert "1/2 pods Running" in _detail(report, "workload-running", "infer")
-    assert "Unschedulable: 0/3 nodes are available" in _detail(report, "workload-running", "infer")
+    assert failed_checks(report) == [("workload-running", "infer")]
+    assert "1/2 pods Running" in check_detail(report, "workload-running", "infer")
+    assert "Unschedulable: 0/3 nodes are available" in check_detail(report, "workload-running", "infer")
 
 
 def test_pod_scheduled_by_another_scheduler_fails(project, fake_kube, capsys):
     """A pod not scheduled by kai-scheduler bypasses queues and GPU sharing: workload-scheduler fails."""
     fake_kube.pod(ML_PODS, "notebook")["spec"]["schedulerName"] = "default-scheduler"
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 1
-    assert _failed(report) == [("workload-scheduler", "notebook")]
-    assert _detail(report, "workload-scheduler", "notebook") == "notebook uses default-scheduler"
+    assert failed_checks(report) == [("workload-scheduler", "notebook")]
+    assert check_detail(report, "workload-scheduler", "notebook") == "notebook uses default-scheduler"
 
 
 def test_pod_without_pod_group_annotation_fails(project, fake_kube, capsys):
     """Every KAI-scheduled pod belongs to a PodGroup through the pod-group-name annotation."""
     del fake_kube.pod(ML_PODS, "notebook")["metadata"]["annotations"]["pod-group-name"]
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 1
-    assert _failed(report) == [("workload-pod-group", "notebook")]
+    assert failed_checks(report) == [("workload-pod-group", "notebook")]
 
 
 def test_synced_pod_with_owner_references_fails(project, fake_kube, capsys):
@@ -107,17 +93,17 @@ def test_synced_pod_with_owner_references_fails(project, fake_kube, capsys):
     pod["metadata"]["ownerReferences"] = [
         {"apiVersion": "v1", "kind": "Service", "name": "team-a", "uid": "5e0c7d4e-96d9-4a43-a3b8-bd51e8b1e0f1"}
     ]
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 1
-    assert _failed(report) == [("vcluster-owner-refs", "team-a (vcluster-team-a)")]
-    assert "-> Service/team-a" in _detail(report, "vcluster-owner-refs", "team-a (vcluster-team-a)")
+    assert failed_checks(report) == [("vcluster-owner-refs", "team-a (vcluster-team-a)")]
+    assert "-> Service/team-a" in check_detail(report, "vcluster-owner-refs", "team-a (vcluster-team-a)")
 
 
 def test_vcluster_control_plane_pod_owner_is_ignored(project, fake_kube, capsys):
     """The vCluster's own StatefulSet pod is not synced from the tenant, so its ownerReferences are fine."""
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 0
-    assert _detail(report, "vcluster-owner-refs", "team-a (vcluster-team-a)") == (
+    assert check_detail(report, "vcluster-owner-refs", "team-a (vcluster-team-a)") == (
         "3 synced pods, none with ownerReferences"
     )
 
@@ -125,60 +111,128 @@ def test_vcluster_control_plane_pod_owner_is_ignored(project, fake_kube, capsys)
 def test_missing_queue_fails(project, fake_kube, capsys):
     """A declared queue absent from the cluster fails the queue check."""
     fake_kube.responses[QUEUES]["items"] = [q for q in fake_kube.items(QUEUES) if q["metadata"]["name"] != "team-b"]
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 1
-    assert _failed(report) == [("queue", "team-b")]
-    assert _detail(report, "queue", "team-b") == "Queue not found"
+    assert failed_checks(report) == [("queue", "team-b")]
+    assert check_detail(report, "queue", "team-b") == "Queue not found"
 
 
 def test_queue_spec_drift_names_field_live_and_declared_values(project, fake_kube, capsys):
     """A live quota that differs from the declaration is reported as 'field is X (declared Y)'."""
     team_a = next(q for q in fake_kube.items(QUEUES) if q["metadata"]["name"] == "team-a")
     team_a["spec"]["resources"]["gpu"]["quota"] = 1
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 1
-    assert _failed(report) == [("queue", "team-a")]
-    assert _detail(report, "queue", "team-a") == "resources.gpu.quota is 1 (declared 2)"
+    assert failed_checks(report) == [("queue", "team-a")]
+    assert check_detail(report, "queue", "team-a") == "resources.gpu.quota is 1 (declared 2)"
 
 
 def test_omitted_queue_limit_counts_as_zero(project, fake_kube, capsys):
     """KAI reads an omitted limit as 0 (no resources allowed), not unlimited: that is drift from -1."""
     team_b = next(q for q in fake_kube.items(QUEUES) if q["metadata"]["name"] == "team-b")
     del team_b["spec"]["resources"]["cpu"]["limit"]
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 1
-    assert _detail(report, "queue", "team-b") == "resources.cpu.limit is 0 (declared -1)"
+    assert check_detail(report, "queue", "team-b") == "resources.cpu.limit is 0 (declared -1)"
 
 
 def test_fractional_pods_on_different_gpu_groups_fail(project, fake_kube, capsys):
     """Two 0.5 shares on one node in two GPU groups: binpack (and the checker) put them on one GPU."""
     pod = fake_kube.pod(ML_PODS, "infer-7c9d8b6f4-q9m4z")
     pod["metadata"]["labels"]["runai-gpu-group"] = "c1d2e3f4-0000-4b4b-8c8c-123456789abc"
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 1
-    assert _failed(report) == [("gpu-group", "node kaistack-dev-worker"), ("gpu-group", "placement checker")]
-    assert "fit one GPU but are on two" in _detail(report, "gpu-group", "node kaistack-dev-worker")
-    assert _detail(report, "gpu-group", "placement checker") == (
-        "checker plans [infer + infer], [notebook]; cluster has [infer], [infer], [notebook]"
-    )
+    assert failed_checks(report) == [("gpu-group", "node kaistack-dev-worker")]
+    assert "fit one GPU but are on two" in check_detail(report, "gpu-group", "node kaistack-dev-worker")
 
 
 def test_gpu_groups_match_the_placement_checker(project, fake_kube, capsys):
     """Healthy: the live GPU groups are the checker's, as multisets of workload names."""
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 0
-    assert _detail(report, "gpu-group", "placement checker") == (
+    assert check_detail(report, "gpu-group", "placement checker") == (
         "GPU groups as the checker planned: [infer + infer], [notebook]"
     )
+
+
+def _regroup_as_after_a_rollout(fake_kube):
+    """notebook joined infer-x7k2p's GPU on kaistack-dev-worker, infer-q9m4z has a GPU of its own there:
+    [infer + notebook] (0.75) and [infer] (0.5) cannot share one GPU, a valid binpack state."""
+    notebook = fake_kube.pod(ML_PODS, "notebook")
+    notebook["spec"]["nodeName"] = "kaistack-dev-worker"
+    notebook["metadata"]["labels"]["runai-gpu-group"] = "3f0c1a52-7d0e-4a61-9a8e-2b9f4e1c6d01"
+    fake_kube.pod(ML_PODS, "infer-7c9d8b6f4-q9m4z")["metadata"]["labels"]["runai-gpu-group"] = "c1d2e3f4-0000"
+
+
+def test_gpu_groups_that_differ_from_the_plan_are_a_note_not_a_failure(project, fake_kube, capsys):
+    """A pod joins a group by arrival order: only groups that could merge fail; a plan difference is a note."""
+    _regroup_as_after_a_rollout(fake_kube)
+    code, report = verify_json(project, fake_kube, capsys)
+    assert (code, failed_checks(report)) == (0, [])
+    assert report["notes"] == [
+        "gpu-group: the cluster's GPU groups [infer], [infer + notebook] differ from the placement checker's plan "
+        "[infer + infer], [notebook]; not a failure: the group a pod joins depends on the order pods arrived "
+        "(a replacement joins whichever group has room), and the node rows check that no two groups on a node "
+        "could share one GPU"
+    ]
+
+
+def test_table_prints_notes_before_the_verdict(project, fake_kube, capsys):
+    """Without --json the notes follow the check lines as 'note: ...', and the verdict stays last."""
+    _regroup_as_after_a_rollout(fake_kube)
+    kubeconfig = fake_kube.kubeconfig(project.parent)
+    code = main(["verify", "--stack", "dev", "--project", str(project), "--kubeconfig", str(kubeconfig)])
+    lines = capsys.readouterr().out.rstrip().splitlines()
+    assert code == 0
+    assert lines[-2].startswith("note: gpu-group: the cluster's GPU groups [infer], [infer + notebook] differ")
+    assert lines[-1] == "all checks passed"
+
+
+@pytest.mark.parametrize(("phase", "reason"), [("Failed", "Evicted"), ("Succeeded", "Completed")])
+def test_finished_pod_holds_no_share_of_its_gpu_group(project, fake_kube, capsys, phase, reason):
+    """An evicted or finished pod keeps its runai-gpu-group label, not its share: its replacement's group passes."""
+    old = fake_kube.pod(ML_PODS, "infer-7c9d8b6f4-x7k2p")
+    replacement = json.loads(json.dumps(old))
+    replacement["metadata"] |= {"name": "infer-7c9d8b6f4-zz9zz", "uid": "11111111-2222-4333-8444-555555555555"}
+    old["status"] = {"phase": phase, "reason": reason, "message": "The node was low on resource: memory."}
+    fake_kube.items(ML_PODS).append(replacement)
+    fake_kube.items("/api/v1/pods").append(replacement)
+    code, report = verify_json(project, fake_kube, capsys)
+    assert (code, failed_checks(report)) == (0, [])
+    assert check_detail(report, "gpu-group", "placement checker") == (
+        "GPU groups as the checker planned: [infer + infer], [notebook]"
+    )
+
+
+@pytest.mark.parametrize(
+    ("phase", "deleting"),
+    [("Failed", False), ("Succeeded", False), ("Running", True)],
+    ids=["evicted", "done", "deleting"],
+)
+def test_pod_that_gave_its_share_back_opens_no_gpu_group_on_its_node(project, fake_kube, capsys, phase, deleting):
+    """Another namespace's 0.5 pod, evicted, finished or being deleted, in its own group beside notebook's 0.25:
+    counted, the two groups would fit one GPU and fail binpack; it holds nothing, so the node passes."""
+    notebook = fake_kube.pod(ML_PODS, "notebook")
+    gone = json.loads(json.dumps(notebook))
+    gone["metadata"] |= {"name": "batch-7f8e9", "namespace": "other", "uid": "0d6c0c1e-aaaa-4bbb-8ccc-000000000002"}
+    gone["metadata"]["labels"] = {"runai-gpu-group": "5e5e5e5e-2222-4d4d-8e8e-0123456789ab"}
+    gone["metadata"]["annotations"] = {"gpu-fraction": "0.5"}
+    gone["status"]["phase"] = phase
+    if deleting:
+        gone["metadata"]["deletionTimestamp"] = "2026-11-21T15:00:00Z"
+    fake_kube.items("/api/v1/pods").append(gone)
+    code, report = verify_json(project, fake_kube, capsys)
+    assert (code, failed_checks(report)) == (0, [])
+    assert check_detail(report, "gpu-group", "node kaistack-dev-worker2").startswith("1 GPU groups")
 
 
 def test_groups_on_one_node_that_cannot_merge_pass(project, fake_kube, capsys):
     """notebook's group next to infer's full GPU on one node: together above one GPU, as binpack leaves them."""
     pod = fake_kube.pod(ML_PODS, "notebook")
     pod["spec"]["nodeName"] = "kaistack-dev-worker"
-    code, report = _verify(project, fake_kube, capsys)
-    assert (code, _failed(report)) == (0, [])
-    assert _detail(report, "gpu-group", "node kaistack-dev-worker").startswith("2 GPU groups")
+    code, report = verify_json(project, fake_kube, capsys)
+    assert (code, failed_checks(report)) == (0, [])
+    assert check_detail(report, "gpu-group", "node kaistack-dev-worker").startswith("2 GPU groups")
 
 
 def test_unrelated_pod_in_a_group_counts_toward_its_load(project, fake_kube, capsys):
@@ -191,17 +245,17 @@ def test_unrelated_pod_in_a_group_counts_toward_its_load(project, fake_kube, cap
     fake_kube.items("/api/v1/pods").append(other)
     fake_kube.pod(ML_PODS, "infer-7c9d8b6f4-q9m4z")["spec"]["nodeName"] = "kaistack-dev-worker2"
     fake_kube.pod(ML_PODS, "infer-7c9d8b6f4-q9m4z")["metadata"]["labels"]["runai-gpu-group"] = "c1d2e3f4-0000"
-    _, report = _verify(project, fake_kube, capsys)
-    assert ("gpu-group", "node kaistack-dev-worker2") not in _failed(report)
-    assert _detail(report, "gpu-group", "node kaistack-dev-worker2").startswith("2 GPU groups")
+    _, report = verify_json(project, fake_kube, capsys)
+    assert ("gpu-group", "node kaistack-dev-worker2") not in failed_checks(report)
+    assert check_detail(report, "gpu-group", "node kaistack-dev-worker2").startswith("2 GPU groups")
 
 
 def test_fractional_pod_without_gpu_group_label_fails(project, fake_kube, capsys):
     """A running fractional pod always carries runai-gpu-group; its absence means KAI did not bind the share."""
     del fake_kube.pod(ML_PODS, "notebook")["metadata"]["labels"]["runai-gpu-group"]
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 1
-    assert ("gpu-group", "notebook") in _failed(report)
+    assert ("gpu-group", "notebook") in failed_checks(report)
 
 
 def test_unavailable_kai_component_fails(project, fake_kube, capsys):
@@ -212,9 +266,9 @@ def test_unavailable_kai_component_fails(project, fake_kube, capsys):
         "status": "False",
         "message": "Deployment does not have minimum availability.",
     }
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 1
-    assert _failed(report) == [("kai-components", "kai-scheduler/binder")]
+    assert failed_checks(report) == [("kai-components", "kai-scheduler/binder")]
 
 
 def test_missing_kai_component_fails(project, fake_kube, capsys):
@@ -222,16 +276,16 @@ def test_missing_kai_component_fails(project, fake_kube, capsys):
     fake_kube.responses[DEPLOYMENTS]["items"] = [
         d for d in fake_kube.items(DEPLOYMENTS) if d["metadata"]["name"] != "pod-grouper"
     ]
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 1
-    assert _detail(report, "kai-components", "kai-scheduler/pod-grouper") == "Deployment not found"
+    assert check_detail(report, "kai-components", "kai-scheduler/pod-grouper") == "Deployment not found"
 
 
 def test_tenant_workload_pods_are_found_in_the_host_namespace(project, fake_kube, capsys):
     """Tenant pods are matched by vCluster's object-namespace annotation and the workload label."""
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 0
-    assert _detail(report, "workload-running", "team-a/train") == "2/2 pods Running/Succeeded"
+    assert check_detail(report, "workload-running", "team-a/train") == "2/2 pods Running and Ready or Succeeded"
 
 
 def test_pods_are_matched_by_name_when_unlabelled(project, fake_kube, capsys):
@@ -239,15 +293,15 @@ def test_pods_are_matched_by_name_when_unlabelled(project, fake_kube, capsys):
     for path in (ML_PODS, TENANT_PODS):
         for pod in fake_kube.items(path):
             pod["metadata"]["labels"].pop(WORKLOAD_LABEL, None)
-    code, report = _verify(project, fake_kube, capsys)
-    assert (code, _failed(report)) == (0, [])
+    code, report = verify_json(project, fake_kube, capsys)
+    assert (code, failed_checks(report)) == (0, [])
 
 
 def test_list_pages_are_followed(project, fake_kube, capsys):
     """A server that answers one item per page: every list is read through metadata.continue, same result."""
     fake_kube.page_size = 1
-    code, report = _verify(project, fake_kube, capsys)
-    assert (code, _failed(report)) == (0, [])
+    code, report = verify_json(project, fake_kube, capsys)
+    assert (code, failed_checks(report)) == (0, [])
     continued = [path for path, params in fake_kube.requests if params.get("continue")]
     assert ML_PODS in continued
     assert QUEUES in continued
@@ -256,10 +310,10 @@ def test_list_pages_are_followed(project, fake_kube, capsys):
 def test_queue_api_not_installed_fails_the_queue_check(project, fake_kube, capsys):
     """No Queue CRD (404 on its list): one queue failure saying so, not an error."""
     del fake_kube.responses[QUEUES]
-    code, report = _verify(project, fake_kube, capsys)
+    code, report = verify_json(project, fake_kube, capsys)
     assert code == 1
-    assert _failed(report) == [("queue", "*")]
-    assert _detail(report, "queue", "*") == "the Queue API (scheduling.run.ai/v2) is not installed"
+    assert failed_checks(report) == [("queue", "*")]
+    assert check_detail(report, "queue", "*") == "the Queue API (scheduling.run.ai/v2) is not installed"
 
 
 def test_verify_stack_is_usable_as_a_library(project, fake_kube):

@@ -266,3 +266,21 @@ def passing_report(project_dir: Path, stack: str, progress: object) -> Any:
         policies={"kai-scheduler-name": "resource"},
         capacity=CapacityVerdict(True, "fits: 3/3 workloads placed"),
     )
+
+
+def verify_json(project: Path, fake_kube: FakeKube, capsys: Any) -> tuple[int, dict[str, Any]]:
+    """`kaistack verify --stack dev --json` against the fake API: the exit code and the parsed report."""
+    from kaistack.cli import main
+
+    kubeconfig = fake_kube.kubeconfig(project.parent)
+    code = main(["verify", "--stack", "dev", "--project", str(project), "--kubeconfig", str(kubeconfig), "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def failed_checks(report: dict[str, Any]) -> list[tuple[str, str]]:
+    """(check, subject) of each failed check in a verify report, in report order."""
+    return [(c["check"], c["subject"]) for c in report["checks"] if not c["ok"]]
+
+
+def check_detail(report: dict[str, Any], check: str, subject: str) -> str:
+    return next(c["detail"] for c in report["checks"] if c["check"] == check and c["subject"] == subject)
