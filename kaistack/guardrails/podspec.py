@@ -136,6 +136,9 @@ class Workload:
     # A Pulumi `<Kind>Patch`: only the fields it sets, merged into an object kaistack does not see, so
     # a field it leaves out is not missing.
     partial: bool = False
+    # Where `labels` and `annotations` sit in the object: a CronJob's top owner for KAI is its Job, whose
+    # metadata comes from spec.jobTemplate.metadata.
+    owner_metadata: str = "metadata"
 
     def describe(self) -> str:
         return f"{self.kind}/{self.name}"
@@ -221,13 +224,18 @@ def workload(res: Res) -> Workload | None:
     meta = mapping(res.props.get("metadata"))
     name = meta.get("name") or res.name
     namespace = meta.get("namespace") or "default"
+    # KAI's pod-grouper takes a CronJob's pods' top owner to be their Job (kai-scheduler/KAI-Scheduler@v0.17.0
+    # pkg/podgrouper/podgrouper/plugins/cronjobs/crobjob-grouper.go), which carries jobTemplate's metadata, not
+    # the CronJob's own.
+    owner = mapping(dig(res.props, "spec", "jobTemplate", "metadata")) if known == "CronJob" else meta
     return Workload(
         res=res,
         kind=kind,
         name=str(name),
         namespace=str(namespace),
-        labels=mapping(meta.get("labels")),
-        annotations=mapping(meta.get("annotations")),
+        labels=mapping(owner.get("labels")),
+        annotations=mapping(owner.get("annotations")),
+        owner_metadata="spec.jobTemplate.metadata" if known == "CronJob" else "metadata",
         templates=templates,
         partial=patched is not None,
     )
@@ -340,7 +348,7 @@ def queue_label(wl: Workload, template: PodTemplate, key: str, top_owner: bool =
     `top_owner=False` for workloads inside a vCluster: with setOwner false the host sees bare pods,
     so only the pod template's labels reach KAI (vcluster-and-gpu.md §1.1-1.3).
     """
-    places = ((wl.labels, "metadata.labels"), (template.labels, template.at("metadata.labels")))
+    places = ((wl.labels, f"{wl.owner_metadata}.labels"), (template.labels, template.at("metadata.labels")))
     for labels, where in places if top_owner else places[1:]:
         value = labels.get(key)
         if value is not None:

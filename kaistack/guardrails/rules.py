@@ -119,8 +119,9 @@ def kai_queue_label(res: Res, s: Settings, facts: StackFacts) -> list[str]:
         queue, where = queue_label(wl, t, key, top_owner=not bare)
         if queue is None and bare and queue_label(wl, t, key)[0] is not None:
             out.append(
-                f"{key} is only on the {wl.kind}'s metadata.labels; inside tenant {tenant}'s vCluster the host sees "
-                f"bare pods (setOwner: false), so KAI reads only the pod's labels: add it to {t.at('metadata.labels')}"
+                f"{key} is only on the {wl.kind}'s {wl.owner_metadata}.labels; inside tenant {tenant}'s vCluster the "
+                "host sees bare pods (setOwner: false), so KAI reads only the pod's labels: add it to "
+                f"{t.at('metadata.labels')}"
             )
         elif queue is None and wl.partial:
             continue  # a patch that leaves the label alone
@@ -135,7 +136,7 @@ def kai_queue_label(res: Res, s: Settings, facts: StackFacts) -> list[str]:
                 out.append(f"{key} is set as an annotation; KAI reads only labels: move it to metadata.labels")
             else:
                 where = (
-                    f"on the {wl.kind} (metadata.labels) or its pod template ({t.at('metadata.labels')})"
+                    f"on the {wl.kind} ({wl.owner_metadata}.labels) or its pod template ({t.at('metadata.labels')})"
                     if t.path
                     else "in metadata.labels"
                 )

@@ -271,6 +271,28 @@ def test_top_owner_label_wins_over_the_pod_label() -> None:
     assert "metadata.labels kai.scheduler/queue: nope is not a declared leaf queue" in found[0]
 
 
+def _cronjob(cronjob_labels: dict[str, str], job_labels: dict[str, str]) -> dict[str, Any]:
+    props = _owner("CronJob", queue=None)
+    props["metadata"]["labels"] = cronjob_labels
+    props["spec"]["jobTemplate"]["metadata"] = {"labels": job_labels}
+    return props
+
+
+def test_a_cronjobs_queue_is_read_from_its_job_template() -> None:
+    """KAI's CronJob grouper takes the pod's Job as top owner (kai-scheduler/KAI-Scheduler@v0.17.0
+    pkg/podgrouper/podgrouper/plugins/cronjobs/crobjob-grouper.go), and the Job carries jobTemplate's labels:
+    a wrong queue there is wrong whatever the CronJob's own labels say."""
+    props = _cronjob({"kai.scheduler/queue": "team-a"}, {"kai.scheduler/queue": "nope"})
+    found = kai_queue_label(res("CronJob", props), Settings(), FACTS)
+    assert found
+    assert "spec.jobTemplate.metadata.labels kai.scheduler/queue: nope is not a declared leaf queue" in found[0]
+
+
+def test_a_queue_on_the_job_template_alone_suffices() -> None:
+    props = _cronjob({}, {"kai.scheduler/queue": "team-a"})
+    assert kai_queue_label(res("CronJob", props), Settings(), FACTS) == []
+
+
 def test_legacy_runai_queue_label_gets_the_new_key_as_hint() -> None:
     props = pod(queue=None, labels={"runai/queue": "test"})
     found = kai_queue_label(res("Pod", props), Settings(), NO_FACTS)
