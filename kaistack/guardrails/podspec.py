@@ -15,6 +15,7 @@ from typing import Any
 
 from kaistack.declaration import kai_api
 from kaistack.declaration.marks import TENANT_LABEL
+from placement.quantity import Quantity, QuantityError
 
 # KAI's own and the GPU stack's chart workloads: not tenant workloads, never KAI-scheduled.
 DEFAULT_EXEMPT_NAMESPACES = (
@@ -325,9 +326,18 @@ def requests_gpu(template: PodTemplate) -> bool:
     for container in (*template.containers(), *template.init_containers()):
         resources = mapping(container.get("resources"))
         for block in (mapping(resources.get("limits")), mapping(resources.get("requests"))):
-            if any(_is_gpu_resource(str(k)) for k in block):
+            if any(_is_gpu_resource(str(k)) and _not_zero(v) for k, v in block.items()):
                 return True
     return False
+
+
+def _not_zero(value: Any) -> bool:
+    """`nvidia.com/gpu: 0`, as charts render it by default, asks for nothing; anything that is not a quantity
+    (an unknown at preview, a typo the API server refuses) is taken as a request."""
+    try:
+        return Quantity.parse(value).value != 0
+    except QuantityError:
+        return True
 
 
 def _is_gpu_resource(name: str) -> bool:

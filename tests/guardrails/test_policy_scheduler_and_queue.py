@@ -381,3 +381,18 @@ def test_workload_created_through_a_tenants_vcluster_provider_is_a_tenant_worklo
     props = pod(scheduler=None, queue=None, containers=[container()])
     s = settings({"requireInTenantNamespaces": True})
     assert kai_scheduler_name(res("Pod", props, provider=provider), s, FACTS)
+
+
+@pytest.mark.parametrize("zero", ["0", "0m", 0])
+def test_a_gpu_resource_of_zero_asks_for_no_gpu(zero: Any) -> None:
+    """Charts render `nvidia.com/gpu: 0` by default: such a pod needs no KAI scheduler."""
+    c = container()
+    c["resources"]["limits"] = {"nvidia.com/gpu": zero}
+    props = pod(scheduler=None, queue=None, containers=[c])
+    assert kai_scheduler_name(res("Pod", props), Settings(), NO_FACTS) == []
+
+
+def test_a_gpu_resource_that_is_no_quantity_still_counts_as_asking() -> None:
+    c = container()
+    c["resources"]["limits"] = {"nvidia.com/gpu": "one"}
+    assert kai_scheduler_name(res("Pod", pod(scheduler=None, queue=None, containers=[c])), Settings(), NO_FACTS)
