@@ -38,6 +38,9 @@ class StackFacts:
     queue_label_key: str = DEFAULT_QUEUE_LABEL
     tenants: tuple[TenantFacts, ...] | None = None
     gpu_sharing: bool | None = None
+    # kai.sharing 'isolated': HAMi-core shows each container only its share's memory (KAI@v0.17.0
+    # docs/gpu-sharing/hami/README.md), so vLLM's utilization is of the share, not of the GPU.
+    memory_isolated: bool = False
     # Memory (MiB) of one GPU in each GPU node pool; the utilization rule uses the largest.
     gpu_memory_mib: tuple[int, ...] = ()
     # The Platform component's camelCase `nodePools` summary (kai-capacity's node capacity).
@@ -60,6 +63,7 @@ def facts_from_stack(config: Any, source: str = "") -> StackFacts:
             for t in config.tenants
         ),
         gpu_sharing=config.kai.gpu_sharing,
+        memory_isolated=config.kai.memory_isolation,
         gpu_memory_mib=tuple(int(m) for m in memory if m),
         node_pools=tuple(p.model_dump(by_alias=True, mode="json") for p in config.cluster.node_pools),
         source=source,
@@ -80,6 +84,8 @@ def facts_from_platform(props: Mapping[str, Any], base: StackFacts) -> StackFact
         facts = replace(facts, queue_label_key=str(kai["queueLabelKey"]))
     if isinstance(kai.get("gpuSharing"), bool):
         facts = replace(facts, gpu_sharing=kai["gpuSharing"])
+    if isinstance(kai.get("sharing"), str):
+        facts = replace(facts, memory_isolated=kai["sharing"] == "isolated")
     if tenants:
         facts = replace(
             facts,

@@ -218,7 +218,7 @@ def pod_share(t: PodTemplate, gpu_memory_mib: int | None) -> tuple[float, str] |
 
 def gpu_memory_utilization_within_fraction(res: Res, s: Settings, facts: StackFacts) -> list[str]:
     wl = subject(res, s)
-    if wl is None:
+    if wl is None or facts.memory_isolated:  # isolated: the container sees its share as the whole GPU
         return []
     # The pod may land on any GPU pool; vLLM takes u x the GPU it lands on, so the largest GPU is the bound.
     gpu_mib = s.node_gpu_memory_mib or (max(facts.gpu_memory_mib) if facts.gpu_memory_mib else None)

@@ -195,6 +195,15 @@ def test_field_guide_vllm_at_its_fraction_in_a_shell_string_passes() -> None:
     assert _check(r) == []
 
 
+def test_with_memory_isolation_the_utilization_is_of_the_share_and_not_judged() -> None:
+    """kai.sharing 'isolated' (HAMi-core): "nvidia-smi inside the container will show only the allocated memory"
+    (kai-scheduler/KAI-Scheduler@v0.17.0 docs/gpu-sharing/hami/README.md), so vLLM's 0.9 is 0.9 of the share;
+    telling it to use 0.5 would halve what the pod may use."""
+    r = _vllm_pod({"gpu-fraction": "0.5"}, command=["/bin/sh", "-c", "vllm serve m --gpu-memory-utilization=0.9"])
+    assert _check(r, facts=StackFacts(memory_isolated=True)) == []
+    assert _check(r)
+
+
 def test_utilization_above_the_fraction_in_a_shell_string_is_flagged() -> None:
     r = _vllm_pod({"gpu-fraction": "0.5"}, command=["/bin/sh", "-c", "vllm serve m --gpu-memory-utilization=0.9"])
     found = _check(r)
