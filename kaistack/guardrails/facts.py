@@ -138,6 +138,10 @@ def through_vcluster(wl: Workload, tenants: Sequence[TenantFacts]) -> bool:
         return True
     if any(wl.namespace == t.namespace for t in tenants):
         return False
+    if wl.res.provider:
+        # Deployed through a provider that is no tenant's: the host's, whatever its tenant label says, and
+        # there the pod-grouper reads the top owner's labels first.
+        return False
     return bool(tenant_label(wl))
 
 

@@ -199,3 +199,17 @@ def test_the_platform_summary_gives_the_pack_each_eks_pools_ephemeral_storage() 
     config = load_stack(ROOT, "staging").config
     [l4] = platform_summary(config)["nodePools"]
     assert l4["ephemeralStorage"] == str(200 * 2**30 * 9 // 10 - 2**30)
+
+
+def test_a_tenant_labelled_workload_on_the_hosts_provider_is_not_read_as_synced() -> None:
+    """Only a tenant's vCluster strips owners (setOwner: false); on the host the pod-grouper reads the top
+    owner's labels first, so its priority class there counts, tenant label or not."""
+    from kaistack.declaration.marks import TENANT_LABEL as LABEL
+
+    host = "urn:pulumi:dev::kaistack::pulumi:providers:kubernetes::kaistack-cluster-provider::id"
+    props = _owner_labelled({LABEL: "team-a"})
+    decl = declaration(
+        [res("Deployment", props, provider=host), res("Queue", queue("team-a"))], Settings(), _platform_facts()
+    )
+    [work] = decl.raw["workloads"]
+    assert (work["priorityClass"], work["preemptible"]) == ("inference", False)
