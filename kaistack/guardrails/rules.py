@@ -22,6 +22,8 @@ from kaistack.guardrails.podspec import (
     Res,
     Workload,
     builtin_kind,
+    dig,
+    mapping,
     queue_label,
     requests_gpu,
     workload,
@@ -272,6 +274,20 @@ def bypass_problems(
             f"{t.at('metadata.annotations')} {kai_api.POD_GROUP_NAME}: {group!r} on a pod of tenant {tenant}: "
             "KAI's pod-grouper sets it; a pod that names a PodGroup joins it and its queue, whoever owns it. "
             f"Remove it (the host refuses it); use the {key} label for the queue"
+        )
+    renamed = sorted(
+        {
+            str(name)
+            for c in (*t.containers(), *t.init_containers())
+            for block in (mapping(dig(c, "resources", "limits")), mapping(dig(c, "resources", "requests")))
+            for name in block
+            if str(name).startswith(kai_api.GPU_RESOURCE + ".")
+        }
+    )
+    if renamed:
+        out.append(
+            f"{', '.join(renamed)} on a pod of tenant {tenant}: renamed time slices are counted against no KAI queue "
+            f"(KAI reads {kai_api.GPU_RESOURCE}), so the tenant's quota would not hold them; the host refuses it"
         )
     priority = t.spec.get("priorityClassName")
     if isinstance(priority, str) and priority.startswith("system-"):

@@ -327,9 +327,7 @@ PODS: dict[str, Case] = {
     "CoreDNS copy in kube-system tolerating every taint": Case(
         coredns(spec={"tolerations": [{"operator": "Exists"}]}), False
     ),
-    "KAI pod asking for a renamed time slice": Case(
-        synced_pod(limits={"nvidia.com/gpu.shared": "1"}), False, offline=False
-    ),
+    "KAI pod asking for a renamed time slice": Case(synced_pod(limits={"nvidia.com/gpu.shared": "1"}), False),
     "a bound pod's fraction shrunk": Case(
         _annotated(SHARED, **{"gpu-fraction": "0.01"}), False, operation="UPDATE", old=SHARED, offline=False
     ),
