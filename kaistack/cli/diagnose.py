@@ -25,7 +25,7 @@ in the words of `kaistack check`; a pod bound to a node but still Pending is rep
 on. It also lists the field's quiet mistakes with the object and the fix: GPU pods without schedulerName
 kai-scheduler (not KAI's own reservation and scaling pods), queue labels naming no queue, Queue limits left out
 (read as 0), PodGroups of one name in two namespaces, Deployments in a queue without GPU quota, vCluster owner
-references the pod-grouper cannot follow, reservation pods without a GPU runtime, vLLM memory utilization above
+references (a vCluster with setOwner: true), reservation pods without a GPU runtime, vLLM memory utilization above
 the pod's share, constraints KAI does not read. Finished pods are not judged.
 """
 

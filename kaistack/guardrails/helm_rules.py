@@ -55,7 +55,9 @@ def vcluster_set_owner_false(res: Res, s: Settings, facts: StackFacts) -> list[s
         shown = "unset (the chart default is true)" if set_owner is None else repr(set_owner)
         out.append(
             f"values experimental.syncSettings.setOwner is {shown}: set it to false. With owner references to "
-            "the vCluster Service, KAI's pod-grouper cannot group the synced pods and they are never scheduled"
+            "the vCluster Service, kaistack's host admission refuses every synced pod (KAI reads a pod's queue and "
+            "priority from its top owner first, which that policy cannot see), and vCluster's KAI guide requires "
+            "false"
         )
     for path in VIRTUAL_SCHEDULER_KEYS:
         if dig(values, *path) in (True, "true"):

@@ -138,8 +138,9 @@ def _pod_mistakes(pod: Mapping[str, Any], queues: Mapping[str, Any], leaves: set
             Mistake(
                 "vcluster-owner-reference",
                 subject,
-                "its owner is a Service (a vCluster with setOwner: true): KAI's pod-grouper cannot follow it, "
-                "so the pod is never grouped or scheduled",
+                "its owner is a Service (a vCluster with setOwner: true): kaistack's tenant admission refuses such "
+                "pods and vCluster's KAI guide requires setOwner: false (KAI v0.17.0 itself groups the pod alone, "
+                "as it may not read Services: podgrouper.go handleGetOwnerError)",
                 "set experimental.syncSettings.setOwner: false in the vCluster's values",
             )
         )
