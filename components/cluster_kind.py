@@ -112,7 +112,9 @@ def create_script(config: StackConfig) -> str:
     if not uses_nvkind(config):
         return (
             "set -eu\n"
-            f"if ! kind get clusters 2>/dev/null | grep -qx {name}; then\n"
+            # A failing `kind get clusters` stops the script rather than reading as "no cluster".
+            'clusters="$(kind get clusters)"\n'
+            f"if ! printf '%s\\n' \"$clusters\" | grep -qx {name}; then\n"
             f"  kind create cluster --name {name} --config - --wait 5m >&2\n"
             "fi\n"
             f"kind get kubeconfig --name {name}\n"
@@ -128,7 +130,10 @@ def create_script(config: StackConfig) -> str:
         '  command -v "$tool" >/dev/null || { echo "kaistack: $tool is not installed; nvkind needs kind, nvkind and '
         'kubectl (NVIDIA/nvkind README, Prerequisites)" >&2; exit 1; }\n'
         "done\n"
-        f"if ! kind get clusters 2>/dev/null | grep -qx {name}; then\n"
+        # A failing `kind get clusters` stops the script: read as "no cluster", nvkind's failure would then
+        # delete the existing one.
+        'clusters="$(kind get clusters)"\n'
+        f"if ! printf '%s\\n' \"$clusters\" | grep -qx {name}; then\n"
         '  cfg="$(mktemp)"; trap \'rm -f "$cfg"\' EXIT; cat >"$cfg"\n'
         f'  if ! nvkind cluster create --name {name} --config-template "$cfg" >&2; then\n'
         f'    echo "kaistack: nvkind failed; deleting the half-built cluster {name} so the next run starts clean" >&2\n'

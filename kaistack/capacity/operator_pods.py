@@ -15,9 +15,11 @@ def training_operators(config: StackConfig) -> list[Workload]:
     for tenant in config.tenants:
         if not tenant_sizing.runs_training_operator(config, tenant):
             continue
-        name = f"{tenant.name}-training-operator"[:63].rstrip("-")
-        while name in declared:
-            name = f"{name[:61]}-x"
+        base = f"{tenant.name}-training-operator"[:56].rstrip("-")
+        name, n = base, 1
+        while name in declared:  # a declared workload of that name: the report must tell them apart
+            n += 1
+            name = f"{base}-{n}"
         requests = {} if tenant.isolation.limit_range else {"cpu": "0", "memory": "0"}
         operators.append(
             Workload.model_validate(

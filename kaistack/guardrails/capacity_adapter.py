@@ -120,7 +120,7 @@ def _workload(wl: Workload, t: PodTemplate, facts: StackFacts, name: str) -> dic
     # Synced by a vCluster (setOwner: false) a pod has no owner on the host and is its own top owner, so
     # KAI's pod-grouper reads queue, priority and preemptibility from the pod alone.
     top_owner = not through_vcluster(wl, facts.tenants or ())
-    owner = wl.labels if top_owner else {}
+    owner = wl.owner_labels if top_owner else {}
     queue, _ = queue_label(wl, t, facts.queue_label_key, top_owner=top_owner)
     if queue:
         work["queue"] = queue
@@ -220,7 +220,7 @@ def _constraints(
             kai_api.TOPOLOGY_PREFERRED_PLACEMENT: constraint.get("preferredTopologyLevel"),
         }
     elif work["kind"] in ("Job", "PyTorchJob") and work.get("tenant") is None:
-        source = wl.annotations
+        source = wl.owner_annotations
     else:
         return None
     dropped = None
@@ -239,7 +239,7 @@ def _constraints(
         workers = work["pytorch"]["workers"]
         if isinstance(size, str) and size.isdigit() and 2 <= int(size) <= workers:
             work["pytorch"]["segmentSize"] = int(size)
-            name = ann.get(kai_api.TOPOLOGY) or wl.annotations.get(kai_api.TOPOLOGY)
+            name = ann.get(kai_api.TOPOLOGY) or wl.owner_annotations.get(kai_api.TOPOLOGY)
             segment = _placement(
                 topology,
                 ann,

@@ -138,11 +138,21 @@ def through_vcluster(wl: Workload, tenants: Sequence[TenantFacts]) -> bool:
         return True
     if any(wl.namespace == t.namespace for t in tenants):
         return False
-    if wl.res.provider:
-        # Deployed through a provider that is no tenant's: the host's, whatever its tenant label says, and
-        # there the pod-grouper reads the top owner's labels first.
+    if _host_provider(wl.res.provider):
+        # Deployed through kaistack's own cluster provider: the host's, whatever its tenant label says, and
+        # there the pod-grouper reads the top owner's labels first. (The engine gives every resource some
+        # provider, a default one included, so only this one is known to be the host's.)
         return False
     return bool(tenant_label(wl))
+
+
+# The components that create the provider every host object of a kaistack stack goes through.
+_CLUSTER_COMPONENTS = ("kaistack:index:KindCluster", "kaistack:index:EksCluster", "kaistack:index:ExistingCluster")
+
+
+def _host_provider(reference: str | None) -> bool:
+    """A provider reference (`<urn>::<id>`) to the Kubernetes provider one of kaistack's cluster components made."""
+    return bool(reference) and any(t in _CLUSTER_COMPONENTS for t in urn_types(str(reference)))
 
 
 def _tenant_provider(wl: Workload, tenants: Sequence[TenantFacts]) -> tuple[str, str] | None:

@@ -25,7 +25,7 @@ DEFAULT_EXEMPT_NAMESPACES = (
     "nvidia",
     "kube-system",
 )
-# Children of these components are rendered vendor objects (KAI, GPU operator, vCluster charts).
+# Helm components: no pod template of their own (a Chart's children are checked as themselves).
 CHART_COMPONENT_TYPES = ("kubernetes:helm.sh/v4:Chart", "kubernetes:helm.sh/v3:Chart")
 HELM_TYPES = ("kubernetes:helm.sh/v3:Release", *CHART_COMPONENT_TYPES)
 QUEUE_TYPE = kai_api.QUEUE.pulumi_type
@@ -137,8 +137,11 @@ class Workload:
     # A Pulumi `<Kind>Patch`: only the fields it sets, merged into an object kaistack does not see, so
     # a field it leaves out is not missing.
     partial: bool = False
-    # Where `labels` and `annotations` sit in the object: a CronJob's top owner for KAI is its Job, whose
-    # metadata comes from spec.jobTemplate.metadata.
+    # What KAI's pod-grouper reads as the top owner's metadata, and where it sits: the object's own, except a
+    # CronJob's, whose pods' top owner is their Job, made from spec.jobTemplate.metadata. `labels` and
+    # `annotations` stay the object's own (its tenant, a misplaced share annotation).
+    owner_labels: Mapping[str, Any] = field(default_factory=dict)
+    owner_annotations: Mapping[str, Any] = field(default_factory=dict)
     owner_metadata: str = "metadata"
 
     def describe(self) -> str:
@@ -234,8 +237,10 @@ def workload(res: Res) -> Workload | None:
         kind=kind,
         name=str(name),
         namespace=str(namespace),
-        labels=mapping(owner.get("labels")),
-        annotations=mapping(owner.get("annotations")),
+        labels=mapping(meta.get("labels")),
+        annotations=mapping(meta.get("annotations")),
+        owner_labels=mapping(owner.get("labels")),
+        owner_annotations=mapping(owner.get("annotations")),
         owner_metadata="spec.jobTemplate.metadata" if known == "CronJob" else "metadata",
         templates=templates,
         partial=patched is not None,
@@ -326,18 +331,22 @@ def requests_gpu(template: PodTemplate) -> bool:
     for container in (*template.containers(), *template.init_containers()):
         resources = mapping(container.get("resources"))
         for block in (mapping(resources.get("limits")), mapping(resources.get("requests"))):
-            if any(_is_gpu_resource(str(k)) and _not_zero(v) for k, v in block.items()):
+            if any(_is_gpu_resource(str(k)) and _not_zero(block, k) for k in block):
                 return True
     return False
 
 
-def _not_zero(value: Any) -> bool:
+def _not_zero(block: Mapping[str, Any], key: Any) -> bool:
     """`nvidia.com/gpu: 0`, as charts render it by default, asks for nothing; anything that is not a quantity
     (an unknown at preview, a typo the API server refuses) is taken as a request."""
     try:
-        return Quantity.parse(value).value != 0
+        return Quantity.parse(block[key]).value != 0
     except QuantityError:
         return True
+    except Exception as err:
+        if type(err).__name__ == "UnknownValueError":  # pulumi_policy.proxy at preview: unknown, so a request
+            return True
+        raise
 
 
 def _is_gpu_resource(name: str) -> bool:
@@ -358,7 +367,7 @@ def queue_label(wl: Workload, template: PodTemplate, key: str, top_owner: bool =
     `top_owner=False` for workloads inside a vCluster: with setOwner false the host sees bare pods,
     so only the pod template's labels reach KAI (vcluster-and-gpu.md §1.1-1.3).
     """
-    places = ((wl.labels, f"{wl.owner_metadata}.labels"), (template.labels, template.at("metadata.labels")))
+    places = ((wl.owner_labels, f"{wl.owner_metadata}.labels"), (template.labels, template.at("metadata.labels")))
     for labels, where in places if top_owner else places[1:]:
         value = labels.get(key)
         if value is not None:

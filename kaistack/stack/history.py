@@ -7,6 +7,7 @@ the current one (kaistack.stack.load), so both sides differ only by what the cha
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import re
@@ -156,15 +157,30 @@ def _git(command: list[str], cwd: Path, max_bytes: int) -> tuple[int, bytes, str
             raise subprocess.TimeoutExpired(command, GIT_TIMEOUT_S)
         code = git.wait(max(0.0, deadline - time.monotonic()))
     except subprocess.TimeoutExpired as timeout:
-        # A reader still blocked keeps its pipe: it is a daemon thread, and the pipe closes with the process.
-        _kill_group(git)
+        _stop(git, readers)
         raise EnvironmentProblem(
             f"git failed: {shlex.join(timeout.cmd)} did not finish in {GIT_TIMEOUT_S} s"
         ) from timeout
+    except BaseException:
+        # Ctrl-C: git has a session of its own (start_new_session), so the terminal's SIGINT never reached it.
+        _stop(git, readers)
+        raise
     stdout.close()
     stderr.close()
     too_big = len(out) > max_bytes
     return (0 if too_big else code), bytes(out), err.decode(errors="replace")
+
+
+def _stop(git: subprocess.Popen[bytes], readers: list[threading.Thread]) -> None:
+    """Kill git's process group, reap git, and close its pipes once nothing reads them any more (a helper that
+    left the group may still hold them: its reader, a daemon thread, then keeps its pipe)."""
+    _kill_group(git)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        git.wait(5)
+    for reader, pipe in zip(readers, (git.stdout, git.stderr), strict=True):
+        reader.join(0.5)
+        if not reader.is_alive() and pipe is not None:
+            pipe.close()
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:

@@ -478,3 +478,15 @@ def test_the_training_operator_takes_its_share_of_the_queue() -> None:
     """Master 100m + worker 100m fit a 250m limit; with the operator's 100m the gang does not."""
     assert _verdicts(_tenant_pytorch(False, 250))["ddp"].status == "Running"
     assert _verdicts(_tenant_pytorch(True, 250))["ddp"].status == "Pending"
+
+
+def test_the_operators_name_steps_aside_for_declared_workloads_of_that_name() -> None:
+    """A workload named like the operator pod must not hide it (or loop: a fixed suffix at 63 characters did)."""
+    tenant = "t" * 55
+    raw = _tenant_pytorch(True, 1000)
+    raw["tenants"] = [{"name": tenant, "queues": ["team"]}]
+    raw["workloads"][0]["tenant"] = tenant
+    base = f"{tenant}-training-operator"[:56].rstrip("-")
+    raw["workloads"] += [_work(base, image="x"), _work(f"{base}-2", image="x")]
+    names = set(_verdicts(raw))
+    assert f"{base}-3" in names

@@ -206,10 +206,27 @@ def test_a_tenant_labelled_workload_on_the_hosts_provider_is_not_read_as_synced(
     owner's labels first, so its priority class there counts, tenant label or not."""
     from kaistack.declaration.marks import TENANT_LABEL as LABEL
 
-    host = "urn:pulumi:dev::kaistack::pulumi:providers:kubernetes::kaistack-cluster-provider::id"
+    host = (
+        "urn:pulumi:dev::kaistack::kaistack:index:Platform$kaistack:index:KindCluster$pulumi:providers:kubernetes"
+        "::kaistack-cluster-provider::04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+    )
     props = _owner_labelled({LABEL: "team-a"})
     decl = declaration(
         [res("Deployment", props, provider=host), res("Queue", queue("team-a"))], Settings(), _platform_facts()
     )
     [work] = decl.raw["workloads"]
     assert (work["priorityClass"], work["preemptible"]) == ("inference", False)
+
+
+def test_a_tenant_labelled_workload_on_some_other_provider_is_still_read_by_its_label() -> None:
+    """The engine gives every resource a provider (a default one too): only kaistack's own is known to be the
+    host's, so a team's own provider into a vCluster keeps the label's meaning."""
+    from kaistack.declaration.marks import TENANT_LABEL as LABEL
+
+    default = "urn:pulumi:dev::kaistack::pulumi:providers:kubernetes::default_4_23_0::abc"
+    props = _owner_labelled({LABEL: "team-a"})
+    decl = declaration(
+        [res("Deployment", props, provider=default), res("Queue", queue("team-a"))], Settings(), _platform_facts()
+    )
+    [work] = decl.raw["workloads"]
+    assert "priorityClass" not in work

@@ -396,3 +396,22 @@ def test_a_gpu_resource_that_is_no_quantity_still_counts_as_asking() -> None:
     c = container()
     c["resources"]["limits"] = {"nvidia.com/gpu": "one"}
     assert kai_scheduler_name(res("Pod", pod(scheduler=None, queue=None, containers=[c])), Settings(), NO_FACTS)
+
+
+def test_a_gpu_count_unknown_at_preview_still_counts_as_asking() -> None:
+    """At preview the engine sends an unknown for a value not computed yet; reading it raised, and pulumi_policy
+    then skipped the whole policy for the resource."""
+    c = container()
+    c["resources"]["limits"] = {"nvidia.com/gpu": UNKNOWN}
+    found = kai_scheduler_name(res("Pod", pod(scheduler=None, queue=None, containers=[c])), Settings(), NO_FACTS)
+    assert found
+
+
+def test_a_cronjobs_own_tenant_label_still_names_its_tenant() -> None:
+    """Tenant identity is the object's own label (the Job KAI reads only decides queue and priority)."""
+    from kaistack.guardrails.podspec import tenant_label, workload
+
+    props = _cronjob({"kaistack.io/tenant": "beta"}, {"kai.scheduler/queue": "team-a"})
+    wl = workload(res("CronJob", props))
+    assert wl is not None
+    assert tenant_label(wl) == "beta"

@@ -44,7 +44,8 @@ def test_kind_node_image_is_digest_pinned_at_the_minor_new_eks_clusters_run():
 def test_kind_cluster_command_creates_idempotently_and_prints_kubeconfig(dev):
     """The create script skips an existing cluster and ends with `kind get kubeconfig`."""
     create = inputs(named(dev, "kaistack-cluster-create"))["create"]
-    assert "kind get clusters 2>/dev/null | grep -qx kaistack-dev" in create
+    assert 'clusters="$(kind get clusters)"' in create
+    assert "grep -qx kaistack-dev" in create
     assert "kind create cluster --name kaistack-dev --config -" in create
     assert create.rstrip().endswith("kind get kubeconfig --name kaistack-dev")
 

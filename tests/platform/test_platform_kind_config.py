@@ -90,7 +90,7 @@ def test_cluster_name_is_shell_quoted_in_the_scripts():
 STUB_KIND = """#!/bin/sh
 state="$STUB_DIR/clusters"; touch "$state"; echo "kind $*" >> "$STUB_DIR/calls"
 case "$1 $2" in
-  "get clusters") cat "$state" ;;
+  "get clusters") [ -z "${KIND_GET_FAILS:-}" ] || exit 1; cat "$state" ;;
   "get kubeconfig") echo "apiVersion: v1 # kubeconfig of $4" ;;
   "delete cluster") grep -vx "$4" "$state" > "$state.new" || true; mv "$state.new" "$state" ;;
 esac
@@ -104,7 +104,9 @@ echo "kubectl $*" >> "$STUB_DIR/calls"; exit "${KUBECTL_RC:-0}"
 """
 
 
-def _run_nvkind_script(tmp_path, *, existing=False, nvkind_rc=0, kubectl_rc=0, tools=("kind", "nvkind", "kubectl")):
+def _run_nvkind_script(
+    tmp_path, *, existing=False, nvkind_rc=0, kubectl_rc=0, tools=("kind", "nvkind", "kubectl"), kind_get_fails=False
+):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for tool, body in (("kind", STUB_KIND), ("nvkind", STUB_NVKIND), ("kubectl", STUB_KUBECTL)):
@@ -117,6 +119,8 @@ def _run_nvkind_script(tmp_path, *, existing=False, nvkind_rc=0, kubectl_rc=0, t
         (tmp_path / "clusters").write_text("unit\n")
     script = create_script(config_with([{"name": "g", "gpus": 1}], mode="device-plugin"))
     env = {"PATH": str(bin_dir), "STUB_DIR": str(tmp_path), "NVKIND_RC": str(nvkind_rc), "KUBECTL_RC": str(kubectl_rc)}
+    if kind_get_fails:
+        env["KIND_GET_FAILS"] = "1"
     done = subprocess.run(["sh", "-c", script], input="kind: Cluster\n", capture_output=True, text=True, env=env)
     calls = (tmp_path / "calls").read_text().splitlines() if (tmp_path / "calls").exists() else []
     return done, calls
@@ -171,3 +175,11 @@ def test_more_than_nine_mixed_real_gpu_workers_are_refused():
 
 def test_ten_identical_workers_are_fine():
     assert config_with([{"name": "g", "gpus": 1, "count": 10}]).cluster.node_pools[0].count == 10
+
+
+def test_a_failing_kind_get_clusters_stops_before_anything_is_created_or_deleted(tmp_path):
+    """Read as "no cluster", nvkind would fail on the existing one and the script would then delete it."""
+    done, calls = _run_nvkind_script(tmp_path, existing=True, nvkind_rc=1, kind_get_fails=True)
+    assert done.returncode != 0
+    assert not any(c.startswith(("nvkind", "kind delete")) for c in calls)
+    assert (tmp_path / "clusters").read_text() == "unit\n"

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -242,3 +243,28 @@ def test_a_git_that_closes_its_pipes_but_does_not_exit_is_stopped(
     with pytest.raises(EnvironmentProblem, match="did not finish"):
         history._git(["sh", "-c", "exec >&- 2>&-; sleep 10"], tmp_path, 100)
     assert time.monotonic() - started < 5
+
+
+def test_an_interrupt_stops_git_and_what_it_started(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """git runs in a session of its own, so the terminal's Ctrl-C does not reach it: kaistack stops it."""
+    from kaistack.stack import history
+
+    pid_file = tmp_path / "helper.pid"
+    spawning = ["sh", "-c", f"sleep 30 & echo $! > {pid_file}; sleep 30"]
+    real_join = threading.Thread.join
+    interrupts = [KeyboardInterrupt()]
+
+    def interrupted_join(self: threading.Thread, timeout: float | None = None) -> None:
+        if not interrupts:  # the clean-up's own joins
+            return real_join(self, timeout)
+        while not pid_file.exists():
+            time.sleep(0.01)
+        raise interrupts.pop()
+
+    monkeypatch.setattr(threading.Thread, "join", interrupted_join)
+    with pytest.raises(KeyboardInterrupt):
+        history._git(spawning, tmp_path, 100)
+    monkeypatch.setattr(threading.Thread, "join", real_join)
+    helper = int(pid_file.read_text())
+    time.sleep(0.2)
+    assert not _running(helper)
