@@ -42,6 +42,9 @@ def helm_values(res: Res) -> Mapping[str, Any]:
 VIRTUAL_SCHEDULER_KEYS = (
     ("controlPlane", "advanced", "virtualScheduler", "enabled"),
     ("controlPlane", "distro", "k8s", "scheduler", "enabled"),
+    # Hybrid scheduling schedules in the vCluster too (loft-sh/vcluster@v0.36.1 pkg/config/config.go:188-191,
+    # SchedulingInVirtualClusterEnabled).
+    ("sync", "toHost", "pods", "hybridScheduling", "enabled"),
 )
 
 

@@ -49,6 +49,7 @@ def test_vcluster_with_set_owner_true_is_flagged() -> None:
     [
         {"controlPlane": {"advanced": {"virtualScheduler": {"enabled": True}}}},
         {"controlPlane": {"distro": {"k8s": {"scheduler": {"enabled": True}}}}},
+        {"sync": {"toHost": {"pods": {"hybridScheduling": {"enabled": True}}}}},
     ],
 )
 def test_vcluster_with_a_virtual_scheduler_is_flagged(path: dict[str, Any]) -> None:
