@@ -26,6 +26,7 @@ from kaistack.guardrails.podspec import (
     mapping,
     queue_label,
     requests_gpu,
+    seq,
     workload,
 )
 from kaistack.guardrails.settings import Settings
@@ -323,6 +324,13 @@ def kai_no_bypass(res: Res, s: Settings, facts: StackFacts) -> list[str]:
             f"{wl.kind} {wl.name} runs pods in tenant {tenant}'s host namespace {wl.namespace}, where the admission "
             "policy refuses pods with owners (KAI would take their queue and priority from the owner, which it "
             f"cannot see): create it inside the tenant's vCluster (tenant: {tenant}) or in another namespace"
+        )
+    owners = seq(mapping(wl.res.props.get("metadata")).get("ownerReferences"))
+    if host_namespace and builtin_kind(wl.res.type) == "Pod" and owners:
+        out.append(
+            f"Pod {wl.name} in tenant {tenant}'s host namespace {wl.namespace} has ownerReferences, which the "
+            "admission policy refuses (KAI takes a pod's queue and priority from its top owner first, which that "
+            "policy cannot see): remove them (a vCluster syncs pods without owners with setOwner: false)"
         )
     for t in wl.templates:
         if tenant is None and t.spec.get("schedulerName") != s.scheduler_name and not requests_gpu(t):

@@ -440,7 +440,6 @@ PODS: dict[str, Case] = {
         _owned(direct_pod(), "ReplicaSet"),
         False,
         user="system:serviceaccount:kube-system:replicaset-controller",
-        offline=False,
     ),
     "owner reference added while running": Case(
         _owned(PLAIN, "Job"), False, operation="UPDATE", old=PLAIN, offline=False
