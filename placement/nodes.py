@@ -397,8 +397,9 @@ class NodeState:
         used = [port for e in self.port_entries.values() for port in e.task.req.host_ports]
         return conflict([*used, *self.outside_ports], task.req.host_ports)
 
-    def fits(self, task: TaskState, releasing: bool) -> bool:
-        """IsTaskAllocatable (idle only) or IsTaskAllocatableOnReleasingOrIdle (idle + releasing)."""
+    def fits(self, task: TaskState, releasing: bool, scalar: bool = True) -> bool:
+        """IsTaskAllocatable (idle only) or IsTaskAllocatableOnReleasingOrIdle (idle + releasing). `scalar=False`
+        leaves the scalar resources out (for a reason that names them)."""
         req = task.req
         cpu, mem, gpus, pods = self.idle_cpu, self.idle_mem, self.idle_gpus, self.idle_pods
         if releasing:
@@ -409,7 +410,7 @@ class NodeState:
         # No best-effort shortcut: KAI's (node_info.go:160) needs an all-zero request, and pods=1 never is.
         if req.cpu > cpu or req.mem > mem or pods < 1:
             return False
-        if (req.scalar or self.idle_scalar) and not self._scalar_fits(req.scalar_map, releasing):
+        if scalar and (req.scalar or self.idle_scalar) and not self._scalar_fits(req.scalar_map, releasing):
             return False
         if req.kind == KIND_WHOLE or req.kind == KIND_CPU or req.kind == KIND_MIG:
             # A regular or MIG request is compared on every dimension (lessEqualTaskToNodeResources,

@@ -1,8 +1,7 @@
 """Why a job is still Pending, in KAI's terms, as a small structured `Reason` (code + message).
 
-Cheap facts are recorded during allocation (which gate refused, which pod of a gang failed); the
-detailed diagnosis - closest node, fragmentation, missing labels - is computed from the final cluster
-state only when asked for, so large simulations do not pay for it.
+Cheap facts are recorded during allocation (which gate refused, which pod of a gang failed); the detailed
+diagnosis (closest node, fragmentation, missing labels) is computed from the final state only when asked for.
 """
 
 from __future__ import annotations
@@ -52,7 +51,6 @@ HOST_PORTS = "host-ports"
 POD_AFFINITY = "pod-affinity"
 MISSING_CONFIG_MAPS = pre_predicates.MISSING_CONFIG_MAPS
 VOLUME_BINDING = pre_predicates.VOLUME_BINDING
-
 
 # A shared GPU a message names: (node, the simulator's GPU group id), written `node/group` by default.
 GpuRef = tuple[str, str]
@@ -339,6 +337,11 @@ def diagnose_task(ssn: Session, task: TaskState) -> Reason:
     short = _scalar_shortfall(task, typed)
     if short is not None:
         return short
+    # Room for the rest on some node, but not for a scalar resource there (another node has it, without the rest).
+    rest = [n for n in typed if n.fits(task, releasing=True, scalar=False)] if req.scalar else []
+    lacking = _scalar_shortfall(task, rest, "no node with room for the rest") if rest else None
+    if lacking is not None:
+        return lacking
     if req.kind in (KIND_FRACTION, KIND_MEMORY):
         return _fragmentation(task, typed)
     if all(n.pods_available() < 1 for n in typed):
@@ -367,16 +370,16 @@ def scalar_text(name: str, amount: float) -> str:
     return f"{amount / 1000:g} {name}"
 
 
-def _scalar_shortfall(task: TaskState, nodes: list[NodeState]) -> Reason | None:
-    """The first scalar resource (an RDMA device, hugepages, ephemeral storage...) no node has free enough of."""
+def _scalar_shortfall(task: TaskState, nodes: list[NodeState], which: str = "no node") -> Reason | None:
+    """The first scalar resource (RDMA devices, hugepages, ephemeral storage...) none of `nodes` (`which`) has."""
     for name, need in task.req.scalar:
         best = max(nodes, key=lambda n: (n.scalar_free(name), n.name))
         have = best.scalar_free(name)
         if have < need:
             if have > 0:
                 most = f"the most is {scalar_text(name, have)}, on {best.name}"
-                return Reason(NO_NODE, f"no node has {scalar_text(name, need)} free; {most}", node=best.name)
-            return Reason(NO_NODE, f"no node has {scalar_text(name, need)} free (none has any)")
+                return Reason(NO_NODE, f"{which} has {scalar_text(name, need)} free; {most}", node=best.name)
+            return Reason(NO_NODE, f"{which} has {scalar_text(name, need)} free (none has any)")
     return None
 
 

@@ -490,3 +490,17 @@ def test_the_operators_name_steps_aside_for_declared_workloads_of_that_name() ->
     raw["workloads"] += [_work(base, image="x"), _work(f"{base}-2", image="x")]
     names = set(_verdicts(raw))
     assert f"{base}-3" in names
+
+
+def test_a_fraction_blocked_by_ephemeral_storage_is_told_so_not_fragmentation() -> None:
+    """Two g6.xlarge, one GPU taken whole; three 70Gi quarter-GPU pods: the GPU with room is on a node whose
+    179 GiB two of them took, and the node with the storage has no GPU room. The reason is the storage."""
+    raw = _eks_l4(replicas=3, storage="70Gi")
+    raw["cluster"]["nodePools"][0]["count"] = 2
+    raw["workloads"].insert(0, _work("whole", kind="Deployment", gpu=1, replicas=1))
+    verdict = _verdicts(raw)["serve"]
+    pending = [p for p in verdict.pods if p.status == "Pending"]
+    assert pending
+    reasons = " ".join(verdict.reasons)
+    assert "no node with room for the rest has 70Gi ephemeral-storage free" in reasons
+    assert "fragmentation" not in reasons
