@@ -44,12 +44,11 @@ def pod_request(config: StackConfig, work: Workload, index: int) -> int:
     """Bytes pod `index` of the workload asks for: what it declares; in a tenant whose LimitRange is on, the
     LimitRange's default for a container that declares none, and for the training operator's init container
     on a PyTorchJob worker (the pod asks for the larger of its containers and an init container)."""
-    declared = int(work.ephemeral_storage.value) if work.ephemeral_storage is not None else None
-    tenant = next((t for t in config.tenants if t.name == work.tenant), None)
-    if tenant is None or not tenant.isolation.limit_range:
-        return declared or 0
+    if work.tenant is None or not config.tenant(work.tenant).isolation.limit_range:
+        return int(work.ephemeral_storage.value) if work.ephemeral_storage is not None else 0
+    # The pod as the LimitRange fills it in (the quota's view of it too).
+    request = int(tenant_sizing.pod_shape(work).requests[RESOURCE])
     default = int(tenant_sizing.LIMIT_RANGE_DEFAULT_REQUEST[RESOURCE])
-    request = declared if declared is not None else default
     if training_operator.has_init_container(work.kind, work.pytorch.master, index):
         request = max(request, default)
     return request
