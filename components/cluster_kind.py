@@ -19,7 +19,7 @@ import yaml
 
 from kaistack.declaration.kai_api import GPU_PRESENT_LABEL
 from kaistack.declaration.marks import NODE_POOL_LABEL as POOL_LABEL
-from kaistack.declaration.model import TENANT_NODE_PORT_BASE, NodePool, StackConfig
+from kaistack.declaration.model import NodePool, StackConfig
 
 # run:ai fake-gpu-operator opts nodes in by this label (topology.nodePoolLabelKey); the value names
 # the pool in topology.nodePools (vcluster-and-gpu.md §5).
@@ -84,7 +84,7 @@ def kind_config(config: StackConfig) -> dict[str, Any]:
     https://127.0.0.1:<port>, and adding, removing or renaming a tenant never replaces the cluster.
     """
     control_plane: dict[str, Any] = {"role": "control-plane", "image": config.cluster.kind.node_image}
-    first = TENANT_NODE_PORT_BASE
+    first = config.cluster.kind.tenant_port_base
     control_plane["extraPortMappings"] = [
         {"containerPort": p, "hostPort": p, "listenAddress": "127.0.0.1", "protocol": "TCP"}
         for p in range(first, first + config.cluster.kind.tenant_ports)

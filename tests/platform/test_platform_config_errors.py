@@ -306,6 +306,15 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
         "kaistack:tenants: nodePort 31001 is used by more than one tenant (unset ones count up from 31000); "
         "set tenants[].nodePort explicitly",
     ),
+    "kind-tenant-ports-past-the-node-port-range": (
+        lambda r: r["cluster"].update(kind={"tenantPortBase": 32760, "tenantPorts": 10}),
+        "kaistack:cluster.kind: tenantPortBase 32760 + tenantPorts 10 ends at 32769, past the "
+        "Kubernetes NodePort range 30000-32767; lower tenantPortBase or tenantPorts",
+    ),
+    "kind-tenant-port-base-below-the-node-port-range": (
+        lambda r: r["cluster"].update(kind={"tenantPortBase": 8443}),
+        "kaistack:cluster.kind.tenantPortBase: Input should be greater than or equal to 30000, got 8443",
+    ),
     "host-deployment-in-a-tenants-host-namespace": (
         lambda r: r.update(
             tenants=[{"name": "t1", "queues": ["team"]}],

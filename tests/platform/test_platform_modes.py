@@ -391,6 +391,17 @@ def test_tenant_with_api_server_url_exports_that_server(mocks):
     assert [m["hostPort"] for m in config["nodes"][0]["extraPortMappings"]] == list(range(31000, 31010))
 
 
+def test_kind_tenant_port_base_moves_the_mapped_range_and_the_tenants_ports(mocks):
+    """A second kind stack on the same host picks its own range: Docker binds each mapped port on the host."""
+    raw = merged(base_raw(), tenants=[{"name": "t1", "queues": ["team"]}, {"name": "t2", "queues": ["team"]}])
+    raw["cluster"]["kind"] = {"tenantPortBase": 30010, "tenantPorts": 4}
+    config = kind_values(mocks, raw)
+    assert [m["hostPort"] for m in config["nodes"][0]["extraPortMappings"]] == [30010, 30011, 30012, 30013]
+    t2 = inputs(named(mocks.resources, "kaistack-t2-vcluster"))["values"]
+    assert t2["controlPlane"]["service"]["httpsNodePort"] == 30011
+    assert t2["exportKubeConfig"] == {"server": "https://127.0.0.1:30011"}
+
+
 def test_tenant_off_kind_without_url_is_a_load_balancer_read_back_for_the_provider(mocks):
     """LoadBalancer Service; the tenant provider's kubeconfig points at its address."""
     raw = merged(existing(existing={"context": "lab"}), tenants=[{"name": "t1", "queues": ["team"]}])

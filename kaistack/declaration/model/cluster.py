@@ -9,7 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from kaistack.declaration import limits, versions
 from kaistack.declaration.marks import NODE_POOL_LABEL, SYSTEM_POOL
-from kaistack.declaration.model.base import KubeQuantity, Model, Name, Text
+from kaistack.declaration.model.base import TENANT_NODE_PORT_BASE, KubeQuantity, Model, Name, Text
 from kaistack.declaration.model.topology import ClusterTopology
 from placement.quantity import Quantity
 
@@ -97,8 +97,25 @@ class KindSettings(Model):
     # kind maps host ports only when the cluster is created: a port added later replaces the cluster
     # (every tenant and workload gone). So a fixed range is mapped once, whatever the tenants are.
     tenant_ports: int = Field(
-        default=10, ge=1, le=100, description="NodePorts mapped to localhost from 31000, one per tenant vCluster API"
+        default=10, ge=1, le=100, description="NodePorts mapped to localhost from tenantPortBase, one per tenant API"
     )
+    # Docker binds each mapped port on the host, so two kind stacks on one machine need different ranges.
+    tenant_port_base: int = Field(
+        default=TENANT_NODE_PORT_BASE,
+        ge=30000,
+        le=32767,
+        description="First NodePort mapped to localhost (30000-32767; a second kind stack on the host needs its own)",
+    )
+
+    @model_validator(mode="after")
+    def _ports_in_node_port_range(self) -> KindSettings:
+        last = self.tenant_port_base + self.tenant_ports - 1
+        if last > 32767:
+            raise ValueError(
+                f"tenantPortBase {self.tenant_port_base} + tenantPorts {self.tenant_ports} ends at {last}, past the "
+                "Kubernetes NodePort range 30000-32767; lower tenantPortBase or tenantPorts"
+            )
+        return self
 
 
 class ExistingSettings(Model):

@@ -9,7 +9,7 @@ from pydantic import Field, PrivateAttr, ValidationInfo, model_validator
 
 from kaistack.declaration import limits, tenant_sizing, versions
 from kaistack.declaration.kai_api import GPU_RESOURCE, NVIDIA_VISIBLE_DEVICES
-from kaistack.declaration.model.base import TENANT_NODE_PORT_BASE, Model
+from kaistack.declaration.model.base import Model
 from kaistack.declaration.model.cluster import ClusterConfig, eks_shape_problems
 from kaistack.declaration.model.gpu import GpuConfig
 from kaistack.declaration.model.kai import KaiConfig
@@ -67,7 +67,7 @@ class StackConfig(Model):
         """The NodePort a kind cluster maps to localhost for this tenant's vCluster API."""
         if tenant.node_port is not None:
             return tenant.node_port
-        return TENANT_NODE_PORT_BASE + [t.name for t in self.tenants].index(tenant.name)
+        return self.cluster.kind.tenant_port_base + [t.name for t in self.tenants].index(tenant.name)
 
     def host_kubernetes_minor(self) -> str | None:
         """The host's Kubernetes minor where the declaration fixes it (kind's node image, the EKS version)."""
@@ -356,20 +356,21 @@ def _nvkind_problems(stack: StackConfig) -> list[str]:
 
 
 def _kind_ports(stack: StackConfig) -> list[str]:
+    first = stack.cluster.kind.tenant_port_base
     counts = Counter(stack.tenant_node_port(t) for t in stack.tenants)
     problems = [
         f"tenants: nodePort {p} is used by more than one tenant (unset ones count up from "
-        f"{TENANT_NODE_PORT_BASE}); set tenants[].nodePort explicitly"
+        f"{first}); set tenants[].nodePort explicitly"
         for p in sorted(counts)
         if counts[p] > 1
     ]
-    last = TENANT_NODE_PORT_BASE + stack.cluster.kind.tenant_ports - 1
+    last = first + stack.cluster.kind.tenant_ports - 1
     for i, tenant in enumerate(stack.tenants):
         port = stack.tenant_node_port(tenant)
-        if tenant.api_server_url is None and not TENANT_NODE_PORT_BASE <= port <= last:
+        if tenant.api_server_url is None and not first <= port <= last:
             problems.append(
                 f"tenants[{i}].nodePort: {port} is outside the ports the kind cluster maps "
-                f"({TENANT_NODE_PORT_BASE}-{last}); raise cluster.kind.tenantPorts (it replaces the cluster "
+                f"({first}-{last}); raise cluster.kind.tenantPorts (it replaces the cluster "
                 "once) or pick a free port in the range"
             )
     return problems
