@@ -12,6 +12,7 @@ Read-only checks against the Kubernetes API (`kaistack.kube.client`, over lightk
   Running and Ready (Succeeded also counts for Pod/Job/PyTorchJob) and none Running but not Ready, with
   `spec.schedulerName: kai-scheduler` and the `pod-group-name` annotation. Tenant workloads are found in
   the tenant's host namespace through vCluster's `vcluster.loft.sh/object-*` annotations.
+- `workload-rollout` (`verify_health`): each declared Deployment is rolled out like KAI's.
 - `gpu-group` (`verify_gpu`): fractional pods carry a `runai-gpu-group` label, and under
   `placementStrategy: binpack` no two GPU groups on one node hold fractions that would fit on one GPU
   together. The comparison with the placement checker's plan is a pass line when they match and a
@@ -51,6 +52,7 @@ from kaistack.ops.verify_gpu import check_gpu_groups, expected_gpu_groups
 from kaistack.ops.verify_health import (
     check_nodes,
     check_vcluster_control_planes,
+    check_workload_rollouts,
     control_plane_pod,
     deployment_problems,
 )
@@ -124,6 +126,7 @@ def verify_stack(
     with progress.step(f"checking {len(config.workloads)} workloads"):
         pods = WorkloadPods(config, client)
         report.results += check_workloads(config, pods)
+        report.results += check_workload_rollouts(config, client, pods.of)
         gpu_results, gpu_notes = check_gpu_groups(config, client, pods, expected_gpu_groups(config))
         report.results += gpu_results
         report.notes += gpu_notes

@@ -8,6 +8,11 @@
   toleration runs out (300 s unless the pod sets its own: `--default-not-ready-toleration-seconds` in
   kubernetes/kubernetes@aed80471:plugin/pkg/admission/defaulttolerationseconds/admission.go, a commit of
   master), so the nodes under the checked pods must be Ready.
+- `workload-rollout`: the same question for each declared Deployment. On the host it reads the Deployment,
+  since a new template whose pods the quota or admission refuses leaves no pod behind to fail the pod checks.
+  A tenant's Deployment lives in its vCluster, out of the host's sight: there, the synced pods' pod-template-hash
+  labels (DefaultDeploymentUniqueLabelKey, k8s.io/api apps/v1 types.go: one value per template) tell that pods of an
+  older template remain, and nothing tells of a new pod the vCluster could not sync.
 - `vcluster-control-plane`: a tenant's synced pods run on the host without their vCluster, so they pass
   every pod check while the tenant's API server is down. The chart names it after the release
   (loft-sh/vcluster@v0.36.1:chart/templates/statefulset.yaml L4-6), a StatefulSet while the volume claim
@@ -22,14 +27,16 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from kaistack.declaration.model import StackConfig, Tenant
+from kaistack.declaration.model import StackConfig, Tenant, Workload
 from kaistack.kube import resources as k8s
 from kaistack.kube.client import KubeAPIError, KubeClient
-from kaistack.ops.verify_common import CheckResult, pod_name, pod_ready, pod_state
+from kaistack.ops.verify_common import CheckResult, list_objects, pod_name, pod_ready, pod_state
 
 # The Deployment controller's reason when a rollout stops progressing (TimedOutReason,
 # kubernetes/kubectl@v0.35.0:pkg/util/deployment/deployment.go L56).
 PROGRESS_DEADLINE_EXCEEDED = "ProgressDeadlineExceeded"
+# The label the Deployment controller puts on each ReplicaSet's pods, one value per template.
+TEMPLATE_HASH_LABEL = "pod-template-hash"
 
 
 def deployment_problems(deployment: Mapping[str, Any]) -> list[str]:
@@ -111,6 +118,52 @@ def check_nodes(client: KubeClient, pods: Iterable[Mapping[str, Any]]) -> tuple[
         )
         results.append(CheckResult("node-ready", f"node {node}", False, detail))
     return results, []
+
+
+def check_workload_rollouts(
+    config: StackConfig, client: KubeClient, pods_of: Callable[[Workload], list[dict[str, Any]]]
+) -> list[CheckResult]:
+    """`workload-rollout`: each declared Deployment with replicas runs its current template everywhere."""
+    results = []
+    listed: dict[str, dict[str, dict[str, Any]]] = {}
+    for work in config.workloads:
+        if work.kind != "Deployment" or work.pod_count == 0:
+            continue
+        if work.tenant is not None:
+            results.append(_tenant_rollout(work, pods_of(work)))
+            continue
+        if work.namespace not in listed:
+            found = list_objects(client, k8s.Deployment, work.namespace)
+            listed[work.namespace] = {(d.get("metadata") or {}).get("name", ""): d for d in found}
+        deployment = listed[work.namespace].get(work.name)
+        subject = work.name
+        if deployment is None:
+            detail = f"Deployment {work.namespace}/{work.name} not found: run `pulumi up` or see its preview"
+            results.append(CheckResult("workload-rollout", subject, False, detail))
+            continue
+        problems = deployment_problems(deployment)
+        wanted = (deployment.get("spec") or {}).get("replicas", 1)
+        available = (deployment.get("status") or {}).get("availableReplicas") or 0
+        detail = "; ".join(problems) or f"{available}/{wanted} available, rollout complete"
+        results.append(CheckResult("workload-rollout", subject, not problems, detail))
+    return results
+
+
+def _tenant_rollout(work: Workload, pods: list[dict[str, Any]]) -> CheckResult:
+    subject = f"{work.tenant}/{work.name}"
+    by_template: dict[str, list[str]] = defaultdict(list)
+    for pod in pods:
+        labels = (pod.get("metadata") or {}).get("labels") or {}
+        by_template[str(labels.get(TEMPLATE_HASH_LABEL, "?"))].append(pod_name(pod))
+    if len(by_template) <= 1:
+        detail = f"{len(pods)} synced pods of one template" if pods else "no synced pods (see workload-running)"
+        return CheckResult("workload-rollout", subject, True, detail)
+    templates = "; ".join(f"{h}: {_listed(names)}" for h, names in sorted(by_template.items()))
+    detail = (
+        f"pods of {len(by_template)} templates ({templates}): a rollout has not finished; inside the vCluster "
+        f"`kubectl -n {work.namespace} rollout status deployment/{work.name}`"
+    )
+    return CheckResult("workload-rollout", subject, False, detail)
 
 
 def control_plane_pod(tenant: Tenant, pods_in: Callable[[str], list[dict[str, Any]]]) -> dict[str, Any] | None:

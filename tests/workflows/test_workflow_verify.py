@@ -30,6 +30,7 @@ def test_healthy_platform_passes_every_check(project, fake_kube, capsys):
         "workload-running",
         "workload-scheduler",
         "workload-pod-group",
+        "workload-rollout",
         "gpu-group",
         "vcluster-control-plane",
         "vcluster-owner-refs",

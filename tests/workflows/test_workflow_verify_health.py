@@ -6,6 +6,7 @@ changing what one failure looks like from the API.
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -16,6 +17,7 @@ ML_PODS = "/api/v1/namespaces/ml/pods"
 TENANT_PODS = "/api/v1/namespaces/vcluster-team-a/pods"
 ALL_PODS = "/api/v1/pods"
 DEPLOYMENTS = "/apis/apps/v1/namespaces/kai-scheduler/deployments"
+ML_DEPLOYMENTS = "/apis/apps/v1/namespaces/ml/deployments"
 TENANT = "team-a (vcluster-team-a)"
 
 
@@ -214,3 +216,87 @@ def test_healthy_vcluster_control_plane_passes(project, fake_kube, capsys):
     assert check_detail(report, "vcluster-control-plane", TENANT) == (
         "team-a-0 Running and Ready on kaistack-dev-control-plane"
     )
+
+
+def _infer(fake_kube) -> dict[str, Any]:
+    return next(d for d in fake_kube.items(ML_DEPLOYMENTS) if d["metadata"]["name"] == "infer")
+
+
+def test_declared_deployment_rolled_out_passes(project, fake_kube, capsys):
+    code, report = verify_json(project, fake_kube, capsys)
+    assert code == 0
+    assert check_detail(report, "workload-rollout", "infer") == "2/2 available, rollout complete"
+
+
+def test_declared_deployment_whose_new_pods_are_refused_fails_while_its_old_pods_pass(project, fake_kube, capsys):
+    """Quota or admission refusing the new template's pods leaves no pod to fail: only the Deployment tells."""
+    infer = _infer(fake_kube)
+    infer["metadata"]["generation"] = 2
+    infer["status"] |= {"observedGeneration": 2, "updatedReplicas": 0}
+    infer["status"]["conditions"].append(
+        {
+            "type": "ReplicaFailure",
+            "status": "True",
+            "reason": "FailedCreate",
+            "message": 'pods "infer-5f6a7b8c9-" is forbidden: exceeded quota: ml',
+        }
+    )
+    code, report = verify_json(project, fake_kube, capsys)
+    assert (code, failed_checks(report)) == (1, [("workload-rollout", "infer")])
+    assert check_detail(report, "workload-rollout", "infer") == (
+        "0/2 replicas updated to the current template; "
+        "see `kubectl -n ml rollout status deployment/infer` and its new pods' logs"
+    )
+
+
+def test_declared_deployment_missing_from_the_cluster_fails(project, fake_kube, capsys):
+    fake_kube.items(ML_DEPLOYMENTS).clear()
+    code, report = verify_json(project, fake_kube, capsys)
+    assert (code, failed_checks(report)) == (1, [("workload-rollout", "infer")])
+    assert check_detail(report, "workload-rollout", "infer").startswith("Deployment ml/infer not found")
+
+
+def _tenant_deployment(project, fake_kube, hashes: list[str]) -> None:
+    """A one-replica tenant Deployment `serve`, and a Ready synced pod for each template hash given."""
+    stack = project / "Pulumi.dev.yaml"
+    stack.write_text(
+        stack.read_text()
+        + "    - name: serve\n      kind: Deployment\n      tenant: team-a\n      queue: team-a\n"
+        + "      image: ghcr.io/acme/serve:1.0.0\n"
+    )
+    template = fake_kube.pod(TENANT_PODS, "train-worker-0-x-default-x-team-a")
+    for i, hash_ in enumerate(hashes):
+        pod = copy.deepcopy(template)
+        virtual = f"serve-{hash_}-abcd{i}"
+        pod["metadata"] |= {"name": f"{virtual}-x-default-x-team-a", "uid": f"serve-{i}"}
+        pod["metadata"]["labels"] = {
+            "app": "serve",
+            "pod-template-hash": hash_,
+            "kai.scheduler/queue": "team-a",
+            "vcluster.loft.sh/managed-by": "team-a",
+            "vcluster.loft.sh/namespace": "default",
+        }
+        pod["metadata"]["annotations"]["vcluster.loft.sh/object-name"] = virtual
+        for container in pod["spec"]["containers"]:
+            container["resources"] = {"requests": {"cpu": "100m", "memory": "128Mi"}}
+        fake_kube.items(TENANT_PODS).append(pod)
+        fake_kube.items(ALL_PODS).append(pod)
+
+
+def test_tenant_deployment_with_pods_of_two_templates_fails_naming_them(project, fake_kube, capsys):
+    """The Deployment is inside the vCluster; from the host, two pod-template-hash values mean an unfinished rollout."""
+    _tenant_deployment(project, fake_kube, ["6f7d8c9b5", "7a8b9c0d1"])
+    code, report = verify_json(project, fake_kube, capsys)
+    assert (code, failed_checks(report)) == (1, [("workload-rollout", "team-a/serve")])
+    assert check_detail(report, "workload-rollout", "team-a/serve") == (
+        "pods of 2 templates (6f7d8c9b5: serve-6f7d8c9b5-abcd0-x-default-x-team-a; "
+        "7a8b9c0d1: serve-7a8b9c0d1-abcd1-x-default-x-team-a): a rollout has not finished; inside the vCluster "
+        "`kubectl -n default rollout status deployment/serve`"
+    )
+
+
+def test_tenant_deployment_with_pods_of_one_template_passes(project, fake_kube, capsys):
+    _tenant_deployment(project, fake_kube, ["6f7d8c9b5"])
+    code, report = verify_json(project, fake_kube, capsys)
+    assert code == 0
+    assert check_detail(report, "workload-rollout", "team-a/serve") == "1 synced pods of one template"
