@@ -80,7 +80,15 @@ class EksCluster(pulumi.ComponentResource):
         self.system_node_group = self._system_node_group(name, settings, node_subnets, tags, after)
         self.node_groups = {
             pool.name: _pool_node_group(
-                name, pool, settings, self.cluster, self.node_role, node_subnets, tags, after, self
+                name,
+                pool,
+                settings,
+                self.cluster,
+                self.node_role,
+                network.node_subnets_in(pool.availability_zones),
+                tags,
+                after,
+                self,
             )
             for pool in config.cluster.node_pools
         }

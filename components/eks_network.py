@@ -27,6 +27,8 @@ class EksNetwork:
     private_subnet_ids: list[pulumi.Output[str]] | None
     subnet_ids: list[str] | None
     node_subnet_ids: Sequence[pulumi.Input[str]] | None
+    # The node subnet of each zone of a VPC kaistack creates (empty for a given VPC, whose zones it does not know).
+    node_subnet_by_zone: dict[str, pulumi.Input[str]]
 
     def __init__(
         self,
@@ -45,6 +47,7 @@ class EksNetwork:
         self.public_subnet_ids = None
         self.private_subnet_ids = None
         self.subnet_ids = None
+        self.node_subnet_by_zone = {}
         if settings.vpc_id is not None:
             self.vpc_id = settings.vpc_id
             self.subnet_ids = list(settings.subnet_ids)
@@ -62,6 +65,13 @@ class EksNetwork:
             private = self._private_tier(vpc, zip(zones, private_cidrs, strict=True), public[0], igw)
             self.private_subnet_ids = [s.id for s in private]
             self.node_subnet_ids = self.private_subnet_ids
+        self.node_subnet_by_zone = dict(zip(zones, self.node_subnet_ids, strict=True))
+
+    def node_subnets_in(self, zones: Sequence[str]) -> Sequence[pulumi.Input[str]] | None:
+        """A node group's subnets: those of its pool's zones (model-checked to be the VPC's), else every one."""
+        if not zones:
+            return self.node_subnet_ids
+        return [self.node_subnet_by_zone[z] for z in zones]
 
     def _new_vpc(self, cidr: str) -> aws.ec2.Vpc:
         return aws.ec2.Vpc(

@@ -101,9 +101,12 @@ def _ask_aws(config: StackConfig, ec2: Ec2) -> tuple[dict[str, InstanceFacts], l
     region = eks.region
     system_type = eks.system_node_group.instance_type
     wanted: dict[str, list[str]] = {}  # instance type -> key paths using it
+    zones: dict[str, list[str]] = {}  # key path -> the zones its node group spans
     for i, pool in enumerate(config.cluster.node_pools):
         if pool.instance_type:
-            wanted.setdefault(pool.instance_type, []).append(f"kaistack:cluster.nodePools[{i}].instanceType")
+            key = f"kaistack:cluster.nodePools[{i}].instanceType"
+            wanted.setdefault(pool.instance_type, []).append(key)
+            zones[key] = list(pool.availability_zones or eks.availability_zones)
     wanted.setdefault(system_type, []).append("kaistack:cluster.eks.systemNodeGroup.instanceType")
     facts: dict[str, InstanceFacts] = {}
     problems: list[str] = []
@@ -123,23 +126,37 @@ def _ask_aws(config: StackConfig, ec2: Ec2) -> tuple[dict[str, InstanceFacts], l
                 "x86_64 AL2023 AMIs, pick an x86_64 instance type"
                 for key in keys
             ]
-        problems += [f"{key}: {message}" for key in keys for message in _offer_problems(ec2, eks, found)]
+        for key in keys:
+            problems += [f"{key}: {m}" for m in _offer_problems(ec2, eks, found, key, zones.get(key))]
     return facts, problems
 
 
-def _offer_problems(ec2: Ec2, eks: Any, facts: InstanceFacts) -> list[str]:
+def _offer_problems(ec2: Ec2, eks: Any, facts: InstanceFacts, key: str, zones: list[str] | None) -> list[str]:
+    """EKS refuses a node group with a subnet in a zone that does not offer its type (CreateNodegroup:
+    "Your requested instance type ... is not supported in your requested Availability Zone")."""
     offered = ec2.offered_zones(facts.instance_type)
     if not offered:
         return [f"{facts.instance_type} is offered in no availability zone of {eks.region}"]
-    if not eks.availability_zones:
+    spans = eks.availability_zones if zones is None else zones
+    if not spans:
         return []  # an existing VPC without listed zones: the region offering it is all we can check
-    missing = [z for z in eks.availability_zones if z not in offered]
+    missing = [z for z in spans if z not in offered]
     if not missing:
         return []
-    return [
-        f"{facts.instance_type} is not offered in {', '.join(missing)} (kaistack:cluster.eks.availabilityZones); "
+    pool_zones = key.removesuffix(".instanceType") + ".availabilityZones"
+    source = (
+        pool_zones
+        if zones is not None and zones != list(eks.availability_zones)
+        else ("kaistack:cluster.eks.availabilityZones")
+    )
+    message = (
+        f"{facts.instance_type} is not offered in {', '.join(missing)} ({source}); "
         f"AWS offers it in {', '.join(sorted(offered))}"
-    ]
+    )
+    usable = [z for z in eks.availability_zones if z in offered]
+    if zones is not None and usable:
+        message += f"; set {pool_zones} to {usable} to keep this pool's node group in those zones"
+    return [message]
 
 
 # A VPC kaistack creates spans this many zones when the stack names none: EKS needs 2, a third keeps
@@ -158,7 +175,9 @@ def _pick_zones(ec2: Ec2, region: str, facts: list[InstanceFacts]) -> tuple[list
     types = ", ".join(sorted(f.instance_type for f in facts))
     return zones, [
         f"kaistack:cluster.eks.availabilityZones: EKS needs 2 zones, but only {len(zones)} zone(s) of {region} "
-        f"offer all of {types} ({', '.join(zones) or 'none'}); use other instance types or another region"
+        f"offer all of {types} ({', '.join(zones) or 'none'}); list 2 or more zones in "
+        "kaistack:cluster.eks.availabilityZones and give a pool whose type is offered in fewer its own "
+        "nodePools[].availabilityZones, or use other instance types or another region"
     ]
 
 

@@ -263,6 +263,24 @@ def test_staging_nodes_use_public_subnets_without_nat(mocks: MockSession, ec2: A
 
 
 @pulumi.runtime.test
+def test_pool_with_its_own_zones_gets_only_those_zones_node_subnets(mocks: MockSession, ec2: Any) -> None:
+    """p5e.48xlarge is offered in us-west-2c only (moto): its node group takes that zone's subnet, the rest all."""
+    raw = eks_raw(instanceType="p5e.48xlarge", count=1, availabilityZones=["us-west-2c"])
+    raw["cluster"]["eks"]["availabilityZones"] = ["us-west-2a", "us-west-2b", "us-west-2c"]
+    raw["cluster"]["nodePools"].append({"name": "cpu", "instanceType": "m6i.xlarge", "count": 1})
+    _, done = _build(resolve_node_pools(eks_config(raw), ec2))
+
+    def check(_: Any) -> None:
+        zone_of = {f"{s.name}-id": s.inputs["availabilityZone"] for s in mocks.of_type("aws:ec2/subnet:Subnet")}
+        private = {i for i in zone_of if "-private-" in i}
+        assert [zone_of[i] for i in _inputs(mocks, NG, "kaistack-l4")["subnetIds"]] == ["us-west-2c"]
+        assert set(_inputs(mocks, NG, "kaistack-l4")["subnetIds"]) <= private
+        assert set(_inputs(mocks, NG, "kaistack-cpu")["subnetIds"]) == private
+
+    return done.apply(check)
+
+
+@pulumi.runtime.test
 def test_existing_vpc_creates_no_network(mocks: MockSession, ec2: Any) -> None:
     raw = eks_raw()
     raw["cluster"]["eks"] = {"region": REGION, "vpcId": "vpc-0abc", "subnetIds": ["subnet-1", "subnet-2"]}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import boto3
@@ -11,7 +12,7 @@ from botocore.stub import Stubber
 from eks_testlib import REGION, eks_config, eks_raw, stack
 
 from kaistack.declaration.model import Taint
-from kaistack.declaration.parse import ConfigError
+from kaistack.declaration.parse import ConfigError, parse_config
 from kaistack.stack import ec2 as ec2_module
 from kaistack.stack.eks import GPU_TAINT, discover, resolve_node_pools
 
@@ -405,3 +406,84 @@ def test_a_declared_system_node_group_value_above_the_machine_names_both_values(
 def test_without_aws_the_system_node_groups_allocatable_stays_as_declared(no_aws: None) -> None:
     config, _ = discover(eks_config(gpus=1, gpuProduct="NVIDIA-L4", gpuMemoryMiB=22888))
     assert not config.cluster.eks.system_node_group.capacity_known
+
+
+# --- a pool in fewer zones than the cluster ------------------------------------------------------------
+
+
+def _three_zones(**pool: Any) -> dict[str, Any]:
+    raw = eks_raw(**pool)
+    raw["cluster"]["eks"]["availabilityZones"] = ["us-west-2a", "us-west-2b", "us-west-2c"]
+    return raw
+
+
+def test_type_offered_in_fewer_zones_than_the_cluster_suggests_the_pools_own_zones(ec2: Any) -> None:
+    """moto's offerings: p5e.48xlarge only in us-west-2c; EKS refuses a node group with a subnet elsewhere."""
+    with pytest.raises(ConfigError) as excinfo:
+        resolve_node_pools(eks_config(_three_zones(instanceType="p5e.48xlarge", count=1)), ec2)
+    assert _problems(excinfo) == [
+        "kaistack:cluster.nodePools[0].instanceType: p5e.48xlarge is not offered in us-west-2a, us-west-2b "
+        "(kaistack:cluster.eks.availabilityZones); AWS offers it in us-west-2c; set "
+        "kaistack:cluster.nodePools[0].availabilityZones to ['us-west-2c'] to keep this pool's node group in those "
+        "zones"
+    ]
+
+
+def test_pool_in_the_zones_that_offer_its_type_resolves(ec2: Any) -> None:
+    raw = _three_zones(instanceType="p5e.48xlarge", count=1, availabilityZones=["us-west-2c"])
+    resolved = resolve_node_pools(eks_config(raw), ec2)
+    assert resolved.cluster.node_pools[0].availability_zones == ["us-west-2c"]
+    assert resolved.cluster.node_pools[0].gpus == 8
+
+
+def test_pool_zone_its_type_is_not_offered_in_names_the_pools_key(ec2: Any) -> None:
+    raw = _three_zones(instanceType="p5e.48xlarge", count=1, availabilityZones=["us-west-2b", "us-west-2c"])
+    with pytest.raises(ConfigError) as excinfo:
+        resolve_node_pools(eks_config(raw), ec2)
+    (problem,) = _problems(excinfo)
+    assert problem.startswith(
+        "kaistack:cluster.nodePools[0].instanceType: p5e.48xlarge is not offered in us-west-2b "
+        "(kaistack:cluster.nodePools[0].availabilityZones); AWS offers it in us-west-2c"
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (
+            lambda raw: raw["cluster"]["nodePools"][0].update(availabilityZones=["us-west-2d"]),
+            "kaistack:cluster.nodePools[0].availabilityZones: 'us-west-2d' is not one of "
+            "cluster.eks.availabilityZones (us-west-2a, us-west-2b, us-west-2c)",
+        ),
+        (
+            lambda raw: (
+                raw["cluster"]["nodePools"][0].update(availabilityZones=["us-west-2a"]),
+                raw["cluster"]["eks"].pop("availabilityZones"),
+            ),
+            "kaistack:cluster.nodePools[0].availabilityZones: list cluster.eks.availabilityZones too",
+        ),
+        (
+            lambda raw: (
+                raw["cluster"]["nodePools"][0].update(availabilityZones=["us-west-2a"]),
+                raw["cluster"]["eks"].update(vpcId="vpc-0abc", subnetIds=["subnet-1", "subnet-2"]),
+            ),
+            "kaistack:cluster.nodePools[0].availabilityZones: only with the VPC kaistack creates",
+        ),
+        (
+            lambda raw: raw["cluster"]["nodePools"][0].update(availabilityZones=["us-west-2a", "us-west-2a"]),
+            "kaistack:cluster.nodePools[0].availabilityZones: each zone once",
+        ),
+    ],
+    ids=["not-a-cluster-zone", "cluster-zones-unset", "existing-vpc", "repeated"],
+)
+def test_pool_zones_must_be_the_clusters_own(no_aws: None, change: Any, expected: str) -> None:
+    raw = _three_zones(gpus=1, gpuMemoryMiB=22888, gpuProduct="NVIDIA-L4")
+    change(raw)
+    with pytest.raises(ConfigError, match=re.escape(expected)):
+        eks_config(raw)
+
+
+def test_pool_zones_outside_eks_are_refused() -> None:
+    raw = {"cluster": {"provider": "kind", "nodePools": [{"name": "gpu", "gpus": 1, "availabilityZones": ["a"]}]}}
+    with pytest.raises(ConfigError, match=r"node pool availabilityZones applies to EKS only; set on gpu"):
+        parse_config(raw)

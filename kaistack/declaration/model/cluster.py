@@ -75,6 +75,12 @@ class NodePool(Model):
     taints: Annotated[list[Taint], Field(max_length=limits.MAX_LIST_ITEMS)] = Field(
         default_factory=list, description="Node taints"
     )
+    # EKS refuses a node group whose subnets lie in a zone that does not offer its instance type, and the
+    # largest GPU types are offered in one zone or two: such a pool spans only the zones listed here.
+    availability_zones: Annotated[list[Text], Field(max_length=32)] = Field(
+        default_factory=list,
+        description="EKS: the zones of cluster.eks.availabilityZones this pool's node group spans (unset: all)",
+    )
 
     @property
     def gpu_count(self) -> int:
@@ -234,6 +240,9 @@ class ClusterConfig(Model):
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"node pool names must be unique; repeated: {', '.join(dupes)}")
+        zoned = [p.name for p in self.node_pools if p.availability_zones]
+        if zoned and self.provider != "eks":
+            raise ValueError(f"node pool availabilityZones applies to EKS only; set on {', '.join(zoned)}")
         total = sum(max(p.count, p.max_size or 0) for p in self.node_pools)
         if total > limits.MAX_NODES:
             raise ValueError(f"node pools add up to {total} nodes; kaistack plans for at most {limits.MAX_NODES}")
@@ -279,6 +288,26 @@ def eks_shape_problems(cluster: ClusterConfig) -> list[str]:
     for zone in eks.availability_zones:
         if not zone.startswith(eks.region):
             problems.append(f"cluster.eks.availabilityZones: {zone!r} is not a zone of region {eks.region!r}")
+    for i, pool in enumerate(cluster.node_pools):
+        problems += _pool_zone_problems(f"cluster.nodePools[{i}].availabilityZones", pool, eks)
+    return problems
+
+
+def _pool_zone_problems(where: str, pool: NodePool, eks: EksSettings) -> list[str]:
+    zones = pool.availability_zones
+    if not zones:
+        return []
+    if eks.vpc_id is not None:
+        return [f"{where}: only with the VPC kaistack creates; with vpcId the pool spans every subnet of subnetIds"]
+    if not eks.availability_zones:
+        return [f"{where}: list cluster.eks.availabilityZones too, the zones the pool's zones are taken from"]
+    problems = [
+        f"{where}: {zone!r} is not one of cluster.eks.availabilityZones ({', '.join(eks.availability_zones)})"
+        for zone in zones
+        if zone not in eks.availability_zones
+    ]
+    if len(set(zones)) != len(zones):
+        problems.append(f"{where}: each zone once")
     return problems
 
 
