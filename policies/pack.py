@@ -20,6 +20,7 @@ from pulumi_policy import (
     StackValidationArgs,
     StackValidationPolicy,
 )
+from pulumi_policy.proxy import UnknownValueError
 
 from kaistack.declaration.parse import ConfigError
 from kaistack.guardrails.facts import StackFacts, facts_from_stack
@@ -62,7 +63,20 @@ def facts_from_environ(environ: Mapping[str, str]) -> StackFacts:
 
 def _res(resource_type: str, name: str, props: object, urn: str, parent: str | None, provider: object) -> Res:
     provider_urn = getattr(provider, "urn", None) if provider is not None else None
-    return Res(type=resource_type, name=name, props=props, urn=urn, parent=parent, provider=provider_urn)  # type: ignore[arg-type]
+    provider_props = getattr(provider, "props", None) if provider is not None else None
+    try:
+        namespace = provider_props.get("namespace") if isinstance(provider_props, Mapping) else None
+    except UnknownValueError:  # a provider whose namespace is another resource's output, at preview
+        namespace = None
+    return Res(
+        type=resource_type,
+        name=name,
+        props=props,  # type: ignore[arg-type]
+        urn=urn,
+        parent=parent,
+        provider=provider_urn,
+        provider_namespace=namespace if isinstance(namespace, str) and namespace else None,
+    )
 
 
 def _stack_res(r: PolicyResource) -> Res:

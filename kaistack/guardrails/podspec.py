@@ -98,6 +98,9 @@ class Res:
     urn: str = ""
     parent: str | None = None  # parent URN
     provider: str | None = None  # provider URN (or "urn::id" reference)
+    # The Kubernetes provider's `namespace` input: where an object with no metadata.namespace goes (the engine
+    # sends the provider's inputs with each resource, pulumi/pulumi pkg/resource/deploy/step_generator.go).
+    provider_namespace: str | None = None
     # Read back from the API server (`kubectl get -o yaml` into `kaistack lint`), not a request to create:
     # fields the cluster wrote since (a Pod's nodeName, KAI's pod-group-name) say nothing of its author.
     live: bool = False
@@ -227,7 +230,7 @@ def workload(res: Res) -> Workload | None:
         return None
     meta = mapping(res.props.get("metadata"))
     name = meta.get("name") or res.name
-    namespace = meta.get("namespace") or "default"
+    namespace = meta.get("namespace") or res.provider_namespace or "default"
     # KAI's pod-grouper takes a CronJob's pods' top owner to be their Job (kai-scheduler/KAI-Scheduler@v0.17.0
     # pkg/podgrouper/podgrouper/plugins/cronjobs/crobjob-grouper.go), which carries jobTemplate's metadata, not
     # the CronJob's own.

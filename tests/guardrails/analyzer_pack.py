@@ -43,14 +43,15 @@ class Pack:
         config.update(overrides or {})
         self.stub.Configure(analyzer_pb2.ConfigureAnalyzerRequest(policyConfig=config), timeout=30)
 
-    def analyze(self, r: RecordedResource) -> list[Diagnostic]:
+    def analyze(self, r: RecordedResource, stack: list[RecordedResource] | None = None) -> list[Diagnostic]:
+        """One resource, with its provider's inputs where `stack` holds the provider (as the engine sends them)."""
         request = analyzer_pb2.AnalyzeRequest(
             type=r.type,
             properties=struct(r.inputs),
             urn=r.urn,
             name=r.name,
             options=analyzer_pb2.AnalyzerResourceOptions(parent=r.parent or ""),
-            provider=_provider(r),
+            provider=_provider(r, stack or []),
         )
         return _diagnostics(self.stub.Analyze(request, timeout=30))
 
@@ -63,7 +64,7 @@ class Pack:
                     urn=r.urn,
                     name=r.name,
                     parent=r.parent or "",
-                    provider=_provider(r),
+                    provider=_provider(r, resources),
                     options=analyzer_pb2.AnalyzerResourceOptions(parent=r.parent or ""),
                 )
                 for r in resources
@@ -72,7 +73,7 @@ class Pack:
         return _diagnostics(self.stub.AnalyzeStack(request, timeout=120))
 
     def analyze_all(self, resources: list[RecordedResource]) -> list[Diagnostic]:
-        return [d for r in resources for d in self.analyze(r)] + self.analyze_stack(resources)
+        return [d for r in resources for d in self.analyze(r, resources)] + self.analyze_stack(resources)
 
     def close(self) -> None:
         self.channel.close()
@@ -86,11 +87,19 @@ def struct(inputs: dict[str, Any]) -> struct_pb2.Struct:
     return props
 
 
-def _provider(r: RecordedResource) -> analyzer_pb2.AnalyzerProviderResource | None:
+def _provider(r: RecordedResource, stack: list[RecordedResource]) -> analyzer_pb2.AnalyzerProviderResource | None:
+    """The engine's AnalyzerProviderResource: the provider's URN, type, name and inputs
+    (pulumi/pulumi pkg/resource/deploy/step_generator.go, `Properties: providerResource.Inputs`)."""
     if not r.provider:
         return None
     urn = r.provider.rsplit("::", 1)[0]  # a provider reference is "<urn>::<id>"
-    return analyzer_pb2.AnalyzerProviderResource(urn=urn, type="pulumi:providers:kubernetes", name=urn.split("::")[-1])
+    inputs = next((p.inputs for p in stack if p.urn == urn), None)
+    return analyzer_pb2.AnalyzerProviderResource(
+        urn=urn,
+        type="pulumi:providers:kubernetes",
+        name=urn.split("::")[-1],
+        properties=struct(inputs) if inputs is not None else None,
+    )
 
 
 def _diagnostics(response: analyzer_pb2.AnalyzeResponse) -> list[Diagnostic]:

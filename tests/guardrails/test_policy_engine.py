@@ -10,6 +10,7 @@ exactly one rule.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 import subprocess
 import sys
@@ -326,3 +327,22 @@ def test_the_engines_python_launcher_starts_the_pack_too() -> None:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_a_provider_default_namespace_places_a_workload_that_names_none(
+    pack: Pack, dev_stack: list[RecordedResource]
+) -> None:
+    """A Kubernetes provider's `namespace` input is where an object without metadata.namespace goes; the engine
+    sends the provider's inputs with each resource, so a Deployment written that way into a tenant's host
+    namespace is caught like one that names it."""
+    urn = "urn:pulumi:dev::kaistack::pulumi:providers:kubernetes::team-a-host"
+    provider = RecordedResource(
+        "pulumi:providers:kubernetes", "team-a-host", urn, None, {"namespace": "vcluster-team-a"}, True, None
+    )
+    stack = [*_mutated(dev_stack, "vllm-test-07", lambda i: i["metadata"].pop("namespace")), provider]
+    target = _named(stack, "vllm-test-07")
+    moved = dataclasses.replace(target, provider=f"{urn}::id")
+    messages = [m for _, _, m in pack.analyze(moved, stack)]
+    assert any("runs pods in tenant team-a's host namespace vcluster-team-a" in m for m in messages), messages
+    unmoved = pack.analyze(target, stack)
+    assert not any("host namespace" in m for _, _, m in unmoved)
