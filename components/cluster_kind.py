@@ -170,8 +170,11 @@ class KindCluster(pulumi.ComponentResource):
             delete=delete_script(config),
             stdin=config_yaml,
             # kind cannot change a running cluster: a new config replaces it (delete first, since
-            # the cluster name is fixed); the script text alone never forces a replacement.
-            triggers=[config_yaml],
+            # the cluster name is fixed); the script text alone never forces a replacement
+            # (pulumi/pulumi-command@v1.2.1 provider/pkg/provider/common/inputs.go: only `triggers` replaces),
+            # so a new name is a trigger too: as an update, the new create would start a second cluster
+            # beside the old one (its host ports still bound) and the old would never be deleted.
+            triggers=[config_yaml, config.cluster.name],
             # stdout is the admin kubeconfig: never logged, never kept in clear in the state, and not
             # re-injected into the next run's environment.
             logging=local.Logging.NONE,
