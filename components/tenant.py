@@ -210,7 +210,16 @@ class Tenant(pulumi.ComponentResource):
                 lambda args: with_server(args[0], f"https://{args[1]}:443")
             )
         self.kubeconfig = pulumi.Output.secret(kubeconfig)
-        self.provider = k8s.Provider(f"{name}-provider", kubeconfig=self.kubeconfig, opts=child_opts)
+        # Without an identifier pulumi-kubernetes replaces a provider whenever its kubeconfig's server changes
+        # (provider.go DiffConfig), and every object of the tenant is then created again, under the same name,
+        # in the same vCluster: AlreadyExists. With one, only a new identifier replaces it. The tenant's vCluster
+        # is the same while its host namespace and its kubeconfig Secret are, which their uids say.
+        identity = pulumi.Output.all(self.namespace.metadata.uid, self.kubeconfig_secret.metadata.uid).apply(
+            lambda uids: f"vcluster/{host_ns}/{tenant.name}/{uids[0]}/{uids[1]}"
+        )
+        self.provider = k8s.Provider(
+            f"{name}-provider", kubeconfig=self.kubeconfig, cluster_identifier=identity, opts=child_opts
+        )
         self.summary = {
             "name": tenant.name,
             "namespace": host_ns,

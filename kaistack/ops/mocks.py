@@ -15,6 +15,7 @@ import json
 import runpy
 import sys
 import threading
+import uuid
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -175,6 +176,10 @@ class PlatformMocks(pulumi_mocks.Mocks):
                 "status": "deployed",
                 "revision": 1,
             }
+        if args.typ.startswith("kubernetes:") and isinstance(state.get("metadata"), Mapping):
+            # The API server gives every object a uid; a tenant provider's clusterIdentifier is made of them.
+            uid = uuid.uuid5(uuid.NAMESPACE_URL, f"{args.typ}/{args.resource_id or args.name}")
+            state["metadata"] = {**state["metadata"], "uid": str(uid)}
         resource_id = args.resource_id or (
             f"{metadata.get('namespace')}/{metadata.get('name')}" if metadata.get("namespace") else None
         )

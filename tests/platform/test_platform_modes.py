@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import uuid
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from platform_testlib import COMMAND, PROVIDER, RELEASE, base_raw, inputs, merge
 from components.tenant import with_server
 from kaistack.declaration import versions
 from kaistack.declaration.parse import ConfigError, parse_config
+from kaistack.ops.mocks import MockSession
 from kaistack.ops.render import RenderError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -400,6 +402,25 @@ def test_kind_tenant_port_base_moves_the_mapped_range_and_the_tenants_ports(mock
     t2 = inputs(named(mocks.resources, "kaistack-t2-vcluster"))["values"]
     assert t2["controlPlane"]["service"]["httpsNodePort"] == 30011
     assert t2["exportKubeConfig"] == {"server": "https://127.0.0.1:30011"}
+
+
+def _tenant_provider(raw):
+    with MockSession(stack="dev") as session:
+        run_program(session, raw)
+        return inputs(named(session.resources, "kaistack-t1-provider"))
+
+
+def test_tenant_provider_keeps_its_identity_when_the_tenants_api_address_changes():
+    """pulumi-kubernetes replaces a provider whose kubeconfig server changes unless a clusterIdentifier is set and
+    unchanged (pulumi/pulumi-kubernetes provider/pkg/provider/provider.go DiffConfig); a replaced provider
+    re-creates every tenant object under its own name in the same vCluster, which fails with AlreadyExists."""
+    tenant = {"name": "t1", "queues": ["team"]}
+    before = _tenant_provider(merged(base_raw(), tenants=[tenant]))
+    after = _tenant_provider(merged(base_raw(), tenants=[{**tenant, "apiServerUrl": "https://t1.example.com:443"}]))
+    assert before["clusterIdentifier"] == after["clusterIdentifier"]
+    namespace_uid = str(uuid.uuid5(uuid.NAMESPACE_URL, "kubernetes:core/v1:Namespace/kaistack-t1-namespace"))
+    secret_uid = str(uuid.uuid5(uuid.NAMESPACE_URL, "kubernetes:core/v1:Secret/vcluster-t1/vc-t1"))
+    assert before["clusterIdentifier"] == f"vcluster/vcluster-t1/t1/{namespace_uid}/{secret_uid}"
 
 
 def test_tenant_off_kind_without_url_is_a_load_balancer_read_back_for_the_provider(mocks):
