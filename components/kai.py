@@ -111,11 +111,6 @@ def kai_values(config: StackConfig) -> dict[str, Any]:
     return values
 
 
-def protect_kai(config: StackConfig) -> bool:
-    eks = config.cluster.eks
-    return bool(config.cluster.provider == "eks" and eks is not None and eks.protect)
-
-
 class KaiScheduler(pulumi.ComponentResource):
     release: k8s.helm.v3.Release
     isolator: k8s.helm.v3.Release | None
@@ -145,7 +140,9 @@ class KaiScheduler(pulumi.ComponentResource):
             # The fake GPU operator goes first, so the KAI operator sees run.ai/fake.gpu nodes when it
             # renders the binder (vcluster-and-gpu.md §5, KAI hack/setup-e2e-cluster.sh).
             # `cluster.eks.protect` (prod) also protects KAI: without it no GPU workload gets scheduled.
-            opts=child_opts.merge(pulumi.ResourceOptions(depends_on=depends_on or [], protect=protect_kai(config))),
+            opts=child_opts.merge(
+                pulumi.ResourceOptions(depends_on=depends_on or [], protect=config.cluster.protected)
+            ),
         )
         # Cluster-scoped; its CRD comes with the chart. A constrained job waits for it ("Requested topology
         # ... does not exist"), so workloads are created after it.

@@ -175,12 +175,16 @@ class Tenant(pulumi.ComponentResource):
         super().__init__("kaistack:index:Tenant", name, None, opts)
         child_opts = pulumi.ResourceOptions(parent=self)
         host_ns = tenant.host_namespace
+        # The vCluster's datastore is a volume claim in this namespace (loft-sh/vcluster@v0.36.1
+        # chart/values.yaml persistence.volumeClaim): removing or renaming a tenant in the stack file would
+        # delete everything its users created. Protected where the cluster is (`cluster.eks.protect`).
+        kept = pulumi.ResourceOptions(parent=self, protect=config.cluster.protected)
         self.namespace = k8s.core.v1.Namespace(
             f"{name}-namespace",
             # The label lets host-side admission bind this namespace to the tenant's queues
             # (vcluster-and-gpu.md §1.7: labels pass through vCluster, so a tenant can name any queue).
             metadata={"name": host_ns, "labels": {TENANT_LABEL: tenant.name}},
-            opts=child_opts,
+            opts=kept,
         )
         self.release = k8s.helm.v3.Release(
             f"{name}-vcluster",
@@ -192,7 +196,7 @@ class Tenant(pulumi.ComponentResource):
             values=vcluster_values(config, tenant),
             timeout=900,
             max_history=versions.HELM_MAX_HISTORY,
-            opts=child_opts.merge(pulumi.ResourceOptions(depends_on=[self.namespace])),
+            opts=kept.merge(pulumi.ResourceOptions(depends_on=[self.namespace])),
         )
         self.connect_command = f"vcluster connect {tenant.name} -n {host_ns}"
         read_opts = pulumi.ResourceOptions(parent=self, provider=host_provider, depends_on=[self.release])

@@ -27,6 +27,7 @@ from kaistack.declaration.parse import ConfigError
 from kaistack.ops.mocks import MockSession
 from kaistack.ops.render import Rendered, render_stack
 from kaistack.stack.eks import resolve_node_pools
+from kaistack.stack.files import read_stack_config
 
 STACKS = ("staging", "prod")
 NOT_BUILTIN = (
@@ -200,6 +201,20 @@ def test_kai_release_is_protected_with_the_cluster(
         assert mocks.named("kubernetes:helm.sh/v3:Release", "kai-release").protect is protected
 
     return kai.release.urn.apply(check)
+
+
+@pytest.mark.parametrize(("name", "protected"), [("prod", True), ("staging", False)])
+def test_tenant_namespaces_and_vclusters_are_protected_with_the_cluster(
+    rendered: dict[str, Rendered], name: str, protected: bool
+) -> None:
+    """A tenant's vCluster keeps its datastore in a volume claim in its namespace (loft-sh/vcluster@v0.36.1
+    chart/values.yaml persistence.volumeClaim); removing the tenant from the stack file would delete it."""
+    tenants = [t["name"] for t in read_stack_config(PROJECT_DIR, name)["tenants"]]
+    assert tenants
+    for tenant in tenants:
+        for suffix in ("namespace", "vcluster"):
+            resource = rendered[name].named(f"kaistack-{tenant}-{suffix}")
+            assert resource.protect is protected, resource.name
 
 
 # --- the CLI ----------------------------------------------------------------------------------------

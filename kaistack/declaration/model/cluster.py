@@ -230,6 +230,11 @@ class ClusterConfig(Model):
         default=None, description="Topology levels from node labels, broadest first, for topology-aware placement"
     )
 
+    @property
+    def protected(self) -> bool:
+        """`cluster.eks.protect`: what holds state or schedules everything is protected from deletion."""
+        return bool(self.provider == "eks" and self.eks is not None and self.eks.protect)
+
     @model_validator(mode="after")
     def _provider_settings(self) -> ClusterConfig:
         if self.provider == "existing" and self.existing is None:
