@@ -209,6 +209,16 @@ class GpuStack(pulumi.ComponentResource):
             timeout=900,
             max_history=versions.HELM_MAX_HISTORY,
             **release_args(config),
-            opts=child_opts.merge(pulumi.ResourceOptions(depends_on=[self.namespace, *(depends_on or [])])),
+            # A new release name or namespace replaces the release (pulumi/pulumi-kubernetes
+            # provider/pkg/provider/helm_release.go forceNewFields), and so must a new chart: the fake and
+            # NVIDIA operators share the release name and a `gpu-operator` Deployment whose selectors differ,
+            # which an upgrade cannot change. Delete first: both charts own the same cluster-scoped objects.
+            opts=child_opts.merge(
+                pulumi.ResourceOptions(
+                    depends_on=[self.namespace, *(depends_on or [])],
+                    replace_on_changes=["chart"],
+                    delete_before_replace=True,
+                )
+            ),
         )
         self.register_outputs({"mode": config.gpu.mode, "namespace": namespace, "releaseStatus": self.release.status})

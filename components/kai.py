@@ -140,8 +140,12 @@ class KaiScheduler(pulumi.ComponentResource):
             # The fake GPU operator goes first, so the KAI operator sees run.ai/fake.gpu nodes when it
             # renders the binder (vcluster-and-gpu.md §5, KAI hack/setup-e2e-cluster.sh).
             # `cluster.eks.protect` (prod) also protects KAI: without it no GPU workload gets scheduled.
+            # A new namespace replaces the release; delete first, since Helm refuses to install a second one
+            # beside it that owns the same cluster-scoped objects (KAI's PriorityClasses, ClusterRoles).
             opts=child_opts.merge(
-                pulumi.ResourceOptions(depends_on=depends_on or [], protect=config.cluster.protected)
+                pulumi.ResourceOptions(
+                    depends_on=depends_on or [], protect=config.cluster.protected, delete_before_replace=True
+                )
             ),
         )
         # Cluster-scoped; its CRD comes with the chart. A constrained job waits for it ("Requested topology

@@ -196,7 +196,8 @@ class Tenant(pulumi.ComponentResource):
             values=vcluster_values(config, tenant),
             timeout=900,
             max_history=versions.HELM_MAX_HISTORY,
-            opts=kept.merge(pulumi.ResourceOptions(depends_on=[self.namespace])),
+            # Moved to another namespace, the new vCluster would ask for the NodePort the old one still holds.
+            opts=kept.merge(pulumi.ResourceOptions(depends_on=[self.namespace], delete_before_replace=True)),
         )
         self.connect_command = f"vcluster connect {tenant.name} -n {host_ns}"
         read_opts = pulumi.ResourceOptions(parent=self, provider=host_provider, depends_on=[self.release])

@@ -90,6 +90,8 @@ class RecordedResource:
     delete_before_replace: bool = False
     protect: bool = False
     transforms: int = 0  # how many transforms the options declare (the mock monitor runs none)
+    replace_on_changes: tuple[str, ...] = ()
+    retain_on_delete: bool = False
 
     @property
     def masked_inputs(self) -> dict[str, Any]:
@@ -214,6 +216,8 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
             delete_before_replace=bool(getattr(request, "deleteBeforeReplace", False)),
             protect=bool(getattr(request, "protect", False)),
             transforms=len(getattr(request, "transforms", ())),
+            replace_on_changes=tuple(getattr(request, "replaceOnChanges", ())),
+            retain_on_delete=bool(getattr(request, "retainOnDelete", False)),
         )
         with self._lock:
             self.records.append(record)

@@ -346,3 +346,20 @@ def test_stack_outputs_list_kai_queues_and_tenant_connect_commands(mocks):
     assert outputs["tenants"][0]["connectCommand"] == "vcluster connect team-a -n vcluster-team-a"
     assert outputs["tenants"][0]["kubeconfigSecret"] == "vc-team-a"
     assert outputs["tenants"][0]["queues"] == ["team-a"]
+
+
+def test_releases_that_own_cluster_scoped_objects_or_a_node_port_are_replaced_delete_first(dev):
+    """A new namespace (or release name) replaces a Helm release (pulumi/pulumi-kubernetes
+    provider/pkg/provider/helm_release.go forceNewFields ".name", ".namespace", DeleteBeforeReplace false): created
+    beside the old one, KAI's and the GPU operator's would own the same PriorityClasses and CRDs, which Helm refuses,
+    and a tenant's vCluster would ask for the NodePort the old one holds."""
+    for name in ("kaistack-kai-release", "kaistack-gpu-release", "kaistack-team-a-vcluster"):
+        assert named(dev, name).delete_before_replace is True, name
+
+
+def test_gpu_release_is_replaced_when_its_chart_changes(dev):
+    """gpu.mode fake -> gpu-operator keeps the release name `gpu-operator` but changes the chart; the two charts'
+    `gpu-operator` Deployments select different labels (run-ai/fake-gpu-operator@v0.2.0
+    deploy/fake-gpu-operator/templates/gpu-operator/deployment.yml, NVIDIA/gpu-operator@v26.7.0
+    deployments/gpu-operator/templates/operator.yaml), which an upgrade cannot change."""
+    assert named(dev, "kaistack-gpu-release").replace_on_changes == ("chart",)
