@@ -17,6 +17,8 @@ from kaistack.declaration.model import StackConfig, Workload
 # Kubeflow's training operator only wires rendezvous env/ports into the container named "pytorch"
 # (training-operator pkg/controller.v1/pytorch: DefaultContainerName).
 PYTORCH_CONTAINER = "pytorch"
+# pulumi/pulumi-kubernetes provider/pkg/metadata/annotations.go AnnotationSkipAwait.
+SKIP_AWAIT = "pulumi.com/skipAwait"
 API_VERSIONS = {"Pod": "v1", "Deployment": "apps/v1", "Job": "batch/v1", "PyTorchJob": "kubeflow.org/v1"}
 
 
@@ -161,6 +163,11 @@ def manifest(config: StackConfig, work: Workload) -> dict[str, Any]:
         top = subgroups.topology_annotations(config, work)
         if top:
             metadata["annotations"] = top
+    if work.kind == "Job":
+        # pulumi-kubernetes waits for a Job to complete, 10 minutes by default (provider/pkg/await/job.go
+        # DefaultJobTimeoutMins), failing `pulumi up` on every training run longer than that, again on each
+        # later run until it completes. A Job's progress is `kaistack verify`'s to report.
+        metadata["annotations"] = {**metadata.get("annotations", {}), SKIP_AWAIT: "true"}
     if work.kind == "Pod":
         template = pod_template(config, work)
         metadata["labels"] = template["metadata"]["labels"]

@@ -113,6 +113,7 @@ def _print_plan(plan: PromotionPlan) -> None:
         width = max(len(p.key) for p in plan.pins)
         for pin in plan.pins:
             notes = [*(["added; was the default"] if pin.added else []), *(["downgrade"] if pin.downgrade else [])]
+            notes += [pin.restarts] if pin.restarts else []
             note = f"  ({'; '.join(notes)})" if notes else ""
             print(f"  {pin.key:<{width}}  {pin.old} -> {pin.new}{note}")
     if plan.skipped:

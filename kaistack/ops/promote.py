@@ -23,12 +23,11 @@ The flow, and its seams:
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -39,111 +38,26 @@ from kaistack.declaration.pulumi_yaml import refuse_ambiguous_scalars
 from kaistack.declaration.versions import release_order
 from kaistack.declaration.yaml_load import YamlInputError, load_one, read_text
 from kaistack.errors import EnvironmentProblem
+from kaistack.ops.promote_plan import (  # re-exported: the CLI and tests import them from here
+    CandidateCheck,
+    Pin,
+    PromotionError,
+    PromotionPlan,
+    PromotionResult,
+    Skipped,
+    TargetChanged,
+)
 from kaistack.ops.safe_write import FileChanged, refuse_read_only, replace_if_unchanged
 from kaistack.ops.yaml_edit import YamlEditError, set_values
 from kaistack.progress import Progress
 from kaistack.stack.files import kaistack_keys, read_stack_config, read_stack_file, stack_file
 from kaistack.stack.load import LoadOptions, resolve_settings
 
+# A named Job or Pod whose pod template changes is replaced, the old one deleted first (pulumi/pulumi-kubernetes
+# provider/pkg/provider/diff.go forceNew fields, provider.go Diff deleteBeforeReplace): a new image stops the run.
+RESTARTED_KINDS = ("Job", "Pod")
 # gpu.mode -> the settings block whose chart `version` is the GPU stack's pin.
 GPU_PIN_BLOCK = {"fake": "fake", "device-plugin": "devicePlugin", "gpu-operator": "gpuOperator"}
-
-
-class PromotionError(Exception):
-    """Promotion refused; the target file was not changed."""
-
-
-class TargetChanged(PromotionError):
-    """The target stack file changed between reading it and writing the promotion."""
-
-
-@dataclass(frozen=True)
-class Pin:
-    """One value copied from source to target."""
-
-    key: str  # as users write it: "kaistack:tenants[team-a].vcluster.version"
-    path: tuple[str | int, ...]  # where it lives in the stack file document
-    old: str  # the target's effective value before
-    new: str
-    added: bool  # the target file did not set the key (it ran the default)
-    downgrade: bool = False  # both are release versions and `new` is the older
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"key": self.key, "from": self.old, "to": self.new, "added": self.added, "downgrade": self.downgrade}
-
-
-@dataclass(frozen=True)
-class Skipped:
-    key: str
-    reason: str
-
-    def as_dict(self) -> dict[str, str]:
-        return {"key": self.key, "reason": self.reason}
-
-
-@dataclass(frozen=True)
-class PromotionPlan:
-    project_dir: Path
-    source: str
-    target: str
-    target_file: Path
-    original_bytes: bytes
-    digest: str
-    new_text: str
-    pins: tuple[Pin, ...]
-    skipped: tuple[Skipped, ...] = ()
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.pins)
-
-    def diff(self) -> str:
-        """A unified diff with "\n" line ends whatever the file's (CRLF, CR): the edit, not its line breaks."""
-        name = self.target_file.name
-        lines = difflib.unified_diff(
-            self.original_bytes.decode("utf-8").splitlines(),
-            self.new_text.splitlines(),
-            fromfile=f"a/{name}",
-            tofile=f"b/{name}",
-            lineterm="",
-        )
-        return "".join(f"{line}\n" for line in lines)
-
-
-@dataclass
-class CandidateCheck:
-    """The would-be target validated: model parse, then policies and capacity."""
-
-    ok: bool
-    problems: list[str] = field(default_factory=list)
-    report: Any = None  # kaistack.ops.validate.ValidationReport when the model parsed
-
-    def as_dict(self) -> dict[str, Any]:
-        result: dict[str, Any] = {"ok": self.ok, "problems": self.problems}
-        if self.report is not None:
-            result["report"] = self.report.as_dict()
-        return result
-
-
-@dataclass
-class PromotionResult:
-    plan: PromotionPlan
-    check: CandidateCheck | None
-    written: bool
-    refused: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "source": self.plan.source,
-            "target": self.plan.target,
-            "file": self.plan.target_file.name,
-            "pins": [p.as_dict() for p in self.plan.pins],
-            "skipped": [s.as_dict() for s in self.plan.skipped],
-            "diff": self.plan.diff(),
-            "validation": self.check.as_dict() if self.check else None,
-            "written": self.written,
-            "refused": self.refused,
-        }
 
 
 # --- 1. plan ----------------------------------------------------------------------------------------
@@ -258,6 +172,7 @@ def _pins(
             skipped.append(Skipped(f"{NAMESPACE}:workloads[{work.name}]", "promoted workload not declared in target"))
             continue
         index = dst_workloads[work.name]
+        before = len(pins)
         pin(
             f"workloads[{work.name}].image",
             (f"{NAMESPACE}:workloads", index, "image"),
@@ -266,6 +181,9 @@ def _pins(
             {"image": True},  # image is required, so the target always sets it
             "image",
         )
+        kind = dst.workloads[index].kind
+        if len(pins) > before and kind in RESTARTED_KINDS:
+            pins[-1] = replace(pins[-1], restarts=f"the running {kind} is deleted, then created again")
     return pins, skipped
 
 

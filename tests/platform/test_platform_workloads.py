@@ -40,6 +40,16 @@ def test_job_runs_replicas_in_parallel_to_completion(mocks):
     assert job["spec"]["template"]["spec"]["schedulerName"] == "kai-scheduler"
 
 
+def test_job_is_not_awaited_by_pulumi(mocks):
+    """pulumi-kubernetes waits 10 minutes for a Job to complete (provider/pkg/await/job.go DefaultJobTimeoutMins);
+    a longer training run would fail every `pulumi up` until it ends. `pulumi.com/skipAwait` turns that off."""
+    run_program(mocks, with_workloads(workload(kind="Job", replicas=2), workload("d", "Deployment")))
+    assert inputs(named(mocks.resources, "kaistack-workloads-w"))["metadata"]["annotations"] == {
+        "pulumi.com/skipAwait": "true"
+    }
+    assert "annotations" not in inputs(named(mocks.resources, "kaistack-workloads-d"))["metadata"]
+
+
 def test_pytorchjob_is_a_gang_of_master_and_workers(mocks):
     """kubeflow.org/v1: Master + Worker templates, container `pytorch`, minAvailable = pod count."""
     run_program(mocks, with_workloads(workload(kind="PyTorchJob", gpu=1, pytorch={"workers": 3})))

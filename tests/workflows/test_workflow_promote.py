@@ -265,6 +265,7 @@ def test_json_output_lists_pins_diff_and_validation(project, passing, capsys):
         "to": "v0.17.0",
         "added": False,
         "downgrade": False,
+        "restarts": None,
     }
     assert result["written"] is True
     assert result["validation"]["ok"] is True
@@ -364,3 +365,16 @@ def test_a_release_candidate_promoted_over_its_release_line_is_a_downgrade(proje
     assert main(["promote", "dev", "qa", "--project", str(project), "--yes"]) == 0
     assert "version: 0.37.0-rc.1" in (project / "Pulumi.qa.yaml").read_text()
     assert "tenants[team-a].vcluster.version: runs 0.37.0-rc.1, newer than dev's 0.36.1" in capsys.readouterr().out
+
+
+def test_a_promoted_image_of_a_job_says_the_running_job_restarts(project, passing, capsys):
+    """pulumi-kubernetes replaces a named Job whose template changes, deleting it first
+    (pulumi/pulumi-kubernetes provider/pkg/provider/diff.go `job` forceNew .spec.template; provider.go
+    deleteBeforeReplace for named objects): promoting its image stops the run, which the pin says."""
+    for stack in ("dev", "staging"):
+        path = project / f"Pulumi.{stack}.yaml"
+        path.write_text(path.read_text().replace("      kind: Deployment\n", "      kind: Job\n", 1))
+    assert main(["promote", "dev", "staging", "--project", str(project), "--yes", "--json"]) == 0
+    pins = {p["key"]: p for p in json.loads(capsys.readouterr().out)["pins"]}
+    assert pins["kaistack:workloads[infer].image"]["restarts"] == "the running Job is deleted, then created again"
+    assert pins["kaistack:kai.version"]["restarts"] is None
