@@ -57,12 +57,22 @@ class Workloads(pulumi.ComponentResource):
         self.training_operators = {}
         self.pod_groups: dict[str, k8s.apiextensions.CustomResource] = {}
         after = list(depends_on or [])
+
+        def placed(target: str) -> pulumi.ResourceOptions:
+            # Host objects use the Platform's provider (inherited); a tenant's the vCluster's.
+            if target == "host":
+                return pulumi.ResourceOptions(parent=self)
+            return pulumi.ResourceOptions(parent=self, provider=tenants[target].provider)
+
+        if config.cluster.training_operator:
+            # In the host and every tenant, whatever the stack declares today: installed only where a PyTorchJob
+            # is declared, removing the last one would uninstall the operator and its CRDs, and every
+            # PyTorchJob a team created by hand with them.
+            for target in ["host", *(t.name for t in config.tenants)]:
+                self._training_operator(name, config, target, placed(target), after)
         for work in config.workloads:
             target = work.tenant or "host"
-            # Host workloads use the Platform's provider (inherited); tenant workloads the vCluster's.
-            placement = pulumi.ResourceOptions(parent=self)
-            if work.tenant is not None:
-                placement = pulumi.ResourceOptions(parent=self, provider=tenants[work.tenant].provider)
+            placement = placed(target)
             needs: list[pulumi.Resource] = list(after)
             # Only the workload's own queue: KAI leaves a pod of a missing queue unscheduled, and
             # depending on every queue makes a stack of N workloads x M queues quadratic to register.
@@ -74,7 +84,7 @@ class Workloads(pulumi.ComponentResource):
             if namespace is not None:
                 needs.append(namespace)
             if work.kind == "PyTorchJob" and config.cluster.training_operator:
-                needs.append(self._training_operator(name, config, target, placement, after))
+                needs.append(self.training_operators[target])
             if tenant_gangs.is_tenant_gang(work):
                 needs.append(self._gang(name, config, work, tenants, own_queue))
             self.resources[work.name] = _resource(

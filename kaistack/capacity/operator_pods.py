@@ -7,7 +7,7 @@ from kaistack.declaration.model import StackConfig, Workload
 
 
 def training_operators(config: StackConfig) -> list[Workload]:
-    """The training operator kaistack installs in each tenant that runs a PyTorchJob: KAI schedules its pod in
+    """The training operator kaistack installs in each tenant (cluster.trainingOperator): KAI schedules its pod in
     the tenant's first queue (kaistack.declaration.training_operator), where it takes its share of the queue.
     Its container sets no resources, so the tenant's LimitRange defaults are its requests."""
     declared = {w.name for w in config.workloads}

@@ -177,8 +177,8 @@ def workload_need(work: Workload) -> dict[str, Fraction]:
 
 
 def runs_training_operator(config: StackConfig, tenant: Tenant) -> bool:
-    """`cluster.trainingOperator` installs the operator in every cluster that runs a PyTorchJob."""
-    return config.cluster.training_operator and any(w.kind == "PyTorchJob" for w in tenant_workloads(config, tenant))
+    """`cluster.trainingOperator` installs the operator in the host and every tenant (components.workloads)."""
+    return config.cluster.training_operator
 
 
 def training_operator_need() -> dict[str, Fraction]:

@@ -474,6 +474,13 @@ def test_the_training_operator_kaistack_installs_in_a_tenant_is_a_pod_in_its_fir
     assert len(verdict.pods) == 1
 
 
+def test_a_tenant_without_a_pytorchjob_still_runs_the_training_operator_pod() -> None:
+    """cluster.trainingOperator installs it in every tenant (components.workloads), jobs or not."""
+    raw = _tenant_pytorch(True, 1000)
+    raw["workloads"] = [_work("serve", kind="Deployment", tenant="t1")]
+    assert _verdicts(raw)["t1-training-operator"].status == "Running"
+
+
 def test_the_training_operator_takes_its_share_of_the_queue() -> None:
     """Master 100m + worker 100m fit a 250m limit; with the operator's 100m the gang does not."""
     assert _verdicts(_tenant_pytorch(False, 250))["ddp"].status == "Running"

@@ -97,6 +97,26 @@ def test_training_operator_in_a_tenant_is_installed_with_the_kai_transform(mocks
     assert named(mocks.resources, "kaistack-workloads-training-operator").transforms == 0
 
 
+def test_training_operator_is_installed_in_the_host_and_every_tenant_without_a_pytorchjob(mocks):
+    """The operator brings the PyTorchJob CRD (kubeflow/training-operator@v1.8.1 manifests/base/kustomization.yaml
+    `- ./crds`); installed only where a PyTorchJob is declared, removing the last one would delete the CRD and
+    every PyTorchJob a team made by hand. So it follows the option, not the declared jobs."""
+    raw = with_workloads(workload(kind="Deployment"))
+    raw["tenants"] = [{"name": "t1", "queues": ["team"]}, {"name": "t2", "queues": ["team"]}]
+    raw["cluster"]["trainingOperator"] = True
+    run_program(mocks, raw)
+    directories = sorted(r.name for r in mocks.resources if r.type == "kubernetes:kustomize/v2:Directory")
+    assert directories == [
+        "kaistack-workloads-t1-training-operator",
+        "kaistack-workloads-t2-training-operator",
+        "kaistack-workloads-training-operator",
+    ]
+    assert (
+        named(mocks.resources, "kaistack-workloads-t2-training-operator").provider
+        == named(mocks.resources, "kaistack-t2-provider").urn + "::" + "kaistack-t2-provider-id"
+    )
+
+
 def _transformed(props: dict, type_: str = "kubernetes:apps/v1:Deployment") -> dict | None:
     transform = kai_scheduled_operator("kai.scheduler/queue", "team")
     result = transform(pulumi.ResourceTransformArgs(True, type_, "x", props, pulumi.ResourceOptions()))

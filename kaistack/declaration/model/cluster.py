@@ -220,10 +220,10 @@ class ClusterConfig(Model):
     kind: KindSettings = Field(default=KindSettings(), description="kind settings")
     existing: ExistingSettings | None = Field(default=None, description="How to reach an existing cluster")
     eks: EksSettings | None = Field(default=None, description="EKS settings")
-    # Install the Kubeflow training operator (PyTorchJob CRD) into every cluster that runs a
-    # PyTorchJob (host and/or tenant vClusters); false = it is already there (components/workloads.py).
+    # Install the Kubeflow training operator (PyTorchJob CRD) into the host and every tenant's vCluster, whether
+    # or not the stack declares a PyTorchJob there today; false = it is already there (components/workloads.py).
     training_operator: bool = Field(
-        default=False, description="Install the Kubeflow training operator where a PyTorchJob runs"
+        default=False, description="Install the Kubeflow training operator in the host and every tenant vCluster"
     )
     # KAI's Topology CR, built from node labels the pools carry (kaistack.declaration.model.topology).
     topology: ClusterTopology | None = Field(
