@@ -55,7 +55,8 @@ def parse_config(
     try:
         config = StackConfig.model_validate(known, context={"compared": compared})
     except ValidationError as err:
-        problems += [line for e in err.errors(include_url=False) for line in _describe(e)]
+        hidden = set(secret_keys or ())
+        problems += [line for e in err.errors(include_url=False) for line in _describe(e, hidden)]
     else:
         if not problems:
             return config
@@ -65,7 +66,12 @@ def parse_config(
 # --- pydantic errors -> "kaistack:key.path: message" ------------------------------------------------
 
 
-def _describe(error: Mapping[str, Any]) -> list[str]:
+# Its value is a secret wherever it comes from (Pulumi decrypts it before the program sees it).
+KUBECONFIG_LOC = ("cluster", "existing", "kubeconfig")
+NOT_SHOWN = "the value is not shown: the key holds a secret"
+
+
+def _describe(error: Mapping[str, Any], secret_keys: Collection[str] = ()) -> list[str]:
     loc = tuple(error.get("loc", ()))
     path = _format_path(loc)
     kind = error.get("type", "")
@@ -79,8 +85,15 @@ def _describe(error: Mapping[str, Any]) -> list[str]:
     message = str(error.get("msg", "invalid"))
     message = message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
     if kind == "value_error" and not loc:
-        # Cross-field problems carry their own key paths, one per line.
-        return [f"{NAMESPACE}:{part}" for part in message.split("\n")]
+        # Cross-field problems carry their own key paths, one per line; a line about a secret key may quote it.
+        lines = message.split("\n")
+        return [f"{NAMESPACE}:{_hide_secret_line(line, secret_keys)}" for line in lines]
+    if (loc and loc[0] in secret_keys) or loc[: len(KUBECONFIG_LOC)] == KUBECONFIG_LOC:
+        # Pulumi hands the program decrypted values, and this message reaches CI logs and PR comments. Pydantic's
+        # own messages name only the rule; a validator's may quote the value.
+        if kind in ("value_error", "assertion_error"):
+            return [f"{path}: invalid value ({NOT_SHOWN})"]
+        return [f"{path}: {message} ({NOT_SHOWN})"]
     if kind == "string_type" and isinstance(value, bool):
         word = str(value).lower()
         return [f"{path}: expected a string, got {word} (YAML reads an unquoted yes/no/on/off/true/false as a "
@@ -90,6 +103,12 @@ def _describe(error: Mapping[str, Any]) -> list[str]:
     if kind == "value_error" or kind.startswith("model_"):
         return [f"{path}: {message}"]
     return [f"{path}: {message}, got {_show(value)}"]
+
+
+def _hide_secret_line(line: str, secret_keys: Collection[str]) -> str:
+    key = line.split(":", 1)[0]
+    top = key.split(".", 1)[0].split("[", 1)[0]
+    return f"{key}: invalid value ({NOT_SHOWN})" if top in secret_keys and ":" in line else line
 
 
 def _format_path(loc: tuple[Any, ...]) -> str:

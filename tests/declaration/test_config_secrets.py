@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kaistack.declaration.config_secrets import PLAINTEXT_KUBECONFIG, secret_problems, secure_keys
-from kaistack.declaration.parse import ConfigError
+from kaistack.declaration.parse import ConfigError, parse_config
 from kaistack.stack.load import load_stack
 
 EXISTING = {"provider": "existing", "existing": {"kubeconfig": "apiVersion: v1"}}
@@ -99,3 +99,46 @@ def test_a_key_with_a_newline_is_quoted_in_the_message() -> None:
 def test_a_secret_top_level_key_with_a_newline_is_quoted() -> None:
     (problem,) = secret_problems({}, ["x\n### forged"])
     assert problem.startswith("kaistack:'x\\n### forged': holds a secret value")
+
+
+# --- config errors never quote a decrypted secret ------------------------------------------------------------
+# Under `pulumi up` the program gets secrets decrypted, and a ConfigError becomes its RunError: CI logs, the
+# preview's PR comment. Pydantic's message names the rule; the value is left out.
+
+TOKEN = "SUPERSECRET-TOKEN-abc123"
+
+
+@pytest.mark.parametrize(
+    "kubeconfig",
+    [{"users": [{"name": "u", "user": {"token": TOKEN}}]}, [TOKEN], f"token: {TOKEN}\n" + "x" * 1_000_001],
+    ids=["a-mapping", "a-list", "too-long"],
+)
+def test_a_bad_kubeconfig_is_described_without_its_value(kubeconfig: object) -> None:
+    raw = {"cluster": {"provider": "existing", "existing": {"kubeconfig": kubeconfig}}, "gpu": {"mode": "none"}}
+    with pytest.raises(ConfigError, match=r"kaistack:cluster\.existing\.kubeconfig: .*the value is not shown") as err:
+        parse_config(raw, "stack x", secret_keys=["cluster"])
+    assert TOKEN not in str(err.value)
+
+
+def test_a_kubeconfig_value_is_not_shown_even_when_the_source_does_not_mark_it_secret() -> None:
+    raw = {"cluster": {"provider": "existing", "existing": {"kubeconfig": [TOKEN]}}, "gpu": {"mode": "none"}}
+    with pytest.raises(ConfigError) as err:
+        parse_config(raw, "stack x")
+    assert TOKEN not in str(err.value)
+
+
+def test_a_bad_value_under_a_secret_key_is_described_without_it() -> None:
+    """`pulumi config set --secret --path 'kaistack:workloads[0].env.PIN' 987654321` stores a number."""
+    raw = {"cluster": {"provider": "kind"}, "workloads": [{"name": "w", "image": "x", "env": {"PIN": 987654321}}]}
+    with pytest.raises(ConfigError, match=r"kaistack:workloads\[0\]\.env\.PIN: Input should be a valid string") as err:
+        parse_config(raw, "stack x", secret_keys=["workloads"])
+    assert "987654321" not in str(err.value)
+
+
+def test_a_validators_message_under_a_secret_key_is_replaced_whole() -> None:
+    """A validator's message may quote the value (an adminPrincipals ARN, a vCluster version)."""
+    principal = f"not-an-arn-{TOKEN}"
+    raw = {"cluster": {"provider": "eks", "eks": {"region": "us-west-2", "adminPrincipals": [principal]}}}
+    with pytest.raises(ConfigError, match=r"kaistack:cluster\.eks\.adminPrincipals: invalid value \(the value") as err:
+        parse_config(raw, "stack x", secret_keys=["cluster"])
+    assert TOKEN not in str(err.value)
