@@ -315,6 +315,34 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
         lambda r: r["cluster"].update(kind={"tenantPortBase": 8443}),
         "kaistack:cluster.kind.tenantPortBase: Input should be greater than or equal to 30000, got 8443",
     ),
+    "two-tenants-in-one-host-namespace": (
+        lambda r: r.update(
+            tenants=[
+                {"name": "t1", "queues": ["team"], "nodePort": 31000},
+                {"name": "t2", "queues": ["team"], "namespace": "vcluster-t1", "nodePort": 31001},
+            ]
+        ),
+        "kaistack:tenants[1].namespace: 'vcluster-t1' is tenants[0]'s host namespace too; each tenant needs its own",
+    ),
+    "tenant-in-kais-namespace": (
+        lambda r: r.update(tenants=[{"name": "t1", "queues": ["team"], "namespace": "kai-scheduler"}]),
+        "kaistack:tenants[0].namespace: 'kai-scheduler' is kai.namespace namespace; give the tenant its own",
+    ),
+    "tenant-in-kube-system": (
+        lambda r: r.update(tenants=[{"name": "t1", "queues": ["team"], "namespace": "kube-system"}]),
+        "kaistack:tenants[0].namespace: 'kube-system' is the cluster's own namespace; give the tenant its own",
+    ),
+    "tenant-gang-podgroup-names-collide": (
+        lambda r: r.update(
+            tenants=[{"name": "t1", "queues": ["team"]}],
+            workloads=[
+                {"name": "d", "kind": "PyTorchJob", "tenant": "t1", "queue": "team", "namespace": "b-c", "image": "x"},
+                {"name": "c-d", "kind": "PyTorchJob", "tenant": "t1", "queue": "team", "namespace": "b", "image": "x"},
+            ],
+        ),
+        "kaistack:workloads[1].name: its PodGroup 'kaistack-t1-b-c-d' is also workloads[0]'s (tenant, namespace "
+        "and name are joined by dashes); rename one of them",
+    ),
     "host-deployment-in-a-tenants-host-namespace": (
         lambda r: r.update(
             tenants=[{"name": "t1", "queues": ["team"]}],

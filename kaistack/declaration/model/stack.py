@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, PrivateAttr, ValidationInfo, model_validator
 
-from kaistack.declaration import limits, tenant_sizing, versions
+from kaistack.declaration import kai_api, limits, tenant_gangs, tenant_sizing, versions
 from kaistack.declaration.kai_api import GPU_RESOURCE, NVIDIA_VISIBLE_DEVICES
 from kaistack.declaration.model.base import Model
 from kaistack.declaration.model.cluster import ClusterConfig, eks_shape_problems
@@ -108,6 +108,8 @@ class StackConfig(Model):
         tenants = {t.name: t for t in self.tenants}
         problems += _duplicates("tenants", [t.name for t in self.tenants])
         problems += _duplicates("workloads", [w.name for w in self.workloads])
+        problems += _host_namespace_problems(self)
+        problems += _gang_name_problems(self)
         pods = sum(w.pod_count for w in self.workloads)
         if pods > limits.MAX_PODS:
             problems.append(f"workloads: {pods} pods in all; kaistack plans for at most {limits.MAX_PODS}")
@@ -160,6 +162,47 @@ class StackConfig(Model):
             # One problem per line, each starting with its own key path (kaistack.declaration.parse splits them).
             raise ValueError("\n".join(problems))
         return self
+
+
+# Namespaces that are not a tenant's to take: the control plane's and the default one.
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+def _host_namespace_problems(stack: StackConfig) -> list[str]:
+    """A tenant owns its host namespace: kaistack creates it, and the tenant's admission policy binds to it, so in
+    KAI's namespace that policy would refuse KAI's own pods."""
+    taken = {ns: "kai.namespace" for ns in (stack.kai.namespace, kai_api.RESERVATION_NAMESPACE)}
+    if stack.gpu.mode != "none":
+        taken[stack.gpu.release_namespace] = "gpu.namespace (the GPU stack's)"
+    taken.update({ns: "the cluster's own" for ns in SYSTEM_NAMESPACES})
+    problems, seen = [], dict[str, int]()
+    for i, tenant in enumerate(stack.tenants):
+        ns = tenant.host_namespace
+        if ns in seen:
+            problems.append(
+                f"tenants[{i}].namespace: {ns!r} is tenants[{seen[ns]}]'s host namespace too; each tenant needs its own"
+            )
+        elif ns in taken:
+            problems.append(f"tenants[{i}].namespace: {ns!r} is {taken[ns]} namespace; give the tenant its own")
+        seen.setdefault(ns, i)
+    return problems
+
+
+def _gang_name_problems(stack: StackConfig) -> list[str]:
+    """Tenant gangs' PodGroups share their tenant's host namespace, and their names join parts that hold dashes."""
+    first: dict[tuple[str | None, str], int] = {}
+    problems = []
+    for i, work in enumerate(stack.workloads):
+        if not tenant_gangs.is_tenant_gang(work):
+            continue
+        key = (work.tenant, tenant_gangs.gang_name(work))
+        if key in first:
+            problems.append(
+                f"workloads[{i}].name: its PodGroup {key[1]!r} is also workloads[{first[key]}]'s (tenant, namespace "
+                "and name are joined by dashes); rename one of them"
+            )
+        first.setdefault(key, i)
+    return problems
 
 
 def _dra_beta_problems(stack: StackConfig) -> list[str]:
