@@ -27,31 +27,18 @@ finish, KAI can see it below minMember and evict the rest (later KAI counts Succ
 
 from __future__ import annotations
 
-import hashlib
 from typing import TYPE_CHECKING, Any
 
 from kaistack.declaration import kai_api, subgroups
 from kaistack.declaration.marks import TENANT_LABEL
 from kaistack.declaration.model.topology import kai_supports_topology
+from kaistack.declaration.model.workloads import GANG_KINDS, gang_name, is_tenant_gang
 
 if TYPE_CHECKING:
     from kaistack.declaration.model import StackConfig, Tenant, Workload
 
-GANG_KINDS = ("PyTorchJob",)
-MAX_NAME = 63
-
-
-def is_tenant_gang(work: Workload) -> bool:
-    return work.tenant is not None and work.kind in GANG_KINDS
-
-
-def gang_name(work: Workload) -> str:
-    """`kaistack-<tenant>-<namespace>-<name>`, cut to 63 characters with a hash when longer."""
-    name = f"kaistack-{work.tenant}-{work.namespace}-{work.name}"
-    if len(name) <= MAX_NAME:
-        return name
-    digest = hashlib.sha256(name.encode()).hexdigest()[:10]
-    return f"{name[: MAX_NAME - 11].rstrip('-')}-{digest}"
+# Defined with the workload model, whose stack rules refuse two gangs of one name.
+__all__ = ["GANG_KINDS", "gang_name", "is_tenant_gang"]
 
 
 def min_member(work: Workload) -> int:

@@ -7,16 +7,16 @@ from typing import Annotated, Any
 
 from pydantic import Field, PrivateAttr, ValidationInfo, model_validator
 
-from kaistack.declaration import kai_api, limits, tenant_gangs, tenant_sizing, versions
+from kaistack.declaration import kai_api, limits, tenant_sizing, versions
 from kaistack.declaration.kai_api import GPU_RESOURCE, NVIDIA_VISIBLE_DEVICES
 from kaistack.declaration.model.base import Model
 from kaistack.declaration.model.cluster import ClusterConfig, eks_shape_problems
 from kaistack.declaration.model.gpu import GpuConfig
 from kaistack.declaration.model.kai import KaiConfig
 from kaistack.declaration.model.queues import Queue, depths, find_cycle, parents_first
-from kaistack.declaration.model.tenants import Tenant
+from kaistack.declaration.model.tenants import Tenant, host_namespace_problems
 from kaistack.declaration.model.topology import topology_problems
-from kaistack.declaration.model.workloads import Workload
+from kaistack.declaration.model.workloads import Workload, gang_name_problems
 
 
 class StackConfig(Model):
@@ -109,7 +109,7 @@ class StackConfig(Model):
         problems += _duplicates("tenants", [t.name for t in self.tenants])
         problems += _duplicates("workloads", [w.name for w in self.workloads])
         problems += _host_namespace_problems(self)
-        problems += _gang_name_problems(self)
+        problems += gang_name_problems(self.workloads)
         pods = sum(w.pod_count for w in self.workloads)
         if pods > limits.MAX_PODS:
             problems.append(f"workloads: {pods} pods in all; kaistack plans for at most {limits.MAX_PODS}")
@@ -164,45 +164,11 @@ class StackConfig(Model):
         return self
 
 
-# Namespaces that are not a tenant's to take: the control plane's and the default one.
-SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-
-
 def _host_namespace_problems(stack: StackConfig) -> list[str]:
-    """A tenant owns its host namespace: kaistack creates it, and the tenant's admission policy binds to it, so in
-    KAI's namespace that policy would refuse KAI's own pods."""
     taken = {ns: "kai.namespace" for ns in (stack.kai.namespace, kai_api.RESERVATION_NAMESPACE)}
     if stack.gpu.mode != "none":
         taken[stack.gpu.release_namespace] = "gpu.namespace (the GPU stack's)"
-    taken.update({ns: "the cluster's own" for ns in SYSTEM_NAMESPACES})
-    problems, seen = [], dict[str, int]()
-    for i, tenant in enumerate(stack.tenants):
-        ns = tenant.host_namespace
-        if ns in seen:
-            problems.append(
-                f"tenants[{i}].namespace: {ns!r} is tenants[{seen[ns]}]'s host namespace too; each tenant needs its own"
-            )
-        elif ns in taken:
-            problems.append(f"tenants[{i}].namespace: {ns!r} is {taken[ns]} namespace; give the tenant its own")
-        seen.setdefault(ns, i)
-    return problems
-
-
-def _gang_name_problems(stack: StackConfig) -> list[str]:
-    """Tenant gangs' PodGroups share their tenant's host namespace, and their names join parts that hold dashes."""
-    first: dict[tuple[str | None, str], int] = {}
-    problems = []
-    for i, work in enumerate(stack.workloads):
-        if not tenant_gangs.is_tenant_gang(work):
-            continue
-        key = (work.tenant, tenant_gangs.gang_name(work))
-        if key in first:
-            problems.append(
-                f"workloads[{i}].name: its PodGroup {key[1]!r} is also workloads[{first[key]}]'s (tenant, namespace "
-                "and name are joined by dashes); rename one of them"
-            )
-        first.setdefault(key, i)
-    return problems
+    return host_namespace_problems(stack.tenants, taken)
 
 
 def _dra_beta_problems(stack: StackConfig) -> list[str]:

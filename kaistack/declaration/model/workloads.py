@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
 from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
@@ -177,3 +179,39 @@ class Workload(Model):
             # "less than this number when ((.spec.completions - .status.successful) < .spec.parallelism)").
             return min(self.replicas, self.completions)
         return self.replicas
+
+
+# --- tenant gangs: a tenant's PyTorchJob is grouped by a PodGroup kaistack makes (kaistack.declaration.tenant_gangs)
+
+GANG_KINDS = ("PyTorchJob",)
+MAX_GANG_NAME = 63
+
+
+def is_tenant_gang(work: Workload) -> bool:
+    return work.tenant is not None and work.kind in GANG_KINDS
+
+
+def gang_name(work: Workload) -> str:
+    """`kaistack-<tenant>-<namespace>-<name>`, cut to 63 characters with a hash when longer."""
+    name = f"kaistack-{work.tenant}-{work.namespace}-{work.name}"
+    if len(name) <= MAX_GANG_NAME:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:10]
+    return f"{name[: MAX_GANG_NAME - 11].rstrip('-')}-{digest}"
+
+
+def gang_name_problems(workloads: Sequence[Workload]) -> list[str]:
+    """Tenant gangs' PodGroups share their tenant's host namespace, and their names join parts that hold dashes."""
+    first: dict[tuple[str | None, str], int] = {}
+    problems = []
+    for i, work in enumerate(workloads):
+        if not is_tenant_gang(work):
+            continue
+        key = (work.tenant, gang_name(work))
+        if key in first:
+            problems.append(
+                f"workloads[{i}].name: its PodGroup {key[1]!r} is also workloads[{first[key]}]'s (tenant, namespace "
+                "and name are joined by dashes); rename one of them"
+            )
+        first.setdefault(key, i)
+    return problems
