@@ -22,6 +22,7 @@ certificate instead of a token (`aws eks get-token` answers v1beta1 with a token
 from __future__ import annotations
 
 import os
+import re
 import ssl
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -48,6 +49,10 @@ _MESSAGE_LIMIT = 300  # exec plugins can print a lot on stderr; the first lines 
 # kubeconfig keys that name files, per section (client-go's ResolvePaths resolves the same ones).
 _CLUSTER_FILES = ("certificate-authority",)
 _USER_FILES = ("client-certificate", "client-key", "tokenFile")
+
+
+# lightkube/config/client_adapter.py: ConfigError(f"Exec {command[0]} returned {proc.returncode}: {stderr}").
+EXEC_FAILED = re.compile(r"Exec (?P<command>.*?) returned (?P<code>-?\d+): ", re.DOTALL)
 
 
 class KubeError(EnvironmentProblem):
@@ -101,6 +106,8 @@ class KubeClient:
             raise KubeError(f"kubeconfig context {name!r}: {_clip(err)}") from err
         except ValueError as err:  # certificate data that is not base64
             raise KubeError(f"kubeconfig context {name!r}: certificate data is not valid base64") from err
+        except httpx2.InvalidURL as err:  # a port that is no number, an unclosed [IPv6 (the URL is not echoed)
+            raise KubeError(f"kubeconfig context {name!r}: the cluster's server is not a valid URL") from err
         return cls(
             client,
             user=str(user["name"]),
@@ -109,9 +116,10 @@ class KubeClient:
 
     @property
     def server(self) -> str:
-        """The API server's URL as messages and reports show it: a user:password@ part is left out."""
+        """The API server's URL as messages and reports show it: a user:password@ part, a query and a fragment (where
+        an ?access_token= rides) are left out."""
         parts = urlsplit(self._client.config.cluster.server.rstrip("/"))
-        return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+        return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2], query="", fragment=""))
 
     def get(self, kind: Kind, name: str, *, namespace: str | None = None) -> dict[str, Any]:
         """One object; namespaced kinds need `namespace`. Raises KubeAPIError (status 404) when it does not exist."""
@@ -180,7 +188,15 @@ class KubeClient:
         except httpx2.HTTPError as err:  # connection refused, DNS, TLS verification, timeouts
             raise KubeError(f"cannot reach the API server at {self.server}: {err or type(err).__name__}") from err
         except lightkube.ConfigError as err:  # the exec plugin exited non-zero, the tokenFile is gone
-            raise KubeError(f"kubeconfig user {self._user!r}: {_clip(err)}") from err
+            failed = EXEC_FAILED.match(str(err))
+            if failed is None:
+                raise KubeError(f"kubeconfig user {self._user!r}: {_clip(err)}") from err
+            # lightkube's message carries the plugin's stderr, which can hold what it was given (a client secret in
+            # its args or env); this message reaches --json documents and, through discovery, Pulumi's output.
+            raise KubeError(
+                f"kubeconfig user {self._user!r}: exec plugin {failed['command']!r} exited {failed['code']} (its "
+                "output is not shown, as it may hold credentials: run the plugin by hand to see why)"
+            ) from err
         except msgspec.MsgspecError as err:
             raise KubeError(
                 f"the API server at {self.server} answered with something that is not a Kubernetes object: {err}"

@@ -182,3 +182,52 @@ def test_exec_credential_plugin_token_is_used(project, fake_kube, tmp_path, caps
     )
     code = main(["verify", "--stack", "dev", "--project", str(project), "--kubeconfig", str(kubeconfig)])
     assert code == 0, capsys.readouterr().err
+
+
+def _exec_kubeconfig(tmp_path, server: str, script: str, args: list[str] | None = None):
+    plugin = tmp_path / "get-token"
+    plugin.write_text(script)
+    plugin.chmod(0o755)
+    exec_spec = {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": str(plugin), "args": args or []}
+    kubeconfig = tmp_path / "kubeconfig-exec"
+    kubeconfig.write_text(
+        json.dumps(
+            {
+                "current-context": "c",
+                "clusters": [{"name": "c", "cluster": {"server": server}}],
+                "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}],
+                "users": [{"name": "u", "user": {"exec": exec_spec}}],
+            }
+        )
+    )
+    return kubeconfig
+
+
+def test_a_failing_exec_plugin_is_named_without_its_output(project, fake_kube, tmp_path, capsys):
+    """lightkube puts the plugin's stderr in its error; a plugin that prints what it was given (a client secret in
+    its args) would have it land in verify's message and --json document."""
+    script = '#!/bin/sh\necho "refresh failed: $*" >&2\nexit 4\n'
+    kubeconfig = _exec_kubeconfig(tmp_path, fake_kube.url, script, ["--client-secret=ARGSECRET"])
+    code = main(["verify", "--stack", "dev", "--project", str(project), "--kubeconfig", str(kubeconfig), "--json"])
+    captured = capsys.readouterr()
+    assert code == 3
+    assert "ARGSECRET" not in captured.out + captured.err
+    assert "exited 4 (its output is not shown, as it may hold credentials" in captured.out + captured.err
+
+
+def test_the_server_as_shown_leaves_out_credentials_in_its_query(project, tmp_path, capsys):
+    server = "https://admin:HUNTER2@127.0.0.1:1/?access_token=QUERYTOKEN#FRAGMENT"
+    kubeconfig = _exec_kubeconfig(tmp_path, server, "#!/bin/sh\nexit 1\n")
+    main(["verify", "--stack", "dev", "--project", str(project), "--kubeconfig", str(kubeconfig), "--json"])
+    captured = capsys.readouterr()
+    for secret in ("HUNTER2", "QUERYTOKEN", "FRAGMENT"):
+        assert secret not in captured.out + captured.err
+
+
+@pytest.mark.parametrize("server", ["https://127.0.0.1:abc", "https://[::1"])
+def test_a_server_url_that_does_not_parse_exits_3_not_70(project, tmp_path, capsys, server):
+    kubeconfig = _exec_kubeconfig(tmp_path, server, "#!/bin/sh\nexit 1\n")
+    code = main(["verify", "--stack", "dev", "--project", str(project), "--kubeconfig", str(kubeconfig)])
+    err = capsys.readouterr().err
+    assert code == 3
+    assert "the cluster's server is not a valid URL" in err
