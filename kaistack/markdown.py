@@ -11,6 +11,12 @@ from __future__ import annotations
 import re
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# Format characters that change how the rest of a line reads, not what it says (bidi embeddings, overrides,
+# isolates and marks, zero-width joiners and spaces, invisible tags: "Trojan Source"), and the line and paragraph
+# separators; shown as their code, so a tenant's value cannot make a line read as something else.
+INVISIBLE = re.compile(
+    "[\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]"
+)
 # What starts or ends inline markup (emphasis, code, links and images, which need "["; strikethrough), a
 # heading inside a list item, and GFM's table pipe.
 _PUNCTUATION = re.compile(r"([\\`*_\[\]#|~])")
@@ -19,8 +25,12 @@ _PUNCTUATION = re.compile(r"([\\`*_\[\]#|~])")
 _MENTION = re.compile(r"(?<![A-Za-z0-9_])@(?=[A-Za-z0-9])")
 
 
+def _shown(text: str) -> str:
+    return INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def _one_line(text: str) -> str:
-    return _CONTROL.sub(" ", str(text))
+    return _shown(_CONTROL.sub(" ", str(text)))
 
 
 def cell(text: object) -> str:
@@ -41,8 +51,9 @@ def code(text: object) -> str:
 
 
 def fence(text: object) -> str:
-    """A fenced block holding `text` verbatim: the fence is longer than any backtick run inside it."""
-    value = str(text)
+    """A fenced block holding `text` verbatim (but for the format characters INVISIBLE shows by code): the fence is
+    longer than any backtick run inside it."""
+    value = _shown(str(text))
     longest = max((len(run) for run in re.findall(r"`{3,}", value)), default=0)
     ticks = "`" * max(3, longest + 1)
     return f"{ticks}\n{value}\n{ticks}"

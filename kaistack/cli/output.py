@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
+from kaistack.markdown import INVISIBLE
+
 # C0 controls but tab and newline, DEL, and C1. A stack value, a dump or a cluster object can carry an escape
 # sequence (clear the screen, set the window title, return to the line start and write over it) that a
 # terminal would obey when kaistack echoes it; they are written as visible \xNN instead.
@@ -24,7 +26,8 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def visible(text: str) -> str:
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 class _Visible:
@@ -93,9 +96,36 @@ def visible_output() -> Iterator[_Visible]:
 
 
 def dumps(value: Any, *, compact: bool = False) -> str:
+    text = _dumps(value, compact)
+    if "\\udc" in text:
+        # A path read from a non-UTF-8 file name holds lone surrogates (surrogateescape), which json writes as
+        # \udcXX escapes that strict readers refuse: each such byte is written as \xXX text instead.
+        text = _dumps(_without_lone_surrogates(value), compact)
+    return text
+
+
+def _dumps(value: Any, compact: bool) -> str:
     if compact:
         return json.dumps(value, allow_nan=False, separators=(",", ":"))
     return json.dumps(value, allow_nan=False, indent=2)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escaped_surrogate(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub(_escaped_surrogate, value)
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_without_lone_surrogates(v) for v in value]
+    return value
 
 
 def print_json(value: Any, *, compact: bool = False) -> None:

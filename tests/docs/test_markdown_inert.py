@@ -113,3 +113,16 @@ def _project_with_key(key: str) -> object:
 
 def test_an_address_with_an_at_sign_is_left_as_written() -> None:
     assert cell("pull from user@registry.example.com") == "pull from user@registry.example.com"
+
+
+BIDI = "zone\u202e=x\u2066y\u2069\u200b\u2028### forged\U000e0041"
+
+
+@pytest.mark.parametrize("render", [cell, code, fence], ids=["cell", "code", "fence"])
+def test_format_characters_that_reorder_or_hide_text_are_shown_by_their_code(render: object) -> None:
+    """A right-to-left override makes the rest of a line display reversed (GitHub renders it), a zero-width space
+    makes two names look alike, U+2028 breaks a line: a tenant's value shows them as code points instead."""
+    text = render(BIDI)  # type: ignore[operator]
+    assert not re.search("[\u200b\u2028\u202e\u2066\u2069\U000e0041]", text)
+    for code_point in ("u202e", "u2066", "u2069", "u200b", "u2028", "ue0041"):
+        assert code_point in text

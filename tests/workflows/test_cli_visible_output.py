@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kaistack.cli import main
-from kaistack.cli.output import visible, visible_output
+from kaistack.cli.output import dumps, visible, visible_output
 
 ESCAPES = "a\x1b]0;owned\x07b\x1b[2J\rc\x9bd"
 
@@ -39,3 +39,17 @@ def test_json_output_is_unchanged(capsys: pytest.CaptureFixture[str]) -> None:
     with visible_output():
         print(json.dumps({"name": ESCAPES}))
     assert json.loads(capsys.readouterr().out) == {"name": ESCAPES}
+
+
+def test_format_characters_are_written_as_their_code_points() -> None:
+    """A bidi override in a name echoed to a terminal would display the rest of the line reversed."""
+    assert visible("zone\u202ex\u200by") == "zone\\u202ex\\u200by"
+
+
+def test_json_holds_no_lone_surrogate_from_a_non_utf8_file_name() -> None:
+    """surrogateescape turns the byte 0xff of a file name into U+DCFF, which json writes as an escape strict readers
+    refuse; it is written as the text \\xff."""
+    text = dumps({"file": "bad\udcffname.yaml", "emoji": "\U0001f480"})
+    assert json.loads(text) == {"file": "bad\\xffname.yaml", "emoji": "\U0001f480"}
+    text.encode("utf-8")
+    json.loads(text)["file"].encode("utf-8")
