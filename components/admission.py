@@ -3,7 +3,7 @@
 Why on the host: KAI takes a pod's queue from its `kai.scheduler/queue` label, labels pass through
 vCluster unchanged, and vCluster OSS cannot mutate synced pods, so a tenant can name any queue unless
 the host refuses it (vcluster-and-gpu.md §1.7). `admissionregistration.k8s.io/v1`
-ValidatingAdmissionPolicy is GA since Kubernetes 1.30 and needs no extra component (kind 1.33, EKS 1.33).
+ValidatingAdmissionPolicy is GA since Kubernetes 1.30 and needs no extra component (kind 1.35, EKS 1.34).
 What the policy refuses, and why nothing in it can be forged by a tenant, is in
 kaistack.guardrails.admission, which builds the manifests this component registers.
 """

@@ -109,14 +109,17 @@ class Platform(pulumi.ComponentResource):
             f"{name}-kai", config, depends_on=[self.gpu.release] if self.gpu else [], opts=k8s_opts
         )
         self.queues = QueueTree(f"{name}-queues", config, kai_release=self.scheduler.release, opts=k8s_opts)
-        self.vclusters = {
-            t.name: Tenant(f"{name}-{t.name}", config, t, host_provider=self.provider, opts=k8s_opts)
-            for t in config.tenants
-        }
-        # Host-side admission: synced tenant pods must use KAI, the tenant's queues and valid GPU shares.
+        # Host-side admission: synced tenant pods must use KAI, the tenant's queues and valid GPU shares. It goes
+        # first: the API server checks only pods created once the binding exists, never those already admitted.
         from components.admission import TenantAdmission
 
         self.admission = TenantAdmission(f"{name}-admission", config, opts=k8s_opts)
+        self.vclusters = {
+            t.name: Tenant(
+                f"{name}-{t.name}", config, t, host_provider=self.provider, after=[self.admission], opts=k8s_opts
+            )
+            for t in config.tenants
+        }
         self.workloads = Workloads(
             f"{name}-workloads",
             config,

@@ -170,8 +170,10 @@ class Tenant(pulumi.ComponentResource):
         config: StackConfig,
         tenant: TenantModel,
         host_provider: k8s.Provider,
+        after: list[pulumi.Resource] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        """`after`: what must exist before the tenant's namespace (the host's admission policy for its pods)."""
         super().__init__("kaistack:index:Tenant", name, None, opts)
         child_opts = pulumi.ResourceOptions(parent=self)
         host_ns = tenant.host_namespace
@@ -184,7 +186,7 @@ class Tenant(pulumi.ComponentResource):
             # The label lets host-side admission bind this namespace to the tenant's queues
             # (vcluster-and-gpu.md §1.7: labels pass through vCluster, so a tenant can name any queue).
             metadata={"name": host_ns, "labels": {TENANT_LABEL: tenant.name}},
-            opts=kept,
+            opts=kept.merge(pulumi.ResourceOptions(depends_on=after or [])),
         )
         self.release = k8s.helm.v3.Release(
             f"{name}-vcluster",

@@ -21,6 +21,7 @@ from typing import Any
 
 import celpy
 import kubernetes_validate
+import lark
 import pulumi
 import pytest
 import yaml
@@ -546,6 +547,77 @@ def test_policy_pack_agrees(pack: Pack, name: str) -> None:
 def test_kaistack_lint_agrees(dev: StackConfig, name: str, tmp_path: Path) -> None:
     case = PODS[name]
     assert lint_allows(dev, case.pod, tmp_path) is case.allowed
+
+
+def _update_guard(node: Any) -> bool:
+    """`request.operation == 'UPDATE'` somewhere among the conjuncts of `node`."""
+    # celpy's tree: relation(relation_eq(<left>), <right>)
+    return any(
+        [str(v) for v in rel.scan_values(lambda v: isinstance(v, lark.Token))] == ["request", "operation", "'UPDATE'"]
+        for rel in node.find_data("relation")
+        if any(isinstance(c, lark.Tree) and c.data == "relation_eq" for c in rel.children)
+    )
+
+
+def _not_update(node: Any) -> bool:
+    """`node` is `!(... request.operation == 'UPDATE' && ...)`: true on a CREATE."""
+    unary = node
+    while isinstance(unary, lark.Tree) and unary.data != "unary" and len(unary.children) == 1:
+        unary = unary.children[0]  # the whole side, not a part of it, is the negation
+    return (
+        isinstance(unary, lark.Tree)
+        and unary.data == "unary"
+        and len(unary.children) == 2
+        and getattr(unary.children[0], "data", None) == "unary_not"
+        and _update_guard(unary.children[1])
+    )
+
+
+def _unguarded_old_object_reads(expression: str) -> list[str]:
+    """Each `oldObject` that is neither the right side of an `&&` whose left side tests for an UPDATE nor of an
+    `||` whose left side is true unless it is one (CEL's && and || absorb an error the other side decides)."""
+    tree = celpy.Environment().compile(expression)
+    found = []
+
+    def walk(node: Any, guarded: bool) -> None:
+        if isinstance(node, lark.Token):
+            if str(node) == "oldObject" and not guarded:
+                found.append(expression)
+            return
+        for i, child in enumerate(node.children):
+            right_of_guard = i == 1 and (
+                (node.data == "conditionaland" and _update_guard(node.children[0]))
+                or (node.data == "conditionalor" and _not_update(node.children[0]))
+            )
+            walk(child, guarded or right_of_guard)
+
+    walk(tree, False)
+    return found
+
+
+def test_every_old_object_read_is_behind_an_update_guard(dev: StackConfig) -> None:
+    """On a CREATE the API server's oldObject is null, and cel-go errors on `has(oldObject.metadata...)` where
+    cel-python (whose has() never errors) answers false: under failurePolicy Fail an unguarded read would deny
+    every new pod on a real cluster while the evaluated tables pass. So the guard is checked on the parse tree."""
+    policy = tenant_policy(dev, dev.tenant("team-a"))
+    expressions = [v["expression"] for v in [*policy["spec"]["validations"], *policy["spec"]["matchConditions"]]]
+    assert sum("oldObject" in e for e in expressions) >= 5
+    assert [e for e in expressions for _ in _unguarded_old_object_reads(e)] == []
+
+
+def test_the_guard_check_finds_an_unguarded_read() -> None:
+    assert _unguarded_old_object_reads("has(oldObject.metadata.labels) || true")
+    assert _unguarded_old_object_reads("request.operation == 'CREATE' && has(oldObject.metadata)")
+    assert not _unguarded_old_object_reads("!(request.operation == 'UPDATE' && has(oldObject.metadata))")
+    assert not _unguarded_old_object_reads("!(request.operation == 'UPDATE' && a) || oldObject.x == 1")
+    assert _unguarded_old_object_reads("(request.operation == 'UPDATE' && a) || oldObject.x == 1")
+    assert _unguarded_old_object_reads("(!(request.operation == 'UPDATE' && a) && b) || oldObject.x == 1")
+
+
+def test_an_expression_that_cannot_be_evaluated_denies_the_pod(dev: StackConfig) -> None:
+    """failurePolicy Fail: a pod that makes an expression error or run past its cost budget is refused, not let
+    through unchecked (kubernetes/apiserver@v0.35.0 pkg/admission/plugin/policy/validating/dispatcher.go)."""
+    assert tenant_policy(dev, dev.tenant("team-a"))["spec"]["failurePolicy"] == "Fail"
 
 
 def test_every_hostile_kind_is_in_the_table() -> None:

@@ -363,3 +363,15 @@ def test_gpu_release_is_replaced_when_its_chart_changes(dev):
     deploy/fake-gpu-operator/templates/gpu-operator/deployment.yml, NVIDIA/gpu-operator@v26.7.0
     deployments/gpu-operator/templates/operator.yaml), which an upgrade cannot change."""
     assert named(dev, "kaistack-gpu-release").replace_on_changes == ("chart",)
+
+
+def test_a_tenants_namespace_waits_for_the_hosts_admission_policy_and_binding(dev):
+    """The API server checks only pods created after the binding exists (admitted pods are never re-checked), so
+    nothing of the tenant, whose vCluster syncs its pods, may come before them."""
+    namespace = named(dev, "kaistack-team-a-namespace")
+    guards = [r for r in dev if r.type.startswith("kubernetes:admissionregistration.k8s.io/v1:")]
+    assert {r.type.rsplit(":", 1)[1] for r in guards} == {
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+    }
+    assert {r.urn for r in guards} <= set(namespace.dependencies)
