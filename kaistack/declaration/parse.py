@@ -116,8 +116,8 @@ def _format_path(loc: tuple[Any, ...]) -> str:
     for i, part in enumerate(loc):
         if isinstance(part, int):
             text += f"[{part}]"
-        elif str(part).startswith(("literal[", "function-", "list[", "union[", "int", "str")):
-            continue  # pydantic's union-branch markers are not keys
+        elif str(part).startswith(("literal[", "function-", "list[", "union[", "int", "str")) or part == "[key]":
+            continue  # pydantic's union-branch and mapping-key markers are not keys
         else:
             text += (":" if i == 0 else ".") + shown_key(part)
     return text

@@ -93,7 +93,9 @@ def test_a_pool_without_a_level_label_is_refused_naming_pool_and_label() -> None
 def test_a_level_label_value_that_is_no_label_value_is_refused() -> None:
     raw = _raw()
     raw["cluster"]["nodePools"][0]["labels"][RACK] = "rack 1"
-    with pytest.raises(ConfigError, match=r"nodePools\[0\]\.labels\.kaistack.io/rack: 'rack 1' is not a label value"):
+    with pytest.raises(
+        ConfigError, match=r"nodePools\[0\]\.labels\.kaistack.io/rack: 'rack 1' is not a Kubernetes label"
+    ):
         _parse(raw)
 
 

@@ -557,3 +557,39 @@ def test_nv_fractions_sharing_is_refused_as_in_no_verified_kai_release() -> None
         ConfigError, match=r"NvFractions \(global.gpuSharingMode\) is in no KAI release kaistack has checked"
     ):
         parse_config(raw, source="test")
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (
+            lambda w: w.update(labels={"bad key": "v"}),
+            "kaistack:workloads[0].labels.'bad key': 'bad key' is not a Kubernetes label or annotation key",
+        ),
+        (
+            lambda w: w.update(labels={"team": "x" * 64}),
+            "kaistack:workloads[0].labels.team: String should have at most 63 characters",
+        ),
+        (
+            lambda w: w.update(nodeSelector={"zone": "eu west"}),
+            "kaistack:workloads[0].nodeSelector.zone: 'eu west' is not a Kubernetes label value",
+        ),
+        (
+            lambda w: w.update(annotations={"a/b/c": "x"}),
+            "kaistack:workloads[0].annotations.a/b/c: 'a/b/c' is not a Kubernetes label or annotation key",
+        ),
+        (
+            lambda w: w.update(env={"A=B": "x"}),
+            "kaistack:workloads[0].env.'A=B': 'A=B' is not an environment variable name",
+        ),
+    ],
+    ids=["label-key", "label-value-length", "node-selector-value", "annotation-key", "env-name"],
+)
+def test_metadata_the_api_server_would_refuse_is_refused_before_anything_is_created(change, expected):
+    """k8s.io/apimachinery/pkg/util/validation IsQualifiedName / IsValidLabelValue (placement.k8s_names); otherwise
+    `pulumi up` fails on the workload after the cluster and its charts are up."""
+    raw = base_raw()
+    raw["workloads"] = [{"name": "w", "kind": "Pod", "queue": "team", "image": "x"}]
+    change(raw["workloads"][0])
+    with pytest.raises(ConfigError, match=re.escape(expected)):
+        parse_config(raw)

@@ -6,6 +6,7 @@ from types import UnionType
 from typing import Annotated, Any, Self, Union, get_args, get_origin
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -18,6 +19,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from kaistack.declaration import kai_api, limits
+from placement.k8s_names import is_label_value, is_qualified_name
 from placement.quantity import Quantity
 
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
@@ -25,6 +27,39 @@ DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?
 # Queue, workload and tenant names end up in object names, label values and Pulumi URNs.
 Name = Annotated[str, Field(pattern=DNS_LABEL, min_length=1, max_length=63)]
 Text = Annotated[str, Field(max_length=limits.MAX_STRING)]
+
+
+def _qualified_name(value: str) -> str:
+    if not is_qualified_name(value):
+        raise ValueError(
+            f"{value[:80]!r} is not a Kubernetes label or annotation key: an optional DNS subdomain prefix and '/', "
+            "then at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"
+        )
+    return value
+
+
+def _label_value(value: str) -> str:
+    if not is_label_value(value):
+        raise ValueError(
+            f"{value[:80]!r} is not a Kubernetes label value: at most 63 letters, digits, '-', '_' or '.', starting "
+            "and ending with a letter or digit (or empty)"
+        )
+    return value
+
+
+def _env_name(value: str) -> str:
+    # Kubernetes 1.34 takes any printable ASCII but '=' (RelaxedEnvironmentVariableValidation, GA in 1.34).
+    if not value or "=" in value or not all(" " <= c <= "~" for c in value):
+        raise ValueError(f"{value[:80]!r} is not an environment variable name: printable ASCII without '='")
+    return value
+
+
+# Checked here, since the API server would refuse them after the cluster and its charts are already up.
+QualifiedName = Annotated[str, Field(max_length=317), AfterValidator(_qualified_name)]
+LabelValue = Annotated[str, Field(max_length=63), AfterValidator(_label_value)]
+EnvName = Annotated[str, Field(max_length=limits.MAX_STRING), AfterValidator(_env_name)]
+LabelMap = Annotated[dict[QualifiedName, LabelValue], Field(max_length=limits.MAX_LIST_ITEMS)]
+AnnotationMap = Annotated[dict[QualifiedName, Text], Field(max_length=limits.MAX_LIST_ITEMS)]
 
 
 def _quantity(value: Any) -> Quantity:

@@ -9,16 +9,23 @@ from pydantic import Field, field_validator, model_validator
 
 from kaistack.declaration import limits, versions
 from kaistack.declaration.marks import NODE_POOL_LABEL, SYSTEM_POOL
-from kaistack.declaration.model.base import TENANT_NODE_PORT_BASE, KubeQuantity, Model, Name, Text
+from kaistack.declaration.model.base import (
+    TENANT_NODE_PORT_BASE,
+    KubeQuantity,
+    LabelMap,
+    LabelValue,
+    Model,
+    Name,
+    QualifiedName,
+    Text,
+)
 from kaistack.declaration.model.topology import ClusterTopology
 from placement.quantity import Quantity
 
-Labels = Annotated[dict[Text, Text], Field(max_length=limits.MAX_LIST_ITEMS)]
-
 
 class Taint(Model):
-    key: Text = Field(description="Taint key, e.g. nvidia.com/gpu")
-    value: Text | None = Field(default=None, description="Taint value (none = the key alone)")
+    key: QualifiedName = Field(description="Taint key, e.g. nvidia.com/gpu")
+    value: LabelValue | None = Field(default=None, description="Taint value (none = the key alone)")
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = Field(
         default="NoSchedule", description="Taint effect"
     )
@@ -71,7 +78,7 @@ class NodePool(Model):
     mig: dict[Text, int] = Field(
         default_factory=dict, description="mixed MIG: devices per node by resource, e.g. nvidia.com/mig-1g.10gb: 7"
     )
-    labels: Labels = Field(default_factory=dict, description="Extra node labels")
+    labels: LabelMap = Field(default_factory=dict, description="Extra node labels")
     taints: Annotated[list[Taint], Field(max_length=limits.MAX_LIST_ITEMS)] = Field(
         default_factory=list, description="Node taints"
     )

@@ -9,12 +9,20 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from kaistack.declaration import kai_api, limits
-from kaistack.declaration.model.base import DNS_SUBDOMAIN, KubeQuantity, Model, Name, Text
+from kaistack.declaration.model.base import (
+    DNS_SUBDOMAIN,
+    AnnotationMap,
+    EnvName,
+    KubeQuantity,
+    LabelMap,
+    Model,
+    Name,
+    Text,
+)
 from kaistack.declaration.model.topology import TopologyPlacement
 from placement.quantity import Quantity
 
 StringList = Annotated[list[Text], Field(max_length=limits.MAX_LIST_ITEMS)]
-StringMap = Annotated[dict[Text, Text], Field(max_length=limits.MAX_LIST_ITEMS)]
 
 
 class SecretKey(Model):
@@ -75,8 +83,10 @@ class Workload(Model):
     promoted: bool = Field(default=False, description="kaistack promote copies this image to the next stack")
     command: StringList = Field(default_factory=list, description="Container command")
     args: StringList = Field(default_factory=list, description="Container args")
-    env: StringMap = Field(default_factory=dict, description="Environment variables")
-    secret_env: Annotated[dict[Text, SecretKey], Field(max_length=limits.MAX_LIST_ITEMS)] = Field(
+    env: Annotated[dict[EnvName, Text], Field(max_length=limits.MAX_LIST_ITEMS)] = Field(
+        default_factory=dict, description="Environment variables"
+    )
+    secret_env: Annotated[dict[EnvName, SecretKey], Field(max_length=limits.MAX_LIST_ITEMS)] = Field(
         default_factory=dict, description="Environment variables read from Kubernetes Secrets (tokens, keys)"
     )
     ports: Annotated[list[Annotated[int, Field(gt=0, lt=65536)]], Field(max_length=limits.MAX_LIST_ITEMS)] = Field(
@@ -110,9 +120,9 @@ class Workload(Model):
         default=None, description="KAI priority class (default by kind: Deployment inference, else train)"
     )
     preemptible: bool | None = Field(default=None, description="Override preemptibility (priority < 100 preempts)")
-    labels: StringMap = Field(default_factory=dict, description="Extra labels")
-    annotations: StringMap = Field(default_factory=dict, description="Extra annotations")
-    node_selector: StringMap = Field(default_factory=dict, description="Node selector")
+    labels: LabelMap = Field(default_factory=dict, description="Extra labels")
+    annotations: AnnotationMap = Field(default_factory=dict, description="Extra annotations")
+    node_selector: LabelMap = Field(default_factory=dict, description="Node selector")
     tolerate_gpu_taint: bool = Field(default=True, description="Tolerate nvidia.com/gpu taints when using GPUs")
     topology: TopologyPlacement | None = Field(
         default=None, description="Keep the workload's pods together within levels of cluster.topology"
