@@ -33,6 +33,7 @@ from typing import Any
 import yaml
 
 from kaistack.declaration import limits
+from kaistack.declaration.pipes import read_bounded
 from kaistack.errors import InputError
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -88,8 +89,7 @@ def read_text(path: str | Path, *, max_bytes: int, what: str = "file") -> str:
             if size > max_bytes:
                 raise YamlInputError(f"{name}: {what} is {size} bytes; kaistack reads at most {max_bytes}")
             # A device or a FIFO says 0 bytes (and /dev/zero never ends): read no more than the limit allows.
-            with open(path, "rb") as stream:
-                data = stream.read(max_bytes + 1)
+            data = read_bounded(path, max_bytes)
     except OSError as err:
         raise YamlInputError(f"{name}: cannot read file: {err.strerror or err}") from err
     if len(data) > max_bytes:

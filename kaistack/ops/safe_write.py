@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from kaistack.declaration.pipes import open_for_writing
 from kaistack.errors import EnvironmentProblem
 
 
@@ -78,9 +79,9 @@ def write_generated(target: Path, text: str) -> None:
         refuse_read_only(target)  # a rename would replace what a plain write may not
         _replace(target, text, found & 0o7777, lambda: None)
         return
-    # A FIFO or a device: written into, never replaced by a file.
+    # A FIFO or a device: written into, never replaced by a file (a FIFO nobody reads is refused, not waited on).
     try:
-        with open(target, "w", encoding="utf-8") as stream:
+        with os.fdopen(open_for_writing(target), "w", encoding="utf-8") as stream:
             stream.write(text)
     except OSError as err:
         raise WriteFailed(f"could not write {target}: {err.strerror or err}") from err

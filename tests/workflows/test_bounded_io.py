@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from kaistack.cli import main
-from kaistack.declaration import limits
+from kaistack.declaration import limits, pipes
 from kaistack.ops import safe_write
 
 ZERO = Path("/dev/zero")
@@ -224,3 +224,40 @@ def test_a_usage_error_without_json_prints_nothing_on_stdout(capsys: pytest.Capt
     out, err = capsys.readouterr()
     assert (caught.value.code, out) == (2, "")
     assert err.endswith("kaistack simulate: error: argument --max-seconds: invalid float value: 'abc'\n")
+
+
+# --- named pipes: a peer that never comes is refused, not waited on ---------------------------------------
+
+
+def test_a_named_pipe_no_process_writes_to_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """open() on a FIFO blocks until a writer opens it too; kaistack gives a writer a moment, then says so."""
+    monkeypatch.setattr(pipes, "WRITER_WAIT_SECONDS", 0.2)
+    fifo = tmp_path / "pods.yaml"
+    os.mkfifo(fifo)
+    assert main(["simulate", str(fifo)]) == 2
+    assert f"{fifo} is a pipe no process writes to" in capsys.readouterr().err
+
+
+def test_a_named_pipe_whose_writer_is_slow_is_read_to_its_end(tmp_path: Path) -> None:
+    """As process substitution (`kaistack lint <(kubectl get ...)`) hands over: the writer holds the pipe open and
+    takes its time; the reader waits for it, past the time a missing writer is given."""
+    fifo = tmp_path / "in.yaml"
+    os.mkfifo(fifo)
+    writer = subprocess.Popen(
+        [sys.executable, "-c", f"import time; f = open({str(fifo)!r}, 'w'); time.sleep(0.5); f.write('a: 1\\n')"]
+    )
+    try:
+        assert pipes.read_bounded(fifo, 100) == b"a: 1\n"
+    finally:
+        writer.wait(timeout=10)
+
+
+def test_a_named_pipe_no_process_reads_from_is_refused_as_a_write_failure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fifo = tmp_path / "schema.json"
+    os.mkfifo(fifo)
+    assert main(["schema", "--output", str(fifo)]) == 3
+    assert f"{fifo} is a pipe no process reads from" in capsys.readouterr().err
