@@ -19,10 +19,10 @@ from components.podspec import manifest
 from components.tenant import Tenant
 from kaistack.capacity.plan import priority_class
 from kaistack.declaration import tenant_gangs, training_operator
+from kaistack.declaration.marks import PRESENT_NAMESPACES
 from kaistack.declaration.model import StackConfig, Workload
 
 # Namespaces that always exist (or that another component creates) are never declared again.
-PRESENT_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 
 
 def _resource(name: str, work: Workload, body: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.Resource:

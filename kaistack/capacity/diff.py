@@ -44,6 +44,15 @@ class QueueChange:
 
 
 @dataclass(frozen=True)
+class Hazard:
+    """What `pulumi up` of the change would delete, replace or fail on (kaistack.ops.update_hazards)."""
+
+    kind: str  # tenant-deleted | tenant-moved | tenant-port-moved | kai-replaced | gpu-stack-replaced | ...
+    subject: str
+    message: str
+
+
+@dataclass(frozen=True)
 class CapacityDiff:
     stack: str
     base: str  # where the base came from: "HEAD~1", "Pulumi.dev.yaml@main", a file
@@ -52,11 +61,14 @@ class CapacityDiff:
     fits_before: bool
     fits_after: bool
     changes: tuple[str, ...] = field(default=())
+    hazards: tuple[Hazard, ...] = ()
 
     @property
     def harmful(self) -> bool:
-        """Anything newly Pending or evicted: what makes `kaistack diff` exit 1."""
-        return any(w.change in ("newly-pending", "displaced", "no-longer-fits") for w in self.workloads)
+        """Anything newly Pending or evicted, or a hazard of applying it: what makes `kaistack diff` exit 1."""
+        return bool(self.hazards) or any(
+            w.change in ("newly-pending", "displaced", "no-longer-fits") for w in self.workloads
+        )
 
     def of(self, change: str) -> list[WorkloadChange]:
         return [w for w in self.workloads if w.change == change]
@@ -174,12 +186,13 @@ def to_json(diff: CapacityDiff) -> dict[str, Any]:
             }
             for q in diff.queues
         ],
+        "updateHazards": [{"kind": h.kind, "subject": h.subject, "message": h.message} for h in diff.hazards],
     }
 
 
 def _summary(diff: CapacityDiff) -> str:
     if not diff.workloads and not diff.queues:
-        return "no capacity change"
+        return "no capacity change" + (f"; {len(diff.hazards)} update hazards" if diff.hazards else "")
     counts = {c: len(diff.of(c)) for c in LABELS if diff.of(c)}
     return ", ".join(f"{n} {LABELS[c]}" for c, n in counts.items()) or "queue shares change only"
 
@@ -190,6 +203,9 @@ def to_text(diff: CapacityDiff) -> str:
         line = f"  {LABELS[w.change]:<32} {w.name} ({w.before or '-'} -> {w.after or '-'})"
         extra = "; ".join(x for x in (w.reason, w.detail) if x)
         lines.append(line + (f": {extra}" if extra else ""))
+    if diff.hazards:
+        lines.append("pulumi up would:")
+        lines += [f"  {h.kind:<26} {h.subject}: {h.message}" for h in diff.hazards]
     if diff.queues:
         lines.append("queues (GPUs allocated, fair share):")
         for q in diff.queues:
@@ -209,6 +225,10 @@ def to_markdown(diff: CapacityDiff) -> str:
             why = cell("; ".join(x for x in (w.reason, w.detail) if x))
             before, after = cell(w.before or "-"), cell(w.after or "-")
             lines.append(f"| {code(w.name)} | {LABELS[w.change]} | {before} | {after} | {why} |")
+        lines.append("")
+    if diff.hazards:
+        lines += ["What `pulumi up` would do:", "", "| Hazard | Of | What happens |", "|---|---|---|"]
+        lines += [f"| {h.kind} | {code(h.subject)} | {cell(h.message)} |" for h in diff.hazards]
         lines.append("")
     if diff.queues:
         lines += ["| Queue | GPUs allocated | GPU fair share |", "|---|---|---|"]

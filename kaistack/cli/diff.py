@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -13,7 +14,9 @@ DESCRIPTION = """\
 Runs the placement checker on the stack as it is and as it was (a git revision, or another file) and
 reports what the change does: workloads newly Pending (with KAI's reason), running workloads KAI
 would reclaim or preempt to make room, workloads newly placed or moved, and per queue the change in
-GPUs allocated and fair share. No cluster is needed.
+GPUs allocated and fair share. It also names what `pulumi up` of the change would delete, replace or fail
+on: a tenant's vCluster and its data, a moved kind NodePort, a replaced KAI, GPU stack, kind cluster or
+EKS node group, a running Job restarted. No cluster is needed.
 """
 
 EPILOG = """\
@@ -22,7 +25,8 @@ examples:
   kaistack diff --stack prod --base HEAD~1 --markdown           a PR comment
   kaistack diff --stack staging --base-file /tmp/Pulumi.staging.yaml --json
 
-exit codes: 0 nothing becomes Pending or is evicted, 1 something does, 2 bad stack or revision,
+exit codes: 0 nothing becomes Pending or is evicted and nothing is deleted or replaced, 1 something is,
+  2 bad stack or revision,
   3 git missing, not a repository, or a repository git refuses (dubious ownership)
 """
 
@@ -62,6 +66,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         before = load_stack_file(args.base_file, args.stack, compared)
         base = str(args.base_file)
+    from kaistack.ops.update_hazards import update_hazards
+
     result = capacity_diff.diff_reports(
         check(before.config, args.stack),
         check(current.config, args.stack),
@@ -69,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
         declared_after={w.name: w.model_dump() for w in current.config.workloads},
         base=base,
     )
+    result = dataclasses.replace(result, hazards=tuple(update_hazards(before.config, current.config)))
     if args.json:
         print_json(capacity_diff.to_json(result))
     elif args.markdown:

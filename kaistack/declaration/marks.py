@@ -9,3 +9,6 @@ WORKLOAD_LABEL = "app"  # every workload object and pod template: the workload's
 # Pulumi type tokens of kaistack's components (components/*.py).
 PLATFORM_TYPE = "kaistack:index:Platform"
 TENANT_TYPE = "kaistack:index:Tenant"
+
+# Namespaces every cluster (and vCluster) has: kaistack never creates or deletes them (components.workloads).
+PRESENT_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})

@@ -185,7 +185,9 @@ def test_missing_certificate_file_names_the_file(fake_kube, tmp_path):
 
 
 def test_failing_exec_plugin_is_a_kube_error_without_its_output(fake_kube, tmp_path):
-    """An exec plugin that exits non-zero: KubeError with its stderr; what it printed on stdout is never shown."""
+    """An exec plugin that exits non-zero: KubeError naming it and its exit code. Neither what it printed on stdout
+    nor on stderr is shown: a plugin may print what it was given (a client secret in its args or env), and the
+    message reaches --json documents and, through discovery, Pulumi's output and PR comments."""
     plugin = _plugin(tmp_path, 'echo \'{"status": {"token": "s3cret"}}\'\necho "credentials expired" >&2\nexit 1\n')
     with (
         KubeClient.from_kubeconfig(_kubeconfig(fake_kube.url, _exec_user(str(plugin)))) as client,
@@ -193,7 +195,8 @@ def test_failing_exec_plugin_is_a_kube_error_without_its_output(fake_kube, tmp_p
     ):
         client.list(k8s.Queue)
     assert not isinstance(raised.value, KubeAPIError)
-    assert "credentials expired" in str(raised.value)
+    assert "exited 1 (its output is not shown" in str(raised.value)
+    assert "credentials expired" not in str(raised.value)
     assert "s3cret" not in str(raised.value)
 
 

@@ -1,0 +1,194 @@
+"""What `pulumi up` of a change would delete, replace or fail on, read from the two declarations (`kaistack diff`).
+
+The checker says what a change does to capacity; this says what applying it does to what is already running, for
+the changes whose cost a preview shows only as a "replace" or "delete" line among many:
+- a tenant removed, renamed or moved to another host namespace: its namespace goes, and with it the vCluster's
+  datastore, a volume claim there (loft-sh/vcluster@v0.36.1 chart/values.yaml persistence.volumeClaim);
+- a tenant's kind NodePort moved (unset ones count up in declaration order): Pulumi updates before it deletes, so
+  the port can still be held by the tenant that had it;
+- KAI's or the GPU stack's namespace, the GPU mode, the kind cluster's config or name: a release or the whole
+  cluster is replaced, deleting first (components.kai, components.gpu, components.cluster_kind);
+- an EKS pool's instance type, zones, or the GPU disk size: its node group is replaced, the new one created before
+  the old is drained (pulumi-eks ManagedNodeGroup; EKS cannot change them in place);
+- a Job's or bare Pod's pod template: pulumi-kubernetes deletes and re-creates it (provider/pkg/provider/diff.go);
+- `cluster.trainingOperator` turned off: the operator goes with its PyTorchJob CRD, and every PyTorchJob with it;
+- a host namespace kaistack made for workloads, now holding none: it is deleted with whatever else is in it.
+"""
+
+from __future__ import annotations
+
+from kaistack.capacity.diff import Hazard
+from kaistack.declaration.marks import PRESENT_NAMESPACES
+from kaistack.declaration.model import StackConfig
+
+
+def update_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
+    hazards = _tenant_hazards(before, after)
+    hazards += _platform_hazards(before, after)
+    hazards += _workload_hazards(before, after)
+    return hazards
+
+
+def _tenant_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
+    kept = {t.name: t for t in after.tenants}
+    refused = " (the stack is protected: `pulumi up` refuses it until the tenant is unprotected)"
+    guard = refused if after.cluster.protected else ""
+    hazards = []
+    for old in before.tenants:
+        new = kept.get(old.name)
+        if new is None:
+            hazards.append(
+                Hazard(
+                    "tenant-deleted",
+                    old.name,
+                    f"deletes host namespace {old.host_namespace} and with it the vCluster's datastore: everything "
+                    f"the tenant's users created{guard}",
+                )
+            )
+        elif new.host_namespace != old.host_namespace:
+            hazards.append(
+                Hazard(
+                    "tenant-moved",
+                    old.name,
+                    f"a new, empty vCluster in {new.host_namespace}; {old.host_namespace} and everything its users "
+                    f"created are deleted{guard}",
+                )
+            )
+    if before.cluster.provider == after.cluster.provider == "kind":
+        holders = {before.tenant_node_port(t): t.name for t in before.tenants if t.api_server_url is None}
+        previous = {t.name: t for t in before.tenants}
+        for new in after.tenants:
+            had = previous.get(new.name)
+            if had is None or had.api_server_url is not None or new.api_server_url is not None:
+                continue
+            port, was = after.tenant_node_port(new), before.tenant_node_port(had)
+            if port != was:
+                holder = holders.get(port)
+                held = f", which {holder} holds until it is deleted, after the updates" if holder else ""
+                hazards.append(
+                    Hazard(
+                        "tenant-port-moved",
+                        new.name,
+                        f"its API NodePort moves {was} -> {port}{held}; set tenants[].nodePort: {was} to keep it",
+                    )
+                )
+    return hazards
+
+
+def _platform_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
+    hazards = []
+    if before.kai.namespace != after.kai.namespace:
+        hazards.append(
+            Hazard(
+                "kai-replaced",
+                "kai",
+                f"KAI's release moves {before.kai.namespace} -> {after.kai.namespace}, deleted first: nothing is "
+                "scheduled until the new one is up",
+            )
+        )
+    old_gpu = (before.gpu.mode, before.gpu.release_namespace)
+    new_gpu = (after.gpu.mode, after.gpu.release_namespace)
+    if old_gpu != new_gpu and "none" not in (before.gpu.mode, after.gpu.mode):
+        hazards.append(
+            Hazard(
+                "gpu-stack-replaced",
+                "gpu",
+                f"the GPU stack ({'/'.join(old_gpu)} -> {'/'.join(new_gpu)}) is deleted, then installed again: GPU "
+                "pods are not admitted to new nodes meanwhile",
+            )
+        )
+    if before.cluster.provider == after.cluster.provider == "kind" and _kind_inputs(before) != _kind_inputs(after):
+        hazards.append(
+            Hazard(
+                "kind-cluster-replaced",
+                before.cluster.name,
+                "kind cannot change a running cluster: it is deleted and created again, with every tenant, workload "
+                "and volume on it",
+            )
+        )
+    if before.cluster.training_operator and not after.cluster.training_operator:
+        hazards.append(
+            Hazard(
+                "training-operator-removed",
+                "trainingOperator",
+                "uninstalls the training operator and its PyTorchJob CRD: every PyTorchJob, declared or not, "
+                "is deleted",
+            )
+        )
+    hazards += _node_group_hazards(before, after)
+    return hazards
+
+
+def _kind_inputs(config: StackConfig) -> tuple[str, str]:
+    from components.cluster_kind import kind_config_yaml  # pulumi's import cost, only for two kind stacks
+
+    return kind_config_yaml(config), config.cluster.name
+
+
+def _node_group_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
+    if not (before.cluster.provider == after.cluster.provider == "eks" and before.cluster.eks and after.cluster.eks):
+        return []
+    old_pools = {p.name: p for p in before.cluster.node_pools}
+    disk = (before.cluster.eks.gpu_node_disk_gi_b, after.cluster.eks.gpu_node_disk_gi_b)
+    private = (before.cluster.eks.private_nodes, after.cluster.eks.private_nodes)
+    hazards = []
+    for new in after.cluster.node_pools:
+        old = old_pools.get(new.name)
+        if old is None:
+            continue
+        changed = [
+            key
+            for key, a, b in (
+                ("instanceType", old.instance_type, new.instance_type),
+                ("availabilityZones", old.availability_zones, new.availability_zones),
+                ("gpuNodeDiskGiB", *disk) if new.gpu_count else ("", 0, 0),
+                ("privateNodes", *private),
+            )
+            if key and a != b
+        ]
+        if changed:
+            hazards.append(
+                Hazard(
+                    "node-group-replaced",
+                    new.name,
+                    f"{', '.join(changed)} changed: the node group is replaced, the new one created before the old is "
+                    "drained (quota and capacity for both; its pods are evicted)",
+                )
+            )
+    return hazards
+
+
+def _workload_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
+    from components.podspec import manifest
+
+    hazards = []
+    old_work = {w.name: w for w in before.workloads}
+    for new in after.workloads:
+        old = old_work.get(new.name)
+        if old is None or new.kind not in ("Job", "Pod") or old.kind != new.kind or old.tenant != new.tenant:
+            continue
+        if _template(manifest(before, old)) != _template(manifest(after, new)):
+            hazards.append(
+                Hazard(
+                    "workload-restarted",
+                    new.name,
+                    f"its pod template changes: the running {new.kind} is deleted, then created again",
+                )
+            )
+    kept = {(w.tenant, w.namespace) for w in after.workloads}
+    for tenant, namespace in sorted({(w.tenant, w.namespace) for w in before.workloads} - kept, key=str):
+        if namespace not in PRESENT_NAMESPACES:
+            hazards.append(
+                Hazard(
+                    "namespace-deleted",
+                    namespace if tenant is None else f"{tenant}/{namespace}",
+                    "no declared workload is left in it: kaistack's namespace is deleted with everything in it "
+                    "(Secrets, volume claims)",
+                )
+            )
+    return hazards
+
+
+def _template(body: dict[str, object]) -> object:
+    spec = body.get("spec")
+    return spec.get("template") if isinstance(spec, dict) and body.get("kind") == "Job" else spec

@@ -1,0 +1,137 @@
+"""What `pulumi up` of a change would delete, replace or fail on (kaistack.ops.update_hazards), one change each.
+
+Each hazard is one a routine edit of a stack file causes on a real cluster; the component that makes it so is
+named in kaistack/ops/update_hazards.py, and the provider behaviour in the component's own tests.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kaistack.cli import main
+from kaistack.declaration.parse import parse_config
+from kaistack.ops.update_hazards import update_hazards
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _kind() -> dict[str, Any]:
+    return {
+        "cluster": {"provider": "kind", "name": "unit", "nodePools": [{"name": "gpu", "count": 1, "gpus": 4}]},
+        "gpu": {"mode": "fake"},
+        "queues": [{"name": "a"}, {"name": "b"}],
+        "tenants": [{"name": "alpha", "queues": ["a"]}, {"name": "beta", "queues": ["b"]}],
+        "workloads": [
+            {"name": "train", "kind": "Job", "queue": "a", "image": "t:1", "namespace": "ml"},
+            {"name": "serve", "kind": "Deployment", "queue": "a", "image": "s:1", "namespace": "ml"},
+        ],
+    }
+
+
+def _eks() -> dict[str, Any]:
+    pool = {"name": "h100", "instanceType": "p5.48xlarge", "count": 1, "gpus": 8, "gpuMemoryMiB": 81559}
+    pool |= {"gpuProduct": "NVIDIA-H100", "cpu": "191", "memory": "1900Gi", "pods": 100}
+    system = {"instanceType": "m6i.large", "cpu": "1930m", "memory": "7Gi", "pods": 29}
+    eks = {"region": "us-west-2", "availabilityZones": ["us-west-2a", "us-west-2b"], "systemNodeGroup": system}
+    return {"cluster": {"provider": "eks", "eks": eks, "nodePools": [pool]}, "gpu": {"mode": "gpu-operator"}}
+
+
+def _hazards(base: dict[str, Any], change: Callable[[dict[str, Any]], Any]) -> list[tuple[str, str]]:
+    head = copy.deepcopy(base)
+    change(head)
+    return [(h.kind, h.subject) for h in update_hazards(parse_config(base), parse_config(head))]
+
+
+CASES: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]], Any], list[tuple[str, str]]]] = {
+    "no change": (_kind, lambda r: None, []),
+    "a Deployment's new image rolls, it is no hazard": (
+        _kind,
+        lambda r: r["workloads"][1].update(image="s:2"),
+        [],
+    ),
+    # Removing alpha also moves beta's unset NodePort onto the one alpha holds until it is deleted.
+    "tenant removed": (
+        _kind,
+        lambda r: (r["tenants"].pop(0), r["queues"].pop(0), r["workloads"].clear()),
+        [("tenant-deleted", "alpha"), ("tenant-port-moved", "beta"), ("namespace-deleted", "ml")],
+    ),
+    "tenant moved to another namespace": (
+        _kind,
+        lambda r: r["tenants"][0].update(namespace="alpha-host"),
+        [("tenant-moved", "alpha")],
+    ),
+    "tenant port set explicitly where it was": (
+        _kind,
+        lambda r: (r["tenants"].pop(0), r["tenants"][0].update(nodePort=31001)),
+        [("tenant-deleted", "alpha")],
+    ),
+    "kai namespace": (_kind, lambda r: r.update(kai={"namespace": "kai-system"}), [("kai-replaced", "kai")]),
+    "gpu namespace": (_kind, lambda r: r["gpu"].update(namespace="gpus"), [("gpu-stack-replaced", "gpu")]),
+    "kind node added": (
+        _kind,
+        lambda r: r["cluster"]["nodePools"][0].update(count=2),
+        [("kind-cluster-replaced", "unit")],
+    ),
+    "kind cluster renamed": (_kind, lambda r: r["cluster"].update(name="laptop"), [("kind-cluster-replaced", "unit")]),
+    "training operator turned off": (
+        lambda: {**_kind(), "cluster": {**_kind()["cluster"], "trainingOperator": True}},
+        lambda r: r["cluster"].update(trainingOperator=False),
+        [("training-operator-removed", "trainingOperator")],
+    ),
+    "job image": (_kind, lambda r: r["workloads"][0].update(image="t:2"), [("workload-restarted", "train")]),
+    "eks disk size": (
+        _eks,
+        lambda r: r["cluster"]["eks"].update(gpuNodeDiskGiB=1000),
+        [("node-group-replaced", "h100")],
+    ),
+    "eks instance type": (
+        _eks,
+        lambda r: r["cluster"]["nodePools"][0].update(instanceType="p5e.48xlarge"),
+        [("node-group-replaced", "h100")],
+    ),
+    "eks scaling is no hazard": (_eks, lambda r: r["cluster"]["nodePools"][0].update(maxSize=3), []),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_each_change_names_what_applying_it_destroys(case: str) -> None:
+    base, change, expected = CASES[case]
+    assert _hazards(base(), change) == expected
+
+
+def test_a_protected_stack_says_the_removal_is_refused_until_unprotected() -> None:
+    base = _eks()
+    base["queues"] = [{"name": "a"}]
+    base["tenants"] = [{"name": "alpha", "queues": ["a"]}]
+    base["cluster"]["eks"]["protect"] = True
+    base["cluster"]["eks"]["systemNodeGroup"] |= {"minSize": 2, "desiredSize": 2, "maxSize": 3}
+    head = copy.deepcopy(base)
+    head["tenants"], head["queues"] = [], []
+    (hazard,) = update_hazards(parse_config(base), parse_config(head))
+    assert hazard.message.endswith("(the stack is protected: `pulumi up` refuses it until the tenant is unprotected)")
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is needed to make the repository")
+def test_diff_exits_1_and_lists_the_hazard_when_nothing_changes_in_capacity(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("Pulumi.yaml", "Pulumi.dev.yaml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    git = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "add", "."], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], cwd=tmp_path, check=True)
+    stack = tmp_path / "Pulumi.dev.yaml"
+    stack.write_text(stack.read_text().replace("  kaistack:kai:\n", "  kaistack:kai:\n    namespace: kai-system\n", 1))
+    assert main(["diff", "--stack", "dev", "--base", "HEAD", "--project", str(tmp_path), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["updateHazards"][0]["kind"] == "kai-replaced"
+    assert report["harmful"] is True
