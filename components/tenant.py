@@ -28,6 +28,9 @@ from kaistack.declaration.yaml_load import YamlInputError, load_one
 # reads as 0: on EKS the syncer could not resize a host pod in place. Granted here as the chart would, from
 # 1.35 or where kaistack cannot know the host's minor; below 1.35 vCluster's syncer resizes nothing
 # (pkg/controllers/resources/pods/syncer.go:413-418) and the grant is left out, as the chart leaves it.
+# Not the chart's `vc-<release>`: switching a stack from the chart's quota to this one creates this before the
+# release's upgrade deletes that.
+QUOTA_NAME = "kaistack-tenant-quota"
 POD_RESIZE_RULE = {"apiGroups": [""], "resources": ["pods/resize"], "verbs": ["patch", "update"]}
 RESIZE_FROM = (1, 35)
 
@@ -84,15 +87,15 @@ def vcluster_values(config: StackConfig, tenant: TenantModel) -> dict[str, Any]:
         # drops (versions.VCLUSTER_KUBERNETES).
         control_plane["distro"]["k8s"]["version"] = kubernetes
     policies: dict[str, Any] = {
-        "resourceQuota": {"enabled": isolation.resource_quota.enabled},
+        # The quota is kaistack's own object (quota_spec): the chart hashes all its values into the vCluster pod
+        # (loft-sh/vcluster@v0.36.1 chart/templates/_vclusterconfighash.tpl, statefulset.yaml L49), so a quota in
+        # them would restart the tenant's API server at every change to the tenant's workloads.
+        "resourceQuota": {"enabled": False},
         "limitRange": {"enabled": isolation.limit_range},
         "networkPolicy": {"enabled": isolation.network_policy},
     }
     if isolation.pod_security_standard:
         policies["podSecurityStandard"] = isolation.pod_security_standard
-    if isolation.resource_quota.enabled:
-        # Sized from the declaration: the vCluster itself, its Service and the tenant's workloads.
-        policies["resourceQuota"]["quota"] = tenant_quota(config, tenant, exposure(config, tenant))
     values: dict[str, Any] = {
         "experimental": {"syncSettings": {"setOwner": False}},
         "sync": {"fromHost": from_host},
@@ -119,6 +122,15 @@ def vcluster_values(config: StackConfig, tenant: TenantModel) -> dict[str, Any]:
     # control-plane policy lets TCP 8443 in from anywhere by itself (chart/templates/networkpolicy.yaml,
     # "Allow external ingress to the vCluster API server", in both versions kaistack allows).
     return values
+
+
+def quota_spec(config: StackConfig, tenant: TenantModel) -> dict[str, Any] | None:
+    """The tenant's ResourceQuota spec, sized from the declaration (the vCluster itself, its Service and the
+    tenant's workloads), as the chart's template would write it (chart/templates/resourcequota.yaml); None when
+    isolation.resourceQuota is off."""
+    if not tenant.isolation.resource_quota.enabled:
+        return None
+    return {"hard": tenant_quota(config, tenant, exposure(config, tenant))}
 
 
 def _decode(data: Any) -> str:
@@ -158,6 +170,7 @@ class Tenant(pulumi.ComponentResource):
     namespace: k8s.core.v1.Namespace
     release: k8s.helm.v3.Release
     kubeconfig_secret: k8s.core.v1.Secret
+    quota: k8s.core.v1.ResourceQuota | None
     service: k8s.core.v1.Service | None
     kubeconfig: pulumi.Output[str]
     provider: k8s.Provider
@@ -188,6 +201,18 @@ class Tenant(pulumi.ComponentResource):
             metadata={"name": host_ns, "labels": {TENANT_LABEL: tenant.name}},
             opts=kept.merge(pulumi.ResourceOptions(depends_on=after or [])),
         )
+        # Before the release, as the chart's own quota was: the vCluster's pods count in it.
+        quota = quota_spec(config, tenant)
+        self.quota = None
+        if quota is not None:
+            self.quota = k8s.core.v1.ResourceQuota(
+                f"{name}-quota",
+                metadata=k8s.meta.v1.ObjectMetaArgs(
+                    name=QUOTA_NAME, namespace=host_ns, labels={TENANT_LABEL: tenant.name}
+                ),
+                spec=k8s.core.v1.ResourceQuotaSpecArgs(hard=quota["hard"]),
+                opts=child_opts.merge(pulumi.ResourceOptions(depends_on=[self.namespace])),
+            )
         self.release = k8s.helm.v3.Release(
             f"{name}-vcluster",
             name=tenant.name,
@@ -199,7 +224,11 @@ class Tenant(pulumi.ComponentResource):
             timeout=900,
             max_history=versions.HELM_MAX_HISTORY,
             # Moved to another namespace, the new vCluster would ask for the NodePort the old one still holds.
-            opts=kept.merge(pulumi.ResourceOptions(depends_on=[self.namespace], delete_before_replace=True)),
+            opts=kept.merge(
+                pulumi.ResourceOptions(
+                    depends_on=[self.namespace, *([self.quota] if self.quota else [])], delete_before_replace=True
+                )
+            ),
         )
         self.connect_command = f"vcluster connect {tenant.name} -n {host_ns}"
         read_opts = pulumi.ResourceOptions(parent=self, provider=host_provider, depends_on=[self.release])

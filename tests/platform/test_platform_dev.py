@@ -218,8 +218,12 @@ def test_vcluster_isolation_policies_allow_its_own_node_port(dev):
     """PSS baseline, quota + limit range + network policy; the quota leaves room for both NodePorts."""
     policies = inputs(named(dev, "kaistack-team-a-vcluster"))["values"]["policies"]
     assert policies["podSecurityStandard"] == "baseline"
-    assert policies["resourceQuota"]["enabled"] is True
-    assert policies["resourceQuota"]["quota"]["services.nodeports"] == "2"
+    assert policies["resourceQuota"] == {"enabled": False}  # kaistack's own object, not the chart's
+    quota = inputs(named(dev, "kaistack-team-a-quota"))
+    assert quota["metadata"]["namespace"] == "vcluster-team-a"
+    assert quota["spec"]["hard"]["services.nodeports"] == "2"
+    # There before the vCluster's pods, which count in it.
+    assert named(dev, "kaistack-team-a-quota").urn in named(dev, "kaistack-team-a-vcluster").dependencies
     assert policies["limitRange"] == {"enabled": True}
     assert policies["networkPolicy"]["enabled"] is True
 

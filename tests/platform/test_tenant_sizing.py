@@ -103,12 +103,27 @@ def test_nodeport_service_has_two_ports_and_load_balancer_one(chart: dict[str, A
 
 
 def _rendered_quotas(stack: str) -> dict[str, dict[str, str]]:
+    """Each tenant's ResourceQuota `hard` map, by tenant (the label kaistack puts on it)."""
     rendered = render_stack(ROOT, stack)
-    out = {}
+    return {
+        r.inputs["metadata"]["labels"]["kaistack.io/tenant"]: r.inputs["spec"]["hard"]
+        for r in rendered.of_type("kubernetes:core/v1:ResourceQuota")
+    }
+
+
+def test_the_quota_is_no_chart_value_so_a_workload_change_does_not_restart_the_vcluster() -> None:
+    """The chart hashes all its values into the vCluster pod (loft-sh/vcluster@v0.36.1
+    chart/templates/_vclusterconfighash.tpl, statefulset.yaml L49): a quota among them would roll the tenant's API
+    server whenever a tenant workload changes. The chart makes no quota; kaistack does, in the host namespace."""
+    rendered = render_stack(ROOT, "prod")
     for r in rendered.of_type("kubernetes:helm.sh/v3:Release"):
         if r.inputs.get("chart") == "vcluster":
-            out[r.inputs["name"]] = r.inputs["values"]["policies"]["resourceQuota"]["quota"]
-    return out
+            assert r.inputs["values"]["policies"]["resourceQuota"] == {"enabled": False}
+    quotas = rendered.of_type("kubernetes:core/v1:ResourceQuota")
+    assert {(r.inputs["metadata"]["namespace"], r.inputs["metadata"]["name"]) for r in quotas} == {
+        ("vcluster-research", "kaistack-tenant-quota"),
+        ("vcluster-serving", "kaistack-tenant-quota"),
+    }
 
 
 @pytest.mark.parametrize("stack", STACKS)
