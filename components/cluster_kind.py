@@ -171,16 +171,21 @@ class KindCluster(pulumi.ComponentResource):
             stdin=config_yaml,
             # kind cannot change a running cluster: a new config replaces it (delete first, since
             # the cluster name is fixed); the script text alone never forces a replacement
-            # (pulumi/pulumi-command@v1.2.1 provider/pkg/provider/common/inputs.go: only `triggers` replaces),
-            # so a new name is a trigger too: as an update, the new create would start a second cluster
-            # beside the old one (its host ports still bound) and the old would never be deleted.
-            triggers=[config_yaml, config.cluster.name],
+            # (pulumi/pulumi-command@v1.2.1 provider/pkg/provider/common/inputs.go: only `triggers` replaces).
+            triggers=[config_yaml],
             # stdout is the admin kubeconfig: never logged, never kept in clear in the state, and not
             # re-injected into the next run's environment.
             logging=local.Logging.NONE,
             add_previous_output_in_env=False,
             opts=child_opts.merge(
-                pulumi.ResourceOptions(additional_secret_outputs=["stdout"], delete_before_replace=True)
+                pulumi.ResourceOptions(
+                    additional_secret_outputs=["stdout"],
+                    delete_before_replace=True,
+                    # The delete script names the cluster: a new name replaces it too. As an update, the new
+                    # create would start a second cluster beside the old one (its host ports still bound), and
+                    # the old would never be deleted. (Not a trigger: a new trigger replaces running clusters.)
+                    replace_on_changes=["delete"],
+                )
             ),
         )
         self.kubeconfig = pulumi.Output.secret(self.command.stdout)

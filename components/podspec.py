@@ -17,8 +17,8 @@ from kaistack.declaration.model import StackConfig, Workload
 # Kubeflow's training operator only wires rendezvous env/ports into the container named "pytorch"
 # (training-operator pkg/controller.v1/pytorch: DefaultContainerName).
 PYTORCH_CONTAINER = "pytorch"
-# pulumi/pulumi-kubernetes provider/pkg/metadata/annotations.go AnnotationSkipAwait.
-SKIP_AWAIT = "pulumi.com/skipAwait"
+# pulumi/pulumi-kubernetes provider/pkg/metadata/annotations.go AnnotationWaitFor: `jsonpath=` or `condition=`.
+WAIT_FOR = "pulumi.com/waitFor"
 API_VERSIONS = {"Pod": "v1", "Deployment": "apps/v1", "Job": "batch/v1", "PyTorchJob": "kubeflow.org/v1"}
 
 
@@ -166,8 +166,11 @@ def manifest(config: StackConfig, work: Workload) -> dict[str, Any]:
     if work.kind == "Job":
         # pulumi-kubernetes waits for a Job to complete, 10 minutes by default (provider/pkg/await/job.go
         # DefaultJobTimeoutMins), failing `pulumi up` on every training run longer than that, again on each
-        # later run until it completes. A Job's progress is `kaistack verify`'s to report.
-        metadata["annotations"] = {**metadata.get("annotations", {}), SKIP_AWAIT: "true"}
+        # later run until it completes. A waitFor condition replaces that wait (await.go: the kind's awaiter runs
+        # only without one) and, unlike skipAwait, leaves the wait on delete (metadata/overrides.go
+        # allowsSkipAwaitWithDelete), so a replaced Job is gone before its successor takes the name. A Job's
+        # progress is `kaistack verify`'s to report.
+        metadata["annotations"] = {**metadata.get("annotations", {}), WAIT_FOR: "jsonpath={.metadata.uid}"}
     if work.kind == "Pod":
         template = pod_template(config, work)
         metadata["labels"] = template["metadata"]["labels"]

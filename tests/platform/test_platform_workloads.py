@@ -42,10 +42,13 @@ def test_job_runs_replicas_in_parallel_to_completion(mocks):
 
 def test_job_is_not_awaited_by_pulumi(mocks):
     """pulumi-kubernetes waits 10 minutes for a Job to complete (provider/pkg/await/job.go DefaultJobTimeoutMins);
-    a longer training run would fail every `pulumi up` until it ends. `pulumi.com/skipAwait` turns that off."""
+    a longer training run would fail every `pulumi up` until it ends. A `pulumi.com/waitFor` condition replaces that
+    wait (provider/pkg/await/await.go: the kind's awaiter runs only without one); `pulumi.com/skipAwait` would also
+    skip the wait on delete for a Job (metadata/overrides.go allowsSkipAwaitWithDelete), and a replaced Job's
+    successor would then be created under a name still taken."""
     run_program(mocks, with_workloads(workload(kind="Job", replicas=2), workload("d", "Deployment")))
     assert inputs(named(mocks.resources, "kaistack-workloads-w"))["metadata"]["annotations"] == {
-        "pulumi.com/skipAwait": "true"
+        "pulumi.com/waitFor": "jsonpath={.metadata.uid}"
     }
     assert "annotations" not in inputs(named(mocks.resources, "kaistack-workloads-d"))["metadata"]
 

@@ -156,7 +156,7 @@ def test_a_host_job_carries_its_constraint_on_the_top_owner(mocks) -> None:
     assert job["metadata"]["annotations"] == {
         "kai.scheduler/topology": "dc",
         "kai.scheduler/topology-preferred-placement": RACK,
-        "pulumi.com/skipAwait": "true",
+        "pulumi.com/waitFor": "jsonpath={.metadata.uid}",
     }
 
 
