@@ -169,6 +169,7 @@ class Tenant(pulumi.ComponentResource):
 
     namespace: k8s.core.v1.Namespace
     release: k8s.helm.v3.Release
+    namespace_name: str
     kubeconfig_secret: k8s.core.v1.Secret
     quota: k8s.core.v1.ResourceQuota | None
     service: k8s.core.v1.Service | None
@@ -194,6 +195,7 @@ class Tenant(pulumi.ComponentResource):
         # chart/values.yaml persistence.volumeClaim): removing or renaming a tenant in the stack file would
         # delete everything its users created. Protected where the cluster is (`cluster.eks.protect`).
         kept = pulumi.ResourceOptions(parent=self, protect=config.cluster.protected)
+        self.namespace_name = host_ns
         self.namespace = k8s.core.v1.Namespace(
             f"{name}-namespace",
             # The label lets host-side admission bind this namespace to the tenant's queues

@@ -55,6 +55,7 @@ class Workloads(pulumi.ComponentResource):
         self.resources = {}
         self.namespaces = {}
         self.training_operators = {}
+        self._tenant_namespaces = {t.namespace_name: t.namespace for t in tenants.values()}
         self.pod_groups: dict[str, k8s.apiextensions.CustomResource] = {}
         after = list(depends_on or [])
 
@@ -136,6 +137,10 @@ class Workloads(pulumi.ComponentResource):
     ) -> k8s.core.v1.Namespace | None:
         if namespace in PRESENT_NAMESPACES:
             return None
+        if target == "host" and namespace in self._tenant_namespaces:
+            # A bare Pod written into a tenant's host namespace (the model allows it in the tenant's queues):
+            # the Tenant made that namespace; a second Namespace object of the name would fail to create.
+            return self._tenant_namespaces[namespace]
         key = f"{target}/{namespace}"
         if key not in self.namespaces:
             prefix = name if target == "host" else f"{name}-{target}"

@@ -11,4 +11,4 @@ PLATFORM_TYPE = "kaistack:index:Platform"
 TENANT_TYPE = "kaistack:index:Tenant"
 
 # Namespaces every cluster (and vCluster) has: kaistack never creates or deletes them (components.workloads).
-PRESENT_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
+PRESENT_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})

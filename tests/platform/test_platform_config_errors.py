@@ -332,6 +332,21 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
         lambda r: r.update(tenants=[{"name": "t1", "queues": ["team"], "namespace": "kube-system"}]),
         "kaistack:tenants[0].namespace: 'kube-system' is the cluster's own namespace; give the tenant its own",
     ),
+    "host-workload-in-kais-namespace": (
+        lambda r: r.update(
+            workloads=[{"name": "w", "kind": "Pod", "queue": "team", "image": "x", "namespace": "kai-scheduler"}]
+        ),
+        "kaistack:workloads[0].namespace: 'kai-scheduler' is kai.namespace namespace, which kaistack creates with "
+        "that component; use another namespace",
+    ),
+    "tenant-in-the-training-operators-namespace": (
+        lambda r: (
+            r["cluster"].update(trainingOperator=True),
+            r.update(tenants=[{"name": "t1", "queues": ["team"], "namespace": "kubeflow"}]),
+        ),
+        "kaistack:tenants[0].namespace: 'kubeflow' is the training operator's (cluster.trainingOperator) namespace; "
+        "give the tenant its own",
+    ),
     "tenant-gang-podgroup-names-collide": (
         lambda r: r.update(
             tenants=[{"name": "t1", "queues": ["team"]}],

@@ -293,3 +293,15 @@ def test_same_namespace_on_host_and_in_a_tenant_are_two_namespaces(mocks):
     assert named(mocks.resources, "kaistack-workloads-ns-ml").provider != (
         named(mocks.resources, "kaistack-workloads-t1-ns-ml").provider
     )
+
+
+def test_a_host_pod_in_a_tenants_host_namespace_uses_the_tenants_namespace_object(mocks):
+    """The Tenant creates its host namespace; a second Namespace object of that name would fail with AlreadyExists."""
+    raw = with_workloads(workload(namespace="vcluster-t1"))
+    run_program(mocks, raw)
+    namespaces = [r for r in of_type(mocks.resources, "kubernetes:core/v1:Namespace")]
+    assert [r.name for r in namespaces if r.inputs["metadata"]["name"] == "vcluster-t1"] == ["kaistack-t1-namespace"]
+    assert (
+        named(mocks.resources, "kaistack-t1-namespace").urn
+        in named(mocks.resources, "kaistack-workloads-w").dependencies
+    )

@@ -7,14 +7,15 @@ from typing import Annotated, Any
 
 from pydantic import Field, PrivateAttr, ValidationInfo, model_validator
 
-from kaistack.declaration import kai_api, limits, tenant_sizing, versions
+from kaistack.declaration import limits, tenant_sizing, versions
 from kaistack.declaration.kai_api import GPU_RESOURCE, NVIDIA_VISIBLE_DEVICES
 from kaistack.declaration.model.base import Model
 from kaistack.declaration.model.cluster import ClusterConfig, eks_shape_problems
 from kaistack.declaration.model.gpu import GpuConfig
 from kaistack.declaration.model.kai import KaiConfig
+from kaistack.declaration.model.namespaces import namespace_problems
 from kaistack.declaration.model.queues import Queue, depths, find_cycle, parents_first
-from kaistack.declaration.model.tenants import Tenant, host_namespace_problems
+from kaistack.declaration.model.tenants import Tenant
 from kaistack.declaration.model.topology import topology_problems
 from kaistack.declaration.model.workloads import Workload, gang_name_problems
 
@@ -108,7 +109,7 @@ class StackConfig(Model):
         tenants = {t.name: t for t in self.tenants}
         problems += _duplicates("tenants", [t.name for t in self.tenants])
         problems += _duplicates("workloads", [w.name for w in self.workloads])
-        problems += _host_namespace_problems(self)
+        problems += namespace_problems(self)
         problems += gang_name_problems(self.workloads)
         pods = sum(w.pod_count for w in self.workloads)
         if pods > limits.MAX_PODS:
@@ -162,13 +163,6 @@ class StackConfig(Model):
             # One problem per line, each starting with its own key path (kaistack.declaration.parse splits them).
             raise ValueError("\n".join(problems))
         return self
-
-
-def _host_namespace_problems(stack: StackConfig) -> list[str]:
-    taken = {ns: "kai.namespace" for ns in (stack.kai.namespace, kai_api.RESERVATION_NAMESPACE)}
-    if stack.gpu.mode != "none":
-        taken[stack.gpu.release_namespace] = "gpu.namespace (the GPU stack's)"
-    return host_namespace_problems(stack.tenants, taken)
 
 
 def _dra_beta_problems(stack: StackConfig) -> list[str]:

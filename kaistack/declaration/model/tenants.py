@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -84,24 +83,3 @@ class Tenant(Model):
     @property
     def host_namespace(self) -> str:
         return self.namespace or f"vcluster-{self.name}"
-
-
-# Namespaces that are not a tenant's to take: the control plane's and the default one.
-SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-
-
-def host_namespace_problems(tenants: Sequence[Tenant], taken: Mapping[str, str]) -> list[str]:
-    """A tenant owns its host namespace: kaistack creates it, and the tenant's admission policy binds to it, so in
-    KAI's namespace that policy would refuse KAI's own pods. `taken`: the platform's namespaces, by whose."""
-    taken = {**taken, **{ns: "the cluster's own" for ns in SYSTEM_NAMESPACES}}
-    problems, seen = [], dict[str, int]()
-    for i, tenant in enumerate(tenants):
-        ns = tenant.host_namespace
-        if ns in seen:
-            problems.append(
-                f"tenants[{i}].namespace: {ns!r} is tenants[{seen[ns]}]'s host namespace too; each tenant needs its own"
-            )
-        elif ns in taken:
-            problems.append(f"tenants[{i}].namespace: {ns!r} is {taken[ns]} namespace; give the tenant its own")
-        seen.setdefault(ns, i)
-    return problems
