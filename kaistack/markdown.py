@@ -25,8 +25,14 @@ _PUNCTUATION = re.compile(r"([\\`*_\[\]#|~])")
 _MENTION = re.compile(r"(?<![A-Za-z0-9_])@(?=[A-Za-z0-9])")
 
 
+def code_point(char: str) -> str:
+    """`\u202e`, or `\U000e0041` past the Basic Multilingual Plane, as Python writes them."""
+    code = ord(char)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
 def _shown(text: str) -> str:
-    return INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return INVISIBLE.sub(lambda m: code_point(m.group()), text)
 
 
 def _one_line(text: str) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from kaistack.markdown import INVISIBLE
+from kaistack.markdown import INVISIBLE, code_point
 
 # C0 controls but tab and newline, DEL, and C1. A stack value, a dump or a cluster object can carry an escape
 # sequence (clear the screen, set the window title, return to the line start and write over it) that a
@@ -27,7 +27,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 def visible(text: str) -> str:
     text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
-    return INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return INVISIBLE.sub(lambda m: code_point(m.group()), text)
 
 
 class _Visible:
@@ -97,7 +97,7 @@ def visible_output() -> Iterator[_Visible]:
 
 def dumps(value: Any, *, compact: bool = False) -> str:
     text = _dumps(value, compact)
-    if "\\udc" in text:
+    if _SURROGATE_ESCAPE.search(text):
         # A path read from a non-UTF-8 file name holds lone surrogates (surrogateescape), which json writes as
         # \udcXX escapes that strict readers refuse: each such byte is written as \xXX text instead.
         text = _dumps(_without_lone_surrogates(value), compact)
@@ -111,6 +111,8 @@ def _dumps(value: Any, compact: bool) -> str:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# How json writes any surrogate, paired (an emoji) or not; the rare document holding one is written again.
+_SURROGATE_ESCAPE = re.compile(r"\\ud[89a-f]")
 
 
 def _escaped_surrogate(match: re.Match[str]) -> str:

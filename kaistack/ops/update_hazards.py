@@ -128,19 +128,33 @@ def _kind_inputs(config: StackConfig) -> tuple[str, str]:
 def _node_group_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
     if not (before.cluster.provider == after.cluster.provider == "eks" and before.cluster.eks and after.cluster.eks):
         return []
+    old_eks, new_eks = before.cluster.eks, after.cluster.eks
     old_pools = {p.name: p for p in before.cluster.node_pools}
-    disk = (before.cluster.eks.gpu_node_disk_gi_b, after.cluster.eks.gpu_node_disk_gi_b)
-    private = (before.cluster.eks.private_nodes, after.cluster.eks.private_nodes)
+    disk = (old_eks.gpu_node_disk_gi_b, new_eks.gpu_node_disk_gi_b)
+    private = (old_eks.private_nodes, new_eks.private_nodes)
+    # The subnets a node group spans: its pool's zones, else the cluster's (an unordered set to AWS).
+    zones = (set(old_eks.availability_zones), set(new_eks.availability_zones))
     hazards = []
+    system = (old_eks.system_node_group.instance_type, new_eks.system_node_group.instance_type)
+    if system[0] != system[1] or zones[0] != zones[1] or private[0] != private[1]:
+        hazards.append(
+            Hazard(
+                "node-group-replaced",
+                "system",
+                "the system node group is replaced (instance type, zones or subnets changed): KAI and the tenants' "
+                "vCluster pods move to its new nodes",
+            )
+        )
     for new in after.cluster.node_pools:
         old = old_pools.get(new.name)
         if old is None:
             continue
+        spans = (set(old.availability_zones) or zones[0], set(new.availability_zones) or zones[1])
         changed = [
             key
             for key, a, b in (
                 ("instanceType", old.instance_type, new.instance_type),
-                ("availabilityZones", old.availability_zones, new.availability_zones),
+                ("zones", *spans),
                 ("gpuNodeDiskGiB", *disk) if new.gpu_count else ("", 0, 0),
                 ("privateNodes", *private),
             )
@@ -165,15 +179,13 @@ def _workload_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
     old_work = {w.name: w for w in before.workloads}
     for new in after.workloads:
         old = old_work.get(new.name)
-        if old is None or new.kind not in ("Job", "Pod") or old.kind != new.kind or old.tenant != new.tenant:
+        if old is None or new.kind not in ("Job", "Pod") or old.kind != new.kind:
             continue
-        if _template(manifest(before, old)) != _template(manifest(after, new)):
+        moved = (old.tenant, old.namespace) != (new.tenant, new.namespace)
+        if moved or _fixed(manifest(before, old)) != _fixed(manifest(after, new)):
+            what = "it moves to another namespace or cluster" if moved else "fields it cannot change in place change"
             hazards.append(
-                Hazard(
-                    "workload-restarted",
-                    new.name,
-                    f"its pod template changes: the running {new.kind} is deleted, then created again",
-                )
+                Hazard("workload-restarted", new.name, f"{what}: the running {new.kind} is deleted, then created again")
             )
     kept = {(w.tenant, w.namespace) for w in after.workloads}
     for tenant, namespace in sorted({(w.tenant, w.namespace) for w in before.workloads} - kept, key=str):
@@ -189,6 +201,10 @@ def _workload_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
     return hazards
 
 
-def _template(body: dict[str, object]) -> object:
+def _fixed(body: dict[str, object]) -> object:
+    """What pulumi-kubernetes cannot change in place (provider/pkg/provider/diff.go): a Job's template,
+    parallelism and completions; a Pod's spec (nearly every field of it)."""
     spec = body.get("spec")
-    return spec.get("template") if isinstance(spec, dict) and body.get("kind") == "Job" else spec
+    if not isinstance(spec, dict) or body.get("kind") != "Job":
+        return spec
+    return spec.get("template"), spec.get("parallelism"), spec.get("completions")

@@ -152,6 +152,8 @@ def check_workload_rollouts(
 def _tenant_rollout(work: Workload, pods: list[dict[str, Any]]) -> CheckResult:
     subject = f"{work.tenant}/{work.name}"
     by_template: dict[str, list[str]] = defaultdict(list)
+    # A finished pod (an evicted one is Failed) stays until garbage-collected and holds no template's place.
+    pods = [p for p in pods if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
     for pod in pods:
         labels = (pod.get("metadata") or {}).get("labels") or {}
         by_template[str(labels.get(TEMPLATE_HASH_LABEL, "?"))].append(pod_name(pod))

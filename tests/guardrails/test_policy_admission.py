@@ -549,13 +549,24 @@ def test_kaistack_lint_agrees(dev: StackConfig, name: str, tmp_path: Path) -> No
     assert lint_allows(dev, case.pod, tmp_path) is case.allowed
 
 
+def _conjuncts(node: Any) -> list[Any]:
+    """The operands of an `a && b && ...` (celpy nests it to the left), each followed down its one-child chain."""
+    while isinstance(node, lark.Tree) and len(node.children) == 1 and node.data != "conditionaland":
+        node = node.children[0]
+    if isinstance(node, lark.Tree) and node.data == "conditionaland":
+        return [c for child in node.children for c in _conjuncts(child)]
+    return [node]
+
+
 def _update_guard(node: Any) -> bool:
-    """`request.operation == 'UPDATE'` somewhere among the conjuncts of `node`."""
+    """`request.operation == 'UPDATE'` is itself one of the conjuncts of `node` (not inside a negation)."""
     # celpy's tree: relation(relation_eq(<left>), <right>)
     return any(
-        [str(v) for v in rel.scan_values(lambda v: isinstance(v, lark.Token))] == ["request", "operation", "'UPDATE'"]
-        for rel in node.find_data("relation")
-        if any(isinstance(c, lark.Tree) and c.data == "relation_eq" for c in rel.children)
+        isinstance(c, lark.Tree)
+        and c.data == "relation"
+        and any(isinstance(x, lark.Tree) and x.data == "relation_eq" for x in c.children)
+        and [str(v) for v in c.scan_values(lambda v: isinstance(v, lark.Token))] == ["request", "operation", "'UPDATE'"]
+        for c in _conjuncts(node)
     )
 
 
@@ -612,6 +623,7 @@ def test_the_guard_check_finds_an_unguarded_read() -> None:
     assert not _unguarded_old_object_reads("!(request.operation == 'UPDATE' && a) || oldObject.x == 1")
     assert _unguarded_old_object_reads("(request.operation == 'UPDATE' && a) || oldObject.x == 1")
     assert _unguarded_old_object_reads("(!(request.operation == 'UPDATE' && a) && b) || oldObject.x == 1")
+    assert _unguarded_old_object_reads("!(request.operation == 'UPDATE') && has(oldObject.metadata)")
 
 
 def test_an_expression_that_cannot_be_evaluated_denies_the_pod(dev: StackConfig) -> None:

@@ -608,3 +608,16 @@ def test_metadata_the_api_server_would_refuse_is_refused_before_anything_is_crea
     change(raw["workloads"][0])
     with pytest.raises(ConfigError, match=re.escape(expected)):
         parse_config(raw)
+
+
+def test_an_annotation_key_is_checked_lowercased_as_the_api_server_does():
+    """k8s.io/apimachinery/pkg/api/validation ValidateAnnotations: IsQualifiedName(strings.ToLower(k)); label keys are
+    checked as written."""
+    raw = base_raw()
+    raw["workloads"] = [
+        {"name": "w", "kind": "Pod", "queue": "team", "image": "x", "annotations": {"Example.com/x": "1"}}
+    ]
+    assert parse_config(raw).workloads[0].annotations == {"Example.com/x": "1"}
+    raw["workloads"][0]["labels"] = {"Example.com/x": "1"}
+    with pytest.raises(ConfigError, match=r"labels\.Example\.com/x: 'Example\.com/x' is not a Kubernetes label"):
+        parse_config(raw)

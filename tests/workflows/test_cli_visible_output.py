@@ -49,7 +49,7 @@ def test_format_characters_are_written_as_their_code_points() -> None:
 def test_json_holds_no_lone_surrogate_from_a_non_utf8_file_name() -> None:
     """surrogateescape turns the byte 0xff of a file name into U+DCFF, which json writes as an escape strict readers
     refuse; it is written as the text \\xff."""
-    text = dumps({"file": "bad\udcffname.yaml", "emoji": "\U0001f480"})
-    assert json.loads(text) == {"file": "bad\\xffname.yaml", "emoji": "\U0001f480"}
+    text = dumps({"file": "bad\udcffname.yaml", "emoji": "\U0001f480", "high": "a\ud800b"})
+    assert json.loads(text) == {"file": "bad\\xffname.yaml", "emoji": "\U0001f480", "high": "a\\ud800b"}
     text.encode("utf-8")
     json.loads(text)["file"].encode("utf-8")

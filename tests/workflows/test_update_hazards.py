@@ -98,6 +98,34 @@ CASES: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]], 
         [("node-group-replaced", "h100")],
     ),
     "eks scaling is no hazard": (_eks, lambda r: r["cluster"]["nodePools"][0].update(maxSize=3), []),
+    "job parallelism": (_kind, lambda r: r["workloads"][0].update(replicas=2), [("workload-restarted", "train")]),
+    "job moved to another namespace": (
+        _kind,
+        lambda r: r["workloads"][0].update(namespace="batch"),
+        [("workload-restarted", "train")],
+    ),
+    "pool zones set to the cluster's own are no hazard": (
+        _eks,
+        lambda r: r["cluster"]["nodePools"][0].update(availabilityZones=["us-west-2b", "us-west-2a"]),
+        [],
+    ),
+    "cluster zones reordered are no hazard": (
+        _eks,
+        lambda r: r["cluster"]["eks"].update(availabilityZones=["us-west-2b", "us-west-2a"]),
+        [],
+    ),
+    "system instance type": (
+        _eks,
+        lambda r: r["cluster"]["eks"]["systemNodeGroup"].update(
+            instanceType="m6i.xlarge", cpu="3920m", memory="14Gi", pods=58
+        ),
+        [("node-group-replaced", "system")],
+    ),
+    "cluster zones": (
+        _eks,
+        lambda r: r["cluster"]["eks"].update(availabilityZones=["us-west-2a", "us-west-2c"]),
+        [("node-group-replaced", "system"), ("node-group-replaced", "h100")],
+    ),
 }
 
 

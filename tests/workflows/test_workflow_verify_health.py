@@ -300,3 +300,12 @@ def test_tenant_deployment_with_pods_of_one_template_passes(project, fake_kube, 
     code, report = verify_json(project, fake_kube, capsys)
     assert code == 0
     assert check_detail(report, "workload-rollout", "team-a/serve") == "1 synced pods of one template"
+
+
+def test_a_finished_pod_of_an_older_template_does_not_fail_the_tenant_rollout(project, fake_kube, capsys):
+    """An evicted pod is Failed and stays until garbage-collected; it holds no template's place."""
+    _tenant_deployment(project, fake_kube, ["6f7d8c9b5", "7a8b9c0d1"])
+    old = fake_kube.pod(TENANT_PODS, "serve-6f7d8c9b5-abcd0-x-default-x-team-a")
+    old["status"] = {"phase": "Failed", "reason": "Evicted"}
+    _, report = verify_json(project, fake_kube, capsys)
+    assert check_detail(report, "workload-rollout", "team-a/serve") == "1 synced pods of one template"

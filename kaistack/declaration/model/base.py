@@ -38,6 +38,13 @@ def _qualified_name(value: str) -> str:
     return value
 
 
+def _annotation_key(value: str) -> str:
+    # The API server checks an annotation key lowercased (k8s.io/apimachinery/pkg/api/validation
+    # ValidateAnnotations: IsQualifiedName(strings.ToLower(k))); a label key as it is.
+    _qualified_name(value.lower())
+    return value
+
+
 def _label_value(value: str) -> str:
     if not is_label_value(value):
         raise ValueError(
@@ -59,7 +66,8 @@ QualifiedName = Annotated[str, Field(max_length=317), AfterValidator(_qualified_
 LabelValue = Annotated[str, Field(max_length=63), AfterValidator(_label_value)]
 EnvName = Annotated[str, Field(max_length=limits.MAX_STRING), AfterValidator(_env_name)]
 LabelMap = Annotated[dict[QualifiedName, LabelValue], Field(max_length=limits.MAX_LIST_ITEMS)]
-AnnotationMap = Annotated[dict[QualifiedName, Text], Field(max_length=limits.MAX_LIST_ITEMS)]
+AnnotationKey = Annotated[str, Field(max_length=317), AfterValidator(_annotation_key)]
+AnnotationMap = Annotated[dict[AnnotationKey, Text], Field(max_length=limits.MAX_LIST_ITEMS)]
 
 
 def _quantity(value: Any) -> Quantity:
