@@ -234,15 +234,27 @@ class Tenant(pulumi.ComponentResource):
         )
         self.connect_command = f"vcluster connect {tenant.name} -n {host_ns}"
         read_opts = pulumi.ResourceOptions(parent=self, provider=host_provider, depends_on=[self.release])
+
+        # The engine reads a `get` during previews too, and fails on an object that does not exist yet (pulumi/pulumi
+        # pkg/resource/deploy/step.go ReadStep.Apply: "resource '...' does not exist"), unless its id is unknown:
+        # "Read steps run during previews. The only time we can't run is if the ID we are given is unknown." The
+        # ids below wait for the release's status, which pulumi-kubernetes leaves unknown in the preview of an
+        # install or upgrade (provider/pkg/provider/helm_release.go checkpointRelease) and which is known after.
+        # (A namespace's uid would not do: the API server's dry run of its create answers with one.)
+        def after_release(object_id: str) -> pulumi.Output[str]:
+            return self.release.status.apply(lambda _: object_id)
+
         # vCluster writes this Secret once its API is up, which the release waits for.
         self.kubeconfig_secret = k8s.core.v1.Secret.get(
-            f"{name}-kubeconfig", f"{host_ns}/{kubeconfig_secret_name(tenant)}", opts=read_opts
+            f"{name}-kubeconfig", after_release(f"{host_ns}/{kubeconfig_secret_name(tenant)}"), opts=read_opts
         )
         kubeconfig = self.kubeconfig_secret.data.apply(_decode)
         self.service = None
         if exposure(config, tenant) == "load-balancer":
             # Helm (and so the release) waits until a LoadBalancer Service has an address.
-            self.service = k8s.core.v1.Service.get(f"{name}-service", f"{host_ns}/{tenant.name}", opts=read_opts)
+            self.service = k8s.core.v1.Service.get(
+                f"{name}-service", after_release(f"{host_ns}/{tenant.name}"), opts=read_opts
+            )
             address = self.service.status.apply(_load_balancer_address)
             kubeconfig = pulumi.Output.all(kubeconfig, address).apply(
                 lambda args: with_server(args[0], f"https://{args[1]}:443")
@@ -250,11 +262,10 @@ class Tenant(pulumi.ComponentResource):
         self.kubeconfig = pulumi.Output.secret(kubeconfig)
         # Without an identifier pulumi-kubernetes replaces a provider whenever its kubeconfig's server changes
         # (provider.go DiffConfig), and every object of the tenant is then created again, under the same name,
-        # in the same vCluster: AlreadyExists. With one, only a new identifier replaces it. The tenant's vCluster
-        # is the same while its host namespace and its kubeconfig Secret are, which their uids say.
-        identity = pulumi.Output.all(self.namespace.metadata.uid, self.kubeconfig_secret.metadata.uid).apply(
-            lambda uids: f"vcluster/{host_ns}/{tenant.name}/{uids[0]}/{uids[1]}"
-        )
+        # in the same vCluster: AlreadyExists. With one, only a new identifier replaces it. The tenant's vCluster is
+        # the same while its host namespace is: the release is replaced only with the namespace or the tenant's
+        # name (forceNewFields ".name", ".namespace"). Not the Secret's uid, unknown in a preview that skips its read.
+        identity = self.namespace.metadata.uid.apply(lambda uid: f"vcluster/{host_ns}/{tenant.name}/{uid}")
         self.provider = k8s.Provider(
             f"{name}-provider", kubeconfig=self.kubeconfig, cluster_identifier=identity, opts=child_opts
         )

@@ -130,7 +130,13 @@ def mask(value: Any) -> Any:
 
 
 class PlatformMocks(pulumi_mocks.Mocks):
-    """Echo inputs; add the computed outputs the program reads, in camelCase (style.md #12)."""
+    """Echo inputs; add the computed outputs the program reads, in camelCase (style.md #12).
+
+    `preview`: the preview of a first `pulumi up`, where what only an install gives (a release's status, the uids
+    the API server assigns) is not known yet."""
+
+    def __init__(self, preview: bool = False) -> None:
+        self.preview = preview
 
     def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         state = dict(args.inputs)
@@ -169,7 +175,7 @@ class PlatformMocks(pulumi_mocks.Mocks):
                 "spec": {"type": "LoadBalancer", "ports": [{"name": "https", "port": 443, "targetPort": 8443}]},
                 "status": {"loadBalancer": {"ingress": [{"hostname": f"{name}.{namespace}.elb.example.com"}]}},
             }
-        elif args.typ == "kubernetes:helm.sh/v3:Release":
+        elif args.typ == "kubernetes:helm.sh/v3:Release" and not self.preview:  # computed in a preview
             state["status"] = {
                 "name": state.get("name", args.name),
                 "namespace": state.get("namespace", "default"),
@@ -178,7 +184,7 @@ class PlatformMocks(pulumi_mocks.Mocks):
                 "status": "deployed",
                 "revision": 1,
             }
-        if args.typ.startswith("kubernetes:") and isinstance(state.get("metadata"), Mapping):
+        if args.typ.startswith("kubernetes:") and isinstance(state.get("metadata"), Mapping) and not self.preview:
             # The API server gives every object a uid; a tenant provider's clusterIdentifier is made of them.
             uid = uuid.uuid5(uuid.NAMESPACE_URL, f"{args.typ}/{args.resource_id or args.name}")
             state["metadata"] = {**state["metadata"], "uid": str(uid)}
@@ -246,10 +252,11 @@ def pulumi_config(raw: Mapping[str, Any]) -> tuple[dict[str, str], list[str]]:
 class MockSession:
     """A fresh event loop + mocks for one program run (pulumi.md §3); use as a context manager."""
 
-    def __init__(self, stack: str = "dev", project: str = PROJECT) -> None:
+    def __init__(self, stack: str = "dev", project: str = PROJECT, *, preview: bool = False) -> None:
         self.stack = stack
         self.project = project
-        self.mocks = PlatformMocks()
+        self.preview = preview
+        self.mocks = PlatformMocks(preview)
         self.monitor = RecordingMonitor(self.mocks)
         self.loop: asyncio.AbstractEventLoop | None = None
 
@@ -259,7 +266,7 @@ class MockSession:
         # Without reset_options a second set_mocks keeps the previous run's root Stack.
         pulumi.runtime.reset_options()
         pulumi.runtime.set_mocks(
-            self.mocks, project=self.project, stack=self.stack, preview=False, monitor=self.monitor
+            self.mocks, project=self.project, stack=self.stack, preview=self.preview, monitor=self.monitor
         )
         return self
 
