@@ -11,9 +11,10 @@ import errno
 import os
 import select
 import stat
+import time
 from pathlib import Path
 
-# How long a pipe with no writer yet may take to get one (a producer started just before kaistack).
+# How long a pipe with no writer (reader) yet may take to get one: a process started just before (after) kaistack.
 WRITER_WAIT_SECONDS = 2.0
 
 
@@ -56,12 +57,18 @@ def _await_writer(fd: int, name: str) -> bytes:
 
 
 def open_for_writing(path: str | Path) -> int:
-    """A descriptor to write `path` (a FIFO or a device) through; a FIFO nobody reads is NoPeer, not a wait."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
-    except OSError as err:
-        if err.errno == errno.ENXIO:
-            raise NoPeer(errno.ENXIO, f"{path} is a pipe no process reads from") from err
-        raise
+    """A descriptor to write `path` (a FIFO or a device) through; a FIFO nobody reads within WRITER_WAIT_SECONDS (a
+    reader started just after kaistack) is NoPeer, not a wait."""
+    deadline = time.monotonic() + WRITER_WAIT_SECONDS
+    while True:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError as err:
+            if err.errno != errno.ENXIO:
+                raise
+            if time.monotonic() >= deadline:
+                raise NoPeer(errno.ENXIO, f"{path} is a pipe no process reads from") from err
+            time.sleep(0.05)
     os.set_blocking(fd, True)
     return fd
