@@ -54,7 +54,7 @@ from kaistack.ops.verify_health import (
     check_vcluster_control_planes,
     check_workload_rollouts,
     control_plane_pod,
-    deployment_problems,
+    rollout_result,
 )
 from kaistack.progress import Progress
 
@@ -151,12 +151,7 @@ def check_kai_components(config: StackConfig, client: KubeClient) -> list[CheckR
         if name not in deployments:
             results.append(CheckResult("kai-components", subject, False, "Deployment not found"))
             continue
-        deployment = deployments[name]
-        problems = deployment_problems(deployment)
-        wanted = (deployment.get("spec") or {}).get("replicas", 1)
-        available = (deployment.get("status") or {}).get("availableReplicas") or 0
-        detail = "; ".join(problems) or f"{available}/{wanted} available, rollout complete"
-        results.append(CheckResult("kai-components", subject, not problems, detail))
+        results.append(rollout_result("kai-components", subject, deployments[name]))
     return results
 
 

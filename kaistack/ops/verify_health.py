@@ -141,12 +141,17 @@ def check_workload_rollouts(
             detail = f"Deployment {work.namespace}/{work.name} not found: run `pulumi up` or see its preview"
             results.append(CheckResult("workload-rollout", subject, False, detail))
             continue
-        problems = deployment_problems(deployment)
-        wanted = (deployment.get("spec") or {}).get("replicas", 1)
-        available = (deployment.get("status") or {}).get("availableReplicas") or 0
-        detail = "; ".join(problems) or f"{available}/{wanted} available, rollout complete"
-        results.append(CheckResult("workload-rollout", subject, not problems, detail))
+        results.append(rollout_result("workload-rollout", subject, deployment))
     return results
+
+
+def rollout_result(check: str, subject: str, deployment: Mapping[str, Any]) -> CheckResult:
+    """A Deployment's rollout as one check line: its problems, or how many replicas are available."""
+    problems = deployment_problems(deployment)
+    wanted = (deployment.get("spec") or {}).get("replicas", 1)
+    available = (deployment.get("status") or {}).get("availableReplicas") or 0
+    detail = "; ".join(problems) or f"{available}/{wanted} available, rollout complete"
+    return CheckResult(check, subject, not problems, detail)
 
 
 def _tenant_rollout(work: Workload, pods: list[dict[str, Any]]) -> CheckResult:
