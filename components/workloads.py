@@ -22,8 +22,6 @@ from kaistack.declaration import tenant_gangs, training_operator
 from kaistack.declaration.marks import PRESENT_NAMESPACES
 from kaistack.declaration.model import StackConfig, Workload
 
-# Namespaces that always exist (or that another component creates) are never declared again.
-
 
 def _resource(name: str, work: Workload, body: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.Resource:
     if work.kind == "Pod":
