@@ -11,6 +11,7 @@ the changes whose cost a preview shows only as a "replace" or "delete" line amon
 - an EKS pool's instance type, zones, or the GPU disk size: its node group is replaced, the new one created before
   the old is drained (pulumi-eks ManagedNodeGroup; EKS cannot change them in place);
 - a Job's or bare Pod's pod template: pulumi-kubernetes deletes and re-creates it (provider/pkg/provider/diff.go);
+  a bare Pod's GPU share (an annotation) is patched in place instead, and KAI never reads it again;
 - `cluster.trainingOperator` turned off: the operator goes with its PyTorchJob CRD, and every PyTorchJob with it;
 - a host namespace kaistack made for workloads, now holding none: it is deleted with whatever else is in it.
 """
@@ -182,10 +183,21 @@ def _workload_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
         if old is None or new.kind not in ("Job", "Pod") or old.kind != new.kind:
             continue
         moved = (old.tenant, old.namespace) != (new.tenant, new.namespace)
-        if moved or _fixed(manifest(before, old)) != _fixed(manifest(after, new)):
+        body_before, body_after = manifest(before, old), manifest(after, new)
+        if moved or _fixed(body_before) != _fixed(body_after):
             what = "it moves to another namespace or cluster" if moved else "fields it cannot change in place change"
             hazards.append(
                 Hazard("workload-restarted", new.name, f"{what}: the running {new.kind} is deleted, then created again")
+            )
+        elif new.kind == "Pod" and _annotations(body_before) != _annotations(body_after):
+            # A Pod's annotations are patched in place, but KAI reads a GPU share when it schedules the pod.
+            hazards.append(
+                Hazard(
+                    "workload-not-updated",
+                    new.name,
+                    "its annotations (its GPU share) change in place, but the running Pod keeps the share KAI gave it "
+                    "when it was scheduled: delete the Pod (or `pulumi up --replace` it) to apply the change",
+                )
             )
     kept = {(w.tenant, w.namespace) for w in after.workloads}
     for tenant, namespace in sorted({(w.tenant, w.namespace) for w in before.workloads} - kept, key=str):
@@ -199,6 +211,11 @@ def _workload_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
                 )
             )
     return hazards
+
+
+def _annotations(body: dict[str, object]) -> object:
+    metadata = body.get("metadata")
+    return metadata.get("annotations") if isinstance(metadata, dict) else None
 
 
 def _fixed(body: dict[str, object]) -> object:

@@ -98,6 +98,14 @@ CASES: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]], 
         [("node-group-replaced", "h100")],
     ),
     "eks scaling is no hazard": (_eks, lambda r: r["cluster"]["nodePools"][0].update(maxSize=3), []),
+    "bare pod gpu share": (
+        lambda: {
+            **_kind(),
+            "workloads": [{"name": "nb", "kind": "Pod", "queue": "a", "image": "n:1", "gpuFraction": 0.5}],
+        },
+        lambda r: r["workloads"][0].update(gpuFraction=0.25),
+        [("workload-not-updated", "nb")],
+    ),
     "job parallelism": (_kind, lambda r: r["workloads"][0].update(replicas=2), [("workload-restarted", "train")]),
     "job moved to another namespace": (
         _kind,
