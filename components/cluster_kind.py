@@ -192,6 +192,9 @@ class KindCluster(pulumi.ComponentResource):
         self.provider = k8s.Provider(
             f"{name}-provider",
             kubeconfig=self.kubeconfig,
+            # The Command's id changes only when the cluster is created again: an update of the create script leaves
+            # stdout unknown in its preview, which without an unchanged identifier replaces the provider (DiffConfig).
+            cluster_identifier=self.command.id.apply(lambda command_id: f"kind/{config.cluster.name}/{command_id}"),
             # A kind cluster deleted outside Pulumi (`kind delete cluster`) must not wedge the stack.
             delete_unreachable=True,
             opts=child_opts,

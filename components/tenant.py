@@ -134,7 +134,10 @@ def quota_spec(config: StackConfig, tenant: TenantModel) -> dict[str, Any] | Non
 
 
 def _decode(data: Any) -> str:
-    return base64.b64decode(data["config"]).decode() if data and data.get("config") else ""
+    # An empty kubeconfig is pulumi-kubernetes' "use the ambient one" (provider.go Configure).
+    if not data or not data.get("config"):
+        raise ValueError("the vCluster's kubeconfig Secret has no `config` key")
+    return base64.b64decode(data["config"]).decode()
 
 
 def _field(value: Any, name: str) -> Any:
@@ -238,11 +241,12 @@ class Tenant(pulumi.ComponentResource):
         # The engine reads a `get` during previews too, and fails on an object that does not exist yet (pulumi/pulumi
         # pkg/resource/deploy/step.go ReadStep.Apply: "resource '...' does not exist"), unless its id is unknown:
         # "Read steps run during previews. The only time we can't run is if the ID we are given is unknown." The
-        # ids below wait for the release's status, which pulumi-kubernetes leaves unknown in the preview of an
-        # install or upgrade (provider/pkg/provider/helm_release.go checkpointRelease) and which is known after.
-        # (A namespace's uid would not do: the API server's dry run of its create answers with one.)
+        # ids below wait for the release's id, which a create's preview leaves empty (pulumi-kubernetes
+        # helm_release.go Create) and the engine keeps through an upgrade: the read is skipped only in the preview
+        # that installs the vCluster. (Not its status, computed in an upgrade's preview too; not the namespace's
+        # uid, which the API server's dry run of the create answers with.)
         def after_release(object_id: str) -> pulumi.Output[str]:
-            return self.release.status.apply(lambda _: object_id)
+            return self.release.id.apply(lambda _: object_id)
 
         # vCluster writes this Secret once its API is up, which the release waits for.
         self.kubeconfig_secret = k8s.core.v1.Secret.get(

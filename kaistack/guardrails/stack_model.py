@@ -32,6 +32,8 @@ def queue_decls(resources: Sequence[Res]) -> list[QueueDecl]:
     for res in resources:
         if res.type != QUEUE_TYPE:
             continue
+        if not res.props.get("kind"):
+            continue  # outputs not known yet: a preview under a provider whose config is unknown
         spec = mapping(res.props.get("spec"))
         name = dig(res.props, "metadata", "name") or res.name
         parent = spec.get("parentQueue") or None

@@ -39,6 +39,14 @@ def test_a_well_formed_queue_tree_passes() -> None:
     assert kai_queue_tree(tree, Settings(), NO_FACTS) == []
 
 
+def test_a_queue_with_no_outputs_yet_is_not_judged() -> None:
+    """In the preview of a first `pulumi up` on kind or EKS the cluster's kubeconfig is unknown, and the engine gives
+    each Kubernetes object empty outputs (pulumi/pulumi provider_plugin.go Create of an unconfigured provider),
+    which AnalyzeStack receives. A Queue without its own `kind` is such an object, not one missing its blocks."""
+    empty = Res(type="kubernetes:scheduling.run.ai/v2:Queue", name="kaistack-queues-team", props={}, urn="urn:q")
+    assert kai_queue_tree([empty], Settings(), NO_FACTS) == []
+
+
 def test_missing_parent_is_flagged_against_the_child() -> None:
     found = kai_queue_tree(_queues(queue("a", "ghost")), Settings(), NO_FACTS)
     assert len(found) == 1

@@ -380,3 +380,12 @@ def test_a_tenants_namespace_waits_for_the_hosts_admission_policy_and_binding(de
         "ValidatingAdmissionPolicyBinding",
     }
     assert {r.urn for r in guards} <= set(namespace.dependencies)
+
+
+def test_the_kind_provider_is_identified_by_the_cluster_it_was_created_for(dev):
+    """An update of the create script leaves the Command's stdout unknown in its preview (pulumi-go-provider marks
+    outputs of an updated resource computed), and pulumi-kubernetes replaces a provider whose kubeconfig is computed
+    unless an unchanged clusterIdentifier is set (provider.go DiffConfig): the preview would replace every object
+    of the stack. The Command's id changes only when the cluster is created again."""
+    provider = named(dev, "kaistack-cluster-provider")
+    assert inputs(provider)["clusterIdentifier"] == "kind/kaistack-dev/kaistack-cluster-create-id"

@@ -11,10 +11,10 @@ import yaml
 from platform_testlib import COMMAND, PROVIDER, RELEASE, base_raw, inputs, merged, named, of_type, release, run_program
 from pulumi.runtime.rpc import UNKNOWN
 
-from components.tenant import with_server
+from components.tenant import _decode, with_server
 from kaistack.declaration import versions
 from kaistack.declaration.parse import ConfigError, parse_config
-from kaistack.ops.mocks import MockSession
+from kaistack.ops.mocks import MockSession, PlatformMocks, RecordingMonitor
 from kaistack.ops.render import RenderError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -434,6 +434,36 @@ def test_the_tenants_kubeconfig_is_read_only_once_its_namespace_exists(mocks):
     with MockSession(stack="dev", preview=True) as first_preview:
         run_program(first_preview, raw)
         assert named(first_preview.resources, "kaistack-t1-kubeconfig").resource_id == UNKNOWN
+
+
+class _UpgradePreview(PlatformMocks):
+    """The preview of an upgrade: every resource keeps its id, a release's status is computed."""
+
+    def __init__(self) -> None:
+        super().__init__(preview=True)
+
+    def new_resource(self, args):
+        resource_id, state = super().new_resource(args)
+        return resource_id or f"{args.name}-id", state
+
+
+def test_the_preview_of_an_upgrade_still_reads_the_tenants_kubeconfig():
+    """The release's id, unlike its status, stays known in the preview of an upgrade (the engine keeps it;
+    pulumi-kubernetes helm_release.go computes only `status` and `resourceNames`): the Secret exists, the read
+    runs, and the tenant provider keeps a known kubeconfig instead of going unconfigured for that preview."""
+    session = MockSession(stack="dev", preview=True)
+    session.mocks = _UpgradePreview()
+    session.monitor = RecordingMonitor(session.mocks)
+    with session as upgrade:
+        run_program(upgrade, merged(base_raw(), tenants=[{"name": "t1", "queues": ["team"]}]))
+        assert named(upgrade.resources, "kaistack-t1-kubeconfig").resource_id == "vcluster-t1/vc-t1"
+
+
+def test_a_kubeconfig_secret_without_its_config_key_is_an_error_not_the_ambient_kubeconfig():
+    """pulumi-kubernetes reads an empty kubeconfig as "use the ambient one" ($KUBECONFIG, ~/.kube/config): the
+    tenant's objects would go to whatever cluster the operator's current context names."""
+    with pytest.raises(ValueError, match="has no `config` key"):
+        _decode({"other": "eA=="})
 
 
 def test_tenant_off_kind_without_url_is_a_load_balancer_read_back_for_the_provider(mocks):
