@@ -241,12 +241,13 @@ class Tenant(pulumi.ComponentResource):
         # The engine reads a `get` during previews too, and fails on an object that does not exist yet (pulumi/pulumi
         # pkg/resource/deploy/step.go ReadStep.Apply: "resource '...' does not exist"), unless its id is unknown:
         # "Read steps run during previews. The only time we can't run is if the ID we are given is unknown." The
-        # ids below wait for the release's id, which a create's preview leaves empty (pulumi-kubernetes
-        # helm_release.go Create) and the engine keeps through an upgrade: the read is skipped only in the preview
-        # that installs the vCluster. (Not its status, computed in an upgrade's preview too; not the namespace's
-        # uid, which the API server's dry run of the create answers with.)
+        # ids below wait for the release's status, which pulumi-kubernetes computes in the preview of an install or
+        # an upgrade (helm_release.go checkpointRelease). Not its id: a failed install keeps one (set before Helm
+        # runs), and every later preview would then read a Secret vCluster never wrote. Not the namespace's uid,
+        # which the API server's dry run of the create answers with. In an upgrade's preview the tenant provider's
+        # kubeconfig is unknown too; its unchanged clusterIdentifier keeps that from replacing it.
         def after_release(object_id: str) -> pulumi.Output[str]:
-            return self.release.id.apply(lambda _: object_id)
+            return self.release.status.apply(lambda _: object_id)
 
         # vCluster writes this Secret once its API is up, which the release waits for.
         self.kubeconfig_secret = k8s.core.v1.Secret.get(

@@ -191,9 +191,9 @@ class PlatformMocks(pulumi_mocks.Mocks):
         resource_id = args.resource_id or (
             f"{metadata.get('namespace')}/{metadata.get('name')}" if metadata.get("namespace") else None
         )
-        if self.preview and args.custom and not args.resource_id:
-            # The engine's preview of a create answers an empty id (unknown to the program): pulumi-kubernetes
-            # Create returns "" in preview (helm_release.go, provider.go), pulumi-go-provider's too.
+        if self.preview and args.custom and not args.resource_id and args.typ != "command:local:Command":
+            # The preview of a create answers an empty id (unknown to the program): pulumi-kubernetes Create returns
+            # "" in preview (helm_release.go, provider.go); pulumi-command makes a random one even then.
             return "", state
         return resource_id or metadata.get("name") or f"{args.name}-id", state
 

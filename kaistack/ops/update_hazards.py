@@ -19,6 +19,7 @@ the changes whose cost a preview shows only as a "replace" or "delete" line amon
 from __future__ import annotations
 
 from kaistack.capacity.diff import Hazard
+from kaistack.declaration import kai_api
 from kaistack.declaration.marks import PRESENT_NAMESPACES
 from kaistack.declaration.model import StackConfig
 
@@ -133,11 +134,22 @@ def _node_group_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]
     old_pools = {p.name: p for p in before.cluster.node_pools}
     disk = (old_eks.gpu_node_disk_gi_b, new_eks.gpu_node_disk_gi_b)
     private = (old_eks.private_nodes, new_eks.private_nodes)
-    # The subnets a node group spans: its pool's zones, else the cluster's (an unordered set to AWS).
+    # The subnets of a VPC kaistack creates are carved by the zones' order (components.eks_network.subnet_cidrs): a
+    # zone added, removed or moved gives subnets new ranges, and a subnet's range cannot change in place.
     zones = (set(old_eks.availability_zones), set(new_eks.availability_zones))
+    relaid = old_eks.vpc_id is None and list(old_eks.availability_zones) != list(new_eks.availability_zones)
     hazards = []
+    if relaid:
+        hazards.append(
+            Hazard(
+                "subnets-replaced",
+                "network",
+                "the VPC's subnets are carved by the number and order of cluster.eks.availabilityZones: adding, "
+                "removing or reordering a zone replaces the subnets and every node group in them",
+            )
+        )
     system = (old_eks.system_node_group.instance_type, new_eks.system_node_group.instance_type)
-    if system[0] != system[1] or zones[0] != zones[1] or private[0] != private[1]:
+    if system[0] != system[1] or zones[0] != zones[1] or private[0] != private[1] or relaid:
         hazards.append(
             Hazard(
                 "node-group-replaced",
@@ -156,6 +168,7 @@ def _node_group_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]
             for key, a, b in (
                 ("instanceType", old.instance_type, new.instance_type),
                 ("zones", *spans),
+                ("subnets", False, relaid),
                 ("gpuNodeDiskGiB", *disk) if new.gpu_count else ("", 0, 0),
                 ("privateNodes", *private),
             )
@@ -190,7 +203,7 @@ def _workload_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
                 Hazard("workload-restarted", new.name, f"{what}: the running {new.kind} is deleted, then created again")
             )
         elif new.kind == "Pod" and _annotations(body_before) != _annotations(body_after):
-            # A Pod's annotations are patched in place, but KAI reads a GPU share when it schedules the pod.
+            # A Pod's annotations are patched in place, but KAI reads the GPU share when it schedules the pod.
             hazards.append(
                 Hazard(
                     "workload-not-updated",
@@ -200,8 +213,10 @@ def _workload_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
                 )
             )
     kept = {(w.tenant, w.namespace) for w in after.workloads}
+    # A host workload in a tenant's host namespace uses the Tenant's Namespace (components.workloads).
+    tenant_owned = {t.host_namespace for t in after.tenants}
     for tenant, namespace in sorted({(w.tenant, w.namespace) for w in before.workloads} - kept, key=str):
-        if namespace not in PRESENT_NAMESPACES:
+        if namespace not in PRESENT_NAMESPACES and not (tenant is None and namespace in tenant_owned):
             hazards.append(
                 Hazard(
                     "namespace-deleted",
@@ -213,9 +228,16 @@ def _workload_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
     return hazards
 
 
+# What KAI reads of a pod's share when it schedules it (kaistack.declaration.kai_api).
+SHARE_ANNOTATIONS = (kai_api.GPU_FRACTION, kai_api.GPU_MEMORY, kai_api.GPU_FRACTION_NUM_DEVICES)
+
+
 def _annotations(body: dict[str, object]) -> object:
     metadata = body.get("metadata")
-    return metadata.get("annotations") if isinstance(metadata, dict) else None
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    if not isinstance(annotations, dict):
+        return {}
+    return {k: v for k, v in annotations.items() if k in SHARE_ANNOTATIONS}
 
 
 def _fixed(body: dict[str, object]) -> object:

@@ -426,8 +426,8 @@ def test_tenant_provider_keeps_its_identity_when_the_tenants_api_address_changes
 def test_the_tenants_kubeconfig_is_read_only_once_its_namespace_exists(mocks):
     """The engine runs a `get` in previews too and fails on an object not yet there, unless the id is unknown
     (pulumi/pulumi pkg/resource/deploy/step.go ReadStep.Apply). The read's id waits for the vCluster release's status:
-    unknown in the preview that installs it (pulumi-kubernetes helm_release.go checkpointRelease), so that preview
-    skips the read instead of failing."""
+    unknown in the preview that installs or upgrades it (pulumi-kubernetes helm_release.go checkpointRelease), so
+    that preview skips the read instead of failing."""
     raw = merged(base_raw(), tenants=[{"name": "t1", "queues": ["team"]}])
     run_program(mocks, raw)
     assert named(mocks.resources, "kaistack-t1-kubeconfig").resource_id == "vcluster-t1/vc-t1"
@@ -436,8 +436,9 @@ def test_the_tenants_kubeconfig_is_read_only_once_its_namespace_exists(mocks):
         assert named(first_preview.resources, "kaistack-t1-kubeconfig").resource_id == UNKNOWN
 
 
-class _UpgradePreview(PlatformMocks):
-    """The preview of an upgrade: every resource keeps its id, a release's status is computed."""
+class _RetryAfterFailedInstall(PlatformMocks):
+    """The preview after a failed install: the release kept its id (pulumi-kubernetes sets it before Helm runs), its
+    status is computed again, and vCluster never wrote the Secret."""
 
     def __init__(self) -> None:
         super().__init__(preview=True)
@@ -447,16 +448,14 @@ class _UpgradePreview(PlatformMocks):
         return resource_id or f"{args.name}-id", state
 
 
-def test_the_preview_of_an_upgrade_still_reads_the_tenants_kubeconfig():
-    """The release's id, unlike its status, stays known in the preview of an upgrade (the engine keeps it;
-    pulumi-kubernetes helm_release.go computes only `status` and `resourceNames`): the Secret exists, the read
-    runs, and the tenant provider keeps a known kubeconfig instead of going unconfigured for that preview."""
+def test_the_preview_after_a_failed_install_does_not_read_the_secret_vcluster_never_wrote():
+    """Reading it would fail every later preview, and so the `pulumi up` that would fix the release."""
     session = MockSession(stack="dev", preview=True)
-    session.mocks = _UpgradePreview()
+    session.mocks = _RetryAfterFailedInstall()
     session.monitor = RecordingMonitor(session.mocks)
-    with session as upgrade:
-        run_program(upgrade, merged(base_raw(), tenants=[{"name": "t1", "queues": ["team"]}]))
-        assert named(upgrade.resources, "kaistack-t1-kubeconfig").resource_id == "vcluster-t1/vc-t1"
+    with session as retry:
+        run_program(retry, merged(base_raw(), tenants=[{"name": "t1", "queues": ["team"]}]))
+        assert named(retry.resources, "kaistack-t1-kubeconfig").resource_id == UNKNOWN
 
 
 def test_a_kubeconfig_secret_without_its_config_key_is_an_error_not_the_ambient_kubeconfig():

@@ -117,9 +117,23 @@ CASES: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]], 
         lambda r: r["cluster"]["nodePools"][0].update(availabilityZones=["us-west-2b", "us-west-2a"]),
         [],
     ),
-    "cluster zones reordered are no hazard": (
+    # components.eks_network.subnet_cidrs carves the ranges by the zones' order.
+    "cluster zones reordered": (
         _eks,
         lambda r: r["cluster"]["eks"].update(availabilityZones=["us-west-2b", "us-west-2a"]),
+        [("subnets-replaced", "network"), ("node-group-replaced", "system"), ("node-group-replaced", "h100")],
+    ),
+    "a host pod leaving a tenant's host namespace deletes no namespace (the tenant owns it)": (
+        lambda: {
+            **_kind(),
+            "workloads": [{"name": "p", "kind": "Pod", "queue": "a", "image": "x", "namespace": "vcluster-alpha"}],
+        },
+        lambda r: r["workloads"].clear(),
+        [],
+    ),
+    "a bare pod's own annotation is no hazard": (
+        lambda: {**_kind(), "workloads": [{"name": "nb", "kind": "Pod", "queue": "a", "image": "n"}]},
+        lambda r: r["workloads"][0].update(annotations={"example.com/owner": "me"}),
         [],
     ),
     "system instance type": (
@@ -132,7 +146,7 @@ CASES: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]], 
     "cluster zones": (
         _eks,
         lambda r: r["cluster"]["eks"].update(availabilityZones=["us-west-2a", "us-west-2c"]),
-        [("node-group-replaced", "system"), ("node-group-replaced", "h100")],
+        [("subnets-replaced", "network"), ("node-group-replaced", "system"), ("node-group-replaced", "h100")],
     ),
 }
 
