@@ -9,7 +9,8 @@ the changes whose cost a preview shows only as a "replace" or "delete" line amon
 - KAI's or the GPU stack's namespace, the GPU mode, the kind cluster's config or name: a release or the whole
   cluster is replaced, deleting first (components.kai, components.gpu, components.cluster_kind);
 - an EKS pool's instance type, zones, or the GPU disk size: its node group is replaced, the new one created before
-  the old is drained (pulumi-eks ManagedNodeGroup; EKS cannot change them in place);
+  the old is drained (pulumi-eks ManagedNodeGroup; EKS cannot change them in place); a subnet whose range moves
+  (components.eks_network.subnet_cidrs carves them by the zones' number and order) would be created over the old;
 - a Job's or bare Pod's pod template: pulumi-kubernetes deletes and re-creates it (provider/pkg/provider/diff.go);
   a bare Pod's GPU share (an annotation) is patched in place instead, and KAI never reads it again;
 - `cluster.trainingOperator` turned off: the operator goes with its PyTorchJob CRD, and every PyTorchJob with it;
@@ -21,7 +22,7 @@ from __future__ import annotations
 from kaistack.capacity.diff import Hazard
 from kaistack.declaration import kai_api
 from kaistack.declaration.marks import PRESENT_NAMESPACES
-from kaistack.declaration.model import StackConfig
+from kaistack.declaration.model import EksSettings, StackConfig
 
 
 def update_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
@@ -134,22 +135,21 @@ def _node_group_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]
     old_pools = {p.name: p for p in before.cluster.node_pools}
     disk = (old_eks.gpu_node_disk_gi_b, new_eks.gpu_node_disk_gi_b)
     private = (old_eks.private_nodes, new_eks.private_nodes)
-    # The subnets of a VPC kaistack creates are carved by the zones' order (components.eks_network.subnet_cidrs): a
-    # zone added, removed or moved gives subnets new ranges, and a subnet's range cannot change in place.
     zones = (set(old_eks.availability_zones), set(new_eks.availability_zones))
-    relaid = old_eks.vpc_id is None and list(old_eks.availability_zones) != list(new_eks.availability_zones)
+    moved = _moved_subnets(old_eks, new_eks)
     hazards = []
-    if relaid:
+    if moved:
         hazards.append(
             Hazard(
                 "subnets-replaced",
                 "network",
-                "the VPC's subnets are carved by the number and order of cluster.eks.availabilityZones: adding, "
-                "removing or reordering a zone replaces the subnets and every node group in them",
+                f"the subnets of {', '.join(sorted(moved))} get new ranges (a VPC kaistack makes carves them by the "
+                "number and order of cluster.eks.availabilityZones): each is created before the old one is deleted, "
+                "overlapping it, so `pulumi up` fails (a protected stack refuses outright); keep the list as it was",
             )
         )
     system = (old_eks.system_node_group.instance_type, new_eks.system_node_group.instance_type)
-    if system[0] != system[1] or zones[0] != zones[1] or private[0] != private[1] or relaid:
+    if system[0] != system[1] or zones[0] != zones[1] or private[0] != private[1] or moved & zones[1]:
         hazards.append(
             Hazard(
                 "node-group-replaced",
@@ -168,7 +168,7 @@ def _node_group_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]
             for key, a, b in (
                 ("instanceType", old.instance_type, new.instance_type),
                 ("zones", *spans),
-                ("subnets", False, relaid),
+                ("subnets", False, bool(moved & spans[1])),
                 ("gpuNodeDiskGiB", *disk) if new.gpu_count else ("", 0, 0),
                 ("privateNodes", *private),
             )
@@ -184,6 +184,20 @@ def _node_group_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]
                 )
             )
     return hazards
+
+
+def _moved_subnets(old: EksSettings, new: EksSettings) -> set[str]:
+    """The zones whose node subnet (public, and private with privateNodes) gets another range, or goes."""
+    if old.vpc_id is not None or new.vpc_id is not None:
+        return set()
+    from components.eks_network import subnet_cidrs
+
+    def layout(eks: EksSettings) -> dict[str, tuple[str, str]]:
+        public, private = subnet_cidrs(eks.vpc_cidr, len(eks.availability_zones))
+        return {z: (public[i], private[i] if eks.private_nodes else "") for i, z in enumerate(eks.availability_zones)}
+
+    before, after = layout(old), layout(new)
+    return {z for z in before if z in after and before[z] != after[z]} | (set(before) - set(after))
 
 
 def _workload_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
@@ -202,14 +216,16 @@ def _workload_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
             hazards.append(
                 Hazard("workload-restarted", new.name, f"{what}: the running {new.kind} is deleted, then created again")
             )
-        elif new.kind == "Pod" and _annotations(body_before) != _annotations(body_after):
-            # A Pod's annotations are patched in place, but KAI reads the GPU share when it schedules the pod.
+        elif new.kind == "Pod" and _scheduling(body_before, before.kai.queue_label_key) != _scheduling(
+            body_after, after.kai.queue_label_key
+        ):
+            # A Pod's labels and annotations are patched in place, but KAI reads these when it schedules the pod.
             hazards.append(
                 Hazard(
                     "workload-not-updated",
                     new.name,
-                    "its annotations (its GPU share) change in place, but the running Pod keeps the share KAI gave it "
-                    "when it was scheduled: delete the Pod (or `pulumi up --replace` it) to apply the change",
+                    "its GPU share, topology, queue or priority change in place, but the running Pod keeps what KAI "
+                    "read when it scheduled it: delete the Pod (or `pulumi up --replace` it) to apply the change",
                 )
             )
     kept = {(w.tenant, w.namespace) for w in after.workloads}
@@ -228,16 +244,32 @@ def _workload_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
     return hazards
 
 
-# What KAI reads of a pod's share when it schedules it (kaistack.declaration.kai_api).
-SHARE_ANNOTATIONS = (kai_api.GPU_FRACTION, kai_api.GPU_MEMORY, kai_api.GPU_FRACTION_NUM_DEVICES)
+# What KAI reads of a bare Pod once, when its PodGroup is made and the pod placed (kaistack.declaration.kai_api):
+# its GPU share, its topology constraint, its queue, priority and preemptibility.
+SCHEDULING_KEYS = (
+    kai_api.GPU_FRACTION,
+    kai_api.GPU_MEMORY,
+    kai_api.GPU_FRACTION_NUM_DEVICES,
+    kai_api.TOPOLOGY,
+    kai_api.TOPOLOGY_REQUIRED_PLACEMENT,
+    kai_api.TOPOLOGY_PREFERRED_PLACEMENT,
+    kai_api.PRIORITY_CLASS_LABEL,
+    kai_api.PREEMPTIBILITY_LABEL,
+)
 
 
-def _annotations(body: dict[str, object]) -> object:
+def _scheduling(body: dict[str, object], queue_label: str) -> object:
     metadata = body.get("metadata")
-    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
-    if not isinstance(annotations, dict):
+    if not isinstance(metadata, dict):
         return {}
-    return {k: v for k, v in annotations.items() if k in SHARE_ANNOTATIONS}
+    keys = (*SCHEDULING_KEYS, queue_label)
+    return {
+        (part, k): v
+        for part in ("labels", "annotations")
+        if isinstance(metadata.get(part), dict)
+        for k, v in metadata[part].items()
+        if k in keys
+    }
 
 
 def _fixed(body: dict[str, object]) -> object:

@@ -44,6 +44,13 @@ def _eks() -> dict[str, Any]:
     return {"cluster": {"provider": "eks", "eks": eks, "nodePools": [pool]}, "gpu": {"mode": "gpu-operator"}}
 
 
+def _eks_public_pinned() -> dict[str, Any]:
+    raw = _eks()
+    raw["cluster"]["eks"] |= {"privateNodes": False, "availabilityZones": ["us-west-2a", "us-west-2b", "us-west-2c"]}
+    raw["cluster"]["nodePools"][0]["availabilityZones"] = ["us-west-2a"]
+    return raw
+
+
 def _hazards(base: dict[str, Any], change: Callable[[dict[str, Any]], Any]) -> list[tuple[str, str]]:
     head = copy.deepcopy(base)
     change(head)
@@ -142,6 +149,16 @@ CASES: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]], 
             instanceType="m6i.xlarge", cpu="3920m", memory="14Gi", pods=58
         ),
         [("node-group-replaced", "system")],
+    ),
+    "a zone appended keeps the other subnets' ranges (public nodes, 3 -> 4 zones)": (
+        lambda: _eks_public_pinned(),
+        lambda r: r["cluster"]["eks"]["availabilityZones"].append("us-west-2d"),
+        [("node-group-replaced", "system")],
+    ),
+    "bare pod moved to another queue": (
+        lambda: {**_kind(), "workloads": [{"name": "nb", "kind": "Pod", "queue": "a", "image": "n"}]},
+        lambda r: r["workloads"][0].update(queue="b"),
+        [("workload-not-updated", "nb")],
     ),
     "cluster zones": (
         _eks,
