@@ -87,7 +87,7 @@ def vcluster_values(config: StackConfig, tenant: TenantModel) -> dict[str, Any]:
         # drops (versions.VCLUSTER_KUBERNETES).
         control_plane["distro"]["k8s"]["version"] = kubernetes
     policies: dict[str, Any] = {
-        # The quota is kaistack's own object (quota_spec): the chart hashes all its values into the vCluster pod
+        # The quota is kaistack's own object (quota_hard): the chart hashes all its values into the vCluster pod
         # (loft-sh/vcluster@v0.36.1 chart/templates/_vclusterconfighash.tpl, statefulset.yaml L49), so a quota in
         # them would restart the tenant's API server at every change to the tenant's workloads.
         "resourceQuota": {"enabled": False},
@@ -124,13 +124,13 @@ def vcluster_values(config: StackConfig, tenant: TenantModel) -> dict[str, Any]:
     return values
 
 
-def quota_spec(config: StackConfig, tenant: TenantModel) -> dict[str, Any] | None:
-    """The tenant's ResourceQuota spec, sized from the declaration (the vCluster itself, its Service and the
+def quota_hard(config: StackConfig, tenant: TenantModel) -> dict[str, str] | None:
+    """The tenant's ResourceQuota `hard` map, sized from the declaration (the vCluster itself, its Service and the
     tenant's workloads), as the chart's template would write it (chart/templates/resourcequota.yaml); None when
     isolation.resourceQuota is off."""
     if not tenant.isolation.resource_quota.enabled:
         return None
-    return {"hard": tenant_quota(config, tenant, exposure(config, tenant))}
+    return tenant_quota(config, tenant, exposure(config, tenant))
 
 
 def _decode(data: Any) -> str:
@@ -172,7 +172,6 @@ class Tenant(pulumi.ComponentResource):
 
     namespace: k8s.core.v1.Namespace
     release: k8s.helm.v3.Release
-    namespace_name: str
     kubeconfig_secret: k8s.core.v1.Secret
     quota: k8s.core.v1.ResourceQuota | None
     service: k8s.core.v1.Service | None
@@ -198,7 +197,6 @@ class Tenant(pulumi.ComponentResource):
         # chart/values.yaml persistence.volumeClaim): removing or renaming a tenant in the stack file would
         # delete everything its users created. Protected where the cluster is (`cluster.eks.protect`).
         kept = pulumi.ResourceOptions(parent=self, protect=config.cluster.protected)
-        self.namespace_name = host_ns
         self.namespace = k8s.core.v1.Namespace(
             f"{name}-namespace",
             # The label lets host-side admission bind this namespace to the tenant's queues
@@ -207,15 +205,15 @@ class Tenant(pulumi.ComponentResource):
             opts=kept.merge(pulumi.ResourceOptions(depends_on=after or [])),
         )
         # Before the release, as the chart's own quota was: the vCluster's pods count in it.
-        quota = quota_spec(config, tenant)
+        hard = quota_hard(config, tenant)
         self.quota = None
-        if quota is not None:
+        if hard is not None:
             self.quota = k8s.core.v1.ResourceQuota(
                 f"{name}-quota",
                 metadata=k8s.meta.v1.ObjectMetaArgs(
                     name=QUOTA_NAME, namespace=host_ns, labels={TENANT_LABEL: tenant.name}
                 ),
-                spec=k8s.core.v1.ResourceQuotaSpecArgs(hard=quota["hard"]),
+                spec=k8s.core.v1.ResourceQuotaSpecArgs(hard=hard),
                 opts=child_opts.merge(pulumi.ResourceOptions(depends_on=[self.namespace])),
             )
         self.release = k8s.helm.v3.Release(

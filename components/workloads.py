@@ -53,7 +53,7 @@ class Workloads(pulumi.ComponentResource):
         self.resources = {}
         self.namespaces = {}
         self.training_operators = {}
-        self._tenant_namespaces = {t.namespace_name: t.namespace for t in tenants.values()}
+        self._tenant_namespaces = {config.tenant(n).host_namespace: t.namespace for n, t in tenants.items()}
         self.pod_groups: dict[str, k8s.apiextensions.CustomResource] = {}
         after = list(depends_on or [])
 
