@@ -156,20 +156,18 @@ class Workloads(pulumi.ComponentResource):
         target: str,
         placement: pulumi.ResourceOptions,
         after: list[pulumi.Resource],
-    ) -> k8s.kustomize.v2.Directory:
-        if target not in self.training_operators:
-            prefix = name if target == "host" else f"{name}-{target}"
-            opts = pulumi.ResourceOptions(depends_on=after)
-            if target != "host":
-                # The tenant's admission policy admits only KAI-scheduled pods of its queues.
-                tenant = config.tenant(target)
-                opts.transforms = [kai_scheduled_operator(config.kai.queue_label_key, tenant.queues[0])]
-            self.training_operators[target] = k8s.kustomize.v2.Directory(
-                f"{prefix}-training-operator",
-                directory=training_operator.KUSTOMIZATION,
-                opts=placement.merge(opts),
-            )
-        return self.training_operators[target]
+    ) -> None:
+        prefix = name if target == "host" else f"{name}-{target}"
+        opts = pulumi.ResourceOptions(depends_on=after)
+        if target != "host":
+            # The tenant's admission policy admits only KAI-scheduled pods of its queues.
+            tenant = config.tenant(target)
+            opts.transforms = [kai_scheduled_operator(config.kai.queue_label_key, tenant.queues[0])]
+        self.training_operators[target] = k8s.kustomize.v2.Directory(
+            f"{prefix}-training-operator",
+            directory=training_operator.KUSTOMIZATION,
+            opts=placement.merge(opts),
+        )
 
 
 def kai_scheduled_operator(queue_label_key: str, queue: str) -> pulumi.ResourceTransform:
