@@ -113,10 +113,18 @@ def facts_from_platform(props: Mapping[str, Any], base: StackFacts) -> StackFact
 TENANT_COMPONENT = TENANT_TYPE  # components/tenant.py: the vCluster and its provider
 
 
-def _names_tenant(name: str, tenant: str) -> bool:
-    """`kaistack-team-a-provider` names tenant `team-a` (whole dash-separated words only)."""
-    words, wanted = name.split("-"), tenant.split("-")
-    return any(words[i : i + len(wanted)] == wanted for i in range(len(words) - len(wanted) + 1))
+def _named_tenant(name: str, tenants: Sequence[TenantFacts]) -> str | None:
+    """`kaistack-team-a-provider` names tenant `team-a` (whole dash-separated words only). Where several
+    tenants' names are in it (`ml` and `ml-prod` in `kaistack-ml-prod-provider`) the longest is the one: the
+    Tenant component is `<platform>-<tenant>`, so a shorter match is a part of the longer name."""
+    words = name.split("-")
+
+    def names(tenant: str) -> bool:
+        wanted = tenant.split("-")
+        return any(words[i : i + len(wanted)] == wanted for i in range(len(words) - len(wanted) + 1))
+
+    named = [(t.name.count("-"), t.name) for t in tenants if names(t.name)]
+    return max(named, key=lambda n: n[0])[1] if named else None
 
 
 def _tenant_scoped_name(urn: str | None) -> str:
@@ -159,9 +167,9 @@ def _tenant_provider(wl: Workload, tenants: Sequence[TenantFacts]) -> tuple[str,
     """The tenant whose vCluster provider or Tenant component created the workload, and which one."""
     for via, urn in (("provider", wl.res.provider), ("parent", wl.res.parent)):
         name = _tenant_scoped_name(urn)
-        for t in tenants if name else ():
-            if _names_tenant(name, t.name):
-                return t.name, f"{via} {name}"
+        tenant = _named_tenant(name, tenants) if name else None
+        if tenant is not None:
+            return tenant, f"{via} {name}"
     return None
 
 

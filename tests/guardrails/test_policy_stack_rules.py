@@ -213,6 +213,18 @@ def test_tenant_is_known_from_the_vcluster_provider() -> None:
     assert "of tenant alpha (provider kaistack-alpha-provider)" in found[0]
 
 
+def test_the_longest_tenant_name_in_a_provider_name_is_its_tenant() -> None:
+    """Tenant `ml-prod`'s provider is `kaistack-ml-prod-provider`, which holds `ml` too; declared first, `ml` had
+    taken its workloads, and the mandatory policy refused a correct stack."""
+    facts = StackFacts(
+        leaf_queues=frozenset({"ml", "ml-prod"}),
+        tenants=(TenantFacts("ml", "vcluster-ml", ("ml",)), TenantFacts("ml-prod", "vcluster-ml-prod", ("ml-prod",))),
+    )
+    provider = TENANT_PROVIDER.replace("kaistack-alpha-provider", "kaistack-ml-prod-provider")
+    r = res("Pod", pod(name="serve", queue="ml-prod"), provider=provider)
+    assert tenant_queue_binding([r], Settings(), facts) == []
+
+
 def test_tenant_is_known_from_the_host_namespace() -> None:
     r = res("Pod", pod(name="p", namespace="vcluster-beta", queue="team-a"))
     found = _messages(tenant_queue_binding([r], Settings(), FACTS))

@@ -356,7 +356,19 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
             ],
         ),
         "kaistack:workloads[1].name: its PodGroup 'kaistack-t1-b-c-d' is also workloads[0]'s (tenant, namespace "
-        "and name are joined by dashes); rename one of them",
+        "and name are joined by dashes, and KAI finds a PodGroup by its name alone); rename one of them",
+    ),
+    "two-tenants-gang-podgroup-names-collide": (
+        lambda r: r.update(
+            queues=[{"name": "team"}, {"name": "other"}],
+            tenants=[{"name": "a", "queues": ["team"]}, {"name": "a-b", "queues": ["other"]}],
+            workloads=[
+                {"name": "c-d", "kind": "PyTorchJob", "tenant": "a", "queue": "team", "namespace": "b", "image": "x"},
+                {"name": "d", "kind": "PyTorchJob", "tenant": "a-b", "queue": "other", "namespace": "c", "image": "x"},
+            ],
+        ),
+        "kaistack:workloads[1].name: its PodGroup 'kaistack-a-b-c-d' is also workloads[0]'s (tenant, namespace "
+        "and name are joined by dashes, and KAI finds a PodGroup by its name alone); rename one of them",
     ),
     "host-deployment-in-a-tenants-host-namespace": (
         lambda r: r.update(

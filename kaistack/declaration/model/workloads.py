@@ -211,17 +211,19 @@ def gang_name(work: Workload) -> str:
 
 
 def gang_name_problems(workloads: Sequence[Workload]) -> list[str]:
-    """Tenant gangs' PodGroups share their tenant's host namespace, and their names join parts that hold dashes."""
-    first: dict[tuple[str | None, str], int] = {}
+    """Tenant gangs' PodGroup names join parts that hold dashes, and KAI finds a PodGroup by its name alone,
+    cluster-wide (KAI@v0.17.0 pkg/scheduler/cache/cluster_info/cluster_info.go:444,470), so two tenants' gangs
+    must not share one either."""
+    first: dict[str, int] = {}
     problems = []
     for i, work in enumerate(workloads):
         if not is_tenant_gang(work):
             continue
-        key = (work.tenant, gang_name(work))
-        if key in first:
+        name = gang_name(work)
+        if name in first:
             problems.append(
-                f"workloads[{i}].name: its PodGroup {key[1]!r} is also workloads[{first[key]}]'s (tenant, namespace "
-                "and name are joined by dashes); rename one of them"
+                f"workloads[{i}].name: its PodGroup {name!r} is also workloads[{first[name]}]'s (tenant, namespace "
+                "and name are joined by dashes, and KAI finds a PodGroup by its name alone); rename one of them"
             )
-        first.setdefault(key, i)
+        first.setdefault(name, i)
     return problems
