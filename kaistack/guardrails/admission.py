@@ -37,6 +37,9 @@ What is refused (messages name the field and what is allowed):
   KAI re-reads the annotations every cycle (KAI@v0.17.0 pod_info.go:521-572) and would count the share the
   pod still holds as smaller (vCluster copies annotation edits to the host: pods/translate/diff.go);
 - renamed time-sliced GPUs (`nvidia.com/gpu.shared`), which KAI does not count against any queue;
+- a `runai-gpu-group` label (or `runai-gpu-group/*`) added, changed or removed by anyone but KAI's binder:
+  vCluster copies label edits both ways (pods/translate/diff.go), and the binder keeps a shared GPU's
+  reservation pod only while a pod carries its group label;
 - an ephemeral container (vCluster syncs them through `pods/ephemeralcontainers`, which KAI's webhooks do
   not see) that does not set NVIDIA_VISIBLE_DEVICES to void or none itself: the image's own ENV would
   hand it the pod's node's GPUs. `kubectl debug --env NVIDIA_VISIBLE_DEVICES=void` passes.
@@ -90,6 +93,36 @@ def pod_grouper_user(kai_namespace: str = kai_api.DEFAULT_NAMESPACE) -> str:
 
 
 POD_GROUPER_USER = pod_grouper_user()
+# KAI@v0.17.0 pkg/operator/operands/binder/resources.go:33,72 (defaultResourceName "binder", also its
+# ServiceAccount) and operands/common/common.go:166 (the Deployment runs as it). Only the binder labels a pod
+# with its shared GPU's group (pkg/binder/binding/resourcereservation/resource_reservation.go:274-300) and
+# removes it on rollback (:305-320).
+BINDER_SERVICE_ACCOUNT = "binder"
+# KAI@v0.17.0 pkg/common/constants/constants.go:75-76.
+GPU_GROUP_LABEL = "runai-gpu-group"
+MULTI_GPU_GROUP_LABEL_PREFIX = GPU_GROUP_LABEL + "/"
+
+
+def binder_user(kai_namespace: str = kai_api.DEFAULT_NAMESPACE) -> str:
+    return f"system:serviceaccount:{kai_namespace}:{BINDER_SERVICE_ACCOUNT}"
+
+
+def gpu_groups_kept(kai_namespace: str) -> str:
+    """No GPU-group label is added, changed or removed but by KAI's binder. The binder keeps a shared GPU's
+    reservation pod while a Running or Pending pod carries its group label (resource_reservation.go:176-221), and
+    the scheduler reads the group from the pod's BindRequest instead (pod_info.go:505-510): a pod whose label was
+    removed keeps its GPU while the device plugin hands it out again, and a pod given another's label keeps that
+    GPU reserved while KAI sees it idle."""
+    group = f"(k == {quote(GPU_GROUP_LABEL)} || k.startsWith({quote(MULTI_GPU_GROUP_LABEL_PREFIX)}))"
+    old = LABELS.replace("object", "oldObject", 1)
+    same = f"(has({old}) && k in {old} && {old}[k] == {LABELS}[k])"
+    kept = f"(has({LABELS}) && k in {LABELS})"
+    return (
+        f"request.userInfo.username == {quote(binder_user(kai_namespace))} || "
+        f"({IS_CREATE} && (!has({LABELS}) || !{LABELS}.exists(k, {group}))) || "
+        f"({IS_UPDATE} && (!has({LABELS}) || {LABELS}.all(k, !{group} || {same})) && "
+        f"(!has({old}) || {old}.all(k, !{group} || {kept})))"
+    )
 
 
 def system_pod(queue_label_key: str) -> str:
@@ -159,6 +192,11 @@ def pod_validations(
             f"{unchanged(LABELS, priority)}",
             f"tenant {tenant}: the {priority} label names the pod's priority class for KAI (before "
             "spec.priorityClassName); system-* classes are for the host's own pods",
+        ),
+        (
+            gpu_groups_kept(kai_namespace),
+            f"tenant {tenant}: the {GPU_GROUP_LABEL} labels are KAI's binder's: they keep a shared GPU reserved for "
+            "the pods that carry them",
         ),
         *gpu_request_validations(sharing_enabled),
         quota_unit_validation(),

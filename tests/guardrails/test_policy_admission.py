@@ -32,7 +32,7 @@ from components.admission import TenantAdmission, admission_manifests, tenant_bi
 from kaistack.declaration import training_operator
 from kaistack.declaration.model import StackConfig
 from kaistack.guardrails import admission
-from kaistack.guardrails.admission import POD_GROUPER_USER
+from kaistack.guardrails.admission import POD_GROUPER_USER, binder_user
 from kaistack.guardrails.facts import facts_from_stack
 from kaistack.guardrails.settings import settings
 from kaistack.ops.lint import lint_paths
@@ -293,7 +293,46 @@ PODS: dict[str, Case] = {
         old=_annotated(PLAIN, **{"pod-group-name": "pg-p-1234"}),
         offline=False,
     ),
+    "KAI's binder labels a shared pod with its GPU group": Case(
+        _relabelled(SHARED, **{"runai-gpu-group": "g1"}),
+        True,
+        operation="UPDATE",
+        user=binder_user(),
+        old=SHARED,
+        offline=False,
+    ),
+    "KAI's binder removes the GPU group on a rollback": Case(
+        SHARED,
+        True,
+        operation="UPDATE",
+        user=binder_user(),
+        old=_relabelled(SHARED, **{"runai-gpu-group": "g1"}),
+        offline=False,
+    ),
+    "syncer copies the binder's GPU group back unchanged": Case(
+        _relabelled(SHARED, **{"runai-gpu-group": "g1", "app": "x"}),
+        True,
+        operation="UPDATE",
+        old=_relabelled(SHARED, **{"runai-gpu-group": "g1"}),
+        offline=False,
+    ),
     # --- hostile, through the syncer: denied ---------------------------------------------------------
+    "GPU group label removed through the syncer (the GPU's reservation goes, the pod keeps the GPU)": Case(
+        SHARED, False, operation="UPDATE", old=_relabelled(SHARED, **{"runai-gpu-group": "g1"}), offline=False
+    ),
+    "GPU group label changed through the syncer": Case(
+        _relabelled(SHARED, **{"runai-gpu-group": "g2"}),
+        False,
+        operation="UPDATE",
+        old=_relabelled(SHARED, **{"runai-gpu-group": "g1"}),
+        offline=False,
+    ),
+    "multi-fraction GPU group label removed through the syncer": Case(
+        SHARED, False, operation="UPDATE", old=_relabelled(SHARED, **{"runai-gpu-group/g1": "g1"}), offline=False
+    ),
+    "pod created with another pod's GPU group label (keeps its reservation alive)": Case(
+        _relabelled(synced_pod(), **{"runai-gpu-group": "g1"}), False, offline=False
+    ),
     "default scheduler": Case(synced_pod(scheduler="default-scheduler"), False),
     "the training operator as upstream ships it": Case(training_operator_pod(as_kaistack_installs_it=False), False),
     "default scheduler with a GPU": Case(
