@@ -24,12 +24,14 @@ PROJECT_DIR = Path(__file__).resolve().parents[1]
 # switches (KAISTACK_PROGRESS adds stderr lines), git's global config. Tests that need one set it themselves.
 _SCRUBBED_PREFIXES = ("AWS_", "KAISTACK_")
 _SCRUBBED = ("KUBECONFIG", "PULUMI_CONFIG", "PULUMI_STACK", "PULUMI_PROJECT")
+# The Kubernetes client takes proxies and CA files from the environment, as kubectl does (any case).
+_SCRUBBED_ANY_CASE = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR")
 
 
 @pytest.fixture(autouse=True)
 def hermetic_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     for key in list(os.environ):
-        if key.startswith(_SCRUBBED_PREFIXES) or key in _SCRUBBED:
+        if key.startswith(_SCRUBBED_PREFIXES) or key in _SCRUBBED or key.upper() in _SCRUBBED_ANY_CASE:
             monkeypatch.delenv(key)
     nowhere = tmp_path_factory.getbasetemp() / "no-aws"
     monkeypatch.setenv("AWS_CONFIG_FILE", str(nowhere / "config"))

@@ -14,9 +14,11 @@ This adapter adds what kaistack's callers rely on:
 Messages name the server, the path, the context and the user, never a credential: a kubeconfig that is
 not valid YAML is reported by line and column, without the line's text.
 
-Not supported (lightkube 1.0): `auth-provider` (removed from kubectl too), `tls-server-name`,
-`proxy-url`, and exec plugins declared as `client.authentication.k8s.io/v1` or answering with a client
-certificate instead of a token (`aws eks get-token` answers v1beta1 with a token).
+Proxies are kubectl's: the cluster's `proxy-url`, else `HTTPS_PROXY` / `HTTP_PROXY` / `NO_PROXY`.
+
+Not supported (lightkube 1.0): `auth-provider` (removed from kubectl too), `tls-server-name`, impersonation
+(`as`, `as-groups`), and exec plugins declared as `client.authentication.k8s.io/v1` or answering with a
+client certificate instead of a token (`aws eks get-token` answers v1beta1 with a token).
 """
 
 from __future__ import annotations
@@ -92,10 +94,10 @@ class KubeClient:
             if config.user is None:
                 # lightkube requires a user; kubectl treats a context without one as anonymous.
                 config = config._replace(user=User())
-            # trust_env=False: the kubeconfig alone decides where and how to connect, as kubectl
-            # without proxy variables does; an HTTP(S)_PROXY meant for the internet must not
-            # capture the API server.
-            client = lightkube.Client(config, timeout=httpx2.Timeout(timeout), trust_env=False)
+            # Proxies as kubectl takes them: the cluster's proxy-url, else HTTPS_PROXY / HTTP_PROXY / NO_PROXY
+            # (client-go@kubernetes-1.35.0 tools/clientcmd/client_config.go:198-203, transport/cache.go:129-132).
+            proxy = _proxy_url(selected["clusters"][0]["cluster"], name)
+            client = lightkube.Client(config, timeout=httpx2.Timeout(timeout), trust_env=True, proxy=proxy)
         except ssl.SSLError as err:
             raise KubeError(
                 f"kubeconfig context {name!r}: the CA or client certificate cannot be loaded: {err}"
@@ -107,7 +109,11 @@ class KubeClient:
         except ValueError as err:  # certificate data that is not base64
             raise KubeError(f"kubeconfig context {name!r}: certificate data is not valid base64") from err
         except httpx2.InvalidURL as err:  # a port that is no number, an unclosed [IPv6 (the URL is not echoed)
-            raise KubeError(f"kubeconfig context {name!r}: the cluster's server is not a valid URL") from err
+            raise KubeError(
+                f"kubeconfig context {name!r}: the cluster's server or proxy-url is not a valid URL"
+            ) from err
+        except ImportError as err:  # a socks5:// proxy without httpx2's optional socks support
+            raise KubeError(f"kubeconfig context {name!r}: proxy-url: {_clip(err)}") from err
         return cls(
             client,
             user=str(user["name"]),
@@ -185,6 +191,12 @@ class KubeClient:
             raise KubeAPIError(err.response.status_code, err.request.url.path, message) from err
         except httpx2.HTTPStatusError as err:  # an error answer without a JSON Status: a proxy or load balancer
             raise KubeAPIError(err.response.status_code, err.request.url.path, err.response.reason_phrase) from err
+        except httpx2.LocalProtocolError as err:
+            # httpx2 refuses a header value holding a line break, and its message quotes the value: the token.
+            raise KubeError(
+                f"kubeconfig user {self._user!r}: its credentials hold a character an HTTP header cannot carry (a "
+                "line break at the end of a token?)"
+            ) from err
         except httpx2.HTTPError as err:  # connection refused, DNS, TLS verification, timeouts
             raise KubeError(f"cannot reach the API server at {self.server}: {err or type(err).__name__}") from err
         except lightkube.ConfigError as err:  # the exec plugin exited non-zero, the tokenFile is gone
@@ -206,6 +218,12 @@ class KubeClient:
             file = err.filename or self._exec_command
             raise KubeError(f"kubeconfig user {self._user!r}: {doing} {file}: {err.strerror}") from err
         except (KeyError, ValueError, TypeError) as err:
+            status = err.__context__
+            if isinstance(status, httpx2.HTTPStatusError):
+                # lightkube reads the error answer's Content-Type without checking it is there (a load balancer's
+                # 502, a redirect): the answer is what matters, not the KeyError.
+                response = status.response
+                raise KubeAPIError(response.status_code, status.request.url.path, response.reason_phrase) from err
             if self._exec_command is None:
                 raise
             # lightkube reads `status.token` from the plugin's output without checking it.
@@ -216,6 +234,16 @@ class KubeClient:
 
 
 # --- kubeconfig -------------------------------------------------------------------------------------------
+
+
+def _proxy_url(cluster: Mapping[str, Any], context: str) -> str | None:
+    """The cluster's `proxy-url` (http, https or socks5, as client-go allows), or None for the environment's."""
+    proxy = cluster.get("proxy-url")
+    if proxy in (None, ""):
+        return None
+    if not isinstance(proxy, str) or urlsplit(proxy).scheme not in ("http", "https", "socks5"):
+        raise KubeError(f"kubeconfig context {context!r}: proxy-url must be an http://, https:// or socks5:// URL")
+    return proxy
 
 
 def _parse(text: str) -> Mapping[str, Any]:

@@ -316,3 +316,60 @@ def test_no_home_directory_means_no_default_kubeconfig(monkeypatch) -> None:
     assert module.default_kubeconfig() is None
     with pytest.raises(KubeError, match=r"^no kubeconfig"):
         module.resolve_kubeconfig(None, None, environ={})
+
+
+# --- proxies, odd answers, credentials that cannot be sent ------------------------------------------------
+
+UNRESOLVABLE = "http://kube-api.kaistack.invalid"  # .invalid never resolves (RFC 6761): only a proxy reaches it
+
+
+def test_the_clusters_proxy_url_carries_the_requests(fake_kube, tmp_path):
+    """kubectl sends through the cluster's proxy-url (client-go@kubernetes-1.35.0 tools/clientcmd/
+    client_config.go:198-203); the fake server answers a proxied request as it answers its own."""
+    text = _kubeconfig(UNRESOLVABLE, {"token": fake_kube.token}, **{"proxy-url": fake_kube.url})
+    with KubeClient.from_kubeconfig(text) as client:
+        assert _names(client.list(k8s.Queue)) == _names(fake_kube.items(QUEUES))
+    assert fake_kube.targets[0].startswith(f"{UNRESOLVABLE}{QUEUES}")
+
+
+def test_the_environments_http_proxy_carries_the_requests(fake_kube, tmp_path, monkeypatch):
+    """client-go's default transport takes HTTP(S)_PROXY from the environment (transport/cache.go:129-132)."""
+    monkeypatch.setenv("HTTP_PROXY", fake_kube.url)
+    with KubeClient.from_kubeconfig(_kubeconfig(UNRESOLVABLE, {"token": fake_kube.token})) as client:
+        assert _names(client.list(k8s.Queue)) == _names(fake_kube.items(QUEUES))
+    assert fake_kube.targets[0].startswith(f"{UNRESOLVABLE}{QUEUES}")
+
+
+def test_a_proxy_url_of_another_scheme_names_the_key(fake_kube):
+    text = _kubeconfig(fake_kube.url, {"token": "t"}, **{"proxy-url": "ftp://proxy.example:21"})
+    with pytest.raises(KubeError, match=r"proxy-url must be an http://, https:// or socks5:// URL"):
+        KubeClient.from_kubeconfig(text)
+
+
+def test_an_error_answer_without_a_content_type_is_a_kube_api_error(fake_kube, tmp_path):
+    """A load balancer's bare 502: lightkube reads its missing Content-Type header and raises KeyError."""
+    fake_kube.bare["/api/v1/pods"] = 502
+    with _client(fake_kube, tmp_path) as client, pytest.raises(KubeAPIError, match="HTTP 502") as raised:
+        client.list(k8s.Pod)
+    assert raised.value.status == 502
+
+
+def test_a_bare_error_answer_is_not_blamed_on_a_working_exec_plugin(fake_kube, tmp_path):
+    plugin = _plugin(tmp_path, f'echo \'{{"status": {{"token": "{fake_kube.token}"}}}}\'\n')
+    fake_kube.bare["/api/v1/pods"] = 502
+    with (
+        KubeClient.from_kubeconfig(_kubeconfig(fake_kube.url, _exec_user(str(plugin)))) as client,
+        pytest.raises(KubeAPIError, match="HTTP 502"),
+    ):
+        client.list(k8s.Pod)
+
+
+@pytest.mark.parametrize("token", ["s3cret-token\n", "s3cret-token\r", "Bearer\ns3cret-token"])
+def test_a_token_an_http_header_cannot_carry_is_never_quoted(fake_kube, tmp_path, token):
+    """httpx2's LocalProtocolError quotes the header value: the token would reach stderr and --json."""
+    with (
+        KubeClient.from_kubeconfig(_kubeconfig(fake_kube.url, {"token": token})) as client,
+        pytest.raises(KubeError, match="credentials hold a character an HTTP header cannot carry") as raised,
+    ):
+        client.list(k8s.Pod)
+    assert "s3cret" not in str(raised.value)

@@ -230,4 +230,4 @@ def test_a_server_url_that_does_not_parse_exits_3_not_70(project, tmp_path, caps
     code = main(["verify", "--stack", "dev", "--project", str(project), "--kubeconfig", str(kubeconfig)])
     err = capsys.readouterr().err
     assert code == 3
-    assert "the cluster's server is not a valid URL" in err
+    assert "the cluster's server or proxy-url is not a valid URL" in err

@@ -45,6 +45,10 @@ class FakeKube:
     url: str = ""
     page_size: int | None = None
     forbidden: set[str] = field(default_factory=set)
+    # Paths answered with this status and no body or Content-Type, as a load balancer's 502 is.
+    bare: dict[str, int] = field(default_factory=dict)
+    # Each request line's target: the path, or the whole URL when a client sends it through a proxy.
+    targets: list[str] = field(default_factory=list)
 
     def items(self, path: str) -> list[dict[str, Any]]:
         return self.responses[path]["items"]
@@ -178,6 +182,12 @@ def _handler(state: FakeKube) -> type[BaseHTTPRequestHandler]:
             url = urllib.parse.urlsplit(self.path)
             params = dict(urllib.parse.parse_qsl(url.query))
             state.requests.append((url.path, params))
+            state.targets.append(self.path)
+            if url.path in state.bare:
+                self.send_response(state.bare[url.path])
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return None
             if state.token and self.headers.get("Authorization") != f"Bearer {state.token}":
                 return self._send(401, _status(401, "Unauthorized", "Unauthorized"))
             if url.path in state.forbidden:
