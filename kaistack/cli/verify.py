@@ -49,7 +49,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--stack", "-s", required=True, help="stack name (Pulumi.<stack>.yaml)")
     parser.add_argument("--kubeconfig", type=Path, default=None, help="kubeconfig file for the stack's cluster")
-    parser.add_argument("--context", default=None, help="kubeconfig context (default: current-context)")
+    parser.add_argument(
+        "--context",
+        default=None,
+        help="kubeconfig context (default: the stack's cluster.existing.context, else current-context)",
+    )
     add_project_argument(parser)
     parser.add_argument(
         "--timeout", type=seconds(0, 600, above=True), default=10.0, help="seconds per API request (default 10)"
@@ -79,8 +83,11 @@ def run(args: argparse.Namespace) -> int:
         return refuse(args, f"kaistack verify: {err}", 2)
     try:
         kubeconfig = resolve_kubeconfig(args.stack, args.kubeconfig, project)
+        # An existing cluster's stack names the context its provider uses; its kubeconfig output only selects it.
+        existing = config.cluster.existing
+        context = args.context or (existing.context if existing is not None else None)
         with KubeClient.from_kubeconfig(
-            kubeconfig.text, context=args.context, base_dir=kubeconfig.base_dir, timeout=args.timeout
+            kubeconfig.text, context=context, base_dir=kubeconfig.base_dir, timeout=args.timeout
         ) as client:
             progress = Progress.for_cli()
             deadline = time.monotonic() + args.wait

@@ -23,10 +23,11 @@ client certificate instead of a token (`aws eks get-token` answers v1beta1 with 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import ssl
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -259,6 +260,42 @@ def _parse(text: str) -> Mapping[str, Any]:
     return config
 
 
+def merge_kubeconfigs(files: Sequence[tuple[Path, str]]) -> str:
+    """Several kubeconfigs as kubectl merges $KUBECONFIG's files (client-go@kubernetes-1.35.0
+    tools/clientcmd/loader.go:180-271): the first file to name a cluster, user or context wins it whole, the first
+    non-empty current-context wins, and each file's relative paths resolve against its own directory."""
+    merged: dict[str, Any] = {"apiVersion": "v1", "kind": "Config", "current-context": ""}
+    sections = {"clusters": ("cluster", _CLUSTER_FILES), "users": ("user", _USER_FILES), "contexts": ("context", ())}
+    seen: dict[str, set[Any]] = {section: set() for section in sections}
+    for path, text in files:
+        try:
+            config = _parse(text)
+        except KubeError as err:
+            raise KubeError(f"{path}: {err}") from None
+        merged["current-context"] = merged["current-context"] or config.get("current-context") or ""
+        for section, (key, file_keys) in sections.items():
+            entries = config.get(section) or []
+            if not isinstance(entries, list):
+                raise KubeError(f"{path}: kubeconfig {section} is not a list")
+            for entry in entries:
+                if not isinstance(entry, Mapping) or entry.get("name") in seen[section]:
+                    continue
+                seen[section].add(entry.get("name"))
+                block = entry.get(key)
+                if isinstance(block, Mapping):
+                    entry = {**entry, key: _absolute_paths(block, file_keys, Path(os.path.abspath(path)).parent)}
+                merged.setdefault(section, []).append(dict(entry))
+    return json.dumps(merged)
+
+
+def _absolute_paths(block: Mapping[str, Any], keys: tuple[str, ...], base: Path) -> dict[str, Any]:
+    resolved = {k: (str(_absolute(base, str(v))) if k in keys and v else v) for k, v in block.items()}
+    exec_spec = resolved.get("exec")
+    if isinstance(exec_spec, Mapping) and os.sep in str(exec_spec.get("command") or ""):
+        resolved["exec"] = {**exec_spec, "command": str(_absolute(base, str(exec_spec["command"])))}
+    return resolved
+
+
 def _select(config: Mapping[str, Any], context: str | None, base: Path) -> dict[str, Any]:
     """A kubeconfig holding only the chosen context, its cluster and its user, with file paths made absolute.
 
@@ -279,12 +316,9 @@ def _select(config: Mapping[str, Any], context: str | None, base: Path) -> dict[
         "clusters": [{"name": ctx["cluster"], "cluster": _with_files(cluster, _CLUSTER_FILES, base)}],
     }
     if user is not None:
-        user = _with_files(user, _USER_FILES, base)
-        exec_spec = user.get("exec")
-        if isinstance(exec_spec, Mapping) and os.sep in str(exec_spec.get("command") or ""):
-            # As kubectl does: a command with a path separator is relative to the kubeconfig, one
-            # without is looked up on PATH.
-            user["exec"] = {**exec_spec, "command": str(_absolute(base, str(exec_spec["command"])))}
+        # As kubectl does, an exec command with a path separator is relative to the kubeconfig, one without is
+        # looked up on PATH.
+        user = _with_files(_absolute_paths(user, (), base), _USER_FILES, base)
         selected["users"] = [{"name": ctx["user"], "user": user}]
     return selected
 
@@ -329,7 +363,7 @@ def expand_home(path: str) -> Path:
 
 def kubeconfig_files(variable: str) -> Iterator[Path]:
     """The files $KUBECONFIG lists that exist, in order; an entry naming nothing is passed over, as kubectl does (a
-    `~user` of no user included). kaistack reads the first one; kubectl would merge them all."""
+    `~user` of no user included)."""
     for part in variable.split(os.pathsep):
         if not part:
             continue

@@ -1,4 +1,4 @@
-"""Which kubeconfig a live command uses: `--kubeconfig`, else `$KUBECONFIG`, else the stack's own output."""
+"""Which kubeconfig a live command uses: `--kubeconfig`, else `$KUBECONFIG` (merged), else the stack's own output."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from kaistack.declaration import limits
 from kaistack.declaration.yaml_load import YamlInputError, read_text
-from kaistack.kube.client import KubeError, kubeconfig_files
+from kaistack.kube.client import KubeError, kubeconfig_files, merge_kubeconfigs
 
 
 @dataclass(frozen=True)
@@ -29,14 +29,14 @@ def resolve_kubeconfig(
     environ: Mapping[str, str] | None = None,
     which: Callable[[str], str | None] = shutil.which,
 ) -> Kubeconfig:
-    """`--kubeconfig`, else `$KUBECONFIG` (its first existing file), else the stack's `pulumi stack output
+    """`--kubeconfig`, else `$KUBECONFIG` (its files merged, as kubectl does), else the stack's `pulumi stack output
     kubeconfig`; without a stack (diagnose: any cluster), kubectl's default ~/.kube/config instead."""
     environ = os.environ if environ is None else environ
     if explicit is not None:
         return _kubeconfig_file(explicit, f"--kubeconfig {explicit}")
-    path = from_environment(environ)
-    if path is not None:
-        return _kubeconfig_file(path, f"$KUBECONFIG {path}")
+    merged = from_environment(environ)
+    if merged is not None:
+        return merged
     if stack is None:
         default = default_kubeconfig()
         if default is not None:
@@ -58,15 +58,19 @@ def resolve_kubeconfig(
     )
 
 
-def from_environment(environ: Mapping[str, str]) -> Path | None:
-    """$KUBECONFIG's first existing file; None when it is unset. Set but naming no file is a KubeError: like
-    kubectl, a set KUBECONFIG is the whole search, and falling back would read some other cluster."""
+def from_environment(environ: Mapping[str, str]) -> Kubeconfig | None:
+    """$KUBECONFIG's existing files merged as kubectl merges them; None when it is unset. Set but naming no file is a
+    KubeError: like kubectl, a set KUBECONFIG is the whole search, and falling back would read some other cluster."""
     variable = environ.get("KUBECONFIG", "")
-    for path in kubeconfig_files(variable):
-        return path
-    if variable.strip(os.pathsep):
-        raise KubeError(f"$KUBECONFIG ({variable[:200]}) names no existing file")
-    return None
+    paths = list(dict.fromkeys(kubeconfig_files(variable)))
+    if not paths:
+        if variable.strip(os.pathsep):
+            raise KubeError(f"$KUBECONFIG ({variable[:200]}) names no existing file")
+        return None
+    if len(paths) == 1:
+        return _kubeconfig_file(paths[0], f"$KUBECONFIG {paths[0]}")
+    text = merge_kubeconfigs([(path, read_kubeconfig(path)) for path in paths])
+    return Kubeconfig(text, "$KUBECONFIG " + os.pathsep.join(str(p) for p in paths), _directory(paths[0]))
 
 
 def default_kubeconfig() -> Path | None:
@@ -79,7 +83,13 @@ def default_kubeconfig() -> Path | None:
 
 
 def _kubeconfig_file(path: Path, origin: str) -> Kubeconfig:
-    return Kubeconfig(read_kubeconfig(path), origin, path.resolve().parent)
+    return Kubeconfig(read_kubeconfig(path), origin, _directory(path))
+
+
+def _directory(path: Path) -> Path:
+    """The directory a kubeconfig's relative paths are read from: its own, a symlink's included (client-go's
+    filepath.Abs cleans the path without following links)."""
+    return Path(os.path.abspath(path)).parent
 
 
 def read_kubeconfig(path: Path) -> str:

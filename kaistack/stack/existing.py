@@ -85,7 +85,10 @@ def _kubeconfig(settings: Any) -> tuple[str | None, Path]:
 
     if settings.kubeconfig:
         return (None if settings.kubeconfig == SECRET_PLACEHOLDER else settings.kubeconfig), Path.cwd()
-    path = from_environment(os.environ) or default_kubeconfig()
+    merged = from_environment(os.environ)
+    if merged is not None:
+        return merged.text, merged.base_dir
+    path = default_kubeconfig()
     if path is not None:
         return read_kubeconfig(path), path.parent
 

@@ -231,3 +231,23 @@ def test_a_server_url_that_does_not_parse_exits_3_not_70(project, tmp_path, caps
     err = capsys.readouterr().err
     assert code == 3
     assert "the cluster's server or proxy-url is not a valid URL" in err
+
+
+def test_an_existing_clusters_stack_is_verified_in_its_declared_context(project, fake_kube, tmp_path, capsys):
+    """The stack's provider uses cluster.existing.context; verify must read the same cluster, not whatever the
+    kubeconfig's current-context is (the stack's exported stub only selects the context, for a merged KUBECONFIG)."""
+    (project / "Pulumi.openshift.yaml").write_text(
+        (Path(__file__).parents[2] / "examples/Pulumi.openshift.yaml").read_text()
+    )
+    config = json.loads(fake_kube.kubeconfig(tmp_path).read_text())
+    config["contexts"] = [{"name": "openshift-admin", "context": {"cluster": "kind-kaistack-dev", "user": "admin"}}]
+    config["contexts"].append({"name": "laptop", "context": {"cluster": "laptop", "user": "admin"}})
+    config["clusters"].append({"name": "laptop", "cluster": {"server": "http://127.0.0.1:9"}})
+    config["current-context"] = "laptop"
+    kubeconfig = tmp_path / "merged"
+    kubeconfig.write_text(json.dumps(config))
+    code = main(["verify", "--stack", "openshift", "--project", str(project), "--kubeconfig", str(kubeconfig)])
+    err = capsys.readouterr().err
+    # The fake cluster is not this stack's, so the checks may fail or miss objects; what matters is where they went.
+    assert fake_kube.requests
+    assert "127.0.0.1:9" not in err, (code, err)
