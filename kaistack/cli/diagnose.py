@@ -232,10 +232,16 @@ def read_live(args: argparse.Namespace) -> tuple[list[Any], list[str]]:
                 if err.status == 401:
                     # Rejected credentials read nothing: a diagnosis without any object would say "ok".
                     raise KubeError(f"the API server rejected the credentials (401) when listing {plural}") from err
-                if err.status in (403, 404) and kind in (Pod, Node):
+                if err.status == 404 and kind is Queue:
                     raise KubeError(
-                        f"could not read {plural} ({err.status}): diagnose needs to list Nodes, and Pods everywhere or "
-                        "in --namespace; give the credentials `list` on them"
+                        "KAI is not installed here: the API server does not serve its Queues (scheduling.run.ai/v2), "
+                        "so no pod of kai-scheduler can be placed"
+                    ) from err
+                if err.status in (403, 404) and kind in (Pod, Node, Queue):
+                    # Without the Queues every KAI pod's reason would be "queue ... does not exist".
+                    raise KubeError(
+                        f"could not read {plural} ({err.status}): diagnose needs to list Nodes and Queues, and Pods "
+                        "everywhere or in --namespace; give the credentials `list` on them"
                     ) from err
                 if err.status in (403, 404):
                     notes.append(f"could not read {plural} ({err.status}); diagnosed without them")

@@ -154,15 +154,29 @@ def test_rejected_credentials_are_an_environment_problem_not_an_empty_cluster(
     assert "rejected the credentials (401)" in report["error"]
 
 
-@pytest.mark.parametrize(("path", "plural"), [("/api/v1/pods", "Pods"), ("/api/v1/nodes", "Nodes")])
-def test_pods_and_nodes_that_may_not_be_read_stop_the_diagnosis(
+@pytest.mark.parametrize(
+    ("path", "plural"),
+    [("/api/v1/pods", "Pods"), ("/api/v1/nodes", "Nodes"), ("/apis/scheduling.run.ai/v2/queues", "Queues")],
+)
+def test_pods_nodes_and_queues_that_may_not_be_read_stop_the_diagnosis(
     path: str, plural: str, fake_kube: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake_kube.forbidden.add(path)
     code = main(["diagnose", "--kubeconfig", str(fake_kube.kubeconfig(tmp_path)), "--json"])
     report = json.loads(capsys.readouterr().out)
     assert code == 3
-    assert f"could not read {plural} (403): diagnose needs to list Nodes" in report["error"]
+    assert f"could not read {plural} (403): diagnose needs to list Nodes and Queues" in report["error"]
+
+
+def test_a_cluster_without_kais_queue_api_is_said_to_have_no_kai(
+    fake_kube: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Read without Queues, every KAI pod was "queue ... does not exist", beside a note that none could be read."""
+    del fake_kube.responses["/apis/scheduling.run.ai/v2/queues"]
+    code = main(["diagnose", "--kubeconfig", str(fake_kube.kubeconfig(tmp_path)), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 3
+    assert report["error"].startswith("kaistack diagnose: KAI is not installed here")
 
 
 def test_a_json_dump_is_read_like_the_yaml_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
