@@ -358,6 +358,15 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
         "kaistack:workloads[1].name: its PodGroup 'kaistack-t1-b-c-d' is also workloads[0]'s (tenant, namespace "
         "and name are joined by dashes, and KAI finds a PodGroup by its name alone); rename one of them",
     ),
+    "node-label-kubelet-refuses": (
+        lambda r: r["cluster"]["nodePools"][0].update(labels={"node-role.kubernetes.io/gpu": "true"}),
+        "kaistack:cluster.nodePools[0].labels.node-role.kubernetes.io/gpu: kubelet refuses to start with a "
+        "kubernetes.io or k8s.io label it may not set itself (it may: beta.kubernetes.io/arch, "
+        "beta.kubernetes.io/instance-type, beta.kubernetes.io/os, failure-domain.beta.kubernetes.io/region, "
+        "failure-domain.beta.kubernetes.io/zone, kubernetes.io/arch, kubernetes.io/hostname, kubernetes.io/os, "
+        "node.kubernetes.io/instance-type, topology.kubernetes.io/region, topology.kubernetes.io/zone, and "
+        "*.kubelet.kubernetes.io, *.node.kubernetes.io); use your own prefix, or label the node after it joins",
+    ),
     "two-tenants-gang-podgroup-names-collide": (
         lambda r: r.update(
             queues=[{"name": "team"}, {"name": "other"}],
@@ -555,6 +564,23 @@ def test_arbitrary_changes_to_the_dev_stack_only_ever_raise_config_error(overrid
     """The dev stack with random sections swapped in: valid, or a ConfigError."""
     problems = _problems({**dev_raw(), **overrides})
     assert problems is None or problems
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["node.kubernetes.io/gpu-pool", "x.kubelet.kubernetes.io/y", "topology.kubernetes.io/zone", "acme.com/k8s.io"],
+)
+def test_node_labels_kubelet_may_set_itself_are_accepted(key):
+    raw = base_raw()
+    raw["cluster"]["nodePools"][0]["labels"] = {key: "a"}
+    assert parse_config(raw).cluster.node_pools[0].labels == {key: "a"}
+
+
+def test_an_existing_clusters_node_labels_are_only_read_so_any_is_accepted():
+    raw = base_raw()
+    raw["cluster"] = {**raw["cluster"], "provider": "existing", "existing": {"context": "lab"}}
+    raw["cluster"]["nodePools"][0]["labels"] = {"node-role.kubernetes.io/gpu": ""}
+    assert parse_config(raw).cluster.node_pools[0].labels == {"node-role.kubernetes.io/gpu": ""}
 
 
 def test_dev_stack_is_valid():

@@ -261,6 +261,49 @@ class ClusterConfig(Model):
         return self
 
 
+# What a kubelet may label its own Node with, among the kubernetes.io and k8s.io names (kubernetes/kubelet@v0.35.0
+# pkg/apis/well_known_labels.go: kubeletLabels, kubeletLabelNamespaces). kubelet refuses to start with any other
+# such --node-labels key (kubernetes/kubernetes cmd/kubelet/app/options/options.go ValidateKubeletFlags), and both
+# kind (kubeadm's node-labels) and an EKS managed node group (nodeadm) give a pool's labels to kubelet that way.
+KUBELET_LABELS = frozenset(
+    {
+        "kubernetes.io/hostname",
+        "topology.kubernetes.io/zone",
+        "topology.kubernetes.io/region",
+        "failure-domain.beta.kubernetes.io/zone",
+        "failure-domain.beta.kubernetes.io/region",
+        "beta.kubernetes.io/instance-type",
+        "node.kubernetes.io/instance-type",
+        "kubernetes.io/os",
+        "kubernetes.io/arch",
+        "beta.kubernetes.io/os",
+        "beta.kubernetes.io/arch",
+    }
+)
+KUBELET_LABEL_NAMESPACES = ("kubelet.kubernetes.io", "node.kubernetes.io")
+
+
+def _kubelet_refuses(key: str) -> bool:
+    prefix = key.partition("/")[0] if "/" in key else ""
+    kubernetes = any(prefix == d or prefix.endswith("." + d) for d in ("kubernetes.io", "k8s.io"))
+    allowed = key in KUBELET_LABELS or any(prefix == n or prefix.endswith("." + n) for n in KUBELET_LABEL_NAMESPACES)
+    return kubernetes and not allowed
+
+
+def node_label_problems(cluster: ClusterConfig) -> list[str]:
+    """Labels kubelet would refuse on the nodes kaistack creates (kind, EKS); an existing cluster's are only read."""
+    if cluster.provider not in ("kind", "eks"):
+        return []
+    return [
+        f"cluster.nodePools[{i}].labels.{key}: kubelet refuses to start with a kubernetes.io or k8s.io label it may "
+        f"not set itself (it may: {', '.join(sorted(KUBELET_LABELS))}, and *.{', *.'.join(KUBELET_LABEL_NAMESPACES)}); "
+        "use your own prefix, or label the node after it joins"
+        for i, pool in enumerate(cluster.node_pools)
+        for key in pool.labels
+        if _kubelet_refuses(key)
+    ]
+
+
 def eks_shape_problems(cluster: ClusterConfig) -> list[str]:
     """What an EKS cluster must look like, before AWS is asked anything (each line starts with its key path)."""
     eks = cluster.eks

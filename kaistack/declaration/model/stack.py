@@ -10,7 +10,7 @@ from pydantic import Field, PrivateAttr, ValidationInfo, model_validator
 from kaistack.declaration import limits, tenant_sizing, versions
 from kaistack.declaration.kai_api import GPU_RESOURCE, NVIDIA_VISIBLE_DEVICES
 from kaistack.declaration.model.base import Model
-from kaistack.declaration.model.cluster import ClusterConfig, eks_shape_problems
+from kaistack.declaration.model.cluster import ClusterConfig, eks_shape_problems, node_label_problems
 from kaistack.declaration.model.gpu import GpuConfig
 from kaistack.declaration.model.kai import KaiConfig
 from kaistack.declaration.model.namespaces import namespace_problems
@@ -154,6 +154,7 @@ class StackConfig(Model):
             if not self._compared:
                 problems += _nvkind_problems(self)
         problems += eks_shape_problems(self.cluster)
+        problems += node_label_problems(self.cluster)
         if not self._compared:
             # What the cluster would do with this declaration once deployed; a diff's base is only simulated.
             problems += _dra_beta_problems(self)
