@@ -38,12 +38,17 @@ CPU_AMI_TYPE = "AL2023_x86_64_STANDARD"
 SYSTEM_DISK_GIB = SYSTEM_NODE_DISK_GIB
 # EKS's node group API spells taint effects in upper snake case.
 TAINT_EFFECTS = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
-# What every EKS worker role needs (EKS user guide, "Amazon EKS node IAM role").
+# What every EKS worker role needs (EKS user guide, "Amazon EKS node IAM role"), AWS managed policies whose ARNs
+# start with the region's partition (pulumi-eks builds them the same way: nodejs/eks/cluster/cluster.ts at v4.3.0).
 NODE_POLICIES = {
-    "worker": "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
-    "cni": "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
-    "ecr": "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly",
+    "worker": "AmazonEKSWorkerNodePolicy",
+    "cni": "AmazonEKS_CNI_Policy",
+    "ecr": "AmazonEC2ContainerRegistryReadOnly",
 }
+
+
+def managed_policy_arn(partition: str, policy: str) -> str:
+    return f"arn:{partition}:iam::aws:policy/{policy}"
 
 
 class EksCluster(pulumi.ComponentResource):
@@ -72,7 +77,7 @@ class EksCluster(pulumi.ComponentResource):
 
         network = EksNetwork(name, cluster_name, settings, tags, keep)
         self.vpc = network.vpc
-        self.node_role, attachments = self._node_role(name, tags)
+        self.node_role, attachments = self._node_role(name, settings.partition, tags)
         self.cluster = self._control_plane(name, cluster_name, settings, network, tags, keep)
 
         node_subnets = network.node_subnet_ids
@@ -94,7 +99,7 @@ class EksCluster(pulumi.ComponentResource):
         }
 
         nodes: list[pulumi.Resource] = [self.system_node_group, *self.node_groups.values()]
-        self.addons = _storage_addons(name, cluster_name, self.cluster, tags, nodes, self)
+        self.addons = _storage_addons(name, cluster_name, settings.partition, self.cluster, tags, nodes, self)
 
         raw = self.cluster.kubeconfig
         self.kubeconfig = pulumi.Output.secret(raw.apply(lambda doc: kubeconfig_with_region(doc, settings.region)))
@@ -110,7 +115,9 @@ class EksCluster(pulumi.ComponentResource):
             }
         )
 
-    def _node_role(self, name: str, tags: Mapping[str, str]) -> tuple[aws.iam.Role, list[pulumi.Resource]]:
+    def _node_role(
+        self, name: str, partition: str, tags: Mapping[str, str]
+    ) -> tuple[aws.iam.Role, list[pulumi.Resource]]:
         """The IAM role every node group's instances run as, with the policies every EKS worker needs."""
         child = pulumi.ResourceOptions(parent=self)
         role = aws.iam.Role(
@@ -131,8 +138,10 @@ class EksCluster(pulumi.ComponentResource):
             opts=child,
         )
         attachments: list[pulumi.Resource] = [
-            aws.iam.RolePolicyAttachment(f"{name}-node-{key}", role=role.name, policy_arn=arn, opts=child)
-            for key, arn in NODE_POLICIES.items()
+            aws.iam.RolePolicyAttachment(
+                f"{name}-node-{key}", role=role.name, policy_arn=managed_policy_arn(partition, policy), opts=child
+            )
+            for key, policy in NODE_POLICIES.items()
         ]
         return role, attachments
 
@@ -243,6 +252,7 @@ class EksCluster(pulumi.ComponentResource):
 def _storage_addons(
     name: str,
     cluster_name: str,
+    partition: str,
     cluster: eks.Cluster,
     tags: Mapping[str, str],
     nodes: Sequence[pulumi.Resource],
@@ -282,7 +292,7 @@ def _storage_addons(
     policy = aws.iam.RolePolicyAttachment(
         f"{name}-ebs-csi",
         role=role.name,
-        policy_arn="arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy",
+        policy_arn=managed_policy_arn(partition, "service-role/AmazonEBSCSIDriverPolicy"),
         opts=pulumi.ResourceOptions(parent=parent),
     )
     driver = aws.eks.Addon(

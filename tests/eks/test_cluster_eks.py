@@ -402,3 +402,47 @@ def test_an_admin_principal_must_be_an_iam_role_or_user(arn: str, problem: str) 
 def test_an_admin_principal_is_listed_once() -> None:
     with pytest.raises(ConfigError, match="each principal once"):
         _with_admins(CI_DEPLOY, CI_DEPLOY)
+
+
+@pulumi.runtime.test
+def test_managed_policy_arns_start_with_the_regions_partition(mocks: MockSession, ec2: Any) -> None:
+    """In China every ARN starts arn:aws-cn:, and IAM refuses an arn:aws: policy there (pulumi-eks builds its
+    own policy ARNs from the partition: nodejs/eks/cluster/cluster.ts at v4.3.0)."""
+    resolved = resolve_node_pools(stack("staging"), ec2)
+    assert resolved.cluster.eks is not None
+    china = resolved.cluster.eks.model_copy(
+        update={"region": "cn-north-1", "availability_zones": ["cn-north-1a", "cn-north-1b"], "admin_principals": []}
+    )
+    _, done = _build(resolved.replace(cluster=resolved.cluster.replace(eks=china)))
+
+    def check(_: Any) -> None:
+        attachments = mocks.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+        arns = sorted(a.inputs["policyArn"] for a in attachments)
+        assert arns == [
+            "arn:aws-cn:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly",
+            "arn:aws-cn:iam::aws:policy/AmazonEKSWorkerNodePolicy",
+            "arn:aws-cn:iam::aws:policy/AmazonEKS_CNI_Policy",
+            "arn:aws-cn:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy",
+        ]
+
+    return done.apply(check)
+
+
+def test_an_admin_principal_of_another_partition_than_the_regions_is_refused() -> None:
+    with pytest.raises(ConfigError, match=r"adminPrincipals\[0\]: .* is in partition 'aws-cn', but region 'us-west-2'"):
+        _with_admins("arn:aws-cn:iam::123456789012:role/ci-deploy")
+
+
+@pytest.mark.parametrize(
+    ("region", "partition"),
+    [
+        ("us-west-2", "aws"),
+        ("cn-northwest-1", "aws-cn"),
+        ("us-gov-west-1", "aws-us-gov"),
+        ("us-isob-east-1", "aws-iso-b"),
+    ],
+)
+def test_a_regions_partition(region: str, partition: str) -> None:
+    from kaistack.declaration.model import EksSettings
+
+    assert EksSettings(region=region).partition == partition

@@ -175,6 +175,18 @@ class SystemNodeGroup(Model):
 SYSTEM_NODE_DISK_GIB = 50
 
 
+# Partitions other than `aws` and their regions (botocore 1.44.8 data/partitions.json, regionRegex).
+AWS_PARTITIONS = (
+    ("aws-cn", r"cn-\w+-\d+"),
+    ("aws-us-gov", r"us-gov-\w+-\d+"),
+    ("aws-iso", r"us-iso-\w+-\d+"),
+    ("aws-iso-b", r"us-isob-\w+-\d+"),
+    ("aws-iso-e", r"eu-isoe-\w+-\d+"),
+    ("aws-iso-f", r"us-isof-\w+-\d+"),
+    ("aws-eusc", r"eusc-de-\w+-\d+"),
+)
+
+
 class EksSettings(Model):
     region: Text = Field(description="AWS region, e.g. us-west-2")
     version: Text = Field(default=versions.EKS_KUBERNETES_VERSION, description="EKS Kubernetes version")
@@ -204,11 +216,16 @@ class EksSettings(Model):
         description="IAM role/user ARNs given cluster admin besides the creator (CI's preview and deploy roles)",
     )
 
+    @property
+    def partition(self) -> str:
+        """The AWS partition `region` is in: the start of every ARN there (`arn:aws-cn:...` in China)."""
+        return next((p for p, pattern in AWS_PARTITIONS if re.fullmatch(pattern, self.region)), "aws")
+
     @field_validator("admin_principals")
     @classmethod
     def _iam_arns(cls, value: list[str]) -> list[str]:
         for arn in value:
-            if not re.fullmatch(r"arn:aws(-cn|-us-gov)?:iam::[0-9]{12}:(role|user)/[A-Za-z0-9+=,.@_/-]{1,512}", arn):
+            if not re.fullmatch(r"arn:aws(-[a-z-]+)?:iam::[0-9]{12}:(role|user)/[A-Za-z0-9+=,.@_/-]{1,512}", arn):
                 raise ValueError(
                     f"{arn!r} is not an IAM role or user ARN (like 'arn:aws:iam::123456789012:role/ci-deploy'); "
                     "an assumed-role session ARN (arn:aws:sts::...) names no principal an access entry can take"
@@ -340,6 +357,12 @@ def eks_shape_problems(cluster: ClusterConfig) -> list[str]:
         )
     if eks.vpc_id is not None and len(eks.subnet_ids) < 2:
         problems.append("cluster.eks.subnetIds: with an existing vpcId give at least 2 subnet ids in different zones")
+    for i, arn in enumerate(eks.admin_principals):
+        if arn.split(":")[1] != eks.partition:
+            problems.append(
+                f"cluster.eks.adminPrincipals[{i}]: {arn!r} is in partition {arn.split(':')[1]!r}, but region "
+                f"{eks.region!r} is in {eks.partition!r}; an access entry takes principals of its own partition"
+            )
     for zone in eks.availability_zones:
         if not zone.startswith(eks.region):
             problems.append(f"cluster.eks.availabilityZones: {zone!r} is not a zone of region {eks.region!r}")
