@@ -827,18 +827,24 @@ def test_a_misspelt_field_fails_the_strict_schema(dev: StackConfig) -> None:
 
 
 @pulumi.runtime.test
-def test_component_registers_a_policy_and_binding_per_tenant(mocks: MockSession, dev: StackConfig) -> Any:
+def test_component_registers_the_pod_and_object_policies_and_bindings_per_tenant(
+    mocks: MockSession, dev: StackConfig
+) -> Any:
     admission = TenantAdmission("kaistack-admission", dev)
 
     def check(_: Any) -> None:
-        by_type = {r.type: r for r in mocks.monitor.records}
-        assert by_type["kaistack:index:TenantAdmission"].custom is False
-        policy = by_type["kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy"]
-        binding = by_type["kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding"]
-        expected_policy, expected_binding = admission_manifests(dev)
-        assert policy.inputs["spec"] == expected_policy["spec"]
-        assert binding.inputs["spec"] == expected_binding["spec"]
-        assert policy.inputs["metadata"]["name"] == "kaistack-tenant-team-a"
+        assert [r.custom for r in mocks.monitor.records if r.type == "kaistack:index:TenantAdmission"] == [False]
+        registered = [
+            {"kind": r.type.rpartition(":")[2], "metadata": r.inputs["metadata"], "spec": r.inputs["spec"]}
+            for r in mocks.monitor.records
+            if r.type.startswith("kubernetes:admissionregistration.k8s.io/v1:")
+        ]
+        expected = [{k: m[k] for k in ("kind", "metadata", "spec")} for m in admission_manifests(dev)]
+        assert sorted(registered, key=json.dumps) == sorted(expected, key=json.dumps)
+        assert {m["metadata"]["name"] for m in expected} == {
+            "kaistack-tenant-team-a",
+            "kaistack-tenant-team-a-objects",
+        }
 
     return pulumi.Output.all(*(b.urn for b in admission.bindings.values())).apply(check)
 

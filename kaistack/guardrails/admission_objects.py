@@ -1,0 +1,98 @@
+"""The host's admission policy for a tenant's other objects: the Services and PersistentVolumeClaims its vCluster
+syncs into the tenant's host namespace.
+
+Pure, like kaistack.guardrails.admission (whose match conditions it shares: only the host's StatefulSet
+controller, which makes the vCluster's own volume claim, is let through).
+
+What is refused (loft-sh/vcluster@v0.36.1, the same at v0.37.0-rc.1):
+- a Service with `spec.externalIPs`: vCluster copies a Service's spec to the host (pkg/controllers/resources/
+  services/translate.go) and its later edits (services/syncer.go), and a Service's externalIPs capture every
+  pod's and node's traffic to that address and port, cluster-wide (CVE-2020-8554); nothing else refuses them
+  unless the API server runs the DenyServiceExternalIPs plugin;
+- a claim created with `spec.volumeName` or `spec.selector`, or given a `volumeName` later by anyone but the
+  host's volume binder: without synced PersistentVolumes vCluster copies both untranslated (pkg/controllers/
+  resources/persistentvolumeclaims/translate.go), so the tenant's claim binds whichever unbound host volume
+  it names or selects, another team's static volume included.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kaistack.declaration.marks import TENANT_LABEL
+from kaistack.guardrails.admission import match_conditions
+from kaistack.guardrails.admission_cel import IS_CREATE, IS_UPDATE
+
+# kube-controller-manager's PersistentVolume controller binds a claim by setting its volumeName, as its own
+# service account with --use-service-account-credentials (kubernetes/kubernetes pkg/controller/volume/
+# persistentvolume: the controller's name "persistent-volume-binder"); without, as the manager, whom the match
+# conditions already let through.
+VOLUME_BINDER = "system:serviceaccount:kube-system:persistent-volume-binder"
+
+_SERVICE = "request.resource.resource == 'services'"
+_CLAIM = "request.resource.resource == 'persistentvolumeclaims'"
+_NO_VOLUME_NAME = "(!has(object.spec.volumeName) || object.spec.volumeName == '')"
+
+
+def object_validations(tenant: str) -> list[dict[str, str]]:
+    rules = [
+        (
+            f"!({_SERVICE}) || !has(object.spec.externalIPs) || size(object.spec.externalIPs) == 0",
+            f"tenant {tenant}: a Service may not set spec.externalIPs; they capture the traffic of every pod and node "
+            "to that address (CVE-2020-8554)",
+        ),
+        (
+            f"!({_CLAIM} && {IS_CREATE}) || ({_NO_VOLUME_NAME} && !has(object.spec.selector))",
+            f"tenant {tenant}: a volume claim may not name (spec.volumeName) or select (spec.selector) a volume; it "
+            "would bind the host's volume of that name or labels",
+        ),
+        (
+            f"!({_CLAIM} && {IS_UPDATE}) || ({_NO_VOLUME_NAME} || "
+            "(has(oldObject.spec.volumeName) && oldObject.spec.volumeName == object.spec.volumeName) || "
+            f"request.userInfo.username == '{VOLUME_BINDER}')",
+            f"tenant {tenant}: only the host's volume binder sets a claim's spec.volumeName",
+        ),
+    ]
+    return [{"expression": e, "message": m, "reason": "Forbidden"} for e, m in rules]
+
+
+def objects_policy_name(tenant: str) -> str:
+    return f"kaistack-tenant-{tenant}-objects"
+
+
+def tenant_objects_policy(tenant: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicy",
+        "metadata": {"name": objects_policy_name(tenant), "labels": {TENANT_LABEL: tenant}},
+        "spec": {
+            "failurePolicy": "Fail",
+            "matchConstraints": {
+                "resourceRules": [
+                    {
+                        "apiGroups": [""],
+                        "apiVersions": ["v1"],
+                        "operations": ["CREATE", "UPDATE"],
+                        "resources": ["services", "persistentvolumeclaims"],
+                    }
+                ]
+            },
+            "matchConditions": match_conditions(),
+            "validations": object_validations(tenant),
+        },
+    }
+
+
+def tenant_objects_binding(tenant: str, host_namespace: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingAdmissionPolicyBinding",
+        "metadata": {"name": objects_policy_name(tenant), "labels": {TENANT_LABEL: tenant}},
+        "spec": {
+            "policyName": objects_policy_name(tenant),
+            "validationActions": ["Deny"],
+            "matchResources": {
+                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": host_namespace}},
+            },
+        },
+    }
