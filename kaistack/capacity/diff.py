@@ -47,7 +47,7 @@ class QueueChange:
 class Hazard:
     """What `pulumi up` of the change would delete, replace or fail on (kaistack.ops.update_hazards)."""
 
-    kind: str  # tenant-deleted | tenant-moved | tenant-port-moved | kai-replaced | gpu-stack-replaced | ...
+    kind: str  # tenant-deleted | tenant-moved | tenant-port-moved | kai-replaced | eks-upgraded | ...
     subject: str
     message: str
 

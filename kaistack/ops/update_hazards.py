@@ -8,6 +8,7 @@ the changes whose cost a preview shows only as a "replace" or "delete" line amon
   the port can still be held by the tenant that had it;
 - KAI's or the GPU stack's namespace, the GPU mode, the kind cluster's config or name: a release or the whole
   cluster is replaced, deleting first (components.kai, components.gpu, components.cluster_kind);
+- the EKS version: one minor up rolls every node group; a skipped minor or a downgrade fails (EKS refuses it);
 - an EKS pool's instance type, zones, or the GPU disk size: its node group is replaced, the new one created before
   the old is drained (pulumi-eks ManagedNodeGroup; EKS cannot change them in place); a subnet whose range moves
   (components.eks_network.subnet_cidrs carves them by the zones' number and order) would be created over the old;
@@ -20,7 +21,7 @@ the changes whose cost a preview shows only as a "replace" or "delete" line amon
 from __future__ import annotations
 
 from kaistack.capacity.diff import Hazard
-from kaistack.declaration import kai_api
+from kaistack.declaration import kai_api, versions
 from kaistack.declaration.marks import PRESENT_NAMESPACES
 from kaistack.declaration.model import EksSettings, StackConfig
 
@@ -118,8 +119,33 @@ def _platform_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
                 "is deleted",
             )
         )
+    hazards += _eks_version_hazards(before, after)
     hazards += _node_group_hazards(before, after)
     return hazards
+
+
+def _eks_version_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
+    """EKS moves a control plane one minor version per update and never back (UpdateClusterVersion); node groups
+    follow the cluster's version (pulumi-eks nodegroup.ts), so an upgrade replaces every node."""
+    old_eks, new_eks = before.cluster.eks, after.cluster.eks
+    if not (before.cluster.provider == after.cluster.provider == "eks" and old_eks and new_eks):
+        return []
+    old, new = versions.kubernetes_minor(old_eks.version), versions.kubernetes_minor(new_eks.version)
+    if old is None or new is None or old == new:
+        return []
+    step = int(new.split(".")[1]) - int(old.split(".")[1]) if old.split(".")[0] == new.split(".")[0] else 0
+    if step == 1:
+        message = (
+            f"the control plane is upgraded {old} -> {new}, then every node group rolls to new nodes (pods evicted)"
+        )
+    elif step > 1:
+        message = (
+            f"EKS upgrades one minor version at a time, so `pulumi up` fails on {old} -> {new}: set "
+            f"{old.split('.')[0]}.{int(old.split('.')[1]) + 1} first, apply it, then go on"
+        )
+    else:
+        message = f"EKS cannot downgrade a control plane ({old} -> {new}): `pulumi up` fails; keep {old}"
+    return [Hazard("eks-upgraded" if step == 1 else "eks-version-refused", "cluster", message)]
 
 
 def _kind_inputs(config: StackConfig) -> tuple[str, str]:

@@ -160,6 +160,17 @@ CASES: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]], 
         lambda r: r["workloads"][0].update(queue="b"),
         [("workload-not-updated", "nb")],
     ),
+    "eks one minor up": (
+        _eks,
+        lambda r: r["cluster"]["eks"].update(version="1.36"),
+        [("eks-upgraded", "cluster")],
+    ),
+    "eks two minors up": (
+        _eks,
+        lambda r: r["cluster"]["eks"].update(version="1.37"),
+        [("eks-version-refused", "cluster")],
+    ),
+    "eks downgrade": (_eks, lambda r: r["cluster"]["eks"].update(version="1.34"), [("eks-version-refused", "cluster")]),
     "cluster zones": (
         _eks,
         lambda r: r["cluster"]["eks"].update(availabilityZones=["us-west-2a", "us-west-2c"]),
