@@ -151,6 +151,20 @@ def test_contradicting_gpu_product_names_both_values(ec2: Any) -> None:
         resolve_node_pools(eks_config(gpuProduct="NVIDIA-A10G"), ec2)
 
 
+def test_gfds_own_t4_product_and_memory_are_aws_t4(ec2: Any) -> None:
+    """GFD labels a T4 `Tesla-T4` (NVIDIA/cloud-native-docs gpu-operator/gpu-sharing.rst) with 15360 MiB; EC2 says
+    T4 and 16384 MiB. The README tells users to declare what GFD reports, which was refused twice."""
+    pool = _pool(
+        resolve_node_pools(eks_config(instanceType="g4dn.xlarge", gpuProduct="Tesla-T4", gpuMemoryMiB=15360), ec2)
+    )
+    assert (pool.gpu_product, pool.gpu_memory_mi_b) == ("Tesla-T4", 15360)
+
+
+def test_gpu_memory_far_under_awss_is_a_contradiction(ec2: Any) -> None:
+    with pytest.raises(ConfigError, match=r"gpuMemoryMiB: declared 20000 but AWS says g6\.xlarge has 22888 MiB"):
+        resolve_node_pools(eks_config(gpuMemoryMiB=20000), ec2)
+
+
 def test_gpus_declared_on_a_cpu_instance_type_is_a_contradiction(ec2: Any) -> None:
     with pytest.raises(ConfigError, match=r"gpus: declared 2 but AWS says m6i\.large has 0 GPUs"):
         resolve_node_pools(eks_config(instanceType="m6i.large", gpus=2), ec2)
