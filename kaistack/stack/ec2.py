@@ -33,6 +33,8 @@ class InstanceFacts:
     gpu_name: str | None = None
     gpu_manufacturer: str | None = None
     gpu_memory_mib: int | None = None
+    # Below 1 for a slice of one GPU (g6f: 0.125 of an L4), which EC2 counts as 0 GPUs.
+    gpu_partition: float = 1.0
     max_enis: int = 0
     ipv4_per_eni: int = 0
 
@@ -204,6 +206,7 @@ def _facts_from(item: Mapping[str, Any]) -> InstanceFacts:
         gpu_name=first.get("Name"),
         gpu_manufacturer=first.get("Manufacturer"),
         gpu_memory_mib=(first.get("MemoryInfo") or {}).get("SizeInMiB"),
+        gpu_partition=float(first.get("GpuPartitionSize") or 1.0),
         max_enis=_pod_enis(network),
         ipv4_per_eni=int(network.get("Ipv4AddressesPerInterface") or 0),
     )

@@ -193,7 +193,12 @@ def _merge(pool: NodePool, facts: InstanceFacts, where: str) -> tuple[NodePool, 
     problems: list[str] = []
     update: dict[str, Any] = {}
 
-    if facts.gpus and (facts.gpu_manufacturer or "").upper() != "NVIDIA":
+    if facts.gpu_partition < 1:
+        problems.append(
+            f"{where}.instanceType: {itype} gives a {facts.gpu_partition:g} slice of one {facts.gpu_name} GPU, which "
+            "EC2 counts as 0 GPUs; kaistack plans whole GPUs per node (share them with KAI's fractions instead)"
+        )
+    elif facts.gpus and (facts.gpu_manufacturer or "").upper() != "NVIDIA":
         problems.append(
             f"{where}.instanceType: {itype} has {facts.gpu_manufacturer} GPUs; kaistack's GPU stack "
             "(device plugin / GPU Operator, KAI GPU sharing) needs NVIDIA GPUs"

@@ -165,6 +165,12 @@ def test_gpu_memory_far_under_awss_is_a_contradiction(ec2: Any) -> None:
         resolve_node_pools(eks_config(gpuMemoryMiB=20000), ec2)
 
 
+def test_a_gpu_slice_instance_type_is_refused_not_taken_for_a_cpu_pool(ec2: Any) -> None:
+    """moto's g6f.xlarge: Count 0, GpuPartitionSize 0.125 of an L4; it was planned as a CPU node."""
+    with pytest.raises(ConfigError, match=r"instanceType: g6f\.xlarge gives a 0\.125 slice of one L4 GPU"):
+        resolve_node_pools(eks_config(instanceType="g6f.xlarge"), ec2)
+
+
 def test_gpus_declared_on_a_cpu_instance_type_is_a_contradiction(ec2: Any) -> None:
     with pytest.raises(ConfigError, match=r"gpus: declared 2 but AWS says m6i\.large has 0 GPUs"):
         resolve_node_pools(eks_config(instanceType="m6i.large", gpus=2), ec2)
