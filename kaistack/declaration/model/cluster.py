@@ -34,9 +34,10 @@ class Taint(Model):
 class NodePool(Model):
     """A group of identical worker nodes; its declared capacity is what the placement checker uses.
 
-    For kind, `count` workers are created; for EKS, the managed node group scales between
-    `minSize` and `maxSize` and the checker plans for `count` (the desired size). GPU facts left
-    unset on an EKS pool are discovered from EC2.
+    For kind, `count` workers are created; for EKS, `count` is the managed node group's desired size and
+    `minSize`/`maxSize` its bounds, and the checker plans for `count`. kaistack installs no autoscaler: the
+    group stays at `count`, and one you add has its size set back to `count` by a `pulumi up --refresh`.
+    GPU facts left unset on an EKS pool are discovered from EC2.
     """
 
     name: Name = Field(
