@@ -11,7 +11,8 @@ from pathlib import Path
 
 from kaistack.declaration import limits
 from kaistack.declaration.yaml_load import YamlInputError, read_text
-from kaistack.kube.client import KubeError, kubeconfig_files, merge_kubeconfigs
+from kaistack.kube.errors import KubeError
+from kaistack.kube.kubeconfig_text import kubeconfig_files, merge_kubeconfigs
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ import json
 import math
 import os
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -373,3 +374,105 @@ def test_a_token_an_http_header_cannot_carry_is_never_quoted(fake_kube, tmp_path
     ):
         client.list(k8s.Pod)
     assert "s3cret" not in str(raised.value)
+
+
+# --- reads retried where client-go retries a GET -----------------------------------------------------------
+
+
+@pytest.fixture
+def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kaistack.kube import client
+
+    monkeypatch.setattr(client, "RESET_WAIT_S", 0.0)
+
+
+def _paths(fake_kube: FakeKube, path: str) -> int:
+    return sum(1 for p, _ in fake_kube.requests if p == path)
+
+
+def test_a_429_is_retried_after_its_retry_after(fake_kube, tmp_path):
+    """API Priority and Fairness answers 429 with Retry-After (client-go@kubernetes-1.35.0 rest/with_retry.go)."""
+    fake_kube.flaky[QUEUES] = [(429, {"Retry-After": "0"})]
+    with _client(fake_kube, tmp_path) as client:
+        assert _names(client.list(k8s.Queue)) == _names(fake_kube.items(QUEUES))
+    assert _paths(fake_kube, QUEUES) == 2
+
+
+def test_a_5xx_with_retry_after_is_retried_and_one_without_is_not(fake_kube, tmp_path):
+    fake_kube.flaky[QUEUES] = [(503, {"Retry-After": "0"})]
+    with _client(fake_kube, tmp_path) as client:
+        assert client.list(k8s.Queue)
+    fake_kube.flaky[ML_PODS] = [(500, {})]
+    with _client(fake_kube, tmp_path) as client, pytest.raises(KubeAPIError, match="HTTP 500"):
+        client.list(k8s.Pod, namespace="ml")
+    assert _paths(fake_kube, ML_PODS) == 1
+
+
+def test_a_dropped_connection_is_retried(fake_kube, tmp_path, quick_retries):
+    fake_kube.flaky[QUEUES] = [(0, {})]
+    with _client(fake_kube, tmp_path) as client:
+        assert _names(client.list(k8s.Queue)) == _names(fake_kube.items(QUEUES))
+
+
+def test_an_expired_continue_token_reads_the_list_again(fake_kube, tmp_path):
+    """A list that spans an etcd compaction: 410 on a later page (client-go's pager reads it again)."""
+    fake_kube.page_size = 2
+    fake_kube.flaky[ML_PODS + "?continue"] = [(410, {})]
+    with _client(fake_kube, tmp_path) as client:
+        assert _names(client.list(k8s.Pod, namespace="ml")) == _names(fake_kube.items(ML_PODS))
+
+
+def test_a_forbidden_read_is_not_retried(fake_kube, tmp_path):
+    fake_kube.flaky[QUEUES] = [(403, {"Retry-After": "0"})]
+    with _client(fake_kube, tmp_path) as client, pytest.raises(KubeAPIError, match="HTTP 403"):
+        client.list(k8s.Queue)
+    assert _paths(fake_kube, QUEUES) == 1
+
+
+def test_retries_stop_after_the_last_attempt(fake_kube, tmp_path, monkeypatch):
+    from kaistack.kube import client as module
+
+    monkeypatch.setattr(module, "MAX_ATTEMPTS", 3)
+    fake_kube.flaky[QUEUES] = [(429, {"Retry-After": "0"})] * 5
+    with _client(fake_kube, tmp_path) as client, pytest.raises(KubeAPIError, match="HTTP 429"):
+        client.list(k8s.Queue)
+    assert _paths(fake_kube, QUEUES) == 3
+
+
+# --- exec plugins and impersonation as kubectl takes them ----------------------------------------------------
+
+
+def test_a_v1_exec_plugin_gets_kubernetes_exec_info_with_the_cluster(fake_kube, tmp_path):
+    """client-go@kubernetes-1.35.0 plugin/pkg/client/auth/exec/exec.go: v1 is accepted, and KUBERNETES_EXEC_INFO
+    always set, with spec.cluster when provideClusterInfo (a plugin such as STACKIT's reads it, or fails)."""
+    plugin = tmp_path / "get-token.py"
+    plugin.write_text(
+        f"#!{sys.executable}\n"
+        "import json, os, sys\n"
+        "info = json.loads(os.environ['KUBERNETES_EXEC_INFO'])\n"
+        "assert info['apiVersion'] == 'client.authentication.k8s.io/v1', info\n"
+        f"assert info['spec']['cluster']['server'] == {fake_kube.url!r}, info\n"
+        f"print(json.dumps({{'apiVersion': info['apiVersion'], 'status': {{'token': {fake_kube.token!r}}}}}))\n"
+    )
+    plugin.chmod(0o755)
+    user = {
+        "exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": str(plugin), "provideClusterInfo": True}
+    }
+    with KubeClient.from_kubeconfig(_kubeconfig(fake_kube.url, user)) as client:
+        assert _names(client.list(k8s.Queue)) == _names(fake_kube.items(QUEUES))
+
+
+def test_an_exec_plugin_of_a_removed_api_version_is_named(fake_kube):
+    user = {"exec": {"apiVersion": "client.authentication.k8s.io/v1alpha1", "command": "get-token"}}
+    with pytest.raises(
+        KubeError, match=r"exec plugin apiVersion 'client.authentication.k8s.io/v1alpha1' is not supported"
+    ):
+        KubeClient.from_kubeconfig(_kubeconfig(fake_kube.url, user))
+
+
+def test_an_impersonating_user_is_refused_rather_than_read_as_itself(fake_kube):
+    """kubectl sends Impersonate-User / -Group (client-go tools/clientcmd/client_config.go); kaistack does not, and
+    would read, and report, as a different identity."""
+    user = {"token": "t", "as": "viewer@corp", "as-groups": ["viewers"]}
+    with pytest.raises(KubeError, match=r"kubeconfig user 'u' impersonates \(as, as-groups\)"):
+        KubeClient.from_kubeconfig(_kubeconfig(fake_kube.url, user))

@@ -49,6 +49,9 @@ class FakeKube:
     bare: dict[str, int] = field(default_factory=dict)
     # Each request line's target: the path, or the whole URL when a client sends it through a proxy.
     targets: list[str] = field(default_factory=list)
+    # Answers given before the real one, in turn: (status, headers) with a JSON Status, or status 0 for a connection
+    # closed without an answer. A key "<path>?continue" applies to the pages after a list's first.
+    flaky: dict[str, list[tuple[int, dict[str, str]]]] = field(default_factory=dict)
 
     def items(self, path: str) -> list[dict[str, Any]]:
         return self.responses[path]["items"]
@@ -183,6 +186,14 @@ def _handler(state: FakeKube) -> type[BaseHTTPRequestHandler]:
             params = dict(urllib.parse.parse_qsl(url.query))
             state.requests.append((url.path, params))
             state.targets.append(self.path)
+            queue = state.flaky.get(url.path + ("?continue" if params.get("continue") else ""))
+            if queue:
+                status, headers = queue.pop(0)
+                if status == 0:
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return None
+                return self._send(status, _status(status, "Flaky", f"flaky answer {status}"), headers)
             if url.path in state.bare:
                 self.send_response(state.bare[url.path])
                 self.send_header("Content-Length", "0")
@@ -202,9 +213,11 @@ def _handler(state: FakeKube) -> type[BaseHTTPRequestHandler]:
                 body = _list_page(body, params, state.page_size)
             return self._send(200, body)
 
-        def _send(self, code: int, body: Any) -> None:
+        def _send(self, code: int, body: Any, headers: dict[str, str] | None = None) -> None:
             data = json.dumps(body).encode()
             self.send_response(code)
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
