@@ -7,6 +7,7 @@ non-finite number here is a bug: `allow_nan=False` turns it into an internal err
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import io
 import json
@@ -40,6 +41,11 @@ class _Visible:
 
     def __init__(self, stream: TextIO | None) -> None:
         self._stream: TextIO = stream if stream is not None else io.StringIO()
+        if "utf" not in str(getattr(self._stream, "encoding", "utf-8") or "utf-8").lower():
+            # A stream in another encoding (PYTHONIOENCODING=latin-1, a C locale with PYTHONUTF8=0) cannot hold the
+            # tree's box lines or a name's non-Latin letters: they are written as \u escapes, not a crash.
+            with contextlib.suppress(AttributeError, ValueError, io.UnsupportedOperation):
+                self._stream.reconfigure(errors="backslashreplace")  # type: ignore[attr-defined]
         self.reader_gone = stream is None  # started with the descriptor closed (`>&-`): Python gives None
         self.failure: OSError | None = OSError(errno.EBADF, "it is closed") if stream is None else None
 

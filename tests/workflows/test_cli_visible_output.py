@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +13,7 @@ import pytest
 from kaistack.cli import main
 from kaistack.cli.output import dumps, visible, visible_output
 
+ROOT = Path(__file__).resolve().parents[2]
 ESCAPES = "a\x1b]0;owned\x07b\x1b[2J\rc\x9bd"
 
 
@@ -53,3 +57,17 @@ def test_json_holds_no_lone_surrogate_from_a_non_utf8_file_name() -> None:
     assert json.loads(text) == {"file": "bad\\xffname.yaml", "emoji": "\U0001f480", "high": "a\\ud800b"}
     text.encode("utf-8")
     json.loads(text)["file"].encode("utf-8")
+
+
+def test_a_stdout_in_another_encoding_gets_escapes_not_an_internal_error() -> None:
+    """PYTHONIOENCODING=latin-1 (or a C locale with UTF-8 mode off): the tree's box lines were a UnicodeEncodeError,
+    exit 70 "a bug in kaistack"."""
+    env = {**os.environ, "PYTHONIOENCODING": "latin-1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "kaistack", "render", "--stack", "dev", "--project", str(ROOT)],
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert b"\\u2514\\u2500\\u2500 kaistack  [kaistack:index:Platform]" in done.stdout
