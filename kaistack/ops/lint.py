@@ -134,6 +134,10 @@ def load_manifests(path: str, text: str) -> tuple[list[ManifestObject], list[Lin
     objects: list[ManifestObject] = []
     errors: list[LintError] = []
     documents, problems = load_documents(text, path)
+    if not problems and all(document.data is None for document in documents):
+        # As `kubectl apply -f` refuses it ("no objects passed to apply"): piped in, it is what a failed
+        # `kubectl get` or `helm template` leaves, which must not pass as a clean cluster.
+        return [], [LintError(path, None, "holds no YAML document (empty, or only comments): nothing to check")]
     for document in documents:
         objs, errs = _objects(path, document.index, document.line, document.node, document.data)
         objects += objs

@@ -279,6 +279,24 @@ def test_stdin_is_read_with_a_dash(monkeypatch: pytest.MonkeyPatch, capsys: pyte
     assert out.startswith("-:1 Pod/gpu-pod [kai-queue-label] ")
 
 
+@pytest.mark.parametrize("piped", ["", "# kubectl printed nothing\n", "---\n---\n"])
+def test_empty_stdin_is_an_error_not_a_clean_cluster(
+    piped: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`false | kaistack lint -`: what a failed `kubectl get` leaves must not pass (kubectl apply refuses it too)."""
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(piped.encode())))
+    code, _, err = _lint("-", capsys=capsys)
+    assert code == 2
+    assert "-: error: holds no YAML document (empty, or only comments)" in err
+
+
+def test_an_empty_list_is_a_clean_namespace(tmp_path: Path) -> None:
+    path = tmp_path / "pods.yaml"
+    path.write_text("apiVersion: v1\nkind: List\nitems: []\n")
+    result = lint_paths([str(path)], StackFacts())
+    assert (result.objects, result.violations, result.errors) == (0, [], [])
+
+
 # --- against a stack -----------------------------------------------------------------------------
 
 
