@@ -65,7 +65,9 @@ def run(args: argparse.Namespace) -> int:
                 f"<!-- kaistack-validate:{args.stack} -->\n### ❌ {code(args.stack)}: invalid config\n\n{fence(err)}\n"
             )
         elif args.json:
-            print_json({"stack": args.stack, "ok": False, "configErrors": err.problems})
+            # The refusal document every command prints ({"ok", "exitCode", "error"}), with the problems one each.
+            document = {"stack": args.stack, "ok": False, "exitCode": 2, "error": f"kaistack validate: {err}"}
+            print_json({**document, "configErrors": err.problems})
         print(f"kaistack validate: {err}", file=sys.stderr)
         return 2
     if args.json:

@@ -117,6 +117,16 @@ def test_invalid_config_in_markdown_mode_still_prints_a_section(renderable_proje
     assert out.startswith("<!-- kaistack-validate:dev -->\n### ❌ `dev`: invalid config")
 
 
+def test_invalid_config_under_json_is_the_refusal_document_with_its_problems(renderable_project, fits, capsys):
+    """Every command's refusal under --json is {"ok": false, "exitCode", "error"}; validate adds the problems."""
+    code = main(["validate", "--stack", "qa", "--project", str(renderable_project), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert (code, report["ok"], report["exitCode"]) == (2, False, 2)
+    assert report["error"].startswith("kaistack validate: ")
+    assert "stacks here: dev, prod, staging" in report["error"]
+    assert report["configErrors"]
+
+
 def test_unknown_stack_exits_2(renderable_project, fits, capsys):
     assert main(["validate", "--stack", "qa", "--project", str(renderable_project)]) == 2
     assert "stacks here: dev, prod, staging" in capsys.readouterr().err
