@@ -88,8 +88,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if stdout.failure is not None and code in (int(ExitCode.OK), int(ExitCode.FINDINGS)):
         # The verdict was decided but not all of it written (a full disk): what a reader has is not the report.
         # Other codes (bad input, a bug, an interrupt) say more than the lost output does, and stay.
+        wrote = getattr(args, "wrote", None)
+        written = f"; {wrote} was written all the same" if wrote else ""
         with contextlib.suppress(OSError, AttributeError):  # stderr full or closed too: the exit code still says it
-            print(f"{command}: cannot write its output: {stdout.failure.strerror or stdout.failure}", file=sys.stderr)
+            reason = stdout.failure.strerror or stdout.failure
+            print(f"{command}: cannot write its output: {reason}{written}", file=sys.stderr)
         return int(ExitCode.ENVIRONMENT)
     return code
 

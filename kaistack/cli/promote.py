@@ -95,6 +95,9 @@ def run(args: argparse.Namespace) -> int:
     except PromotionError as err:
         return refuse(args, f"kaistack promote: {err}", 1)
 
+    if result.written:
+        # Said on stderr too by main if this output cannot be written: exit 3 would otherwise read "nothing changed".
+        args.wrote = str(result.plan.target_file)
     if args.json:
         print_json(result.as_dict())
     else:

@@ -37,6 +37,8 @@ def refuse_read_only(target: Path) -> None:
         mode = target.stat().st_mode
     except OSError as err:
         raise WriteFailed(f"cannot read {target.name}: {err.strerror}; nothing written") from err
+    if mode & stat.S_IWUSR and _on_read_only_file_system(target):
+        raise WriteFailed(f"{target.name} is on a read-only file system; nothing written")
     if not mode & stat.S_IWUSR or not os.access(target, os.W_OK):
         raise WriteFailed(
             f"{target.name} is read-only (mode {stat.S_IMODE(mode):04o}); kaistack does not replace read-only "
@@ -44,6 +46,14 @@ def refuse_read_only(target: Path) -> None:
         )
     if not os.access(_real(target).parent, os.W_OK | os.X_OK):
         raise WriteFailed(f"the directory of {target.name} is not writable; nothing written")
+
+
+def _on_read_only_file_system(target: Path) -> bool:
+    """Mounted read-only (statvfs ST_RDONLY): a chmod cannot help there."""
+    try:
+        return bool(os.statvfs(_real(target)).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # no statvfs (not POSIX): the mode check still stands
+        return False
 
 
 def _real(target: Path) -> Path:

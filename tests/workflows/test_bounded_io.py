@@ -110,6 +110,26 @@ def test_schema_output_refuses_a_read_only_file(tmp_path: Path, capsys: pytest.C
     assert "frozen.json is read-only" in capsys.readouterr().err
 
 
+def test_a_file_on_a_read_only_file_system_is_not_told_to_chmod(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read-only mount (statvfs ST_RDONLY): the file's mode is writable and a chmod cannot help."""
+    target = tmp_path / "schema.json"
+    target.write_text("old\n")
+    real = os.statvfs
+
+    class ReadOnly:
+        def __init__(self, path: object) -> None:
+            self.f_flag = real(path).f_flag | os.ST_RDONLY  # type: ignore[arg-type]
+
+    monkeypatch.setattr(safe_write.os, "statvfs", ReadOnly)
+    assert main(["schema", "--output", str(target)]) == 3
+    err = capsys.readouterr().err
+    assert "schema.json is on a read-only file system; nothing written" in err
+    assert "chmod" not in err
+    assert target.read_text() == "old\n"
+
+
 def test_check_html_into_a_missing_directory_is_an_environment_problem(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -41,6 +43,22 @@ def test_promotion_copies_release_pins_into_target(project, passing, capsys):
     config = yaml.safe_load(_staging(project))["config"]
     assert config["kaistack:kai"]["version"] == "v0.17.0"
     assert config["kaistack:workloads"][0]["image"] == "ghcr.io/acme/infer:1.4.2"
+
+
+def test_a_promotion_whose_output_cannot_be_written_says_the_target_was(project, passing, capsys, monkeypatch):
+    """`promote --yes > /dev/full`: exit 3 ("nothing changed" in the README's table) must not hide the write."""
+
+    class Full(io.StringIO):
+        def write(self, text: str) -> int:
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(sys, "stdout", Full())
+    code = main(["promote", "dev", "staging", "--project", str(project), "--yes"])
+    err = capsys.readouterr().err
+    assert code == 3
+    assert "cannot write its output: No space left on device; " in err
+    assert f"{project / 'Pulumi.staging.yaml'} was written all the same" in err
+    assert yaml.safe_load(_staging(project))["config"]["kaistack:kai"]["version"] == "v0.17.0"
 
 
 def test_promotion_leaves_everything_else_byte_for_byte(project, passing, capsys):
