@@ -114,15 +114,36 @@ def _asks_for_json(argv: list[str]) -> bool:
     return any(len(token) > 2 and "--json".startswith(token) for token in options)
 
 
+# Seconds an interrupted command has to unwind before the process ends with 130 regardless: a KeyboardInterrupt
+# that lands inside the import machinery or an event loop can leave a lock held or a future that never resolves
+# (a worker thread waiting on the module lock the main thread held), and the command would hang for ever.
+INTERRUPT_GRACE_S = 10.0
+
+
+def _end_interrupted() -> None:
+    with contextlib.suppress(OSError):
+        os.write(2, b"interrupted (stopped waiting for the command to unwind)\n")
+    os._exit(int(ExitCode.INTERRUPTED))
+
+
 @contextlib.contextmanager
 def _interrupts() -> Iterator[threading.Event]:
-    """Remember a SIGINT (then raise KeyboardInterrupt as Python does), for as long as the command runs."""
+    """Remember a SIGINT (then raise KeyboardInterrupt as Python does), for as long as the command runs; if the
+    command has not unwound INTERRUPT_GRACE_S later, end the process with 130."""
     seen = threading.Event()
+    deadline: list[threading.Timer] = []
 
     def on_interrupt(signum: int, frame: Any) -> None:
-        seen.set()
-        # The stopped run leaves the Pulumi mocks' tasks pending: asyncio would log each one it destroys.
+        if not seen.is_set():
+            seen.set()
+            timer = threading.Timer(INTERRUPT_GRACE_S, _end_interrupted)
+            timer.daemon = True
+            timer.start()
+            deadline.append(timer)
+        # The stopped run leaves the Pulumi mocks' tasks pending: asyncio would log each one it destroys, and
+        # their finalizers would print "Exception ignored" at exit; neither is news after a Ctrl-C.
         logging.getLogger("asyncio").setLevel(logging.CRITICAL + 1)
+        sys.unraisablehook = lambda _: None
         raise KeyboardInterrupt
 
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # started with Ctrl-C ignored (`cmd &`): keep it so
@@ -138,8 +159,11 @@ def _interrupts() -> Iterator[threading.Event]:
     try:
         yield seen
     finally:
+        for timer in deadline:
+            timer.cancel()
         signal.signal(signal.SIGINT, previous)
-        asyncio_logger.setLevel(level)
+        if not seen.is_set():  # interrupted, the pending tasks are logged when the loop is collected, later
+            asyncio_logger.setLevel(level)
 
 
 def _run(args: argparse.Namespace, command: str, interrupted: threading.Event) -> int:

@@ -6,10 +6,12 @@ search on a busy cluster can take minutes on one job, and a silent terminal for 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kaistack.progress import Progress
-from placement.watch import Beat
+
+if TYPE_CHECKING:  # the placement package is imported when a command runs, not when the CLI starts
+    from placement.watch import Beat
 
 # Seconds between progress lines while an action runs.
 PROGRESS_EVERY = 5.0

@@ -7,14 +7,28 @@ pending tasks). The CLI remembers the signal itself.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import signal
+import sys
+import threading
+import time
 from typing import Any
 
 import pytest
 
+from kaistack import cli
 from kaistack.cli import main
 from kaistack.cli import schema as schema_command
+
+
+@pytest.fixture(autouse=True)
+def _restore_what_an_interrupt_mutes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An interrupted command keeps asyncio's logger and unraisable hook quiet until the process exits."""
+    monkeypatch.setattr(sys, "unraisablehook", sys.unraisablehook)
+    asyncio_logger = logging.getLogger("asyncio")
+    monkeypatch.setattr(asyncio_logger, "level", asyncio_logger.level)
 
 
 def _interrupted_then(error: BaseException | None) -> Any:
@@ -73,3 +87,40 @@ def test_a_run_started_with_interrupts_ignored_keeps_ignoring_them(monkeypatch: 
     finally:
         signal.signal(signal.SIGINT, previous)
     assert during == [signal.SIG_IGN]
+
+
+def _interrupt_and(then: Any) -> Any:
+    def run(args: Any) -> int:
+        with contextlib.suppress(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+        return int(then())
+
+    return run
+
+
+def test_a_command_that_does_not_unwind_after_an_interrupt_is_ended_with_130(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Interrupted inside the import machinery, promote's main thread waited for ever on a worker stuck on the module
+    lock it held: after INTERRUPT_GRACE_S the process ends (here: the stand-in for os._exit(130) runs)."""
+    ended = threading.Event()
+    monkeypatch.setattr(cli, "INTERRUPT_GRACE_S", 0.1)
+    monkeypatch.setattr(cli, "_end_interrupted", ended.set)
+    monkeypatch.setattr(schema_command, "run", _interrupt_and(lambda: ended.wait(10) and 0))
+    assert main(["schema"]) == 130
+    assert ended.is_set()
+
+
+def test_a_command_that_unwinds_in_time_is_not_ended(monkeypatch: pytest.MonkeyPatch) -> None:
+    ended = threading.Event()
+    monkeypatch.setattr(cli, "INTERRUPT_GRACE_S", 0.2)
+    monkeypatch.setattr(cli, "_end_interrupted", ended.set)
+    monkeypatch.setattr(schema_command, "run", _interrupt_and(lambda: 0))
+    assert main(["schema"]) == 130
+    time.sleep(0.4)
+    assert not ended.is_set()
+
+
+def test_an_interrupt_keeps_asyncio_quiet_after_the_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pending tasks are logged when the loop is collected, after main returns: 60-117 lines of traceback."""
+    monkeypatch.setattr(schema_command, "run", _interrupt_and(lambda: 0))
+    main(["schema"])
+    assert logging.getLogger("asyncio").level > logging.CRITICAL
