@@ -23,7 +23,14 @@ PROJECT_DIR = Path(__file__).resolve().parents[1]
 # stack with discovery on would call real EC2), a kubeconfig, a Pulumi run's config, kaistack's own
 # switches (KAISTACK_PROGRESS adds stderr lines), git's global config. Tests that need one set it themselves.
 _SCRUBBED_PREFIXES = ("AWS_", "KAISTACK_")
-_SCRUBBED = ("KUBECONFIG", "PULUMI_CONFIG", "PULUMI_STACK", "PULUMI_PROJECT")
+_SCRUBBED = (
+    "KUBECONFIG",
+    "KUBERNETES_SERVICE_HOST",  # in a pod, kaistack's Kubernetes client falls back to its service account
+    "KUBERNETES_SERVICE_PORT",
+    "PULUMI_CONFIG",
+    "PULUMI_STACK",
+    "PULUMI_PROJECT",
+)
 # The Kubernetes client takes proxies and CA files from the environment, as kubectl does (any case).
 _SCRUBBED_ANY_CASE = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR")
 

@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 import threading
+import traceback
 from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
@@ -176,6 +177,8 @@ def _run(args: argparse.Namespace, command: str, interrupted: threading.Event) -
         if interrupted.is_set():  # whatever Ctrl-C broke on its way out: neither bad input nor a bug
             print("interrupted", file=sys.stderr)
             return int(ExitCode.INTERRUPTED)
+        if not isinstance(err, KaistackError):
+            _debug_traceback(err)
         said = io.StringIO()
         with contextlib.redirect_stderr(said):
             code = _failure(command, err)
@@ -192,25 +195,28 @@ def _failure(command: str, err: Exception) -> int:
         return int(err.exit_code)
     if isinstance(err, ValueError):
         # The placement library is pure (no kaistack import); its ScenarioError/QuantityError are ValueErrors.
-        if type(err).__module__.startswith("placement.") and not os.environ.get("KAISTACK_DEBUG"):
+        if type(err).__module__.startswith("placement."):
             print(f"{command}: {err}", file=sys.stderr)
             return int(ExitCode.INVALID_INPUT)
         return _internal_error(command, err)
     if isinstance(err, OSError):
         # A file or device the command needed and could not use (the commands turn the usual ones into
         # KaistackErrors; this is the net under them).
-        if os.environ.get("KAISTACK_DEBUG"):
-            raise err
         where = f"{err.filename}: " if err.filename else ""
         print(f"{command}: {where}{err.strerror or err}", file=sys.stderr)
         return int(ExitCode.ENVIRONMENT)
     return _internal_error(command, err)
 
 
-def _internal_error(command: str, err: BaseException) -> int:
-    """A bug, not the user's input: one line, no traceback unless KAISTACK_DEBUG is set."""
+def _debug_traceback(err: BaseException) -> None:
+    """With KAISTACK_DEBUG set, the traceback on stderr; the exit code stays the one the error means (a raise would
+    end Python with 1, which reads as "findings")."""
     if os.environ.get("KAISTACK_DEBUG"):
-        raise err
+        traceback.print_exception(err, file=sys.stderr)
+
+
+def _internal_error(command: str, err: BaseException) -> int:
+    """A bug, not the user's input: one line (and, before it, the traceback when KAISTACK_DEBUG is set)."""
     print(
         f"{command}: internal error ({type(err).__name__}: {str(err)[:200]}); this is a bug in kaistack. "
         "Run again with KAISTACK_DEBUG=1 for the traceback and report it.",

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from kaistack.cli.args import seconds
 from kaistack.cli.output import print_json
 from kaistack.cli.sim_progress import simulation_progress
 
@@ -64,9 +65,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     source.add_argument(
         "--kubeconfig",
         type=Path,
-        help="kubeconfig file (default: $KUBECONFIG's first existing file, else ~/.kube/config)",
+        help="kubeconfig file (default: $KUBECONFIG's files merged as kubectl merges them, else ~/.kube/config)",
     )
     parser.add_argument("--context", help="kubeconfig context (default: current-context)")
+    parser.add_argument(
+        "--timeout", type=seconds(0, 600, above=True), default=10.0, help="seconds per API request (default 10)"
+    )
     parser.add_argument(
         "--namespace", "-n", help="report this namespace's pods (and cluster-wide mistakes); every namespace is read"
     )
@@ -205,7 +209,9 @@ def read_live(args: argparse.Namespace) -> tuple[list[Any], list[str]]:
     kubeconfig = resolve_kubeconfig(None, args.kubeconfig)
     objects: list[Any] = []
     notes: list[str] = []
-    with KubeClient.from_kubeconfig(kubeconfig.text, context=args.context, base_dir=kubeconfig.base_dir) as client:
+    with KubeClient.from_kubeconfig(
+        kubeconfig.text, context=args.context, base_dir=kubeconfig.base_dir, timeout=args.timeout
+    ) as client:
         kinds = (
             (Node, False),
             (Queue, False),
@@ -228,7 +234,7 @@ def read_live(args: argparse.Namespace) -> tuple[list[Any], list[str]]:
                     else client.list(kind)
                 )
             except KubeAPIError as err:
-                plural = name + ("es" if name.endswith("s") else "s")
+                plural = _plural(name)
                 if err.status == 401:
                     # Rejected credentials read nothing: a diagnosis without any object would say "ok".
                     raise KubeError(f"the API server rejected the credentials (401) when listing {plural}") from err
@@ -261,6 +267,13 @@ def read_live(args: argparse.Namespace) -> tuple[list[Any], list[str]]:
     context = f"context {args.context}" if args.context else "its current context"
     notes.insert(0, f"read from {kubeconfig.origin}, {context}")
     return objects, notes
+
+
+def _plural(kind: str) -> str:
+    """English plural of a kind: Nodes, PriorityClasses, Topologies."""
+    if kind.endswith("y") and kind[-2:-1] not in "aeiou":
+        return kind[:-1] + "ies"
+    return kind + ("es" if kind.endswith("s") else "s")
 
 
 def _read_wide(read: Any, what: str, namespace: str | None, notes: list[str]) -> list[Any]:

@@ -71,7 +71,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kaistack.declaration.parse import ConfigError
-    from kaistack.kube.client import KubeClient, KubeError
+    from kaistack.kube.client import KubeAPIError, KubeClient, KubeError
     from kaistack.kube.kubeconfig import resolve_kubeconfig
     from kaistack.ops.verify import verify_stack
     from kaistack.progress import Progress
@@ -98,6 +98,11 @@ def run(args: argparse.Namespace) -> int:
                 failing = len(report.failures)
                 print(f"{failing} checks failing; checking again in {RETRY_INTERVAL_S:.0f} s", file=sys.stderr)
                 _sleep(RETRY_INTERVAL_S)
+    except KubeAPIError as err:
+        if err.status == 401:  # as diagnose says it: the path is not what went wrong
+            rejected = f"the API server rejected the credentials (401) when reading {err.path}"
+            return refuse(args, f"kaistack verify: {rejected}", int(err.exit_code))
+        return refuse(args, f"kaistack verify: {err}", int(err.exit_code))
     except KubeError as err:
         return refuse(args, f"kaistack verify: {err}", int(err.exit_code))
     if args.json:

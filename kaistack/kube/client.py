@@ -88,10 +88,18 @@ def _retry_after(response: httpx2.Response) -> float | None:
 class KubeClient:
     """Reads objects from one cluster. Build it with `from_kubeconfig`; close it (or use `with`) when done."""
 
-    def __init__(self, client: lightkube.Client, *, user: str = "", exec_command: str | None = None) -> None:
+    def __init__(
+        self,
+        client: lightkube.Client,
+        *,
+        user: str = "",
+        exec_command: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
         self._client = client
         self._user = user
         self._exec_command = exec_command
+        self._timeout = timeout
 
     @classmethod
     def from_kubeconfig(
@@ -133,6 +141,7 @@ class KubeClient:
             client,
             user=str(user["name"]),
             exec_command=str(exec_spec.get("command")) if isinstance(exec_spec, Mapping) else None,
+            timeout=timeout,
         )
 
     @property
@@ -236,6 +245,10 @@ class KubeClient:
             problem = KubeError(f"the API server at {self.server} dropped the connection: {err or type(err).__name__}")
             problem.retry_after = RESET_WAIT_S
             raise problem from err
+        except httpx2.ReadTimeout as err:  # connected, asked, and no answer in time: not "cannot reach"
+            raise KubeError(
+                f"the API server at {self.server} did not answer within {self._timeout:g} s (--timeout)"
+            ) from err
         except httpx2.HTTPError as err:  # connection refused, DNS, TLS verification, timeouts
             raise KubeError(f"cannot reach the API server at {self.server}: {err or type(err).__name__}") from err
         except lightkube.ConfigError as err:  # the exec plugin exited non-zero, the tokenFile is gone

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -42,6 +43,9 @@ def resolve_kubeconfig(
         default = default_kubeconfig()
         if default is not None:
             return _kubeconfig_file(default, str(default))
+        in_pod = in_cluster(environ)
+        if in_pod is not None:
+            return in_pod
         raise KubeError("no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG, or create ~/.kube/config")
     pulumi = which("pulumi")
     if pulumi:
@@ -53,6 +57,9 @@ def resolve_kubeconfig(
         if done.returncode != 0 or not done.stdout.strip():
             raise KubeError(f"`pulumi stack output kubeconfig --stack {stack}` failed: {done.stderr.strip()[:300]}")
         return Kubeconfig(done.stdout, f"pulumi stack output kubeconfig --stack {stack}", project_dir or Path.cwd())
+    in_pod = in_cluster(environ)
+    if in_pod is not None:
+        return in_pod
     raise KubeError(
         "no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG, or install the Pulumi CLI so "
         f"`pulumi stack output kubeconfig --show-secrets --stack {stack}` can provide it"
@@ -72,6 +79,32 @@ def from_environment(environ: Mapping[str, str]) -> Kubeconfig | None:
         return _kubeconfig_file(paths[0], f"$KUBECONFIG {paths[0]}")
     text = merge_kubeconfigs([(path, read_kubeconfig(path)) for path in paths])
     return Kubeconfig(text, "$KUBECONFIG " + os.pathsep.join(str(p) for p in paths), _directory(paths[0]))
+
+
+SERVICE_ACCOUNT = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+
+
+def in_cluster(environ: Mapping[str, str], account: Path | None = None) -> Kubeconfig | None:
+    """Run in a pod with no kubeconfig: its service account, as client-go's InClusterConfig reads it
+    (client-go@kubernetes-1.35.0 rest/config.go:543-566: KUBERNETES_SERVICE_HOST and _PORT, the mounted token and
+    CA); None elsewhere. The token is read from its file on each use, so a rotated one is picked up."""
+    account = SERVICE_ACCOUNT if account is None else account
+    host, port = environ.get("KUBERNETES_SERVICE_HOST", ""), environ.get("KUBERNETES_SERVICE_PORT", "")
+    if not host or not port or not (account / "token").is_file():
+        return None
+    server = f"https://[{host}]:{port}" if ":" in host else f"https://{host}:{port}"
+    cluster: dict[str, str] = {"server": server}
+    if (account / "ca.crt").is_file():
+        cluster["certificate-authority"] = str(account / "ca.crt")
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": "in-cluster",
+        "clusters": [{"name": "in-cluster", "cluster": cluster}],
+        "users": [{"name": "service-account", "user": {"tokenFile": str(account / "token")}}],
+        "contexts": [{"name": "in-cluster", "context": {"cluster": "in-cluster", "user": "service-account"}}],
+    }
+    return Kubeconfig(json.dumps(config), f"the pod's service account ({account})", account)
 
 
 def default_kubeconfig() -> Path | None:

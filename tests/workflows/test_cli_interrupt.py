@@ -124,3 +124,20 @@ def test_an_interrupt_keeps_asyncio_quiet_after_the_command(monkeypatch: pytest.
     monkeypatch.setattr(schema_command, "run", _interrupt_and(lambda: 0))
     main(["schema"])
     assert logging.getLogger("asyncio").level > logging.CRITICAL
+
+
+@pytest.mark.parametrize("debug", ["", "1"])
+def test_a_bug_is_exit_70_with_the_traceback_only_under_kaistack_debug(
+    debug: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Under KAISTACK_DEBUG the error was raised again, and Python ended with 1, which reads as "findings"."""
+
+    def run(args: Any) -> int:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setenv("KAISTACK_DEBUG", debug)
+    monkeypatch.setattr(schema_command, "run", run)
+    assert main(["schema"]) == 70
+    err = capsys.readouterr().err
+    assert ("Traceback (most recent call last)" in err) is bool(debug)
+    assert err.rstrip().endswith("Run again with KAISTACK_DEBUG=1 for the traceback and report it.")

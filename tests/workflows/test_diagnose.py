@@ -131,6 +131,7 @@ def test_live_read_skips_what_the_credentials_may_not_read(
         ("/api/v1/persistentvolumes", "PersistentVolumes"),
         ("/apis/storage.k8s.io/v1/storageclasses", "StorageClasses"),
         ("/api/v1/namespaces", "Namespaces"),
+        ("/apis/kai.scheduler/v1alpha1/topologies", "Topologies"),
     ],
 )
 def test_live_read_lists_each_kind_at_its_api_path_and_says_what_it_may_not_read(
@@ -166,6 +167,18 @@ def test_pods_nodes_and_queues_that_may_not_be_read_stop_the_diagnosis(
     report = json.loads(capsys.readouterr().out)
     assert code == 3
     assert f"could not read {plural} (403): diagnose needs to list Nodes and Queues" in report["error"]
+
+
+def test_a_slow_api_server_is_said_to_be_slow_within_the_timeout_given(
+    fake_kube: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It was reached (the Nodes were read): "cannot reach the API server" sent the user after the network."""
+    fake_kube.slow["/api/v1/pods"] = 1.0
+    kubeconfig = str(fake_kube.kubeconfig(tmp_path))
+    code = main(["diagnose", "--kubeconfig", kubeconfig, "--timeout", "0.3", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 3
+    assert report["error"].endswith("did not answer within 0.3 s (--timeout)")
 
 
 def test_a_cluster_without_kais_queue_api_is_said_to_have_no_kai(

@@ -90,3 +90,54 @@ def test_a_file_that_is_not_a_kubeconfig_is_named(fake_kube: FakeKube, tmp_path)
     bad.write_text("[unclosed")
     with pytest.raises(KubeError, match=f"{bad}: kubeconfig is not valid YAML"):
         _queues_through(f"{good}{os.pathsep}{bad}")
+
+
+# --- in a pod: the service account, as client-go's InClusterConfig --------------------------------------------
+
+POD_ENV = {"KUBERNETES_SERVICE_HOST": "10.96.0.1", "KUBERNETES_SERVICE_PORT": "443"}
+
+
+def _account(tmp_path: Path) -> Path:
+    account = tmp_path / "serviceaccount"
+    account.mkdir()
+    (account / "token").write_text("t")
+    (account / "ca.crt").write_text("-----BEGIN CERTIFICATE-----\n")
+    return account
+
+
+def test_in_a_pod_without_a_kubeconfig_the_service_account_is_used(tmp_path, monkeypatch):
+    from kaistack.kube import kubeconfig as module
+
+    account = _account(tmp_path)
+    monkeypatch.setattr(module, "SERVICE_ACCOUNT", account)
+    monkeypatch.setattr(module, "default_kubeconfig", lambda: None)
+    found = resolve_kubeconfig(None, None, environ=POD_ENV)
+    config = json.loads(found.text)
+    assert config["clusters"][0]["cluster"] == {
+        "server": "https://10.96.0.1:443",
+        "certificate-authority": str(account / "ca.crt"),
+    }
+    assert config["users"][0]["user"] == {"tokenFile": str(account / "token")}
+    assert found.origin == f"the pod's service account ({account})"
+
+
+def test_a_kubeconfig_wins_over_the_pods_service_account(fake_kube: FakeKube, tmp_path, monkeypatch):
+    from kaistack.kube import kubeconfig as module
+
+    monkeypatch.setattr(module, "SERVICE_ACCOUNT", _account(tmp_path))
+    real = _write(tmp_path / "config", current="lab", contexts={"lab": fake_kube.url}, lab={"token": fake_kube.token})
+    assert resolve_kubeconfig(None, None, environ={**POD_ENV, "KUBECONFIG": str(real)}).origin == f"$KUBECONFIG {real}"
+
+
+def test_an_ipv6_service_host_is_bracketed(tmp_path):
+    from kaistack.kube.kubeconfig import in_cluster
+
+    found = in_cluster({"KUBERNETES_SERVICE_HOST": "fd00::1", "KUBERNETES_SERVICE_PORT": "443"}, _account(tmp_path))
+    assert found is not None
+    assert json.loads(found.text)["clusters"][0]["cluster"]["server"] == "https://[fd00::1]:443"
+
+
+def test_outside_a_pod_there_is_no_service_account(tmp_path):
+    from kaistack.kube.kubeconfig import in_cluster
+
+    assert in_cluster({}, _account(tmp_path)) is None

@@ -50,7 +50,7 @@ def test_rejected_credentials_exit_3(project, fake_kube, capsys):
     code = main(["verify", "--stack", "dev", "--project", str(project), "--kubeconfig", str(kubeconfig)])
     err = capsys.readouterr().err
     assert code == 3
-    assert "HTTP 401: Unauthorized" in err
+    assert "the API server rejected the credentials (401) when reading /apis/apps/v1/" in err
     assert "s3cret" not in err
 
 

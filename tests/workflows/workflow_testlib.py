@@ -17,6 +17,7 @@ import shutil
 import ssl
 import subprocess
 import threading
+import time
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -52,6 +53,8 @@ class FakeKube:
     # Answers given before the real one, in turn: (status, headers) with a JSON Status, or status 0 for a connection
     # closed without an answer. A key "<path>?continue" applies to the pages after a list's first.
     flaky: dict[str, list[tuple[int, dict[str, str]]]] = field(default_factory=dict)
+    # Seconds to wait before answering a path: a slow API server.
+    slow: dict[str, float] = field(default_factory=dict)
 
     def items(self, path: str) -> list[dict[str, Any]]:
         return self.responses[path]["items"]
@@ -186,6 +189,7 @@ def _handler(state: FakeKube) -> type[BaseHTTPRequestHandler]:
             params = dict(urllib.parse.parse_qsl(url.query))
             state.requests.append((url.path, params))
             state.targets.append(self.path)
+            time.sleep(state.slow.get(url.path, 0.0))
             queue = state.flaky.get(url.path + ("?continue" if params.get("continue") else ""))
             if queue:
                 status, headers = queue.pop(0)
