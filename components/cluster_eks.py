@@ -22,6 +22,7 @@ import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
 from components.eks_access import admin_access_entries
+from components.eks_addons import managed_policy_arn, storage_addons
 from components.eks_network import EksNetwork
 from kaistack.declaration.kai_api import GPU_PRESENT_LABEL
 from kaistack.declaration.marks import NODE_POOL_LABEL as POOL_LABEL
@@ -45,10 +46,6 @@ NODE_POLICIES = {
     "cni": "AmazonEKS_CNI_Policy",
     "ecr": "AmazonEC2ContainerRegistryReadOnly",
 }
-
-
-def managed_policy_arn(partition: str, policy: str) -> str:
-    return f"arn:{partition}:iam::aws:policy/{policy}"
 
 
 class EksCluster(pulumi.ComponentResource):
@@ -99,7 +96,7 @@ class EksCluster(pulumi.ComponentResource):
         }
 
         nodes: list[pulumi.Resource] = [self.system_node_group, *self.node_groups.values()]
-        self.addons = _storage_addons(name, cluster_name, settings.partition, self.cluster, tags, nodes, self)
+        self.addons = storage_addons(name, cluster_name, settings.partition, self.cluster, tags, nodes, self)
 
         raw = self.cluster.kubeconfig
         self.kubeconfig = pulumi.Output.secret(raw.apply(lambda doc: kubeconfig_with_region(doc, settings.region)))
@@ -247,65 +244,6 @@ class EksCluster(pulumi.ComponentResource):
             handler="nvidia",
             opts=pulumi.ResourceOptions(parent=self, provider=self.provider),
         )
-
-
-def _storage_addons(
-    name: str,
-    cluster_name: str,
-    partition: str,
-    cluster: eks.Cluster,
-    tags: Mapping[str, str],
-    nodes: Sequence[pulumi.Resource],
-    parent: pulumi.Resource,
-) -> list[pulumi.Resource]:
-    """EKS Pod Identity agent + EBS CSI driver add-ons, the driver's controller with its own IAM role.
-
-    Pod Identity rather than the node role: only the CSI controller's service account gets the EBS
-    permissions, not every pod on every node.
-    Ref: https://docs.aws.amazon.com/eks/latest/userguide/ebs-csi.html
-    """
-    after = pulumi.ResourceOptions(parent=parent, depends_on=[cluster, *nodes])
-    agent = aws.eks.Addon(
-        f"{name}-pod-identity",
-        cluster_name=cluster_name,
-        addon_name="eks-pod-identity-agent",
-        tags=dict(tags),
-        opts=after,
-    )
-    role = aws.iam.Role(
-        f"{name}-ebs-csi",
-        assume_role_policy=json.dumps(
-            {
-                "Version": "2012-10-17",
-                "Statement": [
-                    {
-                        "Effect": "Allow",
-                        "Principal": {"Service": "pods.eks.amazonaws.com"},
-                        "Action": ["sts:AssumeRole", "sts:TagSession"],
-                    }
-                ],
-            }
-        ),
-        tags=dict(tags),
-        opts=pulumi.ResourceOptions(parent=parent),
-    )
-    policy = aws.iam.RolePolicyAttachment(
-        f"{name}-ebs-csi",
-        role=role.name,
-        policy_arn=managed_policy_arn(partition, "service-role/AmazonEBSCSIDriverPolicy"),
-        opts=pulumi.ResourceOptions(parent=parent),
-    )
-    driver = aws.eks.Addon(
-        f"{name}-ebs-csi",
-        cluster_name=cluster_name,
-        addon_name="aws-ebs-csi-driver",
-        pod_identity_associations=[
-            aws.eks.AddonPodIdentityAssociationArgs(role_arn=role.arn, service_account="ebs-csi-controller-sa")
-        ],
-        tags=dict(tags),
-        opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(depends_on=[agent, policy])),
-    )
-    return [agent, driver]
 
 
 def _pool_node_group(

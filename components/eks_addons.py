@@ -1,0 +1,76 @@
+"""EKS add-ons kaistack installs besides pulumi-eks's own: the Pod Identity agent and the EBS CSI driver (vCluster
+keeps each tenant's datastore on a gp3 volume), and the AWS-managed policy ARNs of the region's partition."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_eks as eks
+
+
+def managed_policy_arn(partition: str, policy: str) -> str:
+    """An AWS-managed policy's ARN in `partition` (`arn:aws-cn:` in China): pulumi-eks builds its own the same way
+    (nodejs/eks/cluster/cluster.ts at v4.3.0)."""
+    return f"arn:{partition}:iam::aws:policy/{policy}"
+
+
+def storage_addons(
+    name: str,
+    cluster_name: str,
+    partition: str,
+    cluster: eks.Cluster,
+    tags: Mapping[str, str],
+    nodes: Sequence[pulumi.Resource],
+    parent: pulumi.Resource,
+) -> list[pulumi.Resource]:
+    """EKS Pod Identity agent + EBS CSI driver add-ons, the driver's controller with its own IAM role.
+
+    Pod Identity rather than the node role: only the CSI controller's service account gets the EBS
+    permissions, not every pod on every node.
+    Ref: https://docs.aws.amazon.com/eks/latest/userguide/ebs-csi.html
+    """
+    after = pulumi.ResourceOptions(parent=parent, depends_on=[cluster, *nodes])
+    agent = aws.eks.Addon(
+        f"{name}-pod-identity",
+        cluster_name=cluster_name,
+        addon_name="eks-pod-identity-agent",
+        tags=dict(tags),
+        opts=after,
+    )
+    role = aws.iam.Role(
+        f"{name}-ebs-csi",
+        assume_role_policy=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Principal": {"Service": "pods.eks.amazonaws.com"},
+                        "Action": ["sts:AssumeRole", "sts:TagSession"],
+                    }
+                ],
+            }
+        ),
+        tags=dict(tags),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+    policy = aws.iam.RolePolicyAttachment(
+        f"{name}-ebs-csi",
+        role=role.name,
+        policy_arn=managed_policy_arn(partition, "service-role/AmazonEBSCSIDriverPolicy"),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+    driver = aws.eks.Addon(
+        f"{name}-ebs-csi",
+        cluster_name=cluster_name,
+        addon_name="aws-ebs-csi-driver",
+        pod_identity_associations=[
+            aws.eks.AddonPodIdentityAssociationArgs(role_arn=role.arn, service_account="ebs-csi-controller-sa")
+        ],
+        tags=dict(tags),
+        opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(depends_on=[agent, policy])),
+    )
+    return [agent, driver]
