@@ -96,7 +96,9 @@ class EksCluster(pulumi.ComponentResource):
         }
 
         nodes: list[pulumi.Resource] = [self.system_node_group, *self.node_groups.values()]
-        self.addons = storage_addons(name, cluster_name, settings.partition, self.cluster, tags, nodes, self)
+        self.addons = storage_addons(
+            name, cluster_name, settings.partition, settings.version, self.cluster, tags, nodes, self
+        )
 
         raw = self.cluster.kubeconfig
         self.kubeconfig = pulumi.Output.secret(raw.apply(lambda doc: kubeconfig_with_region(doc, settings.region)))

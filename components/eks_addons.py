@@ -21,6 +21,7 @@ def storage_addons(
     name: str,
     cluster_name: str,
     partition: str,
+    kubernetes_version: str,
     cluster: eks.Cluster,
     tags: Mapping[str, str],
     nodes: Sequence[pulumi.Resource],
@@ -29,7 +30,9 @@ def storage_addons(
     """EKS Pod Identity agent + EBS CSI driver add-ons, the driver's controller with its own IAM role.
 
     Pod Identity rather than the node role: only the CSI controller's service account gets the EBS
-    permissions, not every pod on every node.
+    permissions, not every pod on every node. Each add-on is pinned to AWS's default version for the cluster's
+    Kubernetes version, so an EKS upgrade moves them too (EKS keeps an unpinned add-on at the version it was created
+    with; pulumi-eks moves its own add-ons the same way).
     Ref: https://docs.aws.amazon.com/eks/latest/userguide/ebs-csi.html
     """
     after = pulumi.ResourceOptions(parent=parent, depends_on=[cluster, *nodes])
@@ -37,6 +40,7 @@ def storage_addons(
         f"{name}-pod-identity",
         cluster_name=cluster_name,
         addon_name="eks-pod-identity-agent",
+        addon_version=default_version("eks-pod-identity-agent", kubernetes_version),
         tags=dict(tags),
         opts=after,
     )
@@ -67,6 +71,7 @@ def storage_addons(
         f"{name}-ebs-csi",
         cluster_name=cluster_name,
         addon_name="aws-ebs-csi-driver",
+        addon_version=default_version("aws-ebs-csi-driver", kubernetes_version),
         pod_identity_associations=[
             aws.eks.AddonPodIdentityAssociationArgs(role_arn=role.arn, service_account="ebs-csi-controller-sa")
         ],
@@ -74,3 +79,8 @@ def storage_addons(
         opts=pulumi.ResourceOptions.merge(after, pulumi.ResourceOptions(depends_on=[agent, policy])),
     )
     return [agent, driver]
+
+
+def default_version(addon: str, kubernetes_version: str) -> pulumi.Output[str]:
+    """AWS's default version of `addon` for that Kubernetes version (EKS DescribeAddonVersions)."""
+    return aws.eks.get_addon_version_output(addon_name=addon, kubernetes_version=kubernetes_version).version

@@ -198,7 +198,12 @@ class PlatformMocks(pulumi_mocks.Mocks):
         return resource_id or metadata.get("name") or f"{args.name}-id", state
 
     def call(self, args: pulumi_mocks.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
-        return {}, None
+        if args.token == "aws:eks/getAddonVersion:getAddonVersion":
+            # AWS answers the add-on's default version for that Kubernetes version (a stand-in name here).
+            addon, kubernetes = args.args.get("addonName"), args.args.get("kubernetesVersion")
+            version = f"v0.0.0-{addon}-for-{kubernetes}"
+            return {"addonName": addon, "kubernetesVersion": kubernetes, "version": version, "id": addon}, []
+        return {}, []
 
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):

@@ -201,6 +201,11 @@ def test_storage_for_vcluster(mocks: MockSession, ec2: Any) -> None:
     def check(_: Any) -> None:
         addons = {a.inputs["addonName"]: a.inputs for a in mocks.of_type("aws:eks/addon:Addon")}
         assert set(addons) == {"eks-pod-identity-agent", "aws-ebs-csi-driver"}
+        # Pinned to AWS's default for the cluster's version (the mocks' stand-in name): an upgrade moves them.
+        assert {a: i["addonVersion"] for a, i in addons.items()} == {
+            "eks-pod-identity-agent": "v0.0.0-eks-pod-identity-agent-for-1.34",
+            "aws-ebs-csi-driver": "v0.0.0-aws-ebs-csi-driver-for-1.34",
+        }
         assert addons["aws-ebs-csi-driver"]["podIdentityAssociations"][0]["serviceAccount"] == "ebs-csi-controller-sa"
         sc = _inputs(mocks, "kubernetes:storage.k8s.io/v1:StorageClass", "kaistack-gp3")
         assert sc["provisioner"] == "ebs.csi.aws.com"
