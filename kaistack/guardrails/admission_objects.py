@@ -5,14 +5,19 @@ Pure, like kaistack.guardrails.admission (whose match conditions it shares: only
 controller, which makes the vCluster's own volume claim, is let through).
 
 What is refused (loft-sh/vcluster@v0.36.1, the same at v0.37.0-rc.1):
-- a Service with `spec.externalIPs`: vCluster copies a Service's spec to the host (pkg/controllers/resources/
-  services/translate.go) and its later edits (services/syncer.go), and a Service's externalIPs capture every
-  pod's and node's traffic to that address and port, cluster-wide (CVE-2020-8554); nothing else refuses them
-  unless the API server runs the DenyServiceExternalIPs plugin;
+- a Service with `spec.externalIPs` (an update that keeps them as they were passes): vCluster copies a Service's
+  spec to the host (pkg/controllers/resources/services/translate.go) and its later edits (services/syncer.go), and
+  a Service's externalIPs capture every pod's and node's traffic to that address and port, cluster-wide
+  (CVE-2020-8554); nothing else refuses them unless the API server runs the DenyServiceExternalIPs plugin;
 - a claim created with `spec.volumeName` or `spec.selector`, or given a `volumeName` later by anyone but the
   host's volume binder: without synced PersistentVolumes vCluster copies both untranslated (pkg/controllers/
   resources/persistentvolumeclaims/translate.go), so the tenant's claim binds whichever unbound host volume
   it names or selects, another team's static volume included.
+
+One policy over both kinds: the API server type-checks each expression against each kind it matches and records
+the fields one lacks (a claim's externalIPs, a Service's volumeName) as warnings in the policy's
+status.typeChecking, which change nothing (kubernetes/apiserver@v0.35.0 pkg/admission/plugin/policy/validating/
+typechecking.go); `object` is dynamic at run time, and each rule first tests request.resource.resource.
 """
 
 from __future__ import annotations
@@ -37,7 +42,11 @@ _NO_VOLUME_NAME = "(!has(object.spec.volumeName) || object.spec.volumeName == ''
 def object_validations(tenant: str) -> list[dict[str, str]]:
     rules = [
         (
-            f"!({_SERVICE}) || !has(object.spec.externalIPs) || size(object.spec.externalIPs) == 0",
+            # An update that keeps a Service's external IPs as they were passes: one made before the policy can still
+            # be synced, and its finalizers removed so it can be deleted.
+            f"!({_SERVICE}) || !has(object.spec.externalIPs) || size(object.spec.externalIPs) == 0 || "
+            f"({IS_UPDATE} && has(oldObject.spec.externalIPs) && "
+            "oldObject.spec.externalIPs == object.spec.externalIPs)",
             f"tenant {tenant}: a Service may not set spec.externalIPs; they capture the traffic of every pod and node "
             "to that address (CVE-2020-8554)",
         ),

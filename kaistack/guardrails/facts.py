@@ -114,17 +114,20 @@ TENANT_COMPONENT = TENANT_TYPE  # components/tenant.py: the vCluster and its pro
 
 
 def _named_tenant(name: str, tenants: Sequence[TenantFacts]) -> str | None:
-    """`kaistack-team-a-provider` names tenant `team-a` (whole dash-separated words only). Where several
-    tenants' names are in it (`ml` and `ml-prod` in `kaistack-ml-prod-provider`) the longest is the one: the
-    Tenant component is `<platform>-<tenant>`, so a shorter match is a part of the longer name."""
+    """The tenant a Tenant component's child (`<platform>-<tenant>-provider`) or the component itself
+    (`<platform>-<tenant>`) is named for: the longest tenant name that ends the name before its last word, else the
+    name itself, after at least one word of platform name (whole dash-separated words). `ml` and `ml-prod` both end
+    `kaistack-ml-prod`; a tenant named `provider` or like the platform is no part of `kaistack-ml-provider`."""
     words = name.split("-")
-
-    def names(tenant: str) -> bool:
-        wanted = tenant.split("-")
-        return any(words[i : i + len(wanted)] == wanted for i in range(len(words) - len(wanted) + 1))
-
-    named = [(t.name.count("-"), t.name) for t in tenants if names(t.name)]
-    return max(named, key=lambda n: n[0])[1] if named else None
+    for end in (len(words) - 1, len(words)):
+        found = [
+            t.name
+            for t in tenants
+            if len(wanted := t.name.split("-")) < end and words[end - len(wanted) : end] == wanted
+        ]
+        if found:
+            return max(found, key=lambda n: n.count("-"))
+    return None
 
 
 def _tenant_scoped_name(urn: str | None) -> str:

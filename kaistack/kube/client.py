@@ -24,6 +24,7 @@ Not supported (lightkube 1.0): `auth-provider` (removed from kubectl too), `tls-
 
 from __future__ import annotations
 
+import os
 import re
 import ssl
 import time
@@ -50,6 +51,7 @@ from kaistack.kube.kubeconfig_text import (
     proxy_url,
     select_context,
 )
+from kaistack.kube.proxy import environment_proxy
 
 DEFAULT_TIMEOUT_S = 10.0
 PAGE_SIZE = 500  # items per list request; lightkube asks for the next page while `continue` is set
@@ -117,10 +119,11 @@ class KubeClient:
             if config.user is None:
                 # lightkube requires a user; kubectl treats a context without one as anonymous.
                 config = config._replace(user=User())
-            # Proxies as kubectl takes them: the cluster's proxy-url, else HTTPS_PROXY / HTTP_PROXY / NO_PROXY
-            # (client-go@kubernetes-1.35.0 tools/clientcmd/client_config.go:198-203, transport/cache.go:129-132).
-            proxy = proxy_url(selected["clusters"][0]["cluster"], name)
-            client = lightkube.Client(config, timeout=httpx2.Timeout(timeout), trust_env=True, proxy=proxy)
+            # The proxy kubectl would take (kaistack.kube.proxy), chosen here: httpx's own environment rules proxy
+            # loopback servers and read ALL_PROXY, which kubectl does not. trust_env=False keeps them out.
+            cluster = selected["clusters"][0]["cluster"]
+            proxy = proxy_url(cluster, name) or environment_proxy(str(cluster["server"]), os.environ)
+            client = lightkube.Client(config, timeout=httpx2.Timeout(timeout), trust_env=False, proxy=proxy)
         except ssl.SSLError as err:
             raise KubeError(
                 f"kubeconfig context {name!r}: the CA or client certificate cannot be loaded: {err}"

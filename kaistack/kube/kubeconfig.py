@@ -57,9 +57,7 @@ def resolve_kubeconfig(
         if done.returncode != 0 or not done.stdout.strip():
             raise KubeError(f"`pulumi stack output kubeconfig --stack {stack}` failed: {done.stderr.strip()[:300]}")
         return Kubeconfig(done.stdout, f"pulumi stack output kubeconfig --stack {stack}", project_dir or Path.cwd())
-    in_pod = in_cluster(environ)
-    if in_pod is not None:
-        return in_pod
+    # No service-account fallback here: a stack names its cluster, and the pod's own would be checked against it.
     raise KubeError(
         "no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG, or install the Pulumi CLI so "
         f"`pulumi stack output kubeconfig --show-secrets --stack {stack}` can provide it"

@@ -51,6 +51,8 @@ def merge_kubeconfigs(files: Sequence[tuple[Path, str]]) -> str:
     sections = {"clusters": ("cluster", _CLUSTER_FILES), "users": ("user", _USER_FILES), "contexts": ("context", ())}
     seen: dict[str, set[Any]] = {section: set() for section in sections}
     for path, text in files:
+        if not text.strip():  # client-go reads an empty file as an empty config (loader.go LoadFromFile)
+            continue
         try:
             config = parse_kubeconfig(text)
         except KubeError as err:
@@ -141,7 +143,12 @@ def _exec_cluster(cluster: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"server": cluster["server"]}
     data = cluster.get("certificate-authority-data")
     if not data and cluster.get("certificate-authority"):
-        data = base64.b64encode(Path(cluster["certificate-authority"]).read_bytes()).decode()
+        try:
+            data = base64.b64encode(Path(cluster["certificate-authority"]).read_bytes()).decode()
+        except OSError as err:
+            raise KubeError(
+                f"cannot read certificate-authority {cluster['certificate-authority']}: {err.strerror}"
+            ) from err
     if data:
         out["certificate-authority-data"] = data
     for key in ("tls-server-name", "insecure-skip-tls-verify", "proxy-url"):

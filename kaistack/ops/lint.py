@@ -129,15 +129,19 @@ def read_text(path: str) -> str:
     return yaml_load.read_text(path, max_bytes=limits.MAX_MANIFEST_FILE_BYTES, what="manifest file")
 
 
+def _holds_no_document(text: str) -> bool:
+    """Nothing but blank lines, comments and document markers (`---`, `...`)."""
+    return all(
+        not line.strip() or line.lstrip().startswith("#") or line.strip() in ("---", "...")
+        for line in text.splitlines()
+    )
+
+
 def load_manifests(path: str, text: str) -> tuple[list[ManifestObject], list[LintError]]:
     """Every Kubernetes object in a YAML stream; a document that cannot be read is an error, the rest load."""
     objects: list[ManifestObject] = []
     errors: list[LintError] = []
     documents, problems = load_documents(text, path)
-    if not problems and all(document.data is None for document in documents):
-        # As `kubectl apply -f` refuses it ("no objects passed to apply"): piped in, it is what a failed
-        # `kubectl get` or `helm template` leaves, which must not pass as a clean cluster.
-        return [], [LintError(path, None, "holds no YAML document (empty, or only comments): nothing to check")]
     for document in documents:
         objs, errs = _objects(path, document.index, document.line, document.node, document.data)
         objects += objs
@@ -274,15 +278,25 @@ def lint_paths(paths: Iterable[str], facts: StackFacts, settings: Settings | Non
             # A directory that holds no manifest is a wrong path more often than a clean one: say so (exit 2).
             suffixes = ", ".join(sorted(MANIFEST_SUFFIXES))
             errors.append(LintError(p, None, f"a directory with no manifest files ({suffixes}) in it"))
+    empty: list[str] = []
     for path in files:
         try:
             text = read_text(path)
         except yaml_load.YamlInputError as err:
             errors.append(LintError(path, None, str(err).removeprefix(f"{path}: ")))
             continue
+        if _holds_no_document(text):
+            empty.append(path)
+            continue
         objs, errs = load_manifests(path, text)
         objects += objs
         errors += errs
+    if empty and len(empty) == len(files) and not errors:
+        # As `kubectl apply -f` refuses it ("no objects passed to apply": over all its inputs together): piped in,
+        # it is what a failed `kubectl get` or `helm template` leaves, which must not pass as a clean cluster.
+        errors += [
+            LintError(p, None, "holds no YAML document (empty, or only comments): nothing to check") for p in empty
+        ]
     result = lint_objects(objects, facts, settings)
     result.errors = errors + result.errors
     result.files = len(files)

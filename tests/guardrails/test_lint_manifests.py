@@ -290,6 +290,14 @@ def test_empty_stdin_is_an_error_not_a_clean_cluster(
     assert "-: error: holds no YAML document (empty, or only comments)" in err
 
 
+def test_a_placeholder_file_beside_manifests_is_no_error(tmp_path: Path) -> None:
+    """kubectl apply refuses only when no input at all holds an object; a comments-only file in a directory is fine."""
+    (tmp_path / "pod.yaml").write_text(Path(_file("001-gpu-pod.yaml")).read_text())
+    (tmp_path / "empty.yaml").write_text("# placeholder, filled by CI\n")
+    result = lint_paths([str(tmp_path)], StackFacts())
+    assert (result.objects, result.errors) == (1, [])
+
+
 def test_an_empty_list_is_a_clean_namespace(tmp_path: Path) -> None:
     path = tmp_path / "pods.yaml"
     path.write_text("apiVersion: v1\nkind: List\nitems: []\n")

@@ -66,6 +66,21 @@ CASES: dict[str, Case] = {
     "externalIPs added to a synced Service": Case(
         "services", _service(externalIPs=["8.8.8.8"]), False, operation="UPDATE", old=_service()
     ),
+    "a Service from before the policy, its finalizer removed so it can go": Case(
+        "services",
+        _service(externalIPs=["10.0.0.5"], type="LoadBalancer"),
+        True,
+        operation="UPDATE",
+        user="system:serviceaccount:kube-system:service-controller",
+        old=_service(externalIPs=["10.0.0.5"], type="LoadBalancer"),
+    ),
+    "another external IP added to a Service from before the policy": Case(
+        "services",
+        _service(externalIPs=["10.0.0.5", "8.8.8.8"]),
+        False,
+        operation="UPDATE",
+        old=_service(externalIPs=["10.0.0.5"]),
+    ),
     "a synced claim for a dynamically provisioned volume": Case("persistentvolumeclaims", _claim(), True),
     "a synced claim naming a host volume": Case("persistentvolumeclaims", _claim(volumeName="team-b-data"), False),
     "a synced claim selecting host volumes by label": Case(

@@ -225,6 +225,17 @@ def test_the_longest_tenant_name_in_a_provider_name_is_its_tenant() -> None:
     assert tenant_queue_binding([r], Settings(), facts) == []
 
 
+@pytest.mark.parametrize("other", ["provider", "kaistack"])
+def test_a_tenant_named_like_a_word_of_the_platform_or_provider_name_is_not_taken_for_another(other: str) -> None:
+    facts = StackFacts(
+        leaf_queues=frozenset({"ml", "o"}),
+        tenants=(TenantFacts(other, f"vcluster-{other}", ("o",)), TenantFacts("ml", "vcluster-ml", ("ml",))),
+    )
+    provider = TENANT_PROVIDER.replace("kaistack-alpha-provider", "kaistack-ml-provider")
+    r = res("Pod", pod(name="serve", queue="ml"), provider=provider)
+    assert tenant_queue_binding([r], Settings(), facts) == []
+
+
 def test_tenant_is_known_from_the_host_namespace() -> None:
     r = res("Pod", pod(name="p", namespace="vcluster-beta", queue="team-a"))
     found = _messages(tenant_queue_binding([r], Settings(), FACTS))

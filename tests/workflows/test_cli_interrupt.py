@@ -24,11 +24,16 @@ from kaistack.cli import schema as schema_command
 
 
 @pytest.fixture(autouse=True)
-def _restore_what_an_interrupt_mutes(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An interrupted command keeps asyncio's logger and unraisable hook quiet until the process exits."""
+def _restore_what_an_interrupt_mutes(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """An interrupted command keeps asyncio's logger and unraisable hook quiet until the process exits. And pytest
+    started with SIGINT ignored (`pytest &` from a script) would make every os.kill below do nothing: the tests
+    run with Python's own handler."""
     monkeypatch.setattr(sys, "unraisablehook", sys.unraisablehook)
     asyncio_logger = logging.getLogger("asyncio")
     monkeypatch.setattr(asyncio_logger, "level", asyncio_logger.level)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 def _interrupted_then(error: BaseException | None) -> Any:

@@ -141,3 +141,21 @@ def test_outside_a_pod_there_is_no_service_account(tmp_path):
     from kaistack.kube.kubeconfig import in_cluster
 
     assert in_cluster({}, _account(tmp_path)) is None
+
+
+def test_a_stack_is_never_verified_against_the_pods_own_cluster(tmp_path, monkeypatch):
+    """verify --stack prod in a CI pod without Pulumi: the pod's cluster is not prod's."""
+    from kaistack.kube import kubeconfig as module
+
+    monkeypatch.setattr(module, "SERVICE_ACCOUNT", _account(tmp_path))
+    with pytest.raises(KubeError, match="install the Pulumi CLI"):
+        resolve_kubeconfig("prod", None, environ=POD_ENV, which=lambda _: None)
+
+
+def test_an_empty_file_in_kubeconfig_is_an_empty_config(fake_kube: FakeKube, tmp_path):
+    """client-go reads a zero-byte file as an empty config; installers `touch ~/.kube/config`."""
+    empty = tmp_path / "empty"
+    empty.write_text("")
+    real = _write(tmp_path / "config", current="lab", contexts={"lab": fake_kube.url}, lab={"token": fake_kube.token})
+    assert _queues_through(f"{empty}{os.pathsep}{real}")
+    assert _queues_through(f"{real}{os.pathsep}{empty}")

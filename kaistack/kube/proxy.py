@@ -1,0 +1,89 @@
+"""Which proxy, if any, carries the requests to one API server: the way kubectl chooses.
+
+client-go takes the cluster's `proxy-url`, else Go's http.ProxyFromEnvironment (client-go@kubernetes-1.35.0
+tools/clientcmd/client_config.go:198-203, transport/cache.go:129-132), whose rules (golang.org/x/net
+http/httpproxy/proxy.go, FromEnvironment and useProxy) differ from httpx's own: HTTPS_PROXY for an https server and
+HTTP_PROXY for an http one (the upper-case name first), never ALL_PROXY; never for localhost or a loopback address
+(a kind cluster's 127.0.0.1); not for a host NO_PROXY names: `*`, an IP, a CIDR, or a domain (`example.com` and its
+subdomains; `.example.com` its subdomains only), each with an optional `:port`. Only one server is ever contacted,
+so the choice is made once and handed to the client explicitly.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+from urllib.parse import urlsplit
+
+
+def environment_proxy(server: str, environ: Mapping[str, str]) -> str | None:
+    """The proxy for `server` from HTTPS_PROXY / HTTP_PROXY and NO_PROXY, or None for a direct connection."""
+    try:
+        parts = urlsplit(server)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:  # an unclosed [IPv6 or a port that is no number: the client names the bad URL
+        return None
+    host = (parts.hostname or "").lower()
+    names = ("HTTPS_PROXY", "https_proxy") if parts.scheme == "https" else ("HTTP_PROXY", "http_proxy")
+    proxy = next((environ[n] for n in names if environ.get(n)), "")
+    if not proxy or _loopback(host) or _excluded(host, port, _any(environ, "NO_PROXY", "no_proxy")):
+        return None
+    return proxy if "://" in proxy else f"http://{proxy}"
+
+
+def _any(environ: Mapping[str, str], *names: str) -> str:
+    return next((environ[n] for n in names if environ.get(n)), "")
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _excluded(host: str, port: int, no_proxy: str) -> bool:
+    for entry in (e.strip().lower() for e in no_proxy.split(",")):
+        if not entry:
+            continue
+        if entry == "*":
+            return True
+        if _matches(host, port, entry):
+            return True
+    return False
+
+
+def _matches(host: str, port: int, entry: str) -> bool:
+    try:
+        network = ipaddress.ip_network(entry, strict=False) if "/" in entry else None
+    except ValueError:
+        network = None
+    if network is not None:
+        try:
+            return ipaddress.ip_address(host) in network
+        except ValueError:
+            return False
+    name, wanted_port = _split_port(entry)
+    if wanted_port is not None and wanted_port != port:
+        return False
+    try:
+        return ipaddress.ip_address(host) == ipaddress.ip_address(name)
+    except ValueError:
+        pass
+    if name.startswith("*."):
+        name = name[1:]
+    if name.startswith("."):
+        return host.endswith(name)
+    return host == name or host.endswith("." + name)
+
+
+def _split_port(entry: str) -> tuple[str, int | None]:
+    if entry.startswith("["):  # [::1]:6443
+        host, _, rest = entry[1:].partition("]")
+        return host, int(rest[1:]) if rest.startswith(":") and rest[1:].isdigit() else None
+    if entry.count(":") == 1:
+        host, _, port = entry.partition(":")
+        return host, int(port) if port.isdigit() else None
+    return entry, None

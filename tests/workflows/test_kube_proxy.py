@@ -1,0 +1,52 @@
+"""Which proxy carries the requests to an API server: kubectl's choice (kaistack.kube.proxy), table by table.
+
+Go's rules (golang.org/x/net http/httpproxy/proxy.go, which client-go's http.ProxyFromEnvironment uses): the
+scheme's own variable, upper case first, never ALL_PROXY; never localhost or loopback; NO_PROXY by name, suffix,
+IP, CIDR and port.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kaistack.kube.proxy import environment_proxy
+
+PROXY = "http://proxy.corp:3128"
+
+CASES = {
+    "https server, HTTPS_PROXY": ("https://api.corp:6443", {"HTTPS_PROXY": PROXY}, PROXY),
+    "https server, lower-case https_proxy": ("https://api.corp:6443", {"https_proxy": PROXY}, PROXY),
+    "upper case wins": ("https://api.corp", {"HTTPS_PROXY": PROXY, "https_proxy": "http://other:1"}, PROXY),
+    "https server ignores HTTP_PROXY": ("https://api.corp", {"HTTP_PROXY": PROXY}, None),
+    "http server, HTTP_PROXY": ("http://api.corp", {"HTTP_PROXY": PROXY}, PROXY),
+    "ALL_PROXY is not read": ("https://api.corp", {"ALL_PROXY": PROXY, "all_proxy": PROXY}, None),
+    "a kind cluster on 127.0.0.1": ("https://127.0.0.1:40591", {"HTTPS_PROXY": PROXY}, None),
+    "localhost": ("https://localhost:6443", {"HTTPS_PROXY": PROXY}, None),
+    "IPv6 loopback": ("https://[::1]:6443", {"HTTPS_PROXY": PROXY}, None),
+    "NO_PROXY a domain and its subdomains": ("https://eks.corp", {"HTTPS_PROXY": PROXY, "NO_PROXY": "corp"}, None),
+    "NO_PROXY .domain, subdomains only": ("https://corp", {"HTTPS_PROXY": PROXY, "NO_PROXY": ".corp"}, PROXY),
+    "NO_PROXY *": ("https://api.corp", {"HTTPS_PROXY": PROXY, "NO_PROXY": "*"}, None),
+    "NO_PROXY CIDR": ("https://10.1.2.3:443", {"HTTPS_PROXY": PROXY, "NO_PROXY": "x.org, 10.0.0.0/8"}, None),
+    "NO_PROXY IP": ("https://10.1.2.3", {"HTTPS_PROXY": PROXY, "no_proxy": "10.1.2.3"}, None),
+    "NO_PROXY other port": ("https://api.corp:6443", {"HTTPS_PROXY": PROXY, "NO_PROXY": "api.corp:443"}, PROXY),
+    "NO_PROXY same port": ("https://api.corp:6443", {"HTTPS_PROXY": PROXY, "NO_PROXY": "api.corp:6443"}, None),
+    "no scheme on the proxy": ("https://api.corp", {"HTTPS_PROXY": "proxy.corp:3128"}, PROXY),
+    "nothing set": ("https://api.corp", {}, None),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_kubectls_proxy_choice(case: str) -> None:
+    server, environ, expected = CASES[case]
+    assert environment_proxy(server, environ) == expected
+
+
+def test_a_loopback_api_server_is_reached_directly_whatever_the_environment_says(fake_kube, tmp_path, monkeypatch):
+    """httpx's own rules sent a kind cluster's 127.0.0.1 through HTTPS_PROXY or ALL_PROXY, where kubectl goes direct."""
+    from kaistack.kube import resources as k8s
+    from kaistack.kube.client import KubeClient
+
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")
+    with KubeClient.from_kubeconfig(fake_kube.kubeconfig(tmp_path).read_text()) as client:
+        assert client.list(k8s.Queue)
