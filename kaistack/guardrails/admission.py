@@ -244,10 +244,33 @@ def tenant_policy(
     sharing_enabled: bool = True,
     kai_namespace: str = kai_api.DEFAULT_NAMESPACE,
 ) -> dict[str, Any]:
+    validations = pod_validations(
+        tenant,
+        queues,
+        queue_label_key,
+        pod_groups=pod_groups,
+        sharing_enabled=sharing_enabled,
+        kai_namespace=kai_namespace,
+    )
+    # vCluster adds ephemeral containers through their subresource (loft-sh/vcluster@v0.36.1
+    # pkg/controllers/resources/pods/ephemeral_containers.go), which "pods" does not match.
+    return validating_policy(policy_name(tenant), tenant, ["pods", "pods/ephemeralcontainers"], validations)
+
+
+def tenant_binding(tenant: str, host_namespace: str) -> dict[str, Any]:
+    """Every pod in the tenant's host namespace: synced by its vCluster or written there directly."""
+    return namespace_binding(policy_name(tenant), tenant, host_namespace)
+
+
+def validating_policy(
+    name: str, tenant: str, resources: list[str], validations: list[dict[str, str]]
+) -> dict[str, Any]:
+    """A tenant's ValidatingAdmissionPolicy over core/v1 `resources`: CREATE and UPDATE, failing closed, skipping
+    only the host's StatefulSet controller."""
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingAdmissionPolicy",
-        "metadata": {"name": policy_name(tenant), "labels": {TENANT_LABEL: tenant}},
+        "metadata": {"name": name, "labels": {TENANT_LABEL: tenant}},
         "spec": {
             "failurePolicy": "Fail",
             "matchConstraints": {
@@ -256,33 +279,24 @@ def tenant_policy(
                         "apiGroups": [""],
                         "apiVersions": ["v1"],
                         "operations": ["CREATE", "UPDATE"],
-                        # vCluster adds ephemeral containers through their subresource (loft-sh/vcluster@v0.36.1
-                        # pkg/controllers/resources/pods/ephemeral_containers.go), which "pods" does not match.
-                        "resources": ["pods", "pods/ephemeralcontainers"],
+                        "resources": resources,
                     }
                 ]
             },
             "matchConditions": match_conditions(),
-            "validations": pod_validations(
-                tenant,
-                queues,
-                queue_label_key,
-                pod_groups=pod_groups,
-                sharing_enabled=sharing_enabled,
-                kai_namespace=kai_namespace,
-            ),
+            "validations": validations,
         },
     }
 
 
-def tenant_binding(tenant: str, host_namespace: str) -> dict[str, Any]:
-    """Every pod in the tenant's host namespace: synced by its vCluster or written there directly."""
+def namespace_binding(name: str, tenant: str, host_namespace: str) -> dict[str, Any]:
+    """The policy `name` bound, denying, to everything in the tenant's host namespace."""
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingAdmissionPolicyBinding",
-        "metadata": {"name": policy_name(tenant), "labels": {TENANT_LABEL: tenant}},
+        "metadata": {"name": name, "labels": {TENANT_LABEL: tenant}},
         "spec": {
-            "policyName": policy_name(tenant),
+            "policyName": name,
             "validationActions": ["Deny"],
             "matchResources": {
                 "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": host_namespace}},

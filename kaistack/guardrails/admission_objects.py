@@ -24,8 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kaistack.declaration.marks import TENANT_LABEL
-from kaistack.guardrails.admission import match_conditions
+from kaistack.guardrails.admission import namespace_binding, validating_policy
 from kaistack.guardrails.admission_cel import IS_CREATE, IS_UPDATE
 
 # kube-controller-manager's PersistentVolume controller binds a claim by setting its volumeName, as its own
@@ -70,38 +69,10 @@ def objects_policy_name(tenant: str) -> str:
 
 
 def tenant_objects_policy(tenant: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingAdmissionPolicy",
-        "metadata": {"name": objects_policy_name(tenant), "labels": {TENANT_LABEL: tenant}},
-        "spec": {
-            "failurePolicy": "Fail",
-            "matchConstraints": {
-                "resourceRules": [
-                    {
-                        "apiGroups": [""],
-                        "apiVersions": ["v1"],
-                        "operations": ["CREATE", "UPDATE"],
-                        "resources": ["services", "persistentvolumeclaims"],
-                    }
-                ]
-            },
-            "matchConditions": match_conditions(),
-            "validations": object_validations(tenant),
-        },
-    }
+    return validating_policy(
+        objects_policy_name(tenant), tenant, ["services", "persistentvolumeclaims"], object_validations(tenant)
+    )
 
 
 def tenant_objects_binding(tenant: str, host_namespace: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "admissionregistration.k8s.io/v1",
-        "kind": "ValidatingAdmissionPolicyBinding",
-        "metadata": {"name": objects_policy_name(tenant), "labels": {TENANT_LABEL: tenant}},
-        "spec": {
-            "policyName": objects_policy_name(tenant),
-            "validationActions": ["Deny"],
-            "matchResources": {
-                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": host_namespace}},
-            },
-        },
-    }
+    return namespace_binding(objects_policy_name(tenant), tenant, host_namespace)
