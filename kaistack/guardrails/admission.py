@@ -28,6 +28,10 @@ What is refused (messages name the field and what is allowed):
 - `spec.nodeName` set on CREATE (vCluster copies it: the kubelet would run the pod without KAI);
 - `pod-group-name` set by anyone but KAI's pod-grouper, unless it names one of the tenant's own
   PodGroups (KAI's scheduler finds a pod's PodGroup by that name alone, cluster-wide);
+- `pod-group-name` changed or removed once set, but by the pod-grouper (without it the pod-grouper builds the
+  PodGroup again from the pod's labels and annotations: KAI@v0.17.0 pod_controller.go:105,233-236); KAI's
+  PodGroup state annotations on a pod; a `spark-app-selector` (with `spark-app-name`) that is not a Spark
+  application id, since the pod-grouper names the PodGroup after it;
 - a `system-*` priority class, in spec.priorityClassName or in the `priorityClassName` label KAI's
   pod-grouper reads first (vCluster always lets those through; KAI would treat the pod as the most
   important in the cluster);
@@ -101,6 +105,21 @@ BINDER_SERVICE_ACCOUNT = "binder"
 # KAI@v0.17.0 pkg/common/constants/constants.go:75-76.
 GPU_GROUP_LABEL = "runai-gpu-group"
 MULTI_GPU_GROUP_LABEL_PREFIX = GPU_GROUP_LABEL + "/"
+
+
+# Annotations KAI's scheduler keeps on PodGroups (KAI@v0.17.0 pkg/common/constants/constants.go:62-64); the
+# pod-grouper copies a bare pod's annotations onto the PodGroup it builds (default_grouper.go:64-65).
+KAI_PODGROUP_STATE = (
+    "kai.scheduler/last-start-timestamp",
+    "kai.scheduler/last-eviction-timestamp",
+    "kai.scheduler/stale-podgroup-timestamp",
+)
+# KAI@v0.17.0 pkg/podgrouper/podgrouper/plugins/spark/spark.go:15-16,29-44: a pod with both labels is grouped into a
+# PodGroup named after the selector, word for word. Spark on Kubernetes sets it to its application id,
+# `spark-` and a random UUID's 32 hex digits (apache/spark KubernetesConf.getKubernetesAppId).
+SPARK_APP = "spark-app-name"
+SPARK_APP_SELECTOR = "spark-app-selector"
+SPARK_APP_ID = "^spark-[0-9a-f]{32}$"
 
 
 def binder_user(kai_namespace: str = kai_api.DEFAULT_NAMESPACE) -> str:
@@ -192,6 +211,27 @@ def pod_validations(
             f"{unchanged(LABELS, priority)}",
             f"tenant {tenant}: the {priority} label names the pod's priority class for KAI (before "
             "spec.priorityClassName); system-* classes are for the host's own pods",
+        ),
+        (
+            f"!({IS_UPDATE} && {has_key(OLD_ANN, kai_api.POD_GROUP_NAME)}) || "
+            f"({has_key(ANN, kai_api.POD_GROUP_NAME)} && {group} == {value(OLD_ANN, kai_api.POD_GROUP_NAME)}) || "
+            f"request.userInfo.username == {quote(pod_grouper_user(kai_namespace))}",
+            f"tenant {tenant}: the {kai_api.POD_GROUP_NAME} annotation, once set, is changed or removed only by KAI's "
+            "pod-grouper: without it the pod-grouper builds the pod's PodGroup again from its labels and annotations "
+            "(its priority, preemptibility and start time included)",
+        ),
+        (
+            " && ".join(f"(!{has_key(ANN, k)} || {unchanged(ANN, k)})" for k in KAI_PODGROUP_STATE),
+            f"tenant {tenant}: {', '.join(KAI_PODGROUP_STATE)} are KAI's own PodGroup state; on a pod the pod-grouper "
+            "would copy them onto its PodGroup (a start time in the future makes it safe from reclaim and preempt)",
+        ),
+        (
+            f"!({has_key(LABELS, SPARK_APP)} && {has_key(LABELS, SPARK_APP_SELECTOR)}) || "
+            f"{value(LABELS, SPARK_APP_SELECTOR)}.matches({quote(SPARK_APP_ID)}) || "
+            f"{unchanged(LABELS, SPARK_APP_SELECTOR)}",
+            f"tenant {tenant}: with {SPARK_APP}, KAI's pod-grouper names the pod's PodGroup after "
+            f"{SPARK_APP_SELECTOR}, which must then be a Spark application id (spark-<32 hex digits>), not another "
+            "PodGroup's name",
         ),
         (
             gpu_groups_kept(kai_namespace),

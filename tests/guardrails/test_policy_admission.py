@@ -316,7 +316,44 @@ PODS: dict[str, Case] = {
         old=_relabelled(SHARED, **{"runai-gpu-group": "g1"}),
         offline=False,
     ),
+    "a Spark executor, grouped by its application id": Case(
+        _relabelled(PLAIN, **{"spark-app-name": "etl", "spark-app-selector": "spark-3f9c2a1b8e4d4a3f9b0e6a2c7d4e5f91"}),
+        True,
+        offline=False,
+    ),
+    "syncer updates a pod whose KAI start time was there before the policy": Case(
+        _annotated(_bound(PLAIN), **{"kai.scheduler/last-start-timestamp": "2026-11-26T12:00:00Z", "x": "y"}),
+        True,
+        operation="UPDATE",
+        old=_annotated(_bound(PLAIN), **{"kai.scheduler/last-start-timestamp": "2026-11-26T12:00:00Z"}),
+        offline=False,
+    ),
     # --- hostile, through the syncer: denied ---------------------------------------------------------
+    # KAI@v0.17.0 pod_controller.go:105,233-236: a bare pod without pod-group-name is grouped again, from its
+    # labels (priority, preemptibility) and annotations (a start time): reclaim and preempt then never take it.
+    "syncer removes pod-group-name from a running pod": Case(
+        _relabelled(_bound(PLAIN), **{"kai.scheduler/preemptibility": "non-preemptible"}),
+        False,
+        operation="UPDATE",
+        old=_annotated(_bound(PLAIN), **{"pod-group-name": "pg-p-1234"}),
+        offline=False,
+    ),
+    "syncer changes pod-group-name of a running pod to the tenant's own gang": Case(
+        _annotated(_bound(PLAIN), **{"pod-group-name": "kaistack-team-a-default-ddp-smoke"}),
+        False,
+        operation="UPDATE",
+        old=_annotated(_bound(PLAIN), **{"pod-group-name": "pg-p-1234"}),
+        offline=False,
+    ),
+    "a pod with a KAI start time in 2099 (safe from reclaim for ever)": Case(
+        _annotated(PLAIN, **{"kai.scheduler/last-start-timestamp": "2099-01-01T00:00:00Z"}), False, offline=False
+    ),
+    # KAI@v0.17.0 plugins/spark/spark.go:29-44: the PodGroup is named after spark-app-selector, word for word.
+    "spark labels naming another tenant's gang": Case(
+        _relabelled(PLAIN, **{"spark-app-name": "x", "spark-app-selector": "kaistack-team-b-default-train"}),
+        False,
+        offline=False,
+    ),
     "GPU group label removed through the syncer (the GPU's reservation goes, the pod keeps the GPU)": Case(
         SHARED, False, operation="UPDATE", old=_relabelled(SHARED, **{"runai-gpu-group": "g1"}), offline=False
     ),
