@@ -31,7 +31,7 @@ _SCRUBBED = (
     "PULUMI_STACK",
     "PULUMI_PROJECT",
 )
-# The Kubernetes client takes proxies and CA files from the environment, as kubectl does (any case).
+# The Kubernetes client takes proxies and a CA bundle from the environment, as kubectl does (any case).
 _SCRUBBED_ANY_CASE = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR")
 
 

@@ -113,29 +113,28 @@ def facts_from_platform(props: Mapping[str, Any], base: StackFacts) -> StackFact
 TENANT_COMPONENT = TENANT_TYPE  # components/tenant.py: the vCluster and its provider
 
 
-def _named_tenant(name: str, tenants: Sequence[TenantFacts]) -> str | None:
-    """The tenant a Tenant component's child (`<platform>-<tenant>-provider`) or the component itself
-    (`<platform>-<tenant>`) is named for: the longest tenant name that ends the name before its last word, else the
-    name itself, after at least one word of platform name (whole dash-separated words). `ml` and `ml-prod` both end
-    `kaistack-ml-prod`; a tenant named `provider` or like the platform is no part of `kaistack-ml-provider`."""
+def _named_tenant(name: str, tenants: Sequence[TenantFacts], *, child: bool) -> str | None:
+    """The tenant a Tenant component (`<platform>-<tenant>`) or its child (`<platform>-<tenant>-<what>`, a single
+    word: namespace, quota, vcluster, kubeconfig, service, provider) is named for: the longest tenant name that ends
+    the name (a child's without its last word), after at least one word of platform name, in whole dash-separated
+    words. `ml` and `ml-prod` both end `kaistack-ml-prod`; a tenant named `provider`, or like the platform, is no
+    part of `kaistack-ml-provider`."""
     words = name.split("-")
-    for end in (len(words) - 1, len(words)):
-        found = [
-            t.name
-            for t in tenants
-            if len(wanted := t.name.split("-")) < end and words[end - len(wanted) : end] == wanted
-        ]
-        if found:
-            return max(found, key=lambda n: n.count("-"))
-    return None
+    end = len(words) - 1 if child else len(words)
+    found = [
+        t.name for t in tenants if len(wanted := t.name.split("-")) < end and words[end - len(wanted) : end] == wanted
+    ]
+    return max(found, key=lambda n: n.count("-")) if found else None
 
 
-def _tenant_scoped_name(urn: str | None) -> str:
-    """The name in a URN (or provider reference `<urn>::<id>`) of a Tenant component or its child."""
+def _tenant_scoped_name(urn: str | None) -> tuple[str, bool]:
+    """The name in a URN (or provider reference `<urn>::<id>`) of a Tenant component or its child, and whether it
+    is a child; ("", False) for anything else."""
     parts = urn.split("::") if urn and urn.startswith("urn:") else []
-    if len(parts) < 4 or TENANT_COMPONENT not in urn_types("::".join(parts[:4])):
-        return ""
-    return parts[3]
+    types = urn_types("::".join(parts[:4])) if len(parts) >= 4 else []
+    if TENANT_COMPONENT not in types:
+        return "", False
+    return parts[3], types[-1] != TENANT_COMPONENT
 
 
 HOST_NAMESPACE = "host namespace"
@@ -169,8 +168,8 @@ def _host_provider(reference: str | None) -> bool:
 def _tenant_provider(wl: Workload, tenants: Sequence[TenantFacts]) -> tuple[str, str] | None:
     """The tenant whose vCluster provider or Tenant component created the workload, and which one."""
     for via, urn in (("provider", wl.res.provider), ("parent", wl.res.parent)):
-        name = _tenant_scoped_name(urn)
-        tenant = _named_tenant(name, tenants) if name else None
+        name, child = _tenant_scoped_name(urn)
+        tenant = _named_tenant(name, tenants, child=child) if name else None
         if tenant is not None:
             return tenant, f"{via} {name}"
     return None

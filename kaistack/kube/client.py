@@ -51,7 +51,7 @@ from kaistack.kube.kubeconfig_text import (
     proxy_url,
     select_context,
 )
-from kaistack.kube.proxy import environment_proxy
+from kaistack.kube.proxy import proxy_and_variable
 
 DEFAULT_TIMEOUT_S = 10.0
 PAGE_SIZE = 500  # items per list request; lightkube asks for the next page while `continue` is set
@@ -87,6 +87,20 @@ def _retry_after(response: httpx2.Response) -> float | None:
     return wait if status >= 500 else None
 
 
+def _system_roots_from_environment(cluster: dict[str, Any], environ: Mapping[str, str]) -> None:
+    """A cluster that names no CA is verified against the system's roots, which Go reads from SSL_CERT_FILE when it
+    is set (crypto/x509 root_unix.go), as kubectl does: the client itself takes nothing from the environment
+    (trust_env=False keeps httpx's own proxy rules out), so the file is named as the cluster's CA. SSL_CERT_DIR is
+    not read."""
+    if cluster.get("certificate-authority") or cluster.get("certificate-authority-data"):
+        return
+    if cluster.get("insecure-skip-tls-verify"):
+        return
+    bundle = environ.get("SSL_CERT_FILE", "")
+    if bundle and Path(bundle).is_file():
+        cluster["certificate-authority"] = bundle
+
+
 class KubeClient:
     """Reads objects from one cluster. Build it with `from_kubeconfig`; close it (or use `with`) when done."""
 
@@ -109,9 +123,11 @@ class KubeClient:
     ) -> KubeClient:
         """A client for `context` (default: current-context). Raises KubeError naming what is missing or wrong."""
         selected = select_context(parse_kubeconfig(text), context, base_dir or Path.cwd())
+        _system_roots_from_environment(selected["clusters"][0]["cluster"], os.environ)
         name = selected["current-context"]
         user = (selected.get("users") or [{"name": "", "user": {}}])[0]
         exec_spec = user["user"].get("exec")
+        source = "proxy-url"  # where the proxy came from, for messages
         try:
             config = lightkube.KubeConfig.from_dict(selected).get(name)
             if config is None:  # get() returns None only when no context is named; ours always is
@@ -122,7 +138,11 @@ class KubeClient:
             # The proxy kubectl would take (kaistack.kube.proxy), chosen here: httpx's own environment rules proxy
             # loopback servers and read ALL_PROXY, which kubectl does not. trust_env=False keeps them out.
             cluster = selected["clusters"][0]["cluster"]
-            proxy = proxy_url(cluster, name) or environment_proxy(str(cluster["server"]), os.environ)
+            proxy = proxy_url(cluster, name)
+            if proxy is None and (found := proxy_and_variable(str(cluster["server"]), os.environ)) is not None:
+                proxy, source = found
+                if urlsplit(proxy).scheme not in ("http", "https", "socks5", "socks5h"):
+                    raise KubeError(f"{source} is not an http://, https:// or socks5:// proxy URL")
             client = lightkube.Client(config, timeout=httpx2.Timeout(timeout), trust_env=False, proxy=proxy)
         except ssl.SSLError as err:
             raise KubeError(
@@ -139,7 +159,7 @@ class KubeClient:
                 f"kubeconfig context {name!r}: the cluster's server or proxy-url is not a valid URL"
             ) from err
         except ImportError as err:  # a socks5:// proxy without httpx2's optional socks support
-            raise KubeError(f"kubeconfig context {name!r}: proxy-url: {clip(err)}") from err
+            raise KubeError(f"kubeconfig context {name!r}: {source}: {clip(err)}") from err
         return cls(
             client,
             user=str(user["name"]),

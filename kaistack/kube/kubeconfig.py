@@ -13,7 +13,7 @@ from pathlib import Path
 from kaistack.declaration import limits
 from kaistack.declaration.yaml_load import YamlInputError, read_text
 from kaistack.kube.errors import KubeError
-from kaistack.kube.kubeconfig_text import kubeconfig_files, merge_kubeconfigs
+from kaistack.kube.kubeconfig_text import kubeconfig_files, merge_kubeconfigs, parse_kubeconfig
 
 
 @dataclass(frozen=True)
@@ -37,15 +37,20 @@ def resolve_kubeconfig(
     if explicit is not None:
         return _kubeconfig_file(explicit, f"--kubeconfig {explicit}")
     merged = from_environment(environ)
-    if merged is not None:
+    if merged is not None and (stack is not None or _names_a_context(merged.text)):
         return merged
     if stack is None:
-        default = default_kubeconfig()
-        if default is not None:
-            return _kubeconfig_file(default, str(default))
+        default = default_kubeconfig() if merged is None else None
+        found = merged or (_kubeconfig_file(default, str(default)) if default is not None else None)
+        if found is not None and _names_a_context(found.text):
+            return found
+        # As client-go's merged loader: a kubeconfig that is missing or empty falls back to the pod's service
+        # account (client-go@kubernetes-1.35.0 tools/clientcmd/merged_client_builder.go:96-127).
         in_pod = in_cluster(environ)
         if in_pod is not None:
             return in_pod
+        if found is not None:
+            return found  # its own error (no context, not a mapping) says what is wrong with it
         raise KubeError("no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG, or create ~/.kube/config")
     pulumi = which("pulumi")
     if pulumi:
@@ -62,6 +67,15 @@ def resolve_kubeconfig(
         "no kubeconfig: pass --kubeconfig FILE, set KUBECONFIG, or install the Pulumi CLI so "
         f"`pulumi stack output kubeconfig --show-secrets --stack {stack}` can provide it"
     )
+
+
+def _names_a_context(text: str) -> bool:
+    """Whether a kubeconfig holds anything to connect with: an empty file (or a merge of empty ones) does not."""
+    try:
+        config = parse_kubeconfig(text)
+    except KubeError:
+        return bool(text.strip())  # a broken one is reported as such, not passed over
+    return bool(config.get("contexts")) or bool(config.get("current-context"))
 
 
 def from_environment(environ: Mapping[str, str]) -> Kubeconfig | None:

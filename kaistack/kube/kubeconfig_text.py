@@ -151,9 +151,13 @@ def _exec_cluster(cluster: Mapping[str, Any]) -> dict[str, Any]:
             ) from err
     if data:
         out["certificate-authority-data"] = data
-    for key in ("tls-server-name", "insecure-skip-tls-verify", "proxy-url"):
+    for key in ("tls-server-name", "insecure-skip-tls-verify", "proxy-url", "disable-compression"):
         if cluster.get(key):
             out[key] = cluster[key]
+    # The cluster's exec extension, for the plugin (client-go@kubernetes-1.35.0 tools/clientcmd/client_config.go:35-36).
+    for extension in cluster.get("extensions") or []:
+        if isinstance(extension, Mapping) and extension.get("name") == "client.authentication.k8s.io/exec":
+            out["config"] = extension.get("extension")
     return out
 
 

@@ -18,6 +18,12 @@ from urllib.parse import urlsplit
 
 def environment_proxy(server: str, environ: Mapping[str, str]) -> str | None:
     """The proxy for `server` from HTTPS_PROXY / HTTP_PROXY and NO_PROXY, or None for a direct connection."""
+    found = proxy_and_variable(server, environ)
+    return None if found is None else found[0]
+
+
+def proxy_and_variable(server: str, environ: Mapping[str, str]) -> tuple[str, str] | None:
+    """The proxy for `server` and the variable it came from, or None for a direct connection."""
     try:
         parts = urlsplit(server)
         port = parts.port or (443 if parts.scheme == "https" else 80)
@@ -25,10 +31,11 @@ def environment_proxy(server: str, environ: Mapping[str, str]) -> str | None:
         return None
     host = (parts.hostname or "").lower()
     names = ("HTTPS_PROXY", "https_proxy") if parts.scheme == "https" else ("HTTP_PROXY", "http_proxy")
-    proxy = next((environ[n] for n in names if environ.get(n)), "")
-    if not proxy or _loopback(host) or _excluded(host, port, _any(environ, "NO_PROXY", "no_proxy")):
+    variable = next((n for n in names if environ.get(n)), "")
+    if not variable or _loopback(host) or _excluded(host, port, _any(environ, "NO_PROXY", "no_proxy")):
         return None
-    return proxy if "://" in proxy else f"http://{proxy}"
+    proxy = environ[variable]
+    return (proxy if "://" in proxy else f"http://{proxy}"), variable
 
 
 def _any(environ: Mapping[str, str], *names: str) -> str:
@@ -39,9 +46,11 @@ def _loopback(host: str) -> bool:
     if host == "localhost":
         return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        address = ipaddress.ip_address(host)
     except ValueError:
         return False
+    mapped = getattr(address, "ipv4_mapped", None)  # ::ffff:127.0.0.1 is loopback to Go too
+    return address.is_loopback or bool(mapped and mapped.is_loopback)
 
 
 def _excluded(host: str, port: int, no_proxy: str) -> bool:
@@ -69,9 +78,14 @@ def _matches(host: str, port: int, entry: str) -> bool:
     if wanted_port is not None and wanted_port != port:
         return False
     try:
-        return ipaddress.ip_address(host) == ipaddress.ip_address(name)
+        address = ipaddress.ip_address(host)
     except ValueError:
-        pass
+        address = None
+    if address is not None:  # an IP host matches an IP entry only, never a domain one
+        try:
+            return address == ipaddress.ip_address(name)
+        except ValueError:
+            return False
     if name.startswith("*."):
         name = name[1:]
     if name.startswith("."):
@@ -80,10 +94,11 @@ def _matches(host: str, port: int, entry: str) -> bool:
 
 
 def _split_port(entry: str) -> tuple[str, int | None]:
-    if entry.startswith("["):  # [::1]:6443
-        host, _, rest = entry[1:].partition("]")
-        return host, int(rest[1:]) if rest.startswith(":") and rest[1:].isdigit() else None
+    """An entry's host and port; a port that is no number matches no port at all (-1)."""
+    if entry.startswith("[") and "]:" in entry:  # [::1]:6443
+        host, _, port = entry[1:].partition("]:")
+        return host, int(port) if port.isdigit() else -1
     if entry.count(":") == 1:
         host, _, port = entry.partition(":")
-        return host, int(port) if port.isdigit() else None
+        return host, int(port) if port.isdigit() else -1
     return entry, None

@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 
 from kaistack.declaration import limits, yaml_load
-from kaistack.declaration.yaml_load import load_documents
+from kaistack.declaration.yaml_load import Document, DocumentError, load_documents
 from kaistack.guardrails.facts import StackFacts
 from kaistack.guardrails.podspec import Res, type_token
 from kaistack.guardrails.quantities import invalid_quantities
@@ -129,19 +129,16 @@ def read_text(path: str) -> str:
     return yaml_load.read_text(path, max_bytes=limits.MAX_MANIFEST_FILE_BYTES, what="manifest file")
 
 
-def _holds_no_document(text: str) -> bool:
-    """Nothing but blank lines, comments and document markers (`---`, `...`)."""
-    return all(
-        not line.strip() or line.lstrip().startswith("#") or line.strip() in ("---", "...")
-        for line in text.splitlines()
-    )
-
-
 def load_manifests(path: str, text: str) -> tuple[list[ManifestObject], list[LintError]]:
     """Every Kubernetes object in a YAML stream; a document that cannot be read is an error, the rest load."""
+    return _manifests(path, *load_documents(text, path))
+
+
+def _manifests(
+    path: str, documents: list[Document], problems: list[DocumentError]
+) -> tuple[list[ManifestObject], list[LintError]]:
     objects: list[ManifestObject] = []
     errors: list[LintError] = []
-    documents, problems = load_documents(text, path)
     for document in documents:
         objs, errs = _objects(path, document.index, document.line, document.node, document.data)
         objects += objs
@@ -285,10 +282,11 @@ def lint_paths(paths: Iterable[str], facts: StackFacts, settings: Settings | Non
         except yaml_load.YamlInputError as err:
             errors.append(LintError(path, None, str(err).removeprefix(f"{path}: ")))
             continue
-        if _holds_no_document(text):
-            empty.append(path)
+        documents, problems = load_documents(text, path)
+        if not problems and all(document.data is None for document in documents):
+            empty.append(path)  # nothing, comments, `null` (what yq prints for no match), `---` alone
             continue
-        objs, errs = load_manifests(path, text)
+        objs, errs = _manifests(path, documents, problems)
         objects += objs
         errors += errs
     if empty and len(empty) == len(files) and not errors:

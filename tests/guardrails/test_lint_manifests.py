@@ -279,7 +279,9 @@ def test_stdin_is_read_with_a_dash(monkeypatch: pytest.MonkeyPatch, capsys: pyte
     assert out.startswith("-:1 Pod/gpu-pod [kai-queue-label] ")
 
 
-@pytest.mark.parametrize("piped", ["", "# kubectl printed nothing\n", "---\n---\n"])
+@pytest.mark.parametrize(
+    "piped", ["", "# kubectl printed nothing\n", "---\n---\n", "null\n", "--- # nothing\n", "---\nnull\n---\n"]
+)
 def test_empty_stdin_is_an_error_not_a_clean_cluster(
     piped: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

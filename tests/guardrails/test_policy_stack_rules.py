@@ -352,3 +352,14 @@ def test_workloads_parented_to_a_tenant_component_belong_to_it() -> None:
     found = _messages(tenant_queue_binding([r], Settings(), FACTS))
     assert len(found) == 1
     assert "of tenant beta (parent kaistack-beta)" in found[0]
+
+
+def test_a_tenant_component_as_parent_is_the_tenant_its_whole_name_ends_with() -> None:
+    """`kaistack-team-a` is Tenant team-a itself (no child word to drop): not tenant `team`."""
+    facts = StackFacts(
+        leaf_queues=frozenset({"qt", "qa"}),
+        tenants=(TenantFacts("team", "vcluster-team", ("qt",)), TenantFacts("team-a", "vcluster-team-a", ("qa",))),
+    )
+    parent = "urn:pulumi:dev::kaistack::kaistack:index:Platform$kaistack:index:Tenant::kaistack-team-a"
+    r = res("Pod", pod(name="serve", queue="qa"), parent=parent)
+    assert tenant_queue_binding([r], Settings(), facts) == []

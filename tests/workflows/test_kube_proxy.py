@@ -7,6 +7,8 @@ IP, CIDR and port.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from kaistack.kube.proxy import environment_proxy
@@ -32,6 +34,17 @@ CASES = {
     "NO_PROXY same port": ("https://api.corp:6443", {"HTTPS_PROXY": PROXY, "NO_PROXY": "api.corp:6443"}, None),
     "no scheme on the proxy": ("https://api.corp", {"HTTPS_PROXY": "proxy.corp:3128"}, PROXY),
     "nothing set": ("https://api.corp", {}, None),
+    "NO_PROXY domain entries never match an IP host": (
+        "https://10.1.2.3",
+        {"HTTPS_PROXY": PROXY, "NO_PROXY": "2.3"},
+        PROXY,
+    ),
+    "NO_PROXY port that is no number matches nothing": (
+        "https://api.corp",
+        {"HTTPS_PROXY": PROXY, "NO_PROXY": "api.corp:x"},
+        PROXY,
+    ),
+    "IPv4-mapped loopback": ("https://[::ffff:127.0.0.1]:6443", {"HTTPS_PROXY": PROXY}, None),
 }
 
 
@@ -50,3 +63,19 @@ def test_a_loopback_api_server_is_reached_directly_whatever_the_environment_says
         monkeypatch.setenv(name, "http://127.0.0.1:9")
     with KubeClient.from_kubeconfig(fake_kube.kubeconfig(tmp_path).read_text()) as client:
         assert client.list(k8s.Queue)
+
+
+def test_a_proxy_from_the_environment_of_another_scheme_names_its_variable(monkeypatch):
+    """It was "certificate data is not valid base64" (an httpx ValueError caught for the kubeconfig's CA)."""
+    from kaistack.kube.client import KubeClient, KubeError
+
+    monkeypatch.setenv("HTTP_PROXY", "ftp://proxy.corp:21")
+    kubeconfig = json.dumps(
+        {
+            "current-context": "c",
+            "clusters": [{"name": "c", "cluster": {"server": "http://api.kaistack.invalid"}}],
+            "contexts": [{"name": "c", "context": {"cluster": "c"}}],
+        }
+    )
+    with pytest.raises(KubeError, match=r"HTTP_PROXY is not an http://, https:// or socks5:// proxy URL"):
+        KubeClient.from_kubeconfig(kubeconfig)

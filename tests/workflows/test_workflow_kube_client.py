@@ -476,3 +476,36 @@ def test_an_impersonating_user_is_refused_rather_than_read_as_itself(fake_kube):
     user = {"token": "t", "as": "viewer@corp", "as-groups": ["viewers"]}
     with pytest.raises(KubeError, match=r"kubeconfig user 'u' impersonates \(as, as-groups\)"):
         KubeClient.from_kubeconfig(_kubeconfig(fake_kube.url, user))
+
+
+def test_a_cluster_without_a_ca_is_verified_against_ssl_cert_file(fake_kube_tls, pki: Pki, monkeypatch):
+    """Go's system roots read SSL_CERT_FILE (crypto/x509 root_unix.go), so kubectl trusts a corporate bundle there;
+    the client takes nothing else from the environment (proxies are chosen by kaistack.kube.proxy)."""
+    user = {"client-certificate": str(pki.client_cert), "client-key": str(pki.client_key)}
+    text = _kubeconfig(fake_kube_tls.url, user)
+    with pytest.raises(KubeError, match="CERTIFICATE_VERIFY_FAILED"), KubeClient.from_kubeconfig(text) as client:
+        client.list(k8s.Queue)
+    monkeypatch.setenv("SSL_CERT_FILE", str(pki.ca))
+    with KubeClient.from_kubeconfig(text) as client:
+        assert _names(client.list(k8s.Queue)) == _names(fake_kube_tls.items(QUEUES))
+
+
+def test_an_exec_plugin_gets_the_clusters_exec_extension_as_config():
+    """client-go's ExecCredential spec.cluster.config is the cluster's client.authentication.k8s.io/exec extension."""
+    from kaistack.kube.kubeconfig_text import select_context
+
+    cluster = {
+        "server": "https://api.corp",
+        "disable-compression": True,
+        "extensions": [{"name": "client.authentication.k8s.io/exec", "extension": {"audience": "prod"}}],
+    }
+    exec_spec = {"apiVersion": "client.authentication.k8s.io/v1", "command": "get-token", "provideClusterInfo": True}
+    config = json.loads(_kubeconfig("https://api.corp", {"exec": exec_spec}))
+    config["clusters"][0]["cluster"] = cluster
+    user = select_context(config, None, Path("/"))["users"][0]["user"]
+    info = json.loads(next(e["value"] for e in user["exec"]["env"] if e["name"] == "KUBERNETES_EXEC_INFO"))
+    assert info["spec"]["cluster"] == {
+        "server": "https://api.corp",
+        "disable-compression": True,
+        "config": {"audience": "prod"},
+    }

@@ -159,3 +159,17 @@ def test_an_empty_file_in_kubeconfig_is_an_empty_config(fake_kube: FakeKube, tmp
     real = _write(tmp_path / "config", current="lab", contexts={"lab": fake_kube.url}, lab={"token": fake_kube.token})
     assert _queues_through(f"{empty}{os.pathsep}{real}")
     assert _queues_through(f"{real}{os.pathsep}{empty}")
+
+
+@pytest.mark.parametrize("where", ["home", "KUBECONFIG"])
+def test_in_a_pod_an_empty_kubeconfig_falls_back_to_the_service_account(where, tmp_path, monkeypatch):
+    """client-go's merged loader falls back to in-cluster when the kubeconfig is missing or empty."""
+    from kaistack.kube import kubeconfig as module
+
+    account = _account(tmp_path)
+    empty = tmp_path / "config"
+    empty.write_text("")
+    monkeypatch.setattr(module, "SERVICE_ACCOUNT", account)
+    monkeypatch.setattr(module, "default_kubeconfig", lambda: empty)
+    environ = {**POD_ENV, **({"KUBECONFIG": str(empty)} if where == "KUBECONFIG" else {})}
+    assert resolve_kubeconfig(None, None, environ=environ).origin == f"the pod's service account ({account})"
