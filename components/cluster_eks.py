@@ -22,7 +22,7 @@ import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
 from components.eks_access import admin_access_entries
-from components.eks_addons import managed_policy_arn, storage_addons
+from components.eks_addons import assumed_by, managed_policy_arn, storage_addons
 from components.eks_network import EksNetwork
 from kaistack.declaration.kai_api import GPU_PRESENT_LABEL
 from kaistack.declaration.marks import NODE_POOL_LABEL as POOL_LABEL
@@ -121,18 +121,7 @@ class EksCluster(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         role = aws.iam.Role(
             f"{name}-node-role",
-            assume_role_policy=json.dumps(
-                {
-                    "Version": "2012-10-17",
-                    "Statement": [
-                        {
-                            "Effect": "Allow",
-                            "Principal": {"Service": "ec2.amazonaws.com"},
-                            "Action": "sts:AssumeRole",
-                        }
-                    ],
-                }
-            ),
+            assume_role_policy=assumed_by("ec2.amazonaws.com", "sts:AssumeRole"),
             tags=tags,
             opts=child,
         )

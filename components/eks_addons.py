@@ -17,6 +17,12 @@ def managed_policy_arn(partition: str, policy: str) -> str:
     return f"arn:{partition}:iam::aws:policy/{policy}"
 
 
+def assumed_by(service: str, actions: str | list[str]) -> str:
+    """A role's trust policy: `service` may assume it."""
+    statement = {"Effect": "Allow", "Principal": {"Service": service}, "Action": actions}
+    return json.dumps({"Version": "2012-10-17", "Statement": [statement]})
+
+
 def storage_addons(
     name: str,
     cluster_name: str,
@@ -46,18 +52,7 @@ def storage_addons(
     )
     role = aws.iam.Role(
         f"{name}-ebs-csi",
-        assume_role_policy=json.dumps(
-            {
-                "Version": "2012-10-17",
-                "Statement": [
-                    {
-                        "Effect": "Allow",
-                        "Principal": {"Service": "pods.eks.amazonaws.com"},
-                        "Action": ["sts:AssumeRole", "sts:TagSession"],
-                    }
-                ],
-            }
-        ),
+        assume_role_policy=assumed_by("pods.eks.amazonaws.com", ["sts:AssumeRole", "sts:TagSession"]),
         tags=dict(tags),
         opts=pulumi.ResourceOptions(parent=parent),
     )
