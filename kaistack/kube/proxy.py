@@ -16,12 +16,6 @@ from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 
-def environment_proxy(server: str, environ: Mapping[str, str]) -> str | None:
-    """The proxy for `server` from HTTPS_PROXY / HTTP_PROXY and NO_PROXY, or None for a direct connection."""
-    found = proxy_and_variable(server, environ)
-    return None if found is None else found[0]
-
-
 def proxy_and_variable(server: str, environ: Mapping[str, str]) -> tuple[str, str] | None:
     """The proxy for `server` and the variable it came from, or None for a direct connection."""
     try:

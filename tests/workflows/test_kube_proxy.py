@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from kaistack.kube.proxy import environment_proxy
+from kaistack.kube.proxy import proxy_and_variable
 
 PROXY = "http://proxy.corp:3128"
 
@@ -51,7 +51,8 @@ CASES = {
 @pytest.mark.parametrize("case", list(CASES))
 def test_kubectls_proxy_choice(case: str) -> None:
     server, environ, expected = CASES[case]
-    assert environment_proxy(server, environ) == expected
+    found = proxy_and_variable(server, environ)
+    assert (found[0] if found is not None else None) == expected
 
 
 def test_a_loopback_api_server_is_reached_directly_whatever_the_environment_says(fake_kube, tmp_path, monkeypatch):
