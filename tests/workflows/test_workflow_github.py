@@ -14,7 +14,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"
-PULUMI_ACTION = "pulumi/actions@v7"
+PULUMI_ACTION = "pulumi/actions"  # the pinned release: test_workflow_pins.py
 
 
 def _load(name: str) -> dict[str, Any]:
@@ -28,8 +28,13 @@ def _steps(workflow: dict[str, Any], job: str) -> list[dict[str, Any]]:
     return workflow["jobs"][job]["steps"]
 
 
+def _action(step: dict[str, Any]) -> str:
+    """owner/repo of a step's `uses`, without the pinned commit."""
+    return str(step.get("uses", "")).partition("@")[0]
+
+
 def _uses(workflow: dict[str, Any], job: str, action: str) -> list[dict[str, Any]]:
-    return [s for s in _steps(workflow, job) if s.get("uses") == action]
+    return [s for s in _steps(workflow, job) if _action(s) == action]
 
 
 def _stacks_in_repo() -> list[str]:
@@ -107,13 +112,13 @@ def test_preview_validates_every_stack_in_the_repo_as_markdown():
 def test_preview_posts_one_sticky_comment_with_the_reports():
     """The validation and capacity report goes into one comment, identified by its header."""
     workflow = _load("preview.yml")
-    (sticky,) = _uses(workflow, "comment", "marocchino/sticky-pull-request-comment@v2")
+    (sticky,) = _uses(workflow, "comment", "marocchino/sticky-pull-request-comment")
     assert sticky["with"] == {"header": "kaistack-validate", "path": "validate-report.md"}
     assert workflow["jobs"]["comment"]["permissions"] == {"pull-requests": "write"}
 
 
 def test_preview_job_runs_pulumi_preview_with_the_policy_pack_per_stack():
-    """pulumi/actions@v7: command preview, policyPacks policies, comment-on-pr, one matrix entry per stack."""
+    """pulumi/actions: command preview, policyPacks policies, comment-on-pr, one matrix entry per stack."""
     workflow = _load("preview.yml")
     (pulumi,) = _uses(workflow, "preview", PULUMI_ACTION)
     assert pulumi["with"]["command"] == "preview"
@@ -128,7 +133,7 @@ def test_cloud_credentials_come_from_oidc_roles():
     """AWS access is an assumed role (OIDC, id-token: write), never stored keys."""
     for name, job in (("preview.yml", "preview"), ("promote.yml", "promote")):
         workflow = _load(name)
-        (aws,) = _uses(workflow, job, "aws-actions/configure-aws-credentials@v4")
+        (aws,) = _uses(workflow, job, "aws-actions/configure-aws-credentials")
         assert "role-to-assume" in aws["with"]
         assert workflow["jobs"][job]["permissions"]["id-token"] == "write"
         assert "aws-access-key-id" not in aws["with"]
@@ -147,12 +152,12 @@ def test_promote_job_is_gated_by_the_target_environment():
 
 
 def test_promote_runs_kaistack_promote_then_pulumi_up_on_the_target():
-    """The promote step writes with --yes; pulumi/actions@v7 `up` deploys the same target with the policy pack."""
+    """The promote step writes with --yes; pulumi/actions `up` deploys the same target with the policy pack."""
     workflow = _load("promote.yml")
     steps = _steps(workflow, "promote")
     runs = [s.get("run", "") for s in steps]
     promote_at = next(i for i, r in enumerate(runs) if 'kaistack promote "$SOURCE" "$TARGET" --yes' in r)
-    up_at = next(i for i, s in enumerate(steps) if s.get("uses") == PULUMI_ACTION)
+    up_at = next(i for i, s in enumerate(steps) if _action(s) == PULUMI_ACTION)
     push_at = next(i for i, r in enumerate(runs) if "git push" in r)
     assert promote_at < push_at < up_at
     up = steps[up_at]["with"]
