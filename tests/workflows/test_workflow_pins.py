@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -226,3 +227,23 @@ def test_e2e_installs_no_kind_binary_whose_digest_differs(tmp_path):
 
 def test_e2e_installs_the_kind_binary_whose_digest_matches(tmp_path):
     assert _run_kind_install(tmp_path, hashlib.sha256(b"not kind").hexdigest()) == (0, True)
+
+
+def test_dependabot_proposes_new_action_releases_as_pull_requests():
+    """A pin left alone goes stale; Dependabot's bumps arrive as pull requests, which run preview.yml."""
+    config = yaml.safe_load((ROOT / ".github" / "dependabot.yml").read_text())
+    (actions,) = [u for u in config["updates"] if u["package-ecosystem"] == "github-actions"]
+    assert actions["directory"] == "/"
+    done = subprocess.run(
+        [
+            str(Path(sys.executable).with_name("check-jsonschema")),
+            "--builtin-schema",
+            "vendor.dependabot",
+            str(ROOT / ".github" / "dependabot.yml"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
