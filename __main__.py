@@ -30,7 +30,11 @@ def load_config() -> StackConfig:
         try:
             value = config.get_object(key)
         except pulumi.ConfigTypeError as err:
-            problems.append(f"kaistack:{key}: not valid JSON/YAML ({err})")
+            # Pulumi's message quotes the value, decrypted: a secret's is left out.
+            if pulumi.runtime.is_config_secret(f"kaistack:{key}"):
+                problems.append(f"kaistack:{key}: not valid JSON/YAML (a secret: its value is not shown)")
+            else:
+                problems.append(f"kaistack:{key}: not valid JSON/YAML ({err})")
             continue
         if value is not None:
             raw[key] = value

@@ -76,8 +76,9 @@ def _default_client(region: str) -> Any:
     from botocore.config import Config
 
     session = boto3.session.Session(region_name=region)
-    # Checked up front so a machine without credentials falls back at once, without a signed call.
-    if session.get_credentials() is None:
+    # Checked up front so a machine without credentials falls back at once, without a signed call. Resolving
+    # them can run a credential_process or an SSO refresh, which fail like a call does.
+    if call(session.get_credentials) is None:
         raise AwsUnavailable("no AWS credentials found")
     # Short timeouts and few retries: render/check must not hang on a machine with no network.
     settings = Config(connect_timeout=5, read_timeout=15, retries={"max_attempts": 2, "mode": "standard"})
@@ -166,7 +167,19 @@ _UNAVAILABLE_CODES = frozenset(
 )
 
 
-def call(method: Any, **kwargs: Any) -> Mapping[str, Any]:
+# botocore errors whose text is an endpoint, a timeout or a proxy (botocore masks a proxy's password): quoted.
+_QUOTED = frozenset(
+    {
+        "EndpointConnectionError",
+        "ConnectTimeoutError",
+        "ReadTimeoutError",
+        "ConnectionClosedError",
+        "ProxyConnectionError",
+    }
+)
+
+
+def call(method: Any, **kwargs: Any) -> Any:
     """One EC2 call; credential and network trouble becomes AwsUnavailable, API errors keep their code."""
     from botocore.exceptions import (
         BotoCoreError,
@@ -188,8 +201,15 @@ def call(method: Any, **kwargs: Any) -> Mapping[str, Any]:
         if code in _UNAVAILABLE_CODES:
             raise AwsUnavailable(f"AWS refused {err.operation_name} ({code}: {error.get('Message', '')})") from err
         raise ClientCodeError(code, str(err)) from err
-    except BotoCoreError as err:  # EndpointConnectionError, ConnectTimeoutError, ...
-        raise AwsUnavailable(f"AWS is unreachable ({err})") from err
+    except BotoCoreError as err:
+        if type(err).__name__ in _QUOTED:
+            raise AwsUnavailable(f"AWS is unreachable ({err})") from err
+        # CredentialRetrievalError carries a credential_process's stderr whole, SSO and login errors a token
+        # cache's complaint: the class says enough, the text may hold a secret.
+        raise AwsUnavailable(
+            f"AWS credentials or settings could not be used ({type(err).__name__}; its message is not shown, "
+            "as it can carry a credential helper's output)"
+        ) from err
 
 
 def _facts_from(item: Mapping[str, Any]) -> InstanceFacts:

@@ -507,3 +507,37 @@ def test_pool_zones_outside_eks_are_refused() -> None:
     raw = {"cluster": {"provider": "kind", "nodePools": [{"name": "gpu", "gpus": 1, "availabilityZones": ["a"]}]}}
     with pytest.raises(ConfigError, match=r"node pool availabilityZones applies to EKS only; set on gpu"):
         parse_config(raw)
+
+
+SECRET = "s3cr3t-XYZ"
+
+
+def test_a_failing_credential_process_falls_back_without_quoting_its_output(
+    no_aws: None, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """botocore's CredentialRetrievalError carries the process's stderr whole (botocore 1.44.8 credentials.py,
+    ProcessProvider._retrieve_credentials_using): the declared facts are used and the note names only the class."""
+    config = tmp_path / "aws-config"
+    config.write_text(f"[default]\ncredential_process = sh -c \"echo 'client_secret={SECRET}' >&2; exit 1\"\n")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    raw = eks_raw(gpus=1, gpuMemoryMiB=22888, gpuProduct="NVIDIA-L4", cpu=4, memory="16Gi", pods=58)
+    _resolved, notes = discover(eks_config(raw))
+    assert any("CredentialRetrievalError; its message is not shown" in note for note in notes), notes
+    assert SECRET not in "\n".join(notes)
+
+
+def test_a_credential_error_inside_a_call_is_not_quoted() -> None:
+    from botocore.exceptions import CredentialRetrievalError, EndpointConnectionError
+
+    def refresh_fails() -> None:
+        raise CredentialRetrievalError(provider="custom-process", error_msg=f"client_secret={SECRET}")
+
+    with pytest.raises(ec2_module.AwsUnavailable, match="CredentialRetrievalError") as err:
+        ec2_module.call(refresh_fails)
+    assert SECRET not in str(err.value)
+
+    def unreachable() -> None:
+        raise EndpointConnectionError(endpoint_url="https://ec2.us-west-2.amazonaws.com/")
+
+    with pytest.raises(ec2_module.AwsUnavailable, match=r"AWS is unreachable \(.*https://ec2\.us-west-2"):
+        ec2_module.call(unreachable)

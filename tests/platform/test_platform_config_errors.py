@@ -475,6 +475,24 @@ def test_program_refuses_a_decrypted_secret_outside_the_existing_kubeconfig(mock
     assert mocks.resources == []
 
 
+def test_a_secret_key_that_is_not_json_is_refused_without_its_value(mocks):
+    """`pulumi config set --secret kaistack:cluster < kubeconfig` (the --path left out) hands the program the
+    decrypted text; Pulumi's ConfigTypeError quotes it (pulumi 3.272.0 config.py, ConfigTypeError), the refusal not."""
+    kubeconfig = "users:\n- user:\n    token: s3cr3t-XYZ\n"
+    pulumi.runtime.set_all_config({"kaistack:cluster": kubeconfig}, ["kaistack:cluster"])
+    refusal = re.escape("kaistack:cluster: not valid JSON/YAML (a secret: its value is not shown)")
+    with pytest.raises(RenderError, match=refusal) as err:
+        mocks.run(__import__("platform_testlib").MAIN)
+    assert "s3cr3t-XYZ" not in str(err.value)
+    assert mocks.resources == []
+
+
+def test_a_plain_key_that_is_not_json_is_quoted_in_the_refusal(mocks):
+    pulumi.runtime.set_all_config({"kaistack:cluster": "provider: kind\n  name: [x"}, [])
+    with pytest.raises(RenderError, match=r"kaistack:cluster: not valid JSON/YAML \(.*provider: kind"):
+        mocks.run(__import__("platform_testlib").MAIN)
+
+
 def test_program_raises_pulumi_run_error_with_the_config_error_text(mocks):
     """__main__.py turns ConfigError into pulumi.RunError, which Pulumi prints without a traceback."""
     import runpy
