@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from placement.nodes import NodeState
     from placement.session import Session
 
-__all__ = ["GpuResult", "JobResult", "NodeResult", "QueueResult", "Resources", "Result", "TaskResult"]
+__all__ = ["GpuResult", "JobResult", "NodeResult", "QueueResult", "Resources", "Result", "TaskResult", "Unsettled"]
 
 _MB = 1e6
 
@@ -99,6 +99,36 @@ class NodeResult:
     devices: tuple[GpuResult, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class Unsettled:
+    """A run to a steady state that reached its cycle limit with pods still moving: KAI would go on moving them.
+
+    `moving`: the jobs whose pods changed in the last cycle, in job order. `period`: the pods' state at a cycle's
+    end repeated after this many cycles (the same placements and evictions again and again), if it did.
+    """
+
+    moving: tuple[str, ...]
+    period: int | None
+
+    def to_json(self, cycles: int) -> dict[str, Any]:
+        return {"cycles": cycles, "moving": list(self.moving), "period": self.period}
+
+    def describe(self, cycles: int, shown: int = 10) -> str:
+        names = ", ".join(self.moving[:shown]) + (
+            f" and {len(self.moving) - shown} more" if len(self.moving) > shown else ""
+        )
+        if self.period == 1:
+            loop = "; every cycle ends as the one before did, so it never settles"
+        elif self.period:
+            loop = f"; the same state comes back every {self.period} cycles, so it never settles"
+        else:
+            loop = ""
+        return (
+            f"does not settle: after {cycles} cycles KAI still moves the pods of {len(self.moving)} job(s) "
+            f"every cycle ({names}){loop}"
+        )
+
+
 @dataclass
 class Result:
     """The outcome of `simulate`. Reasons are computed on first access (they scan the final cluster)."""
@@ -109,6 +139,7 @@ class Result:
     nodes: dict[str, NodeResult]
     cycles: int
     partial: bool = False  # stopped by max_seconds: later decisions were not made
+    unsettled: Unsettled | None = None  # run to a steady state (rounds=None) that never reached one
     _session: Session | None = field(default=None, repr=False)
     _reasons: dict[str, Reason] | None = field(default=None, repr=False)
     _explained: dict[str, Reason] = field(default_factory=dict, repr=False)
@@ -168,6 +199,8 @@ class Result:
         }
         if self.partial:
             out["partial"] = True
+        if self.unsettled is not None:
+            out["unsettled"] = self.unsettled.to_json(self.cycles)
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -175,6 +208,8 @@ class Result:
         out: dict[str, Any] = {"tasks": {name: task.to_json() for name, task in self.tasks.items()}}
         if self.partial:
             out["partial"] = True
+        if self.unsettled is not None:
+            out["unsettled"] = self.unsettled.to_json(self.cycles)
         return out
 
 
@@ -211,7 +246,7 @@ def _queue_result(q: QueueState) -> QueueResult:
     )
 
 
-def build_result(ssn: Session, cycles: int) -> Result:
+def build_result(ssn: Session, cycles: int, unsettled: Unsettled | None = None) -> Result:
     tasks: dict[str, TaskResult] = {}
     jobs: dict[str, JobResult] = {}
     for job in ssn.jobs.values():
@@ -231,7 +266,16 @@ def build_result(ssn: Session, cycles: int) -> Result:
         if t.node is not None and t.status in ACTIVE_USED:  # Pending and terminated pods hold nothing
             by_node.setdefault(t.node, []).append(t)
     nodes = {node.name: _node_result(node, by_node.get(node.name, [])) for node in ssn.node_list}
-    return Result(tasks=tasks, jobs=jobs, queues=queues, nodes=nodes, cycles=cycles, partial=ssn.partial, _session=ssn)
+    return Result(
+        tasks=tasks,
+        jobs=jobs,
+        queues=queues,
+        nodes=nodes,
+        cycles=cycles,
+        partial=ssn.partial,
+        unsettled=unsettled,
+        _session=ssn,
+    )
 
 
 def _node_result(node: NodeState, on_node: list[TaskResult]) -> NodeResult:

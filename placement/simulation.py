@@ -17,7 +17,7 @@ from placement.consolidation import consolidation
 from placement.model import ACTIONS, ALL_ACTIONS, Placement, Snapshot
 from placement.preempt import preempt
 from placement.reclaim import reclaim
-from placement.result import Result, build_result
+from placement.result import Result, Unsettled, build_result
 from placement.session import Session
 from placement.stalegang import stale_gang_eviction
 from placement.tasks import BINDING, PENDING, PIPELINED, RELEASING, RUNNING, STUCK_IN_RELEASING, TERMINAL
@@ -67,7 +67,8 @@ def simulate(
     """Simulate KAI v0.17 scheduling cycles.
 
     actions: run in this order each cycle (any of "allocate", "consolidation", "reclaim", "preempt").
-    rounds: number of cycles; None runs until a cycle changes nothing (at most `max_rounds`).
+    rounds: number of cycles; None runs until a cycle changes nothing (at most `max_rounds`; a run that reaches
+        it still changing says so in `Result.unsettled`).
     settle: apply the between-cycles transition after the last cycle too (default: len(actions) > 1); nodes and
         queues are then reported as rebuilt from the settled pods.
     max_seconds: stop every action at its next job once this much time has passed; the result is then
@@ -120,10 +121,18 @@ def _run(
         ssn.deadline = time.monotonic() + max_seconds
     cycles = 0
     limit = rounds if rounds is not None else max_rounds
+    settled = rounds is not None
+    # Run to a steady state: each cycle's end state by fingerprint (the last cycle it was seen), and the pods
+    # as the last cycle began, so a run that never settles can say which jobs still move and whether it loops.
+    seen: dict[int, int] = {}
+    period: int | None = None
+    last_start: dict[str, tuple[tuple[str, str | None, tuple[str, ...]], ...]] = {}
     while cycles < limit:
         if cycles:
             _advance(ssn)
         before = ssn.commits
+        if rounds is None and cycles == limit - 1:
+            last_start = _pods(ssn)
         ssn.open()
         for name, step in steps:
             if ssn.out_of_time():
@@ -136,13 +145,31 @@ def _run(
                 on_step(cycles + 1, name, time.monotonic() - started)
         cycles += 1
         if ssn.partial or (rounds is None and ssn.commits == before):
+            settled = True
             break
+        if rounds is None:
+            fingerprint = hash(tuple(_pods(ssn).values()))
+            if fingerprint in seen:
+                period = cycles - seen[fingerprint]
+            seen[fingerprint] = cycles
+    unsettled = None
+    if not settled:
+        moved = _pods(ssn)
+        unsettled = Unsettled(tuple(name for name, pods in moved.items() if last_start.get(name) != pods), period)
     if settle if settle is not None else len(steps) > 1:
         _advance(ssn)
         # The transition moved pods without the cycle's accounting (evicted pods left, pipelined ones went
         # back to Pending): report nodes and queues as the next cycle would see them.
         ssn.rebuild()
-    return build_result(ssn, cycles)
+    return build_result(ssn, cycles, unsettled)
+
+
+def _pods(ssn: Session) -> dict[str, tuple[tuple[str, str | None, tuple[str, ...]], ...]]:
+    """Per job, where its pods are: what changes from cycle to cycle."""
+    return {
+        name: tuple((task.status, task.node, tuple(task.groups)) for task in job.tasks)
+        for name, job in ssn.jobs.items()
+    }
 
 
 def _resolve_actions(actions: Iterable[str]) -> list[tuple[str, Callable[[Session], None]]]:

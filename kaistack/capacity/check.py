@@ -43,6 +43,7 @@ class WorkloadVerdict:
     pods: tuple[PodPlacement, ...]
     # The declared constraint ({"required": level, "preferred": level}, unset ones left out), if any.
     topology: dict[str, str] | None = None
+    moving: bool = False  # still placed or evicted in the last cycle of a run that never settled
 
     @property
     def pending(self) -> bool:
@@ -127,18 +128,23 @@ class CapacityReport:
     kai_version: str = ""  # the stack's KAI release
     rules: str = ""  # the KAI rules simulated (placement.Placement.kai_version)
     notes: tuple[str, ...] = ()  # what of the declaration the verdict did not check (kaistack.capacity.plan)
+    # KAI never settled (placement.Unsettled): the workloads it still moved are marked `moving`; `loop` is after
+    # how many cycles the same state came back, if it did.
+    unsettled: bool = False
+    loop: int | None = None
 
     @property
     def ok(self) -> bool:
-        return not self.partial and not any(w.pending for w in self.workloads)
+        return not self.partial and not self.unsettled and not any(w.pending for w in self.workloads)
 
     @property
     def reasons(self) -> tuple[str, ...]:
-        """One line per pending workload: `<name> (<queue>): <why>` — what a failing gate prints."""
+        """One line per pending or still moving workload: `<name> (<queue>): <why>` — what a failing gate prints."""
         return tuple(
-            f"{w.name} ({w.where}, queue {w.queue}): {'; '.join(w.reasons) or 'stays Pending'}"
+            f"{w.name} ({w.where}, queue {w.queue}): "
+            + "; ".join([*(w.reasons or (["stays Pending"] if w.pending else [])), *([MOVING] if w.moving else [])])
             for w in self.workloads
-            if w.pending
+            if w.pending or w.moving
         )
 
     @property
@@ -155,6 +161,18 @@ class CapacityReport:
         placed = sum(1 for w in self.workloads if not w.pending)
         if self.partial:
             return f"unknown: stopped by the time limit with {placed} of {len(self.workloads)} workloads placed"
+        if self.unsettled:
+            again = (
+                "every cycle ends as the one before did"
+                if self.loop == 1
+                else f"the same state comes back every {self.loop} cycles"
+                if self.loop
+                else "still changing"
+            )
+            return (
+                f"does not settle: after {self.cycles} cycles KAI still moves "
+                f"{sum(1 for w in self.workloads if w.moving)} of {len(self.workloads)} workloads each cycle ({again})"
+            )
         if self.ok:
             return f"fits: all {placed} workloads are placed"
         pending = len(self.workloads) - placed
@@ -190,7 +208,11 @@ def check(
         for node in the_plan.snapshot.nodes
     )
     jobs = {job.name: job for job in the_plan.snapshot.jobs}
-    workloads = tuple(_workload_verdict(wp, result, gpu_ids, domains, jobs) for wp in the_plan.workloads)
+    moving = set(result.unsettled.moving) if result.unsettled is not None else set()
+    workloads = tuple(
+        _workload_verdict(wp, result, gpu_ids, domains, jobs, moving=any(ref.job in moving for ref in wp.pods))
+        for wp in the_plan.workloads
+    )
     queues = tuple(_queue_verdict(q, result) for q in config.all_queues())
     topology = None
     if config.cluster.topology is not None:
@@ -206,10 +228,13 @@ def check(
         kai_version=config.kai.version,
         rules=the_plan.placement.kai_version,
         notes=the_plan.notes,
+        unsettled=result.unsettled is not None,
+        loop=result.unsettled.period if result.unsettled is not None else None,
     )
 
 
 PLACED = ("Running", "Binding")
+MOVING = "placed and evicted again every cycle: KAI never settles on this stack"
 
 
 def _workload_verdict(
@@ -218,6 +243,7 @@ def _workload_verdict(
     gpu_ids: dict[tuple[str, str], str],
     domains: dict[str, tuple[str, ...]],
     jobs: dict[str, Job],
+    moving: bool = False,
 ) -> WorkloadVerdict:
     pods: list[PodPlacement] = []
     reasons: list[str] = []
@@ -245,7 +271,16 @@ def _workload_verdict(
     if work.topology is not None:
         constraint = work.topology.model_dump(exclude_none=True)
     return WorkloadVerdict(
-        work.name, work.kind, wp.where, wp.queue, wp.priority_class, status, tuple(reasons), tuple(pods), constraint
+        work.name,
+        work.kind,
+        wp.where,
+        wp.queue,
+        wp.priority_class,
+        status,
+        tuple(reasons),
+        tuple(pods),
+        constraint,
+        moving,
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 from html import escape
 
-from kaistack.capacity.check import CapacityReport, GpuVerdict, NodeVerdict, WorkloadVerdict, domain_path
+from kaistack.capacity.check import MOVING, CapacityReport, GpuVerdict, NodeVerdict, WorkloadVerdict, domain_path
 from kaistack.capacity.report import constraint_text, topology_line
 
 _STYLE = """
@@ -87,6 +87,8 @@ def to_html(report: CapacityReport) -> str:
     for w in report.workloads:
         status = f'<span class="pending">{w.status}</span>' if w.pending else w.status
         where = "; ".join(w.reasons) if w.pending else ", ".join(f"{p.name} → {p.node}" for p in w.pods)
+        if w.moving:
+            where = f"{where}; {MOVING}"
         if report.topology is not None and (w.topology or w.domains):
             where = f"{where} (topology: {topology_line(w)})"
         rows.append(

@@ -6,6 +6,7 @@ import html
 from typing import Any
 
 from kaistack.capacity.check import (
+    MOVING,
     CapacityReport,
     NodeVerdict,
     QueueVerdict,
@@ -30,6 +31,8 @@ def to_json(report: CapacityReport) -> dict[str, Any]:
         "kaiVersion": report.kai_version,
         "simulatedRules": report.rules,
         "notes": list(report.notes),
+        # Only when KAI never settled, so a settled stack's report is unchanged.
+        **({"unsettled": {"cycles": report.cycles, "loop": report.loop}} if report.unsettled else {}),
     }
 
 
@@ -61,6 +64,7 @@ def _workload_json(w: WorkloadVerdict) -> dict[str, Any]:
         "status": w.status,
         "reason": "; ".join(w.reasons) if w.reasons else None,
         "topology": w.topology,
+        **({"moving": True} if w.moving else {}),
         "domains": list(w.domains),
         "pods": [
             {
@@ -162,12 +166,14 @@ def to_text(report: CapacityReport) -> str:
     lines.append("")
     lines.append("workloads:")
     for w in report.workloads:
-        mark = "ok  " if not w.pending else "FAIL"
+        mark = "ok  " if not w.pending and not w.moving else "FAIL"
         lines.append(f"  {mark} {w.name} [{w.kind}, {w.where}, queue {w.queue}, {w.priority_class}] {w.status}")
         lines.append(f"       {_placement(w)}")
         if report.topology is not None and (w.topology or w.domains):
             lines.append(f"       topology: {topology_line(w)}")
         lines.extend(f"       why: {reason}" for reason in w.reasons)
+        if w.moving:
+            lines.append(f"       why: {MOVING}")
     lines += ["", "queues (gpu: quota / limit / fair share / allocated):"]
     for q in report.queues:
         parent = f" (in {q.parent})" if q.parent else ""
@@ -204,6 +210,8 @@ def to_markdown(report: CapacityReport) -> str:
     for w in report.workloads:
         status = f"**{w.status}**" if w.pending else w.status
         detail = "; ".join(w.reasons) if w.pending else _placement(w)
+        if w.moving:
+            detail = f"{detail}; {MOVING}"
         if report.topology is not None and (w.topology or w.domains):
             detail = f"{detail} (topology: {topology_line(w)})"
         lines.append(

@@ -26,6 +26,10 @@ On a terminal each action's time is shown on stderr as it ends ("cycle 1: reclai
 while it runs, where it is ("cycle 1: reclaim 95 s, 412 jobs searched, 18301 scenarios; on job-004072
 (3100 scenarios, 80 s)"). KAISTACK_PROGRESS=1 shows them when stderr is not a terminal.
 
+With --rounds 0, a cluster that is still changing after 50 cycles is reported as it is then, with the jobs
+that still move and whether the cycles loop ("unsettled" in --json): KAI would go on moving them, e.g. allocate
+placing a job that reclaim evicts again in the same cycle.
+
 The file format is kai-conformance's FORMAT.md (YAML, or JSON for large scenarios).
 exit codes: 0 ok, 1 stopped by --max-seconds (partial result, "partial": true in --json), 2 unreadable or
   malformed scenario
@@ -123,12 +127,20 @@ def partial_note(max_seconds: float | None) -> str:
     return f"stopped after {limit}: the result is partial (pods not reached yet are reported Pending)"
 
 
+def unsettled_note(unsettled: dict[str, Any]) -> str:
+    """A run to a steady state (--rounds 0) that never reached one, from its JSON form."""
+    from placement.result import Unsettled
+
+    return Unsettled(tuple(unsettled["moving"]), unsettled["period"]).describe(unsettled["cycles"])
+
+
 def render_summary(name: str, summary: dict[str, Any], max_seconds: float | None = None) -> str:
     pods = ", ".join(f"{n} {status}" for status, n in summary["pods"].items())
     jobs = summary["jobs"]
     lines = [
         f"scenario {name}: {summary['cycles']} cycle(s){' (partial)' if summary.get('partial') else ''}",
         *([f"partial: {partial_note(max_seconds)}"] if summary.get("partial") else []),
+        *([unsettled_note(summary["unsettled"])] if summary.get("unsettled") else []),
         f"pods: {pods or 'none'}",
         f"jobs: {jobs['total']}, {jobs['pending']} with pending pods",
         f"GPUs: {summary['gpus']['total']}, {summary['gpus']['wholeFree']} whole GPUs free",
@@ -146,6 +158,8 @@ def render_table(name: str, result: Any, max_seconds: float | None = None) -> st
     lines = [f"scenario {name}: {result.cycles} cycle(s){' (partial)' if result.partial else ''}"]
     if result.partial:
         lines.append(f"partial: {partial_note(max_seconds)}")
+    if result.unsettled is not None:
+        lines.append(result.unsettled.describe(result.cycles))
     lines.append("")
     rows: list[tuple[str, ...]] = [("POD", "STATUS", "NODE", "GPUS", "GPU GROUPS")]
     for task in result.tasks.values():

@@ -1,0 +1,80 @@
+"""`kaistack check` on a stack where KAI never settles: not a fit, and the workloads it keeps moving are named.
+
+tests/data/unsettled/stack.yaml (found by a random search over small kind stacks, then shrunk): each cycle allocate
+puts w19 and w24 on two GPUs of one node and consolidation swaps them, pipelined, to fit w11 beside one of them;
+KAI keeps no pipelined decision across sessions, so the next cycle starts over. Before, the verdict was the state
+after the 50th cycle, "3 workloads would stay Pending", with reasons that said the cycles ended too soon.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kaistack.capacity.check import MOVING, CapacityReport, check
+from kaistack.capacity.report import to_json, to_markdown, to_text
+from kaistack.declaration.parse import parse_config
+
+STACK = Path(__file__).resolve().parents[1] / "data" / "unsettled" / "stack.yaml"
+MOVED = {"w11", "w19", "w24"}
+
+
+def _raw() -> dict[str, Any]:
+    return yaml.safe_load(STACK.read_text())
+
+
+@pytest.fixture(scope="module")
+def report() -> CapacityReport:
+    return check(parse_config(_raw()))
+
+
+def test_a_stack_kai_never_settles_on_is_not_a_fit(report):
+    assert report.unsettled
+    assert not report.ok
+    assert report.loop == 1
+
+
+def test_the_summary_says_it_does_not_settle(report):
+    assert report.summary() == (
+        "does not settle: after 50 cycles KAI still moves 3 of 18 workloads each cycle "
+        "(every cycle ends as the one before did)"
+    )
+
+
+def test_only_the_workloads_kai_moves_are_marked(report):
+    assert {w.name for w in report.workloads if w.moving} == MOVED
+
+
+def test_each_moving_workload_gets_a_reason_line(report):
+    moving_lines = [line for line in report.reasons if MOVING in line]
+    assert sorted(line.split(" ", 1)[0] for line in moving_lines) == sorted(MOVED)
+
+
+def test_json_marks_the_moving_workloads_and_the_loop(report):
+    doc = to_json(report)
+    assert doc["fits"] is False
+    assert doc["unsettled"] == {"cycles": 50, "loop": 1}
+    assert {w["name"] for w in doc["workloads"] if w.get("moving")} == MOVED
+
+
+def test_text_and_markdown_say_why_for_each_moving_workload(report):
+    text = to_text(report)
+    assert text.count(f"why: {MOVING}") == len(MOVED)
+    markdown = to_markdown(report)
+    assert markdown.startswith("### ❌ Capacity: does not settle")
+    assert markdown.count(MOVING) == len(MOVED)
+
+
+def test_without_the_workload_consolidation_makes_room_for_it_settles():
+    raw = copy.deepcopy(_raw())
+    raw["workloads"] = [w for w in raw["workloads"] if w["name"] != "w11"]
+    settled = check(parse_config(raw))
+    assert not settled.unsettled
+    assert settled.cycles < 50
+    doc = to_json(settled)
+    assert "unsettled" not in doc
+    assert not any("moving" in w for w in doc["workloads"])
