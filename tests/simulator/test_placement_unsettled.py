@@ -18,10 +18,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from placement_testlib import DATA, scenario
 
 from kaistack.ops.scenarios import load_scenario
 from placement import Result, simulate
+from placement.result import Unsettled
 from placement.simulation import MAX_ROUNDS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -99,3 +101,21 @@ def test_cli_summary_json_has_the_unsettled_block():
     run = _simulate(str(LOOPING), "--rounds", "0", "--summary", "--json")
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["unsettled"] == {"cycles": 50, "moving": list(MOVING), "period": 1}
+
+
+@pytest.mark.parametrize(
+    ("period", "ending"),
+    [
+        (1, "(a, b); every cycle ends as the one before did, so it never settles"),
+        (3, "(a, b); the same state comes back every 3 cycles, so it never settles"),
+        (None, "(a, b)"),
+    ],
+)
+def test_the_description_says_whether_the_cycles_loop(period, ending):
+    text = Unsettled(("a", "b"), period).describe(50)
+    assert text == f"does not settle: after 50 cycles KAI still moves the pods of 2 job(s) every cycle {ending}"
+
+
+def test_the_description_names_the_first_ten_jobs_and_counts_the_rest():
+    text = Unsettled(tuple(f"j{i}" for i in range(13)), None).describe(50)
+    assert text.endswith("(j0, j1, j2, j3, j4, j5, j6, j7, j8, j9 and 3 more)")
