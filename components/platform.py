@@ -61,6 +61,8 @@ def platform_summary(config: StackConfig) -> dict[str, Any]:
             "gpuSharing": kai.gpu_sharing,
             "placementStrategy": kai.placement_strategy,
             "queueLabelKey": kai.queue_label_key,
+            # The policy pack's kai-capacity reads it: `warn` and `off` deploy a stack that does not fit.
+            "capacityCheck": kai.capacity_check,
             "defaultQueues": {
                 "create": dq.create,
                 "parentName": dq.parent_name,

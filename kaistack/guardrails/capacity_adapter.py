@@ -357,6 +357,10 @@ def declaration(resources: Sequence[Res], s: Settings, facts: StackFacts) -> Dec
 def check_capacity(resources: Sequence[Res], s: Settings, facts: StackFacts) -> list[Finding]:
     if not any(r.type == PLATFORM_TYPE for r in resources) and facts.node_pools is None:
         return []  # not a kaistack platform stack: nothing declares capacity
+    platform = next((r for r in resources if r.type == PLATFORM_TYPE), None)
+    if platform is not None and mapping(platform.props.get("kai")).get("capacityCheck") in ("warn", "off"):
+        # kai.capacityCheck: warn deploys a stack that does not fit (the program warns), off does not check.
+        return []
     decl = declaration(resources, s, facts)
     try:
         config = parse_config(decl.raw, source="the stack's resources")
@@ -365,7 +369,6 @@ def check_capacity(resources: Sequence[Res], s: Settings, facts: StackFacts) -> 
     report = check(config)
     if report.ok:
         return []
-    platform = next((r for r in resources if r.type == PLATFORM_TYPE), None)
     findings = [
         Finding(
             f"{w.kind} {w.name} ({w.where}, queue {w.queue}) would stay {w.status}: "

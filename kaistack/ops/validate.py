@@ -283,7 +283,14 @@ def engine_config(raw: Mapping[str, Any]) -> dict[str, str]:
 
 def check_capacity(config: StackConfig) -> CapacityVerdict:
     """The placement checker's verdict on the declared workloads (kaistack.capacity.check)."""
+    setting = config.kai.capacity_check
+    if setting == "off":
+        return CapacityVerdict(True, "not checked (kai.capacityCheck: off)")
     report = capacity_check(config)
+    if not report.ok and setting == "warn":
+        # What the program does under `pulumi up`: a warning, and the stack deploys.
+        summary = f"{report.summary()} (kai.capacityCheck: warn: deploys anyway)"
+        return CapacityVerdict(True, summary, list(report.reasons), dict(report.totals))
     return CapacityVerdict(report.ok, report.summary(), list(report.reasons), dict(report.totals))
 
 

@@ -10,6 +10,7 @@ Where KAI's pod-grouper reads them (kai-scheduler/KAI-Scheduler@v0.17.0): the to
 from __future__ import annotations
 
 import copy
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -65,14 +66,37 @@ def test_a_tenant_gangs_constraint_is_read_from_its_podgroup(mocks: MockSession)
     assert (pretrain.tenant, pretrain.topology and pretrain.topology.required) == ("t", RACK)
 
 
-def test_kai_capacity_reports_a_gang_no_rack_has_room_for(mocks: MockSession) -> None:
+def _capacity_check(resources: list[Res], setting: str) -> list[Res]:
+    """The same resources as a stack whose kai.capacityCheck is `setting` renders them (the Platform's props)."""
+    out = []
+    for res in resources:
+        if res.type == "kaistack:index:Platform":
+            props = copy.deepcopy(dict(res.props))
+            props["kai"]["capacityCheck"] = setting
+            res = dataclasses.replace(res, props=props)
+        out.append(res)
+    return out
+
+
+def _too_big_gang(mocks: MockSession) -> tuple[list[Res], StackFacts]:
     raw = _example()
     raw["workloads"][0]["pytorch"]["workers"] = 8
-    raw["kai"] = {"capacityCheck": "off"}
-    resources, facts = _rendered(mocks, raw)
-    [finding, *_] = kai_capacity(resources, Settings(), facts)
+    raw["kai"] = {"capacityCheck": "off"}  # the program's own gate would refuse to render it
+    return _rendered(mocks, raw)
+
+
+def test_kai_capacity_reports_a_gang_no_rack_has_room_for(mocks: MockSession) -> None:
+    resources, facts = _too_big_gang(mocks)
+    [finding, *_] = kai_capacity(_capacity_check(resources, "enforce"), Settings(), facts)
     assert "llm-pretrain" in finding.message
     assert f"requirement {RACK} couldn't be satisfied" in finding.message
+
+
+def test_kai_capacity_lets_a_stack_that_warns_or_does_not_check_deploy(mocks: MockSession) -> None:
+    """kai.capacityCheck: warn deploys a stack that does not fit (the program warns), as `off` does."""
+    resources, facts = _too_big_gang(mocks)
+    assert kai_capacity(_capacity_check(resources, "warn"), Settings(), facts) == []
+    assert kai_capacity(_capacity_check(resources, "off"), Settings(), facts) == []
 
 
 def test_a_constraint_kai_would_refuse_is_dropped_and_named(mocks: MockSession) -> None:

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 from workflow_testlib import ROOT, TEST_PACK
 
 from kaistack.cli import main
@@ -210,3 +211,45 @@ def test_config_too_large_for_one_environment_string_is_reported_not_crashed():
     huge = {"PULUMI_CONFIG": "x" * 140_000}
     with pytest.raises(PolicyPackError, match=r"PULUMI_CONFIG would be 140015 bytes; Linux limits one environment"):
         PolicyPackClient.start(TEST_PACK, env=huge)
+
+
+def _dev_that_does_not_fit(tmp_path: Path, capacity_check: str) -> Path:
+    """The repository's dev stack plus a pod no node has room for, with kai.capacityCheck set."""
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("Pulumi.yaml", "__main__.py", "policies"):
+        (project / name).symlink_to(ROOT / name)
+    document = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    config = document["config"]
+    config["kaistack:kai"] = {**config["kaistack:kai"], "capacityCheck": capacity_check}
+    config["kaistack:workloads"].append(
+        {"name": "too-big", "kind": "Pod", "queue": "team-a", "image": "busybox:1.37.0", "gpu": 8}
+    )
+    (project / "Pulumi.dev.yaml").write_text(yaml.safe_dump(document, sort_keys=False))
+    return project
+
+
+def test_a_stack_that_only_warns_on_capacity_validates_as_pulumi_up_deploys_it(tmp_path, capsys):
+    """kai.capacityCheck: warn: the program warns and deploys, so the real pack and validate let it pass."""
+    project = _dev_that_does_not_fit(tmp_path, "warn")
+    code = main(["validate", "--stack", "dev", "--project", str(project), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0, report
+    assert report["violations"] == []
+    assert report["capacity"]["ok"] is True
+    assert report["capacity"]["summary"].endswith("(kai.capacityCheck: warn: deploys anyway)")
+    assert any("too-big" in line for line in report["capacity"]["details"])
+
+
+def test_a_stack_that_enforces_capacity_fails_validation_in_the_pack_too(tmp_path, capsys):
+    project = _dev_that_does_not_fit(tmp_path, "enforce")
+    code = main(["validate", "--stack", "dev", "--project", str(project), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert report["capacity"]["ok"] is False
+
+
+def test_a_stack_that_does_not_check_capacity_says_so(tmp_path, capsys):
+    project = _dev_that_does_not_fit(tmp_path, "off")
+    assert main(["validate", "--stack", "dev", "--project", str(project), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["capacity"]["summary"] == "not checked (kai.capacityCheck: off)"
