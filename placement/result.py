@@ -103,8 +103,9 @@ class NodeResult:
 class Unsettled:
     """A run to a steady state that reached its cycle limit with pods still moving: KAI would go on moving them.
 
-    `moving`: the jobs whose pods changed in the last cycle, in job order. `period`: the pods' state at a cycle's
-    end repeated after this many cycles (the same placements and evictions again and again), if it did.
+    `moving`: the jobs whose pods changed in the last `period` cycles (the last cycle when none repeated), in job
+    order. `period`: the pods' state at a cycle's end repeated after this many cycles (the same placements and
+    evictions again and again), if it did.
     """
 
     moving: tuple[str, ...]
@@ -123,9 +124,10 @@ class Unsettled:
             loop = f"; the same state comes back every {self.period} cycles, so it never settles"
         else:
             loop = ""
+        every = "every cycle" if (self.period or 1) == 1 else f"in each loop of {self.period} cycles"
         return (
             f"does not settle: after {cycles} cycles KAI still moves the pods of {len(self.moving)} job(s) "
-            f"every cycle ({names}){loop}"
+            f"{every} ({names}){loop}"
         )
 
 

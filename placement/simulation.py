@@ -122,17 +122,18 @@ def _run(
     cycles = 0
     limit = rounds if rounds is not None else max_rounds
     settled = rounds is not None
-    # Run to a steady state: each cycle's end state by fingerprint (the last cycle it was seen), and the pods
-    # as the last cycle began, so a run that never settles can say which jobs still move and whether it loops.
+    # Run to a steady state: each cycle's end state by fingerprint (the last cycle it was seen) and the jobs
+    # whose pods it changed, so a run that never settles can say which jobs still move and whether it loops.
     seen: dict[int, int] = {}
     period: int | None = None
-    last_start: dict[str, tuple[tuple[str, str | None, tuple[str, ...]], ...]] = {}
+    changed: list[set[str]] = []
+    start: dict[str, tuple[tuple[str, str | None, tuple[str, ...]], ...]] = {}
     while cycles < limit:
         if cycles:
             _advance(ssn)
         before = ssn.commits
-        if rounds is None and cycles == limit - 1:
-            last_start = _pods(ssn)
+        if rounds is None:
+            start = _pods(ssn)
         ssn.open()
         for name, step in steps:
             if ssn.out_of_time():
@@ -148,14 +149,17 @@ def _run(
             settled = True
             break
         if rounds is None:
-            fingerprint = hash(tuple(_pods(ssn).values()))
+            end = _pods(ssn)
+            changed.append({name for name, pods in end.items() if start[name] != pods})
+            fingerprint = hash(tuple(end.values()))
             if fingerprint in seen:
                 period = cycles - seen[fingerprint]
             seen[fingerprint] = cycles
     unsettled = None
     if not settled:
-        moved = _pods(ssn)
-        unsettled = Unsettled(tuple(name for name, pods in moved.items() if last_start.get(name) != pods), period)
+        # In a loop every cycle of it counts (a job may move in one of its cycles only); else the last cycle.
+        moving = set().union(*changed[-(period or 1) :])
+        unsettled = Unsettled(tuple(name for name in ssn.jobs if name in moving), period)
     if settle if settle is not None else len(steps) > 1:
         _advance(ssn)
         # The transition moved pods without the cycle's accounting (evicted pods left, pipelined ones went

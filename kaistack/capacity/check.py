@@ -169,9 +169,12 @@ class CapacityReport:
                 if self.loop
                 else "still changing"
             )
+            moving = sum(1 for w in self.workloads if w.moving)
+            stuck = sum(1 for w in self.workloads if w.pending and not w.moving)
+            others = f"; {stuck} other workload(s) would stay Pending" if stuck else ""
             return (
-                f"does not settle: after {self.cycles} cycles KAI still moves "
-                f"{sum(1 for w in self.workloads if w.moving)} of {len(self.workloads)} workloads each cycle ({again})"
+                f"does not settle: after {self.cycles} cycles KAI still moves {moving} of {len(self.workloads)} "
+                f"workloads again and again ({again}){others}"
             )
         if self.ok:
             return f"fits: all {placed} workloads are placed"
@@ -234,7 +237,7 @@ def check(
 
 
 PLACED = ("Running", "Binding")
-MOVING = "placed and evicted again every cycle: KAI never settles on this stack"
+MOVING = "placed, pipelined or evicted again and again: KAI never settles on this stack"
 
 
 def _workload_verdict(

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kaistack.capacity.check import PLACED, CapacityReport, WorkloadVerdict
+from kaistack.capacity.check import MOVING, PLACED, CapacityReport, WorkloadVerdict
 from kaistack.markdown import cell, code
 
 
@@ -62,12 +62,17 @@ class CapacityDiff:
     fits_after: bool
     changes: tuple[str, ...] = field(default=())
     hazards: tuple[Hazard, ...] = ()
+    # The verdict's summary when KAI never settles on that side (CapacityReport.unsettled), else "".
+    unsettled_before: str = ""
+    unsettled_after: str = ""
 
     @property
     def harmful(self) -> bool:
-        """Anything newly Pending or evicted, or a hazard of applying it: what makes `kaistack diff` exit 1."""
-        return bool(self.hazards) or any(
-            w.change in ("newly-pending", "displaced", "no-longer-fits") for w in self.workloads
+        """Anything newly Pending or evicted, a loop KAI never leaves, or a hazard of applying it: exit 1."""
+        return (
+            bool(self.hazards)
+            or bool(self.unsettled_after)
+            or any(w.change in ("newly-pending", "displaced", "no-longer-fits") for w in self.workloads)
         )
 
     def of(self, change: str) -> list[WorkloadChange]:
@@ -132,7 +137,16 @@ def diff_reports(
         share = (p.fair_share.get("gpu", 0.0), q.fair_share.get("gpu", 0.0))
         if pair[0] != pair[1] or share[0] != share[1]:
             queues.append(QueueChange(q.name, pair[0], pair[1], share[0], share[1]))
-    return CapacityDiff(after.stack, base, tuple(changes), tuple(queues), before.ok, after.ok)
+    return CapacityDiff(
+        after.stack,
+        base,
+        tuple(changes),
+        tuple(queues),
+        before.ok,
+        after.ok,
+        unsettled_before=before.summary() if before.unsettled else "",
+        unsettled_after=after.summary() if after.unsettled else "",
+    )
 
 
 def _running(w: WorkloadVerdict) -> int:
@@ -140,7 +154,7 @@ def _running(w: WorkloadVerdict) -> int:
 
 
 def _reason(w: WorkloadVerdict) -> str:
-    return "; ".join(w.reasons)
+    return "; ".join([*w.reasons, *([MOVING] if w.moving else [])])
 
 
 def _where(w: WorkloadVerdict) -> str:
@@ -187,6 +201,8 @@ def to_json(diff: CapacityDiff) -> dict[str, Any]:
             for q in diff.queues
         ],
         "updateHazards": [{"kind": h.kind, "subject": h.subject, "message": h.message} for h in diff.hazards],
+        **({"unsettledBefore": diff.unsettled_before} if diff.unsettled_before else {}),
+        **({"unsettledAfter": diff.unsettled_after} if diff.unsettled_after else {}),
     }
 
 
@@ -197,8 +213,18 @@ def _summary(diff: CapacityDiff) -> str:
     return ", ".join(f"{n} {LABELS[c]}" for c, n in counts.items()) or "queue shares change only"
 
 
+def _settling(diff: CapacityDiff) -> list[str]:
+    """KAI never settling, on either side: what the per-workload rows cannot say."""
+    if diff.unsettled_after:
+        return [f"after the change: {diff.unsettled_after}" + (" (as before it)" if diff.unsettled_before else "")]
+    if diff.unsettled_before:
+        return [f"before the change: {diff.unsettled_before}; after it KAI settles"]
+    return []
+
+
 def to_text(diff: CapacityDiff) -> str:
     lines = [f"capacity diff for stack {diff.stack} against {diff.base}: {_summary(diff)}"]
+    lines += [f"  {line}" for line in _settling(diff)]
     for w in diff.workloads:
         line = f"  {LABELS[w.change]:<32} {w.name} ({w.before or '-'} -> {w.after or '-'})"
         extra = "; ".join(x for x in (w.reason, w.detail) if x)
@@ -219,6 +245,8 @@ def to_text(diff: CapacityDiff) -> str:
 def to_markdown(diff: CapacityDiff) -> str:
     icon = "⚠️" if diff.harmful else "✅"
     lines = [f"### {icon} kaistack capacity diff: {code(diff.stack)} against {code(diff.base)}", "", _summary(diff), ""]
+    if _settling(diff):
+        lines += [*(f"**{cell(line)}**" for line in _settling(diff)), ""]
     if diff.workloads:
         lines += ["| Workload | Change | Before | After | Why |", "|---|---|---|---|---|"]
         for w in diff.workloads:

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kaistack.capacity.check import check
+from kaistack.capacity.check import MOVING, check
 from kaistack.declaration import kai_api
 from kaistack.declaration.marks import PLATFORM_TYPE
 from kaistack.declaration.parse import ConfigError, parse_config
@@ -371,13 +371,16 @@ def check_capacity(resources: Sequence[Res], s: Settings, facts: StackFacts) -> 
         return []
     findings = [
         Finding(
-            f"{w.kind} {w.name} ({w.where}, queue {w.queue}) would stay {w.status}: "
-            f"{'; '.join(w.reasons) or 'no placement found'}",
+            f"{w.kind} {w.name} ({w.where}, queue {w.queue}) "
+            f"{f'would stay {w.status}' if w.pending else 'does not stay where it is placed'}: "
+            f"{'; '.join([*w.reasons, *([MOVING] if w.moving else [])]) or 'no placement found'}",
             decl.origin.get(w.name, platform),
         )
         for w in report.workloads
-        if w.pending
+        if w.pending or w.moving
     ]
+    if report.unsettled:
+        findings.insert(0, Finding(f"KAI {report.summary()}", platform))
     if decl.left_out and findings:
         findings.append(Finding(f"not part of the capacity check: {'; '.join(decl.left_out)}", platform))
     return findings

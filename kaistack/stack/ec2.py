@@ -75,10 +75,17 @@ def _default_client(region: str) -> Any:
     import boto3
     from botocore.config import Config
 
-    session = boto3.session.Session(region_name=region)
+    # A missing profile or an unreadable config file fails here already; like a call's failure, it is AWS being
+    # unavailable, not a kaistack bug.
+    session = call(boto3.session.Session, region_name=region)
     # Checked up front so a machine without credentials falls back at once, without a signed call. Resolving
-    # them can run a credential_process or an SSO refresh, which fail like a call does.
-    if call(session.get_credentials) is None:
+    # them can run a credential_process or an SSO refresh, which fail like a call does, or (botocore parses a
+    # credential_process's output unguarded) with a JSON or type error.
+    try:
+        credentials = call(session.get_credentials)
+    except (ValueError, KeyError, TypeError) as err:
+        raise AwsUnavailable(f"AWS credentials could not be read ({type(err).__name__}; not shown)") from err
+    if credentials is None:
         raise AwsUnavailable("no AWS credentials found")
     # Short timeouts and few retries: render/check must not hang on a machine with no network.
     settings = Config(connect_timeout=5, read_timeout=15, retries={"max_attempts": 2, "mode": "standard"})
@@ -167,26 +174,18 @@ _UNAVAILABLE_CODES = frozenset(
 )
 
 
-# botocore errors whose text is an endpoint, a timeout or a proxy (botocore masks a proxy's password): quoted.
-_QUOTED = frozenset(
-    {
-        "EndpointConnectionError",
-        "ConnectTimeoutError",
-        "ReadTimeoutError",
-        "ConnectionClosedError",
-        "ProxyConnectionError",
-    }
-)
-
-
 def call(method: Any, **kwargs: Any) -> Any:
     """One EC2 call; credential and network trouble becomes AwsUnavailable, API errors keep their code."""
     from botocore.exceptions import (
         BotoCoreError,
         ClientError,
+        ConfigParseError,
+        ConnectionError,
+        HTTPClientError,
         NoCredentialsError,
         NoRegionError,
         PartialCredentialsError,
+        ProfileNotFound,
     )
 
     try:
@@ -201,9 +200,12 @@ def call(method: Any, **kwargs: Any) -> Any:
         if code in _UNAVAILABLE_CODES:
             raise AwsUnavailable(f"AWS refused {err.operation_name} ({code}: {error.get('Message', '')})") from err
         raise ClientCodeError(code, str(err)) from err
+    except (ConnectionError, HTTPClientError) as err:
+        # An endpoint, a urllib3 or TLS error, or a proxy (botocore masks a proxy's password): nothing secret.
+        raise AwsUnavailable(f"AWS is unreachable ({err})") from err
+    except (ProfileNotFound, ConfigParseError) as err:  # a profile's name, a config file's path
+        raise AwsUnavailable(f"AWS settings could not be used ({err})") from err
     except BotoCoreError as err:
-        if type(err).__name__ in _QUOTED:
-            raise AwsUnavailable(f"AWS is unreachable ({err})") from err
         # CredentialRetrievalError carries a credential_process's stderr whole, SSO and login errors a token
         # cache's complaint: the class says enough, the text may hold a secret.
         raise AwsUnavailable(

@@ -16,6 +16,9 @@ import pytest
 import yaml
 
 from kaistack.capacity.check import MOVING, CapacityReport, check
+from kaistack.capacity.diff import CapacityDiff, diff_reports
+from kaistack.capacity.diff import to_json as to_diff_json
+from kaistack.capacity.diff import to_text as diff_text
 from kaistack.capacity.report import to_json, to_markdown, to_text
 from kaistack.declaration.parse import parse_config
 
@@ -40,8 +43,8 @@ def test_a_stack_kai_never_settles_on_is_not_a_fit(report):
 
 def test_the_summary_says_it_does_not_settle(report):
     assert report.summary() == (
-        "does not settle: after 50 cycles KAI still moves 3 of 18 workloads each cycle "
-        "(every cycle ends as the one before did)"
+        "does not settle: after 50 cycles KAI still moves 3 of 18 workloads again and again "
+        "(every cycle ends as the one before did); 2 other workload(s) would stay Pending"
     )
 
 
@@ -78,3 +81,35 @@ def test_without_the_workload_consolidation_makes_room_for_it_settles():
     doc = to_json(settled)
     assert "unsettled" not in doc
     assert not any("moving" in w for w in doc["workloads"])
+
+
+def _diff(before_raw: dict[str, Any], after_raw: dict[str, Any]) -> CapacityDiff:
+    declared = {w["name"]: w for w in after_raw["workloads"]}
+    return diff_reports(
+        check(parse_config(before_raw)),
+        check(parse_config(after_raw)),
+        declared_before={w["name"]: w for w in before_raw["workloads"]},
+        declared_after=declared,
+        base="base",
+    )
+
+
+def test_diff_says_a_change_makes_kai_never_settle_and_counts_it_harmful():
+    settling = copy.deepcopy(_raw())
+    settling["workloads"] = [w for w in settling["workloads"] if w["name"] != "w11"]
+    diff = _diff(settling, _raw())
+    assert diff.harmful
+    assert diff.unsettled_after.startswith("does not settle: after 50 cycles")
+    assert diff.unsettled_before == ""
+    assert to_diff_json(diff)["unsettledAfter"] == diff.unsettled_after
+    assert "after the change: does not settle" in diff_text(diff).splitlines()[1]
+    assert MOVING in next(w.reason for w in diff.workloads if w.name == "w19")
+
+
+def test_diff_says_a_change_that_ends_the_loop():
+    settling = copy.deepcopy(_raw())
+    settling["workloads"] = [w for w in settling["workloads"] if w["name"] != "w11"]
+    diff = _diff(_raw(), settling)
+    assert diff.unsettled_after == ""
+    assert "after it KAI settles" in diff_text(diff)
+    assert "unsettledAfter" not in to_diff_json(diff)

@@ -541,3 +541,47 @@ def test_a_credential_error_inside_a_call_is_not_quoted() -> None:
 
     with pytest.raises(ec2_module.AwsUnavailable, match=r"AWS is unreachable \(.*https://ec2\.us-west-2"):
         ec2_module.call(unreachable)
+
+
+def _declared_only() -> Any:
+    return eks_config(eks_raw(gpus=1, gpuMemoryMiB=22888, gpuProduct="NVIDIA-L4", cpu=4, memory="16Gi", pods=58))
+
+
+def test_a_missing_aws_profile_falls_back_to_the_declared_facts(no_aws: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """botocore raises ProfileNotFound when the session is built, before any call (it was an internal error)."""
+    monkeypatch.setenv("AWS_PROFILE", "nope")
+    _resolved, notes = discover(_declared_only())
+    assert any("AWS settings could not be used (The config profile (nope) could not be found)" in n for n in notes)
+
+
+def test_a_credential_process_that_prints_no_json_falls_back_without_quoting_it(
+    no_aws: None, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """botocore json.loads the process's stdout unguarded (credentials.py ProcessProvider): a JSONDecodeError."""
+    config = tmp_path / "aws-config"
+    config.write_text(f"[default]\ncredential_process = sh -c \"echo 'not json {SECRET}'\"\n")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    _resolved, notes = discover(_declared_only())
+    assert any("AWS credentials could not be read (JSONDecodeError; not shown)" in n for n in notes), notes
+    assert SECRET not in "\n".join(notes)
+
+
+def _ssl_error() -> Exception:
+    from botocore.exceptions import SSLError
+
+    return SSLError(endpoint_url="https://ec2.us-west-2.amazonaws.com/", error="CERTIFICATE_VERIFY_FAILED")
+
+
+def _http_client_error() -> Exception:
+    from botocore.exceptions import HTTPClientError
+
+    return HTTPClientError(error="CERTIFICATE_VERIFY_FAILED")
+
+
+@pytest.mark.parametrize("make", [_ssl_error, _http_client_error])
+def test_network_errors_are_quoted_as_unreachable(make: Any) -> None:
+    def fails() -> None:
+        raise make()
+
+    with pytest.raises(ec2_module.AwsUnavailable, match=r"AWS is unreachable \(.*CERTIFICATE_VERIFY_FAILED"):
+        ec2_module.call(fails)

@@ -113,3 +113,19 @@ def test_a_constraint_kai_would_refuse_is_dropped_and_named(mocks: MockSession) 
     assert any(
         "PyTorchJob/llm-pretrain (its topology constraint names levels KAI would refuse)" in n for n in decl.left_out
     )
+
+
+def test_kai_capacity_reports_a_stack_kai_never_settles_on(mocks: MockSession, monkeypatch) -> None:
+    """The verdict of tests/data/unsettled/stack.yaml, whatever the resources: the loop first, then every workload
+    that stays Pending or keeps moving."""
+    from kaistack.capacity.check import MOVING, check
+    from kaistack.guardrails import capacity_adapter
+
+    looping = check(parse_config(yaml.safe_load((ROOT / "tests" / "data" / "unsettled" / "stack.yaml").read_text())))
+    monkeypatch.setattr(capacity_adapter, "check", lambda config: looping)
+    resources, facts = _rendered(mocks, _example())
+    findings = kai_capacity(_capacity_check(resources, "enforce"), Settings(), facts)
+    assert findings[0].message.startswith("KAI does not settle: after 50 cycles")
+    moving = sorted(f.message.split(" ")[1] for f in findings if MOVING in f.message)
+    assert moving == ["w11", "w19", "w24"]
+    assert "Deployment w0 " not in " ".join(f.message for f in findings)  # placed and staying: no finding

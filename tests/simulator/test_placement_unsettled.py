@@ -113,9 +113,23 @@ def test_cli_summary_json_has_the_unsettled_block():
 )
 def test_the_description_says_whether_the_cycles_loop(period, ending):
     text = Unsettled(("a", "b"), period).describe(50)
-    assert text == f"does not settle: after 50 cycles KAI still moves the pods of 2 job(s) every cycle {ending}"
+    every = "in each loop of 3 cycles" if period == 3 else "every cycle"
+    assert text == f"does not settle: after 50 cycles KAI still moves the pods of 2 job(s) {every} {ending}"
 
 
 def test_the_description_names_the_first_ten_jobs_and_counts_the_rest():
     text = Unsettled(tuple(f"j{i}" for i in range(13)), None).describe(50)
     assert text.endswith("(j0, j1, j2, j3, j4, j5, j6, j7, j8, j9 and 3 more)")
+
+
+def test_in_a_loop_of_two_cycles_a_job_moving_in_one_of_them_counts_wherever_the_run_stops():
+    """tests/data/unsettled/period2.json: `benchmarks/cycle_gen.py --seed 637 --custom 4 6 60` as generated;
+    job-000041 is pipelined in one cycle of the loop and untouched in the other."""
+    sc = load_scenario(DATA / "unsettled" / "period2.json")
+    found = set()
+    for max_rounds in (20, 21):
+        result = simulate(sc.snapshot, actions=sc.actions, rounds=None, placement=sc.placement, max_rounds=max_rounds)
+        assert result.unsettled is not None
+        assert result.unsettled.period == 2
+        found.add(result.unsettled.moving)
+    assert found == {("job-000007", "job-000018", "job-000041", "job-000050")}
