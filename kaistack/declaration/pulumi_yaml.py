@@ -15,6 +15,7 @@ strconv.ParseInt / ParseUint (base 0) and ParseFloat.
 
 from __future__ import annotations
 
+import datetime
 import math
 import re
 from typing import Any
@@ -132,11 +133,12 @@ def _read_by_kaistack(root: yaml.Node) -> list[yaml.ScalarNode]:
 
 
 def refuse_ambiguous_scalars(text: str, source: str) -> None:
-    """YamlInputError naming the first plain scalar kaistack reads that the two parsers read differently. `text`
-    has been loaded once already (bounded, no duplicate keys)."""
+    """YamlInputError naming every plain scalar kaistack reads that the two parsers read differently, one line
+    each. `text` has been loaded once already (bounded, no duplicate keys)."""
     root = yaml.compose(text, Loader=_LOADER)
     if root is None:
         return
+    problems: list[tuple[int, str]] = []
     for node in _read_by_kaistack(root):
         if node.style or node.tag == _MERGE:
             continue  # quoted or block text; `<<` merges in both parsers
@@ -149,8 +151,19 @@ def refuse_ambiguous_scalars(text: str, source: str) -> None:
         if isinstance(pulumis, int | float) and not isinstance(pulumis, bool):
             fix = f"write {pulumis!r} for that number, or {fix}"
         line = node.start_mark.line + 1
-        raise YamlInputError(
-            f"{source}:{line}: {node.value} is {ours!r} to kaistack's YAML parser (PyYAML, YAML 1.1) but "
-            f"{pulumis!r} to Pulumi's (go-yaml v2): {fix}",
-            line=line,
+        problems.append(
+            (
+                line,
+                f"{source}:{line}: {node.value} is {_shown(ours)} to kaistack's YAML parser (PyYAML, YAML 1.1) but "
+                f"{_shown(pulumis)} to Pulumi's (go-yaml v2): {fix}",
+            )
         )
+    if problems:
+        raise YamlInputError("\n".join(message for _, message in problems), line=problems[0][0])
+
+
+def _shown(value: object) -> str:
+    """A parsed value as a reader knows it: a date as the date, not as Python's repr."""
+    if isinstance(value, datetime.date):
+        return f"the {'time' if isinstance(value, datetime.datetime) else 'date'} {value.isoformat()}"
+    return repr(value)

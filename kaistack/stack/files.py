@@ -57,7 +57,7 @@ def stack_settings(text: str, source: str) -> Mapping[str, Any]:
         document = load_one(text, source)
         refuse_ambiguous_scalars(text, source)
     except YamlInputError as err:
-        raise ConfigError([str(err)]) from None
+        raise ConfigError(str(err).splitlines()) from None  # one problem per line (every ambiguous value)
     config = (document.get("config") or {}) if isinstance(document, Mapping) else None if document else {}
     if not isinstance(config, Mapping):
         raise ConfigError([f"{source}: 'config' must be a mapping"])

@@ -54,7 +54,7 @@ def test_go_yaml_v2_reads_a_plain_scalar_as_pulumi_does(value: str, expected: An
         ("1:30", "90", "'1:30'"),
         ("y", "'y'", "True"),
         ("1e3", "'1e3'", "1000.0"),
-        ("2024-01-01", "datetime.date(2024, 1, 1)", "'2024-01-01'"),
+        ("2024-01-01", "the date 2024-01-01", "'2024-01-01'"),
     ],
 )
 def test_a_value_the_two_parsers_read_differently_is_refused_with_both_readings(
@@ -78,8 +78,20 @@ def test_a_stack_file_with_a_base_60_count_is_a_config_error() -> None:
 
 
 def test_the_date_pyyaml_reads_is_named_as_the_date_it_would_be() -> None:
-    with pytest.raises(YamlInputError, match=re.escape(f"is {date(2024, 1, 1)!r} to kaistack's")):
+    with pytest.raises(YamlInputError, match=re.escape(f"is the date {date(2024, 1, 1).isoformat()} to kaistack's")):
         refuse_ambiguous_scalars("config:\n  kaistack:workloads:\n    - image: 2024-01-01\n", "f.yaml")
+
+
+def test_every_ambiguous_value_is_named_at_once_in_file_order() -> None:
+    text = "config:\n  kaistack:x:\n    a: y\n    b: 2026-01-01\n    c: 1:30\n"
+    with pytest.raises(YamlInputError) as raised:
+        refuse_ambiguous_scalars(text, "Pulumi.dev.yaml")
+    lines = str(raised.value).splitlines()
+    assert [line.split(" ", 1)[0] for line in lines] == [
+        "Pulumi.dev.yaml:3:",
+        "Pulumi.dev.yaml:4:",
+        "Pulumi.dev.yaml:5:",
+    ]
 
 
 def test_merge_keys_are_read_alike_by_both_parsers() -> None:
@@ -130,3 +142,9 @@ def test_a_boolean_where_a_name_goes_says_to_quote_the_word() -> None:
 
     with pytest.raises(ConfigError, match=r"queues\[0\]\.name: expected a string, got false .* quote the word"):
         parse_config(_raw({}, queue=False))
+
+
+def test_a_stack_file_with_two_ambiguous_values_is_one_error_with_two_problems() -> None:
+    with pytest.raises(ConfigError, match=r"\(2 problems\)") as raised:
+        stack_settings("config:\n  kaistack:cluster:\n    a: y\n    b: n\n", "Pulumi.dev.yaml")
+    assert [p.split(" ", 1)[0] for p in raised.value.problems] == ["Pulumi.dev.yaml:3:", "Pulumi.dev.yaml:4:"]
