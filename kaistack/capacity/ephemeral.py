@@ -57,3 +57,11 @@ def pod_request(config: StackConfig, work: Workload, index: int) -> int:
 def unknown_pools(config: StackConfig) -> list[str]:
     """The pools with nodes whose allocatable the declaration does not give (none on EKS)."""
     return [p.name for p in config.cluster.node_pools if p.count and pool_allocatable(config, p) is None]
+
+
+# Why a pool's allocatable is not known, by provider (an EKS pool's comes from its root volume), for plan's note.
+UNKNOWN_WHY = {
+    "kind": "a kind node offers the host's disk",
+    "existing": "the nodes' allocatable ephemeral storage is not declared",
+    "eks": "the node group's root volume is not known",
+}

@@ -132,7 +132,7 @@ def plan(config: StackConfig) -> Plan:
     if unknown_storage and any(w.ephemeral_storage is not None for w in config.workloads):
         notes.append(
             f"ephemeralStorage is not checked: pool {', '.join(unknown_storage)} declares no ephemeralStorage "
-            "(a kind node offers the host's disk; declare nodePools[].ephemeralStorage to check it)"
+            f"({ephemeral.UNKNOWN_WHY[config.cluster.provider]}; declare nodePools[].ephemeralStorage to check it)"
         )
     labelled = _known_label_keys(config)
     queues = tuple(_queue(q) for q in config.all_queues())

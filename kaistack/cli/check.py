@@ -28,7 +28,8 @@ examples:
 On a terminal, stderr shows the scheduling cycle's progress (each action, and every 5 s where it is).
 
 exit codes: 0 every workload is placed, 1 some workload would stay Pending (or --max-seconds stopped the
-  simulation: "partial": true), 2 bad config or stack
+  simulation: "partial": true), 2 bad config or stack, 3 the environment: an existing cluster whose nodes
+  the stack leaves to it cannot be read, or an output file cannot be written
 """
 
 
@@ -62,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = load(args).config
     except ConfigError as err:
-        return refuse(args, err, 2)
+        return refuse(args, err, int(err.exit_code))
 
     from kaistack.capacity.check import check
     from kaistack.capacity.report import to_json, to_markdown, to_text

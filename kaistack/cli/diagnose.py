@@ -43,12 +43,13 @@ examples:
 
 On a terminal, stderr shows the scheduling cycle's progress (each action, and every 5 s where it is).
 
-Credentials need `list` on Nodes and Pods; with --namespace, Pods of that namespace are enough, though then what
-other namespaces' pods hold on nodes and in queues is missing (said in a note). Any other kind they may not read is
-skipped and said.
+Credentials need `list` on Nodes, Pods and KAI's Queues; with --namespace, Pods of that namespace are enough,
+though then what other namespaces' pods hold on nodes and in queues is missing (said in a note). Any other kind
+they may not read is skipped and said.
 
 exit codes: 0 nothing pending and no mistakes, 1 pending pods (bound ones the kubelet has not started too) or
-  mistakes, 2 unreadable dump, 3 cluster or credentials not usable (rejected, or Nodes or Pods not readable)
+  mistakes, 2 unreadable dump, 3 cluster or credentials not usable (rejected, Nodes or Pods not readable, or
+  no KAI Queue API)
 """
 
 

@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
             allow_downgrade=args.allow_downgrade,
         )
     except ConfigError as err:
-        return refuse(args, f"kaistack promote: {err}", 2)
+        return refuse(args, f"kaistack promote: {err}", int(err.exit_code))
     except PromotionError as err:
         return refuse(args, f"kaistack promote: {err}", 1)
 

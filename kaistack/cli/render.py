@@ -26,7 +26,8 @@ examples:
 
 exit codes: 0 rendered, 1 the declared work does not fit (the program's capacity gate, as `pulumi up` would
   stop; kaistack:kai.capacityCheck: warn renders it anyway), 2 bad config (problems listed on stderr by key path)
-  or unknown stack
+  or unknown stack, 3 the environment: an existing cluster whose nodes the stack leaves to it cannot be read,
+  or the output cannot be written
 """
 
 
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         rendered = render_stack(project_dir(args), args.stack)
     except ConfigError as err:
-        return refuse(args, err, 2)
+        return refuse(args, err, int(err.exit_code))
     except RenderError as err:
         return refuse(args, err, 1 if err.does_not_fit else 2)
     if args.json:

@@ -66,10 +66,15 @@ def run(args: argparse.Namespace) -> int:
             )
         elif args.json:
             # The refusal document every command prints ({"ok", "exitCode", "error"}), with the problems one each.
-            document = {"stack": args.stack, "ok": False, "exitCode": 2, "error": f"kaistack validate: {err}"}
+            document = {
+                "stack": args.stack,
+                "ok": False,
+                "exitCode": int(err.exit_code),
+                "error": f"kaistack validate: {err}",
+            }
             print_json({**document, "configErrors": err.problems})
         print(f"kaistack validate: {err}", file=sys.stderr)
-        return 2
+        return int(err.exit_code)
     if args.json:
         print_json(report.as_dict())
     elif args.markdown:

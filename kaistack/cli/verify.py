@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         project = project_dir(args)
         config = load(args).config
     except ConfigError as err:
-        return refuse(args, f"kaistack verify: {err}", 2)
+        return refuse(args, f"kaistack verify: {err}", int(err.exit_code))
     try:
         kubeconfig = resolve_kubeconfig(args.stack, args.kubeconfig, project)
         # An existing cluster's stack names the context its provider uses; its kubeconfig output only selects it.

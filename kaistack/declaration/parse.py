@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from kaistack.declaration.config_secrets import NAMESPACE, SECRET_PLACEHOLDER, secret_problems, shown_key
 from kaistack.declaration.model import StackConfig
-from kaistack.errors import InputError
+from kaistack.errors import ExitCode, InputError
 
 __all__ = ["NAMESPACE", "SECRET_PLACEHOLDER", "TOP_LEVEL_KEYS", "ConfigError", "parse_config"]
 
@@ -34,6 +34,13 @@ class ConfigError(InputError):
         where = f" in {self.source}" if self.source else ""
         head = f"invalid kaistack config{where} ({len(self.problems)} problem{'s' * (len(self.problems) != 1)}):"
         return "\n".join([head, *(f"  {p}" for p in self.problems)])
+
+
+class ClusterUnreadable(ConfigError):
+    """The stack leaves something to the cluster (an `existing` stack's node pools) and the cluster cannot be read:
+    the environment's problem (exit 3), though declaring the value would make the stack self-contained."""
+
+    exit_code = ExitCode.ENVIRONMENT
 
 
 def parse_config(

@@ -36,16 +36,16 @@ def refuse_read_only(target: Path) -> None:
     try:
         mode = target.stat().st_mode
     except OSError as err:
-        raise WriteFailed(f"cannot read {target.name}: {err.strerror}; nothing written") from err
+        raise WriteFailed(f"cannot read {target}: {err.strerror}; nothing written") from err
     if mode & stat.S_IWUSR and _on_read_only_file_system(target):
-        raise WriteFailed(f"{target.name} is on a read-only file system; nothing written")
+        raise WriteFailed(f"{target} is on a read-only file system; nothing written")
     if not mode & stat.S_IWUSR or not os.access(target, os.W_OK):
         raise WriteFailed(
-            f"{target.name} is read-only (mode {stat.S_IMODE(mode):04o}); kaistack does not replace read-only "
-            f"files. Make it writable (chmod u+w {target.name}) to change it; nothing written"
+            f"{target} is read-only (mode {stat.S_IMODE(mode):04o}); kaistack does not replace read-only "
+            f"files. Make it writable (chmod u+w {target}) to change it; nothing written"
         )
     if not os.access(_real(target).parent, os.W_OK | os.X_OK):
-        raise WriteFailed(f"the directory of {target.name} is not writable; nothing written")
+        raise WriteFailed(f"the directory of {target} is not writable; nothing written")
 
 
 def _on_read_only_file_system(target: Path) -> bool:
@@ -114,7 +114,8 @@ def _replace(target: Path, text: str, mode: int, last_look: Callable[[], None]) 
         os.replace(tmp, real)
     except OSError as err:
         _discard(tmp)
-        raise WriteFailed(f"could not write {target.name}: {err.strerror or err}; {target.name} is unchanged") from err
+        outcome = f"{target} is unchanged" if target.exists() else "nothing written"
+        raise WriteFailed(f"could not write {target}: {err.strerror or err}; {outcome}") from err
     except BaseException:
         _discard(tmp)
         raise
@@ -131,9 +132,9 @@ def ensure_unchanged(target: Path, digest: str) -> None:
     try:
         current = target.read_bytes()
     except FileNotFoundError as err:
-        raise FileChanged(f"{target.name} was removed after it was read; nothing written") from err
+        raise FileChanged(f"{target} was removed after it was read; nothing written") from err
     if hashlib.sha256(current).hexdigest() != digest:
         raise FileChanged(
-            f"{target.name} changed after it was read (sha256 {digest[:12]}…); nothing written. "
+            f"{target} changed after it was read (sha256 {digest[:12]}…); nothing written. "
             "Re-run `kaistack promote` on the current file."
         )

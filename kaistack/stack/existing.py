@@ -20,7 +20,7 @@ from typing import Any
 
 from kaistack.declaration import kai_api
 from kaistack.declaration.model import NodePool, StackConfig
-from kaistack.declaration.parse import SECRET_PLACEHOLDER, ConfigError
+from kaistack.declaration.parse import SECRET_PLACEHOLDER, ClusterUnreadable, ConfigError
 from placement.quantity import Quantity, QuantityError
 
 CONTROL_PLANE_TAINTS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
@@ -47,7 +47,7 @@ def discover(config: StackConfig, source: str, read_nodes: Any = None) -> tuple[
     try:
         nodes = (read_nodes or read_live_nodes)(settings)
     except Exception as err:  # KubeError, or a kubeconfig that cannot be used here
-        raise ConfigError(
+        raise ClusterUnreadable(
             [
                 f"cluster.nodePools: none declared, and the nodes of {where} could not be read ({err}); "
                 f"{WHAT_TO_DECLARE}"

@@ -444,6 +444,14 @@ def test_a_kind_pool_that_does_not_is_not_checked_and_the_report_says_so() -> No
     assert any("ephemeralStorage is not checked: pool gpu declares no ephemeralStorage" in n for n in report.notes)
 
 
+def test_on_an_existing_cluster_the_note_says_why_without_naming_kind() -> None:
+    raw = _kind_storage(None, replicas=1, ephemeralStorage="40Gi")
+    raw["cluster"].update(provider="existing", existing={"context": "lab"})
+    (note,) = [n for n in check(parse_config(raw)).notes if "ephemeralStorage is not checked" in n]
+    assert "the nodes' allocatable ephemeral storage is not declared" in note
+    assert "kind" not in note
+
+
 def test_a_tenant_pod_without_ephemeral_storage_asks_for_the_limit_ranges_default() -> None:
     """loft-sh/vcluster@v0.36.1 chart/values.yaml policies.limitRange.defaultRequest: 3Gi a container, so a
     10Gi node holds three such pods."""

@@ -91,6 +91,15 @@ def test_schema_output_on_a_full_disk_leaves_the_old_file_whole_and_exits_3(
     assert "No space left on device" in capsys.readouterr().err
 
 
+def test_a_write_into_a_missing_directory_names_the_whole_path_and_says_nothing_was_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "no-such-dir" / "stack.schema.json"
+    assert main(["schema", "--output", str(target)]) == 3
+    err = capsys.readouterr().err
+    assert f"could not write {target}: No such file or directory; nothing written" in err
+
+
 def test_schema_output_through_a_symlink_writes_the_file_it_names(tmp_path: Path) -> None:
     real = tmp_path / "real.json"
     real.write_text("old\n")
@@ -133,8 +142,9 @@ def test_a_file_on_a_read_only_file_system_is_not_told_to_chmod(
 def test_check_html_into_a_missing_directory_is_an_environment_problem(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main(["check", "--stack", "dev", "--html", str(tmp_path / "no" / "page.html"), *PROJECT]) == 3
-    assert "could not write page.html" in capsys.readouterr().err
+    page = tmp_path / "no" / "page.html"
+    assert main(["check", "--stack", "dev", "--html", str(page), *PROJECT]) == 3
+    assert f"could not write {page}" in capsys.readouterr().err
 
 
 def test_a_pipe_is_written_into_not_replaced(tmp_path: Path) -> None:

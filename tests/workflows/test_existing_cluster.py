@@ -100,12 +100,14 @@ def test_an_unreachable_cluster_is_refused_with_what_to_declare(project: Path, m
     assert "declare cluster.nodePools (name, count, gpus" in str(err.value)
 
 
-def test_kaistack_check_offline_exits_2_with_the_message_not_a_pod_type(
-    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("command", ["check", "render"])
+def test_kaistack_offline_exits_3_the_environment_with_the_message_not_a_pod_type(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], command: str
 ) -> None:
+    """The cluster the stack leaves its nodes to cannot be read: exit 3 (environment), as diagnose and verify."""
     monkeypatch.setenv("KUBECONFIG", str(project / "missing"))
     monkeypatch.setenv("HOME", str(project))
-    assert main(["check", "--stack", "lab", "--project", str(project)]) == 2
+    assert main([command, "--stack", "lab", "--project", str(project)]) == 3
     err = capsys.readouterr().err
     assert "none declared" in err
     assert "pod type ()" not in err

@@ -224,8 +224,8 @@ def test_a_failing_write_leaves_the_target_intact_and_exits_3(project, passing, 
     assert staging.read_bytes() == before
     assert not list(project.glob(".Pulumi.staging.yaml.*.tmp"))
     err = capsys.readouterr().err
-    assert "could not write Pulumi.staging.yaml" in err
-    assert "Pulumi.staging.yaml is unchanged" in err
+    assert f"could not write {staging}" in err
+    assert f"{staging} is unchanged" in err
 
 
 @pytest.mark.parametrize(("source", "target"), [("dev", "qa"), ("qa", "staging")])
