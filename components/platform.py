@@ -72,13 +72,16 @@ def platform_summary(config: StackConfig) -> dict[str, Any]:
             },
         },
         "tenants": [{"name": t.name, "namespace": t.host_namespace, "queues": list(t.queues)} for t in config.tenants],
+        # Declaration order, which KAI's tie-breaks follow (creation order): the policy pack rebuilds the workloads
+        # from resources, which the engine hands it in no set order.
+        "workloadOrder": [{"name": w.name, "tenant": w.tenant or ""} for w in config.workloads],
     }
 
 
 class Platform(pulumi.ComponentResource):
     """`kaistack:index:Platform`.
 
-    Its props (and outputs) `nodePools`, `kai`, `tenants` are the summary above; the SDK turns prop
+    Its props (and outputs) `nodePools`, `kai`, `tenants`, `workloadOrder` are the summary above; the SDK turns prop
     names into output attributes, so the child components live under other names.
     """
 

@@ -129,3 +129,23 @@ def test_kai_capacity_reports_a_stack_kai_never_settles_on(mocks: MockSession, m
     moving = sorted(f.message.split(" ")[1] for f in findings if MOVING in f.message)
     assert moving == ["w11", "w19", "w24"]
     assert "Deployment w0 " not in " ".join(f.message for f in findings)  # placed and staying: no finding
+
+
+def test_the_rebuilt_declaration_keeps_the_declared_order_whatever_the_resources_order(mocks: MockSession) -> None:
+    """AnalyzeStack's resources come from a map (pulumi/pulumi@v3.259.0 pkg/resource/deploy/step_generator.go,
+    `sg.deployment.news.Range`), and KAI breaks ties by creation order: the Platform's `workloadOrder` gives it."""
+    raw = yaml.safe_load((ROOT / "tests" / "data" / "unsettled" / "stack.yaml").read_text())
+    raw["kai"] = {"capacityCheck": "off"}  # the program's gate would stop it: KAI never settles on it
+    resources, facts = _rendered(mocks, raw)
+    declared = [w["name"] for w in raw["workloads"]]
+    for order in (resources, list(reversed(resources))):
+        rebuilt = declaration(order, Settings(), facts).raw
+        assert [w["name"] for w in rebuilt["workloads"]] == declared
+
+
+def test_kai_capacity_on_a_looping_stack_agrees_with_check(mocks: MockSession) -> None:
+    raw = yaml.safe_load((ROOT / "tests" / "data" / "unsettled" / "stack.yaml").read_text())
+    raw["kai"] = {"capacityCheck": "off"}
+    resources, facts = _rendered(mocks, raw)
+    findings = kai_capacity(_capacity_check(list(reversed(resources)), "enforce"), Settings(), facts)
+    assert findings[0].message.startswith("KAI does not settle: after 50 cycles KAI still moves 3 of 18 workloads")
