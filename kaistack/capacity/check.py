@@ -43,7 +43,7 @@ class WorkloadVerdict:
     pods: tuple[PodPlacement, ...]
     # The declared constraint ({"required": level, "preferred": level}, unset ones left out), if any.
     topology: dict[str, str] | None = None
-    moving: bool = False  # still placed or evicted in the last cycle of a run that never settled
+    moving: bool = False  # placed, pipelined or evicted in the last loop of a run that never settled
 
     @property
     def pending(self) -> bool:

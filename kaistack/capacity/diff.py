@@ -68,10 +68,10 @@ class CapacityDiff:
 
     @property
     def harmful(self) -> bool:
-        """Anything newly Pending or evicted, a loop KAI never leaves, or a hazard of applying it: exit 1."""
+        """Anything newly Pending or evicted, a new loop KAI never leaves, or a hazard of applying it: exit 1."""
         return (
             bool(self.hazards)
-            or bool(self.unsettled_after)
+            or bool(self.unsettled_after and not self.unsettled_before)
             or any(w.change in ("newly-pending", "displaced", "no-longer-fits") for w in self.workloads)
         )
 

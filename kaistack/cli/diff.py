@@ -25,7 +25,8 @@ examples:
   kaistack diff --stack prod --base HEAD~1 --markdown           a PR comment
   kaistack diff --stack staging --base-file /tmp/Pulumi.staging.yaml --json
 
-exit codes: 0 nothing becomes Pending or is evicted and nothing is deleted or replaced, 1 something is,
+exit codes: 0 nothing becomes Pending or is evicted and nothing is deleted or replaced, 1 something is (or KAI
+  never settles after the change where it did before),
   2 bad stack or revision,
   3 git missing, not a repository, or a repository git refuses (dubious ownership)
 """

@@ -30,7 +30,8 @@ examples:
 
 output: one line per violation, `file:document kind/name [policy] message`, then a summary;
 --json prints {"violations": [{policy, file, document, kind, name, message}], "errors": [{file, line, message}]}
-exit codes: 0 clean, 1 violations, 2 unreadable input (invalid YAML, not a Kubernetes object, bad --stack)
+exit codes: 0 clean, 1 violations, 2 unreadable input (invalid YAML, not a Kubernetes object, bad --stack),
+  3 --stack names an existing cluster whose nodes cannot be read
 """
 
 
@@ -62,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             facts = facts_from_stack(load(args).config, source=f"stack {args.stack}")
         except ConfigError as err:
-            return refuse(args, f"kaistack lint: {err}", 2)
+            return refuse(args, f"kaistack lint: {err}", int(err.exit_code))
     result = lint_paths(args.files, facts)
     if args.json:
         print_json(result.as_json())

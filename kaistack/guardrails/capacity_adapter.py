@@ -301,10 +301,8 @@ def declaration(resources: Sequence[Res], s: Settings, facts: StackFacts) -> Dec
     ]
     workloads: list[dict[str, Any]] = []
     origin: dict[str, Res] = {}
-    declared = {
-        (str(mapping(w).get("tenant") or ""), str(mapping(w).get("name"))): i
-        for i, w in enumerate(mapping(platform).get("workloadOrder") or [])
-    }
+    # By name alone (names are unique in a stack): a host workload in a tenant's namespace is rebuilt as the tenant's.
+    declared = {str(mapping(w).get("name")): i for i, w in enumerate(mapping(platform).get("workloadOrder") or [])}
     rank: dict[str, int] = {}
     topology = _topology(resources)
     pod_groups = {
@@ -338,7 +336,7 @@ def declaration(resources: Sequence[Res], s: Settings, facts: StackFacts) -> Dec
             left_out.append(f"{wl.describe()} (queue {queue} is not one it may use)")
             continue
         origin[name] = res
-        rank[name] = declared.get((str(work.get("tenant") or ""), wl.name), len(declared))
+        rank[name] = declared.get(wl.name, len(declared))
         workloads.append(work)
     # The declaration's order (the Platform's `workloadOrder`), not the resources' (AnalyzeStack's comes from a map):
     # KAI breaks ties by creation order, so another order can be another verdict.

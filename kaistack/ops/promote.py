@@ -33,7 +33,7 @@ from typing import Any
 
 from kaistack.declaration import limits
 from kaistack.declaration.model import StackConfig
-from kaistack.declaration.parse import NAMESPACE, ConfigError
+from kaistack.declaration.parse import NAMESPACE, ClusterUnreadable, ConfigError
 from kaistack.declaration.pulumi_yaml import refuse_ambiguous_scalars
 from kaistack.declaration.versions import release_order
 from kaistack.declaration.yaml_load import YamlInputError, load_one, read_text
@@ -77,7 +77,7 @@ def plan_promotion(project_dir: Path, source: str, target: str, allow_downgrade:
         text = read_text(target_file, max_bytes=limits.MAX_STACK_FILE_BYTES, what="stack file")
         document = _load_document(text, target_file.name)
     except YamlInputError as err:
-        raise ConfigError([str(err)]) from None
+        raise ConfigError(str(err).splitlines()) from None  # one problem per line (every ambiguous value)
     original = text.encode("utf-8")  # the file's bytes: it decoded as UTF-8, which round-trips exactly
     target_raw = _kaistack_keys(document.get("config") or {})
     target_config = _resolve(document.get("config") or {}, target, target_file.name)
@@ -209,11 +209,15 @@ def check_candidate(plan: PromotionPlan, progress: Progress | None = None) -> Ca
     document = _load_document(plan.new_text, plan.target_file.name)
     try:
         _resolve(document.get("config") or {}, plan.target, f"{plan.target_file.name} (after promotion)")
+    except ClusterUnreadable:
+        raise  # the environment's problem (exit 3), not the promoted file's
     except ConfigError as err:
         return CandidateCheck(ok=False, problems=list(err.problems))
     with _overlay(plan) as project:
         try:
             report = validate_project(project, plan.target, progress)
+        except ClusterUnreadable:
+            raise
         except ConfigError as err:
             return CandidateCheck(ok=False, problems=_in_project(err.problems, project, plan))
         problems = _in_project(report.problem_lines(), project, plan)

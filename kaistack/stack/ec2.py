@@ -89,7 +89,15 @@ def _default_client(region: str) -> Any:
         raise AwsUnavailable("no AWS credentials found")
     # Short timeouts and few retries: render/check must not hang on a machine with no network.
     settings = Config(connect_timeout=5, read_timeout=15, retries={"max_attempts": 2, "mode": "standard"})
-    return session.client("ec2", config=settings)
+    try:
+        # An endpoint URL or an STS setting in the environment or the config file is read here.
+        return call(session.client, service_name="ec2", config=settings)
+    except ValueError as err:
+        # Not quoted: an endpoint URL may carry credentials.
+        raise AwsUnavailable(
+            f"AWS settings could not be used ({type(err).__name__} building the EC2 client; check endpoint_url / "
+            "AWS_ENDPOINT_URL*)"
+        ) from err
 
 
 class Ec2:
@@ -180,12 +188,14 @@ def call(method: Any, **kwargs: Any) -> Any:
         BotoCoreError,
         ClientError,
         ConfigParseError,
+        ConnectionClosedError,
         ConnectionError,
         HTTPClientError,
         NoCredentialsError,
         NoRegionError,
         PartialCredentialsError,
         ProfileNotFound,
+        ReadTimeoutError,
     )
 
     try:
@@ -200,9 +210,14 @@ def call(method: Any, **kwargs: Any) -> Any:
         if code in _UNAVAILABLE_CODES:
             raise AwsUnavailable(f"AWS refused {err.operation_name} ({code}: {error.get('Message', '')})") from err
         raise ClientCodeError(code, str(err)) from err
-    except (ConnectionError, HTTPClientError) as err:
-        # An endpoint, a urllib3 or TLS error, or a proxy (botocore masks a proxy's password): nothing secret.
+    except (ConnectionError, ReadTimeoutError, ConnectionClosedError) as err:
+        # An endpoint, a TLS error, or a proxy botocore masked: nothing secret.
         raise AwsUnavailable(f"AWS is unreachable ({err})") from err
+    except HTTPClientError as err:
+        # Any other exception of the HTTP client, wrapped whole: urllib3's LocationParseError quotes a proxy URL
+        # with its password (botocore masks only ProxyError). The wrapped exception's class says enough.
+        wrapped = type(err.kwargs.get("error")).__name__
+        raise AwsUnavailable(f"AWS is unreachable ({type(err).__name__}: {wrapped}; its message is not shown)") from err
     except (ProfileNotFound, ConfigParseError) as err:  # a profile's name, a config file's path
         raise AwsUnavailable(f"AWS settings could not be used ({err})") from err
     except BotoCoreError as err:

@@ -113,3 +113,15 @@ def test_diff_says_a_change_that_ends_the_loop():
     assert diff.unsettled_after == ""
     assert "after it KAI settles" in diff_text(diff)
     assert "unsettledAfter" not in to_diff_json(diff)
+
+
+def test_diff_of_a_change_that_keeps_an_existing_loop_is_not_harmful():
+    grown = copy.deepcopy(_raw())
+    grown["workloads"].append(
+        {"name": "tiny", "kind": "Deployment", "queue": "team-0", "image": "busybox:1.37.0", "cpu": "10m"}
+    )
+    diff = _diff(_raw(), grown)
+    assert diff.unsettled_before
+    assert diff.unsettled_after
+    assert not diff.harmful
+    assert "(as before it)" in diff_text(diff)

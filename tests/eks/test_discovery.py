@@ -572,16 +572,41 @@ def _ssl_error() -> Exception:
     return SSLError(endpoint_url="https://ec2.us-west-2.amazonaws.com/", error="CERTIFICATE_VERIFY_FAILED")
 
 
-def _http_client_error() -> Exception:
-    from botocore.exceptions import HTTPClientError
+def _read_timeout() -> Exception:
+    from botocore.exceptions import ReadTimeoutError
 
-    return HTTPClientError(error="CERTIFICATE_VERIFY_FAILED")
+    return ReadTimeoutError(endpoint_url="https://ec2.us-west-2.amazonaws.com/ CERTIFICATE_VERIFY_FAILED")
 
 
-@pytest.mark.parametrize("make", [_ssl_error, _http_client_error])
+@pytest.mark.parametrize("make", [_ssl_error, _read_timeout])
 def test_network_errors_are_quoted_as_unreachable(make: Any) -> None:
     def fails() -> None:
         raise make()
 
     with pytest.raises(ec2_module.AwsUnavailable, match=r"AWS is unreachable \(.*CERTIFICATE_VERIFY_FAILED"):
         ec2_module.call(fails)
+
+
+def test_an_http_client_error_is_named_by_what_it_wraps_not_quoted() -> None:
+    """botocore wraps any exception of the HTTP client whole (httpsession.py send); urllib3's LocationParseError for a
+    proxy URL it cannot parse quotes the URL, password included (botocore masks only ProxyError)."""
+    from botocore.exceptions import HTTPClientError
+    from urllib3.exceptions import LocationParseError
+
+    def fails() -> None:
+        raise HTTPClientError(error=LocationParseError("http://ci:S3CRETPW@proxy.corp:99999"))
+
+    with pytest.raises(ec2_module.AwsUnavailable, match=r"HTTPClientError: LocationParseError; its message") as err:
+        ec2_module.call(fails)
+    assert "S3CRETPW" not in str(err.value)
+
+
+def test_an_invalid_ec2_endpoint_falls_back_to_the_declared_facts(
+    no_aws: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """botocore reads AWS_ENDPOINT_URL_EC2 when the client is built and raises ValueError (it was exit 70)."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAEXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "x" * 40)
+    monkeypatch.setenv("AWS_ENDPOINT_URL_EC2", "localhost:4566")
+    _resolved, notes = discover(_declared_only())
+    assert any("ValueError building the EC2 client" in n for n in notes), notes

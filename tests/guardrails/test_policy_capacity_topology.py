@@ -149,3 +149,15 @@ def test_kai_capacity_on_a_looping_stack_agrees_with_check(mocks: MockSession) -
     resources, facts = _rendered(mocks, raw)
     findings = kai_capacity(_capacity_check(list(reversed(resources)), "enforce"), Settings(), facts)
     assert findings[0].message.startswith("KAI does not settle: after 50 cycles KAI still moves 3 of 18 workloads")
+
+
+def test_a_host_workload_in_a_tenants_namespace_keeps_its_declared_place(mocks: MockSession) -> None:
+    """It is rebuilt as the tenant's (the namespace says so), so the order is keyed by name alone."""
+    document = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    raw = {k.removeprefix("kaistack:"): v for k, v in document["config"].items()}
+    namespace = parse_config(raw).tenants[0].host_namespace
+    first = {"name": "host-in-tenant-ns", "kind": "Pod", "namespace": namespace, "queue": "team-a"}
+    raw["workloads"].insert(0, {**first, "image": "busybox:1.37.0", "cpu": "10m", "memory": "16Mi"})
+    resources, facts = _rendered(mocks, raw)
+    rebuilt = declaration(list(reversed(resources)), Settings(), facts).raw
+    assert [w["name"] for w in rebuilt["workloads"]] == [w["name"] for w in raw["workloads"]]

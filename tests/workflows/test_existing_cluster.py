@@ -148,3 +148,27 @@ def test_a_node_that_reports_no_ephemeral_storage_leaves_its_pools_unknown() -> 
     b["status"]["allocatable"] = {k: v for k, v in b["status"]["allocatable"].items() if k != "ephemeral-storage"}
     [pool] = pools_from_nodes([a, b])
     assert pool.ephemeral_storage is None
+
+
+def test_lint_with_such_a_stack_exits_3_too(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("KUBECONFIG", str(project / "missing"))
+    monkeypatch.setenv("HOME", str(project))
+    pod = ROOT / "tests" / "data" / "manifests" / "001-gpu-pod.yaml"
+    assert main(["lint", "--stack", "lab", "--project", str(project), "--json", str(pod)]) == 3
+    assert yaml.safe_load(capsys.readouterr().out)["exitCode"] == 3
+
+
+def test_promote_into_such_a_stack_exits_3_not_a_refused_promotion(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The target's nodes cannot be read: the environment's problem, not the promoted file's (exit 1)."""
+    monkeypatch.setenv("KUBECONFIG", str(project / "missing"))
+    monkeypatch.setenv("HOME", str(project))
+    (project / "Pulumi.dev.yaml").write_text((ROOT / "Pulumi.dev.yaml").read_text())
+    lab = yaml.safe_load((project / "Pulumi.lab.yaml").read_text())
+    lab["config"]["kaistack:kai"] = {"version": "v0.16.0"}
+    (project / "Pulumi.lab.yaml").write_text(yaml.safe_dump(lab, sort_keys=False))
+    assert main(["promote", "dev", "lab", "--dry-run", "--project", str(project)]) == 3
+    assert "could not be read" in capsys.readouterr().err
