@@ -35,20 +35,21 @@ def _shown(text: str) -> str:
     return INVISIBLE.sub(lambda m: code_point(m.group()), text)
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
+    """Text with every control character a space and invisible ones spelt out: what a terminal shows as it is."""
     return _shown(_CONTROL.sub(" ", str(text)))
 
 
 def cell(text: object) -> str:
     """Prose for a table cell or a list item: one line, no HTML, no markup, no mention."""
-    escaped = _PUNCTUATION.sub(r"\\\1", _one_line(str(text)))
+    escaped = _PUNCTUATION.sub(r"\\\1", one_line(str(text)))
     escaped = escaped.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _MENTION.sub("@\u200b", escaped)
 
 
 def code(text: object) -> str:
     """An inline code span holding `text` as it is (one line), safe in a table cell."""
-    value = _one_line(str(text))
+    value = one_line(str(text))
     longest = max((len(run) for run in re.findall(r"`+", value)), default=0)
     ticks = "`" * (longest + 1)
     pad = " " if value.startswith("`") or value.endswith("`") or not value.strip() else ""

@@ -174,7 +174,7 @@ def explain(ssn: Session, job: JobState, scan: bool = True) -> Reason:
                 need = sum(
                     t.req.count for t in job.tasks_by_order if t.status == "Pending" and t.req.kind == KIND_WHOLE
                 )
-                free = sum(n.nonallocated_gpus() for n in ssn.node_list)
+                free = sum(max(0, n.nonallocated_gpus()) for n in ssn.node_list)  # a node's count can go below 0
                 detail = [f"{free} whole GPUs free, {need} needed" if need else "the cluster has room for fewer pods"]
             lead = f"gang of {wanted} needs {wanted} pods placed at once; only {placed} fit ("
             return _naming(GANG, [lead, *detail, ")"], queue=reason.queue, node=reason.node)
@@ -268,13 +268,13 @@ def _greedy_fit(ssn: Session, job: JobState, wanted: int) -> int:
 def _free_text(node: NodeState, task: TaskState) -> str:
     req = task.req
     if req.kind == KIND_WHOLE:
-        return f"needs {req.count} GPU{'s' if req.count != 1 else ''}, {node.nonallocated_gpus()} free"
+        return f"needs {req.count} GPU{'s' if req.count != 1 else ''}, {max(0, node.nonallocated_gpus())} free"
     if req.kind == KIND_CPU:
         return f"needs {req.cpu:g}m CPU, {node.idle_cpu + node.rel_cpu:g}m free"
     if req.kind == KIND_MIG:
         free = ", ".join(f"{node.idle_mig.get(k, 0) + node.rel_mig.get(k, 0)} {k}" for k, _ in req.mig)
         return f"{free} free"
-    return f"{node.nonallocated_gpus()} whole GPUs free"
+    return f"{max(0, node.nonallocated_gpus())} whole GPUs free"
 
 
 def diagnose_task(ssn: Session, task: TaskState) -> Reason:

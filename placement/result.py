@@ -289,7 +289,8 @@ def _node_result(node: NodeState, on_node: list[TaskResult]) -> NodeResult:
             for g in t.gpu_groups:
                 shared.setdefault(g, []).append(t.name)
         elif t.gpus >= 1:
-            for _ in range(int(t.gpus)):
+            # A bound pod can ask for more GPUs than its node has (the kubelet refuses it later): the node has no more.
+            for _ in range(min(int(t.gpus), max(0, node.gpu_count - serial))):
                 devices.append(GpuResult(f"gpu{serial}", (t.name,), 1.0, False))
                 serial += 1
     for g, names in shared.items():

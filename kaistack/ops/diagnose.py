@@ -19,7 +19,7 @@ from typing import Any
 
 from kaistack.declaration import kai_api
 from kaistack.guardrails.podspec import dig, mapping, seq
-from kaistack.markdown import cell, code
+from kaistack.markdown import cell, code, one_line
 from kaistack.ops.diagnose_mistakes import Mistake, find_mistakes
 from kaistack.ops.live_pods import annotations_of, labels_of
 from kaistack.ops.live_snapshot import LiveSnapshot, build, by_kind, object_name, object_namespace
@@ -180,7 +180,8 @@ def _waiting(pod: Mapping[str, Any]) -> str:
             if not isinstance(reason, str) or not reason or reason == "PodInitializing":
                 continue
             message = waiting.get("message")
-            detail = f": {message[:_MESSAGE_CHARS]}" if isinstance(message, str) and message else ""
+            # The kubelet quotes what the pod says (an image name): a line break or an escape must not reach a terminal.
+            detail = f": {one_line(message[:_MESSAGE_CHARS])}" if isinstance(message, str) and message else ""
             return f"{reason} (container {mapping(container).get('name')}{detail}); kubectl describe pod: its events"
     for container in seq(status.get("initContainerStatuses")):
         # An init container still running holds the others back: a PyTorchJob worker's init-pytorch waits

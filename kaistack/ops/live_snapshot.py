@@ -107,6 +107,11 @@ class LiveSnapshot:
     backed_off: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
+_CLUSTER_SCOPED = frozenset(
+    {"Node", "Queue", "Topology", "PriorityClass", "PersistentVolume", "StorageClass", "Namespace", "CSIDriver"}
+)
+
+
 def by_kind(objects: Iterable[Any], unnamed: Counter[str] | None = None) -> dict[str, list[Mapping[str, Any]]]:
     """Objects grouped by kind, `List` items flattened; anything that is not a named object is left out (and
     counted by kind in `unnamed`, when given: an object with a kind but no string name).
@@ -133,7 +138,9 @@ def by_kind(objects: Iterable[Any], unnamed: Counter[str] | None = None) -> dict
             continue
         name = dig(obj, "metadata", "name")
         if isinstance(name, str) and name:
-            key = (kind, str(dig(obj, "metadata", "namespace") or ""), name)
+            # A cluster-scoped object has no namespace; one a hand-made dump gives it anyway is the same object.
+            namespace = "" if kind in _CLUSTER_SCOPED else str(dig(obj, "metadata", "namespace") or "")
+            key = (kind, namespace, name)
             if key not in seen:
                 seen.add(key)
                 out.setdefault(kind, []).append(obj)
