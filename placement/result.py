@@ -99,6 +99,13 @@ class NodeResult:
     devices: tuple[GpuResult, ...]
 
 
+def loop_phrase(period: int) -> str:
+    """How a run that never settles repeats, after `period` cycles (Unsettled.period)."""
+    if period == 1:
+        return "every cycle ends as the one before did"
+    return f"the same state comes back every {period} cycles"
+
+
 @dataclass(frozen=True, slots=True)
 class Unsettled:
     """A run to a steady state that reached its cycle limit with pods still moving: KAI would go on moving them.
@@ -118,12 +125,7 @@ class Unsettled:
         names = ", ".join(self.moving[:shown]) + (
             f" and {len(self.moving) - shown} more" if len(self.moving) > shown else ""
         )
-        if self.period == 1:
-            loop = "; every cycle ends as the one before did, so it never settles"
-        elif self.period:
-            loop = f"; the same state comes back every {self.period} cycles, so it never settles"
-        else:
-            loop = ""
+        loop = f"; {loop_phrase(self.period)}, so it never settles" if self.period else ""
         every = "every cycle" if (self.period or 1) == 1 else f"in each loop of {self.period} cycles"
         return (
             f"does not settle: after {cycles} cycles KAI still moves the pods of {len(self.moving)} job(s) "

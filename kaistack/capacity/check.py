@@ -15,6 +15,7 @@ from kaistack.declaration.model import Queue as DeclaredQueue
 from kaistack.declaration.model import StackConfig
 from placement import ACTIONS, Resources, Result, simulate
 from placement.model import Job, Node
+from placement.result import loop_phrase
 
 # --- the verdict ------------------------------------------------------------------------------------
 
@@ -48,6 +49,11 @@ class WorkloadVerdict:
     @property
     def pending(self) -> bool:
         return self.status in ("Pending", "Partial")
+
+    @property
+    def why(self) -> list[str]:
+        """Its reasons, and that KAI never lets it settle when it keeps moving."""
+        return [*self.reasons, *([MOVING] if self.moving else [])]
 
     @property
     def domains(self) -> tuple[str, ...]:
@@ -141,8 +147,7 @@ class CapacityReport:
     def reasons(self) -> tuple[str, ...]:
         """One line per pending or still moving workload: `<name> (<queue>): <why>` — what a failing gate prints."""
         return tuple(
-            f"{w.name} ({w.where}, queue {w.queue}): "
-            + "; ".join([*(w.reasons or (["stays Pending"] if w.pending else [])), *([MOVING] if w.moving else [])])
+            f"{w.name} ({w.where}, queue {w.queue}): " + "; ".join(w.why or ["stays Pending"])
             for w in self.workloads
             if w.pending or w.moving
         )
@@ -162,13 +167,7 @@ class CapacityReport:
         if self.partial:
             return f"unknown: stopped by the time limit with {placed} of {len(self.workloads)} workloads placed"
         if self.unsettled:
-            again = (
-                "every cycle ends as the one before did"
-                if self.loop == 1
-                else f"the same state comes back every {self.loop} cycles"
-                if self.loop
-                else "still changing"
-            )
+            again = loop_phrase(self.loop) if self.loop else "still changing"
             moving = sum(1 for w in self.workloads if w.moving)
             stuck = sum(1 for w in self.workloads if w.pending and not w.moving)
             others = f"; {stuck} other workload(s) would stay Pending" if stuck else ""

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kaistack.capacity.check import MOVING, PLACED, CapacityReport, WorkloadVerdict
+from kaistack.capacity.check import PLACED, CapacityReport, WorkloadVerdict
 from kaistack.markdown import cell, code
 
 
@@ -154,7 +154,7 @@ def _running(w: WorkloadVerdict) -> int:
 
 
 def _reason(w: WorkloadVerdict) -> str:
-    return "; ".join([*w.reasons, *([MOVING] if w.moving else [])])
+    return "; ".join(w.why)
 
 
 def _where(w: WorkloadVerdict) -> str:
@@ -245,8 +245,9 @@ def to_text(diff: CapacityDiff) -> str:
 def to_markdown(diff: CapacityDiff) -> str:
     icon = "⚠️" if diff.harmful else "✅"
     lines = [f"### {icon} kaistack capacity diff: {code(diff.stack)} against {code(diff.base)}", "", _summary(diff), ""]
-    if _settling(diff):
-        lines += [*(f"**{cell(line)}**" for line in _settling(diff)), ""]
+    settling = _settling(diff)
+    if settling:
+        lines += [*(f"**{cell(line)}**" for line in settling), ""]
     if diff.workloads:
         lines += ["| Workload | Change | Before | After | Why |", "|---|---|---|---|---|"]
         for w in diff.workloads:

@@ -171,9 +171,7 @@ def to_text(report: CapacityReport) -> str:
         lines.append(f"       {_placement(w)}")
         if report.topology is not None and (w.topology or w.domains):
             lines.append(f"       topology: {topology_line(w)}")
-        lines.extend(f"       why: {reason}" for reason in w.reasons)
-        if w.moving:
-            lines.append(f"       why: {MOVING}")
+        lines.extend(f"       why: {reason}" for reason in w.why)
     lines += ["", "queues (gpu: quota / limit / fair share / allocated):"]
     for q in report.queues:
         parent = f" (in {q.parent})" if q.parent else ""

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kaistack.capacity.check import MOVING, check
+from kaistack.capacity.check import check
 from kaistack.declaration import kai_api
 from kaistack.declaration.marks import PLATFORM_TYPE
 from kaistack.declaration.parse import ConfigError, parse_config
@@ -380,7 +380,7 @@ def check_capacity(resources: Sequence[Res], s: Settings, facts: StackFacts) -> 
         Finding(
             f"{w.kind} {w.name} ({w.where}, queue {w.queue}) "
             f"{f'would stay {w.status}' if w.pending else 'does not stay where it is placed'}: "
-            f"{'; '.join([*w.reasons, *([MOVING] if w.moving else [])]) or 'no placement found'}",
+            f"{'; '.join(w.why) or 'no placement found'}",
             decl.origin.get(w.name, platform),
         )
         for w in report.workloads
