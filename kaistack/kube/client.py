@@ -18,14 +18,18 @@ Proxies are kubectl's: the cluster's `proxy-url`, else `HTTPS_PROXY` / `HTTP_PRO
 get client.authentication.k8s.io v1 or v1beta1 and KUBERNETES_EXEC_INFO (kubeconfig_text). A read is retried where
 client-go retries a GET: a 429, a 5xx with Retry-After, a dropped connection, an expired `continue` token.
 
-Not supported (lightkube 1.0): `auth-provider` (removed from kubectl too), `tls-server-name`, impersonation
-(`as`, `as-groups`: refused, not ignored), and exec plugins answering with a client certificate instead of a token.
+A cluster's `tls-server-name` is sent in TLS's SNI and checked against the server's certificate
+(kaistack.kube.server_name).
+
+Exec plugins are run by kaistack.kube.exec_plugin (a token, a client certificate, or both).
+
+Not supported: `auth-provider` (removed from kubectl too) and impersonation (`as`, `as-groups`: refused, not
+ignored).
 """
 
 from __future__ import annotations
 
 import os
-import re
 import ssl
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -37,11 +41,20 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx2
 import lightkube
 import msgspec
+from lightkube.config.client_adapter import verify_cluster
+from lightkube.config.kubeconfig import SingleConfig
 from lightkube.config.models import User
 from lightkube.core.client import LabelSelector
 from lightkube.core.resource import GlobalResource, NamespacedResource, Resource
 
 from kaistack.kube.errors import KubeAPIError, KubeError
+from kaistack.kube.exec_plugin import (
+    OWN_CREDENTIALS,
+    Credential,
+    ExecAuthTransport,
+    ExecPlugin,
+    load_client_certificate,
+)
 from kaistack.kube.kubeconfig_text import (
     clip,
     expand_home,
@@ -52,15 +65,13 @@ from kaistack.kube.kubeconfig_text import (
     select_context,
 )
 from kaistack.kube.proxy import proxy_and_variable
+from kaistack.kube.server_name import ServerNameTransport, server_name
 
 DEFAULT_TIMEOUT_S = 10.0
 PAGE_SIZE = 500  # items per list request; lightkube asks for the next page while `continue` is set
 NAMES_PAGE_SIZE = 50  # names(): objects whose data is dropped, read a few at a time
 T = TypeVar("T")
 Kind = type[Resource]  # a class from kaistack.kube.resources (any lightkube resource class works)
-
-# lightkube/config/client_adapter.py: ConfigError(f"Exec {command[0]} returned {proc.returncode}: {stderr}").
-EXEC_FAILED = re.compile(r"Exec (?P<command>.*?) returned (?P<code>-?\d+): ", re.DOTALL)
 
 __all__ = ["KubeAPIError", "KubeClient", "KubeError", "expand_home", "kubeconfig_files", "merge_kubeconfigs"]
 
@@ -109,12 +120,10 @@ class KubeClient:
         client: lightkube.Client,
         *,
         user: str = "",
-        exec_command: str | None = None,
         timeout: float = DEFAULT_TIMEOUT_S,
     ) -> None:
         self._client = client
         self._user = user
-        self._exec_command = exec_command
         self._timeout = timeout
 
     @classmethod
@@ -126,7 +135,9 @@ class KubeClient:
         _system_roots_from_environment(selected["clusters"][0]["cluster"], os.environ)
         name = selected["current-context"]
         user = (selected.get("users") or [{"name": "", "user": {}}])[0]
-        exec_spec = user["user"].get("exec")
+        plugin = _exec_plugin(user)
+        if selected.get("users"):  # kaistack runs the plugin (exec_plugin), not lightkube
+            selected["users"] = [{**user, "user": {k: v for k, v in user["user"].items() if k != "exec"}}]
         source = "proxy-url"  # where the proxy came from, for messages
         try:
             config = lightkube.KubeConfig.from_dict(selected).get(name)
@@ -143,7 +154,15 @@ class KubeClient:
                 proxy, source = found
                 if urlsplit(proxy).scheme not in ("http", "https", "socks5", "socks5h"):
                     raise KubeError(f"{source} is not an http://, https:// or socks5:// proxy URL")
-            client = lightkube.Client(config, timeout=httpx2.Timeout(timeout), trust_env=False, proxy=proxy)
+            transport = _transport(config, proxy, server_name(cluster, name), plugin)
+            client = lightkube.Client(
+                config,
+                timeout=httpx2.Timeout(timeout),
+                trust_env=False,
+                # httpx2 ignores a client's verify and proxy when it is handed a transport: the transport has them.
+                proxy=proxy if transport is None else None,
+                transport=transport,
+            )
         except ssl.SSLError as err:
             raise KubeError(
                 f"kubeconfig context {name!r}: the CA or client certificate cannot be loaded: {err}"
@@ -160,12 +179,7 @@ class KubeClient:
             ) from err
         except ImportError as err:  # a socks5:// proxy without httpx2's optional socks support
             raise KubeError(f"kubeconfig context {name!r}: {source}: {clip(err)}") from err
-        return cls(
-            client,
-            user=str(user["name"]),
-            exec_command=str(exec_spec.get("command")) if isinstance(exec_spec, Mapping) else None,
-            timeout=timeout,
-        )
+        return cls(client, user=str(user["name"]), timeout=timeout)
 
     @property
     def server(self) -> str:
@@ -265,6 +279,8 @@ class KubeClient:
                 "line break at the end of a token?)"
             ) from err
         except (httpx2.ReadError, httpx2.RemoteProtocolError) as err:  # reset or closed mid-answer: try again
+            if _tls_alert(err):  # TLS 1.3 sends a refused client certificate's alert after the handshake
+                raise KubeError(f"the API server at {self.server} ended the TLS session with an alert: {err}") from err
             problem = KubeError(f"the API server at {self.server} dropped the connection: {err or type(err).__name__}")
             problem.retry_after = RESET_WAIT_S
             raise problem from err
@@ -274,24 +290,14 @@ class KubeClient:
             ) from err
         except httpx2.HTTPError as err:  # connection refused, DNS, TLS verification, timeouts
             raise KubeError(f"cannot reach the API server at {self.server}: {err or type(err).__name__}") from err
-        except lightkube.ConfigError as err:  # the exec plugin exited non-zero, the tokenFile is gone
-            failed = EXEC_FAILED.match(str(err))
-            if failed is None:
-                raise KubeError(f"kubeconfig user {self._user!r}: {clip(err)}") from err
-            # lightkube's message carries the plugin's stderr, which can hold what it was given (a client secret in
-            # its args or env); this message reaches --json documents and, through discovery, Pulumi's output.
-            raise KubeError(
-                f"kubeconfig user {self._user!r}: exec plugin {failed['command']!r} exited {failed['code']} (its "
-                "output is not shown, as it may hold credentials: run the plugin by hand to see why)"
-            ) from err
+        except lightkube.ConfigError as err:  # the tokenFile is gone
+            raise KubeError(f"kubeconfig user {self._user!r}: {clip(err)}") from err
         except msgspec.MsgspecError as err:
             raise KubeError(
                 f"the API server at {self.server} answered with something that is not a Kubernetes object: {err}"
             ) from err
-        except OSError as err:  # httpx2 wraps socket errors: this is the exec plugin or the tokenFile
-            doing = "cannot run" if self._exec_command is not None else "cannot read"
-            file = err.filename or self._exec_command
-            raise KubeError(f"kubeconfig user {self._user!r}: {doing} {file}: {err.strerror}") from err
+        except OSError as err:  # httpx2 wraps socket errors: this is the tokenFile
+            raise KubeError(f"kubeconfig user {self._user!r}: cannot read {err.filename}: {err.strerror}") from err
         except (KeyError, ValueError, TypeError) as err:
             status = err.__context__
             if isinstance(status, httpx2.HTTPStatusError):
@@ -301,13 +307,44 @@ class KubeClient:
                 raise KubeAPIError(
                     response.status_code, status.request.url.path, response.reason_phrase, _retry_after(response)
                 ) from err
-            if self._exec_command is None:
-                raise
-            # lightkube reads `status.token` from the plugin's output without checking it.
-            raise KubeError(
-                f"kubeconfig user {self._user!r}: exec plugin {self._exec_command!r} printed no ExecCredential "
-                "with status.token (client certificates from exec plugins are not supported)"
-            ) from err
+            raise
+
+
+def _tls_alert(err: BaseException) -> bool:
+    """Whether a read failed on the server's TLS alert (a certificate it wants or refuses), which a second try gets
+    again: client-go retries a reset connection or an EOF only (rest/request.go:1064-1078)."""
+    cause: BaseException | None = err
+    while cause is not None:
+        if isinstance(cause, ssl.SSLError):
+            return not isinstance(cause, ssl.SSLEOFError | ssl.SSLZeroReturnError)
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
+def _exec_plugin(user: Mapping[str, Any]) -> ExecPlugin | None:
+    """The user's exec plugin, unless the user authenticates itself, in which case kubectl does not run it."""
+    spec = user["user"].get("exec")
+    if not isinstance(spec, Mapping) or any(user["user"].get(key) for key in OWN_CREDENTIALS):
+        return None
+    return ExecPlugin(spec, str(user["name"]))
+
+
+def _transport(
+    config: SingleConfig, proxy: str | None, tls_name: str | None, plugin: ExecPlugin | None
+) -> httpx2.BaseTransport | None:
+    """kaistack's own transport where lightkube's cannot do it: a tls-server-name, an exec plugin (whose
+    certificate goes into the TLS context). None: lightkube's."""
+    if tls_name is None and plugin is None:
+        return None
+
+    def build(credential: Credential | None = None) -> httpx2.BaseTransport:
+        verify = verify_cluster(config.cluster, config.user or User(), config.abs_file, trust_env=False)
+        if plugin is not None and credential is not None and credential.certificate:
+            load_client_certificate(verify, credential, plugin)
+        inner = httpx2.HTTPTransport(verify=verify, proxy=proxy, trust_env=False)
+        return inner if tls_name is None else ServerNameTransport(inner, tls_name)
+
+    return build() if plugin is None else ExecAuthTransport(plugin, build)
 
 
 # --- results ----------------------------------------------------------------------------------------------

@@ -111,7 +111,7 @@ def select_context(config: Mapping[str, Any], context: str | None, base: Path) -
         # looked up on PATH.
         user = _with_files(_absolute_paths(user, (), base), _USER_FILES, base)
         if isinstance(user.get("exec"), Mapping):
-            user["exec"] = _exec_for_lightkube(user["exec"], selected["clusters"][0]["cluster"])
+            user["exec"] = _exec_with_info(user["exec"], selected["clusters"][0]["cluster"])
         selected["users"] = [{"name": ctx["user"], "user": user}]
     return selected
 
@@ -120,10 +120,10 @@ IMPERSONATION_KEYS = ("as", "as-uid", "as-groups", "as-user-extra")
 EXEC_API_VERSIONS = ("client.authentication.k8s.io/v1beta1", "client.authentication.k8s.io/v1")
 
 
-def _exec_for_lightkube(spec: Mapping[str, Any], cluster: Mapping[str, Any]) -> dict[str, Any]:
-    """An exec plugin as client-go runs it (client-go@kubernetes-1.35.0 plugin/pkg/client/auth/exec/exec.go): v1 as
-    well as v1beta1, and KUBERNETES_EXEC_INFO in its environment (with the cluster when provideClusterInfo), which
-    lightkube 1.0 neither accepts nor sets. A v1 plugin's answer has the same status.token lightkube reads."""
+def _exec_with_info(spec: Mapping[str, Any], cluster: Mapping[str, Any]) -> dict[str, Any]:
+    """An exec plugin as client-go runs it (client-go@kubernetes-1.35.0 plugin/pkg/client/auth/exec/exec.go): v1 or
+    v1beta1, and KUBERNETES_EXEC_INFO in its environment (with the cluster when provideClusterInfo); run by
+    kaistack.kube.exec_plugin."""
     version = spec.get("apiVersion")
     if version not in EXEC_API_VERSIONS:
         raise KubeError(
@@ -134,8 +134,7 @@ def _exec_for_lightkube(spec: Mapping[str, Any], cluster: Mapping[str, Any]) -> 
         info["spec"]["cluster"] = _exec_cluster(cluster)
     env = [e for e in spec.get("env") or [] if isinstance(e, Mapping) and e.get("name") != "KUBERNETES_EXEC_INFO"]
     env.append({"name": "KUBERNETES_EXEC_INFO", "value": json.dumps(info)})
-    # lightkube only gates on the version; the output's apiVersion is not read.
-    return {**spec, "apiVersion": EXEC_API_VERSIONS[0], "env": env}
+    return {**spec, "env": env}
 
 
 def _exec_cluster(cluster: Mapping[str, Any]) -> dict[str, Any]:

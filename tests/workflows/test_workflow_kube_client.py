@@ -202,10 +202,10 @@ def test_failing_exec_plugin_is_a_kube_error_without_its_output(fake_kube, tmp_p
 
 
 def test_exec_plugin_without_a_token_is_explained(fake_kube, tmp_path):
-    plugin = _plugin(tmp_path, 'echo \'{"status": {"clientCertificateData": "x", "clientKeyData": "y"}}\'\n')
+    plugin = _plugin(tmp_path, 'echo \'{"status": {"expirationTimestamp": null}}\'\n')
     with (
         KubeClient.from_kubeconfig(_kubeconfig(fake_kube.url, _exec_user(str(plugin)))) as client,
-        pytest.raises(KubeError, match=r"printed no ExecCredential with status\.token"),
+        pytest.raises(KubeError, match=r"printed no ExecCredential with status\.token or a client certificate and key"),
     ):
         client.list(k8s.Queue)
 

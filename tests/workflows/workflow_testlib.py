@@ -101,13 +101,19 @@ def healthy_responses() -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Pki:
-    """A throwaway CA with a server certificate for 127.0.0.1 and a client certificate (openssl CLI)."""
+    """A throwaway CA with a server certificate for 127.0.0.1, one for NAMED_SERVER only (no IP), and a client
+    certificate (openssl CLI)."""
 
     ca: Path
     server_cert: Path
     server_key: Path
     client_cert: Path
     client_key: Path
+    named_cert: Path
+    named_key: Path
+
+
+NAMED_SERVER = "kube-api.kaistack.test"
 
 
 def make_pki(d: Path) -> Pki | None:
@@ -136,9 +142,11 @@ def make_pki(d: Path) -> Pki | None:
     )
     (d / "san.ext").write_text("subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n")
     (d / "client.ext").write_text("extendedKeyUsage=clientAuth\n")
+    (d / "named.ext").write_text(f"subjectAltName=DNS:{NAMED_SERVER}\nextendedKeyUsage=serverAuth\n")
     for name, subject, ext in (
         ("server", "/CN=127.0.0.1", "san.ext"),
         ("client", "/O=system:masters/CN=admin", "client.ext"),
+        ("named", f"/CN={NAMED_SERVER}", "named.ext"),
     ):
         run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", subject)
         run(
@@ -158,7 +166,15 @@ def make_pki(d: Path) -> Pki | None:
             "-extfile",
             ext,
         )
-    return Pki(d / "ca.crt", d / "server.crt", d / "server.key", d / "client.crt", d / "client.key")
+    return Pki(
+        d / "ca.crt",
+        d / "server.crt",
+        d / "server.key",
+        d / "client.crt",
+        d / "client.key",
+        d / "named.crt",
+        d / "named.key",
+    )
 
 
 def serve(state: FakeKube, tls: ssl.SSLContext | None) -> Iterator[FakeKube]:

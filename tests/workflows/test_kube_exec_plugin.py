@@ -1,0 +1,242 @@
+"""Exec credential plugins as kubectl runs them (client-go@kubernetes-1.35.0 plugin/pkg/client/auth/exec/exec.go):
+a token, a client certificate and key, or both; the answer kept until it expires; a 401 runs the plugin again; a
+user with credentials of its own runs none."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from workflow_testlib import FakeKube, Pki
+
+from kaistack.kube import resources as k8s
+from kaistack.kube.client import KubeClient, KubeError
+from kaistack.kube.exec_plugin import Credential, ExecAuthTransport, ExecPlugin
+
+QUEUES = "/apis/scheduling.run.ai/v2/queues"
+V1 = "client.authentication.k8s.io/v1"
+
+
+def _plugin(tmp_path: Path, answer: dict[str, Any] | str, *, exit_code: int = 0) -> Path:
+    """A plugin printing `answer` (a dict as JSON, or a file's path to print that file) and counting its runs."""
+    plugin = tmp_path / "get-credential.py"
+    body = f"print(open({answer!r}).read())" if isinstance(answer, str) else f"print({json.dumps(json.dumps(answer))})"
+    plugin.write_text(
+        f"#!{sys.executable}\n"
+        f"open({str(tmp_path / 'runs')!r}, 'a').write('run\\n')\n"
+        f"{body}\n"
+        f"raise SystemExit({exit_code})\n"
+    )
+    plugin.chmod(0o755)
+    return plugin
+
+
+def _runs(tmp_path: Path) -> int:
+    runs = tmp_path / "runs"
+    return len(runs.read_text().splitlines()) if runs.exists() else 0
+
+
+def _kubeconfig(server: str, user: dict[str, Any], **cluster: Any) -> str:
+    return json.dumps(
+        {
+            "current-context": "ctx",
+            "clusters": [{"name": "c", "cluster": {"server": server, **cluster}}],
+            "contexts": [{"name": "ctx", "context": {"cluster": "c", "user": "u"}}],
+            "users": [{"name": "u", "user": user}],
+        }
+    )
+
+
+def _exec(plugin: Path, **more: Any) -> dict[str, Any]:
+    return {"exec": {"apiVersion": V1, "command": str(plugin), **more}}
+
+
+def _certificate_answer(pki: Pki) -> dict[str, Any]:
+    return {
+        "apiVersion": V1,
+        "kind": "ExecCredential",
+        "status": {"clientCertificateData": pki.client_cert.read_text(), "clientKeyData": pki.client_key.read_text()},
+    }
+
+
+def _queue_names(client: KubeClient) -> list[str]:
+    return [q["metadata"]["name"] for q in client.list(k8s.Queue)]
+
+
+def _expected(kube: FakeKube) -> list[str]:
+    return [q["metadata"]["name"] for q in kube.items(QUEUES)]
+
+
+# --- client certificates ------------------------------------------------------------------------------------
+
+
+def test_a_plugins_client_certificate_is_presented_in_the_handshake(fake_kube_tls, pki, tmp_path):
+    """The fake API requires a client certificate signed by the test CA, and takes no token."""
+    plugin = _plugin(tmp_path, _certificate_answer(pki))
+    text = _kubeconfig(fake_kube_tls.url, _exec(plugin), **{"certificate-authority": str(pki.ca)})
+    with KubeClient.from_kubeconfig(text) as client:
+        assert _queue_names(client) == _expected(fake_kube_tls)
+
+
+def test_without_the_plugins_certificate_the_handshake_fails(fake_kube_tls, pki, tmp_path):
+    """The control for the test above: a token alone does not get through, so the certificate is what did."""
+    plugin = _plugin(tmp_path, {"apiVersion": V1, "status": {"token": "t"}})
+    text = _kubeconfig(fake_kube_tls.url, _exec(plugin), **{"certificate-authority": str(pki.ca)})
+    with (
+        KubeClient.from_kubeconfig(text) as client,
+        pytest.raises(KubeError, match=r"ended the TLS session with an alert: .*certificate required"),
+    ):
+        client.list(k8s.Queue)
+
+
+@pytest.mark.parametrize("missing", ["clientCertificateData", "clientKeyData"])
+def test_a_certificate_without_its_key_or_a_key_without_its_certificate_is_refused(pki, tmp_path, missing):
+    answer = _certificate_answer(pki)
+    del answer["status"][missing]
+    text = _kubeconfig("https://127.0.0.1:9", _exec(_plugin(tmp_path, answer)))
+    with (
+        KubeClient.from_kubeconfig(text) as client,
+        pytest.raises(KubeError, match="answered a client certificate or key, not both"),
+    ):
+        client.list(k8s.Queue)
+
+
+def test_a_certificate_that_cannot_be_loaded_is_named_without_its_data(tmp_path):
+    answer = {"apiVersion": V1, "status": {"clientCertificateData": "s3cret-cert", "clientKeyData": "s3cret-key"}}
+    text = _kubeconfig("https://127.0.0.1:9", _exec(_plugin(tmp_path, answer)))
+    with KubeClient.from_kubeconfig(text) as client, pytest.raises(KubeError) as raised:
+        client.list(k8s.Queue)
+    assert "answered a client certificate and key that cannot be loaded" in str(raised.value)
+    assert "s3cret" not in str(raised.value)
+
+
+# --- tokens, expiry, 401 ------------------------------------------------------------------------------------
+
+
+def test_the_answer_is_kept_while_it_has_not_expired(fake_kube, tmp_path):
+    later = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
+    plugin = _plugin(tmp_path, {"apiVersion": V1, "status": {"token": fake_kube.token, "expirationTimestamp": later}})
+    with KubeClient.from_kubeconfig(_kubeconfig(fake_kube.url, _exec(plugin))) as client:
+        client.list(k8s.Queue)
+        client.list(k8s.Queue)
+    assert _runs(tmp_path) == 1
+
+
+def test_an_expired_answer_runs_the_plugin_again(fake_kube, tmp_path):
+    answer = {"apiVersion": V1, "status": {"token": fake_kube.token, "expirationTimestamp": "2000-01-01T00:00:00Z"}}
+    with KubeClient.from_kubeconfig(_kubeconfig(fake_kube.url, _exec(_plugin(tmp_path, answer)))) as client:
+        client.list(k8s.Queue)
+        client.list(k8s.Queue)
+    assert _runs(tmp_path) == 2
+
+
+def test_a_401_runs_the_plugin_again_and_repeats_the_read(fake_kube, tmp_path):
+    """The token the plugin gave was revoked between two reads: the second read runs the plugin for a new one."""
+    answer = tmp_path / "answer.json"
+    answer.write_text(json.dumps({"apiVersion": V1, "status": {"token": fake_kube.token}}))
+    with KubeClient.from_kubeconfig(_kubeconfig(fake_kube.url, _exec(_plugin(tmp_path, str(answer))))) as client:
+        client.list(k8s.Queue)
+        fake_kube.token = "rotated-token"
+        answer.write_text(json.dumps({"apiVersion": V1, "status": {"token": "rotated-token"}}))
+        assert _queue_names(client) == _expected(fake_kube)
+    assert _runs(tmp_path) == 2
+
+
+def test_a_user_with_its_own_token_runs_no_plugin(fake_kube, tmp_path):
+    """kubectl runs no plugin for a user with a token (exec.go:320-322): this plugin would fail."""
+    plugin = _plugin(tmp_path, {}, exit_code=1)
+    user = {"token": fake_kube.token, **_exec(plugin)}
+    with KubeClient.from_kubeconfig(_kubeconfig(fake_kube.url, user)) as client:
+        assert _queue_names(client) == _expected(fake_kube)
+    assert _runs(tmp_path) == 0
+
+
+# --- answers kubectl refuses --------------------------------------------------------------------------------
+
+
+def test_an_answer_of_another_api_version_is_refused(fake_kube, tmp_path):
+    """exec.go:480-483: the answer's version must be the one the kubeconfig configures."""
+    answer = {"apiVersion": "client.authentication.k8s.io/v1beta1", "status": {"token": fake_kube.token}}
+    text = _kubeconfig(fake_kube.url, _exec(_plugin(tmp_path, answer)))
+    with (
+        KubeClient.from_kubeconfig(text) as client,
+        pytest.raises(KubeError, match=rf"is configured for {V1} and answered 'client.authentication.k8s.io/v1beta1'"),
+    ):
+        client.list(k8s.Queue)
+
+
+def test_an_answer_that_is_not_json_is_named_without_its_text(fake_kube, tmp_path):
+    answer = tmp_path / "answer.txt"
+    answer.write_text("token: s3cret")
+    text = _kubeconfig(fake_kube.url, _exec(_plugin(tmp_path, str(answer))))
+    with KubeClient.from_kubeconfig(text) as client, pytest.raises(KubeError) as raised:
+        client.list(k8s.Queue)
+    assert "printed something that is not JSON" in str(raised.value)
+    assert "s3cret" not in str(raised.value)
+
+
+def test_an_expiration_that_is_no_time_is_named(fake_kube, tmp_path):
+    answer = {"apiVersion": V1, "status": {"token": fake_kube.token, "expirationTimestamp": "tomorrow"}}
+    text = _kubeconfig(fake_kube.url, _exec(_plugin(tmp_path, answer)))
+    with KubeClient.from_kubeconfig(text) as client, pytest.raises(KubeError, match="not an RFC 3339 time"):
+        client.list(k8s.Queue)
+
+
+def test_a_missing_plugin_is_named_with_its_install_hint(fake_kube):
+    user = {"exec": {"apiVersion": V1, "command": "kaistack-no-such-plugin", "installHint": "brew install thing"}}
+    with (
+        KubeClient.from_kubeconfig(_kubeconfig(fake_kube.url, user)) as client,
+        pytest.raises(KubeError, match=r"cannot run kaistack-no-such-plugin: .* \(brew install thing\)"),
+    ):
+        client.list(k8s.Queue)
+
+
+# --- a new certificate, new connections ---------------------------------------------------------------------
+
+
+class _Plugin(ExecPlugin):
+    """Answers the credentials given, one a run."""
+
+    def __init__(self, answers: list[Credential]) -> None:
+        super().__init__({"command": "fake"}, "u")
+        self.answers = answers
+
+    def run(self) -> Credential:
+        return self.answers.pop(0)
+
+
+def _transport(answers: list[Credential], statuses: list[int]) -> tuple[ExecAuthTransport, list[str]]:
+    """An ExecAuthTransport whose carriers answer `statuses` in turn; `built` names each carrier's certificate."""
+    built: list[str] = []
+
+    def build(credential: Credential) -> httpx2.BaseTransport:
+        built.append(credential.certificate)
+        return httpx2.MockTransport(lambda _request: httpx2.Response(statuses.pop(0)))
+
+    return ExecAuthTransport(_Plugin(answers), build), built
+
+
+def test_a_new_certificate_is_presented_on_a_new_connection():
+    """The second read's 401 runs the plugin again; its new certificate needs a new TLS context, so a new carrier."""
+    answers = [Credential(certificate="a", key="k"), Credential(certificate="b", key="k")]
+    transport, built = _transport(answers, [200, 401, 200])
+    for _ in range(2):
+        assert transport.handle_request(httpx2.Request("GET", "https://api/x")).status_code == 200
+    assert built == ["a", "b"]
+
+
+def test_a_new_token_keeps_the_connections():
+    transport, built = _transport([Credential(token="a"), Credential(token="b")], [200, 401, 200])
+    for _ in range(2):
+        assert transport.handle_request(httpx2.Request("GET", "https://api/x")).status_code == 200
+    assert built == [""]
+
+
+def test_a_401_to_an_answer_just_given_is_not_asked_again():
+    transport, _ = _transport([Credential(token="a")], [401])
+    assert transport.handle_request(httpx2.Request("GET", "https://api/x")).status_code == 401
