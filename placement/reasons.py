@@ -1,3 +1,5 @@
+# Long module: explain() walks KAI's gates in order and ends in the diagnoses (closest node, fragmentation,
+# affinity, capacity) that share its helpers.
 """Why a job is still Pending, in KAI's terms, as a small structured `Reason` (code + message).
 
 Cheap facts are recorded during allocation (which gate refused, which pod of a gang failed); the detailed
@@ -182,11 +184,12 @@ def explain(ssn: Session, job: JobState, scan: bool = True) -> Reason:
     if any(t.status == "Pipelined" for t in job.tasks):
         return Reason(WAITING, "pipelined: waiting for evicted pods to release their resources")
     if job.evicted is not None:
-        return _evicted(ssn, job.evicted)
+        return _evicted(ssn, job.name, job.evicted)
     if job.pipelined_by is not None:  # the pipelined pods went back to Pending between cycles (FORMAT.md)
         action, node = job.pipelined_by
         message = f"pipelined by {action} onto {node}, to start once evicted pods release their resources"
-        return Reason(WAITING, f"{message}; the simulated cycles ended first", node=node)
+        ended = "" if job.name in ssn.moving else "; the simulated cycles ended first"
+        return Reason(WAITING, f"{message}{ended}", node=node)
     if ssn.partial and not job.reached:
         message = "not reached: the run stopped at its time limit (--max-seconds) before any action got to this job"
         return Reason(NOT_REACHED, message)
@@ -203,7 +206,7 @@ def explain(ssn: Session, job: JobState, scan: bool = True) -> Reason:
 _NOT_EXPLAINED = Reason(NOT_EXPLAINED, "not explained: the time limit (max_seconds) ran out first")
 
 
-def _evicted(ssn: Session, evicted: tuple[str, str | None, str | None]) -> Reason:
+def _evicted(ssn: Session, name: str, evicted: tuple[str, str | None, str | None]) -> Reason:
     """A job whose pods an action evicted (or moved) and that nothing placed again before the run ended."""
     action, preemptor, moved_to = evicted
     if preemptor is None:  # stalegangeviction evicts a gang for itself
@@ -212,6 +215,8 @@ def _evicted(ssn: Session, evicted: tuple[str, str | None, str | None]) -> Reaso
         why = f" to make room for {preemptor}"
         if moved_to is not None:
             why += f", to restart on {moved_to}"
+    if name in ssn.moving:  # the next cycle places it again, and moves it again
+        return Reason(EVICTED, f"evicted by {action}{why}")
     after = "before the run stopped at its time limit (--max-seconds)" if ssn.partial else "in the simulated cycles"
     return Reason(EVICTED, f"evicted by {action}{why}; not placed again {after}")
 

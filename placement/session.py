@@ -67,6 +67,9 @@ class Session:
         self.deadline: float | None = None
         self.watch: Watch | None = None  # progress heartbeat (simulate's on_progress)
         self.partial = False
+        # Jobs a run to a steady state still moved when it gave up (Result.unsettled): their reasons do not blame
+        # the run's end, since any later cycle would move them again.
+        self.moving: frozenset[str] = frozenset()
         names = [n.name for n in snapshot.nodes]
         if len(set(names)) != len(names):
             raise ValueError("node names must be unique")

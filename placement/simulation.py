@@ -160,6 +160,7 @@ def _run(
         # In a loop every cycle of it counts (a job may move in one of its cycles only); else the last cycle.
         moving = set().union(*changed[-(period or 1) :])
         unsettled = Unsettled(tuple(name for name in ssn.jobs if name in moving), period)
+        ssn.moving = frozenset(unsettled.moving)
     if settle if settle is not None else len(steps) > 1:
         _advance(ssn)
         # The transition moved pods without the cycle's accounting (evicted pods left, pipelined ones went

@@ -57,6 +57,13 @@ def test_each_moving_workload_gets_a_reason_line(report):
     assert sorted(line.split(" ", 1)[0] for line in moving_lines) == sorted(MOVED)
 
 
+def test_a_moving_workloads_reasons_do_not_blame_the_runs_end(report):
+    """Any later cycle would move them again: "the simulated cycles ended first" would say more cycles could help."""
+    reasons = [r for w in report.workloads if w.moving for r in w.reasons]
+    assert any(r.startswith(("evicted by consolidation", "pipelined by consolidation")) for r in reasons)
+    assert not [r for r in reasons if "simulated cycles" in r]
+
+
 def test_json_marks_the_moving_workloads_and_the_loop(report):
     doc = to_json(report)
     assert doc["fits"] is False
