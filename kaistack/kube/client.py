@@ -43,7 +43,7 @@ import lightkube
 import msgspec
 from lightkube.config.client_adapter import verify_cluster
 from lightkube.config.kubeconfig import SingleConfig
-from lightkube.config.models import User
+from lightkube.config.models import User, UserExec
 from lightkube.core.client import LabelSelector
 from lightkube.core.resource import GlobalResource, NamespacedResource, Resource
 
@@ -135,11 +135,11 @@ class KubeClient:
         _system_roots_from_environment(selected["clusters"][0]["cluster"], os.environ)
         name = selected["current-context"]
         user = (selected.get("users") or [{"name": "", "user": {}}])[0]
-        plugin = _exec_plugin(user)
-        if selected.get("users"):  # kaistack runs the plugin (exec_plugin), not lightkube
-            selected["users"] = [{**user, "user": {k: v for k, v in user["user"].items() if k != "exec"}}]
         source = "proxy-url"  # where the proxy came from, for messages
         try:
+            plugin = _exec_plugin(user)
+            if selected.get("users"):  # kaistack runs the plugin (exec_plugin), not lightkube
+                selected["users"] = [{**user, "user": {k: v for k, v in user["user"].items() if k != "exec"}}]
             config = lightkube.KubeConfig.from_dict(selected).get(name)
             if config is None:  # get() returns None only when no context is named; ours always is
                 raise KubeError(f"kubeconfig has no context named {name!r}")
@@ -324,9 +324,13 @@ def _tls_alert(err: BaseException) -> bool:
 def _exec_plugin(user: Mapping[str, Any]) -> ExecPlugin | None:
     """The user's exec plugin, unless the user authenticates itself, in which case kubectl does not run it."""
     spec = user["user"].get("exec")
-    if not isinstance(spec, Mapping) or any(user["user"].get(key) for key in OWN_CREDENTIALS):
+    if spec is None or any(user["user"].get(key) for key in OWN_CREDENTIALS):
         return None
-    return ExecPlugin(spec, str(user["name"]))
+    try:  # lightkube's own check of the spec, in its words ("... - at `$.exec.args`"), as before kaistack ran it
+        checked = msgspec.convert(spec, UserExec)
+    except msgspec.ValidationError as err:
+        raise KubeError(f"kubeconfig user {user['name']!r}: {clip(err)} - at `$.exec`") from None
+    return ExecPlugin(checked, str(user["name"]))
 
 
 def _transport(
@@ -344,7 +348,10 @@ def _transport(
         inner = httpx2.HTTPTransport(verify=verify, proxy=proxy, trust_env=False)
         return inner if tls_name is None else ServerNameTransport(inner, tls_name)
 
-    return build() if plugin is None else ExecAuthTransport(plugin, build)
+    if plugin is None:
+        return build()
+    build().close()  # what the first request would find wrong with the proxy (no socksio) found here instead
+    return ExecAuthTransport(plugin, build)
 
 
 # --- results ----------------------------------------------------------------------------------------------

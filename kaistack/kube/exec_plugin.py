@@ -22,13 +22,13 @@ import ssl
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import httpx2
+from lightkube.config.models import UserExec
 
 from kaistack.kube.errors import KubeError
 
@@ -53,14 +53,14 @@ class Credential:
 
 class ExecPlugin:
     """Runs one user's plugin (the spec as kaistack.kube.kubeconfig_text prepared it: absolute command, env holding
-    KUBERNETES_EXEC_INFO) and reads its answer."""
+    KUBERNETES_EXEC_INFO; checked by lightkube's model, as lightkube would) and reads its answer."""
 
-    def __init__(self, spec: Mapping[str, Any], user: str) -> None:
-        self.command = str(spec.get("command") or "")
-        self._args = [str(a) for a in spec.get("args") or []]
-        self._env = {str(e["name"]): str(e.get("value", "")) for e in spec.get("env") or [] if isinstance(e, Mapping)}
-        self._version = str(spec.get("apiVersion"))
-        self._hint = str(spec.get("installHint") or "").strip()
+    def __init__(self, spec: UserExec, user: str) -> None:
+        self.command = spec.command
+        self._args = list(spec.args or [])
+        self._env = {e.name: e.value for e in spec.env or []}
+        self._version = spec.apiVersion
+        self._hint = (spec.installHint or "").strip()
         self._user = user
 
     def run(self) -> Credential:
@@ -90,11 +90,13 @@ class ExecPlugin:
         status = answer.get("status") if isinstance(answer, dict) else None
         if not isinstance(status, dict):
             raise self.problem(f"exec plugin {self.command!r} printed no ExecCredential with a status")
-        version = answer.get("apiVersion")
-        if version is not None and version != self._version:
+        version, kind = answer.get("apiVersion"), answer.get("kind")
+        if version != self._version:  # client-go decodes with the configured version's decoder (exec.go:477-484)
             raise self.problem(
-                f"exec plugin {self.command!r} is configured for {self._version} and answered {str(version)[:80]!r}"
+                f"exec plugin {self.command!r} is configured for {self._version} and answered {repr(version)[:80]}"
             )
+        if kind != "ExecCredential":
+            raise self.problem(f"exec plugin {self.command!r} answered a {repr(kind)[:80]}, not an ExecCredential")
         token, certificate, key = (status.get(k) or "" for k in ("token", "clientCertificateData", "clientKeyData"))
         if not all(isinstance(v, str) for v in (token, certificate, key)):
             raise self.problem(f"exec plugin {self.command!r} answered a status whose credentials are not strings")

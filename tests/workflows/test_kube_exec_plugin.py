@@ -5,6 +5,7 @@ user with credentials of its own runs none."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 
 import httpx2
 import pytest
+from lightkube.config.models import UserExec
 from workflow_testlib import FakeKube, Pki
 
 from kaistack.kube import resources as k8s
@@ -20,6 +22,7 @@ from kaistack.kube.exec_plugin import Credential, ExecAuthTransport, ExecPlugin
 
 QUEUES = "/apis/scheduling.run.ai/v2/queues"
 V1 = "client.authentication.k8s.io/v1"
+KIND = "ExecCredential"
 
 
 def _plugin(tmp_path: Path, answer: dict[str, Any] | str, *, exit_code: int = 0) -> Path:
@@ -59,7 +62,7 @@ def _exec(plugin: Path, **more: Any) -> dict[str, Any]:
 def _certificate_answer(pki: Pki) -> dict[str, Any]:
     return {
         "apiVersion": V1,
-        "kind": "ExecCredential",
+        "kind": KIND,
         "status": {"clientCertificateData": pki.client_cert.read_text(), "clientKeyData": pki.client_key.read_text()},
     }
 
@@ -85,7 +88,7 @@ def test_a_plugins_client_certificate_is_presented_in_the_handshake(fake_kube_tl
 
 def test_without_the_plugins_certificate_the_handshake_fails(fake_kube_tls, pki, tmp_path):
     """The control for the test above: a token alone does not get through, so the certificate is what did."""
-    plugin = _plugin(tmp_path, {"apiVersion": V1, "status": {"token": "t"}})
+    plugin = _plugin(tmp_path, {"apiVersion": V1, "kind": KIND, "status": {"token": "t"}})
     text = _kubeconfig(fake_kube_tls.url, _exec(plugin), **{"certificate-authority": str(pki.ca)})
     with (
         KubeClient.from_kubeconfig(text) as client,
@@ -107,7 +110,11 @@ def test_a_certificate_without_its_key_or_a_key_without_its_certificate_is_refus
 
 
 def test_a_certificate_that_cannot_be_loaded_is_named_without_its_data(tmp_path):
-    answer = {"apiVersion": V1, "status": {"clientCertificateData": "s3cret-cert", "clientKeyData": "s3cret-key"}}
+    answer = {
+        "apiVersion": V1,
+        "kind": KIND,
+        "status": {"clientCertificateData": "s3cret-cert", "clientKeyData": "s3cret-key"},
+    }
     text = _kubeconfig("https://127.0.0.1:9", _exec(_plugin(tmp_path, answer)))
     with KubeClient.from_kubeconfig(text) as client, pytest.raises(KubeError) as raised:
         client.list(k8s.Queue)
@@ -120,7 +127,9 @@ def test_a_certificate_that_cannot_be_loaded_is_named_without_its_data(tmp_path)
 
 def test_the_answer_is_kept_while_it_has_not_expired(fake_kube, tmp_path):
     later = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
-    plugin = _plugin(tmp_path, {"apiVersion": V1, "status": {"token": fake_kube.token, "expirationTimestamp": later}})
+    plugin = _plugin(
+        tmp_path, {"apiVersion": V1, "kind": KIND, "status": {"token": fake_kube.token, "expirationTimestamp": later}}
+    )
     with KubeClient.from_kubeconfig(_kubeconfig(fake_kube.url, _exec(plugin))) as client:
         client.list(k8s.Queue)
         client.list(k8s.Queue)
@@ -128,7 +137,11 @@ def test_the_answer_is_kept_while_it_has_not_expired(fake_kube, tmp_path):
 
 
 def test_an_expired_answer_runs_the_plugin_again(fake_kube, tmp_path):
-    answer = {"apiVersion": V1, "status": {"token": fake_kube.token, "expirationTimestamp": "2000-01-01T00:00:00Z"}}
+    answer = {
+        "apiVersion": V1,
+        "kind": KIND,
+        "status": {"token": fake_kube.token, "expirationTimestamp": "2000-01-01T00:00:00Z"},
+    }
     with KubeClient.from_kubeconfig(_kubeconfig(fake_kube.url, _exec(_plugin(tmp_path, answer)))) as client:
         client.list(k8s.Queue)
         client.list(k8s.Queue)
@@ -138,11 +151,11 @@ def test_an_expired_answer_runs_the_plugin_again(fake_kube, tmp_path):
 def test_a_401_runs_the_plugin_again_and_repeats_the_read(fake_kube, tmp_path):
     """The token the plugin gave was revoked between two reads: the second read runs the plugin for a new one."""
     answer = tmp_path / "answer.json"
-    answer.write_text(json.dumps({"apiVersion": V1, "status": {"token": fake_kube.token}}))
+    answer.write_text(json.dumps({"apiVersion": V1, "kind": KIND, "status": {"token": fake_kube.token}}))
     with KubeClient.from_kubeconfig(_kubeconfig(fake_kube.url, _exec(_plugin(tmp_path, str(answer))))) as client:
         client.list(k8s.Queue)
         fake_kube.token = "rotated-token"
-        answer.write_text(json.dumps({"apiVersion": V1, "status": {"token": "rotated-token"}}))
+        answer.write_text(json.dumps({"apiVersion": V1, "kind": KIND, "status": {"token": "rotated-token"}}))
         assert _queue_names(client) == _expected(fake_kube)
     assert _runs(tmp_path) == 2
 
@@ -161,13 +174,51 @@ def test_a_user_with_its_own_token_runs_no_plugin(fake_kube, tmp_path):
 
 def test_an_answer_of_another_api_version_is_refused(fake_kube, tmp_path):
     """exec.go:480-483: the answer's version must be the one the kubeconfig configures."""
-    answer = {"apiVersion": "client.authentication.k8s.io/v1beta1", "status": {"token": fake_kube.token}}
+    answer = {"apiVersion": "client.authentication.k8s.io/v1beta1", "kind": KIND, "status": {"token": fake_kube.token}}
     text = _kubeconfig(fake_kube.url, _exec(_plugin(tmp_path, answer)))
     with (
         KubeClient.from_kubeconfig(text) as client,
         pytest.raises(KubeError, match=rf"is configured for {V1} and answered 'client.authentication.k8s.io/v1beta1'"),
     ):
         client.list(k8s.Queue)
+
+
+@pytest.mark.parametrize(
+    ("answer", "why"),
+    [
+        ({"kind": KIND, "status": {"token": "t"}}, f"is configured for {V1} and answered None"),
+        ({"apiVersion": V1, "kind": "Pod", "status": {"token": "t"}}, "answered a 'Pod', not an ExecCredential"),
+    ],
+)
+def test_an_answer_without_the_configured_version_or_kind_is_refused(fake_kube, tmp_path, answer, why):
+    """client-go decodes the answer as the configured version's ExecCredential and nothing else."""
+    text = _kubeconfig(fake_kube.url, _exec(_plugin(tmp_path, answer)))
+    with KubeClient.from_kubeconfig(text) as client, pytest.raises(KubeError, match=why):
+        client.list(k8s.Queue)
+
+
+@pytest.mark.parametrize(
+    ("spec", "where"),
+    [
+        ({"args": "--region"}, "Expected `array | null`, got `str`"),
+        ({"env": [{"value": "x"}]}, "missing required field `name`"),
+        ({"command": None}, "Expected `str`, got `null`"),
+    ],
+)
+def test_an_exec_spec_lightkube_would_refuse_is_refused_before_the_plugin_runs(fake_kube, tmp_path, spec, where):
+    user = {"exec": {"apiVersion": V1, "command": str(_plugin(tmp_path, {})), **spec}}
+    with pytest.raises(KubeError, match=rf"kubeconfig user 'u': .*{re.escape(where)}"):
+        KubeClient.from_kubeconfig(_kubeconfig(fake_kube.url, user))
+    assert _runs(tmp_path) == 0
+
+
+def test_an_exec_users_socks_proxy_without_socks_support_is_named_when_the_client_is_made(tmp_path, monkeypatch):
+    """httpx2 needs socksio for socks5://; the transport is made once up front, so the proxy's problem is the
+    kubeconfig's (exit 3), not a crash on the first read."""
+    monkeypatch.setitem(sys.modules, "socksio", None)
+    text = _kubeconfig("https://127.0.0.1:9", _exec(_plugin(tmp_path, {})), **{"proxy-url": "socks5://127.0.0.1:1080"})
+    with pytest.raises(KubeError, match=r"proxy-url: .*socksio"):
+        KubeClient.from_kubeconfig(text)
 
 
 def test_an_answer_that_is_not_json_is_named_without_its_text(fake_kube, tmp_path):
@@ -181,7 +232,7 @@ def test_an_answer_that_is_not_json_is_named_without_its_text(fake_kube, tmp_pat
 
 
 def test_an_expiration_that_is_no_time_is_named(fake_kube, tmp_path):
-    answer = {"apiVersion": V1, "status": {"token": fake_kube.token, "expirationTimestamp": "tomorrow"}}
+    answer = {"apiVersion": V1, "kind": KIND, "status": {"token": fake_kube.token, "expirationTimestamp": "tomorrow"}}
     text = _kubeconfig(fake_kube.url, _exec(_plugin(tmp_path, answer)))
     with KubeClient.from_kubeconfig(text) as client, pytest.raises(KubeError, match="not an RFC 3339 time"):
         client.list(k8s.Queue)
@@ -203,7 +254,7 @@ class _Plugin(ExecPlugin):
     """Answers the credentials given, one a run."""
 
     def __init__(self, answers: list[Credential]) -> None:
-        super().__init__({"command": "fake"}, "u")
+        super().__init__(UserExec(apiVersion=V1, command="fake"), "u")
         self.answers = answers
 
     def run(self) -> Credential:

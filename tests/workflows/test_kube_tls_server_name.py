@@ -173,11 +173,10 @@ def test_tls_server_name_holds_through_a_connect_tunnel(named_kube, pki, sni_see
 
 def test_tls_server_name_holds_with_an_exec_plugin(named_kube, pki, tmp_path, sni_seen):
     """An exec plugin's transport (kaistack.kube.exec_plugin) carries the name too: Teleport's kubeconfigs have both."""
+    status = {"token": named_kube.token}
+    credential = {"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential", "status": status}
     plugin = tmp_path / "get-token"
-    plugin.write_text(
-        f'#!/bin/sh\necho \'{{"apiVersion": "client.authentication.k8s.io/v1", "status": {{"token": '
-        f'"{named_kube.token}"}}}}\'\n'
-    )
+    plugin.write_text(f"#!/bin/sh\necho '{json.dumps(credential)}'\n")
     plugin.chmod(0o755)
     text = json.loads(_kubeconfig(named_kube.url, pki, "", **{"tls-server-name": NAMED_SERVER}))
     text["users"][0]["user"] = {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": str(plugin)}}

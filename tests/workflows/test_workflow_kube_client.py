@@ -49,6 +49,12 @@ def _plugin(tmp_path: Path, script: str) -> Path:
     return plugin
 
 
+def _answering(status: dict[str, Any]) -> str:
+    """A plugin's script printing a v1beta1 ExecCredential with `status`."""
+    credential = {"apiVersion": "client.authentication.k8s.io/v1beta1", "kind": "ExecCredential", "status": status}
+    return f"echo '{json.dumps(credential)}'\n"
+
+
 def _exec_user(command: str) -> dict[str, Any]:
     return {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": command}}
 
@@ -202,7 +208,7 @@ def test_failing_exec_plugin_is_a_kube_error_without_its_output(fake_kube, tmp_p
 
 
 def test_exec_plugin_without_a_token_is_explained(fake_kube, tmp_path):
-    plugin = _plugin(tmp_path, 'echo \'{"status": {"expirationTimestamp": null}}\'\n')
+    plugin = _plugin(tmp_path, _answering({"expirationTimestamp": None}))
     with (
         KubeClient.from_kubeconfig(_kubeconfig(fake_kube.url, _exec_user(str(plugin)))) as client,
         pytest.raises(KubeError, match=r"printed no ExecCredential with status\.token or a client certificate and key"),
@@ -219,7 +225,7 @@ def test_exec_plugin_that_is_not_installed(fake_kube, tmp_path):
 
 def test_exec_plugin_path_is_relative_to_the_kubeconfig(fake_kube, tmp_path, monkeypatch):
     """A command with a slash resolves against the kubeconfig's directory, as kubectl does."""
-    _plugin(tmp_path, f'echo \'{{"status": {{"token": "{fake_kube.token}"}}}}\'\n')
+    _plugin(tmp_path, _answering({"token": fake_kube.token}))
     monkeypatch.chdir(Path("/"))
     text = _kubeconfig(fake_kube.url, _exec_user("./get-token"))
     with KubeClient.from_kubeconfig(text, base_dir=tmp_path) as client:
@@ -356,7 +362,7 @@ def test_an_error_answer_without_a_content_type_is_a_kube_api_error(fake_kube, t
 
 
 def test_a_bare_error_answer_is_not_blamed_on_a_working_exec_plugin(fake_kube, tmp_path):
-    plugin = _plugin(tmp_path, f'echo \'{{"status": {{"token": "{fake_kube.token}"}}}}\'\n')
+    plugin = _plugin(tmp_path, _answering({"token": fake_kube.token}))
     fake_kube.bare["/api/v1/pods"] = 502
     with (
         KubeClient.from_kubeconfig(_kubeconfig(fake_kube.url, _exec_user(str(plugin)))) as client,
@@ -452,7 +458,8 @@ def test_a_v1_exec_plugin_gets_kubernetes_exec_info_with_the_cluster(fake_kube, 
         "info = json.loads(os.environ['KUBERNETES_EXEC_INFO'])\n"
         "assert info['apiVersion'] == 'client.authentication.k8s.io/v1', info\n"
         f"assert info['spec']['cluster']['server'] == {fake_kube.url!r}, info\n"
-        f"print(json.dumps({{'apiVersion': info['apiVersion'], 'status': {{'token': {fake_kube.token!r}}}}}))\n"
+        "print(json.dumps({'apiVersion': info['apiVersion'], 'kind': 'ExecCredential',\n"
+        f"                  'status': {{'token': {fake_kube.token!r}}}}}))\n"
     )
     plugin.chmod(0o755)
     user = {
