@@ -115,10 +115,12 @@ class ExecPlugin:
         try:
             moment = datetime.fromisoformat(str(value))
         except ValueError:
+            moment = None
+        if moment is None or moment.tzinfo is None:  # RFC 3339 names the offset; metav1.Time parses RFC 3339 only
             raise self.problem(
                 f"exec plugin {self.command!r} answered an expirationTimestamp that is not an RFC 3339 time"
-            ) from None
-        return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+            )
+        return moment
 
     def problem(self, text: str) -> KubeError:
         return KubeError(f"kubeconfig user {self._user!r}: {text}")

@@ -231,8 +231,10 @@ def test_an_answer_that_is_not_json_is_named_without_its_text(fake_kube, tmp_pat
     assert "s3cret" not in str(raised.value)
 
 
-def test_an_expiration_that_is_no_time_is_named(fake_kube, tmp_path):
-    answer = {"apiVersion": V1, "kind": KIND, "status": {"token": fake_kube.token, "expirationTimestamp": "tomorrow"}}
+@pytest.mark.parametrize("when", ["tomorrow", "2030-01-01", "2030-01-01T00:00:00"])
+def test_an_expiration_that_is_no_rfc3339_time_is_named(fake_kube, tmp_path, when):
+    """A time without its offset is not RFC 3339 either."""
+    answer = {"apiVersion": V1, "kind": KIND, "status": {"token": fake_kube.token, "expirationTimestamp": when}}
     text = _kubeconfig(fake_kube.url, _exec(_plugin(tmp_path, answer)))
     with KubeClient.from_kubeconfig(text) as client, pytest.raises(KubeError, match="not an RFC 3339 time"):
         client.list(k8s.Queue)
