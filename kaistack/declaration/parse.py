@@ -9,12 +9,13 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Collection, Mapping
-from typing import Any, Literal, get_args, get_origin
+from typing import Any, Literal, TypeVar, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
 from kaistack.declaration.config_secrets import NAMESPACE, SECRET_PLACEHOLDER, secret_problems, shown_key
 from kaistack.declaration.model import StackConfig
+from kaistack.declaration.model.base import Model
 from kaistack.errors import ExitCode, InputError
 
 __all__ = ["NAMESPACE", "SECRET_PLACEHOLDER", "TOP_LEVEL_KEYS", "ConfigError", "parse_config"]
@@ -68,6 +69,30 @@ def parse_config(
         if not problems:
             return config
     raise ConfigError(problems, source)
+
+
+M = TypeVar("M", bound=Model)
+
+
+def revalidated(model: M, where: str, source: str = "", **changes: Any) -> M:
+    """`model.replace(**changes)`, its validation errors a ConfigError naming each key under `where` (the model's
+    own key path, such as kaistack:cluster.nodePools[0]): for what kaistack adds to a declared model (facts from
+    AWS, labels it derives), which the declaration's rules must hold for too."""
+    try:
+        return model.replace(**changes)
+    except ValidationError as err:
+        raise ConfigError(model_problems(err, where, type(model)), source) from None
+
+
+def model_problems(err: ValidationError, where: str, model: type[BaseModel]) -> list[str]:
+    """`model`'s validation errors as "<where>.<key>: message" lines, keys as declared (aliases)."""
+    lines = []
+    for e in err.errors(include_url=False):
+        loc = _aliases(model, tuple(e.get("loc", ())))
+        key = _format_path(loc).removeprefix(NAMESPACE).lstrip(":")
+        message = str(e.get("msg", "invalid")).removeprefix("Value error, ")
+        lines.append(f"{where}.{key}: {message}" if key else f"{where}: {message}")
+    return lines
 
 
 # --- pydantic errors -> "kaistack:key.path: message" ------------------------------------------------
@@ -133,6 +158,20 @@ def _format_path(loc: tuple[Any, ...]) -> str:
 def _show(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _aliases(model: Any, loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    """`loc` with each field name as the declaration spells it (`gpu_product` -> `gpuProduct`)."""
+    out: list[Any] = []
+    for part in loc:
+        model = _unwrap(model)
+        fields = model.model_fields if isinstance(model, type) and issubclass(model, BaseModel) else {}
+        if isinstance(part, str) and part in fields:
+            out.append(fields[part].alias or part)
+            model = fields[part].annotation
+        else:
+            out.append(part)
+    return tuple(out)
 
 
 def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:

@@ -27,8 +27,9 @@ from decimal import Decimal
 from typing import Any
 
 from kaistack.declaration.kai_api import GPU_COUNT_LABEL, GPU_MEMORY_LABEL, GPU_PRODUCT_LABEL, GPU_RESOURCE
+from kaistack.declaration.limits import MAX_LIST_ITEMS
 from kaistack.declaration.model import NodePool, StackConfig, SystemNodeGroup, Taint
-from kaistack.declaration.parse import ConfigError
+from kaistack.declaration.parse import ConfigError, revalidated
 from kaistack.stack.ec2 import AwsUnavailable, Ec2, InstanceFacts
 from placement.quantity import cpu_millis, memory_bytes
 
@@ -253,10 +254,12 @@ def _merge(pool: NodePool, facts: InstanceFacts, where: str) -> tuple[NodePool, 
             "default network card)"
         )
 
-    merged = pool.replace(**update)
+    merged = revalidated(pool, where, **update)
     labels, taints, label_problems = _gpu_node_marks(merged, where)
     problems += label_problems
-    return merged.replace(labels=labels, taints=taints), problems
+    if label_problems:  # the pool is refused by what they say
+        return merged, problems
+    return revalidated(merged, where, labels=labels, taints=taints), problems
 
 
 def _merge_system(group: SystemNodeGroup, facts: InstanceFacts) -> tuple[SystemNodeGroup, list[str]]:
@@ -282,7 +285,7 @@ def _merge_system(group: SystemNodeGroup, facts: InstanceFacts) -> tuple[SystemN
             f"{where}.pods: declared {group.pods} but EKS gives {itype} at most {facts.max_pods} pods (VPC CNI, "
             "default network card)"
         )
-    return group.replace(**update), problems
+    return revalidated(group, where, **update), problems
 
 
 def _gpu_node_marks(pool: NodePool, where: str) -> tuple[dict[str, str], list[Taint], list[str]]:
@@ -303,6 +306,12 @@ def _gpu_node_marks(pool: NodePool, where: str) -> tuple[dict[str, str], list[Ta
         labels.setdefault(key, value)
     if not any(t.key == GPU_TAINT.key for t in taints):
         taints.append(GPU_TAINT)
+    for key, marks in (("labels", labels), ("taints", taints)):
+        if len(marks) > MAX_LIST_ITEMS:
+            problems.append(
+                f"{where}.{key}: {len(marks)} with the GPU {key} kaistack adds, over the {MAX_LIST_ITEMS} a node "
+                "pool may have"
+            )
     return labels, taints, problems
 
 
@@ -357,7 +366,8 @@ def _from_declared(config: StackConfig, reason: str) -> tuple[StackConfig, list[
                 )
         labels, taints, mark_problems = _gpu_node_marks(pool, where)
         problems += mark_problems
-        pools.append(pool.replace(labels=labels, taints=taints))
+        if not mark_problems:  # else the pool is refused below, by what the marks say
+            pools.append(revalidated(pool, where, labels=labels, taints=taints))
     if problems:
         raise ConfigError(problems)
     note = f"{reason}; using the declared EKS node pool facts without checking them against AWS"

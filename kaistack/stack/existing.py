@@ -18,9 +18,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from kaistack.declaration import kai_api
 from kaistack.declaration.model import NodePool, StackConfig
-from kaistack.declaration.parse import SECRET_PLACEHOLDER, ClusterUnreadable, ConfigError
+from kaistack.declaration.parse import (
+    SECRET_PLACEHOLDER,
+    ClusterUnreadable,
+    ConfigError,
+    model_problems,
+    revalidated,
+)
 from placement.quantity import Quantity, QuantityError
 
 CONTROL_PLANE_TAINTS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/master")
@@ -55,13 +63,16 @@ def discover(config: StackConfig, source: str, read_nodes: Any = None) -> tuple[
             source,
         ) from err
     topology = config.cluster.topology
-    pools = pools_from_nodes(nodes, tuple(topology.levels) if topology else ())
+    try:
+        pools = pools_from_nodes(nodes, tuple(topology.levels) if topology else ())
+    except ConfigError as err:
+        raise ConfigError(err.problems, source) from None
     if not pools:
         raise ConfigError(
             [f"cluster.nodePools: none declared, and {where} has no schedulable worker node; {WHAT_TO_DECLARE}"],
             source,
         )
-    cluster = config.cluster.replace(node_pools=pools)
+    cluster = revalidated(config.cluster, "kaistack:cluster", source, node_pools=pools)
     summary = ", ".join(
         f"{p.name} ({p.count} x {p.gpus or 0} GPU {p.gpu_product or ''})".replace(" )", ")") for p in pools
     )
@@ -136,7 +147,17 @@ def pools_from_nodes(nodes: Sequence[Mapping[str, Any]], levels: Sequence[str] =
         used.add(name)
         if key in storage_least and key not in unknown:
             shape = {**shape, "ephemeralStorage": storage_least[key]}
-        pools.append(NodePool.model_validate({"name": name, "count": len(shapes[key]), **shape}))
+        try:
+            pools.append(NodePool.model_validate({"name": name, "count": len(shapes[key]), **shape}))
+        except ValidationError as err:  # a node kaistack cannot plan: more GPUs than a pool may have, an odd label
+            named = ", ".join(sorted(shapes[key])[:3]) + (" ..." if len(shapes[key]) > 3 else "")
+            raise ConfigError(
+                [
+                    f"cluster.nodePools: none declared, and node {named} is not one kaistack can plan ({line}); "
+                    f"{WHAT_TO_DECLARE}"
+                    for line in model_problems(err, "node", NodePool)
+                ]
+            ) from None
     return pools
 
 

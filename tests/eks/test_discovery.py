@@ -610,3 +610,48 @@ def test_an_invalid_ec2_endpoint_falls_back_to_the_declared_facts(
     monkeypatch.setenv("AWS_ENDPOINT_URL_EC2", "localhost:4566")
     _resolved, notes = discover(_declared_only())
     assert any("ValueError building the EC2 client" in n for n in notes), notes
+
+
+# --- what kaistack adds must hold to the declaration's rules ---------------------------------------------
+
+
+def test_a_gpu_product_that_is_no_label_value_is_refused_with_its_key() -> None:
+    """gpuProduct becomes the node's nvidia.com/gpu.product label: "NVIDIA L4" was exit 70 when the labels were
+    made; it is refused where it is declared."""
+    with pytest.raises(ConfigError, match=r"nodePools\[0\]\.gpuProduct: 'NVIDIA L4' is not a Kubernetes label value"):
+        eks_config(gpus=1, gpuMemoryMiB=22888, gpuProduct="NVIDIA L4")
+
+
+def test_labels_past_the_limit_with_the_gpu_labels_kaistack_adds_name_the_key(no_aws: None) -> None:
+    labels = {f"team.example/l{i}": "x" for i in range(999)}
+    config = eks_config(gpus=1, gpuMemoryMiB=22888, gpuProduct="NVIDIA-L4", labels=labels)
+    with pytest.raises(ConfigError) as excinfo:
+        resolve_node_pools(config)
+    assert any(
+        re.search(r"nodePools\[0\]\.labels: 1002 with the GPU labels kaistack adds, over the 1000", p)
+        for p in _problems(excinfo)
+    )
+
+
+def test_a_product_from_aws_that_is_no_label_value_names_the_key_to_declare() -> None:
+    """EC2's GPU name becomes the label (spaces as '-', as GFD writes it); a name no label can hold is the key's
+    problem, not a crash."""
+    client = boto3.client("ec2", region_name=REGION, aws_access_key_id="x", aws_secret_access_key="y")
+    odd = {
+        "InstanceType": "g6.xlarge",
+        "VCpuInfo": {"DefaultVCpus": 4},
+        "MemoryInfo": {"SizeInMiB": 16384},
+        "ProcessorInfo": {"SupportedArchitectures": ["x86_64"]},
+        "GpuInfo": {
+            "Gpus": [{"Name": "L4 (rev 2)", "Manufacturer": "NVIDIA", "Count": 1, "MemoryInfo": {"SizeInMiB": 22888}}]
+        },
+    }
+    m6i = {"InstanceType": "m6i.large", "VCpuInfo": {"DefaultVCpus": 2}, "MemoryInfo": {"SizeInMiB": 8192}}
+    zones = [{"InstanceType": t, "Location": f"{REGION}{z}"} for t in ("g6.xlarge", "m6i.large") for z in "ab"]
+    with Stubber(client) as stub:
+        stub.add_response("describe_instance_types", {"InstanceTypes": [odd]})
+        stub.add_response("describe_instance_type_offerings", {"InstanceTypeOfferings": zones[:2]})
+        stub.add_response("describe_instance_types", {"InstanceTypes": [m6i]})
+        stub.add_response("describe_instance_type_offerings", {"InstanceTypeOfferings": zones[2:]})
+        with pytest.raises(ConfigError, match=r"nodePools\[0\]\.gpuProduct: 'NVIDIA-L4-\(rev-2\)' is not a Kubernetes"):
+            resolve_node_pools(eks_config(), client)

@@ -423,6 +423,15 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
         lambda r: r.update(workloads=[_work(secretEnv={"TOKEN": {"secret": "HF_Token", "key": "token"}})]),
         "kaistack:workloads[0].secretEnv.TOKEN.secret: String should match pattern",
     ),
+    # Both become the nodes' nvidia.com/gpu.product label (EKS node groups; fake-gpu-operator's fake nodes).
+    "a-gpu-product-that-is-no-label-value": (
+        lambda r: r["cluster"]["nodePools"][0].update(gpuProduct="NVIDIA L4"),
+        "kaistack:cluster.nodePools[0].gpuProduct: 'NVIDIA L4' is not a Kubernetes label value",
+    ),
+    "a-fake-gpu-product-that-is-no-label-value": (
+        lambda r: r["gpu"].update(fake={"gpuProduct": "Tesla K80"}),
+        "kaistack:gpu.fake.gpuProduct: 'Tesla K80' is not a Kubernetes label value",
+    ),
     "node-port-out-of-range": (
         lambda r: r.update(tenants=[{"name": "a", "nodePort": 80}]),
         "kaistack:tenants[0].nodePort: Input should be greater than or equal to 30000, got 80",

@@ -172,3 +172,32 @@ def test_promote_into_such_a_stack_exits_3_not_a_refused_promotion(
     (project / "Pulumi.lab.yaml").write_text(yaml.safe_dump(lab, sort_keys=False))
     assert main(["promote", "dev", "lab", "--dry-run", "--project", str(project)]) == 3
     assert "could not be read" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("nodes", "why"),
+    [
+        ([node("big", gpus=200, product="NVIDIA-H100", memory=81559)], r"node\.gpus: Input should be less than or"),
+        ([node("n1", gpus=1, product="NVIDIA-L4", memory=2**40)], r"node\.gpuMemoryMiB: Input should be less than or"),
+    ],
+)
+def test_a_node_kaistack_cannot_plan_is_named_and_the_pools_to_declare_said(nodes: list[Any], why: str) -> None:
+    """A cluster's node outside the NodePool model (over 128 GPUs, a GPU memory label past 2**31 MiB) was exit 70."""
+    with pytest.raises(ConfigError, match=rf"none declared, and node \w+ is not one kaistack can plan \({why}"):
+        pools_from_nodes(nodes)
+
+
+def test_an_odd_mig_strategy_label_on_a_node_is_named() -> None:
+    mig = node("m", gpus=1, product="NVIDIA-A100", memory=40000)
+    mig["metadata"]["labels"]["nvidia.com/mig.strategy"] = "weird"
+    mig["status"]["allocatable"]["nvidia.com/mig-1g.5gb"] = "7"
+    with pytest.raises(ConfigError, match=r"node m is not one kaistack can plan \(node\.migStrategy: Input should be"):
+        pools_from_nodes([mig])
+
+
+def test_a_node_kaistack_cannot_plan_is_the_stack_files_problem(project: Path) -> None:
+    big = node("big", gpus=200, product="NVIDIA-H100", memory=81559)
+    with pytest.raises(ConfigError) as err:
+        load_stack(project, "lab", LoadOptions(read_nodes=lambda settings: [big]))
+    head = "invalid kaistack config in Pulumi.lab.yaml (1 problem):\n  cluster.nodePools: none declared, and node big"
+    assert str(err.value).startswith(head)

@@ -57,7 +57,9 @@ class NodePool(Model):
         alias="gpuMemoryMiB",
         description="Memory of one GPU, in MiB (the nvidia.com/gpu.memory label KAI reads)",
     )
-    gpu_product: Text | None = Field(default=None, description="GPU model label value, e.g. NVIDIA-L4")
+    gpu_product: LabelValue | None = Field(
+        default=None, description="GPU model, the nvidia.com/gpu.product label value GFD writes, e.g. NVIDIA-L4"
+    )
     # kind + real GPUs: which host GPUs this pool's workers see (nvkind's extraMounts); "all" or indices.
     gpu_devices: Literal["all"] | Annotated[list[Annotated[int, Field(ge=0, le=1023)]], Field(max_length=1024)] = Field(
         default="all", description="kind + real GPUs: host GPU indices for this pool's workers, or 'all'"

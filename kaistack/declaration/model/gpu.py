@@ -7,12 +7,14 @@ from typing import Literal
 from pydantic import Field
 
 from kaistack.declaration import versions
-from kaistack.declaration.model.base import Model, Name, Text
+from kaistack.declaration.model.base import LabelValue, Model, Name, Text
 
 
 class FakeGpuSettings(Model):
     version: Text = Field(default=versions.FAKE_GPU_OPERATOR_VERSION, description="fake-gpu-operator chart version")
-    gpu_product: Text = Field(default="Tesla-K80", description="GPU model the fake nodes report")
+    gpu_product: LabelValue = Field(
+        default="Tesla-K80", description="GPU model the fake nodes report (their nvidia.com/gpu.product label)"
+    )
     gpu_memory_mi_b: int = Field(
         default=11441, gt=0, le=2**31, alias="gpuMemoryMiB", description="Memory of one fake GPU, in MiB"
     )
