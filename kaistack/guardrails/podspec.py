@@ -31,7 +31,7 @@ HELM_TYPES = ("kubernetes:helm.sh/v3:Release", *CHART_COMPONENT_TYPES)
 QUEUE_TYPE = kai_api.QUEUE.pulumi_type
 
 # Where each built-in kind keeps its pod template(s) (pulumi.md §6.6). Other kinds are searched.
-_TEMPLATE_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
+TEMPLATE_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
     "Pod": ((),),
     "Deployment": (("spec", "template"),),
     "StatefulSet": (("spec", "template"),),
@@ -43,7 +43,7 @@ _TEMPLATE_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
     "CronJob": (("spec", "jobTemplate", "spec", "template"),),
 }
 # Kubeflow training jobs: spec.<x>ReplicaSpecs.<Role>.template (Master/Worker for PyTorchJob).
-_REPLICA_SPECS = {
+REPLICA_SPECS = {
     "PyTorchJob": "pytorchReplicaSpecs",
     "TFJob": "tfReplicaSpecs",
     "MPIJob": "mpiReplicaSpecs",
@@ -76,7 +76,7 @@ _GROUPS: dict[str, frozenset[str]] = {
                     frozenset({"rbac.authorization.k8s.io"})),
     **dict.fromkeys(("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"),
                     frozenset({"admissionregistration.k8s.io"})),
-    **dict.fromkeys(_REPLICA_SPECS, frozenset({"kubeflow.org"})),
+    **dict.fromkeys(REPLICA_SPECS, frozenset({"kubeflow.org"})),
     "CustomResourceDefinition": frozenset({"apiextensions.k8s.io"}),
     "Queue": frozenset({"scheduling.run.ai"}),
     "PriorityClass": frozenset({"scheduling.k8s.io"}),
@@ -251,14 +251,14 @@ def workload(res: Res) -> Workload | None:
 
 
 def pod_templates(kind: str, props: Mapping[str, Any]) -> Iterator[PodTemplate]:
-    if kind in _TEMPLATE_PATHS:
-        for path in _TEMPLATE_PATHS[kind]:
+    if kind in TEMPLATE_PATHS:
+        for path in TEMPLATE_PATHS[kind]:
             node = dig(props, *path) if path else props
             if isinstance(node, Mapping) and isinstance(node.get("spec"), Mapping):
                 yield _template(".".join(path), node)
         return
-    if kind in _REPLICA_SPECS:
-        key = _REPLICA_SPECS[kind]
+    if kind in REPLICA_SPECS:
+        key = REPLICA_SPECS[kind]
         for role, replica in mapping(dig(props, "spec", key)).items():
             node = dig(replica, "template")
             if isinstance(node, Mapping) and isinstance(node.get("spec"), Mapping):

@@ -25,6 +25,7 @@ from kaistack.guardrails.rules import RESOURCE_RULES
 from kaistack.guardrails.settings import Settings
 from kaistack.guardrails.stack_model import CheckerUnavailable
 from kaistack.guardrails.stack_rules import STACK_RULES
+from kaistack.ops.lint_shapes import pod_shape_problem
 
 # Needs the stack's node pools and its whole declared load, not a handful of manifests.
 STACK_ONLY_POLICIES = ("kai-capacity",)
@@ -165,13 +166,13 @@ def _objects(
         item_nodes = _items_nodes(node)
         for i, item in enumerate(data["items"]):
             item_line = base + item_nodes[i].start_mark.line if i < len(item_nodes) else line
-            item_problem = _not_an_object(item) or _metadata_problem(item)
+            item_problem = _not_an_object(item) or _metadata_problem(item) or pod_shape_problem(item)
             if item_problem:
                 errors.append(LintError(path, item_line, f"document {document} items[{i}]: {item_problem}"))
             else:
                 objects.append(ManifestObject(path, document, item_line, item))
         return objects, errors
-    problem = problem or _metadata_problem(data)
+    problem = problem or _metadata_problem(data) or pod_shape_problem(data)
     if problem:
         return [], [LintError(path, line, f"document {document} is not a Kubernetes object: {problem}")]
     return [ManifestObject(path, document, line, data)], []

@@ -450,3 +450,66 @@ def test_a_running_pod_with_a_system_priority_is_still_flagged(
     problems = _bypass(pod, tmp_path, capsys)
     assert len(problems) == 1
     assert "system-node-critical" in problems[0]
+
+
+# A pod template of the wrong shape: the rules would read it as absent (no containers, so no GPU pod), and lint
+# passed the file (exit 0); kubectl's strict decoding refuses it.
+_WRONG_TEMPLATES = [
+    (
+        "apps/v1",
+        "Deployment",
+        "spec: {template: {spec: {containers: {name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}}}}",
+        "Deployment spec.template.spec.containers is a dict; expected a list",
+    ),
+    ("apps/v1", "Deployment", "spec: {template: [1]}", "Deployment spec.template is a list; expected a mapping"),
+    (
+        "apps/v1",
+        "Deployment",
+        "spec: {template: {spec: {containers: [{name: c, image: x, resources: [1]}]}}}",
+        "Deployment spec.template.spec.containers[0].resources is a list; expected a mapping",
+    ),
+    (
+        "batch/v1",
+        "Job",
+        "spec: {template: {metadata: {labels: 'kai.scheduler/queue=q'}, spec: {containers: [{name: c, image: x}]}}}",
+        "Job spec.template.metadata.labels is a str; expected a mapping",
+    ),
+    (
+        "batch/v1",
+        "Job",
+        "spec: {template: {metadata: {labels: {team: 1}}, spec: {containers: [{name: c, image: x}]}}}",
+        'Job spec.template.metadata.labels.team: int 1; expected a string (quote it: "1", "true")',
+    ),
+    ("v1", "Pod", "spec: [1]", "Pod spec is a list; expected a mapping"),
+    ("v1", "Pod", "spec: {initContainers: [x]}", "Pod spec.initContainers[0] is a str; expected a mapping"),
+    (
+        "kubeflow.org/v1",
+        "PyTorchJob",
+        "spec: {pytorchReplicaSpecs: {Worker: [1]}}",
+        "PyTorchJob spec.pytorchReplicaSpecs.Worker is a list; expected a mapping",
+    ),
+    (
+        "batch/v1",
+        "CronJob",
+        "spec: {jobTemplate: {spec: {template: {spec: {containers: [{name: c, resources: {limits: 1}}]}}}}}",
+        "CronJob spec.jobTemplate.spec.template.spec.containers[0].resources.limits is a int; expected a mapping",
+    ),
+]
+
+
+@pytest.mark.parametrize(("api", "kind", "spec", "fragment"), _WRONG_TEMPLATES)
+def test_a_pod_template_of_the_wrong_shape_is_an_error_not_read_as_absent(
+    api: str, kind: str, spec: str, fragment: str
+) -> None:
+    objects, errors = load_manifests("f.yaml", f"apiVersion: {api}\nkind: {kind}\nmetadata: {{name: w}}\n{spec}\n")
+    assert objects == []
+    assert [e.message for e in errors] == [f"document 1 is not a Kubernetes object: {fragment}"]
+
+
+def test_a_pod_template_of_the_wrong_shape_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "d.yaml"
+    api, kind, spec, _ = _WRONG_TEMPLATES[0]
+    path.write_text(f"apiVersion: {api}\nkind: {kind}\nmetadata: {{name: w}}\n{spec}\n")
+    code, _, err = _lint(str(path), capsys=capsys)
+    assert code == 2
+    assert "spec.template.spec.containers is a dict" in err
