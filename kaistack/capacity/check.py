@@ -373,13 +373,3 @@ class CapacityError(Exception):
             "kaistack:kai.capacityCheck to 'warn' to deploy anyway, e.g. on an autoscaling cluster)"
         )
         super().__init__("\n".join(lines))
-
-
-def gate(config: StackConfig, stack: str) -> CapacityReport | None:
-    """The program's pre-flight: None when skipped, the report when it fits or only warns, else raises."""
-    if config.kai.capacity_check == "off":
-        return None
-    report = check(config, stack)
-    if not report.ok and config.kai.capacity_check == "enforce":
-        raise CapacityError(report)
-    return report

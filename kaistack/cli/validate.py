@@ -24,6 +24,7 @@ examples:
   kaistack validate --stack dev                     text report
   kaistack validate --stack staging --json          machine-readable (resources, violations, capacity)
   kaistack validate --stack prod --markdown >> pr-comment.md   a section for a sticky PR comment
+  kaistack validate --stack prod --max-seconds 120  a capacity simulation that may take long, bounded
 
 exit codes: 0 all pass, 1 policy violations, capacity failure or a step that could not run,
             2 invalid stack config or unknown stack
@@ -41,6 +42,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--stack", "-s", required=True, help="stack name (Pulumi.<stack>.yaml)")
     add_project_argument(parser)
     parser.add_argument("--policy-pack", type=Path, default=None, help="policy pack directory (default: policies/)")
+    parser.add_argument(
+        "--max-seconds",
+        type=float,
+        default=None,
+        metavar="S",
+        help="stop the capacity simulation after about S seconds; the verdict is then partial (exit 1)",
+    )
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print the report as JSON")
     output.add_argument("--markdown", action="store_true", help="print the report as Markdown (PR comment)")
@@ -53,12 +61,16 @@ def run(args: argparse.Namespace) -> int:
     from kaistack.ops.validate import validate_stack
     from kaistack.progress import Progress
 
+    if args.max_seconds is not None and not args.max_seconds > 0:
+        return refuse(args, "kaistack validate: --max-seconds: must be a positive number of seconds", 2)
     pack = args.policy_pack
     if pack is not None and not (pack / "__main__.py").is_file():
         return refuse(args, f"kaistack validate: --policy-pack {pack}: no policy pack there (no __main__.py)", 2)
     try:
         project = project_dir(args)
-        report = validate_stack(project, args.stack, progress=Progress.for_cli(), pack_dir=pack)
+        report = validate_stack(
+            project, args.stack, progress=Progress.for_cli(), pack_dir=pack, max_seconds=args.max_seconds
+        )
     except ConfigError as err:
         if args.markdown:
             print(

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kaistack.capacity import gate as capacity_gate
 from kaistack.capacity.check import check as capacity_check
 from kaistack.declaration import limits
 from kaistack.declaration.model import StackConfig
@@ -154,8 +155,12 @@ def validate_stack(
     *,
     progress: Progress | None = None,
     pack_dir: Path | None = None,
+    max_seconds: float | None = None,
 ) -> ValidationReport:
-    """Render, analyze and check one stack. Raises ConfigError when the stack file is invalid."""
+    """Render, analyze and check one stack. Raises ConfigError when the stack file is invalid.
+
+    `max_seconds` bounds the capacity simulation (the program's gate, whose report is the verdict): it stops
+    partial, which does not fit. The policy pack's own `kai-capacity` simulation runs in its process, unbounded."""
     progress = progress or Progress.quiet()
     project_dir = Path(project_dir).resolve()
     started = time.perf_counter()
@@ -172,7 +177,8 @@ def validate_stack(
         # The pack's interpreter start and imports overlap with rendering.
         pack_future: Future[PolicyPackClient] = pool.submit(PolicyPackClient.start, pack_dir, env=env)
         try:
-            resources = _render(project_dir, loaded, report, progress)
+            with capacity_gate.limit(max_seconds):
+                resources = _render(project_dir, loaded, report, progress)
             with progress.step("starting policy pack"):
                 pack = _pack(pack_future, report)
             if pack is not None:
@@ -184,7 +190,7 @@ def validate_stack(
         finally:
             _close_if_started(pack_future)
     with progress.step("checking capacity"):
-        report.capacity = check_capacity(loaded.config)
+        report.capacity = check_capacity(loaded.config, stack, max_seconds)
     report.timings.update(progress.timings)
     report.timings["total"] = time.perf_counter() - started
     return report
@@ -281,12 +287,13 @@ def engine_config(raw: Mapping[str, Any]) -> dict[str, str]:
 # --- capacity ------------------------------------------------------------------------------------------
 
 
-def check_capacity(config: StackConfig) -> CapacityVerdict:
-    """The placement checker's verdict on the declared workloads (kaistack.capacity.check)."""
+def check_capacity(config: StackConfig, stack: str = "", max_seconds: float | None = None) -> CapacityVerdict:
+    """The placement checker's verdict on the declared workloads (kaistack.capacity.check): the report of the
+    program's gate when it ran on this declaration in this process (validate renders first), else a simulation."""
     setting = config.kai.capacity_check
     if setting == "off":
         return CapacityVerdict(True, "not checked (kai.capacityCheck: off)")
-    report = capacity_check(config)
+    report = capacity_gate.last_report(config, stack) or capacity_check(config, stack, max_seconds=max_seconds)
     if not report.ok and setting == "warn":
         # What the program does under `pulumi up`: a warning, and the stack deploys.
         summary = f"{report.summary()} (kai.capacityCheck: warn: deploys anyway)"

@@ -25,7 +25,7 @@ from kaistack.progress import Progress
 @pytest.fixture
 def fits(monkeypatch: pytest.MonkeyPatch) -> None:
     """The placement checker says everything fits (capacity is tested on its own below)."""
-    monkeypatch.setattr(validate_module, "check_capacity", lambda config: CapacityVerdict(True, "fits: all placed"))
+    monkeypatch.setattr(validate_module, "check_capacity", lambda config, *_: CapacityVerdict(True, "fits: all placed"))
 
 
 def _validate(project: Path, *extra: str) -> int:
@@ -92,7 +92,7 @@ def test_stack_policies_see_all_resources(renderable_project, fits, capsys):
 def test_capacity_failure_fails_with_exit_1(renderable_project, monkeypatch, capsys):
     """Workloads that do not fit fail validation even without a policy violation."""
     verdict = CapacityVerdict(False, "2 of 5 workloads pending", ["train: 0/2 pods placed (gang needs 2 GPUs)"])
-    monkeypatch.setattr(validate_module, "check_capacity", lambda config: verdict)
+    monkeypatch.setattr(validate_module, "check_capacity", lambda config, *_: verdict)
     code = _validate(renderable_project)
     out = capsys.readouterr().out
     assert code == 1
@@ -253,3 +253,47 @@ def test_a_stack_that_does_not_check_capacity_says_so(tmp_path, capsys):
     project = _dev_that_does_not_fit(tmp_path, "off")
     assert main(["validate", "--stack", "dev", "--project", str(project), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["capacity"]["summary"] == "not checked (kai.capacityCheck: off)"
+
+
+def test_the_verdict_is_the_program_gates_simulation_not_a_second_one(tmp_path, capsys, monkeypatch):
+    """validate renders the program in-process; its gate's report is the verdict (on a large declaration each
+    simulation took as long as `kaistack check`: the fuzz's 500,000 pods took 116 s in validate, 53 s in check)."""
+    from kaistack.capacity import gate as gate_module
+
+    runs: list[str] = []
+    real = gate_module.check
+    monkeypatch.setattr(gate_module, "check", lambda *a, **k: runs.append("gate") or real(*a, **k))
+    monkeypatch.setattr(validate_module, "capacity_check", lambda *a, **k: runs.append("validate") or real(*a, **k))
+    project = _dev_that_does_not_fit(tmp_path, "warn")
+    assert main(["validate", "--stack", "dev", "--project", str(project), "--json"]) == 0
+    assert runs == ["gate"]
+    assert any("too-big" in line for line in json.loads(capsys.readouterr().out)["capacity"]["details"])
+
+
+def test_max_seconds_stops_the_capacity_simulation_with_a_partial_verdict(tmp_path, capsys):
+    project = _dev_that_does_not_fit(tmp_path, "warn")
+    code = main(["validate", "--stack", "dev", "--project", str(project), "--json", "--max-seconds", "1e-9"])
+    capacity = json.loads(capsys.readouterr().out)["capacity"]
+    assert capacity["summary"].startswith("unknown: stopped by the time limit"), capacity["summary"]
+    assert code == 0  # warn: a verdict that does not fit deploys anyway, as `pulumi up` would
+
+
+def test_max_seconds_under_enforce_is_a_verdict_that_does_not_fit(tmp_path, capsys):
+    project = _dev_that_does_not_fit(tmp_path, "enforce")
+    project_file = project / "Pulumi.dev.yaml"
+    document = yaml.safe_load(project_file.read_text())
+    document["config"]["kaistack:workloads"].pop()  # fits now, given the time
+    project_file.write_text(yaml.safe_dump(document, sort_keys=False))
+    assert main(["validate", "--stack", "dev", "--project", str(project), "--json"]) == 0
+    capsys.readouterr()
+    code = main(["validate", "--stack", "dev", "--project", str(project), "--json", "--max-seconds", "1e-9"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert report["capacity"]["ok"] is False
+    assert report["capacity"]["summary"].startswith("unknown: stopped by the time limit")
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan"])
+def test_max_seconds_must_be_a_positive_number(value, capsys):
+    assert main(["validate", "--stack", "dev", "--project", str(ROOT), "--max-seconds", value]) == 2
+    assert "--max-seconds: must be a positive number of seconds" in capsys.readouterr().err

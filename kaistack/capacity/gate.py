@@ -1,0 +1,54 @@
+"""The program's capacity gate, and the report it hands to `kaistack validate` in the same process.
+
+`validate` runs the program in-process (kaistack.ops.mocks), and the program's gate simulates the declaration: the
+verdict validate reports is that simulation's, not a second one (on a large declaration each takes as long as
+`kaistack check`). `validate --max-seconds` bounds the gate's simulation through `limit`; nothing else sets it, so
+`pulumi up` runs the gate to the end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from kaistack.capacity.check import CapacityError, CapacityReport, check
+from kaistack.declaration.model import StackConfig
+
+__all__ = ["gate", "last_report", "limit"]
+
+_limit: float | None = None
+_last: tuple[tuple[str, str], CapacityReport] | None = None
+
+
+def gate(config: StackConfig, stack: str) -> CapacityReport | None:
+    """The program's pre-flight: None when skipped, the report when it fits or only warns, else raises."""
+    global _last
+    if config.kai.capacity_check == "off":
+        return None
+    report = check(config, stack, max_seconds=_limit)
+    _last = (_key(config, stack), report)
+    if not report.ok and config.kai.capacity_check == "enforce":
+        raise CapacityError(report)
+    return report
+
+
+def last_report(config: StackConfig, stack: str) -> CapacityReport | None:
+    """The gate's report in this process for this very declaration and stack, else None."""
+    if _last is not None and _last[0] == _key(config, stack):
+        return _last[1]
+    return None
+
+
+@contextmanager
+def limit(max_seconds: float | None) -> Iterator[None]:
+    """The gate's simulations in this block stop after about `max_seconds` (None: no limit), partial."""
+    global _limit
+    before, _limit = _limit, max_seconds
+    try:
+        yield
+    finally:
+        _limit = before
+
+
+def _key(config: StackConfig, stack: str) -> tuple[str, str]:
+    return stack, config.model_dump_json()
