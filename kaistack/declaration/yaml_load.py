@@ -182,6 +182,26 @@ def _chunks(text: str) -> Iterator[tuple[int, str]]:
         yield start + 1, chunk
 
 
+def _failing_scalar(loader: _Loader, node: yaml.Node) -> yaml.Node:
+    """The first scalar under `node` whose own construction fails (the value to point at), else `node`."""
+    stack, seen = [node], set()
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:  # an alias: the same node again, or a recursive one
+            continue
+        seen.add(id(current))
+        if isinstance(current, yaml.ScalarNode):
+            try:
+                loader.construct_object(current)
+            except (ValueError, TypeError, yaml.YAMLError):
+                return current
+        elif isinstance(current, yaml.MappingNode):
+            stack.extend(n for pair in reversed(current.value) for n in reversed(pair))
+        elif isinstance(current, yaml.SequenceNode):
+            stack.extend(reversed(current.value))
+    return node
+
+
 def _check_json_values(text: str, source: str) -> None:
     """Refuse JSON of more than MAX_JSON_VALUES values before json builds them: commas and opening brackets
     bound the count, and only past the limit are strings (which may hold them too) taken out to count exactly."""
@@ -208,7 +228,7 @@ def _load_chunk(chunk: str, source: str, index: int, first_line: int, budget: li
         raise _yaml_error(err, source, index, first_line, chunk) from None
     except (ValueError, TypeError, RecursionError) as err:  # a constructor's own error (huge ints, bad dates)
         detail = "a number longer than 4300 digits" if "integer string conversion" in str(err) else str(err)
-        line = first_line + node.start_mark.line
+        line = first_line + _failing_scalar(loader, node).start_mark.line
         raise _error(source, line, f"document {index}: cannot read a value: {detail}") from None
     finally:
         loader.dispose()

@@ -160,3 +160,16 @@ def test_an_escaped_backslash_before_a_closing_quote_ends_the_string(monkeypatch
         "b": ",,,,,,,,,,,,",
         "c": [1, 2],
     }
+
+
+def test_a_number_too_long_to_read_is_refused_at_its_own_line() -> None:
+    """Python refuses int() of more than 4300 digits; the message pointed at the document's first line."""
+    text = "config:\n  a: 1\n  b:\n    - x\n    - " + "9" * 5000 + "\n"
+    with pytest.raises(YamlInputError, match=r"^f\.yaml:5: document 1: cannot read a value: a number longer than 4300"):
+        load_one(text, "f.yaml")
+
+
+def test_a_number_too_long_to_read_under_an_alias_is_found_once() -> None:
+    text = "a: &n [" + "9" * 5000 + "]\nb: *n\n"
+    with pytest.raises(YamlInputError, match=r"^f\.yaml:1: document 1: cannot read a value"):
+        load_one(text, "f.yaml")
