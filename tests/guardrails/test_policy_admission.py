@@ -195,6 +195,23 @@ def _with_env(pod: dict[str, Any], env: list[dict[str, str]], ephemeral: bool = 
     return out
 
 
+def _second(pod: dict[str, Any], field: str, item: dict[str, Any]) -> dict[str, Any]:
+    """`item` appended to the pod's `field` list (containers, initContainers, tolerations): the rules must look at
+    every element, not just the first."""
+    out = copy.deepcopy(pod)
+    out["spec"].setdefault(field, [{"name": "first", "image": "ubuntu"}]).append(item)
+    return out
+
+
+def _with_env_from(pod: dict[str, Any]) -> dict[str, Any]:
+    """The pod's ephemeral container also reads a ConfigMap, which may set NVIDIA_VISIBLE_DEVICES=all."""
+    out = copy.deepcopy(pod)
+    out["spec"]["ephemeralContainers"][0]["envFrom"] = [{"configMapRef": {"name": "cuda-env"}}]
+    return out
+
+
+GPU_CONTAINER = {"name": "second", "image": "cuda", "resources": {"limits": {"nvidia.com/gpu": "1"}}}
+
 PODS: dict[str, Case] = {
     # --- normal tenant and host system pods: admitted -------------------------------------------
     "kai pod on the tenant's queue": Case(PLAIN, True),
@@ -326,6 +343,60 @@ PODS: dict[str, Case] = {
         True,
         operation="UPDATE",
         old=_annotated(_bound(PLAIN), **{"kai.scheduler/last-start-timestamp": "2026-11-26T12:00:00Z"}),
+        offline=False,
+    ),
+    "vCluster's CoreDNS with huge pages": Case(
+        coredns(limits={"memory": "64Mi", "hugepages-2Mi": "2Mi"}), True, offline=False
+    ),
+    "a share for the pod's second container": Case(
+        _second(
+            synced_pod(annotations={"gpu-fraction": "0.5", "gpu-fraction-container-name": "second"}),
+            "containers",
+            {"name": "second", "image": "cuda"},
+        ),
+        True,
+    ),
+    # --- every element of a list is looked at, not only the first (mutation tests found these unasserted) -------
+    "a share with a whole GPU on the second container": Case(
+        _second(synced_pod(annotations={"gpu-fraction": "0.5"}), "containers", GPU_CONTAINER), False
+    ),
+    "a share with a whole GPU on the second init container": Case(
+        _second(synced_pod(annotations={"gpu-fraction": "0.5"}), "initContainers", GPU_CONTAINER), False
+    ),
+    "CoreDNS copy in kube-system with CPU and an AMD GPU": Case(
+        coredns(limits={"cpu": "1", "amd.com/gpu": "1"}), False
+    ),
+    "KAI pod asking for CPU and a renamed time slice": Case(
+        synced_pod(limits={"cpu": "1", "nvidia.com/gpu.shared": "1"}), False
+    ),
+    "CoreDNS copy in kube-system tolerating every taint after CriticalAddonsOnly": Case(
+        _second(
+            coredns(spec={"tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}]}),
+            "tolerations",
+            {"operator": "Exists"},
+        ),
+        False,
+    ),
+    "CoreDNS copy in kube-system tolerating an empty key": Case(
+        coredns(spec={"tolerations": [{"key": "", "operator": "Exists"}]}), False
+    ),
+    "CoreDNS copy in kube-system with NVIDIA_VISIBLE_DEVICES=all as its second variable": Case(
+        coredns(
+            spec={"containers": [{"name": "main", "image": "cuda", "env": [{"name": "LOG", "value": "1"}, *CUDA_ALL]}]}
+        ),
+        False,
+    ),
+    "a share naming a missing container in a pod with init containers": Case(
+        synced_pod(
+            annotations={"gpu-fraction": "0.5", "gpu-fraction-container-name": "ghost"}, init_limits={"cpu": "1"}
+        ),
+        False,
+    ),
+    "kubectl debug with NVIDIA_VISIBLE_DEVICES=void and an envFrom ConfigMap": Case(
+        _with_env_from(_debugged(_bound(PLAIN), NVIDIA_VISIBLE_DEVICES="void")),
+        False,
+        operation="UPDATE",
+        old=_bound(PLAIN),
         offline=False,
     ),
     # --- hostile, through the syncer: denied ---------------------------------------------------------
