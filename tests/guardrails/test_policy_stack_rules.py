@@ -133,6 +133,46 @@ def test_children_of_an_unlimited_parent_are_not_summed() -> None:
     assert kai_queue_tree(tree, Settings(), NO_FACTS) == []
 
 
+@pytest.mark.parametrize(
+    ("gpu", "expected"),
+    [
+        # A limit of 0 is a limit (nothing allowed), not "unset": below a positive quota it is flagged.
+        ((1, 0, 1), ["queue a: gpu limit (0) is below its quota (1); use limit >= quota"]),
+        ((0.5, 0.25, 1), ["queue a: gpu limit (0.25) is below its quota (0.5); use limit >= quota"]),
+        ((0, 0, 0), []),  # all zero: a queue that may use nothing, and says so
+        ((0.5, -1, 1), []),
+        ((-0.5, -1, 1), ["queue a: spec.resources.gpu.quota is -0.5; use -1 (unlimited) or >= 0"]),
+        ((-1, -1, -1), ["queue a: spec.resources.gpu.overQuotaWeight is -1; use >= 0"]),
+    ],
+)
+def test_quota_limit_and_weight_at_their_boundaries(gpu: tuple[float, float, float], expected: list[str]) -> None:
+    assert _messages(kai_queue_tree(_queues(queue("a", gpu=gpu)), Settings(), NO_FACTS)) == expected
+
+
+@pytest.mark.parametrize("field", ["quota", "limit"])
+def test_a_missing_field_under_a_finite_parent_is_flagged_once_not_summed(field: str) -> None:
+    child = queue("a", "org", gpu=(1, 2, 1))
+    del child["spec"]["resources"]["gpu"][field]
+    found = _messages(kai_queue_tree(_queues(queue("org", gpu=(2, 2, 1)), child), Settings(), NO_FACTS))
+    assert len(found) == 1
+    assert f"spec.resources.gpu.{field} is missing" in found[0]
+
+
+def test_a_parent_missing_its_quota_is_flagged_once_with_its_children() -> None:
+    parent = queue("org", gpu=(2, 2, 1))
+    del parent["spec"]["resources"]["gpu"]["quota"]
+    found = _messages(kai_queue_tree(_queues(parent, queue("a", "org", gpu=(1, 1, 1))), Settings(), NO_FACTS))
+    assert len(found) == 1
+    assert "queue org: spec.resources.gpu.quota is missing" in found[0]
+
+
+def test_a_custom_default_parent_queue_of_the_kai_release_exists() -> None:
+    """The chart's defaultQueue.parentName names the parent it creates; a Queue under it has a parent."""
+    values = {"defaultQueue": {"parentName": "root", "childName": "fallback"}}
+    kai = res("Release", release("kai", "oci://ghcr.io/kai-scheduler/kai-scheduler/kai-scheduler", values))
+    assert kai_queue_tree([kai, *_queues(queue("a", "root"))], Settings(), NO_FACTS) == []
+
+
 def test_unknown_quota_is_raised_for_the_sdk() -> None:
     with pytest.raises(UnknownValueError) as err:
         kai_queue_tree(_queues(queue("a", gpu=(UNKNOWN, -1, 1))), Settings(), NO_FACTS)  # type: ignore[arg-type]
@@ -363,3 +403,71 @@ def test_a_tenant_component_as_parent_is_the_tenant_its_whole_name_ends_with() -
     parent = "urn:pulumi:dev::kaistack::kaistack:index:Platform$kaistack:index:Tenant::kaistack-team-a"
     r = res("Pod", pod(name="serve", queue="qa"), parent=parent)
     assert tenant_queue_binding([r], Settings(), facts) == []
+
+
+# --- kai-no-bypass: which pods it judges and what it lets through (mutation tests found these unasserted) ----
+
+
+def _pod(namespace: str = "default", spec: dict[str, Any] | None = None, **template: Any) -> dict[str, Any]:
+    props = pod(namespace=namespace, **template)
+    props["spec"].update(spec or {})
+    return props
+
+
+def test_a_tenant_pod_off_kai_without_gpus_is_still_judged_for_a_system_priority() -> None:
+    props = _pod(
+        "vcluster-beta", {"priorityClassName": "system-node-critical"}, scheduler=None, containers=[container()]
+    )
+    found = kai_no_bypass(res("Pod", props), Settings(), FACTS)
+    assert len(found) == 1
+    assert "'system-node-critical' on a pod of tenant beta: system-* classes are for the host's own pods" in found[0]
+
+
+def test_a_host_kai_pod_without_gpus_on_a_preset_node_is_flagged() -> None:
+    props = _pod(spec={"nodeName": "n1"}, containers=[container()])
+    found = kai_no_bypass(res("Pod", props), Settings(), FACTS)
+    assert len(found) == 1
+    assert "spec.nodeName is 'n1': a pod with a preset node is run by the kubelet without any scheduler" in found[0]
+
+
+def test_a_host_gpu_pod_off_kai_on_a_preset_node_is_flagged() -> None:
+    props = _pod(spec={"nodeName": "n1"}, scheduler="default-scheduler")
+    assert len(kai_no_bypass(res("Pod", props), Settings(), FACTS)) == 1
+
+
+def test_a_host_cpu_pod_off_kai_is_not_this_policys() -> None:
+    props = _pod(spec={"nodeName": "n1"}, scheduler="default-scheduler", containers=[container()])
+    assert kai_no_bypass(res("Pod", props), Settings(), FACTS) == []
+
+
+def test_a_host_pod_naming_a_podgroup_is_no_tenants_bypass() -> None:
+    props = _pod(annotations={"pod-group-name": "pg-x"})
+    assert kai_no_bypass(res("Pod", props), Settings(), FACTS) == []
+
+
+def test_a_pod_in_a_configured_tenant_namespace_is_that_tenants() -> None:
+    props = _pod("team-ns", annotations={"pod-group-name": "pg-x"})
+    found = kai_no_bypass(res("Pod", props), settings({"tenantNamespaces": ["team-ns"]}), FACTS)
+    assert len(found) == 1
+    assert "'pg-x' on a pod of tenant team-ns" in found[0]
+
+
+def test_a_tenant_pod_may_name_its_own_gangs_podgroup_and_no_other() -> None:
+    gang = "kaistack-beta-default-train"
+    facts = StackFacts(tenants=(TenantFacts("beta", "vcluster-beta", ("team-b",), (gang,)),))
+    own = _pod("vcluster-beta", queue="team-b", annotations={"pod-group-name": gang})
+    other = _pod("vcluster-beta", queue="team-b", annotations={"pod-group-name": "kaistack-alpha-default-train"})
+    assert kai_no_bypass(res("Pod", own), Settings(), facts) == []
+    assert len(kai_no_bypass(res("Pod", other), Settings(), facts)) == 1
+
+
+def test_a_tenant_pods_own_priority_class_passes() -> None:
+    props = _pod("vcluster-beta", {"priorityClassName": "train"}, queue="team-b")
+    assert kai_no_bypass(res("Pod", props), Settings(), FACTS) == []
+
+
+def test_a_pod_with_owners_outside_every_tenants_host_namespace_is_not_refused() -> None:
+    """A `kubectl get` dump's pods carry owners; only a tenant's host namespace refuses them."""
+    props = _pod()
+    props["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "r", "uid": "u"}]
+    assert kai_no_bypass(res("Pod", props), Settings(), FACTS) == []
