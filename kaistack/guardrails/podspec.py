@@ -316,15 +316,6 @@ MEMORY = kai_api.GPU_MEMORY
 NUM_DEVICES = kai_api.GPU_FRACTION_NUM_DEVICES
 
 
-def gpu_limit_containers(template: PodTemplate) -> list[str]:
-    """Names of containers with an `nvidia.com/gpu` limit (whole GPUs)."""
-    return [
-        str(c.get("name", i))
-        for i, c in enumerate(template.containers())
-        if GPU_RESOURCE in mapping(dig(c, "resources", "limits"))
-    ]
-
-
 def requests_gpu(template: PodTemplate) -> bool:
     """Whole GPUs (NVIDIA or AMD, which KAI counts too), renamed time slices (nvidia.com/gpu.shared, which it
     does not), MIG slices, or a KAI share (fraction/memory annotation). Init containers count: the scheduler

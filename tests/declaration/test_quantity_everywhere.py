@@ -112,3 +112,25 @@ def test_a_good_quantity_is_the_same_value_everywhere(text: str, millis: int) ->
     from_manifest, _, _ = _requests(pod.templates[0])
     assert from_stack == from_scenario == millis
     assert from_manifest == f"{millis}m"
+
+
+@pytest.mark.parametrize(
+    ("resource", "field", "text", "crd"),
+    [
+        ("cpu", "quota", "4", 4000.0),  # cores, in the CRD's millicores
+        ("memory", "limit", "16Gi", 17179.869184),  # bytes, in the CRD's MB
+        ("gpu", "quota", "500m", 0.5),
+        ("gpu", "limit", "-1", -1.0),  # unlimited, written as a string
+        ("cpu", "quota", " -1", -1.0),
+        ("cpu", "quota", 4, 4.0),  # a bare number is the CRD's own unit (4 millicores)
+    ],
+)
+def test_a_queue_quantity_is_converted_to_the_crds_unit(resource: str, field: str, text: object, crd: float) -> None:
+    """kaistack.declaration.model.queues: a quantity string in a queue's block becomes the Queue CRD's unit."""
+    raw = {
+        "cluster": {"provider": "kind", "nodePools": [{"name": "gpu", "gpus": 1}]},
+        "gpu": {"mode": "fake"},
+        "queues": [{"name": "team", "resources": {resource: {field: text}}}],
+    }
+    block = getattr(parse_config(raw).queues[0].resources, resource)
+    assert getattr(block, field) == crd

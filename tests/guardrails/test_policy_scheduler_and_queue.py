@@ -415,3 +415,29 @@ def test_a_cronjobs_own_tenant_label_still_names_its_tenant() -> None:
     wl = workload(res("CronJob", props))
     assert wl is not None
     assert tenant_label(wl) == "beta"
+
+
+# --- what makes a GPU pod, and settings the rules read (mutation tests found these unasserted) -------------
+
+
+def test_a_gpu_memory_annotation_alone_makes_a_gpu_pod() -> None:
+    props = pod(scheduler=None, annotations={"gpu-memory": "2000"}, containers=[container()])
+    assert kai_scheduler_name(res("Pod", props), Settings(), NO_FACTS)
+
+
+def test_a_mig_request_alone_makes_a_gpu_pod() -> None:
+    c = container()
+    c["resources"]["requests"]["nvidia.com/mig-1g.10gb"] = "1"
+    assert kai_scheduler_name(res("Pod", pod(scheduler=None, containers=[c])), Settings(), NO_FACTS)
+
+
+def test_a_cpu_workload_outside_every_tenant_passes_even_when_tenants_must_use_kai() -> None:
+    props = pod(scheduler=None, queue=None, containers=[container()])
+    s = settings({"requireInTenantNamespaces": True, "tenantNamespaces": ["team-ns"]})
+    assert kai_scheduler_name(res("Pod", props), s, NO_FACTS) == []
+
+
+def test_the_queue_label_key_setting_is_the_key_read() -> None:
+    props = pod(queue=None, labels={"acme/queue": "team-a"})
+    assert kai_queue_label(res("Pod", props), settings({"queueLabelKey": "acme/queue"}), FACTS) == []
+    assert kai_queue_label(res("Pod", props), Settings(), FACTS)

@@ -200,6 +200,14 @@ def test_sharing_pod_with_gpu_sharing_off_in_the_kai_release_is_flagged() -> Non
     assert found[0].subject.name == "share"
 
 
+def test_a_gpu_memory_pod_is_a_sharing_pod_too() -> None:
+    kai = res("Release", release("kai-scheduler", KAI_CHART, {"global": {"gpuSharing": False}}), name="kai")
+    memory = res("Pod", pod(name="share", annotations={"gpu-memory": "2000"}, containers=[container()]))
+    found = _messages(kai_gpu_sharing_enabled([kai, memory], Settings(), NO_FACTS))
+    assert len(found) == 1
+    assert "asks for a GPU share (gpu-memory: 2000)" in found[0]
+
+
 def test_sharing_pod_with_gpu_sharing_on_passes() -> None:
     kai = res("Release", release("kai-scheduler", KAI_CHART, {"global": {"gpuSharing": True}}))
     assert kai_gpu_sharing_enabled([kai, _sharing_pod()], Settings(), NO_FACTS) == []
@@ -244,6 +252,33 @@ def test_tenant_workload_on_another_tenants_queue_is_flagged() -> None:
         "Pod/p of tenant alpha (label kaistack.io/tenant) uses queue team-b (metadata.labels) (it belongs to tenant "
         "beta); tenant alpha may only use its own queues: team-a"
     ]
+
+
+def _tenant_patch(labels: dict[str, str]) -> Res:
+    token = "kubernetes:apps/v1:DeploymentPatch"
+    props = {
+        "metadata": {"name": "d", "namespace": "default", "labels": {"kaistack.io/tenant": "alpha", **labels}},
+        "spec": {"template": {"metadata": {"labels": labels}, "spec": {"containers": [container()]}}},
+    }
+    return Res(type=token, name="d", props=props, urn=f"urn:pulumi:dev::kaistack::{token}::d")
+
+
+def test_a_tenant_patch_setting_another_tenants_queue_is_flagged() -> None:
+    found = _messages(tenant_queue_binding([_tenant_patch({"kai.scheduler/queue": "team-b"})], Settings(), FACTS))
+    assert len(found) == 1
+    assert "uses queue team-b" in found[0]
+    assert "(it belongs to tenant beta)" in found[0]
+
+
+def test_a_tenant_patch_that_leaves_the_queue_alone_passes() -> None:
+    assert tenant_queue_binding([_tenant_patch({})], Settings(), FACTS) == []
+
+
+def test_the_queue_label_key_setting_is_the_key_tenant_queue_binding_reads() -> None:
+    r = res("Pod", pod(queue=None, labels={"kaistack.io/tenant": "alpha", "acme/queue": "team-b"}))
+    found = _messages(tenant_queue_binding([r], settings({"queueLabelKey": "acme/queue"}), FACTS))
+    assert len(found) == 1
+    assert "uses queue team-b" in found[0]
 
 
 def test_tenant_is_known_from_the_vcluster_provider() -> None:
