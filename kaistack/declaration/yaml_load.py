@@ -25,7 +25,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Hashable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ import yaml
 
 from kaistack.declaration import limits
 from kaistack.declaration.pipes import read_bounded
+from kaistack.declaration.yaml_nodes import duplicate_key, failing_scalar
 from kaistack.errors import InputError
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -182,26 +183,6 @@ def _chunks(text: str) -> Iterator[tuple[int, str]]:
         yield start + 1, chunk
 
 
-def _failing_scalar(loader: _Loader, node: yaml.Node) -> yaml.Node:
-    """The first scalar under `node` whose own construction fails (the value to point at), else `node`."""
-    stack, seen = [node], set()
-    while stack:
-        current = stack.pop()
-        if id(current) in seen:  # an alias: the same node again, or a recursive one
-            continue
-        seen.add(id(current))
-        if isinstance(current, yaml.ScalarNode):
-            try:
-                loader.construct_object(current)
-            except (ValueError, TypeError, yaml.YAMLError):
-                return current
-        elif isinstance(current, yaml.MappingNode):
-            stack.extend(n for pair in reversed(current.value) for n in reversed(pair))
-        elif isinstance(current, yaml.SequenceNode):
-            stack.extend(reversed(current.value))
-    return node
-
-
 def _check_json_values(text: str, source: str) -> None:
     """Refuse JSON of more than MAX_JSON_VALUES values before json builds them: commas and opening brackets
     bound the count, and only past the limit are strings (which may hold them too) taken out to count exactly."""
@@ -222,13 +203,20 @@ def _load_chunk(chunk: str, source: str, index: int, first_line: int, budget: li
         node = loader.get_single_node()
         if node is None:
             return None
-        _refuse_duplicate_keys(node, source, index, first_line)
+        twice = duplicate_key(node)
+        if twice is not None:
+            line, key = twice
+            raise _error(
+                source,
+                first_line + line,
+                f"document {index}: key {key!r} appears twice in one mapping (check the indentation)",
+            )
         data = loader.construct_document(node)
     except yaml.YAMLError as err:
         raise _yaml_error(err, source, index, first_line, chunk) from None
     except (ValueError, TypeError, RecursionError) as err:  # a constructor's own error (huge ints, bad dates)
         detail = "a number longer than 4300 digits" if "integer string conversion" in str(err) else str(err)
-        line = first_line + _failing_scalar(loader, node).start_mark.line
+        line = first_line + failing_scalar(loader.construct_object, node).start_mark.line
         raise _error(source, line, f"document {index}: cannot read a value: {detail}") from None
     finally:
         loader.dispose()
@@ -298,52 +286,6 @@ TOO_MANY_VALUES = "values in the input"  # ends a DocumentError.problem that spe
 # A JSON string once its escapes are gone: what may hold commas and brackets that are not the document's.
 _JSON_ESCAPE = re.compile(r"\\.", re.S)  # taken out first: one pattern for both backtracks quadratically
 _JSON_STRING = re.compile(r'"[^"]*"')
-_MERGE = "tag:yaml.org,2002:merge"
-_STR = "tag:yaml.org,2002:str"
-
-
-def _key_identity(key: yaml.ScalarNode) -> object:
-    """What a key means once built, as the dict it goes into compares keys: `1` and `0x1`, `on` and `true`, even
-    `1` and `true`, are one key there (the last would win); `1` and `'1'` are two."""
-    if key.tag == _STR:
-        return key.value
-    try:
-        value = yaml.constructor.SafeConstructor().construct_object(key)
-    except (yaml.YAMLError, ValueError, TypeError):
-        return (key.tag, key.value)  # the constructor refuses it later, with the line
-    return value if isinstance(value, Hashable) else (key.tag, key.value)
-
-
-def _refuse_duplicate_keys(root: yaml.Node, source: str, index: int, first_line: int) -> None:
-    """A key twice in one mapping, which PyYAML and Pulumi's go-yaml v2 resolve silently (the last wins;
-    go-yaml refuses only in strict mode, decode.go:686) and kubectl's strict field validation refuses: nearly
-    always a mistake (mis-indentation), and one that loses a value unseen. `<<` merge keys are YAML's way to
-    override, not duplicates. Walked without recursion; a node aliases share is seen once."""
-    seen_nodes: set[int] = set()
-    stack: list[yaml.Node] = [root]
-    twice: list[tuple[int, str]] = []
-    while stack:
-        node = stack.pop()
-        if id(node) in seen_nodes:
-            continue
-        seen_nodes.add(id(node))
-        if isinstance(node, yaml.MappingNode):
-            keys: set[object] = set()
-            for key, value in node.value:
-                if isinstance(key, yaml.ScalarNode) and key.tag != _MERGE:
-                    same = _key_identity(key)
-                    if same in keys:
-                        twice.append((first_line + key.start_mark.line, key.value))
-                    keys.add(same)
-                if isinstance(value, yaml.CollectionNode):
-                    stack.append(value)
-        elif isinstance(node, yaml.SequenceNode):
-            stack.extend(child for child in node.value if isinstance(child, yaml.CollectionNode))
-    if twice:
-        line, key = min(twice)  # the first in the file, whatever order the walk took
-        raise _error(
-            source, line, f"document {index}: key {key!r} appears twice in one mapping (check the indentation)"
-        )
 
 
 def _check_depth(data: Any, source: str) -> None:
