@@ -205,6 +205,12 @@ def test_a_queue_label_a_patch_sets_is_judged() -> None:
     assert "nope is not a declared leaf queue" in found[0]
 
 
+def test_a_patch_moving_pods_off_kai_is_not_judged_on_their_queue() -> None:
+    """kai-scheduler-name reports the move; the label no longer reaches KAI."""
+    template = {"metadata": {"labels": {"kai.scheduler/queue": "nope"}}, "spec": {"schedulerName": "default-scheduler"}}
+    assert kai_queue_label(_patch({"template": template}), Settings(), FACTS) == []
+
+
 def test_a_patch_that_moves_pods_off_kai_is_flagged() -> None:
     found = kai_scheduler_name(
         _patch({"template": {"spec": {"schedulerName": "default-scheduler"}}}), Settings(), NO_FACTS
@@ -441,3 +447,25 @@ def test_the_queue_label_key_setting_is_the_key_read() -> None:
     props = pod(queue=None, labels={"acme/queue": "team-a"})
     assert kai_queue_label(res("Pod", props), settings({"queueLabelKey": "acme/queue"}), FACTS) == []
     assert kai_queue_label(res("Pod", props), Settings(), FACTS)
+
+
+def test_a_tenant_deployment_with_the_queue_on_both_levels_passes() -> None:
+    labels = {"kai.scheduler/queue": "team-a", "kaistack.io/tenant": "alpha"}
+    props = deployment(queue="team-a", top_labels=labels)
+    assert kai_queue_label(res("Deployment", props), Settings(), FACTS) == []
+
+
+def test_a_tenant_deployment_with_no_queue_anywhere_is_told_to_add_one() -> None:
+    props = deployment(queue=None, top_labels={"kaistack.io/tenant": "alpha"})
+    found = kai_queue_label(res("Deployment", props), Settings(), FACTS)
+    assert len(found) == 1
+    assert found[0].startswith("no kai.scheduler/queue label on the Deployment")
+
+
+@pytest.mark.parametrize("on", ["owner", "template"])
+def test_the_queue_as_an_annotation_on_one_level_is_named_as_such(on: str) -> None:
+    props = deployment(queue=None)
+    target = props["metadata"] if on == "owner" else props["spec"]["template"]["metadata"]
+    target["annotations"] = {"kai.scheduler/queue": "team-a"}
+    found = kai_queue_label(res("Deployment", props), Settings(), FACTS)
+    assert found == ["kai.scheduler/queue is set as an annotation; KAI reads only labels: move it to metadata.labels"]

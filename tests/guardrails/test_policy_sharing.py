@@ -165,6 +165,20 @@ def test_a_bad_sharing_value_in_a_patch_is_flagged() -> None:
     assert "gpu-fraction: '7' must be a quoted decimal strictly between 0 and 1" in found[0]
 
 
+def test_a_patch_naming_a_container_it_does_not_carry_is_not_judged_on_it() -> None:
+    """The container the share names is the patched Deployment's; the patch carries only the one it changes."""
+    patch = _patch({"gpu-fraction": "0.5", "gpu-fraction-container-name": "server"})
+    patch.props["spec"]["template"]["spec"] = {"containers": [{"name": "sidecar"}]}
+    assert kai_gpu_sharing_annotations(patch, Settings(), NO_FACTS) == []
+
+
+def test_a_patch_running_vllm_is_not_judged_on_the_flag_it_leaves_out() -> None:
+    patch = _patch({"gpu-fraction": "0.5"})
+    vllm = {"name": "vllm", "image": "vllm/vllm-openai:latest", "args": ["--model", "m"]}
+    patch.props["spec"]["template"]["spec"] = {"containers": [vllm]}
+    assert gpu_memory_utilization_within_fraction(patch, Settings(), NO_FACTS) == []
+
+
 def test_unknown_fraction_is_raised_for_the_sdk() -> None:
     props = pod(annotations={"gpu-fraction": UNKNOWN}, containers=[container()])
     with pytest.raises(UnknownValueError) as err:
