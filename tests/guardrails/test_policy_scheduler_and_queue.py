@@ -469,3 +469,28 @@ def test_the_queue_as_an_annotation_on_one_level_is_named_as_such(on: str) -> No
     target["annotations"] = {"kai.scheduler/queue": "team-a"}
     found = kai_queue_label(res("Deployment", props), Settings(), FACTS)
     assert found == ["kai.scheduler/queue is set as an annotation; KAI reads only labels: move it to metadata.labels"]
+
+
+# --- which resources are workloads, and where they run ---------------------------------------------------
+
+
+def test_an_object_without_a_namespace_runs_in_its_providers() -> None:
+    """The engine sends the provider's `namespace` input with each resource: a pod with none goes there, and
+    kai-scheduler (an exempt platform namespace) is judged as such."""
+    props = pod(scheduler=None)
+    del props["metadata"]["namespace"]
+    r = res("Pod", props, provider_namespace="kai-scheduler")
+    assert kai_scheduler_name(r, Settings(), NO_FACTS) == []
+    assert kai_scheduler_name(res("Pod", props), Settings(), NO_FACTS)
+
+
+def test_a_patch_that_only_scales_is_no_workload_to_judge() -> None:
+    assert kai_scheduler_name(_patch({"replicas": 4}), Settings(), NO_FACTS) == []
+    assert kai_queue_label(_patch({"replicas": 4}), Settings(), FACTS) == []
+
+
+def test_a_component_of_another_provider_nesting_a_pod_template_is_not_a_kubernetes_workload() -> None:
+    """Only kubernetes:* resources become pods; another package's component passes its inputs on to them."""
+    props = {"spec": {"template": pod_template(scheduler=None)}}
+    r = Res(type="acme:index:Service", name="s", props=props, urn="urn:pulumi:dev::kaistack::acme:index:Service::s")
+    assert kai_scheduler_name(r, Settings(), NO_FACTS) == []
