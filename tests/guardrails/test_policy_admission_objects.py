@@ -95,6 +95,13 @@ CASES: dict[str, Case] = {
     "the syncer gives a pending claim a volume": Case(
         "persistentvolumeclaims", _bound(_claim(), "team-b-data"), False, operation="UPDATE", old=_claim()
     ),
+    "the syncer moves a bound claim to another volume": Case(
+        "persistentvolumeclaims",
+        _bound(_claim(), "team-b-data"),
+        False,
+        operation="UPDATE",
+        old=_bound(_claim(), "pv-team-a"),
+    ),
     "the StatefulSet controller's claim for the vCluster's data": Case(
         "persistentvolumeclaims", _claim(selector={"matchLabels": {"x": "y"}}), True, user=STATEFULSET_CONTROLLER
     ),
