@@ -87,11 +87,17 @@ def revalidated(model: M, where: str, source: str = "", **changes: Any) -> M:
 def model_problems(err: ValidationError, where: str, model: type[BaseModel]) -> list[str]:
     """`model`'s validation errors as "<where>.<key>: message" lines, keys as declared (aliases)."""
     lines = []
+    sep = ":" if where == NAMESPACE else "."  # kaistack:cluster..., kaistack:cluster.nodePools[0].labels
     for e in err.errors(include_url=False):
         loc = _aliases(model, tuple(e.get("loc", ())))
         key = _format_path(loc).removeprefix(NAMESPACE).lstrip(":")
         message = str(e.get("msg", "invalid")).removeprefix("Value error, ")
-        lines.append(f"{where}.{key}: {message}" if key else f"{where}: {message}")
+        if key:
+            lines.append(f"{where}{sep}{key}: {message}")
+        elif where == NAMESPACE:  # a cross-field rule's lines carry their own key paths
+            lines += [f"{NAMESPACE}:{line}" for line in message.split("\n")]
+        else:
+            lines.append(f"{where}: {message}")
     return lines
 
 
@@ -143,12 +149,17 @@ def _hide_secret_line(line: str, secret_keys: Collection[str]) -> str:
     return f"{key}: invalid value ({NOT_SHOWN})" if top in secret_keys and ":" in line else line
 
 
+# What pydantic puts in an error's location that is no key: a union's branch (by type) and a mapping key's marker.
+# Matched whole: a label key may start with "int" or "str" (`interconnect`).
+_MARKERS = frozenset({"int", "str", "float", "bool", "none", "[key]", "is-instance[Quantity]"})
+
+
 def _format_path(loc: tuple[Any, ...]) -> str:
     text = NAMESPACE
     for i, part in enumerate(loc):
         if isinstance(part, int):
             text += f"[{part}]"
-        elif str(part).startswith(("literal[", "function-", "list[", "union[", "int", "str")) or part == "[key]":
+        elif part in _MARKERS or str(part).startswith(("literal[", "function-", "list[", "union[", "dict[")):
             continue  # pydantic's union-branch and mapping-key markers are not keys
         else:
             text += (":" if i == 0 else ".") + shown_key(part)

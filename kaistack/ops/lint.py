@@ -25,7 +25,7 @@ from kaistack.guardrails.rules import RESOURCE_RULES
 from kaistack.guardrails.settings import Settings
 from kaistack.guardrails.stack_model import CheckerUnavailable
 from kaistack.guardrails.stack_rules import STACK_RULES
-from kaistack.ops.lint_shapes import pod_shape_problem
+from kaistack.ops.lint_shapes import pod_shape_problem, string_map_problem
 
 # Needs the stack's node pools and its whole declared load, not a handful of manifests.
 STACK_ONLY_POLICIES = ("kai-capacity",)
@@ -206,18 +206,9 @@ def _metadata_problem(data: Mapping[str, Any]) -> str | None:
             continue
         if not isinstance(entries, dict):
             return f"{kind} metadata.{key} is a {type(entries).__name__}; expected a mapping of strings to strings"
-        for name, value in entries.items():
-            if isinstance(name, str) and value is None:
-                # `checksum/config:` with nothing after it (Helm writes that for an empty value): the API server
-                # decodes a null map value as "", and so do the rules.
-                entries[name] = ""
-                continue
-            if not isinstance(name, str) or not isinstance(value, str):
-                wrong = value if isinstance(name, str) else name
-                return (
-                    f"{kind} metadata.{key}.{name}: {type(wrong).__name__} {wrong!r}; expected a string "
-                    '(quote it: "1", "true")'
-                )
+        problem = string_map_problem(entries)
+        if problem is not None:
+            return f"{kind} metadata.{key}{problem}"
     return None
 
 

@@ -9,12 +9,13 @@ kinds are searched for templates by the rules, which take what they find.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from kaistack.guardrails.podspec import REPLICA_SPECS, TEMPLATE_PATHS
 
-__all__ = ["pod_shape_problem"]
+__all__ = ["pod_shape_problem", "string_map_problem"]
 
 CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
 
@@ -28,10 +29,35 @@ def pod_shape_problem(data: Mapping[str, Any]) -> str | None:
         if not isinstance(value, list if expected == "list" else dict):
             return f"{kind} {path} is a {type(value).__name__}; expected a {expected}"
         if expected == "mapping of strings" and isinstance(value, dict):
-            for key, entry in value.items():
-                if not isinstance(key, str) or not isinstance(entry, str | None):
-                    wrong = f"{type(entry).__name__} {entry!r}"
-                    return f'{kind} {path}.{key}: {wrong}; expected a string (quote it: "1", "true")'
+            problem = string_map_problem(value)
+            if problem is not None:
+                return f"{kind} {path}{problem}"
+    return None
+
+
+def string_map_problem(entries: dict[Any, Any]) -> str | None:
+    """Labels or annotations as kubectl sends them, made so in place, or what it cannot send (".key: why").
+
+    kubectl reads YAML with go-yaml v2, which keeps a date-like value as the string it is
+    (go-yaml/yaml@v2.4.0 decode.go:473-479), and sigs.k8s.io/yaml turns int and bool keys into their text
+    (kubernetes-sigs/yaml@v1.6.0 yaml.go:219-220); PyYAML built a date and ints and bools from them. A null value is
+    decoded as "", as the API server does (Helm writes `checksum/config:` with nothing after it). A number or bool
+    value is refused by the API server, so it is an error here too."""
+    for key in list(entries):
+        if isinstance(key, int):  # bool too
+            text = str(key).lower() if isinstance(key, bool) else str(key)
+            if text in entries:
+                return f".{text}: the key is there twice (once as {key!r})"
+            entries[text] = entries.pop(key)
+        elif not isinstance(key, str):
+            return f": the key {key!r} is a {type(key).__name__}; expected a string"
+    for key, entry in entries.items():
+        if entry is None:
+            entries[key] = ""
+        elif isinstance(entry, datetime.date):  # datetime.datetime too
+            entries[key] = entry.isoformat()
+        elif not isinstance(entry, str):
+            return f'.{key}: {type(entry).__name__} {entry!r}; expected a string (quote it: "1", "true")'
     return None
 
 

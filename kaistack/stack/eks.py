@@ -254,12 +254,19 @@ def _merge(pool: NodePool, facts: InstanceFacts, where: str) -> tuple[NodePool, 
             "default network card)"
         )
 
-    merged = revalidated(pool, where, **update)
+    try:
+        merged = revalidated(pool, where, **update)
+    except ConfigError as err:  # a fact from AWS the declaration's rules refuse (a GPU name no label can hold)
+        from_aws = [p + " (AWS's GPU name; declare gpuProduct as GFD writes it, e.g. NVIDIA-L4)" for p in err.problems]
+        return pool, [*problems, *(from_aws if "gpu_product" not in declared else err.problems)]
     labels, taints, label_problems = _gpu_node_marks(merged, where)
     problems += label_problems
     if label_problems:  # the pool is refused by what they say
         return merged, problems
-    return revalidated(merged, where, labels=labels, taints=taints), problems
+    try:
+        return revalidated(merged, where, labels=labels, taints=taints), problems
+    except ConfigError as err:
+        return merged, [*problems, *err.problems]
 
 
 def _merge_system(group: SystemNodeGroup, facts: InstanceFacts) -> tuple[SystemNodeGroup, list[str]]:
@@ -285,7 +292,10 @@ def _merge_system(group: SystemNodeGroup, facts: InstanceFacts) -> tuple[SystemN
             f"{where}.pods: declared {group.pods} but EKS gives {itype} at most {facts.max_pods} pods (VPC CNI, "
             "default network card)"
         )
-    return revalidated(group, where, **update), problems
+    try:
+        return revalidated(group, where, **update), problems
+    except ConfigError as err:
+        return group, [*problems, *err.problems]
 
 
 def _gpu_node_marks(pool: NodePool, where: str) -> tuple[dict[str, str], list[Taint], list[str]]:

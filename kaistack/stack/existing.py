@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from kaistack.declaration import kai_api
 from kaistack.declaration.model import NodePool, StackConfig
 from kaistack.declaration.parse import (
+    NAMESPACE,
     SECRET_PLACEHOLDER,
     ClusterUnreadable,
     ConfigError,
@@ -76,7 +77,12 @@ def discover(config: StackConfig, source: str, read_nodes: Any = None) -> tuple[
     summary = ", ".join(
         f"{p.name} ({p.count} x {p.gpus or 0} GPU {p.gpu_product or ''})".replace(" )", ")") for p in pools
     )
-    return config.replace(cluster=cluster), [f"read {len(nodes)} nodes from {where}: {summary}"]
+    try:  # the stack's own rules over the pools read (a topology level the nodes are not labelled with)
+        resolved = revalidated(config, NAMESPACE, source, cluster=cluster)
+    except ConfigError as err:
+        read = f"(the pools were read from the nodes of {where}; {WHAT_TO_DECLARE})"
+        raise ConfigError([*err.problems, read], source) from None
+    return resolved, [f"read {len(nodes)} nodes from {where}: {summary}"]
 
 
 def read_live_nodes(settings: Any) -> list[dict[str, Any]]:

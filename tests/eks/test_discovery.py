@@ -653,5 +653,10 @@ def test_a_product_from_aws_that_is_no_label_value_names_the_key_to_declare() ->
         stub.add_response("describe_instance_type_offerings", {"InstanceTypeOfferings": zones[:2]})
         stub.add_response("describe_instance_types", {"InstanceTypes": [m6i]})
         stub.add_response("describe_instance_type_offerings", {"InstanceTypeOfferings": zones[2:]})
-        with pytest.raises(ConfigError, match=r"nodePools\[0\]\.gpuProduct: 'NVIDIA-L4-\(rev-2\)' is not a Kubernetes"):
-            resolve_node_pools(eks_config(), client)
+        with pytest.raises(ConfigError) as excinfo:
+            resolve_node_pools(eks_config(gpus=2), client)
+    problems = _problems(excinfo)
+    # Every problem at once: the GPU count AWS contradicts too, not only the name it gives.
+    assert [p.split(":", 2)[1] for p in problems] == ["cluster.nodePools[0].gpuProduct", "cluster.nodePools[0].gpus"]
+    assert problems[0].startswith("kaistack:cluster.nodePools[0].gpuProduct: 'NVIDIA-L4-(rev-2)' is not a Kubernetes")
+    assert problems[0].endswith("(AWS's GPU name; declare gpuProduct as GFD writes it, e.g. NVIDIA-L4)")

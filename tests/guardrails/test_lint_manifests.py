@@ -513,3 +513,36 @@ def test_a_pod_template_of_the_wrong_shape_exits_2(tmp_path: Path, capsys: pytes
     code, _, err = _lint(str(path), capsys=capsys)
     assert code == 2
     assert "spec.template.spec.containers is a dict" in err
+
+
+@pytest.mark.parametrize("where", ["metadata", "spec.template.metadata"])
+def test_label_values_and_keys_kubectl_sends_as_strings_are_read_as_strings(where: str) -> None:
+    """go-yaml v2 keeps `2024-01-01` a string (go-yaml/yaml@v2.4.0 decode.go:473-479) and sigs.k8s.io/yaml writes
+    int and bool keys as text (kubernetes-sigs/yaml@v1.6.0 yaml.go:219-220): kubectl accepts both; PyYAML built a
+    date and an int."""
+    labels = "{released: 2024-01-01, 1: a, kai.scheduler/queue: team-a}"
+    meta = f"{{name: d, labels: {labels}}}" if where == "metadata" else "{name: d}"
+    template = f"{{metadata: {{labels: {labels}}}, " if where != "metadata" else "{"
+    text = (
+        f"apiVersion: apps/v1\nkind: Deployment\nmetadata: {meta}\n"
+        f"spec: {{template: {template}spec: {{containers: [{{name: c, image: x}}]}}}}}}\n"
+    )
+    objects, errors = load_manifests("f.yaml", text)
+    assert errors == []
+    [obj] = objects
+    read = obj.obj["metadata"]["labels"] if where == "metadata" else obj.obj["spec"]["template"]["metadata"]["labels"]
+    assert read == {"released": "2024-01-01", "1": "a", "kai.scheduler/queue": "team-a"}
+
+
+@pytest.mark.parametrize(
+    ("labels", "fragment"),
+    [
+        ("{team: 1}", 'labels.team: int 1; expected a string (quote it: "1", "true")'),
+        ("{~: a}", "labels: the key None is a NoneType; expected a string"),
+        ("{1: a, '1': b}", "labels.1: the key is there twice (once as 1)"),
+    ],
+)
+def test_label_entries_kubectl_cannot_send_are_errors(labels: str, fragment: str) -> None:
+    text = f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p, labels: {labels}}}\n"
+    _, errors = load_manifests("f.yaml", text)
+    assert [e.message for e in errors] == [f"document 1 is not a Kubernetes object: Pod metadata.{fragment}"]

@@ -428,6 +428,11 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
         lambda r: r["cluster"]["nodePools"][0].update(gpuProduct="NVIDIA L4"),
         "kaistack:cluster.nodePools[0].gpuProduct: 'NVIDIA L4' is not a Kubernetes label value",
     ),
+    # pydantic's union markers are `int`, `str`...: a key that starts so is still a key.
+    "a-label-key-starting-like-a-type-name": (
+        lambda r: r["cluster"]["nodePools"][0].update(labels={"interconnect": "a b"}),
+        "kaistack:cluster.nodePools[0].labels.interconnect: 'a b' is not a Kubernetes label value",
+    ),
     "a-fake-gpu-product-that-is-no-label-value": (
         lambda r: r["gpu"].update(fake={"gpuProduct": "Tesla K80"}),
         "kaistack:gpu.fake.gpuProduct: 'Tesla K80' is not a Kubernetes label value",

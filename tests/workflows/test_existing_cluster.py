@@ -201,3 +201,17 @@ def test_a_node_kaistack_cannot_plan_is_the_stack_files_problem(project: Path) -
         load_stack(project, "lab", LoadOptions(read_nodes=lambda settings: [big]))
     head = "invalid kaistack config in Pulumi.lab.yaml (1 problem):\n  cluster.nodePools: none declared, and node big"
     assert str(err.value).startswith(head)
+
+
+def test_pools_read_without_a_declared_topology_level_are_named_not_a_crash(project: Path) -> None:
+    """The stack's own rules hold for the pools read from the nodes: a topology level the nodes are not labelled
+    with was exit 70 (StackConfig's cross-field rule raised past the load path)."""
+    stack = project / "Pulumi.lab.yaml"
+    document = yaml.safe_load(stack.read_text())
+    document["config"]["kaistack:cluster"]["topology"] = {"name": "zones", "levels": ["topology.kubernetes.io/zone"]}
+    stack.write_text(yaml.safe_dump(document))
+    with pytest.raises(ConfigError) as err:
+        load_stack(project, "lab", LoadOptions(read_nodes=lambda settings: NODES))
+    problems = err.value.problems
+    assert any(p.startswith("kaistack:cluster.nodePools[0].labels: pool ") for p in problems), problems
+    assert problems[-1].startswith("(the pools were read from the nodes of context 'kind-kaistack-dev'; declare")

@@ -291,6 +291,10 @@ def test_max_seconds_under_enforce_is_a_verdict_that_does_not_fit(tmp_path, caps
     assert code == 1
     assert report["capacity"]["ok"] is False
     assert report["capacity"]["summary"].startswith("unknown: stopped by the time limit")
+    # The clock stopped the simulation, not the program: everything was rendered and analyzed.
+    assert report["errors"] == []
+    assert report["analyzed"] is True
+    assert report["resources"] > 0
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan"])
