@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import boto3
@@ -205,27 +207,39 @@ def test_a_gpu_label_contradicting_the_facts_is_an_error(ec2: Any) -> None:
         resolve_node_pools(eks_config(labels={"nvidia.com/gpu.count": "2"}), ec2)
 
 
-def test_non_nvidia_gpus_are_refused() -> None:
-    """g4ad carries AMD Radeon GPUs (not in moto's data: stubbed); kaistack's GPU stack needs NVIDIA."""
-    client = boto3.client("ec2", region_name=REGION, aws_access_key_id="x", aws_secret_access_key="y")
-    amd = {
-        "InstanceType": "g4ad.xlarge",
+def _gpu_type(itype: str, name: str, maker: str, mib: int) -> dict[str, Any]:
+    """One DescribeInstanceTypes entry with one GPU of `name`: types moto's data lacks, or with odd names."""
+    return {
+        "InstanceType": itype,
         "VCpuInfo": {"DefaultVCpus": 4},
         "MemoryInfo": {"SizeInMiB": 16384},
         "ProcessorInfo": {"SupportedArchitectures": ["x86_64"]},
-        "GpuInfo": {
-            "Gpus": [{"Name": "Radeon Pro V520", "Manufacturer": "AMD", "Count": 1, "MemoryInfo": {"SizeInMiB": 8192}}]
-        },
+        "GpuInfo": {"Gpus": [{"Name": name, "Manufacturer": maker, "Count": 1, "MemoryInfo": {"SizeInMiB": mib}}]},
     }
+
+
+@contextmanager
+def _stubbed_ec2(gpu_type: dict[str, Any]) -> Iterator[Any]:
+    """An EC2 client answering for `gpu_type` (the pool) and m6i.large (the system node group), in both zones."""
+    client = boto3.client("ec2", region_name=REGION, aws_access_key_id="x", aws_secret_access_key="y")
     m6i = {"InstanceType": "m6i.large", "VCpuInfo": {"DefaultVCpus": 2}, "MemoryInfo": {"SizeInMiB": 8192}}
-    zones = [{"InstanceType": t, "Location": f"{REGION}{z}"} for t in ("g4ad.xlarge", "m6i.large") for z in "ab"]
+    itype = gpu_type["InstanceType"]
+    zones = [{"InstanceType": t, "Location": f"{REGION}{z}"} for t in (itype, "m6i.large") for z in "ab"]
     with Stubber(client) as stub:
-        stub.add_response("describe_instance_types", {"InstanceTypes": [amd]})
+        stub.add_response("describe_instance_types", {"InstanceTypes": [gpu_type]})
         stub.add_response("describe_instance_type_offerings", {"InstanceTypeOfferings": zones[:2]})
         stub.add_response("describe_instance_types", {"InstanceTypes": [m6i]})
         stub.add_response("describe_instance_type_offerings", {"InstanceTypeOfferings": zones[2:]})
-        with pytest.raises(ConfigError, match=r"g4ad\.xlarge has AMD GPUs; kaistack's GPU stack .* needs NVIDIA"):
-            resolve_node_pools(eks_config(instanceType="g4ad.xlarge"), client)
+        yield client
+
+
+def test_non_nvidia_gpus_are_refused() -> None:
+    """g4ad carries AMD Radeon GPUs (not in moto's data: stubbed); kaistack's GPU stack needs NVIDIA."""
+    with (
+        _stubbed_ec2(_gpu_type("g4ad.xlarge", "Radeon Pro V520", "AMD", 8192)) as client,
+        pytest.raises(ConfigError, match=r"g4ad\.xlarge has AMD GPUs; kaistack's GPU stack .* needs NVIDIA"),
+    ):
+        resolve_node_pools(eks_config(instanceType="g4ad.xlarge"), client)
 
 
 def test_arm_instance_types_are_refused(ec2: Any) -> None:
@@ -636,25 +650,9 @@ def test_labels_past_the_limit_with_the_gpu_labels_kaistack_adds_name_the_key(no
 def test_a_product_from_aws_that_is_no_label_value_names_the_key_to_declare() -> None:
     """EC2's GPU name becomes the label (spaces as '-', as GFD writes it); a name no label can hold is the key's
     problem, not a crash."""
-    client = boto3.client("ec2", region_name=REGION, aws_access_key_id="x", aws_secret_access_key="y")
-    odd = {
-        "InstanceType": "g6.xlarge",
-        "VCpuInfo": {"DefaultVCpus": 4},
-        "MemoryInfo": {"SizeInMiB": 16384},
-        "ProcessorInfo": {"SupportedArchitectures": ["x86_64"]},
-        "GpuInfo": {
-            "Gpus": [{"Name": "L4 (rev 2)", "Manufacturer": "NVIDIA", "Count": 1, "MemoryInfo": {"SizeInMiB": 22888}}]
-        },
-    }
-    m6i = {"InstanceType": "m6i.large", "VCpuInfo": {"DefaultVCpus": 2}, "MemoryInfo": {"SizeInMiB": 8192}}
-    zones = [{"InstanceType": t, "Location": f"{REGION}{z}"} for t in ("g6.xlarge", "m6i.large") for z in "ab"]
-    with Stubber(client) as stub:
-        stub.add_response("describe_instance_types", {"InstanceTypes": [odd]})
-        stub.add_response("describe_instance_type_offerings", {"InstanceTypeOfferings": zones[:2]})
-        stub.add_response("describe_instance_types", {"InstanceTypes": [m6i]})
-        stub.add_response("describe_instance_type_offerings", {"InstanceTypeOfferings": zones[2:]})
-        with pytest.raises(ConfigError) as excinfo:
-            resolve_node_pools(eks_config(gpus=2), client)
+    odd = _gpu_type("g6.xlarge", "L4 (rev 2)", "NVIDIA", 22888)
+    with _stubbed_ec2(odd) as client, pytest.raises(ConfigError) as excinfo:
+        resolve_node_pools(eks_config(gpus=2), client)
     problems = _problems(excinfo)
     # Every problem at once: the GPU count AWS contradicts too, not only the name it gives.
     assert [p.split(":", 2)[1] for p in problems] == ["cluster.nodePools[0].gpuProduct", "cluster.nodePools[0].gpus"]
