@@ -263,10 +263,7 @@ def _merge(pool: NodePool, facts: InstanceFacts, where: str) -> tuple[NodePool, 
     problems += label_problems
     if label_problems:  # the pool is refused by what they say
         return merged, problems
-    try:
-        return revalidated(merged, where, labels=labels, taints=taints), problems
-    except ConfigError as err:
-        return merged, [*problems, *err.problems]
+    return revalidated(merged, where, labels=labels, taints=taints), problems  # the marks checked, so it holds
 
 
 def _merge_system(group: SystemNodeGroup, facts: InstanceFacts) -> tuple[SystemNodeGroup, list[str]]:
