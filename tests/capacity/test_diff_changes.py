@@ -105,3 +105,59 @@ def test_a_partial_workload_scaled_down_to_what_runs_is_newly_placed() -> None:
 def test_a_partial_workload_scaled_to_zero_is_not_reported() -> None:
     diff = _diff(_stack([_deployment("big", 2)], gpu_nodes=1), _stack([_deployment("big", 0)], gpu_nodes=1))
     assert diff.workloads == ()
+
+
+# --- what a mutation run found unasserted ----------------------------------------------------------------
+
+
+def test_a_queue_whose_allocation_moves_is_a_row_in_text_and_markdown() -> None:
+    from kaistack.capacity.diff import QueueChange, to_markdown, to_text
+
+    diff = _diff(_stack([_deployment("a", 1)]), _stack([_deployment("a", 2)]))
+    [team] = [q for q in diff.queues if q.name == "team"]
+    assert (team.allocated_before, team.allocated_after) == (1, 2)
+    assert isinstance(team, QueueChange)
+    assert "  team: 1 -> 2, " in to_text(diff)
+    assert "| `team` | 1 → 2 |" in to_markdown(diff)
+
+
+def test_of_two_workloads_the_one_a_smaller_cluster_drops_no_longer_fits_with_nothing_named() -> None:
+    """Nothing took its place: `no-longer-fits`, not `displaced` by the workload that kept its pod."""
+    workloads = [_deployment("a", 1), _deployment("b", 1)]
+    diff = _diff(_stack(workloads, gpu_nodes=2), _stack(workloads, gpu_nodes=1))
+    [change] = diff.workloads
+    assert (change.name, change.change, change.detail) == ("b", "no-longer-fits", "")
+
+
+def test_a_workload_added_pending_takes_no_room_so_it_displaces_nothing() -> None:
+    workloads = [_deployment("a", 1), _deployment("b", 1)]
+    after = [*workloads, _deployment("c", 1)]
+    diff = _diff(_stack(workloads, gpu_nodes=2), _stack(after, gpu_nodes=1))
+    change = next(w for w in diff.workloads if w.name == "b")
+    assert (change.change, change.detail) == ("no-longer-fits", "")
+
+
+def test_a_change_that_only_makes_kai_loop_is_harmful() -> None:
+    diff = CapacityDiff("dev", "HEAD", (), (), True, False, unsettled_after="does not settle: ...")
+    assert diff.harmful
+    assert not CapacityDiff("dev", "HEAD", (), (), False, False, unsettled_before="x", unsettled_after="x").harmful
+
+
+def test_the_hazards_table_is_in_the_markdown() -> None:
+    from kaistack.capacity.diff import Hazard, to_markdown
+
+    hazard = Hazard("tenant-deleted", "team-a", "its vCluster and everything in it are deleted")
+    diff = CapacityDiff("dev", "HEAD", (), (), True, True, hazards=(hazard,))
+    text = to_markdown(diff)
+    assert "What `pulumi up` would do:" in text
+    assert "| tenant-deleted | `team-a` | its vCluster and everything in it are deleted |" in text
+
+
+def test_a_report_stopped_by_the_clock_or_that_never_settles_is_not_a_fit_even_with_every_workload_running() -> None:
+    import dataclasses
+
+    report = _check(_stack([_deployment("a", 1)]))
+    assert report.ok
+    assert all(not w.pending for w in report.workloads)
+    assert not dataclasses.replace(report, partial=True).ok
+    assert not dataclasses.replace(report, unsettled=True).ok

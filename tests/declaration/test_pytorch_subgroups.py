@@ -70,3 +70,20 @@ def test_pods_join_master_then_their_workers_segment_by_replica_index() -> None:
 def test_without_segments_every_worker_pod_joins_worker() -> None:
     job = _job(master=1, workers=3)
     assert {pytorch_pod_sub_group(job, i) for i in range(1, 4)} == {"worker"}
+
+
+def test_a_tenant_gangs_podgroup_name_is_kept_whole_up_to_63_characters_and_hashed_past_them() -> None:
+    """The name is written as a label value (kaistack/declaration/tenant_gangs.py, pod-group-name): 63 at most."""
+    from kaistack.declaration.model.workloads import gang_name
+
+    def work(name: str) -> Workload:
+        return Workload.model_validate(
+            {"name": name, "kind": "PyTorchJob", "queue": "q", "image": "x", "tenant": "t", "namespace": "ns"}
+        )
+
+    fits = "a" * (63 - len("kaistack-t-ns-"))
+    assert gang_name(work(fits)) == f"kaistack-t-ns-{fits}"
+    longer = gang_name(work(fits + "b"))
+    assert len(longer) == 63
+    assert longer != f"kaistack-t-ns-{fits}"[:63]
+    assert longer.startswith("kaistack-t-ns-a")

@@ -204,3 +204,11 @@ def test_every_problem_is_reported_at_once() -> None:
     del raw["cluster"]["nodePools"][0]["labels"][ZONE]
     with pytest.raises(ConfigError, match=r"\(3 problems\)"):
         _parse(raw)
+
+
+def test_a_segment_level_equal_to_the_jobs_required_level_is_accepted() -> None:
+    """Segments in one rack of a job that must sit in one rack: the same level is not above it."""
+    work = _work(
+        topology={"required": RACK}, pytorch={"workers": 4, "segmentSize": 2, "segmentTopology": {"required": RACK}}
+    )
+    assert _parse(_raw(work)).workloads[0].pytorch is not None

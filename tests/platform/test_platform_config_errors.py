@@ -691,3 +691,19 @@ def test_an_annotation_key_is_checked_lowercased_as_the_api_server_does():
     raw["workloads"][0]["labels"] = {"Example.com/x": "1"}
     with pytest.raises(ConfigError, match=r"labels\.Example\.com/x: 'Example\.com/x' is not a Kubernetes label"):
         parse_config(raw)
+
+
+def test_block_nvidia_visible_devices_is_accepted_from_v0_16_0_on() -> None:
+    """KAI@v0.16.0 deployments/kai-scheduler/templates/_helpers.tpl and values.yaml carry the key; v0.15.x's do not."""
+    raw = base_raw()
+    raw["kai"] = {"version": "v0.16.0", "blockNvidiaVisibleDevices": True}
+    assert parse_config(raw).kai.block_nvidia_visible_devices is True
+
+
+@pytest.mark.parametrize("value", [None, [1]])
+def test_a_queue_quota_that_is_no_number_names_its_key(value: Any) -> None:
+    """An empty `quota:` in YAML is null: a ConfigError naming the key, not a TypeError."""
+    raw = base_raw()
+    raw["queues"] = [{"name": "t", "resources": {"gpu": {"quota": value}}}]
+    with pytest.raises(ConfigError, match=r"kaistack:queues\[0\]\.resources\.gpu\.quota: "):
+        parse_config(raw)

@@ -283,6 +283,26 @@ def test_a_new_certificate_is_presented_on_a_new_connection():
     assert built == ["a", "b"]
 
 
+def test_the_old_carrier_is_closed_when_the_certificate_changes():
+    """client-go closes every connection on a certificate rotation (exec.go:521-533)."""
+    closed: list[str] = []
+    statuses = [200, 401, 200]
+
+    class Carrier(httpx2.MockTransport):
+        def __init__(self, name: str) -> None:
+            super().__init__(lambda _request: httpx2.Response(statuses.pop(0)))
+            self.name = name
+
+        def close(self) -> None:
+            closed.append(self.name)
+
+    answers = [Credential(certificate="a", key="k"), Credential(certificate="b", key="k")]
+    transport = ExecAuthTransport(_Plugin(answers), lambda credential: Carrier(credential.certificate))
+    for _ in range(2):
+        transport.handle_request(httpx2.Request("GET", "https://api/x"))
+    assert closed == ["a"]
+
+
 def test_a_new_token_keeps_the_connections():
     transport, built = _transport([Credential(token="a"), Credential(token="b")], [200, 401, 200])
     for _ in range(2):
@@ -293,3 +313,17 @@ def test_a_new_token_keeps_the_connections():
 def test_a_401_to_an_answer_just_given_is_not_asked_again():
     transport, _ = _transport([Credential(token="a")], [401])
     assert transport.handle_request(httpx2.Request("GET", "https://api/x")).status_code == 401
+
+
+def test_the_plugin_gets_its_arguments(tmp_path):
+    """client-go runs the command with the kubeconfig's args (exec.go:197): `aws eks get-token --cluster-name X`."""
+    plugin = tmp_path / "echo-args.py"
+    plugin.write_text(
+        f"#!{sys.executable}\n"
+        "import json, sys\n"
+        f"print(json.dumps({{'apiVersion': {V1!r}, 'kind': 'ExecCredential',\n"
+        "                  'status': {'token': 'tok:' + ' '.join(sys.argv[1:])}}))\n"
+    )
+    plugin.chmod(0o755)
+    credential = ExecPlugin(UserExec(apiVersion=V1, command=str(plugin), args=["--cluster", "prod"]), "u").run()
+    assert credential.token == "tok:--cluster prod"

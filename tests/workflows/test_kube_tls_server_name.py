@@ -91,7 +91,10 @@ def test_an_empty_tls_server_name_is_none(named_kube, pki):
         client.list(k8s.Queue)
 
 
-@pytest.mark.parametrize(("value", "why"), [(5, "not int"), (["a"], "not list"), (" a.test", "without spaces")])
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [(5, "not int"), (["a"], "not list"), (" a.test", "without spaces"), ("api .example.com", "without spaces")],
+)
 def test_a_tls_server_name_that_is_no_name_is_refused_with_its_key(value, why):
     text = json.dumps(
         {
