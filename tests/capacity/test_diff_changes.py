@@ -3,10 +3,11 @@ workload scaled to zero is not Pending."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from kaistack.capacity.check import CapacityReport, check
-from kaistack.capacity.diff import CapacityDiff, diff_reports
+from kaistack.capacity.diff import CapacityDiff, Hazard, diff_reports, to_markdown, to_text
 from kaistack.declaration.parse import parse_config
 
 
@@ -111,12 +112,9 @@ def test_a_partial_workload_scaled_to_zero_is_not_reported() -> None:
 
 
 def test_a_queue_whose_allocation_moves_is_a_row_in_text_and_markdown() -> None:
-    from kaistack.capacity.diff import QueueChange, to_markdown, to_text
-
     diff = _diff(_stack([_deployment("a", 1)]), _stack([_deployment("a", 2)]))
     [team] = [q for q in diff.queues if q.name == "team"]
     assert (team.allocated_before, team.allocated_after) == (1, 2)
-    assert isinstance(team, QueueChange)
     assert "  team: 1 -> 2, " in to_text(diff)
     assert "| `team` | 1 → 2 |" in to_markdown(diff)
 
@@ -144,8 +142,6 @@ def test_a_change_that_only_makes_kai_loop_is_harmful() -> None:
 
 
 def test_the_hazards_table_is_in_the_markdown() -> None:
-    from kaistack.capacity.diff import Hazard, to_markdown
-
     hazard = Hazard("tenant-deleted", "team-a", "its vCluster and everything in it are deleted")
     diff = CapacityDiff("dev", "HEAD", (), (), True, True, hazards=(hazard,))
     text = to_markdown(diff)
@@ -154,8 +150,6 @@ def test_the_hazards_table_is_in_the_markdown() -> None:
 
 
 def test_a_report_stopped_by_the_clock_or_that_never_settles_is_not_a_fit_even_with_every_workload_running() -> None:
-    import dataclasses
-
     report = _check(_stack([_deployment("a", 1)]))
     assert report.ok
     assert all(not w.pending for w in report.workloads)
