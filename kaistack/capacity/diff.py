@@ -11,7 +11,9 @@ of a Partial one), or that was whole before and is not after, is:
 A workload scaled to zero pods (`Empty`) is not Pending. `moved` is reported only for a changed
 declaration with as many pods: both sides are simulated from an empty cluster, and on the live one an
 unchanged workload stays where it runs.
-Queues report the change in GPU allocation and fair share.
+Queues report the change in GPU allocation and fair share. A side whose simulation stopped at its time limit
+(`kaistack diff --max-seconds`) makes the diff partial: its rows are the decisions made until then, so the diff
+is never called harmless.
 """
 
 from __future__ import annotations
@@ -65,6 +67,15 @@ class CapacityDiff:
     # The verdict's summary when KAI never settles on that side (CapacityReport.unsettled), else "".
     unsettled_before: str = ""
     unsettled_after: str = ""
+    # The verdict's summary when that side's simulation stopped at its time limit (CapacityReport.partial),
+    # else "": its rows compare decisions made so far, which a full run may change.
+    partial_before: str = ""
+    partial_after: str = ""
+
+    @property
+    def partial(self) -> bool:
+        """A side stopped at its time limit: the diff cannot say the change is harmless (exit 1 too)."""
+        return bool(self.partial_before or self.partial_after)
 
     @property
     def harmful(self) -> bool:
@@ -146,6 +157,8 @@ def diff_reports(
         after.ok,
         unsettled_before=before.summary() if before.unsettled else "",
         unsettled_after=after.summary() if after.unsettled else "",
+        partial_before=before.summary() if before.partial else "",
+        partial_after=after.summary() if after.partial else "",
     )
 
 
@@ -181,6 +194,7 @@ def to_json(diff: CapacityDiff) -> dict[str, Any]:
         "fitsBefore": diff.fits_before,
         "fitsAfter": diff.fits_after,
         "harmful": diff.harmful,
+        "partial": diff.partial,
         "workloads": [
             {
                 "name": w.name,
@@ -203,10 +217,18 @@ def to_json(diff: CapacityDiff) -> dict[str, Any]:
         "updateHazards": [{"kind": h.kind, "subject": h.subject, "message": h.message} for h in diff.hazards],
         **({"unsettledBefore": diff.unsettled_before} if diff.unsettled_before else {}),
         **({"unsettledAfter": diff.unsettled_after} if diff.unsettled_after else {}),
+        **({"partialBefore": diff.partial_before} if diff.partial_before else {}),
+        **({"partialAfter": diff.partial_after} if diff.partial_after else {}),
     }
 
 
 def _summary(diff: CapacityDiff) -> str:
+    if diff.partial:
+        return "partial, a simulation stopped at its time limit; so far: " + _changes(diff)
+    return _changes(diff)
+
+
+def _changes(diff: CapacityDiff) -> str:
     if not diff.workloads and not diff.queues:
         return "no capacity change" + (f"; {len(diff.hazards)} update hazards" if diff.hazards else "")
     counts = {c: len(diff.of(c)) for c in LABELS if diff.of(c)}
@@ -214,12 +236,20 @@ def _summary(diff: CapacityDiff) -> str:
 
 
 def _settling(diff: CapacityDiff) -> list[str]:
-    """KAI never settling, on either side: what the per-workload rows cannot say."""
+    """A side stopped by its time limit, or KAI never settling on either side: what the rows cannot say."""
+    lines = [
+        f"{side}: {summary}; the rows compare the decisions made until then, which a run to the end may change"
+        for side, summary in (("before the change", diff.partial_before), ("after the change", diff.partial_after))
+        if summary
+    ]
     if diff.unsettled_after:
-        return [f"after the change: {diff.unsettled_after}" + (" (as before it)" if diff.unsettled_before else "")]
+        return [
+            *lines,
+            f"after the change: {diff.unsettled_after}" + (" (as before it)" if diff.unsettled_before else ""),
+        ]
     if diff.unsettled_before:
-        return [f"before the change: {diff.unsettled_before}; after it KAI settles"]
-    return []
+        return [*lines, f"before the change: {diff.unsettled_before}; after it KAI settles"]
+    return lines
 
 
 def to_text(diff: CapacityDiff) -> str:
@@ -243,7 +273,7 @@ def to_text(diff: CapacityDiff) -> str:
 
 
 def to_markdown(diff: CapacityDiff) -> str:
-    icon = "⚠️" if diff.harmful else "✅"
+    icon = "⚠️" if diff.harmful or diff.partial else "✅"
     lines = [f"### {icon} kaistack capacity diff: {code(diff.stack)} against {code(diff.base)}", "", _summary(diff), ""]
     settling = _settling(diff)
     if settling:

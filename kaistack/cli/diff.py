@@ -5,10 +5,17 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kaistack.cli.args import add_project_argument, load, project_dir
 from kaistack.cli.output import print_json
+from kaistack.errors import InputError
+
+if TYPE_CHECKING:
+    from kaistack.capacity.check import CapacityReport
+    from kaistack.declaration.model import StackConfig
 
 DESCRIPTION = """\
 Runs the placement checker on the stack as it is and as it was (a git revision, or another file) and
@@ -24,9 +31,10 @@ examples:
   kaistack diff --stack dev --base origin/main                 in a pull request
   kaistack diff --stack prod --base HEAD~1 --markdown           a PR comment
   kaistack diff --stack staging --base-file /tmp/Pulumi.staging.yaml --json
+  kaistack diff --stack prod --base origin/main --max-seconds 600   a busy cluster: at most ~10 min simulating
 
 exit codes: 0 nothing becomes Pending or is evicted and nothing is deleted or replaced, 1 something is (or KAI
-  never settles after the change where it did before),
+  never settles after the change where it did before, or --max-seconds stopped a simulation: partial),
   2 bad stack or revision,
   3 git missing, not a repository, or a repository git refuses (dubious ownership)
 """
@@ -47,16 +55,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     form = parser.add_mutually_exclusive_group()
     form.add_argument("--json", action="store_true", help="print the diff as JSON")
     form.add_argument("--markdown", action="store_true", help="print the diff as Markdown (PR comment)")
+    parser.add_argument(
+        "--max-seconds",
+        type=float,
+        metavar="S",
+        help="bound both simulations together: the base gets half, the change what is left; a simulation "
+        "stopped by it makes the diff partial (exit 1)",
+    )
     add_project_argument(parser)
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from kaistack.capacity import diff as capacity_diff
-    from kaistack.capacity.check import check
     from kaistack.stack.history import load_stack_at, load_stack_file
     from kaistack.stack.load import LoadOptions
 
+    if args.max_seconds is not None and not args.max_seconds > 0:
+        raise InputError("--max-seconds: must be a positive number of seconds")
     current = load(args)
     # The base is only simulated: a refusal of what a cluster would do with its versions, added since it was
     # written, must not stop the comparison (parse_config `compared`).
@@ -69,9 +85,9 @@ def run(args: argparse.Namespace) -> int:
         base = str(args.base_file)
     from kaistack.ops.update_hazards import update_hazards
 
+    reports = _simulate_both(before.config, current.config, args.stack, args.max_seconds)
     result = capacity_diff.diff_reports(
-        check(before.config, args.stack),
-        check(current.config, args.stack),
+        *reports,
         declared_before={w.name: w.model_dump() for w in before.config.workloads},
         declared_after={w.name: w.model_dump() for w in current.config.workloads},
         base=base,
@@ -83,4 +99,22 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(capacity_diff.to_markdown(result))
     else:
         print(capacity_diff.to_text(result))
-    return 1 if result.harmful else 0
+    return 1 if result.harmful or result.partial else 0
+
+
+def _simulate_both(
+    before: StackConfig, after: StackConfig, stack: str, max_seconds: float | None
+) -> tuple[CapacityReport, CapacityReport]:
+    """Both checks under one limit: the base gets half of it, the change the rest (all of it if the base was quick)."""
+    from kaistack.capacity.check import check
+    from kaistack.cli.sim_progress import simulation_progress
+    from kaistack.progress import Progress
+
+    progress = Progress.for_cli()
+    start = time.monotonic()
+    progress.note("simulating the stack before the change")
+    old = check(before, stack, None if max_seconds is None else max_seconds / 2, simulation_progress(progress))
+    left = None if max_seconds is None else max(max_seconds - (time.monotonic() - start), 0.0)
+    progress.note("simulating the stack after the change")
+    new = check(after, stack, left, simulation_progress(progress))
+    return old, new

@@ -18,6 +18,7 @@ import yaml
 from kaistack.capacity.check import MOVING, CapacityReport, check
 from kaistack.capacity.diff import CapacityDiff, diff_reports
 from kaistack.capacity.diff import to_json as to_diff_json
+from kaistack.capacity.diff import to_markdown as to_diff_markdown
 from kaistack.capacity.diff import to_text as diff_text
 from kaistack.capacity.report import to_json, to_markdown, to_text
 from kaistack.declaration.parse import parse_config
@@ -132,3 +133,32 @@ def test_diff_of_a_change_that_keeps_an_existing_loop_is_not_harmful():
     assert diff.unsettled_after
     assert not diff.harmful
     assert "(as before it)" in diff_text(diff)
+
+
+def test_diff_with_a_side_stopped_by_its_time_limit_is_partial_and_says_which():
+    raw = _raw()
+    config = parse_config(raw)
+    declared = {w["name"]: w for w in raw["workloads"]}
+    diff = diff_reports(check(config), check(config, max_seconds=0.0), declared_before=declared,
+                        declared_after=declared, base="base")  # fmt: skip
+    assert diff.partial
+    assert diff.partial_before == ""
+    assert diff.partial_after.startswith("unknown: stopped by the time limit")
+    text = diff_text(diff).splitlines()
+    assert text[0].startswith("capacity diff for stack  against base: partial, a simulation stopped at its time limit")
+    assert text[1].startswith("  after the change: unknown: stopped by the time limit")
+    assert "which a run to the end may change" in text[1]
+    assert to_diff_json(diff)["partial"] is True
+    assert "partialBefore" not in to_diff_json(diff)
+
+
+def test_a_partial_diff_is_flagged_in_the_pr_comment_even_with_no_row():
+    raw = _raw()
+    config = parse_config(raw)
+    declared = {w["name"]: w for w in raw["workloads"]}
+    stopped = check(config, max_seconds=0.0)
+    diff = diff_reports(stopped, stopped, declared_before=declared, declared_after=declared, base="base")
+    assert not diff.harmful
+    comment = to_diff_markdown(diff)
+    assert comment.startswith("### ⚠️")
+    assert "**before the change: unknown: stopped by the time limit" in comment

@@ -118,3 +118,55 @@ def test_the_current_side_is_still_refused(tmp_path_factory: pytest.TempPathFact
     shutil.copy(ROOT / "Pulumi.staging.yaml", base)
     assert main(["diff", "--stack", "staging", "--base-file", str(base), "--project", str(project)]) == 2
     assert "serves the DRA API only at beta" in capsys.readouterr().err
+
+
+def test_max_seconds_that_stops_the_simulations_makes_the_diff_partial_and_exit_1(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nothing changed, yet a diff whose simulations stopped cannot say so: partial, exit 1, both sides named."""
+    _git(repo, "checkout", "-q", "--", "Pulumi.dev.yaml")
+    args = ["diff", "--stack", "dev", "--base", "HEAD", "--project", str(repo), "--max-seconds", "1e-9"]
+    assert main([*args, "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["partial"] is True
+    assert report["harmful"] is False
+    assert report["partialBefore"].startswith("unknown: stopped by the time limit with 0 of")
+    assert report["partialAfter"].startswith("unknown: stopped by the time limit with 0 of")
+    assert main([*args, "--markdown"]) == 1
+    assert capsys.readouterr().out.startswith("### ⚠️ kaistack capacity diff")
+
+
+def test_without_max_seconds_the_diff_is_not_partial(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _git(repo, "checkout", "-q", "--", "Pulumi.dev.yaml")
+    assert main(["diff", "--stack", "dev", "--base", "HEAD", "--project", str(repo), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["partial"] is False
+    assert "partialBefore" not in report
+    assert "partialAfter" not in report
+
+
+def test_max_seconds_is_shared_the_base_gets_half_and_the_change_what_is_left(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kaistack.capacity import check as capacity_check
+
+    limits: list[float | None] = []
+    real = capacity_check.check
+
+    def recording(config, stack="", max_seconds=None, simulation=None):  # type: ignore[no-untyped-def]
+        limits.append(max_seconds)
+        return real(config, stack, max_seconds, simulation)
+
+    monkeypatch.setattr(capacity_check, "check", recording)
+    main(["diff", "--stack", "dev", "--base", "HEAD", "--project", str(repo), "--max-seconds", "100"])
+    assert limits[0] == 50
+    assert limits[1] is not None
+    assert 50 < limits[1] <= 100
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "nan"])
+def test_a_max_seconds_that_is_not_positive_is_refused(
+    repo: Path, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["diff", "--stack", "dev", "--base", "HEAD", "--project", str(repo), "--max-seconds", value]) == 2
+    assert "--max-seconds: must be a positive number of seconds" in capsys.readouterr().err
