@@ -63,6 +63,7 @@ def platform_summary(config: StackConfig) -> dict[str, Any]:
             "queueLabelKey": kai.queue_label_key,
             # The policy pack's kai-capacity reads it: `warn` and `off` deploy a stack that does not fit.
             "capacityCheck": kai.capacity_check,
+            "capacityCheckMaxSeconds": kai.capacity_check_max_seconds,
             "defaultQueues": {
                 "create": dq.create,
                 "parentName": dq.parent_name,

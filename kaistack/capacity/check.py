@@ -364,9 +364,18 @@ def _node_verdict(
 class CapacityError(Exception):
     """The declared work does not fit: raised by `gate` so the program stops before creating anything."""
 
-    def __init__(self, report: CapacityReport) -> None:
+    def __init__(self, report: CapacityReport, max_seconds: float | None = None) -> None:
         self.report = report
         lines = [f"kaistack capacity check failed for stack {report.stack}: {report.summary()}"]
+        if report.partial and max_seconds is not None:
+            # Every workload not reached yet would be listed as Pending: the clock, not the capacity, stopped it.
+            lines.append(
+                f"  (kaistack:kai.capacityCheckMaxSeconds is {max_seconds:g}: raise it, or run kaistack check --stack "
+                f"{report.stack or 'NAME'} to see how long the check takes; set kaistack:kai.capacityCheck to "
+                "'warn' to deploy anyway)"
+            )
+            super().__init__("\n".join(lines))
+            return
         lines += [f"  {reason}" for reason in report.reasons]
         lines.append(
             f"  (kaistack check --stack {report.stack or 'NAME'} shows where everything lands; set "

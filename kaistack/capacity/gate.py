@@ -2,8 +2,8 @@
 
 `validate` runs the program in-process (kaistack.ops.mocks), and the program's gate simulates the declaration: the
 verdict validate reports is that simulation's, not a second one (on a large declaration each takes as long as
-`kaistack check`). `validate --max-seconds` bounds the gate's simulation through `limit`; nothing else sets it, so
-`pulumi up` runs the gate to the end.
+`kaistack check`). `validate --max-seconds` bounds the gate's simulation through `limit`; `pulumi up` runs it
+to the end unless the stack sets `kai.capacityCheckMaxSeconds` (the smaller of the two applies).
 """
 
 from __future__ import annotations
@@ -25,13 +25,18 @@ def gate(config: StackConfig, stack: str) -> CapacityReport | None:
     global _last
     if config.kai.capacity_check == "off":
         return None
-    report = check(config, stack, max_seconds=_limit)
+    declared = config.kai.capacity_check_max_seconds
+    own = _limit is not None and (declared is None or _limit < declared)
+    report = check(config, stack, max_seconds=_limit if own else declared)
     _last = (_key(config, stack), report)
-    # Under validate's limit a partial report is validate's to give (not a fit), after the policies have run:
-    # stopping the program here would leave nothing rendered to analyze, and blame capacity for the clock.
-    if not report.ok and config.kai.capacity_check == "enforce" and not (report.partial and _limit is not None):
-        raise CapacityError(report)
-    return report
+    if report.ok or config.kai.capacity_check != "enforce":
+        return report
+    # Under validate's own, shorter limit a partial report is validate's to give (not a fit), after the policies
+    # have run: stopping the program here would leave nothing rendered to analyze. The stack's own limit stops
+    # `pulumi up` too, so it stops the program here as well.
+    if report.partial and own:
+        return report
+    raise CapacityError(report, declared if report.partial else None)
 
 
 def last_report(config: StackConfig, stack: str) -> CapacityReport | None:

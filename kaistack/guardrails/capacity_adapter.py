@@ -25,10 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kaistack.capacity.check import check
 from kaistack.declaration import kai_api
 from kaistack.declaration.marks import PLATFORM_TYPE
-from kaistack.declaration.parse import ConfigError, parse_config
 from kaistack.guardrails.facts import StackFacts, through_vcluster, workload_tenant
 from kaistack.guardrails.gpu_requests import fraction_ok as valid_fraction
 from kaistack.guardrails.gpu_requests import positive_uint64 as valid_count
@@ -49,7 +47,7 @@ from kaistack.guardrails.podspec import (
 )
 from kaistack.guardrails.rules import subject
 from kaistack.guardrails.settings import Settings
-from kaistack.guardrails.stack_model import CheckerUnavailable, Finding, queue_decls
+from kaistack.guardrails.stack_model import CheckerUnavailable, queue_decls
 from placement.quantity import Quantity, QuantityError, cpu_millis, memory_bytes
 
 KAI_CLASSES = tuple(kai_api.PRIORITY_CLASSES)
@@ -359,35 +357,3 @@ def declaration(resources: Sequence[Res], s: Settings, facts: StackFacts) -> Dec
         "workloads": workloads,
     }
     return Declaration(raw, origin, left_out)
-
-
-def check_capacity(resources: Sequence[Res], s: Settings, facts: StackFacts) -> list[Finding]:
-    if not any(r.type == PLATFORM_TYPE for r in resources) and facts.node_pools is None:
-        return []  # not a kaistack platform stack: nothing declares capacity
-    platform = next((r for r in resources if r.type == PLATFORM_TYPE), None)
-    if platform is not None and mapping(platform.props.get("kai")).get("capacityCheck") in ("warn", "off"):
-        # kai.capacityCheck: warn deploys a stack that does not fit (the program warns), off does not check.
-        return []
-    decl = declaration(resources, s, facts)
-    try:
-        config = parse_config(decl.raw, source="the stack's resources")
-    except ConfigError as err:
-        raise CheckerUnavailable(f"the stack's resources do not form a declaration the checker reads: {err}") from err
-    report = check(config)
-    if report.ok:
-        return []
-    findings = [
-        Finding(
-            f"{w.kind} {w.name} ({w.where}, queue {w.queue}) "
-            f"{f'would stay {w.status}' if w.pending else 'does not stay where it is placed'}: "
-            f"{'; '.join(w.why) or 'no placement found'}",
-            decl.origin.get(w.name, platform),
-        )
-        for w in report.workloads
-        if w.pending or w.moving
-    ]
-    if report.unsettled:
-        findings.insert(0, Finding(f"KAI {report.summary()}", platform))
-    if decl.left_out and findings:
-        findings.append(Finding(f"not part of the capacity check: {'; '.join(decl.left_out)}", platform))
-    return findings

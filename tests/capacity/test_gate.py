@@ -16,17 +16,20 @@ from kaistack.ops.render import RenderError, render_stack
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _project(tmp_path: Path, mode: str | None) -> Path:
-    """The real program with the dev stack, its vLLM server asking for 4 whole GPUs (no node has 4)."""
+def _project(tmp_path: Path, mode: str | None, *, fits: bool = False, max_seconds: float | None = None) -> Path:
+    """The real program with the dev stack, its vLLM server asking for 4 whole GPUs (no node has 4) unless `fits`."""
     shutil.copy(REPO / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
     shutil.copy(REPO / "__main__.py", tmp_path / "__main__.py")
     document: dict[str, Any] = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())
     config = document["config"]
-    vllm = next(w for w in config["kaistack:workloads"] if w["name"] == "vllm-test-07")
-    del vllm["gpuFraction"]
-    vllm["gpu"] = 4
+    if not fits:
+        vllm = next(w for w in config["kaistack:workloads"] if w["name"] == "vllm-test-07")
+        del vllm["gpuFraction"]
+        vllm["gpu"] = 4
     if mode is not None:
         config.setdefault("kaistack:kai", {})["capacityCheck"] = mode
+    if max_seconds is not None:
+        config.setdefault("kaistack:kai", {})["capacityCheckMaxSeconds"] = max_seconds
     (tmp_path / "Pulumi.big.yaml").write_text(yaml.safe_dump(document))
     return tmp_path
 
@@ -63,3 +66,78 @@ def test_render_of_a_stack_with_a_bad_value_still_exits_2(tmp_path: Path, capsys
     project = _project(tmp_path, "sometimes")
     assert main(["render", "--stack", "big", "--project", str(project)]) == 2
     assert "kaistack:kai.capacityCheck" in capsys.readouterr().err
+
+
+def test_the_stacks_own_time_limit_stops_a_check_that_would_fit_and_blames_the_clock(tmp_path: Path) -> None:
+    """kai.capacityCheckMaxSeconds under enforce: a stopped check is no verdict, so preview/up stops, naming the key
+    (not every workload the check had not reached yet)."""
+    with pytest.raises(RenderError, match=r"capacityCheckMaxSeconds is 1e-09: raise it") as caught:
+        render_stack(_project(tmp_path, None, fits=True, max_seconds=1e-9), "big")
+    assert "unknown: stopped by the time limit" in str(caught.value)
+    assert "vllm-test-07" not in str(caught.value)
+
+
+def test_a_check_within_the_stacks_time_limit_deploys(tmp_path: Path) -> None:
+    rendered = render_stack(_project(tmp_path, None, fits=True, max_seconds=600), "big")
+    assert "kaistack-workloads-vllm-test-07" in {r.name for r in rendered.resources}
+
+
+def test_under_warn_a_check_stopped_by_the_stacks_time_limit_deploys(tmp_path: Path) -> None:
+    rendered = render_stack(_project(tmp_path, "warn", fits=True, max_seconds=1e-9), "big")
+    assert "kaistack-workloads-vllm-test-07" in {r.name for r in rendered.resources}
+
+
+@pytest.mark.parametrize(
+    ("declared", "cli", "applied"),
+    [(None, None, None), (30.0, None, 30.0), (None, 20.0, 20.0), (30.0, 20.0, 20.0), (30.0, 90.0, 30.0)],
+)
+def test_the_smaller_of_the_stacks_and_validates_limit_bounds_the_gate(
+    monkeypatch: pytest.MonkeyPatch, declared: float | None, cli: float | None, applied: float | None
+) -> None:
+    from kaistack.capacity import gate as gate_module
+    from kaistack.declaration.parse import parse_config
+
+    seen: list[float | None] = []
+    real = gate_module.check
+
+    def recording(config, stack="", max_seconds=None, simulation=None):  # type: ignore[no-untyped-def]
+        seen.append(max_seconds)
+        return real(config, stack, max_seconds, simulation)
+
+    monkeypatch.setattr(gate_module, "check", recording)
+    raw = {
+        k.removeprefix("kaistack:"): v
+        for k, v in yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())["config"].items()
+    }
+    raw["kai"] = {**raw.get("kai", {}), **({"capacityCheckMaxSeconds": declared} if declared else {})}
+    with gate_module.limit(cli):
+        gate_module.gate(parse_config(raw), "dev")
+    assert seen == [applied]
+
+
+def test_validates_own_shorter_limit_leaves_the_verdict_to_validate_but_the_stacks_stops_the_program() -> None:
+    from kaistack.capacity import gate as gate_module
+    from kaistack.capacity.check import CapacityError
+    from kaistack.declaration.parse import parse_config
+
+    raw = {
+        k.removeprefix("kaistack:"): v
+        for k, v in yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())["config"].items()
+    }
+    with gate_module.limit(1e-9):
+        report = gate_module.gate(parse_config(raw), "dev")
+    assert report is not None
+    assert report.partial
+    raw["kai"] = {**raw.get("kai", {}), "capacityCheckMaxSeconds": 1e-9}
+    with gate_module.limit(60), pytest.raises(CapacityError, match="capacityCheckMaxSeconds is 1e-09"):
+        gate_module.gate(parse_config(raw), "dev")
+
+
+def test_under_warn_a_stopped_check_warns_with_the_key_not_every_workload(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level("WARNING"):
+        render_stack(_project(tmp_path, "warn", fits=True, max_seconds=1e-9), "big")
+    [warning] = [r.getMessage() for r in caplog.records if "stopped by the time limit" in r.getMessage()]
+    assert warning.endswith("workloads placed (kai.capacityCheckMaxSeconds: 1e-09)")
+    assert "\n" not in warning

@@ -14,6 +14,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from policy_builders import engine
 
@@ -66,13 +67,14 @@ def test_a_tenant_gangs_constraint_is_read_from_its_podgroup(mocks: MockSession)
     assert (pretrain.tenant, pretrain.topology and pretrain.topology.required) == ("t", RACK)
 
 
-def _capacity_check(resources: list[Res], setting: str) -> list[Res]:
+def _capacity_check(resources: list[Res], setting: str, max_seconds: Any = None) -> list[Res]:
     """The same resources as a stack whose kai.capacityCheck is `setting` renders them (the Platform's props)."""
     out = []
     for res in resources:
         if res.type == "kaistack:index:Platform":
             props = copy.deepcopy(dict(res.props))
             props["kai"]["capacityCheck"] = setting
+            props["kai"]["capacityCheckMaxSeconds"] = max_seconds
             res = dataclasses.replace(res, props=props)
         out.append(res)
     return out
@@ -119,10 +121,10 @@ def test_kai_capacity_reports_a_stack_kai_never_settles_on(mocks: MockSession, m
     """The verdict of tests/data/unsettled/stack.yaml, whatever the resources: the loop first, then every workload
     that stays Pending or keeps moving."""
     from kaistack.capacity.check import MOVING, check
-    from kaistack.guardrails import capacity_adapter
+    from kaistack.guardrails import capacity_rule
 
     looping = check(parse_config(yaml.safe_load((ROOT / "tests" / "data" / "unsettled" / "stack.yaml").read_text())))
-    monkeypatch.setattr(capacity_adapter, "check", lambda config: looping)
+    monkeypatch.setattr(capacity_rule, "check", lambda config, max_seconds=None: looping)
     resources, facts = _rendered(mocks, _example())
     findings = kai_capacity(_capacity_check(resources, "enforce"), Settings(), facts)
     assert findings[0].message.startswith("KAI does not settle: after 50 cycles")
@@ -161,3 +163,22 @@ def test_a_host_workload_in_a_tenants_namespace_keeps_its_declared_place(mocks: 
     resources, facts = _rendered(mocks, raw)
     rebuilt = declaration(list(reversed(resources)), Settings(), facts).raw
     assert [w["name"] for w in rebuilt["workloads"]] == [w["name"] for w in raw["workloads"]]
+
+
+def test_kai_capacity_stopped_by_the_stacks_time_limit_is_one_finding_on_the_platform(mocks: MockSession) -> None:
+    """Not one per workload it had not reached: the clock stopped it, and the stack's key says so."""
+    resources, facts = _rendered(mocks, _example())
+    assert kai_capacity(_capacity_check(resources, "enforce", 600), Settings(), facts) == []
+    [finding] = kai_capacity(_capacity_check(resources, "enforce", 1e-9), Settings(), facts)
+    assert finding.message.startswith(
+        "the capacity check stopped at its time limit (kai.capacityCheckMaxSeconds: 1e-09) with 0 of "
+    )
+    assert "workloads placed: no verdict; raise it" in finding.message
+    assert finding.subject is not None
+    assert finding.subject.type == "kaistack:index:Platform"
+
+
+@pytest.mark.parametrize("value", [True, "1e-9", 0, -1, float("inf"), float("nan")])
+def test_kai_capacity_reads_no_limit_from_a_prop_that_is_no_positive_number(mocks: MockSession, value: Any) -> None:
+    resources, facts = _rendered(mocks, _example())
+    assert kai_capacity(_capacity_check(resources, "enforce", value), Settings(), facts) == []

@@ -437,6 +437,18 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
         lambda r: r["gpu"].update(fake={"gpuProduct": "Tesla K80"}),
         "kaistack:gpu.fake.gpuProduct: 'Tesla K80' is not a Kubernetes label value",
     ),
+    "capacity-check-max-seconds-zero": (
+        lambda r: r.update(kai={"capacityCheckMaxSeconds": 0}),
+        "kaistack:kai.capacityCheckMaxSeconds: Input should be greater than 0, got 0",
+    ),
+    "capacity-check-max-seconds-over-a-day": (
+        lambda r: r.update(kai={"capacityCheckMaxSeconds": 100_000}),
+        "kaistack:kai.capacityCheckMaxSeconds: Input should be less than or equal to 86400, got 100000",
+    ),
+    "capacity-check-max-seconds-infinite": (
+        lambda r: r.update(kai={"capacityCheckMaxSeconds": float("inf")}),
+        "kaistack:kai.capacityCheckMaxSeconds: Input should be a finite number",
+    ),
     "node-port-out-of-range": (
         lambda r: r.update(tenants=[{"name": "a", "nodePort": 80}]),
         "kaistack:tenants[0].nodePort: Input should be greater than or equal to 30000, got 80",

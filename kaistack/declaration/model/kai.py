@@ -52,6 +52,17 @@ class KaiConfig(Model):
     capacity_check: Literal["enforce", "warn", "off"] = Field(
         default="enforce", description="What preview/up does when declared work would stay Pending"
     )
+    # The checker has no clock of its own (KAI's are wall-clock budgets it cannot copy): on a large, busy
+    # declaration the check can take minutes, and preview/up waits for it. A stopped check is no verdict, so
+    # enforce fails and warn warns, saying it was the clock.
+    capacity_check_max_seconds: float | None = Field(
+        default=None,
+        gt=0,
+        le=86_400,
+        allow_inf_nan=False,
+        description="Stop the pre-flight capacity check after about this many seconds (unset: run it to the end); "
+        "a stopped check is no fit",
+    )
 
     @model_validator(mode="before")
     @classmethod
