@@ -2,7 +2,8 @@
 
 `kai.capacityCheck: warn | off` on the Platform deploys a stack that does not fit (the program warns, or does not
 check), so the rule finds nothing for it. `kai.capacityCheckMaxSeconds` bounds this simulation as it bounds the
-program's gate: a check stopped by it is one finding on the Platform, not every workload it did not reach.
+program's gate, and so does the policy's own `maxSeconds` (`kaistack validate --max-seconds` sets it), the smaller
+applying: a check stopped by either is one finding on the Platform, not every workload it did not reach.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from kaistack.guardrails.settings import Settings
 from kaistack.guardrails.stack_model import CheckerUnavailable, Finding
 
 __all__ = ["check_capacity"]
+
+_STACK_KEY = "kai.capacityCheckMaxSeconds"
+_OWN_KEY = "the policy's maxSeconds"
 
 
 def _max_seconds(platform: Res | None) -> float | None:
@@ -42,7 +46,8 @@ def check_capacity(resources: Sequence[Res], s: Settings, facts: StackFacts) -> 
         config = parse_config(decl.raw, source="the stack's resources")
     except ConfigError as err:
         raise CheckerUnavailable(f"the stack's resources do not form a declaration the checker reads: {err}") from err
-    limit = _max_seconds(platform)
+    bounds = [(n, key) for n, key in ((_max_seconds(platform), _STACK_KEY), (s.capacity_max_seconds, _OWN_KEY)) if n]
+    limit, key = min(bounds) if bounds else (None, "")
     report = check(config, max_seconds=limit)
     if report.ok:
         return []
@@ -51,7 +56,7 @@ def check_capacity(resources: Sequence[Res], s: Settings, facts: StackFacts) -> 
         # The workloads not reached yet are not the stack's fault: one finding, on the Platform, for the clock.
         return [
             Finding(
-                f"the capacity check stopped at its time limit (kai.capacityCheckMaxSeconds: {limit:g}) with "
+                f"the capacity check stopped at its time limit ({key}: {limit:g}) with "
                 f"{totals['workloads'] - totals['pending']} of {totals['workloads']} workloads placed: no verdict; "
                 "raise it, or set kai.capacityCheck: warn to deploy anyway",
                 platform,

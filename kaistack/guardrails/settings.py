@@ -73,6 +73,12 @@ PROPERTIES: dict[str, dict[str, Any]] = {
         "default": [],
         "description": "Queues created outside the stack that Queue resources may name as parentQueue.",
     },
+    "maxSeconds": {
+        "type": "number",
+        "exclusiveMinimum": 0,
+        "description": "Stop the capacity simulation after about this many seconds (a stopped one is a finding: no "
+        "verdict); the stack's kai.capacityCheckMaxSeconds bounds it too, the smaller applies. Default: none.",
+    },
 }
 
 # Which knobs each policy accepts (its config_schema).
@@ -91,7 +97,7 @@ POLICY_KNOBS: dict[str, tuple[str, ...]] = {
         "utilizationEnvVars",
     ),
     "kai-queue-tree": ("externalQueues",),
-    "kai-capacity": ("exemptNamespaces",),
+    "kai-capacity": ("exemptNamespaces", "maxSeconds"),
     "tenant-queue-binding": ("exemptNamespaces", "schedulerName", "tenants", "queueLabelKey"),
 }
 
@@ -114,6 +120,7 @@ class Settings:
     vllm_default_utilization: float = VLLM_DEFAULT_UTILIZATION
     utilization_env_vars: tuple[str, ...] = UTILIZATION_ENV_VARS
     external_queues: frozenset[str] = frozenset()
+    capacity_max_seconds: float | None = None
 
 
 def settings(config: Mapping[str, Any] | None) -> Settings:
@@ -145,6 +152,9 @@ def settings(config: Mapping[str, Any] | None) -> Settings:
     external = strings("externalQueues")
     memory = number("nodeGpuMemoryMiB")
     default_util = number("vllmDefaultUtilization")
+    max_seconds = number("maxSeconds")
+    if max_seconds is not None and not 0 < max_seconds < float("inf"):
+        raise ValueError(f"policy config maxSeconds: expected a positive number of seconds, got {max_seconds!r}")
     tenants = None
     if "tenants" in config:
         tenants = tuple(
@@ -168,4 +178,5 @@ def settings(config: Mapping[str, Any] | None) -> Settings:
         vllm_default_utilization=default_util if default_util is not None else defaults.vllm_default_utilization,
         utilization_env_vars=env_vars if env_vars is not None else defaults.utilization_env_vars,
         external_queues=frozenset(external or ()),
+        capacity_max_seconds=max_seconds,
     )

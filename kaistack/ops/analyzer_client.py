@@ -96,9 +96,15 @@ class PolicyPackClient:
 
     @classmethod
     def start(
-        cls, pack_dir: Path, *, python: str | None = None, env: Mapping[str, str] | None = None
+        cls,
+        pack_dir: Path,
+        *,
+        python: str | None = None,
+        env: Mapping[str, str] | None = None,
+        config: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> PolicyPackClient:
-        """Start `<pack_dir>/__main__.py` like the engine does and wait for its port line."""
+        """Start `<pack_dir>/__main__.py` like the engine does and wait for its port line. `config`: per policy,
+        knobs sent over its initial config, as `--policy-pack-config` does."""
         main = pack_dir / "__main__.py"
         if not main.is_file():
             raise PolicyPackError(f"no policy pack at {pack_dir} (missing __main__.py)")
@@ -125,7 +131,7 @@ class PolicyPackClient:
         try:
             port = _read_port(process, stderr_file)
             client = cls(process, port, stderr_file)
-            client._configure_all_mandatory()
+            client._configure_all_mandatory(config or {})
         except BaseException:
             _stop(process)
             stderr_file.close()
@@ -145,7 +151,7 @@ class PolicyPackClient:
 
     # -- RPCs --------------------------------------------------------------------------------------
 
-    def _configure_all_mandatory(self) -> None:
+    def _configure_all_mandatory(self, overrides: Mapping[str, Mapping[str, Any]]) -> None:
         from google.protobuf import empty_pb2
         from pulumi.runtime.proto import analyzer_pb2
 
@@ -164,6 +170,8 @@ class PolicyPackClient:
             initial = info.initialConfig.get(policy.name) if policy.name in info.initialConfig else None
             if initial is not None and initial.properties:
                 entry.properties.CopyFrom(initial.properties)
+            if policy.name in overrides:
+                entry.properties.update(dict(overrides[policy.name]))
             config[policy.name] = entry
         self._call(self._stub.Configure, analyzer_pb2.ConfigureAnalyzerRequest(policyConfig=config))
 
@@ -194,8 +202,12 @@ class PolicyPackClient:
         drain(0)
         return findings
 
-    def analyze_stack(self, resources: Sequence[AnalyzedResource]) -> list[Finding]:
-        """Stack policies: one `AnalyzeStack` with every resource (parents and dependencies by URN)."""
+    def analyze_stack(self, resources: Sequence[AnalyzedResource], timeout: float | None = None) -> list[Finding]:
+        """Stack policies: one `AnalyzeStack` with every resource (parents and dependencies by URN).
+
+        No deadline unless `timeout` (seconds): kai-capacity simulates the stack in it, which can take as long as
+        `kaistack check`, and the engine sets none either (pulumi@v3.259.0
+        sdk/go/common/resource/plugin/analyzer_plugin.go AnalyzeStack passes its caller's context)."""
         from pulumi.runtime.proto import analyzer_pb2
 
         request = analyzer_pb2.AnalyzeStackRequest(
@@ -213,7 +225,7 @@ class PolicyPackClient:
                 for r in resources
             ]
         )
-        response = self._call(self._stub.AnalyzeStack, request)
+        response = self._result(self._stub.AnalyzeStack.future(request, timeout=timeout))
         by_urn = {r.urn: r for r in resources}
         return [_finding(d, by_urn.get(d.urn)) for d in response.diagnostics]
 

@@ -16,11 +16,13 @@ level) and capacity fits.
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections import Counter
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,9 @@ from kaistack.markdown import cell, code
 from kaistack.ops.analyzer_client import AnalyzedResource, Finding, PolicyPackClient, PolicyPackError
 from kaistack.progress import Progress
 from kaistack.stack.load import ResolvedStack, load_stack
+
+# What the stack policies but kai-capacity's simulation may take, on top of --max-seconds (seconds).
+STACK_POLICIES_MARGIN_S = 60.0
 
 
 @dataclass
@@ -160,7 +165,7 @@ def validate_stack(
     """Render, analyze and check one stack. Raises ConfigError when the stack file is invalid.
 
     `max_seconds` bounds the capacity simulation (the program's gate, whose report is the verdict): it stops
-    partial, which does not fit. The policy pack's own `kai-capacity` simulation runs in its process, unbounded."""
+    partial, which does not fit. It bounds the policy pack's own `kai-capacity` simulation too (its maxSeconds)."""
     progress = progress or Progress.quiet()
     project_dir = Path(project_dir).resolve()
     started = time.perf_counter()
@@ -175,7 +180,10 @@ def validate_stack(
     }
     with ThreadPoolExecutor(max_workers=1) as pool:
         # The pack's interpreter start and imports overlap with rendering.
-        pack_future: Future[PolicyPackClient] = pool.submit(PolicyPackClient.start, pack_dir, env=env)
+        # --max-seconds bounds the pack's own simulation too, through kai-capacity's maxSeconds knob.
+        bounded = max_seconds is not None and math.isfinite(max_seconds)
+        knobs = {"kai-capacity": {"maxSeconds": max_seconds}} if bounded else None
+        pack_future: Future[PolicyPackClient] = pool.submit(PolicyPackClient.start, pack_dir, env=env, config=knobs)
         try:
             with capacity_gate.limit(max_seconds):
                 resources = _render(project_dir, loaded, report, progress)
@@ -185,7 +193,7 @@ def validate_stack(
                 with pack, progress.step(f"analyzing {len(resources)} resources"):
                     report.pack = f"{pack.info.name}@{_pack_version(pack_dir, pack.info.version)}"
                     report.policies = dict(pack.info.policies)
-                    report.findings = _analyze(pack, resources, report)
+                    report.findings = _analyze(pack, resources, report, max_seconds)
                     report.analyzed = bool(resources) and not report.errors
         finally:
             _close_if_started(pack_future)
@@ -231,9 +239,13 @@ def _pack(future: Future[PolicyPackClient], report: ValidationReport) -> PolicyP
         return None
 
 
-def _analyze(pack: PolicyPackClient, resources: list[AnalyzedResource], report: ValidationReport) -> list[Finding]:
+def _analyze(
+    pack: PolicyPackClient, resources: list[AnalyzedResource], report: ValidationReport, max_seconds: float | None
+) -> list[Finding]:
     findings: list[Finding] = []
-    for step in (pack.analyze, pack.analyze_stack):
+    # kai-capacity stops near max_seconds (its maxSeconds knob); the rest of the stack policies take seconds.
+    stack_timeout = max_seconds + STACK_POLICIES_MARGIN_S if max_seconds and math.isfinite(max_seconds) else None
+    for step in (pack.analyze, partial(pack.analyze_stack, timeout=stack_timeout)):
         try:
             findings += step(resources)
         except PolicyPackError as err:

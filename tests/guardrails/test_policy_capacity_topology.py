@@ -182,3 +182,15 @@ def test_kai_capacity_stopped_by_the_stacks_time_limit_is_one_finding_on_the_pla
 def test_kai_capacity_reads_no_limit_from_a_prop_that_is_no_positive_number(mocks: MockSession, value: Any) -> None:
     resources, facts = _rendered(mocks, _example())
     assert kai_capacity(_capacity_check(resources, "enforce", value), Settings(), facts) == []
+
+
+@pytest.mark.parametrize(
+    ("stack", "own", "named"),
+    [(600, 1e-9, "the policy's maxSeconds: 1e-09"), (1e-9, 600, "kai.capacityCheckMaxSeconds: 1e-09")],
+)
+def test_kai_capacity_takes_the_smaller_of_the_stacks_and_its_own_limit_and_names_it(
+    mocks: MockSession, stack: float, own: float, named: str
+) -> None:
+    resources, facts = _rendered(mocks, _example())
+    [finding] = kai_capacity(_capacity_check(resources, "enforce", stack), Settings(capacity_max_seconds=own), facts)
+    assert f"stopped at its time limit ({named})" in finding.message

@@ -49,6 +49,19 @@ def test_a_word_where_a_number_belongs_is_refused() -> None:
         settings({"nodeGpuMemoryMiB": "lots"})
 
 
+def test_kai_capacity_takes_a_time_limit_in_seconds() -> None:
+    assert "maxSeconds" in config_schema("kai-capacity")
+    assert config_schema("kai-capacity")["maxSeconds"]["exclusiveMinimum"] == 0
+    assert settings({"maxSeconds": 120.0}).capacity_max_seconds == 120.0
+    assert settings({}).capacity_max_seconds is None
+
+
+@pytest.mark.parametrize("value", [0.0, -1.0, float("inf"), float("nan")])
+def test_a_time_limit_that_is_no_positive_number_is_refused(value: float) -> None:
+    with pytest.raises(ValueError, match="policy config maxSeconds: expected a positive number of seconds"):
+        settings({"maxSeconds": value})
+
+
 def test_every_policy_has_a_schema_without_the_reserved_key() -> None:
     assert set(POLICY_KNOBS) == set(POLICY_NAMES)
     for name in POLICY_NAMES:

@@ -295,9 +295,35 @@ def test_max_seconds_under_enforce_is_a_verdict_that_does_not_fit(tmp_path, caps
     assert report["errors"] == []
     assert report["analyzed"] is True
     assert report["resources"] > 0
+    # The pack's own simulation stopped too (kai-capacity's maxSeconds): one finding, for the clock.
+    [capacity] = [f for f in report["violations"] if f["policy"] == "kai-capacity"]
+    assert "\nthe capacity check stopped at its time limit (the policy's maxSeconds: 1e-09)" in capacity["message"]
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan"])
 def test_max_seconds_must_be_a_positive_number(value, capsys):
     assert main(["validate", "--stack", "dev", "--project", str(ROOT), "--max-seconds", value]) == 2
     assert "--max-seconds: must be a positive number of seconds" in capsys.readouterr().err
+
+
+class _RecordingPack:
+    def __init__(self) -> None:
+        self.timeouts: list[float | None] = []
+
+    def analyze(self, resources):
+        return []
+
+    def analyze_stack(self, resources, timeout=None):
+        self.timeouts.append(timeout)
+        return []
+
+
+@pytest.mark.parametrize(("max_seconds", "timeout"), [(None, None), (float("inf"), None), (30.0, 90.0)])
+def test_the_stack_policies_have_no_deadline_unless_max_seconds_bounds_the_simulation(max_seconds, timeout):
+    """kai-capacity simulates in AnalyzeStack; a fixed RPC deadline (it was 60 s) failed validate on a stack that
+    takes longer to check, where the engine sets none."""
+    from kaistack.ops.validate import ValidationReport, _analyze
+
+    pack = _RecordingPack()
+    _analyze(pack, [], ValidationReport(stack="dev"), max_seconds)  # type: ignore[arg-type]
+    assert pack.timeouts == [timeout]
