@@ -109,6 +109,17 @@ def test_preview_validates_every_stack_in_the_repo_as_markdown():
     assert 'kaistack validate --stack "$stack" --markdown' in script
 
 
+def test_preview_bounds_every_capacity_simulation_within_the_jobs_timeout():
+    """validate simulates twice (program, pack), diff twice within one bound: three bounds a stack, which with the
+    tests (about 10 minutes) must end before the job's timeout, or the comment is never posted."""
+    job = _load("preview.yml")["jobs"]["checks"]
+    step = next(s for s in job["steps"] if s.get("id") == "validate")
+    bound = float(step["env"]["CAPACITY_MAX_SECONDS"])
+    assert 'kaistack validate --stack "$stack" --markdown --max-seconds "$CAPACITY_MAX_SECONDS"' in step["run"]
+    assert '--max-seconds "$CAPACITY_MAX_SECONDS" || rc=$?' in step["run"]
+    assert len(_stacks_in_repo()) * 3 * bound + 10 * 60 < job["timeout-minutes"] * 60
+
+
 def test_preview_posts_one_sticky_comment_with_the_reports():
     """The validation and capacity report goes into one comment, identified by its header."""
     workflow = _load("preview.yml")
