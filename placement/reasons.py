@@ -24,7 +24,10 @@ from placement.tasks import KIND_CPU, KIND_FRACTION, KIND_MEMORY, KIND_MIG, KIND
 if TYPE_CHECKING:
     from placement.session import Session
 
-__all__ = ["Reason", "explain"]
+__all__ = ["TIME_LIMIT", "Reason", "explain"]
+
+# How the reasons name the limit a stopped run hit; a caller with a limit of another name puts its own in.
+TIME_LIMIT = "--max-seconds"
 
 # Reason codes, stable for grouping in reports.
 QUEUE_MISSING = "queue-missing"
@@ -191,7 +194,7 @@ def explain(ssn: Session, job: JobState, scan: bool = True) -> Reason:
         ended = "" if job.name in ssn.moving else "; the simulated cycles ended first"
         return Reason(WAITING, f"{message}{ended}", node=node)
     if ssn.partial and not job.reached:
-        message = "not reached: the run stopped at its time limit (--max-seconds) before any action got to this job"
+        message = f"not reached: the run stopped at its time limit ({TIME_LIMIT}) before any action got to this job"
         return Reason(NOT_REACHED, message)
     if not scan:
         return _NOT_EXPLAINED
@@ -217,7 +220,7 @@ def _evicted(ssn: Session, name: str, evicted: tuple[str, str | None, str | None
             why += f", to restart on {moved_to}"
     if name in ssn.moving:  # the next cycle places it again, and moves it again
         return Reason(EVICTED, f"evicted by {action}{why}")
-    after = "before the run stopped at its time limit (--max-seconds)" if ssn.partial else "in the simulated cycles"
+    after = f"before the run stopped at its time limit ({TIME_LIMIT})" if ssn.partial else "in the simulated cycles"
     return Reason(EVICTED, f"evicted by {action}{why}; not placed again {after}")
 
 

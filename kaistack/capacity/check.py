@@ -15,6 +15,7 @@ from kaistack.declaration.model import Queue as DeclaredQueue
 from kaistack.declaration.model import StackConfig
 from placement import ACTIONS, Resources, Result, simulate
 from placement.model import Job, Node
+from placement.reasons import TIME_LIMIT
 from placement.result import loop_phrase
 
 # --- the verdict ------------------------------------------------------------------------------------
@@ -186,10 +187,12 @@ def check(
     stack: str = "",
     max_seconds: float | None = None,
     simulation: Mapping[str, Any] | None = None,
+    limit_name: str = TIME_LIMIT,
 ) -> CapacityReport:
     """Run KAI's cycle (allocate, consolidation, reclaim, preempt) on the declaration to a steady state.
 
-    With `max_seconds` the simulation stops when the time is up and the report is `partial` (not ok).
+    With `max_seconds` the simulation stops when the time is up and the report is `partial` (not ok); the reasons
+    of a stopped run name the limit `limit_name` (the CLI's --max-seconds unless told).
     `simulation` holds extra keyword arguments for placement's `simulate` (progress callbacks).
     """
     the_plan = plan(config)
@@ -212,7 +215,9 @@ def check(
     jobs = {job.name: job for job in the_plan.snapshot.jobs}
     moving = set(result.unsettled.moving) if result.unsettled is not None else set()
     workloads = tuple(
-        _workload_verdict(wp, result, gpu_ids, domains, jobs, moving=any(ref.job in moving for ref in wp.pods))
+        _workload_verdict(
+            wp, result, gpu_ids, domains, jobs, any(ref.job in moving for ref in wp.pods), f"({limit_name})"
+        )
         for wp in the_plan.workloads
     )
     queues = tuple(_queue_verdict(q, result) for q in config.all_queues())
@@ -236,6 +241,7 @@ def check(
 
 
 PLACED = ("Running", "Binding")
+_LIMIT = f"({TIME_LIMIT})"
 MOVING = "placed, pipelined or evicted again and again: KAI never settles on this stack"
 
 
@@ -245,7 +251,8 @@ def _workload_verdict(
     gpu_ids: dict[tuple[str, str], str],
     domains: dict[str, tuple[str, ...]],
     jobs: dict[str, Job],
-    moving: bool = False,
+    moving: bool,
+    limit: str,
 ) -> WorkloadVerdict:
     pods: list[PodPlacement] = []
     reasons: list[str] = []
@@ -259,6 +266,7 @@ def _workload_verdict(
         if task.status not in PLACED and reason is not None:
             # The simulator names a shared GPU by its group id; the report numbers GPUs its own way (_node_verdict).
             message = reason.naming_gpus(lambda node, group: f"{node}/{gpu_ids.get((node, group), group)}").message
+            message = message.replace(_LIMIT, limit)
             if message not in reasons:
                 reasons.append(message)
     placed = sum(1 for p in pods if p.status in PLACED)

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 
 from kaistack.capacity.check import CapacityError, CapacityReport, check
 from kaistack.declaration.model import StackConfig
+from kaistack.declaration.parse import NAMESPACE
 
 __all__ = ["gate", "last_report", "limit"]
 
@@ -27,7 +28,10 @@ def gate(config: StackConfig, stack: str) -> CapacityReport | None:
         return None
     declared = config.kai.capacity_check_max_seconds
     own = _limit is not None and (declared is None or _limit < declared)
-    report = check(config, stack, max_seconds=_limit if own else declared)
+    if own:
+        report = check(config, stack, max_seconds=_limit)
+    else:
+        report = check(config, stack, max_seconds=declared, limit_name=f"{NAMESPACE}:kai.capacityCheckMaxSeconds")
     _last = (_key(config, stack), report)
     if report.ok or config.kai.capacity_check != "enforce":
         return report

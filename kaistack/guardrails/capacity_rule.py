@@ -48,7 +48,7 @@ def check_capacity(resources: Sequence[Res], s: Settings, facts: StackFacts) -> 
         raise CheckerUnavailable(f"the stack's resources do not form a declaration the checker reads: {err}") from err
     bounds = [(n, key) for n, key in ((_max_seconds(platform), _STACK_KEY), (s.capacity_max_seconds, _OWN_KEY)) if n]
     limit, key = min(bounds) if bounds else (None, "")
-    report = check(config, max_seconds=limit)
+    report = check(config, max_seconds=limit, **({"limit_name": key} if key else {}))
     if report.ok:
         return []
     if report.partial:

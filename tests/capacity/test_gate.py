@@ -34,6 +34,12 @@ def _project(tmp_path: Path, mode: str | None, *, fits: bool = False, max_second
     return tmp_path
 
 
+def _dev_raw() -> dict[str, Any]:
+    """The repository's dev stack as parse_config reads it."""
+    document = yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())
+    return {key.removeprefix("kaistack:"): value for key, value in document["config"].items()}
+
+
 def test_program_refuses_a_stack_that_cannot_fit_before_registering_anything(tmp_path: Path) -> None:
     with pytest.raises(RenderError, match=r"capacity check failed(.|\n)*vllm-test-07.*no node fits 4 GPUs"):
         render_stack(_project(tmp_path, None), "big")
@@ -100,15 +106,12 @@ def test_the_smaller_of_the_stacks_and_validates_limit_bounds_the_gate(
     seen: list[float | None] = []
     real = gate_module.check
 
-    def recording(config, stack="", max_seconds=None, simulation=None):  # type: ignore[no-untyped-def]
+    def recording(config, stack="", max_seconds=None, simulation=None, **names):  # type: ignore[no-untyped-def]
         seen.append(max_seconds)
-        return real(config, stack, max_seconds, simulation)
+        return real(config, stack, max_seconds, simulation, **names)
 
     monkeypatch.setattr(gate_module, "check", recording)
-    raw = {
-        k.removeprefix("kaistack:"): v
-        for k, v in yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())["config"].items()
-    }
+    raw = _dev_raw()
     raw["kai"] = {**raw.get("kai", {}), **({"capacityCheckMaxSeconds": declared} if declared else {})}
     with gate_module.limit(cli):
         gate_module.gate(parse_config(raw), "dev")
@@ -120,10 +123,7 @@ def test_validates_own_shorter_limit_leaves_the_verdict_to_validate_but_the_stac
     from kaistack.capacity.check import CapacityError
     from kaistack.declaration.parse import parse_config
 
-    raw = {
-        k.removeprefix("kaistack:"): v
-        for k, v in yaml.safe_load((REPO / "Pulumi.dev.yaml").read_text())["config"].items()
-    }
+    raw = _dev_raw()
     with gate_module.limit(1e-9):
         report = gate_module.gate(parse_config(raw), "dev")
     assert report is not None
@@ -141,3 +141,20 @@ def test_under_warn_a_stopped_check_warns_with_the_key_not_every_workload(
     [warning] = [r.getMessage() for r in caplog.records if "stopped by the time limit" in r.getMessage()]
     assert warning.endswith("workloads placed (kai.capacityCheckMaxSeconds: 1e-09)")
     assert "\n" not in warning
+
+
+def test_workloads_not_reached_under_the_stacks_limit_name_the_key_not_the_cli_option() -> None:
+    from kaistack.capacity import gate as gate_module
+    from kaistack.declaration.parse import parse_config
+
+    raw = _dev_raw()
+    raw["kai"] = {**raw.get("kai", {}), "capacityCheckMaxSeconds": 1e-9, "capacityCheck": "warn"}
+    report = gate_module.gate(parse_config(raw), "dev")
+    assert report is not None
+    reasons = [line for w in report.workloads for line in w.why]
+    assert reasons
+    assert all("time limit (kaistack:kai.capacityCheckMaxSeconds)" in line for line in reasons)
+    with gate_module.limit(1e-9):
+        cli = gate_module.gate(parse_config({**raw, "kai": {"capacityCheck": "warn"}}), "dev")
+    assert cli is not None
+    assert all("time limit (--max-seconds)" in line for w in cli.workloads for line in w.why)

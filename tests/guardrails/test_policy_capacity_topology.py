@@ -124,7 +124,7 @@ def test_kai_capacity_reports_a_stack_kai_never_settles_on(mocks: MockSession, m
     from kaistack.guardrails import capacity_rule
 
     looping = check(parse_config(yaml.safe_load((ROOT / "tests" / "data" / "unsettled" / "stack.yaml").read_text())))
-    monkeypatch.setattr(capacity_rule, "check", lambda config, max_seconds=None: looping)
+    monkeypatch.setattr(capacity_rule, "check", lambda config, **_: looping)
     resources, facts = _rendered(mocks, _example())
     findings = kai_capacity(_capacity_check(resources, "enforce"), Settings(), facts)
     assert findings[0].message.startswith("KAI does not settle: after 50 cycles")
