@@ -20,9 +20,8 @@ def capacity_gate(config: StackConfig) -> None:
     except CapacityError as err:
         raise pulumi.RunError(str(err)) from None
     if report is not None and report.partial:
-        # Stopped by a time limit: every workload not reached yet would be listed, for nothing the stack did.
-        limit = config.kai.capacity_check_max_seconds
-        pulumi.log.warn(report.summary() + (f" (kai.capacityCheckMaxSeconds: {limit:g})" if limit else ""))
+        # Stopped by a time limit (its summary names which): every workload not reached yet would be listed.
+        pulumi.log.warn(report.summary())
     elif report is not None and not report.ok:
         pulumi.log.warn("\n".join([report.summary(), *report.reasons]))
 

@@ -24,7 +24,7 @@ from placement.tasks import KIND_CPU, KIND_FRACTION, KIND_MEMORY, KIND_MIG, KIND
 if TYPE_CHECKING:
     from placement.session import Session
 
-__all__ = ["TIME_LIMIT", "Reason", "explain"]
+__all__ = ["NOT_EXPLAINED", "NOT_REACHED", "TIME_LIMIT", "Reason", "explain"]
 
 # How the reasons name the limit a stopped run hit; a caller with a limit of another name puts its own in.
 TIME_LIMIT = "--max-seconds"

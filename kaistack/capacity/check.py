@@ -15,7 +15,7 @@ from kaistack.declaration.model import Queue as DeclaredQueue
 from kaistack.declaration.model import StackConfig
 from placement import ACTIONS, Resources, Result, simulate
 from placement.model import Job, Node
-from placement.reasons import TIME_LIMIT
+from placement.reasons import NOT_EXPLAINED, NOT_REACHED, TIME_LIMIT
 from placement.result import loop_phrase
 
 # --- the verdict ------------------------------------------------------------------------------------
@@ -46,6 +46,8 @@ class WorkloadVerdict:
     # The declared constraint ({"required": level, "preferred": level}, unset ones left out), if any.
     topology: dict[str, str] | None = None
     moving: bool = False  # placed, pipelined or evicted in the last loop of a run that never settled
+    # A stopped run did not get to it (or to explaining it): its status is the clock's, not the declaration's.
+    not_reached: bool = False
 
     @property
     def pending(self) -> bool:
@@ -139,6 +141,8 @@ class CapacityReport:
     # how many cycles the same state came back, if it did.
     unsettled: bool = False
     loop: int | None = None
+    # When partial: the limit that stopped it, as the user set it ("--max-seconds 60", "kaistack:kai....: 60").
+    stopped_by: str = ""
 
     @property
     def ok(self) -> bool:
@@ -166,7 +170,8 @@ class CapacityReport:
     def summary(self) -> str:
         placed = sum(1 for w in self.workloads if not w.pending)
         if self.partial:
-            return f"unknown: stopped by the time limit with {placed} of {len(self.workloads)} workloads placed"
+            limit = f" ({self.stopped_by})" if self.stopped_by else ""
+            return f"unknown: stopped by the time limit{limit} with {placed} of {len(self.workloads)} workloads placed"
         if self.unsettled:
             again = loop_phrase(self.loop) if self.loop else "still changing"
             moving = sum(1 for w in self.workloads if w.moving)
@@ -237,11 +242,19 @@ def check(
         notes=the_plan.notes,
         unsettled=result.unsettled is not None,
         loop=result.unsettled.period if result.unsettled is not None else None,
+        stopped_by=_limit_phrase(limit_name, max_seconds) if result.partial else "",
     )
+
+
+def _limit_phrase(name: str, seconds: float | None) -> str:
+    if seconds is None:
+        return name
+    return f"{name} {seconds:g}" if name.startswith("--") else f"{name}: {seconds:g}"
 
 
 PLACED = ("Running", "Binding")
 _LIMIT = f"({TIME_LIMIT})"
+_CLOCK = (NOT_REACHED, NOT_EXPLAINED)
 MOVING = "placed, pipelined or evicted again and again: KAI never settles on this stack"
 
 
@@ -256,6 +269,7 @@ def _workload_verdict(
 ) -> WorkloadVerdict:
     pods: list[PodPlacement] = []
     reasons: list[str] = []
+    not_reached = False
     for ref in wp.pods:
         task = result.tasks[f"{ref.job}-{ref.task_index}"]
         groups = tuple(gpu_ids.get((task.node or "", g), g) for g in task.gpu_groups)
@@ -264,6 +278,7 @@ def _workload_verdict(
         pods.append(PodPlacement(ref.name, task.status, task.node, groups, task.gpus, domain, sub_group))
         reason = result.reason(ref.job)
         if task.status not in PLACED and reason is not None:
+            not_reached = not_reached or reason.code in _CLOCK
             # The simulator names a shared GPU by its group id; the report numbers GPUs its own way (_node_verdict).
             message = reason.naming_gpus(lambda node, group: f"{node}/{gpu_ids.get((node, group), group)}").message
             message = message.replace(_LIMIT, limit)
@@ -291,6 +306,7 @@ def _workload_verdict(
         tuple(pods),
         constraint,
         moving,
+        not_reached,
     )
 
 
@@ -372,15 +388,14 @@ def _node_verdict(
 class CapacityError(Exception):
     """The declared work does not fit: raised by `gate` so the program stops before creating anything."""
 
-    def __init__(self, report: CapacityReport, max_seconds: float | None = None) -> None:
+    def __init__(self, report: CapacityReport) -> None:
         self.report = report
         lines = [f"kaistack capacity check failed for stack {report.stack}: {report.summary()}"]
-        if report.partial and max_seconds is not None:
+        if report.partial:
             # Every workload not reached yet would be listed as Pending: the clock, not the capacity, stopped it.
             lines.append(
-                f"  (kaistack:kai.capacityCheckMaxSeconds is {max_seconds:g}: raise it, or run kaistack check --stack "
-                f"{report.stack or 'NAME'} to see how long the check takes; set kaistack:kai.capacityCheck to "
-                "'warn' to deploy anyway)"
+                f"  (raise the limit, or run kaistack check --stack {report.stack or 'NAME'} to see how long the "
+                "check takes; set kaistack:kai.capacityCheck to 'warn' to deploy anyway)"
             )
             super().__init__("\n".join(lines))
             return

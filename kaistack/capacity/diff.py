@@ -29,7 +29,7 @@ from kaistack.markdown import cell, code
 @dataclass(frozen=True)
 class WorkloadChange:
     name: str
-    change: str  # newly-pending | displaced | no-longer-fits | newly-placed | moved | added | removed
+    change: str  # newly-pending | displaced | no-longer-fits | newly-placed | moved | added | removed | not-compared
     before: str | None  # status before (None: not declared)
     after: str | None
     reason: str = ""
@@ -102,11 +102,23 @@ def diff_reports(
     old = {w.name: w for w in before.workloads}
     new = {w.name: w for w in after.workloads}
     changes: list[WorkloadChange] = []
-    takers = [w.name for w in after.workloads if _running(w) > (_running(old[w.name]) if w.name in old else 0)]
+    takers = [
+        w.name
+        for w in after.workloads
+        if _running(w) > (_running(old[w.name]) if w.name in old else 0)
+        and not (w.not_reached or (w.name in old and old[w.name].not_reached))
+    ]
     for name in sorted(set(old) | set(new)):
         a, b = old.get(name), new.get(name)
         if b is None:
             changes.append(WorkloadChange(name, "removed", a.status if a else None, None))
+            continue
+        stopped = [side for side, w in (("before", a), ("after", b)) if w is not None and w.not_reached]
+        if stopped:
+            # A stopped simulation never got to it: its status is the clock's, and comparing it would blame it.
+            sides = " and ".join(stopped)
+            detail = f"the simulation {sides} the change stopped at its time limit before it got to this workload"
+            changes.append(WorkloadChange(name, "not-compared", a.status if a else None, b.status, "", detail))
             continue
         if a is None:
             change = "added" if not b.pending else "newly-pending"
@@ -184,6 +196,7 @@ LABELS = {
     "moved": "moved",
     "added": "added and placed",
     "removed": "removed",
+    "not-compared": "not compared (a simulation stopped first)",
 }
 
 

@@ -15,10 +15,21 @@ from kaistack.capacity.check import CapacityError, CapacityReport, check
 from kaistack.declaration.model import StackConfig
 from kaistack.declaration.parse import NAMESPACE
 
-__all__ = ["gate", "last_report", "limit"]
+__all__ = ["bounded_check", "gate", "last_report", "limit"]
+
+STACK_LIMIT = f"{NAMESPACE}:kai.capacityCheckMaxSeconds"
 
 _limit: float | None = None
-_last: tuple[tuple[str, str], CapacityReport] | None = None
+_last: tuple[tuple[str, str, float | None], CapacityReport] | None = None
+
+
+def bounded_check(config: StackConfig, stack: str, max_seconds: float | None) -> tuple[CapacityReport, bool]:
+    """The check under the smaller of `max_seconds` (the CLI's) and the stack's own limit, and whether the stack's
+    applied: its partial report is what `pulumi up` would stop on too."""
+    declared = config.kai.capacity_check_max_seconds
+    if max_seconds is not None and (declared is None or max_seconds < declared):
+        return check(config, stack, max_seconds=max_seconds), False
+    return check(config, stack, max_seconds=declared, limit_name=STACK_LIMIT), declared is not None
 
 
 def gate(config: StackConfig, stack: str) -> CapacityReport | None:
@@ -26,26 +37,21 @@ def gate(config: StackConfig, stack: str) -> CapacityReport | None:
     global _last
     if config.kai.capacity_check == "off":
         return None
-    declared = config.kai.capacity_check_max_seconds
-    own = _limit is not None and (declared is None or _limit < declared)
-    if own:
-        report = check(config, stack, max_seconds=_limit)
-    else:
-        report = check(config, stack, max_seconds=declared, limit_name=f"{NAMESPACE}:kai.capacityCheckMaxSeconds")
-    _last = (_key(config, stack), report)
+    report, stacks_own = bounded_check(config, stack, _limit)
+    _last = (_key(config, stack, _limit), report)
     if report.ok or config.kai.capacity_check != "enforce":
         return report
     # Under validate's own, shorter limit a partial report is validate's to give (not a fit), after the policies
     # have run: stopping the program here would leave nothing rendered to analyze. The stack's own limit stops
     # `pulumi up` too, so it stops the program here as well.
-    if report.partial and own:
+    if report.partial and not stacks_own:
         return report
-    raise CapacityError(report, declared if report.partial else None)
+    raise CapacityError(report)
 
 
-def last_report(config: StackConfig, stack: str) -> CapacityReport | None:
-    """The gate's report in this process for this very declaration and stack, else None."""
-    if _last is not None and _last[0] == _key(config, stack):
+def last_report(config: StackConfig, stack: str, max_seconds: float | None = None) -> CapacityReport | None:
+    """The gate's report in this process for this very declaration and stack, run under `limit(max_seconds)`."""
+    if _last is not None and _last[0] == _key(config, stack, max_seconds):
         return _last[1]
     return None
 
@@ -61,5 +67,5 @@ def limit(max_seconds: float | None) -> Iterator[None]:
         _limit = before
 
 
-def _key(config: StackConfig, stack: str) -> tuple[str, str]:
-    return stack, config.model_dump_json()
+def _key(config: StackConfig, stack: str, max_seconds: float | None) -> tuple[str, str, float | None]:
+    return stack, config.model_dump_json(), max_seconds

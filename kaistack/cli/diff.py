@@ -113,8 +113,9 @@ def _simulate_both(
     progress = Progress.for_cli()
     start = time.monotonic()
     progress.note("simulating the stack before the change")
-    old = check(before, stack, None if max_seconds is None else max_seconds / 2, simulation_progress(progress))
+    half = None if max_seconds is None else max_seconds / 2
+    old = check(before, stack, half, simulation_progress(progress), limit_name="the base's half of --max-seconds")
     left = None if max_seconds is None else max(max_seconds - (time.monotonic() - start), 0.0)
     progress.note("simulating the stack after the change")
-    new = check(after, stack, left, simulation_progress(progress))
+    new = check(after, stack, left, simulation_progress(progress), limit_name="what --max-seconds left the change")
     return old, new

@@ -23,7 +23,13 @@ from kaistack.guardrails.stack_model import CheckerUnavailable, Finding
 __all__ = ["check_capacity"]
 
 _STACK_KEY = "kai.capacityCheckMaxSeconds"
-_OWN_KEY = "the policy's maxSeconds"
+_OWN_KEY = "kai-capacity's maxSeconds"
+# What to do about each limit: the stack's stops `pulumi up` too; the policy's is set per run (kaistack validate
+# --max-seconds, or --policy-pack-config), so deploying is not what it blocks.
+_ADVICE = {
+    _STACK_KEY: "raise it, or set kai.capacityCheck: warn to deploy anyway",
+    _OWN_KEY: "raise it (kaistack validate --max-seconds sets it)",
+}
 
 
 def _max_seconds(platform: Res | None) -> float | None:
@@ -47,21 +53,13 @@ def check_capacity(resources: Sequence[Res], s: Settings, facts: StackFacts) -> 
     except ConfigError as err:
         raise CheckerUnavailable(f"the stack's resources do not form a declaration the checker reads: {err}") from err
     bounds = [(n, key) for n, key in ((_max_seconds(platform), _STACK_KEY), (s.capacity_max_seconds, _OWN_KEY)) if n]
-    limit, key = min(bounds) if bounds else (None, "")
-    report = check(config, max_seconds=limit, **({"limit_name": key} if key else {}))
+    limit, key = min(bounds) if bounds else (None, _STACK_KEY)
+    report = check(config, max_seconds=limit, limit_name=key)
     if report.ok:
         return []
     if report.partial:
-        totals = report.totals
         # The workloads not reached yet are not the stack's fault: one finding, on the Platform, for the clock.
-        return [
-            Finding(
-                f"the capacity check stopped at its time limit ({key}: {limit:g}) with "
-                f"{totals['workloads'] - totals['pending']} of {totals['workloads']} workloads placed: no verdict; "
-                "raise it, or set kai.capacityCheck: warn to deploy anyway",
-                platform,
-            )
-        ]
+        return [Finding(f"capacity check: {report.summary()}: no verdict; {_ADVICE[key]}", platform)]
     findings = [
         Finding(
             f"{w.kind} {w.name} ({w.where}, queue {w.queue}) "

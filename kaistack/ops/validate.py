@@ -16,7 +16,6 @@ level) and capacity fits.
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -27,7 +26,6 @@ from pathlib import Path
 from typing import Any
 
 from kaistack.capacity import gate as capacity_gate
-from kaistack.capacity.check import check as capacity_check
 from kaistack.declaration import limits
 from kaistack.declaration.model import StackConfig
 from kaistack.declaration.parse import NAMESPACE
@@ -39,6 +37,7 @@ from kaistack.stack.load import ResolvedStack, load_stack
 
 # What the stack policies but kai-capacity's simulation may take, on top of --max-seconds (seconds).
 STACK_POLICIES_MARGIN_S = 60.0
+_DAY = 86_400.0
 
 
 @dataclass
@@ -47,6 +46,7 @@ class CapacityVerdict:
     summary: str
     details: list[str] = field(default_factory=list)
     totals: dict[str, int] = field(default_factory=dict)  # nodes, gpus, workloads, pending (as check reports)
+    warned: bool = False  # not a fit, passed under kai.capacityCheck: warn
 
     def as_dict(self) -> dict[str, Any]:
         return {"ok": self.ok, "summary": self.summary, "details": self.details, "totals": self.totals}
@@ -181,7 +181,7 @@ def validate_stack(
     with ThreadPoolExecutor(max_workers=1) as pool:
         # The pack's interpreter start and imports overlap with rendering.
         # --max-seconds bounds the pack's own simulation too, through kai-capacity's maxSeconds knob.
-        bounded = max_seconds is not None and math.isfinite(max_seconds)
+        bounded = max_seconds is not None and max_seconds <= _DAY
         knobs = {"kai-capacity": {"maxSeconds": max_seconds}} if bounded else None
         pack_future: Future[PolicyPackClient] = pool.submit(PolicyPackClient.start, pack_dir, env=env, config=knobs)
         try:
@@ -244,7 +244,10 @@ def _analyze(
 ) -> list[Finding]:
     findings: list[Finding] = []
     # kai-capacity stops near max_seconds (its maxSeconds knob); the rest of the stack policies take seconds.
-    stack_timeout = max_seconds + STACK_POLICIES_MARGIN_S if max_seconds and math.isfinite(max_seconds) else None
+    # Past a day it is no deadline: gRPC's overflows around 9e9 s and fails the call at once.
+    stack_timeout = None
+    if max_seconds is not None and max_seconds <= _DAY:
+        stack_timeout = max_seconds + STACK_POLICIES_MARGIN_S
     for step in (pack.analyze, partial(pack.analyze_stack, timeout=stack_timeout)):
         try:
             findings += step(resources)
@@ -305,12 +308,16 @@ def check_capacity(config: StackConfig, stack: str = "", max_seconds: float | No
     setting = config.kai.capacity_check
     if setting == "off":
         return CapacityVerdict(True, "not checked (kai.capacityCheck: off)")
-    report = capacity_gate.last_report(config, stack) or capacity_check(config, stack, max_seconds=max_seconds)
+    report = capacity_gate.last_report(config, stack, max_seconds)
+    if report is None:
+        report = capacity_gate.bounded_check(config, stack, max_seconds)[0]
+    # A stopped check's summary names the limit; its workloads' lines would only say that each was not reached.
+    details = [] if report.partial else list(report.reasons)
     if not report.ok and setting == "warn":
         # What the program does under `pulumi up`: a warning, and the stack deploys.
         summary = f"{report.summary()} (kai.capacityCheck: warn: deploys anyway)"
-        return CapacityVerdict(True, summary, list(report.reasons), dict(report.totals))
-    return CapacityVerdict(report.ok, report.summary(), list(report.reasons), dict(report.totals))
+        return CapacityVerdict(True, summary, details, dict(report.totals), warned=True)
+    return CapacityVerdict(report.ok, report.summary(), details, dict(report.totals))
 
 
 # --- formatting helpers ----------------------------------------------------------------------------------
@@ -338,4 +345,4 @@ def _policy_cell(report: ValidationReport) -> str:
 def _capacity_cell(capacity: CapacityVerdict | None) -> str:
     if capacity is None:
         return "❌ not checked"
-    return f"{'✅' if capacity.ok else '❌'} {cell(capacity.summary)}"
+    return f"{'❌' if not capacity.ok else '⚠️' if capacity.warned else '✅'} {cell(capacity.summary)}"

@@ -162,3 +162,20 @@ def test_a_partial_diff_is_flagged_in_the_pr_comment_even_with_no_row():
     comment = to_diff_markdown(diff)
     assert comment.startswith("### ⚠️")
     assert "**before the change: unknown: stopped by the time limit" in comment
+
+
+def test_diff_does_not_blame_workloads_a_stopped_simulation_never_reached():
+    """The same declaration, the change's side stopped: no row says no-longer-fits, nothing is harmful."""
+    raw = _raw()
+    config = parse_config(raw)
+    declared = {w["name"]: w for w in raw["workloads"]}
+    diff = diff_reports(check(config), check(config, max_seconds=0.0), declared_before=declared,
+                        declared_after=declared, base="base")  # fmt: skip
+    assert diff.partial
+    assert not diff.harmful
+    assert diff.workloads
+    assert {w.change for w in diff.workloads} == {"not-compared"}
+    assert "simulation after the change stopped" in diff.workloads[0].detail
+    swapped = diff_reports(check(config, max_seconds=0.0), check(config), declared_before=declared,
+                           declared_after=declared, base="base")  # fmt: skip
+    assert {w.change for w in swapped.workloads} == {"not-compared"}

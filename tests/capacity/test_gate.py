@@ -77,9 +77,9 @@ def test_render_of_a_stack_with_a_bad_value_still_exits_2(tmp_path: Path, capsys
 def test_the_stacks_own_time_limit_stops_a_check_that_would_fit_and_blames_the_clock(tmp_path: Path) -> None:
     """kai.capacityCheckMaxSeconds under enforce: a stopped check is no verdict, so preview/up stops, naming the key
     (not every workload the check had not reached yet)."""
-    with pytest.raises(RenderError, match=r"capacityCheckMaxSeconds is 1e-09: raise it") as caught:
+    with pytest.raises(RenderError, match=r"time limit \(kaistack:kai.capacityCheckMaxSeconds: 1e-09\)") as caught:
         render_stack(_project(tmp_path, None, fits=True, max_seconds=1e-9), "big")
-    assert "unknown: stopped by the time limit" in str(caught.value)
+    assert "(raise the limit, or run kaistack check --stack big to see how long the check takes;" in str(caught.value)
     assert "vllm-test-07" not in str(caught.value)
 
 
@@ -129,7 +129,8 @@ def test_validates_own_shorter_limit_leaves_the_verdict_to_validate_but_the_stac
     assert report is not None
     assert report.partial
     raw["kai"] = {**raw.get("kai", {}), "capacityCheckMaxSeconds": 1e-9}
-    with gate_module.limit(60), pytest.raises(CapacityError, match="capacityCheckMaxSeconds is 1e-09"):
+    stopped = r"time limit \(kaistack:kai.capacityCheckMaxSeconds: 1e-09\)"
+    with gate_module.limit(60), pytest.raises(CapacityError, match=stopped):
         gate_module.gate(parse_config(raw), "dev")
 
 
@@ -139,7 +140,7 @@ def test_under_warn_a_stopped_check_warns_with_the_key_not_every_workload(
     with caplog.at_level("WARNING"):
         render_stack(_project(tmp_path, "warn", fits=True, max_seconds=1e-9), "big")
     [warning] = [r.getMessage() for r in caplog.records if "stopped by the time limit" in r.getMessage()]
-    assert warning.endswith("workloads placed (kai.capacityCheckMaxSeconds: 1e-09)")
+    assert warning.startswith("unknown: stopped by the time limit (kaistack:kai.capacityCheckMaxSeconds: 1e-09) with")
     assert "\n" not in warning
 
 

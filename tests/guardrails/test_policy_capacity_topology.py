@@ -171,9 +171,9 @@ def test_kai_capacity_stopped_by_the_stacks_time_limit_is_one_finding_on_the_pla
     assert kai_capacity(_capacity_check(resources, "enforce", 600), Settings(), facts) == []
     [finding] = kai_capacity(_capacity_check(resources, "enforce", 1e-9), Settings(), facts)
     assert finding.message.startswith(
-        "the capacity check stopped at its time limit (kai.capacityCheckMaxSeconds: 1e-09) with 0 of "
+        "capacity check: unknown: stopped by the time limit (kai.capacityCheckMaxSeconds: 1e-09) with 0 of "
     )
-    assert "workloads placed: no verdict; raise it" in finding.message
+    assert finding.message.endswith("placed: no verdict; raise it, or set kai.capacityCheck: warn to deploy anyway")
     assert finding.subject is not None
     assert finding.subject.type == "kaistack:index:Platform"
 
@@ -186,11 +186,18 @@ def test_kai_capacity_reads_no_limit_from_a_prop_that_is_no_positive_number(mock
 
 @pytest.mark.parametrize(
     ("stack", "own", "named"),
-    [(600, 1e-9, "the policy's maxSeconds: 1e-09"), (1e-9, 600, "kai.capacityCheckMaxSeconds: 1e-09")],
+    [(600, 1e-9, "kai-capacity's maxSeconds: 1e-09"), (1e-9, 600, "kai.capacityCheckMaxSeconds: 1e-09")],
 )
 def test_kai_capacity_takes_the_smaller_of_the_stacks_and_its_own_limit_and_names_it(
     mocks: MockSession, stack: float, own: float, named: str
 ) -> None:
     resources, facts = _rendered(mocks, _example())
     [finding] = kai_capacity(_capacity_check(resources, "enforce", stack), Settings(capacity_max_seconds=own), facts)
-    assert f"stopped at its time limit ({named})" in finding.message
+    assert f"stopped by the time limit ({named})" in finding.message
+
+
+def test_kai_capacity_stopped_by_its_own_limit_does_not_advise_deploying_anyway(mocks: MockSession) -> None:
+    """That limit is the run's (validate --max-seconds), not the stack's: pulumi up is not bounded by it."""
+    resources, facts = _rendered(mocks, _example())
+    [finding] = kai_capacity(_capacity_check(resources, "enforce"), Settings(capacity_max_seconds=1e-9), facts)
+    assert finding.message.endswith("no verdict; raise it (kaistack validate --max-seconds sets it)")

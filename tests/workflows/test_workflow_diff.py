@@ -130,8 +130,10 @@ def test_max_seconds_that_stops_the_simulations_makes_the_diff_partial_and_exit_
     report = json.loads(capsys.readouterr().out)
     assert report["partial"] is True
     assert report["harmful"] is False
-    assert report["partialBefore"].startswith("unknown: stopped by the time limit with 0 of")
-    assert report["partialAfter"].startswith("unknown: stopped by the time limit with 0 of")
+    assert report["partialBefore"].startswith(
+        "unknown: stopped by the time limit (the base's half of --max-seconds: 5e-10) with 0 of"
+    )
+    assert report["partialAfter"].startswith("unknown: stopped by the time limit (what --max-seconds left the change: ")
     assert main([*args, "--markdown"]) == 1
     assert capsys.readouterr().out.startswith("### ⚠️ kaistack capacity diff")
 
@@ -153,9 +155,9 @@ def test_max_seconds_is_shared_the_base_gets_half_and_the_change_what_is_left(
     limits: list[float | None] = []
     real = capacity_check.check
 
-    def recording(config, stack="", max_seconds=None, simulation=None):  # type: ignore[no-untyped-def]
+    def recording(config, stack="", max_seconds=None, simulation=None, **names):  # type: ignore[no-untyped-def]
         limits.append(max_seconds)
-        return real(config, stack, max_seconds, simulation)
+        return real(config, stack, max_seconds, simulation, **names)
 
     monkeypatch.setattr(capacity_check, "check", recording)
     main(["diff", "--stack", "dev", "--base", "HEAD", "--project", str(repo), "--max-seconds", "100"])

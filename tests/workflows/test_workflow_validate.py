@@ -262,12 +262,14 @@ def test_the_verdict_is_the_program_gates_simulation_not_a_second_one(tmp_path, 
 
     runs: list[str] = []
     real = gate_module.check
-    monkeypatch.setattr(gate_module, "check", lambda *a, **k: runs.append("gate") or real(*a, **k))
-    monkeypatch.setattr(validate_module, "capacity_check", lambda *a, **k: runs.append("validate") or real(*a, **k))
+    # validate's own simulation, when the gate's report is not there, goes through the same function.
+    monkeypatch.setattr(gate_module, "check", lambda *a, **k: runs.append("check") or real(*a, **k))
     project = _dev_that_does_not_fit(tmp_path, "warn")
     assert main(["validate", "--stack", "dev", "--project", str(project), "--json"]) == 0
-    assert runs == ["gate"]
+    assert runs == ["check"]
     assert any("too-big" in line for line in json.loads(capsys.readouterr().out)["capacity"]["details"])
+    assert main(["validate", "--stack", "dev", "--project", str(project), "--json", "--max-seconds", "600"]) == 0
+    assert runs == ["check", "check"]
 
 
 def test_max_seconds_stops_the_capacity_simulation_with_a_partial_verdict(tmp_path, capsys):
@@ -297,7 +299,10 @@ def test_max_seconds_under_enforce_is_a_verdict_that_does_not_fit(tmp_path, caps
     assert report["resources"] > 0
     # The pack's own simulation stopped too (kai-capacity's maxSeconds): one finding, for the clock.
     [capacity] = [f for f in report["violations"] if f["policy"] == "kai-capacity"]
-    assert "\nthe capacity check stopped at its time limit (the policy's maxSeconds: 1e-09)" in capacity["message"]
+    assert (
+        "\ncapacity check: unknown: stopped by the time limit (kai-capacity's maxSeconds: 1e-09)"
+        in (capacity["message"])
+    )
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan"])
@@ -318,12 +323,45 @@ class _RecordingPack:
         return []
 
 
-@pytest.mark.parametrize(("max_seconds", "timeout"), [(None, None), (float("inf"), None), (30.0, 90.0)])
+@pytest.mark.parametrize(
+    ("max_seconds", "timeout"), [(None, None), (float("inf"), None), (1e10, None), (86400.0, 86460.0), (30.0, 90.0)]
+)
 def test_the_stack_policies_have_no_deadline_unless_max_seconds_bounds_the_simulation(max_seconds, timeout):
     """kai-capacity simulates in AnalyzeStack; a fixed RPC deadline (it was 60 s) failed validate on a stack that
-    takes longer to check, where the engine sets none."""
+    takes longer to check, where the engine sets none. Past a day none either: gRPC's deadline overflows near 9e9 s
+    and failed the call at once ("Deadline Exceeded")."""
     from kaistack.ops.validate import ValidationReport, _analyze
 
     pack = _RecordingPack()
     _analyze(pack, [], ValidationReport(stack="dev"), max_seconds)  # type: ignore[arg-type]
     assert pack.timeouts == [timeout]
+
+
+def _dev_config(**kai: object):  # type: ignore[no-untyped-def]
+    from kaistack.declaration.parse import parse_config
+
+    document = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
+    raw = {key.removeprefix("kaistack:"): value for key, value in document["config"].items()}
+    raw["kai"] = {**raw.get("kai", {}), **kai}
+    return parse_config(raw)
+
+
+def test_a_check_stopped_by_the_stacks_limit_names_it_and_lists_no_workload() -> None:
+    verdict = validate_module.check_capacity(_dev_config(capacityCheckMaxSeconds=1e-9), "dev")
+    assert verdict.ok is False
+    assert verdict.summary.startswith("unknown: stopped by the time limit (kaistack:kai.capacityCheckMaxSeconds: 1e-09")
+    assert verdict.details == []
+
+
+def test_under_validates_shorter_limit_the_verdict_names_max_seconds_not_the_key() -> None:
+    verdict = validate_module.check_capacity(_dev_config(capacityCheckMaxSeconds=100), "dev", max_seconds=1e-9)
+    assert verdict.summary.startswith("unknown: stopped by the time limit (--max-seconds 1e-09)")
+
+
+def test_a_verdict_passed_only_under_warn_is_not_a_green_tick_in_the_pr_comment() -> None:
+    verdict = validate_module.check_capacity(_dev_config(capacityCheckMaxSeconds=1e-9, capacityCheck="warn"), "dev")
+    assert verdict.ok is True
+    assert verdict.warned is True
+    assert validate_module._capacity_cell(verdict).startswith("⚠️ unknown: stopped by the time limit")
+    fits = validate_module.check_capacity(_dev_config(capacityCheck="warn"), "dev")
+    assert validate_module._capacity_cell(fits).startswith("✅ fits")
