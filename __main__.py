@@ -6,8 +6,7 @@ config stops the program before any resource is registered, with every problem l
 
 import pulumi
 
-from kaistack.capacity.check import CapacityError
-from kaistack.capacity.gate import gate
+from kaistack.capacity.gate import CapacityError, gate
 from kaistack.declaration.model import StackConfig
 from kaistack.declaration.parse import TOP_LEVEL_KEYS, ConfigError
 from kaistack.stack.load import resolve

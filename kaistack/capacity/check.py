@@ -383,25 +383,3 @@ def _node_verdict(
     gpus.extend(GpuVerdict(f"gpu{i}", 0.0, False, (), ()) for i in range(len(ordered), node.gpus))
     pods = tuple(pod_name.get(t, t) for t in (computed.tasks if computed else ()))
     return NodeVerdict(node.name, pool, node.gpu_memory_mib, tuple(gpus), pods, domain)
-
-
-class CapacityError(Exception):
-    """The declared work does not fit: raised by `gate` so the program stops before creating anything."""
-
-    def __init__(self, report: CapacityReport) -> None:
-        self.report = report
-        lines = [f"kaistack capacity check failed for stack {report.stack}: {report.summary()}"]
-        if report.partial:
-            # Every workload not reached yet would be listed as Pending: the clock, not the capacity, stopped it.
-            lines.append(
-                f"  (raise the limit, or run kaistack check --stack {report.stack or 'NAME'} to see how long the "
-                "check takes; set kaistack:kai.capacityCheck to 'warn' to deploy anyway)"
-            )
-            super().__init__("\n".join(lines))
-            return
-        lines += [f"  {reason}" for reason in report.reasons]
-        lines.append(
-            f"  (kaistack check --stack {report.stack or 'NAME'} shows where everything lands; set "
-            "kaistack:kai.capacityCheck to 'warn' to deploy anyway, e.g. on an autoscaling cluster)"
-        )
-        super().__init__("\n".join(lines))

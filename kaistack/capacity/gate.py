@@ -11,13 +11,36 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from kaistack.capacity.check import CapacityError, CapacityReport, check
+from kaistack.capacity.check import CapacityReport, check
 from kaistack.declaration.model import StackConfig
 from kaistack.declaration.parse import NAMESPACE
 
-__all__ = ["bounded_check", "gate", "last_report", "limit"]
+__all__ = ["CapacityError", "bounded_check", "gate", "last_report", "limit"]
 
 STACK_LIMIT = f"{NAMESPACE}:kai.capacityCheckMaxSeconds"
+
+
+class CapacityError(Exception):
+    """The declared work does not fit: raised by `gate` so the program stops before creating anything."""
+
+    def __init__(self, report: CapacityReport) -> None:
+        self.report = report
+        lines = [f"kaistack capacity check failed for stack {report.stack}: {report.summary()}"]
+        if report.partial:
+            # Every workload not reached yet would be listed as Pending: the clock, not the capacity, stopped it.
+            lines.append(
+                f"  (raise the limit, or run kaistack check --stack {report.stack or 'NAME'} to see how long the "
+                "check takes; set kaistack:kai.capacityCheck to 'warn' to deploy anyway)"
+            )
+            super().__init__("\n".join(lines))
+            return
+        lines += [f"  {reason}" for reason in report.reasons]
+        lines.append(
+            f"  (kaistack check --stack {report.stack or 'NAME'} shows where everything lands; set "
+            "kaistack:kai.capacityCheck to 'warn' to deploy anyway, e.g. on an autoscaling cluster)"
+        )
+        super().__init__("\n".join(lines))
+
 
 _limit: float | None = None
 _last: tuple[tuple[str, str, float | None], CapacityReport] | None = None

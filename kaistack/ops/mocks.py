@@ -320,7 +320,7 @@ class MockSession:
         try:
             _sync_await(run_pulumi_func(program))
         except pulumi.RunError as err:
-            from kaistack.capacity.check import CapacityError
+            from kaistack.capacity.gate import CapacityError
 
             # __main__.capacity_gate raises the RunError while handling the CapacityError.
             raise RenderError(str(err), does_not_fit=isinstance(err.__context__, CapacityError)) from None

@@ -120,7 +120,7 @@ def test_the_smaller_of_the_stacks_and_validates_limit_bounds_the_gate(
 
 def test_validates_own_shorter_limit_leaves_the_verdict_to_validate_but_the_stacks_stops_the_program() -> None:
     from kaistack.capacity import gate as gate_module
-    from kaistack.capacity.check import CapacityError
+    from kaistack.capacity.gate import CapacityError
     from kaistack.declaration.parse import parse_config
 
     raw = _dev_raw()
