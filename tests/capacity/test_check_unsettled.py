@@ -135,12 +135,18 @@ def test_diff_of_a_change_that_keeps_an_existing_loop_is_not_harmful():
     assert "(as before it)" in diff_text(diff)
 
 
-def test_diff_with_a_side_stopped_by_its_time_limit_is_partial_and_says_which():
+def _same_stack_diff(*, stop_before: bool, stop_after: bool) -> CapacityDiff:
+    """The unsettled stack against itself, either side's simulation stopped before anything ran."""
     raw = _raw()
     config = parse_config(raw)
     declared = {w["name"]: w for w in raw["workloads"]}
-    diff = diff_reports(check(config), check(config, max_seconds=0.0), declared_before=declared,
-                        declared_after=declared, base="base")  # fmt: skip
+    before = check(config, max_seconds=0.0 if stop_before else None)
+    after = check(config, max_seconds=0.0 if stop_after else None)
+    return diff_reports(before, after, declared_before=declared, declared_after=declared, base="base")
+
+
+def test_diff_with_a_side_stopped_by_its_time_limit_is_partial_and_says_which():
+    diff = _same_stack_diff(stop_before=False, stop_after=True)
     assert diff.partial
     assert diff.partial_before == ""
     assert diff.partial_after.startswith("unknown: stopped by the time limit")
@@ -152,12 +158,8 @@ def test_diff_with_a_side_stopped_by_its_time_limit_is_partial_and_says_which():
     assert "partialBefore" not in to_diff_json(diff)
 
 
-def test_a_partial_diff_is_flagged_in_the_pr_comment_even_with_no_row():
-    raw = _raw()
-    config = parse_config(raw)
-    declared = {w["name"]: w for w in raw["workloads"]}
-    stopped = check(config, max_seconds=0.0)
-    diff = diff_reports(stopped, stopped, declared_before=declared, declared_after=declared, base="base")
+def test_a_partial_diff_is_flagged_in_the_pr_comment_though_nothing_is_harmful():
+    diff = _same_stack_diff(stop_before=True, stop_after=True)
     assert not diff.harmful
     comment = to_diff_markdown(diff)
     assert comment.startswith("### ⚠️")
@@ -166,16 +168,11 @@ def test_a_partial_diff_is_flagged_in_the_pr_comment_even_with_no_row():
 
 def test_diff_does_not_blame_workloads_a_stopped_simulation_never_reached():
     """The same declaration, the change's side stopped: no row says no-longer-fits, nothing is harmful."""
-    raw = _raw()
-    config = parse_config(raw)
-    declared = {w["name"]: w for w in raw["workloads"]}
-    diff = diff_reports(check(config), check(config, max_seconds=0.0), declared_before=declared,
-                        declared_after=declared, base="base")  # fmt: skip
+    diff = _same_stack_diff(stop_before=False, stop_after=True)
     assert diff.partial
     assert not diff.harmful
     assert diff.workloads
     assert {w.change for w in diff.workloads} == {"not-compared"}
     assert "simulation after the change stopped" in diff.workloads[0].detail
-    swapped = diff_reports(check(config, max_seconds=0.0), check(config), declared_before=declared,
-                           declared_after=declared, base="base")  # fmt: skip
+    swapped = _same_stack_diff(stop_before=True, stop_after=False)
     assert {w.change for w in swapped.workloads} == {"not-compared"}
