@@ -116,10 +116,11 @@ def diff_reports(
         stopped = [side for side, w in (("before", a), ("after", b)) if w is not None and w.not_reached]
         if stopped:
             # A stopped simulation never got to it: its status is the clock's, and comparing it would blame it.
-            if len(stopped) == 2:
-                detail = "the simulations before and after the change stopped at their time limits before they got to it"
-            else:
-                detail = f"the simulation {stopped[0]} the change stopped at its time limit before it got to this workload"
+            detail = (
+                "the simulations before and after the change stopped at their time limits before they got to it"
+                if len(stopped) == 2
+                else f"the simulation {stopped[0]} the change stopped at its time limit before it got to it"
+            )
             changes.append(WorkloadChange(name, "not-compared", a.status if a else None, b.status, "", detail))
             continue
         if a is None:
