@@ -8,6 +8,8 @@ import copy
 
 import pytest
 
+from kaistack.declaration import limits
+from kaistack.declaration.model.cluster import eks_scaling
 from kaistack.declaration.parse import ConfigError, parse_config
 
 KIND = {
@@ -271,3 +273,80 @@ def test_sharing_off_refuses_only_shared_gpu_workloads():
     r["workloads"][0] = {"name": "w", "kind": "Job", "queue": "team", "image": "x", "gpuFraction": 0.5}
     with pytest.raises(ConfigError, match=r"workloads\[0\]: gpuFraction/gpuMemoryMiB need kaistack:kai.sharing"):
         parse_config(r)
+
+
+def _labelled(raw, labels):
+    raw["cluster"]["nodePools"][0]["labels"] = labels
+    return raw
+
+
+def test_a_stray_protect_on_a_kind_clusters_eks_block_protects_nothing():
+    assert not parse_config(kind(eks={"region": "us-west-2", "protect": True})).cluster.protected
+    assert parse_config(eks(protect=True)).cluster.protected
+
+
+@pytest.mark.parametrize("key", ["kubernetes.io/gpu", "k8s.io/gpu"])
+@pytest.mark.parametrize("raw", [kind(), copy.deepcopy(EKS)], ids=["kind", "eks"])
+def test_a_bare_kubernetes_io_or_k8s_io_label_is_refused_on_kind_and_eks(raw, key):
+    with pytest.raises(ConfigError, match=rf"labels\.{key}: kubelet refuses to start"):
+        parse_config(_labelled(copy.deepcopy(raw), {key: "a"}))
+
+
+@pytest.mark.parametrize(
+    ("region", "partition"),
+    [
+        ("cn-north-1", "aws-cn"),
+        ("us-gov-east-1", "aws-us-gov"),
+        ("us-iso-east-1", "aws-iso"),
+        ("us-isob-east-1", "aws-iso-b"),
+        ("eu-isoe-west-1", "aws-iso-e"),
+        ("us-isof-south-1", "aws-iso-f"),
+        ("eusc-de-east-1", "aws-eusc"),
+    ],
+)
+def test_each_partitions_region_takes_its_own_principals(region, partition):
+    raw = eks(region=region, availabilityZones=[f"{region}a", f"{region}b"])
+    raw["cluster"]["eks"]["adminPrincipals"] = [f"arn:{partition}:iam::123456789012:role/ci"]
+    parse_config(raw)
+    raw["cluster"]["eks"]["adminPrincipals"] = ["arn:aws:iam::123456789012:role/ci"]
+    with pytest.raises(ConfigError, match=rf"in partition 'aws', but region '{region}' is in '{partition}'"):
+        parse_config(raw)
+
+
+def test_an_eks_pool_without_max_size_scales_to_at_least_one_node():
+    raw = copy.deepcopy(EKS)
+    raw["cluster"]["nodePools"] += [{"name": "idle", "instanceType": "g6.xlarge", "count": 0}]
+    pools = parse_config(raw).cluster.node_pools
+    assert [eks_scaling(p) for p in pools] == [(2, 2, 2), (0, 0, 1)]
+
+
+def test_mig_device_counts_may_be_zero_but_not_negative():
+    r = copy.deepcopy(KIND)
+    r["cluster"]["nodePools"][0]["mig"] = {"nvidia.com/mig-1g.10gb": 0}
+    assert parse_config(r).cluster.node_pools[0].mig == {"nvidia.com/mig-1g.10gb": 0}
+    r["cluster"]["nodePools"][0]["mig"] = {"nvidia.com/mig-1g.10gb": -1}
+    with pytest.raises(ConfigError, match=r"MIG device count for nvidia\.com/mig-1g\.10gb must be 0\.\.[0-9]+, got -1"):
+        parse_config(r)
+
+
+def test_a_pools_max_size_counts_toward_max_nodes_and_an_empty_pool_not():
+    r = copy.deepcopy(EKS)
+    r["cluster"]["nodePools"] = [{"name": "a", "instanceType": "m6i.large", "count": 1, "maxSize": limits.MAX_NODES}]
+    parse_config(r)
+    r["cluster"]["nodePools"].append({"name": "b", "instanceType": "m6i.large", "count": 0})
+    parse_config(r)
+    r["cluster"]["nodePools"][1]["count"] = 1
+    with pytest.raises(ConfigError, match=f"add up to {limits.MAX_NODES + 1} nodes"):
+        parse_config(r)
+
+
+def test_the_system_node_groups_desired_size_lies_between_its_bounds():
+    outside = r"systemNodeGroup.desiredSize: 4 must lie between minSize \(2\) and maxSize \(3\)"
+    with pytest.raises(ConfigError, match=outside):
+        parse_config(eks(systemNodeGroup={"minSize": 2, "maxSize": 3, "desiredSize": 4}))
+
+
+def test_kubernetes_io_namespaces_match_whole_domain_labels_only():
+    parse_config(_labelled(kind(), {"notkubernetes.io/a": "x", "k8s.io": "x"}))
+    with pytest.raises(ConfigError, match=r"labels\.xnode\.kubernetes\.io/a: kubelet refuses to start"):
+        parse_config(_labelled(kind(), {"xnode.kubernetes.io/a": "x"}))
