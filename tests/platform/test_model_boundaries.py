@@ -7,20 +7,13 @@ from __future__ import annotations
 import copy
 
 import pytest
+from platform_testlib import base_raw
 
 from kaistack.declaration import limits
 from kaistack.declaration.model.cluster import eks_scaling
 from kaistack.declaration.parse import ConfigError, parse_config
 
-KIND = {
-    "cluster": {
-        "provider": "kind",
-        "name": "unit",
-        "nodePools": [{"name": "gpu", "count": 2, "gpus": 4, "cpu": "16", "memory": "64Gi"}],
-    },
-    "gpu": {"mode": "fake"},
-    "queues": [{"name": "team"}],
-}
+KIND = base_raw()
 EKS = {
     "cluster": {
         "provider": "eks",
