@@ -5,6 +5,7 @@ provider). Each passes here and failed on its mutant."""
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 from platform_testlib import base_raw
@@ -343,3 +344,62 @@ def test_kubernetes_io_namespaces_match_whole_domain_labels_only():
     parse_config(_labelled(kind(), {"notkubernetes.io/a": "x", "k8s.io": "x"}))
     with pytest.raises(ConfigError, match=r"labels\.xnode\.kubernetes\.io/a: kubelet refuses to start"):
         parse_config(_labelled(kind(), {"xnode.kubernetes.io/a": "x"}))
+
+
+def _pool(**fields):  # type: ignore[no-untyped-def]
+    raw = copy.deepcopy(KIND)
+    raw["cluster"]["nodePools"][0].update(fields)
+    return raw
+
+
+def _second_pool(**fields):  # type: ignore[no-untyped-def]
+    raw = copy.deepcopy(KIND)
+    raw["cluster"]["nodePools"].append({"name": "more", "count": 1, **fields})
+    return raw
+
+
+def _system(**fields):  # type: ignore[no-untyped-def]
+    return eks(systemNodeGroup={"minSize": 1, "maxSize": 1000, "desiredSize": 1, **fields})
+
+
+# (key path in the error, a stack with the value, lowest allowed, highest allowed): the Field bounds the schema
+# snapshot alone guarded (a mutation run changed each and only test_shipped_schema_is_the_generated_one noticed).
+BOUNDS = {
+    "pool count": ("cluster.nodePools[0].count", lambda v: _pool(count=v), 0, limits.MAX_NODES),
+    "pool gpus": ("cluster.nodePools[1].gpus", lambda v: _second_pool(gpus=v), 0, limits.MAX_GPUS_PER_NODE),
+    "pool pods": ("cluster.nodePools[0].pods", lambda v: _pool(pods=v), 1, 100_000),
+    "pool gpuMemoryMiB": ("cluster.nodePools[0].gpuMemoryMiB", lambda v: _pool(gpuMemoryMiB=v), 1, 2**31),
+    "kind tenantPorts": (
+        "cluster.kind.tenantPorts",
+        lambda v: kind(kind={"tenantPortBase": 30000, "tenantPorts": v}),
+        1,
+        100,
+    ),
+    "system minSize": (
+        "cluster.eks.systemNodeGroup.minSize",
+        lambda v: _system(minSize=v, desiredSize=max(v, 1)),
+        1,
+        1000,
+    ),
+    "system maxSize": ("cluster.eks.systemNodeGroup.maxSize", lambda v: _system(maxSize=v), 1, 1000),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BOUNDS))
+def test_each_numeric_bound_accepts_its_ends_and_refuses_one_past_them(case: str) -> None:
+    key, stack, lowest, highest = BOUNDS[case]
+    parse_config(stack(lowest))
+    parse_config(stack(highest))
+    for past in (lowest - 1, highest + 1):
+        with pytest.raises(ConfigError, match=re.escape(f"kaistack:{key}:")):
+            parse_config(stack(past))
+
+
+@pytest.mark.parametrize("strategy", ["none", "single", "mixed"])
+def test_each_mig_strategy_gfd_writes_is_accepted_and_kept(strategy: str) -> None:
+    assert parse_config(_pool(migStrategy=strategy)).cluster.node_pools[0].mig_strategy == strategy
+
+
+def test_a_mig_strategy_gfd_never_writes_is_refused_naming_the_allowed_ones() -> None:
+    with pytest.raises(ConfigError, match=r"nodePools\[0\]\.migStrategy: .*'none', 'single' or 'mixed'"):
+        parse_config(_pool(migStrategy="auto"))
