@@ -93,11 +93,14 @@ def run(args: argparse.Namespace) -> int:
             deadline = time.monotonic() + args.wait
             while True:
                 report = verify_stack(config, client, stack=args.stack, kubeconfig=kubeconfig.origin, progress=progress)
-                if report.ok or time.monotonic() + RETRY_INTERVAL_S > deadline:
+                left = deadline - time.monotonic()
+                if report.ok or left <= 0:
                     break
+                # The last stretch of the wait gets its check too (a --wait under the interval is one more check).
+                pause = min(RETRY_INTERVAL_S, left)
                 failing = len(report.failures)
-                print(f"{failing} checks failing; checking again in {RETRY_INTERVAL_S:.0f} s", file=sys.stderr)
-                _sleep(RETRY_INTERVAL_S)
+                print(f"{failing} checks failing; checking again in {pause:.0f} s", file=sys.stderr)
+                _sleep(pause)
     except KubeAPIError as err:
         if err.status == 401:  # as diagnose says it: the path is not what went wrong
             rejected = f"the API server rejected the credentials (401) when reading {err.path}"

@@ -27,7 +27,7 @@ Read-only checks against the Kubernetes API (`kaistack.kube.client`, over lightk
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -144,20 +144,35 @@ def verify_stack(
 
 def check_kai_components(config: StackConfig, client: KubeClient) -> list[CheckResult]:
     namespace = config.kai.namespace
-    deployments = {d["metadata"]["name"]: d for d in list_objects(client, k8s.Deployment, namespace)}
+    deployments = _by_name(list_objects(client, k8s.Deployment, namespace))
     results = []
     for name in sorted(set(KAI_DEPLOYMENTS) | set(deployments)):
         subject = f"{namespace}/{name}"
         if name not in deployments:
             results.append(CheckResult("kai-components", subject, False, "Deployment not found"))
             continue
+        if name in KAI_DEPLOYMENTS and (deployments[name].get("spec") or {}).get("replicas", 1) == 0:
+            # A rollout of nothing is complete: 0/0 available would pass while nothing of KAI's runs.
+            detail = "scaled to 0 replicas: the component is not running (kubectl scale it back up)"
+            results.append(CheckResult("kai-components", subject, False, detail))
+            continue
         results.append(rollout_result("kai-components", subject, deployments[name]))
     return results
 
 
+def _by_name(items: Iterable[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+    """Objects by metadata.name; an item without one (no API server sends it) cannot be what a check looks for."""
+    named = {}
+    for item in items:
+        name = (item.get("metadata") or {}).get("name") if isinstance(item, Mapping) else None
+        if isinstance(name, str):
+            named[name] = item
+    return named
+
+
 def check_queues(config: StackConfig, client: KubeClient) -> list[CheckResult]:
     try:
-        live = {q["metadata"]["name"]: q for q in client.list(k8s.Queue)}
+        live = _by_name(client.list(k8s.Queue))
     except KubeAPIError as err:
         if err.status != 404:
             raise

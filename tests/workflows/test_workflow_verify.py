@@ -372,3 +372,74 @@ def test_seconds_that_are_not_finite_and_in_range_are_a_usage_error(flag, value,
         main(["verify", "--stack", "dev", flag, value])
     assert caught.value.code == 2
     assert f"argument {flag}:" in capsys.readouterr().err
+
+
+def test_a_wait_shorter_than_the_interval_checks_again_at_its_end(project, fake_kube, capsys, monkeypatch):
+    """--wait 14 checked once and gave up (the loop wanted a whole 15 s interval left)."""
+    from kaistack.cli import verify as verify_command
+
+    pod = fake_kube.pod(ML_PODS, "notebook")
+    running = pod["status"]
+    pod["status"] = {"phase": "Pending"}
+    pauses: list[float] = []
+    monkeypatch.setattr(verify_command, "_sleep", lambda s: pauses.append(s) or pod.update(status=running))
+    kubeconfig = fake_kube.kubeconfig(project.parent)
+    code = main(
+        ["verify", "--stack", "dev", "--project", str(project), "--kubeconfig", str(kubeconfig), "--wait", "14"]
+    )
+    assert code == 0
+    assert len(pauses) == 1
+    assert 13 < pauses[0] <= 14
+
+
+def _infer_on_its_own_gpu_asking_gpu_memory(fake_kube):
+    """infer's two 0.5 shares on one node in two GPU groups, the second asking 5700 MiB of an 11400 MiB GPU."""
+    pod = fake_kube.pod(ML_PODS, "infer-7c9d8b6f4-q9m4z")
+    pod["metadata"]["labels"]["runai-gpu-group"] = "aaaaaaaa-0000-0000-0000-000000000000"
+    del pod["metadata"]["annotations"]["gpu-fraction"]
+    pod["metadata"]["annotations"]["gpu-memory"] = "5700"
+
+
+def test_gpu_memory_shares_are_compared_with_the_nodes_gpu_memory(project, fake_kube, capsys):
+    _infer_on_its_own_gpu_asking_gpu_memory(fake_kube)
+    code, report = verify_json(project, fake_kube, capsys)
+    assert code == 1
+    assert "fit one GPU but are on two" in check_detail(report, "gpu-group", "node kaistack-dev-worker")
+
+
+@pytest.mark.parametrize("unreadable", ["forbidden", "no-label"])
+def test_a_gpu_group_whose_share_is_unknown_is_not_checked_not_passed(project, fake_kube, capsys, unreadable):
+    """The node's GPU memory could not be read (403, or no nvidia.com/gpu.memory label): it passed with '?'."""
+    _infer_on_its_own_gpu_asking_gpu_memory(fake_kube)
+    node = "/api/v1/nodes/kaistack-dev-worker"
+    if unreadable == "forbidden":
+        fake_kube.forbidden.add(node)
+    else:
+        del fake_kube.responses[node]["metadata"]["labels"]["nvidia.com/gpu.memory"]
+    _, report = verify_json(project, fake_kube, capsys)
+    assert not any(c["check"] == "gpu-group" and c["subject"] == "node kaistack-dev-worker" for c in report["checks"])
+    assert any(n.startswith("gpu-group: node kaistack-dev-worker not checked: the share of GPU group aaaaaaaa")
+               for n in report["notes"])  # fmt: skip
+
+
+def test_a_kai_component_scaled_to_zero_fails(project, fake_kube, capsys):
+    """Its rollout of nothing is complete (0/0 available): it passed while KAI's scheduler did not run."""
+    deployment = next(d for d in fake_kube.items(DEPLOYMENTS) if d["metadata"]["name"] == "kai-scheduler-default")
+    deployment["spec"]["replicas"] = 0
+    deployment["status"] = {
+        "observedGeneration": deployment["metadata"].get("generation", 1),
+        "replicas": 0,
+        "conditions": [{"type": "Available", "status": "True"}, {"type": "Progressing", "status": "True"}],
+    }
+    code, report = verify_json(project, fake_kube, capsys)
+    assert code == 1
+    subject = "kai-scheduler/kai-scheduler-default"
+    assert failed_checks(report) == [("kai-components", subject)]
+    assert check_detail(report, "kai-components", subject).startswith("scaled to 0 replicas")
+
+
+def test_a_queue_listed_without_metadata_is_skipped_not_an_internal_error(project, fake_kube, capsys):
+    """It was exit 70 (KeyError: 'metadata'); a Queue is read as the API sends it, no model in between."""
+    fake_kube.items(QUEUES).append({"spec": {}})
+    code, report = verify_json(project, fake_kube, capsys)
+    assert (code, failed_checks(report)) == (0, [])
