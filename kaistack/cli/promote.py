@@ -11,6 +11,7 @@ from kaistack.cli.output import print_json, refuse
 
 if TYPE_CHECKING:
     from kaistack.ops.promote import PromotionPlan, PromotionResult
+    from kaistack.ops.promote_plan import CandidateCheck
 
 DESCRIPTION = """\
 Copy the release pins of SOURCE's stack file into TARGET's: kaistack:kai.version, each shared
@@ -61,17 +62,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kaistack.declaration.parse import ConfigError
-    from kaistack.ops.promote import PromotionError, promote
+    from kaistack.ops.promote import DECLINED, PromotionError, promote
     from kaistack.progress import Progress
 
     interactive = sys.stdin.isatty() and not args.json
     if not (args.yes or args.dry_run or interactive):
         return refuse(args, "kaistack promote: pass --yes to write, or --dry-run to only show the change", 2)
 
-    def confirm(plan: PromotionPlan) -> bool:
+    def confirm(plan: PromotionPlan, check: CandidateCheck) -> bool:
         if args.yes:
             return True
         _print_plan(plan)
+        _print_check(plan, check)  # what the answer is to be based on, before the question
         try:
             answer = input(f"write {plan.target_file.name}? [y/N] ")
         except EOFError:  # Ctrl-D, or stdin closed under the terminal: no answer is a no
@@ -101,10 +103,12 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result.as_dict())
     else:
-        if args.yes or args.dry_run or not result.plan.changed or result.check is None or not result.check.ok:
+        asked = not (args.yes or args.dry_run or not result.plan.changed or result.check is None)
+        asked = asked and result.check is not None and result.check.ok
+        if not asked:
             _print_plan(result.plan)
-        _print_outcome(result, dry_run=args.dry_run)
-    return 1 if result.refused and result.refused != "not confirmed" else 0
+        _print_outcome(result, dry_run=args.dry_run, check_shown=asked)
+    return 1 if result.refused and result.refused != DECLINED else 0
 
 
 def _print_plan(plan: PromotionPlan) -> None:
@@ -128,17 +132,23 @@ def _print_plan(plan: PromotionPlan) -> None:
         print(plan.diff(), end="")
 
 
-def _print_outcome(result: PromotionResult, *, dry_run: bool) -> None:
+def _print_check(plan: PromotionPlan, check: CandidateCheck) -> None:
+    print()
+    if check.ok:
+        summary = check.report.summary_line() if check.report is not None else "passed"
+        print(f"validation of promoted {plan.target}: passed ({summary})")
+    else:
+        print(f"validation of promoted {plan.target}: FAILED")
+        for problem in check.problems:
+            print(f"  {problem}")
+
+
+def _print_outcome(result: PromotionResult, *, dry_run: bool, check_shown: bool = False) -> None:
+    from kaistack.ops.promote import DECLINED as declined
+
     plan, check = result.plan, result.check
-    if check is not None:
-        print()
-        if check.ok:
-            summary = check.report.summary_line() if check.report is not None else "passed"
-            print(f"validation of promoted {plan.target}: passed ({summary})")
-        else:
-            print(f"validation of promoted {plan.target}: FAILED")
-            for problem in check.problems:
-                print(f"  {problem}")
+    if check is not None and not check_shown:
+        _print_check(plan, check)
     if result.written:
         real = plan.target_file.resolve()
         if real.is_relative_to(plan.project_dir.resolve()):
@@ -147,6 +157,8 @@ def _print_outcome(result: PromotionResult, *, dry_run: bool) -> None:
             # A link out of the project: what changed is not in this repository's `git status`.
             print(f"wrote {real} ({plan.target_file.name} links to it, outside the project); next: commit that "
                   f"change where it lives and `pulumi up --stack {plan.target}`")  # fmt: skip
+    elif result.refused == declined:
+        print(f"not written ({result.refused}); {plan.target_file.name} unchanged")
     elif result.refused:
         print(f"refused: {result.refused}; {plan.target_file.name} unchanged", file=sys.stderr)
     elif dry_run and plan.changed:

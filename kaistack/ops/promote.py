@@ -267,6 +267,10 @@ def write_promotion(plan: PromotionPlan) -> None:
 # --- the whole flow -------------------------------------------------------------------------------------
 
 
+# The user answered no at the prompt: nothing failed, nothing written.
+DECLINED = "declined at the prompt"
+
+
 def promote(
     project_dir: Path,
     source: str,
@@ -274,7 +278,7 @@ def promote(
     *,
     write: bool,
     progress: Progress | None = None,
-    confirm: Callable[[PromotionPlan], bool] | None = None,
+    confirm: Callable[[PromotionPlan, CandidateCheck], bool] | None = None,
     allow_downgrade: bool = False,
 ) -> PromotionResult:
     """Plan, validate, and (when `write` and `confirm` agree) write. Raises ConfigError for bad stacks.
@@ -292,8 +296,8 @@ def promote(
     if not write:
         return PromotionResult(plan, check, written=False)
     refuse_read_only(plan.target_file)
-    if confirm is not None and not confirm(plan):
-        return PromotionResult(plan, check, written=False, refused="not confirmed")
+    if confirm is not None and not confirm(plan, check):
+        return PromotionResult(plan, check, written=False, refused=DECLINED)
     try:
         write_promotion(plan)
     except TargetChanged as err:

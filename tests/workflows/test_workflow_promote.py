@@ -339,7 +339,27 @@ def test_end_of_input_at_the_prompt_writes_nothing(project, passing, capsys, mon
     before = _staging(project)
     assert main(["promote", "dev", "staging", "--project", str(project)]) == 0
     assert _staging(project) == before
-    assert "not confirmed" in capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert "not written (declined at the prompt); Pulumi.staging.yaml unchanged" in out
+    assert "refused" not in err
+
+
+def test_the_prompt_comes_after_the_validation_verdict_it_asks_about(project, passing, capsys, monkeypatch):
+    """It was printed after the answer: the user said yes or no without knowing whether the target validated."""
+    shown: list[str] = []
+
+    def answer(prompt: str) -> str:
+        shown.append(capsys.readouterr().out)
+        return "y"
+
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr("builtins.input", answer)
+    assert main(["promote", "dev", "staging", "--project", str(project)]) == 0
+    [before_prompt] = shown
+    assert "validation of promoted staging: passed" in before_prompt
+    after = capsys.readouterr().out
+    assert "validation of promoted staging" not in after
+    assert after.startswith("wrote Pulumi.staging.yaml")
 
 
 def _dev(project: Path) -> bytes:
