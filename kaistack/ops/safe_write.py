@@ -110,6 +110,7 @@ def _replace(target: Path, text: str, mode: int, last_look: Callable[[], None]) 
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, mode)
+        _keep_owner(tmp, real)
         last_look()  # right before the rename
         os.replace(tmp, real)
     except OSError as err:
@@ -119,6 +120,18 @@ def _replace(target: Path, text: str, mode: int, last_look: Callable[[], None]) 
     except BaseException:
         _discard(tmp)
         raise
+
+
+def _keep_owner(tmp: Path, real: Path) -> None:
+    """The new file gets the old one's owner and group where this process may give them (root, e.g. a container
+    on a bind-mounted checkout, would otherwise leave the user a stack file they cannot edit)."""
+    try:
+        found = real.stat()
+    except OSError:
+        return  # a new file: this process's, as any file it creates
+    if (found.st_uid, found.st_gid) != (os.getuid(), os.getgid()):
+        with contextlib.suppress(OSError):  # not root: the file is the writer's, as an editor's save makes it
+            os.chown(tmp, found.st_uid, found.st_gid)
 
 
 def _discard(tmp: Path | None) -> None:
