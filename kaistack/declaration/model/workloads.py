@@ -6,9 +6,10 @@ import hashlib
 from collections.abc import Sequence
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from kaistack.declaration import kai_api, limits
+from kaistack.declaration.image_refs import image_problem
 from kaistack.declaration.model.base import (
     DNS_SUBDOMAIN,
     AnnotationMap,
@@ -127,6 +128,15 @@ class Workload(Model):
     topology: TopologyPlacement | None = Field(
         default=None, description="Keep the workload's pods together within levels of cluster.topology"
     )
+
+    @field_validator("image")
+    @classmethod
+    def _pullable(cls, value: str) -> str:
+        """What the kubelet would refuse (InvalidImageName) after `pulumi up` created everything else."""
+        problem = image_problem(value)
+        if problem is not None:
+            raise ValueError(f"{value!r} is not an image the kubelet can pull: {problem}")
+        return value
 
     @model_validator(mode="after")
     def _one_gpu_request(self) -> Workload:
