@@ -26,6 +26,8 @@ Path = tuple[PathKey, ...]
 _MERGE = "tag:yaml.org,2002:merge"
 # A node's properties before its value: an optional tag, then an anchor.
 _ANCHOR = re.compile(r"(![^\s]*\s+)?&")
+_TAG = re.compile(r"![^\s]*\s+")
+_STR = "tag:yaml.org,2002:str"
 
 
 class YamlEditError(Exception):
@@ -84,6 +86,9 @@ def set_value(text: str, path: Path, value: str) -> str:
     if _ANCHOR.match(text, start, end):
         # The node's span starts at its properties: replacing it would drop the anchor its aliases name.
         raise YamlEditError(f"{_show_path(path)} is anchored (&) or an alias (*); make the change by hand")
+    tag = _TAG.match(text, start, end)
+    if tag is not None and node.tag == _STR:
+        start = tag.end()  # `!!str v1` stays tagged: the new value is a string too (another tag goes with its value)
     return text[:start] + format_scalar(value, node.style, flow=flow) + text[end:]
 
 

@@ -127,3 +127,17 @@ def test_an_inserted_key_uses_the_files_line_break(newline):
     out = set_values(doc, [(("config", "kaistack:kai", "queueLabelKey"), "acme/queue")])
     assert f"    version: v0.16.0 # pinned{newline}    queueLabelKey: acme/queue{newline}" in out
     assert out.replace(f"    queueLabelKey: acme/queue{newline}", "") == doc
+
+
+def test_a_replaced_values_str_tag_stays():
+    """`!!str v0.16.0` lost its tag: the same data, but not the bytes the user wrote (review)."""
+    doc = DOC.replace("version: v0.16.0", "version: !!str v0.16.0")
+    out = set_values(doc, [(("config", "kaistack:kai", "version"), "v0.17.0")])
+    assert out == doc.replace("!!str v0.16.0", "!!str v0.17.0")
+
+
+def test_a_tag_of_another_type_goes_with_the_value_it_typed():
+    """A string cannot keep `!!int`: the new value is written untagged (a pin is a string)."""
+    doc = DOC.replace("namespace: kai   # why", "namespace: !!int 5   # why")
+    out = set_values(doc, [(("config", "kaistack:kai", "namespace"), "kai")])
+    assert out == DOC
