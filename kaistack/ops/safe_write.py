@@ -29,7 +29,8 @@ class WriteFailed(EnvironmentProblem):
 
 
 def refuse_read_only(target: Path) -> None:
-    """A read-only target is someone's decision (a frozen environment): refuse, never replace it.
+    """A read-only target is someone's decision (a frozen environment): refuse, never replace it. A hard-linked one
+    is refused too: it cannot be replaced without splitting it from its other names.
 
     Checked on the mode bits as well as with access(2), because root passes access() for any file.
     """
@@ -46,6 +47,13 @@ def refuse_read_only(target: Path) -> None:
         )
     if not os.access(_real(target).parent, os.W_OK | os.X_OK):
         raise WriteFailed(f"the directory of {target} is not writable; nothing written")
+    links = os.stat(_real(target)).st_nlink
+    if links > 1:
+        # A rename gives this name a new file: the other names would keep the old text, and nothing would say so.
+        raise WriteFailed(
+            f"{target} has {links} hard links; replacing it would leave the other {links - 1} on the old text. "
+            "Make it one file (or a symlink) to change it; nothing written"
+        )
 
 
 def _on_read_only_file_system(target: Path) -> bool:

@@ -293,7 +293,7 @@ def test_a_named_pipe_no_process_reads_from_is_refused_as_a_write_failure(
     assert f"{fifo} is a pipe no process reads from" in capsys.readouterr().err
 
 
-def _file_of_another_owner(tmp_path: Path) -> tuple[Path, str]:
+def _written_stack_file(tmp_path: Path) -> tuple[Path, str]:
     target = tmp_path / "Pulumi.staging.yaml"
     target.write_text("old\n")
     return target, safe_write.hashlib.sha256(target.read_bytes()).hexdigest()
@@ -302,18 +302,18 @@ def _file_of_another_owner(tmp_path: Path) -> tuple[Path, str]:
 @pytest.mark.skipif(os.getuid() != 0, reason="only root can give a file to another user")
 def test_a_replaced_file_keeps_its_owner_when_root_writes_it(tmp_path: Path) -> None:
     """Root in a container on a bind-mounted checkout left the user a stack file owned by root."""
-    target, digest = _file_of_another_owner(tmp_path)
+    target, digest = _written_stack_file(tmp_path)
     os.chown(target, 1234, 1234)
     safe_write.replace_if_unchanged(target, "new\n", digest)
     assert (target.stat().st_uid, target.stat().st_gid) == (1234, 1234)
     assert target.read_text() == "new\n"
 
 
-def test_a_replaced_file_of_another_owner_is_given_back_where_the_process_may(
+def test_a_replaced_written_stack_file_is_given_back_where_the_process_may(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """As any user: the new file is handed to the old one's owner (the chown fails quietly where not allowed)."""
-    target, digest = _file_of_another_owner(tmp_path)
+    target, digest = _written_stack_file(tmp_path)
     owner = (target.stat().st_uid, target.stat().st_gid)
     given: list[tuple[int, int]] = []
     monkeypatch.setattr(safe_write.os, "getuid", lambda: owner[0] + 1)
@@ -321,3 +321,13 @@ def test_a_replaced_file_of_another_owner_is_given_back_where_the_process_may(
     safe_write.replace_if_unchanged(target, "new\n", digest)
     assert given == [owner]
     assert target.read_text() == "new\n"
+
+
+def test_a_hard_linked_file_is_refused_not_split_from_its_other_names(tmp_path: Path) -> None:
+    """Replaced by a rename, the other name kept the old text and nothing said so (promote's stack file)."""
+    target, digest = _written_stack_file(tmp_path)
+    other = tmp_path / "Pulumi.staging.yaml.link"
+    os.link(target, other)
+    with pytest.raises(safe_write.WriteFailed, match=r"has 2 hard links; replacing it would leave the other 1 on"):
+        safe_write.replace_if_unchanged(target, "new\n", digest)
+    assert target.read_text() == other.read_text() == "old\n"
