@@ -9,8 +9,9 @@ the program at module level.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -54,3 +55,22 @@ def mocks() -> Iterator[MockSession]:
     """Stack "dev": `.set_config(raw, other)`, `.run(main)`, `.resources`, `.named(type, name)`, `.of_type(type)`."""
     with MockSession(stack="dev") as session:
         yield session
+
+
+@pytest.fixture
+def check_limits(monkeypatch: pytest.MonkeyPatch) -> Callable[[Any], list[float | None]]:
+    """`check_limits(module)`: the max_seconds of each call to `module.check` (kaistack.capacity.check's, as that
+    module imported it), the calls themselves run as they would."""
+
+    def watch(module: Any) -> list[float | None]:
+        seen: list[float | None] = []
+        real = module.check
+
+        def recording(config, stack="", max_seconds=None, simulation=None, **names):  # type: ignore[no-untyped-def]
+            seen.append(max_seconds)
+            return real(config, stack, max_seconds, simulation, **names)
+
+        monkeypatch.setattr(module, "check", recording)
+        return seen
+
+    return watch

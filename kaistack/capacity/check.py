@@ -242,13 +242,11 @@ def check(
         notes=the_plan.notes,
         unsettled=result.unsettled is not None,
         loop=result.unsettled.period if result.unsettled is not None else None,
-        stopped_by=_limit_phrase(limit_name, max_seconds) if result.partial else "",
+        stopped_by=_limit_phrase(limit_name, max_seconds) if result.partial and max_seconds is not None else "",
     )
 
 
-def _limit_phrase(name: str, seconds: float | None) -> str:
-    if seconds is None:
-        return name
+def _limit_phrase(name: str, seconds: float) -> str:
     return f"{name} {seconds:g}" if name.startswith("--") else f"{name}: {seconds:g}"
 
 

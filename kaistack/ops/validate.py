@@ -181,8 +181,8 @@ def validate_stack(
     with ThreadPoolExecutor(max_workers=1) as pool:
         # The pack's interpreter start and imports overlap with rendering.
         # --max-seconds bounds the pack's own simulation too, through kai-capacity's maxSeconds knob.
-        bounded = max_seconds is not None and max_seconds <= _DAY
-        knobs = {"kai-capacity": {"maxSeconds": max_seconds}} if bounded else None
+        pack_limit = _pack_limit(max_seconds)
+        knobs = {"kai-capacity": {"maxSeconds": pack_limit}} if pack_limit is not None else None
         pack_future: Future[PolicyPackClient] = pool.submit(PolicyPackClient.start, pack_dir, env=env, config=knobs)
         try:
             with capacity_gate.limit(max_seconds):
@@ -239,15 +239,19 @@ def _pack(future: Future[PolicyPackClient], report: ValidationReport) -> PolicyP
         return None
 
 
+def _pack_limit(max_seconds: float | None) -> float | None:
+    """validate's limit as the pack gets it (maxSeconds, and the RPC's deadline): past a day none, as gRPC's
+    deadline overflows around 9e9 s and fails the call at once."""
+    return max_seconds if max_seconds is not None and max_seconds <= _DAY else None
+
+
 def _analyze(
     pack: PolicyPackClient, resources: list[AnalyzedResource], report: ValidationReport, max_seconds: float | None
 ) -> list[Finding]:
     findings: list[Finding] = []
-    # kai-capacity stops near max_seconds (its maxSeconds knob); the rest of the stack policies take seconds.
-    # Past a day it is no deadline: gRPC's overflows around 9e9 s and fails the call at once.
-    stack_timeout = None
-    if max_seconds is not None and max_seconds <= _DAY:
-        stack_timeout = max_seconds + STACK_POLICIES_MARGIN_S
+    # kai-capacity stops near its maxSeconds knob; the rest of the stack policies take seconds.
+    pack_limit = _pack_limit(max_seconds)
+    stack_timeout = pack_limit + STACK_POLICIES_MARGIN_S if pack_limit is not None else None
     for step in (pack.analyze, partial(pack.analyze_stack, timeout=stack_timeout)):
         try:
             findings += step(resources)

@@ -98,19 +98,12 @@ def test_under_warn_a_check_stopped_by_the_stacks_time_limit_deploys(tmp_path: P
     [(None, None, None), (30.0, None, 30.0), (None, 20.0, 20.0), (30.0, 20.0, 20.0), (30.0, 90.0, 30.0)],
 )
 def test_the_smaller_of_the_stacks_and_validates_limit_bounds_the_gate(
-    monkeypatch: pytest.MonkeyPatch, declared: float | None, cli: float | None, applied: float | None
+    check_limits: Any, declared: float | None, cli: float | None, applied: float | None
 ) -> None:
     from kaistack.capacity import gate as gate_module
     from kaistack.declaration.parse import parse_config
 
-    seen: list[float | None] = []
-    real = gate_module.check
-
-    def recording(config, stack="", max_seconds=None, simulation=None, **names):  # type: ignore[no-untyped-def]
-        seen.append(max_seconds)
-        return real(config, stack, max_seconds, simulation, **names)
-
-    monkeypatch.setattr(gate_module, "check", recording)
+    seen = check_limits(gate_module)
     raw = _dev_raw()
     raw["kai"] = {**raw.get("kai", {}), **({"capacityCheckMaxSeconds": declared} if declared else {})}
     with gate_module.limit(cli):

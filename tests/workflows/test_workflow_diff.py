@@ -6,6 +6,7 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -148,18 +149,11 @@ def test_without_max_seconds_the_diff_is_not_partial(repo: Path, capsys: pytest.
 
 
 def test_max_seconds_is_shared_the_base_gets_half_and_the_change_what_is_left(
-    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    repo: Path, check_limits: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from kaistack.capacity import check as capacity_check
 
-    limits: list[float | None] = []
-    real = capacity_check.check
-
-    def recording(config, stack="", max_seconds=None, simulation=None, **names):  # type: ignore[no-untyped-def]
-        limits.append(max_seconds)
-        return real(config, stack, max_seconds, simulation, **names)
-
-    monkeypatch.setattr(capacity_check, "check", recording)
+    limits = check_limits(capacity_check)
     main(["diff", "--stack", "dev", "--base", "HEAD", "--project", str(repo), "--max-seconds", "100"])
     assert limits[0] == 50
     assert limits[1] is not None
