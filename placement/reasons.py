@@ -19,6 +19,7 @@ from placement.placing import node_quota_gpus, type_error
 from placement.pod_affinity import AffinityCheck, needs_check
 from placement.queues import GPU, MEMORY, RESOURCE_NAMES, CapacityFailure, over_limit, over_quota
 from placement.scalar_resources import in_bytes
+from placement.session import TIME_LIMIT
 from placement.tasks import KIND_CPU, KIND_FRACTION, KIND_MEMORY, KIND_MIG, KIND_WHOLE, JobState, TaskState
 
 if TYPE_CHECKING:
@@ -26,8 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = ["NOT_EXPLAINED", "NOT_REACHED", "TIME_LIMIT", "Reason", "explain"]
 
-# How the reasons name the limit a stopped run hit; a caller with a limit of another name puts its own in.
-TIME_LIMIT = "--max-seconds"
 
 # Reason codes, stable for grouping in reports.
 QUEUE_MISSING = "queue-missing"
@@ -167,7 +166,7 @@ def explain(ssn: Session, job: JobState, scan: bool = True) -> Reason:
         # KAI's fit errors, the summary (which names the closest domain) last.
         return Reason(TOPOLOGY, recorded[1][-1])
     if not scan and recorded is not None:
-        return _NOT_EXPLAINED
+        return _not_explained(ssn)
     if isinstance(recorded, tuple) and recorded[0] == "placement":
         _, task, placed, wanted = recorded
         reason = diagnose_task(ssn, task)
@@ -194,10 +193,10 @@ def explain(ssn: Session, job: JobState, scan: bool = True) -> Reason:
         ended = "" if job.name in ssn.moving else "; the simulated cycles ended first"
         return Reason(WAITING, f"{message}{ended}", node=node)
     if ssn.partial and not job.reached:
-        message = f"not reached: the run stopped at its time limit ({TIME_LIMIT}) before any action got to this job"
+        message = f"not reached: the run stopped at its time limit ({ssn.limit_name}) before any action got to this job"
         return Reason(NOT_REACHED, message)
     if not scan:
-        return _NOT_EXPLAINED
+        return _not_explained(ssn)
     task = next((t for t in job.tasks_by_order if t.status == "Pending"), None)
     if task is not None:
         reason = diagnose_task(ssn, task)
@@ -206,7 +205,8 @@ def explain(ssn: Session, job: JobState, scan: bool = True) -> Reason:
     return Reason(NOT_ATTEMPTED, "no scheduling action placed the job in the simulated cycles")
 
 
-_NOT_EXPLAINED = Reason(NOT_EXPLAINED, "not explained: the time limit (max_seconds) ran out first")
+def _not_explained(ssn: Session) -> Reason:
+    return Reason(NOT_EXPLAINED, f"not explained: the time limit ({ssn.limit_name}) ran out first")
 
 
 def _evicted(ssn: Session, name: str, evicted: tuple[str, str | None, str | None]) -> Reason:
@@ -220,7 +220,7 @@ def _evicted(ssn: Session, name: str, evicted: tuple[str, str | None, str | None
             why += f", to restart on {moved_to}"
     if name in ssn.moving:  # the next cycle places it again, and moves it again
         return Reason(EVICTED, f"evicted by {action}{why}")
-    after = f"before the run stopped at its time limit ({TIME_LIMIT})" if ssn.partial else "in the simulated cycles"
+    after = f"before the run stopped at its time limit ({ssn.limit_name})" if ssn.partial else "in the simulated cycles"
     return Reason(EVICTED, f"evicted by {action}{why}; not placed again {after}")
 
 

@@ -34,6 +34,9 @@ from placement.tasks import (
 )
 from placement.topology_tree import TopologyTree
 
+# How the reasons of a stopped run name its limit unless the caller names its own (a stack key, a policy knob).
+TIME_LIMIT = "--max-seconds"
+
 if TYPE_CHECKING:
     from placement.victim_scenario import PartialJob
     from placement.watch import Watch
@@ -65,6 +68,7 @@ class Session:
         # simulate(max_seconds=...): when the clock passes `deadline` every action stops at its next job,
         # and the result says it is partial.
         self.deadline: float | None = None
+        self.limit_name = TIME_LIMIT  # what a stopped run's reasons call the limit (simulate's limit_name)
         self.watch: Watch | None = None  # progress heartbeat (simulate's on_progress)
         self.partial = False
         # Jobs a run to a steady state still moved when it gave up (Result.unsettled): their reasons do not blame

@@ -18,7 +18,7 @@ from placement.model import ACTIONS, ALL_ACTIONS, Placement, Snapshot
 from placement.preempt import preempt
 from placement.reclaim import reclaim
 from placement.result import Result, Unsettled, build_result
-from placement.session import Session
+from placement.session import TIME_LIMIT, Session
 from placement.stalegang import stale_gang_eviction
 from placement.tasks import BINDING, PENDING, PIPELINED, RELEASING, RUNNING, STUCK_IN_RELEASING, TERMINAL
 from placement.watch import Beat, Watch
@@ -63,6 +63,7 @@ def simulate(
     on_step: Callable[[int, str, float], None] | None = None,
     on_progress: Callable[[Beat], None] | None = None,
     progress_every: float = 5.0,
+    limit_name: str = TIME_LIMIT,
 ) -> Result:
     """Simulate KAI v0.17 scheduling cycles.
 
@@ -73,6 +74,7 @@ def simulate(
         queues are then reported as rebuilt from the settled pods.
     max_seconds: stop every action at its next job once this much time has passed; the result is then
         `partial` (what was decided so far, the rest still Pending).
+    limit_name: what the reasons of a stopped run call that limit, as the caller's user set it (a flag, a stack key).
     on_step: called after each action with (cycle, action, seconds it took), e.g. for progress lines.
     on_progress: called at most every `progress_every` seconds while an action runs, with where it is (a Beat:
         the action, jobs searched and scenarios simulated so far, the job being searched).
@@ -91,7 +93,7 @@ def simulate(
     gc.disable()
     try:
         watch = Watch(on_progress, progress_every) if on_progress is not None else None
-        return _run(snapshot, steps, rounds, placement, settle, max_rounds, max_seconds, on_step, watch)
+        return _run(snapshot, steps, rounds, placement, settle, max_rounds, max_seconds, on_step, watch, limit_name)
     finally:
         gc.unfreeze()
         gc.set_threshold(*thresholds)
@@ -111,9 +113,11 @@ def _run(
     max_seconds: float | None = None,
     on_step: Callable[[int, str, float], None] | None = None,
     watch: Watch | None = None,
+    limit_name: str = TIME_LIMIT,
 ) -> Result:
     ssn = Session(snapshot, placement)
     ssn.watch = watch
+    ssn.limit_name = limit_name
     gc.freeze()
     gc.set_threshold(50_000, 50, 100)
     gc.enable()

@@ -207,6 +207,7 @@ def check(
         rounds=None,
         placement=the_plan.placement,
         max_seconds=max_seconds,
+        limit_name=limit_name,
         **(simulation or {}),
     )
     pod_name = {f"{ref.job}-{ref.task_index}": ref.name for wp in the_plan.workloads for ref in wp.pods}
@@ -220,9 +221,7 @@ def check(
     jobs = {job.name: job for job in the_plan.snapshot.jobs}
     moving = set(result.unsettled.moving) if result.unsettled is not None else set()
     workloads = tuple(
-        _workload_verdict(
-            wp, result, gpu_ids, domains, jobs, any(ref.job in moving for ref in wp.pods), f"({limit_name})"
-        )
+        _workload_verdict(wp, result, gpu_ids, domains, jobs, any(ref.job in moving for ref in wp.pods))
         for wp in the_plan.workloads
     )
     queues = tuple(_queue_verdict(q, result) for q in config.all_queues())
@@ -251,7 +250,6 @@ def _limit_phrase(name: str, seconds: float) -> str:
 
 
 PLACED = ("Running", "Binding")
-_LIMIT = f"({TIME_LIMIT})"
 _CLOCK = (NOT_REACHED, NOT_EXPLAINED)
 MOVING = "placed, pipelined or evicted again and again: KAI never settles on this stack"
 
@@ -263,7 +261,6 @@ def _workload_verdict(
     domains: dict[str, tuple[str, ...]],
     jobs: dict[str, Job],
     moving: bool,
-    limit: str,
 ) -> WorkloadVerdict:
     pods: list[PodPlacement] = []
     reasons: list[str] = []
@@ -279,7 +276,6 @@ def _workload_verdict(
             not_reached = not_reached or reason.code in _CLOCK
             # The simulator names a shared GPU by its group id; the report numbers GPUs its own way (_node_verdict).
             message = reason.naming_gpus(lambda node, group: f"{node}/{gpu_ids.get((node, group), group)}").message
-            message = message.replace(_LIMIT, limit)
             if message not in reasons:
                 reasons.append(message)
     placed = sum(1 for p in pods if p.status in PLACED)
