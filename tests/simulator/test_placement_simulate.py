@@ -196,12 +196,7 @@ def test_reasons_past_max_seconds_say_they_were_not_worked_out_and_make_the_resu
 
 def test_a_stopped_runs_reasons_name_the_limit_as_the_caller_calls_it() -> None:
     """The clock may be a stack key or a policy knob, not the CLI's flag: the reasons name what the user set."""
-    unlimited = QueueResource(-1, -1, 1)
-    snapshot = Snapshot(
-        (Node("n0", gpus=1),),
-        (Queue("q", gpu=unlimited, cpu=unlimited, memory=unlimited),),
-        (Job("j", "q", (Task(gpu=1),)),),
-    )
+    snapshot = _snapshot((Job("j", "q", (Task(gpu=1),)),))
     default = simulate(snapshot, max_seconds=0.0).reasons["j"].message
     named = simulate(snapshot, max_seconds=0.0, limit_name="kai-capacity's maxSeconds").reasons["j"].message
     assert default == "not reached: the run stopped at its time limit (--max-seconds) before any action got to this job"
