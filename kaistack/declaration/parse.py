@@ -132,10 +132,11 @@ def _describe(error: Mapping[str, Any], secret_keys: Collection[str] = ()) -> li
         if kind in ("value_error", "assertion_error"):
             return [f"{path}: invalid value ({NOT_SHOWN})"]
         return [f"{path}: {message} ({NOT_SHOWN})"]
-    if kind == "string_type" and isinstance(value, bool):
-        word = str(value).lower()
-        return [f"{path}: expected a string, got {word} (YAML reads an unquoted yes/no/on/off/true/false as a "
-                "boolean: quote the word)"]  # fmt: skip
+    if kind in ("string_type", "literal_error") and isinstance(value, bool):
+        # `sharing: off` is the README's own spelling: YAML 1.1 (PyYAML, Pulumi's go-yaml v2) reads it as false.
+        expected = "expected a string" if kind == "string_type" else message
+        return [f"{path}: {expected}, got {str(value).lower()} (YAML reads an unquoted yes/no/on/off/true/false "
+                "as a boolean: quote the word)"]  # fmt: skip
     if kind in ("model_type", "model_attributes_type", "dict_type"):
         return [f"{path}: expected a mapping of keys, got {_show(value)}"]
     if kind == "value_error" or kind.startswith("model_"):

@@ -144,6 +144,17 @@ def test_a_boolean_where_a_name_goes_says_to_quote_the_word() -> None:
         parse_config(_raw({}, queue=False))
 
 
+def test_an_unquoted_off_among_allowed_words_says_to_quote_it() -> None:
+    """`sharing: off` and `capacityCheck: off` as written unquoted: both parsers read a boolean (YAML 1.1), and the
+    refusal listing 'off' among the allowed values "got False" read as if kaistack were wrong."""
+    from kaistack.declaration.parse import parse_config
+
+    raw = {**_raw({}), "kai": {"sharing": False}}
+    with pytest.raises(ConfigError, match=r"kai\.sharing: Input should be 'off', .*, got false \(YAML reads .* quote"):
+        parse_config(raw)
+    assert parse_config({**_raw({}), "kai": {"sharing": "off"}}).kai.sharing == "off"
+
+
 def test_a_stack_file_with_two_ambiguous_values_is_one_error_with_two_problems() -> None:
     with pytest.raises(ConfigError, match=r"\(2 problems\)") as raised:
         stack_settings("config:\n  kaistack:cluster:\n    a: y\n    b: n\n", "Pulumi.dev.yaml")
