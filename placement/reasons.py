@@ -274,15 +274,37 @@ def _greedy_fit(ssn: Session, job: JobState, wanted: int) -> int:
 
 
 def _free_text(node: NodeState, task: TaskState) -> str:
+    """What `node` lacks for the pod: the GPUs it asks and, as short, its CPU and memory (a pod blocked by memory
+    was told of GPUs it did not need)."""
     req = task.req
+    short = _cpu_memory_short(node, task)
     if req.kind == KIND_WHOLE:
-        return f"needs {req.count} GPU{'s' if req.count != 1 else ''}, {max(0, node.nonallocated_gpus())} free"
+        free = max(0, node.nonallocated_gpus())
+        gpus = f"needs {req.count} GPU{'s' if req.count != 1 else ''}, {free} free"
+        return ", ".join(short) if short and free >= req.count else ", ".join([gpus, *short])
     if req.kind == KIND_CPU:
-        return f"needs {req.cpu:g}m CPU, {node.idle_cpu + node.rel_cpu:g}m free"
+        return ", ".join(short) or f"needs {req.cpu:g}m CPU, {node.idle_cpu + node.rel_cpu:g}m free"
     if req.kind == KIND_MIG:
-        free = ", ".join(f"{node.idle_mig.get(k, 0) + node.rel_mig.get(k, 0)} {k}" for k, _ in req.mig)
-        return f"{free} free"
-    return f"{max(0, node.nonallocated_gpus())} whole GPUs free"
+        devices = ", ".join(f"{node.idle_mig.get(k, 0) + node.rel_mig.get(k, 0)} {k}" for k, _ in req.mig)
+        return ", ".join([f"{devices} free", *short])
+    return ", ".join(short) or f"{max(0, node.nonallocated_gpus())} whole GPUs free"
+
+
+def _cpu_memory_short(node: NodeState, task: TaskState) -> list[str]:
+    """The pod's CPU and memory `node` has not got, idle or releasing (what `fits` compares)."""
+    req = task.req
+    cpu, mem = node.idle_cpu + node.rel_cpu, node.idle_mem + node.rel_mem
+    short = [f"needs {req.cpu:g}m CPU, {max(0.0, cpu):g}m free"] if req.cpu > cpu else []
+    if req.mem > mem:
+        short.append(f"needs {_bytes(req.mem)} memory, {_bytes(max(0.0, mem))} free")
+    return short
+
+
+def _bytes(amount: float) -> str:
+    for unit, size in (("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+        if amount >= size:
+            return f"{amount / size:.4g}{unit}"
+    return f"{amount:g} bytes"
 
 
 def diagnose_task(ssn: Session, task: TaskState) -> Reason:
@@ -351,13 +373,17 @@ def diagnose_task(ssn: Session, task: TaskState) -> Reason:
     if lacking is not None:
         return lacking
     if req.kind in (KIND_FRACTION, KIND_MEMORY):
-        return _fragmentation(task, typed)
+        # Fragmentation only where the rest of the pod fits: on nodes short of CPU or memory it is those.
+        roomy = [n for n in typed if n.pods_available() >= 1 and not _cpu_memory_short(n, task)]
+        if roomy:
+            return _fragmentation(task, roomy)
     if all(n.pods_available() < 1 for n in typed):
         # Every pod takes a slot (pod_info.go:415): resources alone would hide this.
         return Reason(PODS, "no node has a free pod slot (every node's allocatable pods are taken)")
     best = max(typed, key=lambda n: (n.nonallocated_gpus(), n.idle_cpu + n.rel_cpu, n.name))
     slot = "" if best.pods_available() >= 1 else ", no free pod slot"
-    message = f"no node fits {req.describe()}: closest miss {best.name} ({_free_text(best, task)}{slot})"
+    what = "the pod" if req.kind == KIND_CPU else req.describe()  # a CPU-only pod's describe() is "no GPU"
+    message = f"no node fits {what}: closest miss {best.name} ({_free_text(best, task)}{slot})"
     return Reason(NO_NODE, message, node=best.name)
 
 

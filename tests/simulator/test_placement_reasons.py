@@ -108,6 +108,42 @@ def test_no_node_fits_names_the_closest_miss() -> None:
     assert reason.message == "no node fits 2 GPUs: closest miss n1 (needs 2 GPUs, 1 free)"
 
 
+def test_a_whole_gpu_pod_short_of_cpu_is_told_of_the_cpu_not_of_gpus_it_has() -> None:
+    nodes = [{"name": "n0", "gpus": 2, "cpu": "4"}]
+    result = run(_doc(nodes, [queue("q")], [{"name": "a", "queue": "q", "gpu": 1, "cpu": "6"}]))
+    reason = result.reason("a")
+    assert reason is not None
+    assert reason.message == "no node fits 1 GPU: closest miss n0 (needs 6000m CPU, 4000m free)"
+
+
+def test_a_whole_gpu_pod_short_of_gpus_and_memory_is_told_of_both() -> None:
+    nodes = [{"name": "n0", "gpus": 1, "memory": "8Gi"}]
+    result = run(_doc(nodes, [queue("q")], [{"name": "a", "queue": "q", "gpu": 2, "memory": "16Gi"}]))
+    reason = result.reason("a")
+    assert reason is not None
+    assert reason.message == "no node fits 2 GPUs: closest miss n0 (needs 2 GPUs, 1 free, needs 16Gi memory, 8Gi free)"
+
+
+def test_a_fraction_short_of_memory_is_not_called_fragmentation() -> None:
+    """Fragmentation says a whole GPU is not free; here both are, and the node's memory is what it lacks."""
+    nodes = [{"name": "n0", "gpus": 2, "memory": "8Gi"}]
+    result = run(_doc(nodes, [queue("q")], [{"name": "a", "queue": "q", "gpuFraction": 0.5, "memory": "64Gi"}]))
+    reason = result.reason("a")
+    assert reason is not None
+    assert (reason.code, reason.message) == (
+        "no-node-fits",
+        "no node fits 0.5 GPU: closest miss n0 (needs 64Gi memory, 8Gi free)",
+    )
+
+
+def test_a_cpu_only_pod_is_told_of_the_memory_it_lacks() -> None:
+    nodes = [{"name": "n0", "gpus": 0, "cpu": "4", "memory": "1Gi"}]
+    result = run(_doc(nodes, [queue("q")], [{"name": "a", "queue": "q", "cpu": "1", "memory": "1536Mi"}]))
+    reason = result.reason("a")
+    assert reason is not None
+    assert reason.message == "no node fits the pod: closest miss n0 (needs 1.5Gi memory, 1Gi free)"
+
+
 def test_a_cluster_with_no_free_pod_slot_says_so_rather_than_naming_gpus() -> None:
     result = run(_doc([{"name": "n0", "gpus": 2, "pods": 0}], [queue("q")], [{"name": "a", "queue": "q", "gpu": 1}]))
     reason = result.reason("a")
