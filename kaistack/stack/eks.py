@@ -360,17 +360,13 @@ def _from_declared(config: StackConfig, reason: str) -> tuple[StackConfig, list[
     for i, pool in enumerate(config.cluster.node_pools):
         where = f"kaistack:cluster.nodePools[{i}]"
         itype = pool.instance_type or "?"
-        if pool.gpus is None:
-            problems.append(f"{where}.gpus: not declared and AWS cannot be asked ({reason}); {hint} for {itype}")
-        elif pool.gpus > 0:
-            if pool.gpu_memory_mi_b is None:
-                problems.append(
-                    f"{where}.gpuMemoryMiB: not declared and AWS cannot be asked ({reason}); {hint} for {itype}"
-                )
-            if pool.gpu_product is None:
-                problems.append(
-                    f"{where}.gpuProduct: not declared and AWS cannot be asked ({reason}); {hint} for {itype}"
-                )
+        gpu_facts = {"gpuMemoryMiB": pool.gpu_memory_mi_b, "gpuProduct": pool.gpu_product} if pool.gpus else {}
+        missing = ["gpus"] if pool.gpus is None else [key for key, value in gpu_facts.items() if value is None]
+        # Else the model's defaults (8 CPUs, 32Gi) would plan a g6.xlarge (4 vCPUs) as twice its size.
+        missing += [key for key in ("cpu", "memory", "pods") if key not in pool.model_fields_set]
+        problems += [
+            f"{where}.{key}: not declared and AWS cannot be asked ({reason}); {hint} for {itype}" for key in missing
+        ]
         labels, taints, mark_problems = _gpu_node_marks(pool, where)
         problems += mark_problems
         if not mark_problems:  # else the pool is refused below, by what the marks say

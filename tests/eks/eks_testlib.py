@@ -34,6 +34,17 @@ AWS_ENV = (
 )
 
 
+# A g6.xlarge pool as a stack without AWS access must declare it: the GPU facts and the allocatable (the EKS AMI's
+# for g6.xlarge, as Pulumi.staging.yaml declares it).
+DECLARED_L4: dict[str, Any] = {
+    "gpus": 1,
+    "gpuProduct": "NVIDIA-L4",
+    "gpuMemoryMiB": 22888,
+    "cpu": "3920m",
+    "memory": "15391Mi",
+    "pods": 58,
+}
+
 # One moto mock for the session, switched on per test without resetting its backends: EC2's
 # instance-type data is read-only here, and reloading it for every test costs ~2 s each.
 MOTO = moto.mock_aws()

@@ -11,7 +11,7 @@ import boto3
 import moto
 import pytest
 from botocore.stub import Stubber
-from eks_testlib import REGION, eks_config, eks_raw, stack
+from eks_testlib import DECLARED_L4, REGION, eks_config, eks_raw, stack
 
 from kaistack.declaration.model import Taint
 from kaistack.declaration.parse import ConfigError, parse_config
@@ -324,10 +324,11 @@ def test_an_existing_vpc_needs_subnets_and_is_checked_region_wide(ec2: Any) -> N
 
 
 def test_without_credentials_declared_values_are_used(no_aws: None) -> None:
-    config = eks_config(gpus=1, gpuProduct="NVIDIA-L4", gpuMemoryMiB=22888, cpu="3920m")
+    config = eks_config(**DECLARED_L4)
     resolved, notes = discover(config)
     pool = _pool(resolved)
-    assert (pool.gpus, pool.gpu_product, pool.gpu_memory_mi_b, str(pool.cpu)) == (1, "NVIDIA-L4", 22888, "3920m")
+    assert (pool.gpus, pool.gpu_product, pool.gpu_memory_mi_b) == (1, "NVIDIA-L4", 22888)
+    assert (str(pool.cpu), str(pool.memory), pool.pods) == ("3920m", "15391Mi", 58)
     assert pool.labels["nvidia.com/gpu.memory"] == "22888"
     assert pool.taints == [GPU_TAINT]
     assert any("no AWS credentials found" in note for note in notes)
@@ -340,6 +341,9 @@ def test_without_credentials_undeclared_facts_name_the_keys_to_declare(no_aws: N
     assert [p.split(":")[1] for p in problems] == [
         "cluster.nodePools[0].gpuMemoryMiB",
         "cluster.nodePools[0].gpuProduct",
+        "cluster.nodePools[0].cpu",
+        "cluster.nodePools[0].memory",
+        "cluster.nodePools[0].pods",
     ]
     assert all("not declared and AWS cannot be asked (no AWS credentials found)" in p for p in problems)
     assert "g6.xlarge" in problems[0]
@@ -355,7 +359,7 @@ def test_access_denied_falls_back_to_declared_values() -> None:
     client = boto3.client("ec2", region_name=REGION, aws_access_key_id="x", aws_secret_access_key="y")
     with Stubber(client) as stub:
         stub.add_client_error("describe_instance_types", "UnauthorizedOperation", "not allowed")
-        pool = _pool(resolve_node_pools(eks_config(gpus=1, gpuProduct="NVIDIA-L4", gpuMemoryMiB=22888), client))
+        pool = _pool(resolve_node_pools(eks_config(**DECLARED_L4), client))
     assert pool.gpus == 1
     with Stubber(client) as stub:
         stub.add_client_error("describe_instance_types", "UnauthorizedOperation", "not allowed")
@@ -438,7 +442,7 @@ def test_a_declared_system_node_group_value_above_the_machine_names_both_values(
 
 
 def test_without_aws_the_system_node_groups_allocatable_stays_as_declared(no_aws: None) -> None:
-    config, _ = discover(eks_config(gpus=1, gpuProduct="NVIDIA-L4", gpuMemoryMiB=22888))
+    config, _ = discover(eks_config(**DECLARED_L4))
     assert not config.cluster.eks.system_node_group.capacity_known
 
 
