@@ -56,20 +56,19 @@ def bounded_check(config: StackConfig, stack: str, max_seconds: float | None) ->
 
 
 def gate(config: StackConfig, stack: str) -> CapacityReport | None:
-    """The program's pre-flight: None when skipped, the report when it fits or only warns, else raises."""
+    """The program's pre-flight: the report when it fits or only warns, else raises. None when skipped, and when
+    validate's own shorter limit stopped it: that verdict is validate's to give (`last_report`), after the
+    policies have run; stopping or warning here would leave nothing rendered to analyze, or say it twice."""
     global _last
     if config.kai.capacity_check == "off":
         return None
     report, stacks_own = bounded_check(config, stack, _limit)
     _last = (_key(config, stack, _limit), report)
+    if report.partial and not stacks_own:
+        return None
     if report.ok or config.kai.capacity_check != "enforce":
         return report
-    # Under validate's own, shorter limit a partial report is validate's to give (not a fit), after the policies
-    # have run: stopping the program here would leave nothing rendered to analyze. The stack's own limit stops
-    # `pulumi up` too, so it stops the program here as well.
-    if report.partial and not stacks_own:
-        return report
-    raise CapacityError(report)
+    raise CapacityError(report)  # the stack's own limit stops `pulumi up` too, so it stops the program here
 
 
 def last_report(config: StackConfig, stack: str, max_seconds: float | None = None) -> CapacityReport | None:

@@ -118,7 +118,8 @@ def test_validates_own_shorter_limit_leaves_the_verdict_to_validate_but_the_stac
 
     raw = _dev_raw()
     with gate_module.limit(1e-9):
-        report = gate_module.gate(parse_config(raw), "dev")
+        assert gate_module.gate(parse_config(raw), "dev") is None  # nothing for the program to say or stop on
+    report = gate_module.last_report(parse_config(raw), "dev", 1e-9)
     assert report is not None
     assert report.partial
     raw["kai"] = {**raw.get("kai", {}), "capacityCheckMaxSeconds": 1e-9}
@@ -148,7 +149,9 @@ def test_workloads_not_reached_under_the_stacks_limit_name_the_key_not_the_cli_o
     reasons = [line for w in report.workloads for line in w.why]
     assert reasons
     assert all("time limit (kaistack:kai.capacityCheckMaxSeconds)" in line for line in reasons)
+    warned = parse_config({**raw, "kai": {"capacityCheck": "warn"}})
     with gate_module.limit(1e-9):
-        cli = gate_module.gate(parse_config({**raw, "kai": {"capacityCheck": "warn"}}), "dev")
+        gate_module.gate(warned, "dev")
+    cli = gate_module.last_report(warned, "dev", 1e-9)
     assert cli is not None
     assert all("time limit (--max-seconds)" in line for w in cli.workloads for line in w.why)
