@@ -17,6 +17,8 @@ DUMP_KINDS = (
     "nodes,pods,podgroups,bindrequests,queues,topologies,priorityclasses,configmaps,pvc,pv,storageclasses,namespaces"
 )
 
+DEFAULT_TIMEOUT = 10.0  # seconds per API request
+
 DESCRIPTION = f"""\
 Reads nodes, pods, PodGroups, BindRequests, Queues, Topologies, PriorityClasses, PersistentVolumeClaims,
 PersistentVolumes, StorageClasses, Namespaces and the names of ConfigMaps (read-only, with whatever the credentials may
@@ -70,7 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--context", help="kubeconfig context (default: current-context)")
     parser.add_argument(
-        "--timeout", type=seconds(0, 600, above=True), default=10.0, help="seconds per API request (default 10)"
+        "--timeout", type=seconds(0, 600, above=True), default=None, help="seconds per API request (default 10)"
     )
     parser.add_argument(
         "--namespace", "-n", help="report this namespace's pods (and cluster-wide mistakes); every namespace is read"
@@ -104,6 +106,12 @@ def run(args: argparse.Namespace) -> int:
     at = read_time(args.at) if args.at is not None else None
     notes: list[str] = []
     if args.from_dump is not None:
+        # A live cluster's options: taken silently with a dump, they would seem to choose what the dump holds.
+        live = [flag for flag, value in (("--context", args.context), ("--timeout", args.timeout)) if value is not None]
+        if live:
+            raise InputError(
+                f"{live[0]}: not allowed with --from-dump (it reads a live cluster; the dump is read as is)"
+            )
         objects = read_dump(args.from_dump)
         at = at or dump_time(args.from_dump)
     else:
@@ -211,7 +219,7 @@ def read_live(args: argparse.Namespace) -> tuple[list[Any], list[str]]:
     objects: list[Any] = []
     notes: list[str] = []
     with KubeClient.from_kubeconfig(
-        kubeconfig.text, context=args.context, base_dir=kubeconfig.base_dir, timeout=args.timeout
+        kubeconfig.text, context=args.context, base_dir=kubeconfig.base_dir, timeout=args.timeout or DEFAULT_TIMEOUT
     ) as client:
         kinds = (
             (Node, False),

@@ -276,6 +276,15 @@ def test_a_yaml_dump_over_the_manifest_limit_is_told_json_is_read_further(
     assert main(["diagnose", "--from-dump", str(as_json)]) == 1
 
 
+@pytest.mark.parametrize("option", [["--context", "prod"], ["--timeout", "3"]])
+def test_a_live_clusters_options_with_a_dump_are_refused_not_ignored(
+    option: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A --context beside --from-dump read as if it chose the dump's cluster; --kubeconfig was already refused."""
+    assert main(["diagnose", "--from-dump", str(DUMPS / "healthy.yaml"), *option]) == 2
+    assert f"{option[0]}: not allowed with --from-dump" in capsys.readouterr().err
+
+
 def test_an_unreadable_dump_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "dump.yaml"
     bad.write_text("items: [\n")
