@@ -33,10 +33,11 @@ examples:
   kaistack diff --stack staging --base-file /tmp/Pulumi.staging.yaml --json
   kaistack diff --stack prod --base origin/main --max-seconds 600   a busy cluster: at most ~10 min simulating
 
-exit codes: 0 nothing becomes Pending or is evicted and nothing is deleted or replaced, 1 something is (or KAI
-  never settles after the change where it did before, or --max-seconds stopped a simulation: partial),
+exit codes: 0 nothing becomes Pending or is evicted and `pulumi up` would meet no hazard, 1 something does (or
+  KAI never settles after the change where it did before, or --max-seconds stopped a simulation: partial),
   2 bad stack or revision,
-  3 git missing, not a repository, or a repository git refuses (dubious ownership)
+  3 git missing, not a repository, or a repository git refuses (dubious ownership); an existing cluster
+  whose nodes the stack leaves to it cannot be read
 """
 
 

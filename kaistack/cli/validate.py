@@ -27,7 +27,8 @@ examples:
   kaistack validate --stack prod --max-seconds 120  a capacity simulation that may take long, bounded
 
 exit codes: 0 all pass, 1 policy violations, capacity failure or a step that could not run,
-            2 invalid stack config or unknown stack
+            2 invalid stack config or unknown stack,
+            3 the environment: an existing cluster whose nodes the stack leaves to it cannot be read
 """
 
 

@@ -16,7 +16,8 @@ _sleep = time.sleep  # tests replace it
 DESCRIPTION = """\
 Read-only checks against the stack's cluster: KAI's Deployments are rolled out and available
 (kai-components); every declared queue exists with the declared spec (queue); every declared
-workload's pods are Running and Ready (workload-running), scheduled by kai-scheduler
+workload's pods are Running and Ready (workload-running), each declared Deployment runs its current
+template on every replica (workload-rollout); their pods are scheduled by kai-scheduler
 (workload-scheduler) and carry a pod-group-name annotation (workload-pod-group); fractional pods share
 runai-gpu-group GPU groups as binpack would (gpu-group; a difference from the placement checker's plan
 is a note, not a failure); each tenant's vCluster pod <tenant>-0 is Ready (vcluster-control-plane) and

@@ -100,14 +100,16 @@ def test_an_unreachable_cluster_is_refused_with_what_to_declare(project: Path, m
     assert "declare cluster.nodePools (name, count, gpus" in str(err.value)
 
 
-@pytest.mark.parametrize("command", ["check", "render"])
+@pytest.mark.parametrize("command", ["check", "render", "validate", "diff"])
 def test_kaistack_offline_exits_3_the_environment_with_the_message_not_a_pod_type(
     project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], command: str
 ) -> None:
-    """The cluster the stack leaves its nodes to cannot be read: exit 3 (environment), as diagnose and verify."""
+    """The cluster the stack leaves its nodes to cannot be read: exit 3 (environment), as diagnose and verify; each
+    command's --help says so (tests/workflows/test_workflow_cli_help.py)."""
     monkeypatch.setenv("KUBECONFIG", str(project / "missing"))
     monkeypatch.setenv("HOME", str(project))
-    assert main([command, "--stack", "lab", "--project", str(project)]) == 3
+    base = ["--base-file", str(project / "Pulumi.lab.yaml")] if command == "diff" else []
+    assert main([command, "--stack", "lab", "--project", str(project), *base]) == 3
     err = capsys.readouterr().err
     assert "none declared" in err
     assert "pod type ()" not in err
