@@ -85,7 +85,10 @@ _GROUPS: dict[str, frozenset[str]] = {
     "StorageClass": frozenset({"storage.k8s.io"}),
     "RuntimeClass": frozenset({"node.k8s.io"}),
 }  # fmt: skip
-_SEARCH_DEPTH = 8
+# Deep enough for Kubeflow Trainer v2's runtimes, whose pod template is 8 keys down
+# (spec.template.spec.replicatedJobs[i].template.spec.template: kubeflow/trainer@v2.1.0
+# manifests/base/runtimes/torch_distributed.yaml); found up to 9 keys down, a bound against hostile nesting.
+_SEARCH_DEPTH = 10
 
 
 @dataclass(frozen=True)
@@ -225,7 +228,7 @@ def workload(res: Res) -> Workload | None:
     known = patched or builtin_kind(res.type)
     if known in _NOT_WORKLOADS:
         return None
-    templates = tuple(pod_templates(known or "", res.props))
+    templates = tuple(pod_templates(known or "", res.props, partial=patched is not None))
     if not templates:
         return None
     meta = mapping(res.props.get("metadata"))
@@ -250,18 +253,26 @@ def workload(res: Res) -> Workload | None:
     )
 
 
-def pod_templates(kind: str, props: Mapping[str, Any]) -> Iterator[PodTemplate]:
+def pod_templates(kind: str, props: Mapping[str, Any], partial: bool = False) -> Iterator[PodTemplate]:
+    """The pod templates of an object of `kind`. `partial` (a `<Kind>Patch`): a template that sets only its
+    metadata is one too; the labels and annotations it applies are judged (a queue label, a GPU share)."""
+
+    def is_template(node: Any) -> bool:
+        if not isinstance(node, Mapping):
+            return False
+        return isinstance(node.get("spec"), Mapping) or (partial and isinstance(node.get("metadata"), Mapping))
+
     if kind in TEMPLATE_PATHS:
         for path in TEMPLATE_PATHS[kind]:
             node = dig(props, *path) if path else props
-            if isinstance(node, Mapping) and isinstance(node.get("spec"), Mapping):
+            if is_template(node):
                 yield _template(".".join(path), node)
         return
     if kind in REPLICA_SPECS:
         key = REPLICA_SPECS[kind]
         for role, replica in mapping(dig(props, "spec", key)).items():
             node = dig(replica, "template")
-            if isinstance(node, Mapping) and isinstance(node.get("spec"), Mapping):
+            if is_template(node):
                 yield _template(f"spec.{key}.{role}.template", node)
         return
     # Any other kind (JobSet, RayCluster, LeaderWorkerSet, ...): every {metadata?, spec: {containers}}.

@@ -98,3 +98,21 @@ def test_unknown_fields_of_unfamiliar_kinds_do_not_hide_their_templates() -> Non
     props["spec"]["suspend"] = UNKNOWN
     templates = list(pod_templates("JobSet", engine(props)))
     assert [t.path for t in templates] == ["spec.replicatedJobs[0].template.spec.template"]
+
+
+def test_a_trainer_v2_runtimes_pod_template_eight_keys_down_is_found() -> None:
+    """kubeflow/trainer@v2.1.0 manifests/base/runtimes/torch_distributed.yaml: a (Cluster)TrainingRuntime keeps its
+    pod template at spec.template.spec.replicatedJobs[i].template.spec.template (a JobSet template in a template)."""
+    job = {"template": {"spec": {"template": pod_template()}}}
+    props = {"spec": {"mlPolicy": {"numNodes": 1}, "template": {"spec": {"replicatedJobs": [{"name": "node", **job}]}}}}
+    templates = list(pod_templates("TrainingRuntime", engine(props)))
+    assert [t.path for t in templates] == ["spec.template.spec.replicatedJobs[0].template.spec.template"]
+
+
+def test_the_template_search_of_a_custom_kind_stops_at_its_depth_bound() -> None:
+    """Hostile nesting is not walked without end: a template 9 keys down is found, one 10 keys down is not."""
+    props: dict = {"template": pod_template()}
+    for i in range(9):
+        props = {f"k{i}": props}
+    assert list(pod_templates("Custom", engine(props))) == []
+    assert [t.path for t in pod_templates("Custom", engine(props["k8"]))] == ["k7.k6.k5.k4.k3.k2.k1.k0.template"]

@@ -205,6 +205,21 @@ def test_a_queue_label_a_patch_sets_is_judged() -> None:
     assert "nope is not a declared leaf queue" in found[0]
 
 
+def test_a_queue_label_a_patch_sets_on_the_template_metadata_alone_is_judged() -> None:
+    """A patch that sets only the template's labels applies them all the same: the template needs no spec."""
+    patch = _patch({"template": {"metadata": {"labels": {"kai.scheduler/queue": "nope"}}}})
+    found = kai_queue_label(patch, Settings(), FACTS)
+    assert len(found) == 1
+    assert "nope is not a declared leaf queue" in found[0]
+
+
+def test_a_rollout_restart_patch_is_no_finding() -> None:
+    """`kubectl rollout restart` as a patch: one template annotation, nothing any rule reads."""
+    patch = _patch({"template": {"metadata": {"annotations": {"kubectl.kubernetes.io/restartedAt": "now"}}}})
+    assert kai_queue_label(patch, Settings(), FACTS) == []
+    assert kai_scheduler_name(patch, Settings(), FACTS) == []
+
+
 def test_a_patch_moving_pods_off_kai_is_not_judged_on_their_queue() -> None:
     """kai-scheduler-name reports the move; the label no longer reaches KAI."""
     template = {"metadata": {"labels": {"kai.scheduler/queue": "nope"}}, "spec": {"schedulerName": "default-scheduler"}}

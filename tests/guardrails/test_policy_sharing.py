@@ -165,6 +165,14 @@ def test_a_bad_sharing_value_in_a_patch_is_flagged() -> None:
     assert "gpu-fraction: '7' must be a quoted decimal strictly between 0 and 1" in found[0]
 
 
+def test_a_bad_sharing_value_on_a_patchs_template_metadata_alone_is_flagged() -> None:
+    patch = _patch({"gpu-fraction": "7"})
+    del patch.props["spec"]["template"]["spec"]  # the patch sets the annotation and nothing else
+    found = kai_gpu_sharing_annotations(patch, Settings(), NO_FACTS)
+    assert len(found) == 1
+    assert "gpu-fraction: '7' must be a quoted decimal strictly between 0 and 1" in found[0]
+
+
 def test_a_patch_naming_a_container_it_does_not_carry_is_not_judged_on_it() -> None:
     """The container the share names is the patched Deployment's; the patch carries only the one it changes."""
     patch = _patch({"gpu-fraction": "0.5", "gpu-fraction-container-name": "server"})
