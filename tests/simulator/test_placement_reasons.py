@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from placement_testlib import queue, run
 
 from placement import Reason
@@ -108,40 +109,44 @@ def test_no_node_fits_names_the_closest_miss() -> None:
     assert reason.message == "no node fits 2 GPUs: closest miss n1 (needs 2 GPUs, 1 free)"
 
 
-def test_a_whole_gpu_pod_short_of_cpu_is_told_of_the_cpu_not_of_gpus_it_has() -> None:
-    nodes = [{"name": "n0", "gpus": 2, "cpu": "4"}]
-    result = run(_doc(nodes, [queue("q")], [{"name": "a", "queue": "q", "gpu": 1, "cpu": "6"}]))
-    reason = result.reason("a")
-    assert reason is not None
-    assert reason.message == "no node fits 1 GPU: closest miss n0 (needs 6000m CPU, 4000m free)"
-
-
-def test_a_whole_gpu_pod_short_of_gpus_and_memory_is_told_of_both() -> None:
-    nodes = [{"name": "n0", "gpus": 1, "memory": "8Gi"}]
-    result = run(_doc(nodes, [queue("q")], [{"name": "a", "queue": "q", "gpu": 2, "memory": "16Gi"}]))
-    reason = result.reason("a")
-    assert reason is not None
-    assert reason.message == "no node fits 2 GPUs: closest miss n0 (needs 2 GPUs, 1 free, needs 16Gi memory, 8Gi free)"
-
-
-def test_a_fraction_short_of_memory_is_not_called_fragmentation() -> None:
-    """Fragmentation says a whole GPU is not free; here both are, and the node's memory is what it lacks."""
-    nodes = [{"name": "n0", "gpus": 2, "memory": "8Gi"}]
-    result = run(_doc(nodes, [queue("q")], [{"name": "a", "queue": "q", "gpuFraction": 0.5, "memory": "64Gi"}]))
-    reason = result.reason("a")
-    assert reason is not None
-    assert (reason.code, reason.message) == (
-        "no-node-fits",
+# A pod short of CPU or memory is told so: the closest miss named GPUs the node had, and a fraction short of memory
+# was called fragmentation ("no whole GPU is free" beside two idle ones).
+SHORT_OF_CPU_OR_MEMORY = [
+    pytest.param(
+        {"gpus": 2, "cpu": "4"},
+        {"gpu": 1, "cpu": "6"},
+        "no node fits 1 GPU: closest miss n0 (needs 6000m CPU, 4000m free)",
+        id="whole-gpu-short-of-cpu",
+    ),
+    pytest.param(
+        {"gpus": 1, "memory": "8Gi"},
+        {"gpu": 2, "memory": "16Gi"},
+        "no node fits 2 GPUs: closest miss n0 (needs 2 GPUs, 1 free, needs 16Gi memory, 8Gi free)",
+        id="whole-gpus-short-of-gpus-and-memory",
+    ),
+    pytest.param(
+        {"gpus": 2, "memory": "8Gi"},
+        {"gpuFraction": 0.5, "memory": "64Gi"},
         "no node fits 0.5 GPU: closest miss n0 (needs 64Gi memory, 8Gi free)",
-    )
+        id="fraction-short-of-memory-not-fragmentation",
+    ),
+    pytest.param(
+        {"gpus": 0, "cpu": "4", "memory": "1Gi"},
+        {"cpu": "1", "memory": "1536Mi"},
+        "no node fits the pod: closest miss n0 (needs 1.5Gi memory, 1Gi free)",
+        id="cpu-only-short-of-memory",
+    ),
+]
 
 
-def test_a_cpu_only_pod_is_told_of_the_memory_it_lacks() -> None:
-    nodes = [{"name": "n0", "gpus": 0, "cpu": "4", "memory": "1Gi"}]
-    result = run(_doc(nodes, [queue("q")], [{"name": "a", "queue": "q", "cpu": "1", "memory": "1536Mi"}]))
+@pytest.mark.parametrize(("node", "asks", "message"), SHORT_OF_CPU_OR_MEMORY)
+def test_a_pod_short_of_cpu_or_memory_is_told_what_it_lacks(
+    node: dict[str, Any], asks: dict[str, Any], message: str
+) -> None:
+    result = run(_doc([{"name": "n0", **node}], [queue("q")], [{"name": "a", "queue": "q", **asks}]))
     reason = result.reason("a")
     assert reason is not None
-    assert reason.message == "no node fits the pod: closest miss n0 (needs 1.5Gi memory, 1Gi free)"
+    assert (reason.code, reason.message) == ("no-node-fits", message)
 
 
 def test_a_cluster_with_no_free_pod_slot_says_so_rather_than_naming_gpus() -> None:
