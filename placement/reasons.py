@@ -296,15 +296,25 @@ def _cpu_memory_short(node: NodeState, task: TaskState) -> list[str]:
     cpu, mem = node.idle_cpu + node.rel_cpu, node.idle_mem + node.rel_mem
     short = [f"needs {req.cpu:g}m CPU, {max(0.0, cpu):g}m free"] if req.cpu > cpu else []
     if req.mem > mem:
-        short.append(f"needs {_bytes(req.mem)} memory, {_bytes(max(0.0, mem))} free")
+        need, free = _memory_pair(req.mem, max(0.0, mem))
+        short.append(f"needs {need} memory, {free} free")
     return short
 
 
-def _bytes(amount: float) -> str:
+def _memory_pair(need: float, free: float) -> tuple[str, str]:
+    """Both amounts, with as many digits as it takes for them to differ (16Gi of 16383Mi is not "16Gi, 16Gi")."""
+    for digits in (4, 7, 10):
+        pair = (_bytes(need, digits), _bytes(free, digits))
+        if pair[0] != pair[1]:
+            return pair
+    return f"{need:.0f} bytes", f"{free:.0f} bytes"
+
+
+def _bytes(amount: float, digits: int) -> str:
     for unit, size in (("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
-        if amount >= size:
-            return f"{amount / size:.4g}{unit}"
-    return f"{amount:g} bytes"
+        if amount >= size:  # rounded to `digits`, written without an exponent (12000Gi, not 1.2e+04Gi)
+            return f"{float(f'{amount / size:.{digits}g}'):f}".rstrip("0").rstrip(".") + unit
+    return f"{amount:.0f} bytes"
 
 
 def diagnose_task(ssn: Session, task: TaskState) -> Reason:
@@ -372,9 +382,10 @@ def diagnose_task(ssn: Session, task: TaskState) -> Reason:
     lacking = _scalar_shortfall(task, rest, "no node with room for the rest") if rest else None
     if lacking is not None:
         return lacking
-    if req.kind in (KIND_FRACTION, KIND_MEMORY):
-        # Fragmentation only where the rest of the pod fits: on nodes short of CPU or memory it is those.
-        roomy = [n for n in typed if n.pods_available() >= 1 and not _cpu_memory_short(n, task)]
+    if req.kind in (KIND_FRACTION, KIND_MEMORY) and not any(n.nonallocated_gpus() > 0 for n in typed):
+        # Fragmentation only where no GPU is free and the rest of the pod fits: a GPU node short of CPU or memory
+        # is told so below, and a node without GPUs (an EKS system node) has no shared GPU to fragment.
+        roomy = [n for n in typed if n.alloc_gpus > 0 and n.pods_available() >= 1 and not _cpu_memory_short(n, task)]
         if roomy:
             return _fragmentation(task, roomy)
     if all(n.pods_available() < 1 for n in typed):

@@ -260,7 +260,14 @@ def pod_templates(kind: str, props: Mapping[str, Any], partial: bool = False) ->
     def is_template(node: Any) -> bool:
         if not isinstance(node, Mapping):
             return False
-        return isinstance(node.get("spec"), Mapping) or (partial and isinstance(node.get("metadata"), Mapping))
+        if isinstance(node.get("spec"), Mapping):
+            return True
+        # A patch's metadata alone: unknown at preview, it is no template (raising would turn every policy, the
+        # stack-wide ones too, into a "can't run policy" advisory for the whole stack), as the search treats unknowns.
+        meta = _known(node, "metadata") if partial else None
+        return isinstance(meta, Mapping) and all(
+            _known(meta, k, _UNKNOWN) is not _UNKNOWN for k in ("labels", "annotations")
+        )
 
     if kind in TEMPLATE_PATHS:
         for path in TEMPLATE_PATHS[kind]:
@@ -304,8 +311,11 @@ def _search(node: Any, path: str, depth: int) -> Iterator[PodTemplate]:
             yield from _search(_known(node, i), f"{path}[{i}]", depth - 1)
 
 
-def _known(node: Any, key: Any) -> Any:
-    """node[key], or None for a preview-unknown value.
+_UNKNOWN = object()
+
+
+def _known(node: Any, key: Any, unknown: Any = None) -> Any:
+    """node[key], or `unknown` (None) for a preview-unknown value.
 
     Only the generic search skips unknowns: it walks every field of an unfamiliar kind (a computed
     `status` is unknown at preview) looking for pod templates, and an unknown there is no template.
@@ -315,7 +325,7 @@ def _known(node: Any, key: Any) -> Any:
         return node.get(key) if isinstance(node, Mapping) else node[key]
     except Exception as err:
         if type(err).__name__ == "UnknownValueError":  # pulumi_policy.proxy, not imported here
-            return None
+            return unknown
         raise
 
 

@@ -120,14 +120,14 @@ def kai_queue_label(res: Res, s: Settings, facts: StackFacts) -> list[str]:
         if not may_be_kais(wl, t, s):
             continue
         queue, where = queue_label(wl, t, key, top_owner=not bare)
+        if queue is None and wl.partial:
+            continue  # a patch that leaves the pod's label alone: the object it patches may well have it
         if queue is None and bare and queue_label(wl, t, key)[0] is not None:
             out.append(
                 f"{key} is only on the {wl.kind}'s {wl.owner_metadata}.labels; inside tenant {tenant}'s vCluster the "
                 "host sees bare pods (setOwner: false), so KAI reads only the pod's labels: add it to "
                 f"{t.at('metadata.labels')}"
             )
-        elif queue is None and wl.partial:
-            continue  # a patch that leaves the label alone
         elif queue is None:
             legacy, legacy_where = queue_label(wl, t, LEGACY_QUEUE_LABEL)
             if legacy is not None:

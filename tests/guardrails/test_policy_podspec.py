@@ -116,3 +116,13 @@ def test_the_template_search_of_a_custom_kind_stops_at_its_depth_bound() -> None
         props = {f"k{i}": props}
     assert list(pod_templates("Custom", engine(props))) == []
     assert [t.path for t in pod_templates("Custom", engine(props["k8"]))] == ["k7.k6.k5.k4.k3.k2.k1.k0.template"]
+
+
+@pytest.mark.parametrize(
+    "metadata", [UNKNOWN, {"labels": UNKNOWN}, {"annotations": UNKNOWN}], ids=["all", "labels", "annotations"]
+)
+def test_a_patchs_template_metadata_unknown_at_preview_is_no_template(metadata: object) -> None:
+    """Reading it would raise, and the engine would then skip every policy on the stack, the stack-wide ones too."""
+    token = "kubernetes:apps/v1:DeploymentPatch"
+    props = engine({"metadata": {"name": "serve"}, "spec": {"template": {"metadata": metadata}}})
+    assert workload(Res(type=token, name="serve", props=props, urn=f"urn:pulumi:dev::p::{token}::serve")) is None

@@ -213,6 +213,17 @@ def test_a_queue_label_a_patch_sets_on_the_template_metadata_alone_is_judged() -
     assert "nope is not a declared leaf queue" in found[0]
 
 
+def test_a_patch_in_a_tenant_that_leaves_the_pod_label_alone_is_not_told_to_add_it() -> None:
+    """Inside a tenant the host sees bare pods, so a Deployment with the queue label on its own metadata only is told
+    to put it on its pods; a patch cannot be: the Deployment it patches may well carry it on its template."""
+    token = "kubernetes:apps/v1:DeploymentPatch"
+    labels = {"kaistack.io/tenant": "vision", "kai.scheduler/queue": "vision"}
+    template = {"metadata": {"annotations": {"kubectl.kubernetes.io/restartedAt": "now"}}}
+    props = {"metadata": {"name": "serve", "namespace": "ml", "labels": labels}, "spec": {"template": template}}
+    patch = Res(type=token, name="serve", props=props, urn=f"urn:pulumi:dev::kaistack::{token}::serve")
+    assert kai_queue_label(patch, Settings(), NO_FACTS) == []
+
+
 def test_a_rollout_restart_patch_is_no_finding() -> None:
     """`kubectl rollout restart` as a patch: one template annotation, nothing any rule reads."""
     patch = _patch({"template": {"metadata": {"annotations": {"kubectl.kubernetes.io/restartedAt": "now"}}}})

@@ -131,6 +131,12 @@ SHORT_OF_CPU_OR_MEMORY = [
         id="fraction-short-of-memory-not-fragmentation",
     ),
     pytest.param(
+        {"gpus": 1, "memory": "16383Mi"},
+        {"gpu": 1, "memory": "16Gi"},
+        "no node fits 1 GPU: closest miss n0 (needs 16Gi memory, 15.99902Gi free)",
+        id="memory-just-short-is-not-16Gi-of-16Gi",
+    ),
+    pytest.param(
         {"gpus": 0, "cpu": "4", "memory": "1Gi"},
         {"cpu": "1", "memory": "1536Mi"},
         "no node fits the pod: closest miss n0 (needs 1.5Gi memory, 1Gi free)",
@@ -147,6 +153,18 @@ def test_a_pod_short_of_cpu_or_memory_is_told_what_it_lacks(
     reason = result.reason("a")
     assert reason is not None
     assert (reason.code, reason.message) == ("no-node-fits", message)
+
+
+def test_a_fraction_short_of_memory_beside_a_node_without_gpus_is_not_called_fragmentation() -> None:
+    """The node without GPUs (an EKS system node) has the memory but no shared GPU; the GPU node has idle GPUs."""
+    nodes = [{"name": "gpu-0", "gpus": 2, "memory": "8Gi"}, {"name": "cpu-0", "gpus": 0, "memory": "64Gi"}]
+    result = run(_doc(nodes, [queue("q")], [{"name": "a", "queue": "q", "gpuFraction": 0.5, "memory": "16Gi"}]))
+    reason = result.reason("a")
+    assert reason is not None
+    assert (reason.code, reason.message) == (
+        "no-node-fits",
+        "no node fits 0.5 GPU: closest miss gpu-0 (needs 16Gi memory, 8Gi free)",
+    )
 
 
 def test_a_cluster_with_no_free_pod_slot_says_so_rather_than_naming_gpus() -> None:
