@@ -89,7 +89,10 @@ def chart_default_queues(resources: Sequence[Res]) -> set[str]:
     names: set[str] = set()
     for release in kai_releases(resources):
         dq = mapping(helm_values(release).get("defaultQueue"))
-        if dq.get("createDefaultQueue", True) not in (False, "false"):
+        # `{{- if and .Values.defaultQueue.createDefaultQueue ...}}` (templates/default-queue.yaml:4): Go templates'
+        # truth, which Python's matches for YAML's values (false, 0, null and empty are false; the string "false"
+        # is not).
+        if dq.get("createDefaultQueue", True):
             names |= {str(dq.get("parentName") or "default-parent-queue"), str(dq.get("childName") or "default-queue")}
     return names
 
