@@ -207,6 +207,10 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
         lambda r: r.update(workloads=[_work(replicas=2)]),
         "kaistack:workloads[0]: 'replicas' applies to Deployment and Job (parallelism), not Pod",
     ),
+    "completions-on-a-deployment": (
+        lambda r: r.update(workloads=[_work(kind="Deployment", completions=3)]),
+        "kaistack:workloads[0]: 'completions' applies only to kind Job, not Deployment",
+    ),
     "duplicate-queues": (
         lambda r: r.update(queues=[{"name": "team"}, {"name": "team"}]),
         "kaistack:queues: names must be unique; repeated: team",

@@ -168,6 +168,8 @@ class Workload(Model):
             )
         if self.kind not in ("Deployment", "Job") and "replicas" in self.model_fields_set:
             raise ValueError(f"'replicas' applies to Deployment and Job (parallelism), not {self.kind}")
+        if self.kind != "Job" and self.completions is not None:  # components/podspec.py writes it for Jobs only
+            raise ValueError(f"'completions' applies only to kind Job, not {self.kind}")
         return self
 
     @property
