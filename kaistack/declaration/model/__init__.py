@@ -15,7 +15,6 @@ from kaistack.declaration.model.base import (
     KubeQuantity,
     Model,
     Name,
-    priority_value,
 )
 from kaistack.declaration.model.cluster import (
     ClusterConfig,
@@ -77,5 +76,4 @@ __all__ = [
     "Workload",
     "eks_scaling",
     "eks_shape_problems",
-    "priority_value",
 ]

@@ -146,7 +146,3 @@ def _boolean_for_a_number(annotation: Any, value: Any) -> bool:
         else:
             leaves.append(current)
     return isinstance(value, bool) and bool(set(leaves) & {int, float}) and bool not in leaves
-
-
-def priority_value(class_name: str) -> int:
-    return KAI_PRIORITY_CLASSES[class_name]
