@@ -160,8 +160,12 @@ def _node_group_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]
     old_eks, new_eks = before.cluster.eks, after.cluster.eks
     old_pools = {p.name: p for p in before.cluster.node_pools}
     disk = (old_eks.gpu_node_disk_gi_b, new_eks.gpu_node_disk_gi_b)
-    private = (old_eks.private_nodes, new_eks.private_nodes)
-    zones = (set(old_eks.availability_zones), set(new_eks.availability_zones))
+    # In an existing VPC the node groups take its subnetIds (components/eks_network.py): zones and privateNodes
+    # are read only for the VPC kaistack makes, where they choose the subnets.
+    own_vpc = old_eks.vpc_id is None and new_eks.vpc_id is None
+    private = (old_eks.private_nodes, new_eks.private_nodes) if own_vpc else (False, False)
+    zones = (set(old_eks.availability_zones), set(new_eks.availability_zones)) if own_vpc else (set(), set())
+    given = (set(old_eks.subnet_ids), set(new_eks.subnet_ids)) if not own_vpc else (set(), set())
     moved = _moved_subnets(old_eks, new_eks)
     hazards = []
     if moved:
@@ -175,7 +179,13 @@ def _node_group_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]
             )
         )
     system = (old_eks.system_node_group.instance_type, new_eks.system_node_group.instance_type)
-    if system[0] != system[1] or zones[0] != zones[1] or private[0] != private[1] or moved & zones[1]:
+    if (
+        system[0] != system[1]
+        or zones[0] != zones[1]
+        or private[0] != private[1]
+        or given[0] != given[1]
+        or (moved & zones[1])
+    ):
         hazards.append(
             Hazard(
                 "node-group-replaced",
@@ -195,6 +205,7 @@ def _node_group_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]
                 ("instanceType", old.instance_type, new.instance_type),
                 ("zones", *spans),
                 ("subnets", False, bool(moved & spans[1])),
+                ("subnetIds", *given),
                 ("gpuNodeDiskGiB", *disk) if new.gpu_count else ("", 0, 0),
                 ("privateNodes", *private),
             )
