@@ -244,7 +244,11 @@ def _workload_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
     old_work = {w.name: w for w in before.workloads}
     for new in after.workloads:
         old = old_work.get(new.name)
-        if old is None or new.kind not in ("Job", "Pod") or old.kind != new.kind:
+        if old is not None and old.kind != new.kind:  # another resource type: the old one goes, with its pods
+            what = f"its kind changes ({old.kind} -> {new.kind})"
+            hazards.append(Hazard("workload-restarted", new.name, f"{what}: the running {old.kind} is deleted"))
+            continue
+        if old is None or new.kind not in ("Job", "Pod"):
             continue
         moved = (old.tenant, old.namespace) != (new.tenant, new.namespace)
         body_before, body_after = manifest(before, old), manifest(after, new)

@@ -377,3 +377,16 @@ def test_in_an_existing_vpc_other_subnet_ids_replace_every_node_group() -> None:
     hazards = _update(_in_existing_vpc(), lambda r: r["cluster"]["eks"].update(subnetIds=["subnet-0a", "subnet-0c"]))
     assert _kinds(hazards) == [("node-group-replaced", "system"), ("node-group-replaced", "h100")]
     assert hazards[1].message.startswith("subnetIds changed")
+
+
+def test_a_workload_whose_kind_changes_under_the_same_name_restarts() -> None:
+    """Another kind is another resource type to Pulumi: the running Job is deleted, its pods with it."""
+    base = {
+        "cluster": {"provider": "kind", "nodePools": [{"name": "gpu", "gpus": 2}]},
+        "gpu": {"mode": "fake"},
+        "queues": [{"name": "q"}],
+        "workloads": [{"name": "w", "kind": "Job", "image": "busybox:1.37.0", "queue": "q"}],
+    }
+    hazards = _update(base, lambda r: r["workloads"][0].update(kind="Deployment"))
+    assert _kinds(hazards) == [("workload-restarted", "w")]
+    assert hazards[0].message == "its kind changes (Job -> Deployment): the running Job is deleted"
