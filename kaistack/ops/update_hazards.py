@@ -245,8 +245,8 @@ def _workload_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
     for new in after.workloads:
         old = old_work.get(new.name)
         if old is not None and old.kind != new.kind:  # another resource type: the old one goes, with its pods
-            what = f"its kind changes ({old.kind} -> {new.kind})"
-            hazards.append(Hazard("workload-restarted", new.name, f"{what}: the running {old.kind} is deleted"))
+            moved_on = f"its kind changes ({old.kind} -> {new.kind}): the running {old.kind} is deleted"
+            hazards.append(Hazard("workload-restarted", new.name, moved_on))
             continue
         if old is None or new.kind not in ("Job", "Pod"):
             continue

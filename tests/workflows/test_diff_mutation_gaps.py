@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from workflow_testlib import TRAIN_JOB, two_tenant_kind_stack
 
 from kaistack.capacity.check import CapacityReport, PodPlacement, QueueVerdict, WorkloadVerdict, check
 from kaistack.capacity.diff import CapacityDiff, Hazard, diff_reports, to_json, to_markdown, to_text
@@ -21,13 +22,7 @@ from kaistack.ops.update_hazards import update_hazards
 
 
 def _kind() -> dict[str, Any]:
-    return {
-        "cluster": {"provider": "kind", "name": "unit", "nodePools": [{"name": "gpu", "count": 1, "gpus": 4}]},
-        "gpu": {"mode": "fake"},
-        "queues": [{"name": "a"}, {"name": "b"}],
-        "tenants": [{"name": "alpha", "queues": ["a"]}, {"name": "beta", "queues": ["b"]}],
-        "workloads": [{"name": "train", "kind": "Job", "queue": "a", "image": "t:1", "namespace": "ml"}],
-    }
+    return two_tenant_kind_stack(TRAIN_JOB)
 
 
 def _eks(version: str = "1.35") -> dict[str, Any]:

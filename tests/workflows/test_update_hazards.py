@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from workflow_testlib import TRAIN_JOB, two_tenant_kind_stack
 
 from kaistack.cli import main
 from kaistack.declaration.parse import parse_config
@@ -24,16 +25,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _kind() -> dict[str, Any]:
-    return {
-        "cluster": {"provider": "kind", "name": "unit", "nodePools": [{"name": "gpu", "count": 1, "gpus": 4}]},
-        "gpu": {"mode": "fake"},
-        "queues": [{"name": "a"}, {"name": "b"}],
-        "tenants": [{"name": "alpha", "queues": ["a"]}, {"name": "beta", "queues": ["b"]}],
-        "workloads": [
-            {"name": "train", "kind": "Job", "queue": "a", "image": "t:1", "namespace": "ml"},
-            {"name": "serve", "kind": "Deployment", "queue": "a", "image": "s:1", "namespace": "ml"},
-        ],
-    }
+    return two_tenant_kind_stack(
+        TRAIN_JOB, {"name": "serve", "kind": "Deployment", "queue": "a", "image": "s:1", "namespace": "ml"}
+    )
 
 
 def _eks() -> dict[str, Any]:

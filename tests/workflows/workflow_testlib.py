@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 FIXTURES = Path(__file__).parent / "fixtures"
+# A Job of tenant alpha's queue in namespace ml, for the update-hazard tests.
+TRAIN_JOB = {"name": "train", "kind": "Job", "queue": "a", "image": "t:1", "namespace": "ml"}
 ROOT = Path(__file__).resolve().parents[2]
 TEST_PACK = FIXTURES / "pack"
 SERVER_LIFETIME_S = 30.0
@@ -327,3 +329,14 @@ def failed_checks(report: dict[str, Any]) -> list[tuple[str, str]]:
 
 def check_detail(report: dict[str, Any], check: str, subject: str) -> str:
     return next(c["detail"] for c in report["checks"] if c["check"] == check and c["subject"] == subject)
+
+
+def two_tenant_kind_stack(*workloads: dict[str, Any]) -> dict[str, Any]:
+    """A kind stack (cluster `unit`, one 4-GPU node, fake GPUs) with tenants alpha (queue a) and beta (queue b)."""
+    return {
+        "cluster": {"provider": "kind", "name": "unit", "nodePools": [{"name": "gpu", "count": 1, "gpus": 4}]},
+        "gpu": {"mode": "fake"},
+        "queues": [{"name": "a"}, {"name": "b"}],
+        "tenants": [{"name": "alpha", "queues": ["a"]}, {"name": "beta", "queues": ["b"]}],
+        "workloads": [copy.deepcopy(w) for w in workloads],
+    }

@@ -9,7 +9,6 @@ Turning raw config into this model (and pydantic errors into messages naming the
 """
 
 from kaistack.declaration.model.base import (
-    KAI_PRIORITY_CLASSES,
     NON_PREEMPTIBLE_THRESHOLD,
     TENANT_NODE_PORT_BASE,
     KubeQuantity,
@@ -42,7 +41,6 @@ from kaistack.declaration.model.topology import ClusterTopology, TopologyPlaceme
 from kaistack.declaration.model.workloads import PyTorchReplicas, Workload
 
 __all__ = [
-    "KAI_PRIORITY_CLASSES",
     "NON_PREEMPTIBLE_THRESHOLD",
     "TENANT_NODE_PORT_BASE",
     "ClusterConfig",

@@ -88,7 +88,6 @@ KubeQuantity = Annotated[
     ),
 ]
 
-KAI_PRIORITY_CLASSES = kai_api.PRIORITY_CLASSES
 NON_PREEMPTIBLE_THRESHOLD = kai_api.NON_PREEMPTIBLE_THRESHOLD
 # cluster.kind.tenantPortBase's default; unset tenants[].nodePort count up from the base, in declaration order.
 TENANT_NODE_PORT_BASE = 31000
