@@ -49,7 +49,7 @@ class QueueChange:
 class Hazard:
     """What `pulumi up` of the change would delete, replace or fail on (kaistack.ops.update_hazards)."""
 
-    kind: str  # tenant-deleted | tenant-moved | tenant-port-moved | kai-replaced | eks-upgraded | ...
+    kind: str  # tenant-deleted | tenant-moved | tenant-port-moved | cluster-replaced | kai-replaced | ...
     subject: str
     message: str
 
@@ -246,7 +246,8 @@ def _summary(diff: CapacityDiff) -> str:
 
 def _changes(diff: CapacityDiff) -> str:
     if not diff.workloads and not diff.queues:
-        return "no capacity change" + (f"; {len(diff.hazards)} update hazards" if diff.hazards else "")
+        hazards = len(diff.hazards)
+        return "no capacity change" + (f"; {hazards} update hazard{'s' * (hazards != 1)}" if hazards else "")
     counts = {c: len(diff.of(c)) for c in LABELS if diff.of(c)}
     return ", ".join(f"{n} {LABELS[c]}" for c, n in counts.items()) or "queue shares change only"
 

@@ -22,8 +22,9 @@ Runs the placement checker on the stack as it is and as it was (a git revision, 
 reports what the change does: workloads newly Pending (with KAI's reason), running workloads KAI
 would reclaim or preempt to make room, workloads newly placed or moved, and per queue the change in
 GPUs allocated and fair share. It also names what `pulumi up` of the change would delete, replace or fail
-on: a tenant's vCluster and its data, a moved kind NodePort, a replaced KAI, GPU stack, kind cluster or
-EKS node group, a running Job restarted. No cluster is needed.
+on: a tenant's vCluster and its data, a moved or taken kind NodePort, a replaced KAI, GPU stack, kind
+cluster or EKS node group, the whole cluster when the provider changes, a running Job restarted. No
+cluster is needed.
 """
 
 EPILOG = """\

@@ -4,8 +4,9 @@ The checker says what a change does to capacity; this says what applying it does
 the changes whose cost a preview shows only as a "replace" or "delete" line among many:
 - a tenant removed, renamed or moved to another host namespace: its namespace goes, and with it the vCluster's
   datastore, a volume claim there (loft-sh/vcluster@v0.36.1 chart/values.yaml persistence.volumeClaim);
-- a tenant's kind NodePort moved (unset ones count up in declaration order): Pulumi updates before it deletes, so
-  the port can still be held by the tenant that had it;
+- a tenant's kind NodePort moved (unset ones count up in declaration order), or a new one asked for: Pulumi updates
+  before it deletes, so the port can still be held by the tenant that had it;
+- the cluster's provider: the old cluster, or what kaistack made in an existing one, is deleted;
 - KAI's or the GPU stack's namespace, the GPU mode, the kind cluster's config or name: a release or the whole
   cluster is replaced, deleting first (components.kai, components.gpu, components.cluster_kind);
 - the EKS version: one minor up rolls every node group; a skipped minor or a downgrade fails (EKS refuses it);
@@ -27,10 +28,34 @@ from kaistack.declaration.model import EksSettings, StackConfig
 
 
 def update_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
+    if before.cluster.provider != after.cluster.provider:
+        # Every other hazard is one change to the same cluster; this change leaves it.
+        return [_cluster_left(before, after)]
     hazards = _tenant_hazards(before, after)
     hazards += _platform_hazards(before, after)
     hazards += _workload_hazards(before, after)
     return hazards
+
+
+def _cluster_left(before: StackConfig, after: StackConfig) -> Hazard:
+    """The host provider's kind picks another cluster component (components/platform.py): the old one's resources are
+    deleted, and every object kaistack made with them; the new cluster starts empty."""
+    if after.cluster.provider == "existing":
+        empty = "kaistack installs everything again in the existing cluster"
+    else:
+        empty = f"the new {after.cluster.provider} cluster starts empty"
+    if before.cluster.provider == "existing":
+        message = (
+            "everything kaistack made in the existing cluster (KAI, the GPU stack, queues, the tenants' vClusters with "
+            f"their datastores, workloads) is deleted from it; {empty}"
+        )
+    else:
+        guard = " (the stack is protected: `pulumi up` refuses to delete it)" if before.cluster.protected else ""
+        message = (
+            f"the {before.cluster.provider} cluster {before.cluster.name} is deleted with every tenant, workload and "
+            f"volume on it{guard}; {empty}"
+        )
+    return Hazard("cluster-replaced", before.cluster.name, message)
 
 
 def _tenant_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
@@ -59,23 +84,52 @@ def _tenant_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
                 )
             )
     if before.cluster.provider == after.cluster.provider == "kind":
-        holders = {before.tenant_node_port(t): t.name for t in before.tenants if t.api_server_url is None}
-        previous = {t.name: t for t in before.tenants}
-        for new in after.tenants:
-            had = previous.get(new.name)
-            if had is None or had.api_server_url is not None or new.api_server_url is not None:
-                continue
-            port, was = after.tenant_node_port(new), before.tenant_node_port(had)
-            if port != was:
-                holder = holders.get(port)
-                held = f", which {holder} holds until it is deleted, after the updates" if holder else ""
-                hazards.append(
-                    Hazard(
-                        "tenant-port-moved",
-                        new.name,
-                        f"its API NodePort moves {was} -> {port}{held}; set tenants[].nodePort: {was} to keep it",
-                    )
+        hazards += _node_port_hazards(before, after)
+    return hazards
+
+
+def _node_port_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
+    """Pulumi creates and updates before it deletes, and orders unrelated updates as it likes, so a vCluster Service
+    asking for a NodePort another tenant's Service held before the change can be refused ("provided port is already
+    allocated") while that one still holds it."""
+
+    def ports(config: StackConfig) -> dict[str, int]:
+        return {t.name: config.tenant_node_port(t) for t in config.tenants if t.api_server_url is None}
+
+    had, has = ports(before), ports(after)
+    holders = {port: name for name, port in had.items()}
+    used = set(had.values()) | set(has.values())
+    base = after.cluster.kind.tenant_port_base
+    free = next((p for p in range(base, base + after.cluster.kind.tenant_ports) if p not in used), None)
+    hazards = []
+    for name, port in has.items():
+        was = had.get(name)
+        holder = holders.get(port)
+        if was == port or (was is None and holder is None):
+            continue
+        if holder is None or holder == name:
+            held = ""
+        elif holder in has:
+            held = f", which {holder} holds until its own update, in an order Pulumi picks"
+        else:
+            held = f", which {holder} holds until it is deleted, after the updates"
+        if was is not None:
+            hazards.append(
+                Hazard(
+                    "tenant-port-moved",
+                    name,
+                    f"its API NodePort moves {was} -> {port}{held}; set tenants[].nodePort: {was} to keep it",
                 )
+            )
+            continue
+        fix = f"set tenants[].nodePort: {free} (free in the range)" if free is not None else "apply it in two steps"
+        hazards.append(
+            Hazard(
+                "tenant-port-taken",
+                name,
+                f"its API NodePort {port} is asked for by its new Service{held}, so `pulumi up` can fail on it; {fix}",
+            )
+        )
     return hazards
 
 
@@ -133,19 +187,20 @@ def _eks_version_hazards(before: StackConfig, after: StackConfig) -> list[Hazard
     old, new = versions.kubernetes_minor(old_eks.version), versions.kubernetes_minor(new_eks.version)
     if old is None or new is None or old == new:
         return []
-    step = int(new.split(".")[1]) - int(old.split(".")[1]) if old.split(".")[0] == new.split(".")[0] else 0
-    if step == 1:
+    (old_major, old_minor), (new_major, new_minor) = (tuple(int(p) for p in v.split(".")) for v in (old, new))
+    if (new_major, new_minor) < (old_major, old_minor):
+        message = f"EKS cannot downgrade a control plane ({old} -> {new}): `pulumi up` fails; keep {old}"
+    elif new_major == old_major and new_minor == old_minor + 1:
         message = (
             f"the control plane is upgraded {old} -> {new}, then every node group rolls to new nodes (pods evicted)"
         )
-    elif step > 1:
+        return [Hazard("eks-upgraded", "cluster", message)]
+    else:
         message = (
             f"EKS upgrades one minor version at a time, so `pulumi up` fails on {old} -> {new}: set "
-            f"{old.split('.')[0]}.{int(old.split('.')[1]) + 1} first, apply it, then go on"
+            f"{old_major}.{old_minor + 1} first, apply it, then go on"
         )
-    else:
-        message = f"EKS cannot downgrade a control plane ({old} -> {new}): `pulumi up` fails; keep {old}"
-    return [Hazard("eks-upgraded" if step == 1 else "eks-version-refused", "cluster", message)]
+    return [Hazard("eks-version-refused", "cluster", message)]
 
 
 def _kind_inputs(config: StackConfig) -> tuple[str, str]:

@@ -91,6 +91,17 @@ def test_eks_major_version_change_is_refused_not_an_upgrade() -> None:
     ]
 
 
+def test_eks_next_major_is_refused_as_a_skip_not_called_a_downgrade() -> None:
+    (hazard,) = _update(_eks("1.35"), lambda r: r["cluster"]["eks"].update(version="2.0"))
+    assert "one minor version at a time" in hazard.message
+    assert "downgrade" not in hazard.message
+
+
+def test_eks_previous_major_is_a_downgrade() -> None:
+    (hazard,) = _update(_eks("2.1"), lambda r: r["cluster"]["eks"].update(version="1.40"))
+    assert "cannot downgrade a control plane (2.1 -> 1.40)" in hazard.message
+
+
 def test_eks_version_that_names_no_minor_on_either_side_is_no_hazard() -> None:
     # versions.kubernetes_minor reads no minor from such a version: the diff cannot tell what EKS would do.
     assert _update(_eks("1.35"), lambda r: r["cluster"]["eks"].update(version="latest")) == []
@@ -135,6 +146,62 @@ def test_tenant_added_after_the_others_moves_no_port() -> None:
         raw["tenants"].append({"name": "gamma", "queues": ["c"]})
 
     assert _update(_kind(), add) == []
+
+
+def test_tenant_added_onto_a_port_a_deleted_tenant_holds_is_told_a_free_port() -> None:
+    def replace_alpha(raw: dict[str, Any]) -> None:
+        raw["tenants"][0] = {"name": "gamma", "queues": ["a"]}
+        raw["workloads"].clear()
+
+    (taken,) = [h for h in _update(_kind(), replace_alpha) if h.kind == "tenant-port-taken"]
+    assert taken.subject == "gamma"
+    assert "its API NodePort 31000" in taken.message
+    assert "which alpha holds until it is deleted" in taken.message
+    # 31000 and 31001 are held before or after the change; the kind range (tenantPorts 10) has 31002 free.
+    assert taken.message.endswith("set tenants[].nodePort: 31002 (free in the range)")
+
+
+def test_tenant_dropping_its_api_server_url_onto_a_held_port_is_told_so() -> None:
+    base = _kind()
+    base["tenants"][1]["apiServerUrl"] = "https://beta.example.com"
+
+    def drop_alpha_and_beta_url(raw: dict[str, Any]) -> None:
+        _drop_alpha(raw)
+        del raw["tenants"][0]["apiServerUrl"]
+
+    hazards = [h for h in _update(base, drop_alpha_and_beta_url) if h.subject == "beta"]
+    assert [h.kind for h in hazards] == ["tenant-port-taken"]
+    assert "which alpha holds until it is deleted" in hazards[0].message
+
+
+def test_port_held_by_a_tenant_that_stays_is_freed_by_its_own_update() -> None:
+    def swap_ports(raw: dict[str, Any]) -> None:
+        raw["tenants"][0]["nodePort"] = 31001
+        raw["tenants"][1]["nodePort"] = 31000
+
+    hazards = _update(_kind(), swap_ports)
+    assert [(h.kind, h.subject) for h in hazards] == [("tenant-port-moved", "alpha"), ("tenant-port-moved", "beta")]
+    assert "which beta holds until its own update" in hazards[0].message
+
+
+def test_tenant_added_onto_a_port_nobody_held_is_no_hazard() -> None:
+    def add_first(raw: dict[str, Any]) -> None:
+        raw["queues"].append({"name": "c"})
+        raw["tenants"].append({"name": "gamma", "queues": ["c"], "nodePort": 31005})
+
+    assert _update(_kind(), add_first) == []
+
+
+def test_no_free_port_left_says_to_apply_in_two_steps() -> None:
+    base = _kind()
+    base["cluster"]["kind"] = {"tenantPorts": 2}
+
+    def replace_alpha(raw: dict[str, Any]) -> None:
+        raw["tenants"][0] = {"name": "gamma", "queues": ["a"]}
+        raw["workloads"].clear()
+
+    (taken,) = [h for h in _update(base, replace_alpha) if h.kind == "tenant-port-taken"]
+    assert taken.message.endswith("apply it in two steps")
 
 
 def test_tenant_given_an_api_server_url_has_no_node_port_to_move() -> None:
@@ -340,6 +407,13 @@ def test_summary_of_workload_rows_counts_them_by_change() -> None:
     assert to_text(diff).splitlines()[0].endswith(": 1 added and placed")
 
 
+@pytest.mark.parametrize(("count", "ending"), [(1, "; 1 update hazard"), (2, "; 2 update hazards")])
+def test_summary_of_hazards_alone_counts_them(count: int, ending: str) -> None:
+    hazards = tuple(Hazard("tenant-deleted", f"t{i}", "goes") for i in range(count))
+    diff = CapacityDiff("dev", "HEAD", (), (), True, True, hazards=hazards)
+    assert to_text(diff).splitlines()[0].endswith(f": no capacity change{ending}")
+
+
 def test_diff_with_only_the_base_side_stopped_by_its_time_limit_is_partial() -> None:
     assert CapacityDiff("dev", "HEAD", (), (), True, True, partial_before="stopped at 1s").partial
 
@@ -385,3 +459,47 @@ def test_a_workload_whose_kind_changes_under_the_same_name_restarts() -> None:
     hazards = _update(base, lambda r: r["workloads"][0].update(kind="Deployment"))
     assert _kinds(hazards) == [("workload-restarted", "w")]
     assert hazards[0].message == "its kind changes (Job -> Deployment): the running Job is deleted"
+
+
+# --- the cluster's provider changed ---
+
+
+def _on_eks(raw: dict[str, Any]) -> None:
+    eks = _eks()
+    raw["cluster"], raw["gpu"] = eks["cluster"], eks["gpu"]
+
+
+def test_kind_to_eks_says_the_kind_cluster_is_deleted_and_nothing_else() -> None:
+    (hazard,) = _update(_kind(), _on_eks)
+    assert (hazard.kind, hazard.subject) == ("cluster-replaced", "unit")
+    assert hazard.message.startswith("the kind cluster unit is deleted with every tenant, workload and volume on it")
+    assert hazard.message.endswith("the new eks cluster starts empty")
+
+
+def test_protected_eks_cluster_left_for_kind_says_pulumi_refuses() -> None:
+    base = _kind()
+    _on_eks(base)
+    base["cluster"]["eks"]["protect"] = True
+    base["cluster"]["name"] = "prod"
+    (hazard,) = _update(base, lambda r: r.update(cluster=_kind()["cluster"], gpu=_kind()["gpu"]))
+    assert hazard.subject == "prod"
+    assert "the eks cluster prod is deleted" in hazard.message
+    assert "`pulumi up` refuses to delete it" in hazard.message
+
+
+def test_existing_cluster_left_keeps_the_cluster_but_not_what_kaistack_made_in_it() -> None:
+    base = _kind()
+    pools = base["cluster"]["nodePools"]
+    base["cluster"] = {"provider": "existing", "name": "lab", "existing": {"context": "lab"}, "nodePools": pools}
+    (hazard,) = _update(base, lambda r: r.update(cluster=_kind()["cluster"]))
+    assert hazard.message.startswith("everything kaistack made in the existing cluster")
+    assert "is deleted from it" in hazard.message
+
+
+def test_kind_to_an_existing_cluster_says_kaistack_installs_there_again() -> None:
+    def existing(raw: dict[str, Any]) -> None:
+        raw["cluster"] |= {"provider": "existing", "existing": {"context": "lab"}}
+
+    (hazard,) = _update(_kind(), existing)
+    assert hazard.message.endswith("kaistack installs everything again in the existing cluster")
+    assert "starts empty" not in hazard.message

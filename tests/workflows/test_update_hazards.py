@@ -64,6 +64,14 @@ CASES: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]], 
         lambda r: (r["tenants"].pop(0), r["queues"].pop(0), r["workloads"].clear()),
         [("tenant-deleted", "alpha"), ("tenant-port-moved", "beta"), ("namespace-deleted", "ml")],
     ),
+    # gamma's unset NodePort is the one alpha holds until it is deleted, after the creates.
+    "tenant replaced by a new one": (
+        _kind,
+        lambda r: (r["tenants"].__setitem__(0, {"name": "gamma", "queues": ["a"]}), r["workloads"].clear()),
+        [("tenant-deleted", "alpha"), ("tenant-port-taken", "gamma"), ("namespace-deleted", "ml")],
+    ),
+    # Every other hazard is one change to the same cluster; leaving it is reported once.
+    "provider kind to eks": (_kind, lambda r: r.update(_eks()), [("cluster-replaced", "unit")]),
     "tenant moved to another namespace": (
         _kind,
         lambda r: r["tenants"][0].update(namespace="alpha-host"),
