@@ -69,7 +69,8 @@ _JOB_KEYS |= {"staleSeconds", "stalenessGracePeriod", "subGroups", "minSubGroup"
 _JOB_KEYS |= {"startedSeconds"}
 _JOB_KEYS |= REQUEST_KEYS
 # A Go/metav1 duration: "90s", "10m", "1h30m", "-1s", "0" (time.ParseDuration).
-_DURATION = re.compile(r"^[+-]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|ms|s|m|h))+)$")
+DURATION_PATTERN = r"^[+-]?(0|(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|ms|s|m|h))+)$"
+_DURATION = re.compile(DURATION_PATTERN)
 _DURATION_PART = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|ms|s|m|h)")
 _UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 _TASK_KEYS = {"state", "node", "gpuGroups", "priority", "subGroup"} | REQUEST_KEYS

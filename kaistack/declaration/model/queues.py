@@ -7,10 +7,11 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Annotated, Any
 
-from pydantic import Field, WithJsonSchema, field_validator, model_validator
+from pydantic import AfterValidator, Field, WithJsonSchema, field_validator, model_validator
 
 from kaistack.declaration.model.base import Model, Name, Text
 from placement.quantity import Quantity, QuantityError
+from placement.scenario import DURATION_PATTERN, duration_seconds
 
 # A CRD number, or a Kubernetes quantity string that QueueResources converts to the block's unit.
 _CRD_NUMBER_OR_QUANTITY = {
@@ -119,6 +120,29 @@ class QueueResources(Model):
     memory: ResourceBlock = Field(default=ResourceBlock(), description="Memory in MB (10^6 bytes)")
 
 
+# time.Duration's range, in seconds: ParseDuration refuses a value past it ("invalid duration").
+_MAX_DURATION_SECONDS = (2**63 - 1) / 1e9
+
+
+def _go_duration(value: str) -> str:
+    # The CRD types these as plain strings, so the API server stores anything, but KAI reads them as
+    # *metav1.Duration (KAI-Scheduler@v0.17.0:pkg/apis/scheduling/v2/queue_types.go:40-46), whose UnmarshalJSON
+    # is time.ParseDuration (kubernetes/apimachinery@v0.35.2:pkg/apis/meta/v1/duration.go:32-45): a value it
+    # refuses fails the decoding of the Queue in KAI.
+    seconds = duration_seconds(value)
+    if seconds is None or abs(seconds) > _MAX_DURATION_SECONDS:
+        raise ValueError(
+            f"{value[:80]!r} is not a Go duration: numbers each with a unit ns, us, ms, s, m or h, such as '10m', "
+            "'90s' or '1h30m' (a bare number other than 0 has no unit)"
+        )
+    return value
+
+
+GoDuration = Annotated[
+    str, Field(max_length=64, json_schema_extra={"pattern": DURATION_PATTERN}), AfterValidator(_go_duration)
+]
+
+
 class Queue(Model):
     """A KAI queue; only leaf queues (no children) schedule pods."""
 
@@ -129,8 +153,12 @@ class Queue(Model):
         default=100, ge=-(2**31), lt=2**31, description="Queue priority: higher gets over-quota first, reclaimed last"
     )
     resources: QueueResources = Field(default=QueueResources(), description="gpu/cpu/memory quota, limit, weight")
-    preempt_min_runtime: Text | None = Field(default=None, description="spec.preemptMinRuntime (a duration, '10m')")
-    reclaim_min_runtime: Text | None = Field(default=None, description="spec.reclaimMinRuntime (a duration, '10m')")
+    preempt_min_runtime: GoDuration | None = Field(
+        default=None, description="spec.preemptMinRuntime (a Go duration, '10m')"
+    )
+    reclaim_min_runtime: GoDuration | None = Field(
+        default=None, description="spec.reclaimMinRuntime (a Go duration, '10m')"
+    )
 
 
 class DefaultQueues(Model):
