@@ -149,7 +149,11 @@ class KaiScheduler(pulumi.ComponentResource):
             ),
         )
         # Cluster-scoped; its CRD comes with the chart. A constrained job waits for it ("Requested topology
-        # ... does not exist"), so workloads are created after it.
+        # ... does not exist"), so workloads are created after it. Its levels' node labels cannot change in place
+        # (the CRD's "nodeLabel structure is immutable" rule, KAI-Scheduler@v0.17.0
+        # deployments/kai-scheduler/crds/kai.scheduler_topologies.yaml:97-99): a change replaces it, deleting first,
+        # since the new one has the same name. Dependents only order after it, so none is replaced with it
+        # (pulumi/pulumi@v3.259.0 pkg/resource/deploy/step_generator.go calculateDependentReplacements).
         self.topology = None
         body = subgroups.topology_manifest(config)
         if body is not None:
@@ -159,7 +163,11 @@ class KaiScheduler(pulumi.ComponentResource):
                 kind=body["kind"],
                 metadata=body["metadata"],
                 spec=body["spec"],
-                opts=child_opts.merge(pulumi.ResourceOptions(depends_on=[self.release])),
+                opts=child_opts.merge(
+                    pulumi.ResourceOptions(
+                        depends_on=[self.release], replace_on_changes=["spec.levels"], delete_before_replace=True
+                    )
+                ),
             )
         self.isolator = None
         if kai.memory_isolation:

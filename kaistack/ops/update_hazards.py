@@ -9,10 +9,9 @@ the changes whose cost a preview shows only as a "replace" or "delete" line amon
 - the cluster's provider: the old cluster, or what kaistack made in an existing one, is deleted;
 - KAI's or the GPU stack's namespace, the GPU mode, the kind cluster's config or name: a release or the whole
   cluster is replaced, deleting first (components.kai, components.gpu, components.cluster_kind);
-- the EKS version: one minor up rolls every node group; a skipped minor or a downgrade fails (EKS refuses it);
-- an EKS pool's instance type, zones, or the GPU disk size: its node group is replaced, the new one created before
-  the old is drained (pulumi-eks ManagedNodeGroup; EKS cannot change them in place); a subnet whose range moves
-  (components.eks_network.subnet_cidrs carves them by the zones' number and order) would be created over the old;
+- the topology's levels: the Topology object is replaced, deleting first (components.kai);
+- `kai.defaultQueues`: KAI's chart writes its default queues at install only, so the change is never applied;
+- the EKS version, pools and subnets (kaistack.ops.eks_hazards);
 - a Job's or bare Pod's pod template: pulumi-kubernetes deletes and re-creates it (provider/pkg/provider/diff.go);
   a bare Pod's GPU share (an annotation) is patched in place instead, and KAI never reads it again;
 - `cluster.trainingOperator` turned off: the operator goes with its PyTorchJob CRD, and every PyTorchJob with it;
@@ -22,9 +21,10 @@ the changes whose cost a preview shows only as a "replace" or "delete" line amon
 from __future__ import annotations
 
 from kaistack.capacity.diff import Hazard
-from kaistack.declaration import kai_api, versions
+from kaistack.declaration import kai_api
 from kaistack.declaration.marks import PRESENT_NAMESPACES
-from kaistack.declaration.model import EksSettings, StackConfig
+from kaistack.declaration.model import StackConfig
+from kaistack.ops.eks_hazards import eks_hazards
 
 
 def update_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
@@ -144,6 +144,30 @@ def _platform_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
                 "scheduled until the new one is up",
             )
         )
+    elif before.kai.default_queues != after.kai.default_queues:
+        # `{{- if and .Values.defaultQueue.createDefaultQueue .Release.IsInstall }}`, both queues with
+        # `helm.sh/resource-policy: keep` (KAI-Scheduler@v0.17.0
+        # deployments/kai-scheduler/templates/default-queue.yaml:4,10,32).
+        dq = before.kai.default_queues
+        hazards.append(
+            Hazard(
+                "default-queues-not-applied",
+                "kai",
+                "KAI's chart writes its default queues only when it is installed and keeps them after: the change to "
+                f"kai.defaultQueues is not applied to {dq.parent_name} and {dq.child_name}, while the checker plans "
+                "with it; edit those Queues by hand (kubectl edit queue) to match",
+            )
+        )
+    old_top, new_top = before.cluster.topology, after.cluster.topology
+    if old_top and new_top and old_top.name == new_top.name and old_top.levels != new_top.levels:
+        hazards.append(
+            Hazard(
+                "topology-replaced",
+                new_top.name,
+                "its levels' node labels cannot change in place (KAI's Topology CRD): the Topology is deleted, then "
+                "created again; pods that name it wait meanwhile, running ones stay where they are",
+            )
+        )
     old_gpu = (before.gpu.mode, before.gpu.release_namespace)
     new_gpu = (after.gpu.mode, after.gpu.release_namespace)
     if old_gpu != new_gpu and "none" not in (before.gpu.mode, after.gpu.mode):
@@ -173,123 +197,14 @@ def _platform_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
                 "is deleted",
             )
         )
-    hazards += _eks_version_hazards(before, after)
-    hazards += _node_group_hazards(before, after)
+    hazards += eks_hazards(before, after)
     return hazards
-
-
-def _eks_version_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
-    """EKS moves a control plane one minor version per update and never back (UpdateClusterVersion); node groups
-    follow the cluster's version (pulumi-eks nodegroup.ts), so an upgrade replaces every node."""
-    old_eks, new_eks = before.cluster.eks, after.cluster.eks
-    if not (before.cluster.provider == after.cluster.provider == "eks" and old_eks and new_eks):
-        return []
-    old, new = versions.kubernetes_minor(old_eks.version), versions.kubernetes_minor(new_eks.version)
-    if old is None or new is None or old == new:
-        return []
-    (old_major, old_minor), (new_major, new_minor) = (tuple(int(p) for p in v.split(".")) for v in (old, new))
-    if (new_major, new_minor) < (old_major, old_minor):
-        message = f"EKS cannot downgrade a control plane ({old} -> {new}): `pulumi up` fails; keep {old}"
-    elif new_major == old_major and new_minor == old_minor + 1:
-        message = (
-            f"the control plane is upgraded {old} -> {new}, then every node group rolls to new nodes (pods evicted)"
-        )
-        return [Hazard("eks-upgraded", "cluster", message)]
-    else:
-        message = (
-            f"EKS upgrades one minor version at a time, so `pulumi up` fails on {old} -> {new}: set "
-            f"{old_major}.{old_minor + 1} first, apply it, then go on"
-        )
-    return [Hazard("eks-version-refused", "cluster", message)]
 
 
 def _kind_inputs(config: StackConfig) -> tuple[str, str]:
     from components.cluster_kind import kind_config_yaml  # pulumi's import cost, only for two kind stacks
 
     return kind_config_yaml(config), config.cluster.name
-
-
-def _node_group_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
-    if not (before.cluster.provider == after.cluster.provider == "eks" and before.cluster.eks and after.cluster.eks):
-        return []
-    old_eks, new_eks = before.cluster.eks, after.cluster.eks
-    old_pools = {p.name: p for p in before.cluster.node_pools}
-    disk = (old_eks.gpu_node_disk_gi_b, new_eks.gpu_node_disk_gi_b)
-    # In an existing VPC the node groups take its subnetIds (components/eks_network.py): zones and privateNodes
-    # are read only for the VPC kaistack makes, where they choose the subnets.
-    own_vpc = old_eks.vpc_id is None and new_eks.vpc_id is None
-    private = (old_eks.private_nodes, new_eks.private_nodes) if own_vpc else (False, False)
-    zones = (set(old_eks.availability_zones), set(new_eks.availability_zones)) if own_vpc else (set(), set())
-    given = (set(old_eks.subnet_ids), set(new_eks.subnet_ids)) if not own_vpc else (set(), set())
-    moved = _moved_subnets(old_eks, new_eks)
-    hazards = []
-    if moved:
-        hazards.append(
-            Hazard(
-                "subnets-replaced",
-                "network",
-                f"the subnets of {', '.join(sorted(moved))} get new ranges (a VPC kaistack makes carves them by the "
-                "number and order of cluster.eks.availabilityZones): each is created before the old one is deleted, "
-                "overlapping it, so `pulumi up` fails (a protected stack refuses outright); keep the list as it was",
-            )
-        )
-    system = (old_eks.system_node_group.instance_type, new_eks.system_node_group.instance_type)
-    if (
-        system[0] != system[1]
-        or zones[0] != zones[1]
-        or private[0] != private[1]
-        or given[0] != given[1]
-        or (moved & zones[1])
-    ):
-        hazards.append(
-            Hazard(
-                "node-group-replaced",
-                "system",
-                "the system node group is replaced (instance type, zones or subnets changed): KAI and the tenants' "
-                "vCluster pods move to its new nodes",
-            )
-        )
-    for new in after.cluster.node_pools:
-        old = old_pools.get(new.name)
-        if old is None:
-            continue
-        spans = (set(old.availability_zones) or zones[0], set(new.availability_zones) or zones[1])
-        changed = [
-            key
-            for key, a, b in (
-                ("instanceType", old.instance_type, new.instance_type),
-                ("zones", *spans),
-                ("subnets", False, bool(moved & spans[1])),
-                ("subnetIds", *given),
-                ("gpuNodeDiskGiB", *disk) if new.gpu_count else ("", 0, 0),
-                ("privateNodes", *private),
-            )
-            if key and a != b
-        ]
-        if changed:
-            hazards.append(
-                Hazard(
-                    "node-group-replaced",
-                    new.name,
-                    f"{', '.join(changed)} changed: the node group is replaced, the new one created before the old is "
-                    "drained (quota and capacity for both; its pods are evicted)",
-                )
-            )
-    return hazards
-
-
-def _moved_subnets(old: EksSettings, new: EksSettings) -> set[str]:
-    """The zones whose node subnet (public, and private with privateNodes) gets another range, or goes."""
-    if old.vpc_id is not None or new.vpc_id is not None:
-        return set()
-    from components.eks_network import subnet_cidrs
-
-    def layout(eks: EksSettings) -> dict[str, tuple[str, str]]:
-        public, private = subnet_cidrs(eks.vpc_cidr, len(eks.availability_zones))
-        return {z: (public[i], private[i] if eks.private_nodes else "") for i, z in enumerate(eks.availability_zones)}
-
-    before, after = layout(old), layout(new)
-    return {z for z in before if z in after and before[z] != after[z]} | (set(before) - set(after))
 
 
 def _workload_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:

@@ -122,6 +122,35 @@ def test_the_declaration_refuses_what_the_crds_cel_rules_refuse(levels: list[str
         parse_config(raw)
 
 
+def _immutability_rule() -> str:
+    levels = _crd_schema("kai.scheduler_topologies.yaml", "v1alpha1")["properties"]["spec"]["properties"]["levels"]
+    (rule,) = [r["rule"] for r in levels["x-kubernetes-validations"] if "oldSelf" in r["rule"]]
+    return rule
+
+
+def test_the_api_server_refuses_an_update_of_the_levels_node_labels() -> None:
+    """The CRD's transition rule (KAI-Scheduler@v0.17.0 crds/kai.scheduler_topologies.yaml:97-99)."""
+    env = celpy.Environment()
+    program = env.program(env.compile(_immutability_rule()))
+
+    def update_allowed(old: list[str], new: list[str]) -> bool:
+        as_levels = [{"nodeLabel": level} for level in new], [{"nodeLabel": level} for level in old]
+        return bool(
+            program.evaluate({"self": celpy.json_to_cel(as_levels[0]), "oldSelf": celpy.json_to_cel(as_levels[1])})
+        )
+
+    assert update_allowed([ZONE, RACK], [ZONE, RACK])
+    assert not update_allowed([ZONE, RACK], [ZONE, RACK, HOST])
+
+
+def test_a_change_of_levels_replaces_the_topology_cr_deleting_it_first(mocks) -> None:
+    """An update would be refused (above); the new object has the same name, so the old one goes first."""
+    run_program(mocks, _raw())
+    [topology] = of_type(mocks.resources, TOPOLOGY)
+    assert topology.replace_on_changes == ("spec.levels",)
+    assert topology.delete_before_replace is True
+
+
 def test_no_topology_declared_renders_no_topology_cr(mocks) -> None:
     raw = _raw()
     del raw["cluster"]["topology"]

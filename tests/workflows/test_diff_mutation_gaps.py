@@ -503,3 +503,30 @@ def test_kind_to_an_existing_cluster_says_kaistack_installs_there_again() -> Non
     (hazard,) = _update(_kind(), existing)
     assert hazard.message.endswith("kaistack installs everything again in the existing cluster")
     assert "starts empty" not in hazard.message
+
+
+# --- KAI objects that a chart upgrade or an update cannot change ---
+
+
+def test_default_queue_change_names_both_queues_and_what_to_do() -> None:
+    (hazard,) = _update(_kind(), lambda r: r.update(kai={"defaultQueues": {"parentName": "root"}}))
+    assert "not applied to default-parent-queue and default-queue" in hazard.message
+    assert hazard.message.endswith("edit those Queues by hand (kubectl edit queue) to match")
+
+
+def _with_topology(*levels: str) -> dict[str, Any]:
+    raw = _kind()
+    raw["cluster"]["topology"] = {"name": "dc", "levels": list(levels)}
+    raw["cluster"]["nodePools"][0]["labels"] = {"topology.kubernetes.io/zone": "z1", "kaistack.io/rack": "r1"}
+    return raw
+
+
+def test_topology_levels_changed_replaces_the_topology() -> None:
+    base = _with_topology("topology.kubernetes.io/zone")
+    change = _update(base, lambda r: r["cluster"]["topology"]["levels"].append("kaistack.io/rack"))
+    assert _kinds(change) == [("topology-replaced", "dc")]
+
+
+def test_topology_renamed_is_a_new_object_not_a_replacement() -> None:
+    base = _with_topology("topology.kubernetes.io/zone")
+    assert _update(base, lambda r: r["cluster"]["topology"].update(name="dc2")) == []

@@ -83,6 +83,18 @@ CASES: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]], 
         [("tenant-deleted", "alpha")],
     ),
     "kai namespace": (_kind, lambda r: r.update(kai={"namespace": "kai-system"}), [("kai-replaced", "kai")]),
+    # KAI's chart writes its default queues at install only (templates/default-queue.yaml:4, .Release.IsInstall).
+    "kai default queue quota": (
+        _kind,
+        lambda r: r.update(kai={"defaultQueues": {"childResources": {"gpu": {"quota": 1}}}}),
+        [("default-queues-not-applied", "kai")],
+    ),
+    # A new namespace installs KAI again, default queues included: the replacement is the hazard.
+    "kai namespace and default queues": (
+        _kind,
+        lambda r: r.update(kai={"namespace": "kai-system", "defaultQueues": {"create": False}}),
+        [("kai-replaced", "kai")],
+    ),
     "gpu namespace": (_kind, lambda r: r["gpu"].update(namespace="gpus"), [("gpu-stack-replaced", "gpu")]),
     "kind node added": (
         _kind,
