@@ -34,6 +34,14 @@ DEVICE_PLUGIN_TOLERATIONS = [
 # operand: device plugin, GFD, validators, toolkit) and `node-feature-discovery.worker.tolerations`
 # (L631-638; NFD's labels are what the operator selects GPU nodes by). Kept when pool taints are added.
 GPU_OPERATOR_TOLERATIONS = [{"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}]
+# NVIDIA/k8s-device-plugin@v0.20.0 deployments/helm/nvidia-device-plugin/values.yaml L136-145: the NFD worker of the
+# device plugin's chart tolerates nvidia.com/gpu only with the value "present". GFD only writes a features file
+# (templates/daemonset-gfd.yml, the output-dir volume); the NFD worker on the same node publishes it as the
+# nvidia.com/gpu.* labels KAI reads, so a worker kept off a GPU node leaves it without GPU memory for KAI.
+DEVICE_PLUGIN_NFD_TOLERATIONS = [
+    {"key": "node-role.kubernetes.io/master", "operator": "Equal", "value": "", "effect": "NoSchedule"},
+    {"key": GPU_RESOURCE, "operator": "Equal", "value": "present", "effect": "NoSchedule"},
+]
 NFD_WORKER_TOLERATIONS = [
     {"key": "node-role.kubernetes.io/control-plane", "operator": "Equal", "value": "", "effect": "NoSchedule"},
     {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"},
@@ -88,6 +96,15 @@ def _pool_tolerations(config: StackConfig) -> list[dict[str, str]]:
     return extra
 
 
+def _nfd_kept_off(config: StackConfig) -> bool:
+    """A pool taint the device plugin chart's NFD worker does not tolerate (DEVICE_PLUGIN_NFD_TOLERATIONS)."""
+    return any(
+        (taint.key, taint.value, taint.effect) != (GPU_RESOURCE, "present", "NoSchedule")
+        for pool in config.cluster.node_pools
+        for taint in pool.taints
+    )
+
+
 # The chart's default affinity also takes NFD's `feature.node.kubernetes.io/pci-10de.present`
 # (NVIDIA/k8s-device-plugin@v0.20.0 deployments/helm/nvidia-device-plugin/values.yaml L64-85), which NFD
 # writes on every kind node, since all of them read the host's PCI devices: the plugin and GFD (both with
@@ -120,6 +137,9 @@ def device_plugin_values(config: StackConfig) -> dict[str, Any]:
     extra = _pool_tolerations(config)
     if extra:
         values["tolerations"] = [*DEVICE_PLUGIN_TOLERATIONS, *extra]
+    if settings.gfd and _nfd_kept_off(config):
+        gpu_taints = {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}
+        values["nfd"] = {"worker": {"tolerations": [*DEVICE_PLUGIN_NFD_TOLERATIONS, gpu_taints, *extra]}}
     if config.cluster.provider in ("kind", "eks"):
         values["affinity"] = GPU_NODES_ONLY
     return values

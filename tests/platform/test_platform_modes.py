@@ -199,6 +199,54 @@ def test_a_no_execute_gpu_taint_is_tolerated_too(mocks):
     assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoExecute"} in values["tolerations"]
 
 
+def _tolerates(tolerations: list[dict[str, str]], key: str, value: str, effect: str) -> bool:
+    """Kubernetes' Toleration.ToleratesTaint (k8s.io/api core/v1 toleration.go) for the fields used here."""
+    return any(
+        t.get("key") == key
+        and t.get("effect", effect) == effect
+        and (t.get("operator") == "Exists" or (t.get("operator", "Equal") == "Equal" and t.get("value") == value))
+        for t in tolerations
+    )
+
+
+def test_device_plugin_gfd_node_feature_discovery_worker_tolerates_a_gpu_taint_of_any_value(mocks):
+    """NVIDIA/k8s-device-plugin@v0.20.0 deployments/helm/nvidia-device-plugin/values.yaml L136-145: the NFD worker
+    tolerates nvidia.com/gpu only with value "present", and it is the worker that turns GFD's features file
+    (templates/daemonset-gfd.yml, output-dir) into the nvidia.com/gpu.* labels KAI reads. The chart's own two stay."""
+    raw = merged(base_raw(), gpu=gpu("device-plugin", devicePlugin={"gfd": True}))
+    raw["cluster"]["nodePools"][0]["taints"] = [{"key": "nvidia.com/gpu", "value": "true"}]
+    run_program(mocks, raw)
+    values = inputs(release(mocks.resources, "nvidia-device-plugin"))["values"]
+    chart = yaml.safe_load(
+        (ROOT / "tests" / "data" / "schemas" / "nvidia-device-plugin-values-0.20.0.yaml").read_text()
+    )
+    defaults = chart["nfd"]["worker"]["tolerations"]
+    assert not _tolerates(defaults, "nvidia.com/gpu", "true", "NoSchedule")
+    workers = values["nfd"]["worker"]["tolerations"]
+    assert workers[: len(defaults)] == defaults
+    assert _tolerates(workers, "nvidia.com/gpu", "true", "NoSchedule")
+
+
+def test_device_plugin_nfd_worker_tolerates_a_pools_other_taints(mocks):
+    raw = merged(base_raw(), gpu=gpu("device-plugin", devicePlugin={"gfd": True}))
+    raw["cluster"]["nodePools"][0]["taints"] = [{"key": "dedicated", "value": "ml", "effect": "NoExecute"}]
+    run_program(mocks, raw)
+    workers = inputs(release(mocks.resources, "nvidia-device-plugin"))["values"]["nfd"]["worker"]["tolerations"]
+    assert _tolerates(workers, "dedicated", "ml", "NoExecute")
+
+
+@pytest.mark.parametrize(
+    ("gfd", "taints"),
+    [(True, []), (True, [{"key": "nvidia.com/gpu", "value": "present"}]), (False, [{"key": "nvidia.com/gpu"}])],
+)
+def test_device_plugin_keeps_the_nfd_workers_defaults_where_they_do(mocks, gfd, taints):
+    """No GFD: no NFD subchart (Chart.yaml `condition: nfd.enabled,gfd.enabled`); or no taint they miss."""
+    raw = merged(base_raw(), gpu=gpu("device-plugin", devicePlugin={"gfd": gfd}))
+    raw["cluster"]["nodePools"][0]["taints"] = taints
+    run_program(mocks, raw)
+    assert "nfd" not in inputs(release(mocks.resources, "nvidia-device-plugin"))["values"]
+
+
 def test_gpu_operator_keeps_its_default_tolerations_without_pool_taints(mocks):
     run_program(mocks, merged(base_raw(), gpu=gpu("gpu-operator")))
     values = inputs(release(mocks.resources, "gpu-operator"))["values"]
