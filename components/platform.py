@@ -120,9 +120,18 @@ class Platform(pulumi.ComponentResource):
         from components.admission import TenantAdmission
 
         self.admission = TenantAdmission(f"{name}-admission", config, opts=k8s_opts)
+        # HAMi's isolator injects its library into GPU-sharing pods when they are admitted (KAI-Scheduler@v0.17.0
+        # docs/gpu-sharing/hami/README.md, Architecture): a pod admitted before its webhook exists runs unisolated
+        # until it is re-created.
+        isolator = [self.scheduler.isolator] if self.scheduler.isolator else []
         self.vclusters = {
             t.name: Tenant(
-                f"{name}-{t.name}", config, t, host_provider=self.provider, after=[self.admission], opts=k8s_opts
+                f"{name}-{t.name}",
+                config,
+                t,
+                host_provider=self.provider,
+                after=[self.admission, *isolator],
+                opts=k8s_opts,
             )
             for t in config.tenants
         }
@@ -131,7 +140,11 @@ class Platform(pulumi.ComponentResource):
             config,
             tenants=self.vclusters,
             queues=self.queues.queues,
-            depends_on=[self.scheduler.release, *([self.scheduler.topology] if self.scheduler.topology else [])],
+            depends_on=[
+                self.scheduler.release,
+                *([self.scheduler.topology] if self.scheduler.topology else []),
+                *isolator,
+            ],
             opts=k8s_opts,
         )
         self.register_outputs(

@@ -388,6 +388,18 @@ def test_kai_memory_isolation_enables_hamicore_and_installs_the_isolator(mocks):
     assert kai.urn in isolator.dependencies
 
 
+def test_with_memory_isolation_tenants_and_workloads_come_after_the_isolator(mocks):
+    """HAMi's isolator injects its library into GPU-sharing pods at admission (KAI-Scheduler@v0.17.0
+    docs/gpu-sharing/hami/README.md, Architecture step 3): a pod admitted before the webhook runs unisolated."""
+    raw = merged(base_raw(), gpu=gpu("device-plugin"), kai={"sharing": "isolated"})
+    raw["tenants"] = [{"name": "t", "queues": ["team"]}]
+    raw["workloads"] = [{"name": "w", "kind": "Deployment", "queue": "team", "image": "i:1", "gpuFraction": 0.5}]
+    run_program(mocks, raw)
+    isolator = release(mocks.resources, "kai-resource-isolator")
+    assert isolator.urn in named(mocks.resources, "kaistack-t-namespace").dependencies
+    assert isolator.urn in named(mocks.resources, "kaistack-workloads-w").dependencies
+
+
 def test_kai_gpu_sharing_off_placement_spread_and_no_default_queues(mocks):
     """The KAI switches reach the values unchanged."""
     kai = {"sharing": "off", "placementStrategy": "spread", "defaultQueues": {"create": False}}
