@@ -13,12 +13,11 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from kaistack.declaration import subgroups, versions
-from kaistack.declaration.kai_api import RELEASE_NAME, RESERVATION_NAMESPACE
+from kaistack.declaration.kai_api import ISOLATOR_NAMESPACE, RELEASE_NAME, RESERVATION_NAMESPACE
 from kaistack.declaration.model import QueueResources, StackConfig
 
 # The binder puts GPU reservation pods in RESERVATION_NAMESPACE (chart global.resourceReservation.namespace);
 # the fake GPU operator must watch the same namespace (vcluster-and-gpu.md §5).
-ISOLATOR_NAMESPACE = "kai-resource-isolator"
 # Helm waits for KAI's hook Jobs (crd-upgrader, kai-config-deployer) and all deployments.
 TIMEOUT_SECONDS = 900
 

@@ -16,6 +16,7 @@ SCHEDULER_NAME = "kai-scheduler"  # pod spec.schedulerName; other pods are ignor
 DEFAULT_NAMESPACE = "kai-scheduler"  # DefaultKAINamespace
 RELEASE_NAME = "kai-scheduler"  # the Helm release and chart name
 RESERVATION_NAMESPACE = "kai-resource-reservation"  # global.resourceReservation.namespace (GPU reservation pods)
+ISOLATOR_NAMESPACE = "kai-resource-isolator"  # where kaistack installs HAMi's isolator (kai.sharing: isolated)
 # KAI@v0.17.0 pkg/scheduler/conf/global_config.go:25 and pkg/common/constants/constants.go:9: the `app` label
 # value KAI recognises a GPU reservation pod by (pod_info.IsResourceReservationTask).
 RESERVATION_APP_LABEL = "kai-resource-reservation"

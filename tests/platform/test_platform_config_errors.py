@@ -343,6 +343,23 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
         "kaistack:workloads[0].namespace: 'kai-scheduler' is kai.namespace namespace, which kaistack creates with "
         "that component; use another namespace",
     ),
+    # components.gpu creates the GPU stack's namespace: AlreadyExists there, and deleted with the stack.
+    "gpu-stack-in-kube-system": (
+        lambda r: r["gpu"].update(namespace="kube-system"),
+        "kaistack:gpu.namespace: 'kube-system' is the cluster's own namespace; kaistack creates the GPU stack's "
+        "namespace and deletes it with the stack: name another (unset: by gpu.mode)",
+    ),
+    "host-workload-in-the-isolators-namespace": (
+        lambda r: r.update(
+            gpu={"mode": "device-plugin"},
+            kai={"sharing": "isolated"},
+            workloads=[
+                {"name": "w", "kind": "Pod", "queue": "team", "image": "x", "namespace": "kai-resource-isolator"}
+            ],
+        ),
+        "kaistack:workloads[0].namespace: 'kai-resource-isolator' is the memory isolator's (kai.sharing: isolated) "
+        "namespace, which kaistack creates with that component; use another namespace",
+    ),
     "tenant-in-the-training-operators-namespace": (
         lambda r: (
             r["cluster"].update(trainingOperator=True),

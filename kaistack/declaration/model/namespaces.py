@@ -16,6 +16,8 @@ def platform_namespaces(stack: StackConfig) -> dict[str, str]:
     """The host namespaces kaistack's platform components create, by whose: no tenant or workload may take one
     (components.workloads would create it a second time: AlreadyExists)."""
     taken = {ns: "kai.namespace" for ns in (stack.kai.namespace, kai_api.RESERVATION_NAMESPACE)}
+    if stack.kai.memory_isolation:
+        taken[kai_api.ISOLATOR_NAMESPACE] = "the memory isolator's (kai.sharing: isolated)"
     if stack.gpu.mode != "none":
         taken[stack.gpu.release_namespace] = "gpu.namespace (the GPU stack's)"
     if stack.cluster.training_operator:
@@ -26,6 +28,12 @@ def platform_namespaces(stack: StackConfig) -> dict[str, str]:
 def namespace_problems(stack: StackConfig) -> list[str]:
     taken = platform_namespaces(stack)
     problems = host_namespace_problems(stack.tenants, taken)
+    if stack.gpu.mode != "none" and stack.gpu.release_namespace in SYSTEM_NAMESPACES:
+        # components.gpu creates the namespace (AlreadyExists here) and would delete it with the stack.
+        problems.append(
+            f"gpu.namespace: {stack.gpu.release_namespace!r} is the cluster's own namespace; kaistack creates the GPU "
+            "stack's namespace and deletes it with the stack: name another (unset: by gpu.mode)"
+        )
     for i, work in enumerate(stack.workloads):
         if work.tenant is None and work.namespace in taken:
             problems.append(
