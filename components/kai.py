@@ -95,12 +95,14 @@ def kai_values(config: StackConfig) -> dict[str, Any]:
         # Older charts ignore the key (kai.md §1.1); the model refuses a custom key for them.
         values["podgrouper"] = {"queueLabelKey": kai.queue_label_key}
     binder: dict[str, Any] = {}
-    if kai.runtime_class_name and config.gpu.mode == "device-plugin" and version >= (0, 16, 0):
+    if kai.runtime_class_name and config.gpu.mode == "device-plugin":
         # Since v0.16.0 reservation pods get no runtime class unless binder.runtimeClassName is set
         # (KAI@v0.17.0:deployments/kai-scheduler/templates/_helpers.tpl:139-141; values.yaml has no
-        # default). With the device plugin alone (nvkind, or a node whose default runtime is not
-        # NVIDIA's) they would see no GPU. GPU Operator >= v25.10 hands devices out by CDI and the EKS
-        # NVIDIA AMI makes nvidia the default runtime: those need nothing here.
+        # default); before, the binder gave them `nvidia` (KAI@v0.15.3:pkg/apis/kai/v1/binder/binder.go:259), so
+        # a class of another name must be passed there too (every supported chart reads the key). With the device
+        # plugin alone (nvkind, or a node whose default runtime is not NVIDIA's) they would see no GPU. GPU Operator
+        # >= v25.10 hands devices out by CDI and the EKS NVIDIA AMI makes nvidia the default runtime: those need
+        # nothing here.
         binder["runtimeClassName"] = kai.runtime_class_name
     if kai.memory_isolation:
         # KAI >= v0.17 + HAMi-core (vcluster-and-gpu.md §6, KAI docs/gpu-sharing/hami/README.md).

@@ -315,6 +315,16 @@ def test_device_plugin_mode_gives_reservation_pods_the_runtime_class(mocks, runt
     assert values["binder"] == {"runtimeClassName": runtime_class}
 
 
+def test_before_v0_16_a_runtime_class_not_named_nvidia_reaches_reservation_pods(mocks):
+    """Before v0.16.0 the binder gave reservation pods `nvidia` by itself (KAI@v0.15.3:pkg/apis/kai/v1/binder/
+    binder.go:259) and the chart already read binder.runtimeClassName (templates/_helpers.tpl:83-84): a class of
+    another name reached only the admission plugin, and the reservation pod held a GPU without seeing it."""
+    kai = {"version": "v0.15.3", "runtimeClassName": "nvidia-cdi"}
+    run_program(mocks, merged(base_raw(), gpu=gpu("device-plugin"), kai=kai))
+    values = inputs(release(mocks.resources, "kai-scheduler"))["values"]
+    assert values["binder"] == {"runtimeClassName": "nvidia-cdi"}
+
+
 def test_fake_gpus_need_no_runtime_class_for_reservation_pods(mocks):
     run_program(mocks, base_raw())
     assert "binder" not in inputs(release(mocks.resources, "kai-scheduler"))["values"]
