@@ -136,12 +136,23 @@ def _node_port_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
 def _platform_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
     hazards = []
     if before.kai.namespace != after.kai.namespace:
+        # The chart keeps its SchedulingShard `default` and its default queues when it is uninstalled
+        # (helm.sh/resource-policy: keep, KAI-Scheduler@v0.17.0 deployments/kai-scheduler/templates/
+        # default-shard.yaml:10, default-queue.yaml:10,32), still annotated with the old release namespace, and Helm
+        # refuses to install over an object another release namespace owns (helm/helm@v3.21.4
+        # pkg/action/validate.go:65-92, install.go:356).
+        kept = "SchedulingShard default" + (
+            f", Queues {before.kai.default_queues.parent_name} and {before.kai.default_queues.child_name}"
+            if before.kai.default_queues.create and after.kai.default_queues.create
+            else ""
+        )
         hazards.append(
             Hazard(
                 "kai-replaced",
                 "kai",
                 f"KAI's release moves {before.kai.namespace} -> {after.kai.namespace}, deleted first: nothing is "
-                "scheduled until the new one is up",
+                f"scheduled until the new one is up, and its install fails on what the old one kept ({kept}, owned "
+                f"by {before.kai.namespace}) until those are deleted; keep kai.namespace unless you mean to",
             )
         )
     elif before.kai.default_queues != after.kai.default_queues:

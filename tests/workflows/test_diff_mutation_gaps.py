@@ -530,3 +530,18 @@ def test_topology_levels_changed_replaces_the_topology() -> None:
 def test_topology_renamed_is_a_new_object_not_a_replacement() -> None:
     base = _with_topology("topology.kubernetes.io/zone")
     assert _update(base, lambda r: r["cluster"]["topology"].update(name="dc2")) == []
+
+
+def test_kai_moved_to_another_namespace_names_what_the_old_release_kept() -> None:
+    (hazard,) = _update(_kind(), lambda r: r.update(kai={"namespace": "kai-system"}))
+    assert "its install fails on what the old one kept (SchedulingShard default, Queues default-parent-queue and " in (
+        hazard.message
+    )
+    assert "owned by kai-scheduler" in hazard.message
+
+
+def test_kai_moved_without_default_queues_names_only_the_shard() -> None:
+    base = _kind()
+    base["kai"] = {"defaultQueues": {"create": False}}
+    (hazard,) = _update(base, lambda r: r["kai"].update(namespace="kai-system"))
+    assert "(SchedulingShard default, owned by kai-scheduler)" in hazard.message
