@@ -184,6 +184,18 @@ def _topology(resources: Sequence[Res]) -> _Topology | None:
     return _Topology(name, levels)
 
 
+_ATOI = re.compile(r"[+-]?0*([0-9]{1,19})")
+
+
+def _atoi(value: object) -> int | None:
+    """Go's strconv.Atoi of an annotation (KAI's getSegmentSize, pytorch_grouper.go:240-260): ASCII digits with an
+    optional sign and any leading zeros, within int64; None where it errs. str.isdigit() takes '²' or '٢' too."""
+    if not isinstance(value, str) or not value.isascii() or (match := _ATOI.fullmatch(value)) is None:
+        return None
+    number = int(match.group(1)) * (-1 if value.startswith("-") else 1)
+    return number if -(2**63) <= number < 2**63 else None
+
+
 def _placement(topology: _Topology, source: Mapping[str, Any], required_key: str, preferred_key: str) -> Any:
     """{"required", "preferred"} from annotations (or a PodGroup constraint), None without any level.
 
@@ -235,8 +247,9 @@ def _constraints(
         ann = worker.annotations if worker else {}
         size = ann.get(kai_api.SEGMENT_SIZE)
         workers = work["pytorch"]["workers"]
-        if isinstance(size, str) and size.isdigit() and 2 <= int(size) <= workers:
-            work["pytorch"]["segmentSize"] = int(size)
+        segment_size = _atoi(size)
+        if segment_size is not None and 2 <= segment_size <= workers:
+            work["pytorch"]["segmentSize"] = segment_size
             name = ann.get(kai_api.TOPOLOGY) or wl.owner_annotations.get(kai_api.TOPOLOGY)
             segment = _placement(
                 topology,

@@ -87,12 +87,17 @@ def _matches(host: str, port: int, entry: str) -> bool:
     return host == name or host.endswith("." + name)
 
 
+def _port(text: str) -> int:
+    # ASCII digits only: str.isdigit() is true of '²', which int() refuses.
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 5 else -1
+
+
 def _split_port(entry: str) -> tuple[str, int | None]:
     """An entry's host and port; a port that is no number matches no port at all (-1)."""
     if entry.startswith("[") and "]:" in entry:  # [::1]:6443
         host, _, port = entry[1:].partition("]:")
-        return host, int(port) if port.isdigit() else -1
+        return host, _port(port)
     if entry.count(":") == 1:
         host, _, port = entry.partition(":")
-        return host, int(port) if port.isdigit() else -1
+        return host, _port(port)
     return entry, None

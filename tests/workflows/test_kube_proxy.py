@@ -44,6 +44,12 @@ CASES = {
         {"HTTPS_PROXY": PROXY, "NO_PROXY": "api.corp:x"},
         PROXY,
     ),
+    # str.isdigit() is true of these, int() refuses them: they crashed the client before it made one request.
+    "NO_PROXY port in superscript or Arabic-Indic digits matches nothing": (
+        "https://api.corp:6443",
+        {"HTTPS_PROXY": PROXY, "NO_PROXY": "api.corp:\u00b2, [::2]:\u0662"},
+        PROXY,
+    ),
     "IPv4-mapped loopback": ("https://[::ffff:127.0.0.1]:6443", {"HTTPS_PROXY": PROXY}, None),
 }
 
