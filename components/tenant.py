@@ -60,6 +60,11 @@ def api_server_url(config: StackConfig, tenant: TenantModel) -> str | None:
 
 def _host(url: str) -> str:
     authority = url.split("://", 1)[-1].split("/", 1)[0]
+    if authority.startswith("[") and "]" in authority:
+        # An IPv6 literal (RFC 3986 3.2.2): vCluster makes a SAN that net.ParseIP cannot read a DNS name
+        # (loft-sh/vcluster@v0.36.1 pkg/server/cert/cert.go addSANs), and the address would be missing from the
+        # certificate.
+        return authority[1 : authority.index("]")]
     return authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
 
 

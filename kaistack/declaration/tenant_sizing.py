@@ -139,17 +139,6 @@ def pod_shape(work: Workload) -> PodShape:
     return PodShape(requests, limits)
 
 
-def limit_range_problems(work: Workload) -> list[str]:
-    """A container whose request ends above its (defaulted) limit is refused by the API server."""
-    shape = pod_shape(work)
-    return [
-        f"{resource} request {_show(resource, shape.requests[resource])} is above the LimitRange's default limit "
-        f"{_show(resource, shape.limits[resource])}: set {resource}Limit (or ephemeralStorage) for it"
-        for resource in shape.requests
-        if shape.requests[resource] > shape.limits[resource]
-    ]
-
-
 def workload_need(work: Workload) -> dict[str, Fraction]:
     shape = pod_shape(work)
     pods = work.pod_count
@@ -279,7 +268,3 @@ def _format(key: str, value: Fraction) -> str:
         millis = math.ceil(value * 1000)
         return str(millis // 1000) if millis % 1000 == 0 else f"{millis}m"
     return str(math.ceil(value))
-
-
-def _show(resource: str, value: Fraction) -> str:
-    return _format(f"x.{resource}", value)

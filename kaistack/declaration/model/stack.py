@@ -132,8 +132,6 @@ class StackConfig(Model):
                 )
         for i, work in enumerate(self.workloads):
             problems += _workload_problems(self, i, work, names, leaves, tenants)
-            if work.tenant is not None and work.tenant in tenants and tenants[work.tenant].isolation.limit_range:
-                problems += [f"workloads[{i}]: {p}" for p in tenant_sizing.limit_range_problems(work)]
         if self.kai.memory_isolation and self.gpu.mode not in ("device-plugin", "gpu-operator"):
             problems.append(
                 "kai.sharing: 'isolated' needs real GPUs (gpu.mode device-plugin or gpu-operator), "

@@ -172,6 +172,19 @@ class Workload(Model):
             raise ValueError(f"'completions' applies only to kind Job, not {self.kind}")
         return self
 
+    @model_validator(mode="after")
+    def _requests_within_limits(self) -> Workload:
+        # The API server refuses a container whose request is above its limit ("must be less than or equal to cpu
+        # limit of ...", kubernetes/kubernetes pkg/apis/core/validation/validation.go ValidateResourceRequirements;
+        # not mirrored here): found at `pulumi up`, after the platform is up.
+        for key, request, limit in (("cpu", self.cpu, self.cpu_limit), ("memory", self.memory, self.memory_limit)):
+            if limit is not None and request.value > limit.value:
+                raise ValueError(
+                    f"{key}Limit {limit} is below {key} {request}: Kubernetes refuses a container whose request is "
+                    f"above its limit; raise {key}Limit or lower {key}"
+                )
+        return self
+
     @property
     def shares_gpu(self) -> bool:
         return self.gpu_fraction is not None or self.gpu_memory_mi_b is not None
