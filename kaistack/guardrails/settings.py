@@ -83,7 +83,13 @@ PROPERTIES: dict[str, dict[str, Any]] = {
 
 # Which knobs each policy accepts (its config_schema).
 POLICY_KNOBS: dict[str, tuple[str, ...]] = {
-    "kai-scheduler-name": ("exemptNamespaces", "schedulerName", "requireInTenantNamespaces", "tenantNamespaces"),
+    "kai-scheduler-name": (
+        "exemptNamespaces",
+        "schedulerName",
+        "requireInTenantNamespaces",
+        "tenantNamespaces",
+        "queueLabelKey",
+    ),
     "kai-queue-label": ("exemptNamespaces", "schedulerName", "queues", "queueLabelKey"),
     "vcluster-set-owner-false": ("vclusterCharts",),
     "kai-gpu-sharing-annotations": ("exemptNamespaces",),
@@ -97,7 +103,7 @@ POLICY_KNOBS: dict[str, tuple[str, ...]] = {
         "utilizationEnvVars",
     ),
     "kai-queue-tree": ("externalQueues",),
-    "kai-capacity": ("exemptNamespaces", "maxSeconds"),
+    "kai-capacity": ("exemptNamespaces", "schedulerName", "maxSeconds"),
     "tenant-queue-binding": ("exemptNamespaces", "schedulerName", "tenants", "queueLabelKey"),
 }
 

@@ -156,7 +156,10 @@ def _objects(
     if data is None:
         return [], []  # an empty document (a trailing `---`)
     problem = _not_an_object(data)
-    if problem is None and str(data["kind"]).endswith("List") and "items" in data:
+    # Any document with `items` is a list to kubectl, whatever its kind: it applies the items (kubernetes/apimachinery
+    # @v0.35.2 pkg/apis/meta/v1/unstructured/helpers.go:433-446, the decoder's `items` detector; kubectl apply's
+    # builder flattens lists). Reading only `*List` kinds so let a pod inside `kind: Bundle` past every rule.
+    if problem is None and "items" in data:
         if data["items"] is None:
             return [], []  # `items: null` decodes as an empty list
         if not isinstance(data["items"], list):
