@@ -78,6 +78,13 @@ def test_a_whole_gpu_pod_without_a_runtime_class_to_name_has_no_runtime_class_fi
     assert "runtimeClassName" not in _manifest(raw)["spec"]
 
 
+@pytest.mark.parametrize("kind", ["Pod", "Deployment", "Job", "PyTorchJob"])
+def test_a_workload_is_created_in_its_declared_namespace(mocks, kind):
+    """Without metadata.namespace pulumi-kubernetes puts the object in its provider's default namespace."""
+    run_program(mocks, _stack(_work(kind=kind, namespace="ml")))
+    assert inputs(named(mocks.resources, "kaistack-workloads-w"))["metadata"]["namespace"] == "ml"
+
+
 def test_declared_labels_are_on_the_object_and_its_pods(mocks):
     run_program(mocks, _stack(_work(kind="Deployment", labels={"app.kubernetes.io/part-of": "demo"})))
     deployment = inputs(named(mocks.resources, "kaistack-workloads-w"))
@@ -158,12 +165,24 @@ def test_a_tenant_workload_in_a_namespace_named_like_a_tenants_host_namespace_ge
     )
 
 
-def test_host_workloads_and_their_namespaces_are_children_of_the_workloads_component(mocks):
-    """A resource's URN names its parent chain: a host object outside the component would be another object."""
-    run_program(mocks, _stack(_work(kind="Deployment", namespace="ml")))
+def test_every_object_of_the_workloads_component_is_its_child(mocks):
+    """A resource's URN names its parent chain: an object outside the component would be another object. On the
+    host and in a tenant alike: workloads, their namespaces, a tenant gang's PodGroup, the training operators."""
+    raw = _stack(_work("h", kind="Deployment", namespace="ml"), _work("t", "PyTorchJob", tenant="t1", namespace="ml"))
+    raw["cluster"]["trainingOperator"] = True
+    run_program(mocks, raw)
     [component] = of_type(mocks.resources, "kaistack:index:Workloads")
-    assert named(mocks.resources, "kaistack-workloads-w").parent == component.urn
-    assert named(mocks.resources, "kaistack-workloads-ns-ml").parent == component.urn
+    children = [r for r in mocks.resources if r.name.startswith("kaistack-workloads-")]
+    assert {r.name for r in children} >= {
+        "kaistack-workloads-h",
+        "kaistack-workloads-t",
+        "kaistack-workloads-ns-ml",
+        "kaistack-workloads-t1-ns-ml",
+        "kaistack-workloads-t-podgroup",
+        "kaistack-workloads-training-operator",
+        "kaistack-workloads-t1-training-operator",
+    }
+    assert {r.name: r.parent for r in children} == {r.name: component.urn for r in children}
 
 
 def test_a_workloads_namespace_is_created_after_kais_release_like_the_workload(mocks):
@@ -244,11 +263,25 @@ def test_a_tenants_training_operator_runs_in_the_queue_the_capacity_check_counts
     assert given == [("example.com/queue", config.queue_of(operator))]
 
 
-def test_the_operator_transform_leaves_any_other_object_to_the_engine():
+@pytest.mark.parametrize(
+    ("type_", "metadata"),
+    [("kubernetes:core/v1:Service", {}), ("kubernetes:apps/v1:Deployment", {"name": "web", "namespace": "kubeflow"})],
+)
+def test_the_operator_transform_leaves_any_other_object_to_the_engine(type_, metadata):
     """A transform returns None to leave a resource as it is (pulumi ResourceTransform); a result would replace
     the resource's properties."""
     transform = workloads_component.kai_scheduled_operator("kai.scheduler/queue", "team")
-    args = pulumi.ResourceTransformArgs(
-        True, "kubernetes:core/v1:Service", "x", {"metadata": {}}, pulumi.ResourceOptions()
-    )
+    props = {"metadata": metadata, "spec": {"template": {"spec": {"containers": []}}}}
+    args = pulumi.ResourceTransformArgs(True, type_, "x", props, pulumi.ResourceOptions())
     assert transform(args) is None
+
+
+@pytest.mark.parametrize("kind", ["Pod", "Deployment", "Job", "PyTorchJob"])
+def test_the_manifest_names_the_type_the_engine_registers(mocks, kind):
+    """`manifest` is the full object (the update-hazard check compares two of them); its apiVersion and kind are
+    those of the resource the program registers, whose type token is kubernetes:<group/version>:<kind>."""
+    raw = _stack(_work(kind=kind))
+    run_program(mocks, raw)
+    body = _manifest(raw)
+    group_version = "core/v1" if body["apiVersion"] == "v1" else body["apiVersion"]
+    assert named(mocks.resources, "kaistack-workloads-w").type == f"kubernetes:{group_version}:{body['kind']}"
