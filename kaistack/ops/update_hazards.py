@@ -21,7 +21,7 @@ the changes whose cost a preview shows only as a "replace" or "delete" line amon
 from __future__ import annotations
 
 from kaistack.capacity.diff import Hazard
-from kaistack.declaration import kai_api
+from kaistack.declaration import kai_api, tenant_sizing
 from kaistack.declaration.marks import PRESENT_NAMESPACES
 from kaistack.declaration.model import StackConfig
 from kaistack.ops.eks_hazards import eks_hazards
@@ -94,7 +94,11 @@ def _node_port_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
     allocated") while that one still holds it."""
 
     def ports(config: StackConfig) -> dict[str, int]:
-        return {t.name: config.tenant_node_port(t) for t in config.tenants if t.api_server_url is None}
+        return {
+            t.name: config.tenant_node_port(t)
+            for t in config.tenants
+            if tenant_sizing.exposure(config, t) == "node-port"
+        }
 
     had, has = ports(before), ports(after)
     holders = {port: name for name, port in had.items()}
@@ -107,7 +111,7 @@ def _node_port_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
         holder = holders.get(port)
         if was == port or (was is None and holder is None):
             continue
-        if holder is None or holder == name:
+        if holder is None:  # never the tenant itself: its own port would be unchanged (skipped above)
             held = ""
         elif holder in has:
             held = f", which {holder} holds until its own update, in an order Pulumi picks"
