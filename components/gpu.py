@@ -48,10 +48,15 @@ NFD_WORKER_TOLERATIONS = [
 ]
 
 
+# The pool the fake-gpu-operator chart declares itself (run-ai/fake-gpu-operator@v0.2.0
+# deploy/fake-gpu-operator/values.yaml:201-205).
+FAKE_CHART_DEFAULT_POOL = "default"
+
+
 def fake_gpu_values(config: StackConfig) -> dict[str, Any]:
     """run:ai fake-gpu-operator: one topology pool per declared GPU pool (vcluster-and-gpu.md §5)."""
     fake = config.gpu.fake
-    pools = {
+    pools: dict[str, dict[str, Any] | None] = {
         pool.name: {
             "gpuProduct": pool.gpu_product or fake.gpu_product,
             "gpuCount": pool.gpu_count,
@@ -60,6 +65,10 @@ def fake_gpu_values(config: StackConfig) -> dict[str, Any]:
         for pool in config.cluster.node_pools
         if pool.gpu_count
     }
+    # Helm merges these into the chart's own pools, so its `default` (2 x Tesla-K80) would stay beside the
+    # declared ones and fake GPUs on any node labelled `default`. A null removes a chart default
+    # (helm@v3.21.4 pkg/chartutil/coalesce.go:302-308).
+    pools.setdefault(FAKE_CHART_DEFAULT_POOL, None)
     return {
         "topology": {"nodePools": pools, "nodePoolLabelKey": FAKE_POOL_LABEL},
         # The chart default (runai-reservation) is Run:ai's; KAI's binder uses its own namespace.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pulumi
 import pytest
 from platform_testlib import (
@@ -18,7 +20,9 @@ from platform_testlib import (
     run_program,
 )
 
+from components.gpu import fake_gpu_values
 from kaistack.declaration import versions
+from kaistack.declaration.parse import parse_config
 
 
 @pytest.fixture
@@ -126,6 +130,39 @@ def test_fake_gpu_operator_release_has_one_topology_pool_per_gpu_pool(dev):
         "environment": {"resourceReservationNamespace": "kai-resource-reservation"},
         "statusUpdater": {"disableNodeLabeling": True},
     }
+
+
+def test_fake_gpu_operator_values_remove_the_charts_own_default_pool():
+    """The chart declares a `default` pool (run-ai/fake-gpu-operator@v0.2.0
+    deploy/fake-gpu-operator/values.yaml:201-205) and Helm merges maps, so only a null removes it
+    (helm@v3.21.4 pkg/chartutil/coalesce.go:302-308)."""
+    pools = fake_gpu_values(parse_config(dev_raw(), source="test"))["topology"]["nodePools"]
+    assert pools["default"] is None
+    assert set(pools) == {"gpu", "default"}
+
+
+def test_fake_gpu_operator_values_keep_a_declared_pool_named_default():
+    raw = dev_raw()
+    gpu_pool = next(p for p in raw["cluster"]["nodePools"] if p.get("gpus"))
+    gpu_pool["name"] = "default"
+    pools = fake_gpu_values(parse_config(raw, source="test"))["topology"]["nodePools"]
+    assert pools == {"default": {"gpuProduct": "Tesla-K80", "gpuCount": gpu_pool["gpus"], "gpuMemory": 11441}}
+
+
+def test_a_null_chart_value_reaches_the_engine():
+    """Pulumi's mocks drop nulls when they read inputs back, so the removal above is checked where the SDK
+    serializes a resource's inputs for the engine: a nested None goes out as a protobuf null, which
+    pulumi-kubernetes keeps for Helm (pulumi/pulumi-kubernetes@v4.32.0 provider/pkg/provider/helm_release.go:350-353,
+    SkipNulls: false)."""
+    from google.protobuf import struct_pb2
+    from pulumi.runtime import rpc
+
+    values = {"topology": {"nodePools": {"default": None}}}
+    sent = asyncio.run(rpc.serialize_properties({"values": values}, {}))
+    pools = sent["values"]["topology"]["nodePools"]
+    assert "default" in pools
+    assert pools.fields["default"].WhichOneof("kind") == "null_value"
+    assert pools.fields["default"].null_value == struct_pb2.NULL_VALUE
 
 
 def test_gpu_operator_namespace_is_privileged_for_pod_security(dev):
