@@ -48,6 +48,8 @@ _SURROGATE_ESCAPE = re.compile(r"\\(u|U0000)[dD][89a-fA-F][0-9a-fA-F]{2}")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # A document starts at a `---` marker in column 0 (or at the top); `...` ends one.
 _MARKER = re.compile(r"^(---|\.\.\.)(\s|$)")
+_END = re.compile(r"^\.\.\.(\s+(#.*)?)?$")
+_COMMENT = re.compile(r"^[ \t]*#")
 
 
 class YamlInputError(InputError):
@@ -174,13 +176,20 @@ def _chunks(text: str) -> Iterator[tuple[int, str]]:
     start = 0
     for i, line in enumerate(lines):
         if _MARKER.match(line) and i > start:
-            chunk = "".join(lines[start:i])
-            if chunk.strip() and not chunk.lstrip().startswith("..."):
-                yield start + 1, chunk
+            if not _nothing_to_read(lines[start:i], start):
+                yield start + 1, "".join(lines[start:i])
             start = i
-    chunk = "".join(lines[start:])
-    if chunk.strip():
-        yield start + 1, chunk
+    if not _nothing_to_read(lines[start:], start):
+        yield start + 1, "".join(lines[start:])
+
+
+def _nothing_to_read(lines: list[str], start: int) -> bool:
+    """Blank, or a document end (`...`) after a document with only comments after it. Anything else after a `...`
+    but a `---` is a parse error to PyYAML and go-yaml alike (go-yaml/yaml@v2.4.0 parserc.go:205-248), so it is
+    kept for the loader to refuse, not dropped."""
+    if not "".join(lines).strip():
+        return True
+    return start > 0 and all(not line.strip() or _COMMENT.match(line) or _END.match(line) for line in lines)
 
 
 def _check_json_values(text: str, source: str) -> None:

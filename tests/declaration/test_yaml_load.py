@@ -173,3 +173,29 @@ def test_a_number_too_long_to_read_under_an_alias_is_found_once() -> None:
     text = "a: &n [" + "9" * 5000 + "]\nb: *n\n"
     with pytest.raises(YamlInputError, match=r"^f\.yaml:1: document 1: cannot read a value"):
         load_one(text, "f.yaml")
+
+
+@pytest.mark.parametrize("end", ["...\n", "...\r\n", "... # end\n", "...\n...\n# trailing comment\n"])
+def test_a_document_end_marker_at_the_end_of_the_stream_is_read_as_nothing(end: str) -> None:
+    """`...` may close any document, the last one too (go-yaml/yaml@v2.4.0 parserc.go:205-213 skips extra ends)."""
+    assert load_one(f"config:\n  kaistack:a: 1\n{end}", "stack") == {"config": {"kaistack:a": 1}}
+
+
+def test_content_after_a_document_end_without_a_new_start_is_refused_not_dropped() -> None:
+    """After `...` only `---` may start a document: go-yaml says "did not find expected <document start>"
+    (go-yaml/yaml@v2.4.0 parserc.go:240-248), and PyYAML refuses it too; a loader that dropped it would read less
+    than the file says."""
+    documents, errors = load_documents("a: 1\n...\nhidden: 2\n---\nc: 3\n", "manifests")
+    assert [d.data for d in documents] == [{"a": 1}, {"c": 3}]
+    assert [(e.index, e.line) for e in errors] == [(2, 2)]
+    with pytest.raises(YamlInputError, match="manifests:2: not valid YAML"):
+        load_one("a: 1\n...\nhidden: 2\n", "manifests")
+    with pytest.raises(yaml.YAMLError):  # PyYAML's own verdict on the same text
+        list(yaml.safe_load_all("a: 1\n...\nhidden: 2\n"))
+
+
+def test_a_stream_that_starts_with_a_document_end_is_refused_as_the_parsers_refuse_it() -> None:
+    with pytest.raises(YamlInputError, match="not valid YAML"):
+        load_one("...\n", "stack")
+    with pytest.raises(yaml.YAMLError):
+        list(yaml.safe_load_all("...\n"))
