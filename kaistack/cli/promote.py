@@ -112,7 +112,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_plan(plan: PromotionPlan) -> None:
-    if not plan.changed:
+    kept = sum(skip.kept_newer for skip in plan.skipped)
+    if not plan.changed and kept:
+        print(f"nothing to promote: {plan.target} keeps {kept} newer pin{'s' * (kept != 1)} (left alone, below)")
+    elif not plan.changed:
         print(f"{plan.target} already runs {plan.source}'s pins; nothing to promote")
     else:
         count = len(plan.pins)
@@ -150,9 +153,13 @@ def _print_outcome(result: PromotionResult, *, dry_run: bool, check_shown: bool 
     if check is not None and not check_shown:
         _print_check(plan, check)
     if result.written:
-        real = plan.target_file.resolve()
-        if real.is_relative_to(plan.project_dir.resolve()):
-            print(f"wrote {plan.target_file.name}; next: commit it and `pulumi up --stack {plan.target}`")
+        real, project = plan.target_file.resolve(), plan.project_dir.resolve()
+        if real.is_relative_to(project):
+            # A link to another file of the project: that file is what `git status` shows changed.
+            inside = real.relative_to(project).as_posix()
+            name = plan.target_file.name
+            wrote = name if inside == name else f"{inside} ({name} links to it)"
+            print(f"wrote {wrote}; next: commit it and `pulumi up --stack {plan.target}`")
         else:
             # A link out of the project: what changed is not in this repository's `git status`.
             print(f"wrote {real} ({plan.target_file.name} links to it, outside the project); next: commit that "

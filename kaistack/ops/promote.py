@@ -47,7 +47,7 @@ from kaistack.ops.promote_plan import (  # re-exported: the CLI and tests import
     Skipped,
     TargetChanged,
 )
-from kaistack.ops.safe_write import FileChanged, refuse_read_only, replace_if_unchanged
+from kaistack.ops.safe_write import FileChanged, ensure_unchanged, refuse_read_only, replace_if_unchanged
 from kaistack.ops.yaml_edit import YamlEditError, set_values
 from kaistack.progress import Progress
 from kaistack.stack.files import kaistack_keys, read_stack_config, read_stack_file, stack_file
@@ -116,7 +116,7 @@ def _pins(
             down = before is not None and after is not None and after < before
             if down and not allow_downgrade:  # a hotfix tested on the target first; vCluster cannot step down
                 skipped.append(Skipped(f"{NAMESPACE}:{key}", f"runs {old}, newer than {source}'s {new}; kept "
-                                       "(--allow-downgrade steps it back)"))  # fmt: skip
+                                       "(--allow-downgrade steps it back)", kept_newer=True))  # fmt: skip
                 return
             pins.append(Pin(f"{NAMESPACE}:{key}", ("config", *path), old, new, added, down))
 
@@ -242,7 +242,8 @@ def _overlay(plan: PromotionPlan) -> Iterator[Path]:
     try:
         for entry in plan.project_dir.iterdir():
             if entry.name != plan.target_file.name:
-                (root / entry.name).symlink_to(entry.resolve(), target_is_directory=entry.is_dir())
+                # Not resolved: a link loop anywhere in the project would raise, and a link to a link reads the same.
+                (root / entry.name).symlink_to(entry.absolute(), target_is_directory=entry.is_dir())
         (root / plan.target_file.name).write_text(plan.new_text, encoding="utf-8")
     except OSError as err:
         context.cleanup()
@@ -295,6 +296,10 @@ def promote(
         return PromotionResult(plan, check, written=False, refused="validation of the promoted target failed")
     if not write:
         return PromotionResult(plan, check, written=False)
+    try:  # changed or removed while it was validated: a refusal (exit 1), as at the write, not an unreadable file
+        ensure_unchanged(plan.target_file, plan.digest)
+    except FileChanged as err:
+        return PromotionResult(plan, check, written=False, refused=str(err))
     refuse_read_only(plan.target_file)
     if confirm is not None and not confirm(plan, check):
         return PromotionResult(plan, check, written=False, refused=DECLINED)

@@ -4,9 +4,19 @@ computes them)."""
 from __future__ import annotations
 
 import difflib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from kaistack.declaration.config_secrets import SECRET_PLACEHOLDER
+
+# `secure:` and its value as Pulumi writes it (one line, plain or quoted), in block or flow style.
+_SECURE_VALUE = re.compile(
+    r"""(?<![\w-])(["']?secure["']?[ \t]*:[ \t]+)"""  # the key, quoted or not
+    r"""("(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^\s,{}\[\]#]+)"""  # the value: double- or single-quoted, or plain
+)
+_MASKED = rf"\1{SECRET_PLACEHOLDER}"
 
 
 class PromotionError(Exception):
@@ -44,9 +54,10 @@ class Pin:
 class Skipped:
     key: str
     reason: str
+    kept_newer: bool = False  # the target runs a newer release than the source's (not "already runs its pins")
 
-    def as_dict(self) -> dict[str, str]:
-        return {"key": self.key, "reason": self.reason}
+    def as_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "reason": self.reason, "keptNewer": self.kept_newer}
 
 
 @dataclass(frozen=True)
@@ -75,7 +86,9 @@ class PromotionPlan:
             tofile=f"b/{name}",
             lineterm="",
         )
-        return "".join(f"{line}\n" for line in lines)
+        # A `secure:` value near a pin is a context line: ciphertext is printed nowhere (config_secrets), and this
+        # diff reaches the terminal, --json and the promote workflow's log.
+        return "".join(_SECURE_VALUE.sub(_MASKED, line) + "\n" for line in lines)
 
 
 @dataclass

@@ -154,6 +154,8 @@ def ensure_unchanged(target: Path, digest: str) -> None:
         current = target.read_bytes()
     except FileNotFoundError as err:
         raise FileChanged(f"{target} was removed after it was read; nothing written") from err
+    except OSError as err:  # made unreadable meanwhile (chmod, a dangling link's loop): the environment's problem
+        raise WriteFailed(f"cannot read {target}: {err.strerror or err}; nothing written") from err
     if hashlib.sha256(current).hexdigest() != digest:
         raise FileChanged(
             f"{target} changed after it was read (sha256 {digest[:12]}…); nothing written. "

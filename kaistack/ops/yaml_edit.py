@@ -38,11 +38,11 @@ def set_values(text: str, edits: Sequence[tuple[Path, str]]) -> str:
     """`text` with each `(path, value)` applied (string values), verified by re-parsing."""
     try:
         original = yaml.safe_load(text)
+        edited_text = _apply(text, edits)  # refuses a path it cannot edit before the data is compared
         expected = copy.deepcopy(original)
         for path, value in edits:
-            text = set_value(text, path, value)
             expected = _set_in_data(expected, path, value)
-        edited = yaml.safe_load(text)
+        edited = yaml.safe_load(edited_text)
     except yaml.YAMLError as err:
         # The pure-Python parser the edits need (node positions) is stricter than libyaml in places (a tab
         # before a comment); its message is not echoed, as it may quote a line of the file.
@@ -51,14 +51,60 @@ def set_values(text: str, edits: Sequence[tuple[Path, str]]) -> str:
         raise YamlEditError(f"the editor cannot parse the file{where}; make the change by hand") from None
     if edited != expected:
         raise YamlEditError("the edited file does not parse to the expected values; nothing was changed")
+    return edited_text
+
+
+def _apply(text: str, edits: Sequence[tuple[Path, str]]) -> str:
+    """Every value that exists is replaced from one parse of the text (a parse per edit made a promotion of
+    hundreds of workloads take minutes); only keys to add take a parse each, as each insert moves the text."""
+    latest = dict(edits)  # a path edited twice ends with its last value, as edits applied in turn would
+    root = _compose(text)
+    spans: list[tuple[int, int, str]] = []
+    inserts: list[tuple[Path, str]] = []
+    for path, value in latest.items():
+        found = _locate(text, root, path, value)
+        if isinstance(found, tuple):
+            spans.append(found)
+        else:
+            inserts.append((path, value))
+    spans.sort()
+    pieces, done = [], 0
+    for start, end, replacement in spans:
+        if start < done:  # two paths through one aliased node: edits in turn would have moved each other
+            raise YamlEditError("two edits reach the same value (through an alias); make the change by hand")
+        pieces += [text[done:start], replacement]
+        done = end
+    text = "".join([*pieces, text[done:]])
+    for path, value in inserts:
+        text = set_value(text, path, value)
     return text
 
 
 def set_value(text: str, path: Path, value: str) -> str:
     """Replace the scalar at `path` (keys and list indexes) or insert the missing keys at the end of its mapping."""
+    found = _locate(text, _compose(text), path, value)
+    if isinstance(found, tuple):
+        start, end, replacement = found
+        return text[:start] + replacement + text[end:]
+    return _insert(text, found.mapping, found.rest, value)
+
+
+class _Missing:
+    """Where a path leaves the document: the mapping that lacks `rest[0]`."""
+
+    def __init__(self, mapping: yaml.MappingNode, rest: Path) -> None:
+        self.mapping, self.rest = mapping, rest
+
+
+def _compose(text: str) -> yaml.Node:
     root = yaml.compose(text)
     if root is None:
         raise YamlEditError("the file is empty")
+    return root
+
+
+def _locate(text: str, root: yaml.Node, path: Path, value: str) -> tuple[int, int, str] | _Missing:
+    """The span of the scalar at `path` and its replacement text, or where the missing keys go."""
     node: yaml.Node = root
     flow = False
     for depth, key in enumerate(path):
@@ -70,7 +116,7 @@ def set_value(text: str, path: Path, value: str) -> str:
                 raise YamlEditError(f"{where} takes keys from a merge (<<); make the change by hand")
             child = next((v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == key), None)
             if child is None:
-                return _insert(text, node, path[depth:], value)
+                return _Missing(node, path[depth:])
             node = child
         elif isinstance(node, yaml.SequenceNode) and isinstance(key, int):
             if not 0 <= key < len(node.value):
@@ -89,7 +135,7 @@ def set_value(text: str, path: Path, value: str) -> str:
     tag = _TAG.match(text, start, end)
     if tag is not None and node.tag == _STR:
         start = tag.end()  # `!!str v1` stays tagged: the new value is a string too (another tag goes with its value)
-    return text[:start] + format_scalar(value, node.style, flow=flow) + text[end:]
+    return start, end, format_scalar(value, node.style, flow=flow)
 
 
 def format_scalar(value: str, style: str | None = None, *, flow: bool = False) -> str:

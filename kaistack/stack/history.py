@@ -33,6 +33,7 @@ GIT_TIMEOUT_S = 60
 _MAX_GIT_ERROR_BYTES = 64 * 1024  # what an error message needs; the rest is read and dropped
 _MAX_LINKS = 8  # symlink hops followed inside a commit, as the kernel's own limit stops a loop
 _SYMLINK_MODE = b"120000"
+_FILE_MODES = (b"100644", b"100755")
 
 
 def _commit(git: str, project_dir: Path, ref: str) -> str:
@@ -90,8 +91,12 @@ def _followed(git: str, project_dir: Path, commit: str, name: str, ref: str) -> 
     for _ in range(_MAX_LINKS):
         code, out, _err = _git([git, "ls-tree", "-z", commit, "--", f"./{path}"], project_dir, 8192)
         mode = out.split(b" ", 1)[0]
-        if code != 0 or mode != _SYMLINK_MODE:
+        if code != 0 or not out or mode in _FILE_MODES:
             return path  # a plain file, or nothing (git show says which)
+        if mode != _SYMLINK_MODE:
+            # `git show` prints a tree's listing (exit 0), which would be read as the stack file.
+            what = {b"040000": "a directory", b"160000": "a submodule"}.get(mode, f"not a file (mode {mode.decode()})")
+            raise ConfigError([f"{name} at {ref}: {path} is {what}, not a stack file"])
         code, target_bytes, _err = _git([git, "show", f"{commit}:./{path}"], project_dir, 4096)
         target = target_bytes.decode("utf-8", "replace")
         if code != 0 or not target or target.startswith("/"):

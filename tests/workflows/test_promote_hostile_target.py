@@ -7,6 +7,7 @@ and the file is left as it was.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -105,3 +106,59 @@ def test_the_candidate_is_written_as_utf8_whatever_the_locale(project: Path) -> 
                           encoding="utf-8", timeout=120, check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "True"
+
+
+def test_a_target_linked_to_another_file_of_the_project_is_named_as_that_file(
+    project: Path, passing: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`git status` shows the file the link names changed, not the link: the output says which to commit."""
+    real = project / "stacks" / "staging.yaml"
+    real.parent.mkdir()
+    link = project / "Pulumi.staging.yaml"
+    real.write_bytes(link.read_bytes())
+    link.unlink()
+    link.symlink_to(Path("stacks") / "staging.yaml")
+    assert _promote(project, "--yes") == 0
+    assert "wrote stacks/staging.yaml (Pulumi.staging.yaml links to it); next: commit it" in capsys.readouterr().out
+
+
+def test_a_link_loop_elsewhere_in_the_project_does_not_stop_a_promotion(project: Path, passing: None) -> None:
+    """The candidate is validated in a temporary project of links to the real entries; a loop among them
+    (Path.resolve raises RuntimeError on Python 3.11) is linked as it is."""
+    (project / "loop").symlink_to("loop")
+    assert _promote(project, "--yes") == 0
+    assert "version: v0.17.0" in (project / "Pulumi.staging.yaml").read_text()
+
+
+def test_a_target_removed_while_it_was_validated_is_a_refusal(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exit 1, "changed meanwhile" in the README's table, as an edit is; not exit 3 (a file that cannot be read)."""
+    from workflow_testlib import passing_report
+
+    target = project / "Pulumi.staging.yaml"
+
+    def remove_meanwhile(project_dir: Path, stack: str, progress: object) -> object:
+        target.unlink()
+        return passing_report(project_dir, stack, progress)
+
+    monkeypatch.setattr(promote_module, "validate_project", remove_meanwhile)
+    assert _promote(project, "--yes") == 1
+    assert "Pulumi.staging.yaml was removed after it was read; nothing written" in capsys.readouterr().err
+    assert not target.exists()
+
+
+def test_a_target_that_keeps_only_newer_pins_is_not_said_to_run_the_sources(
+    project: Path, passing: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _promote(project, "--yes") == 0  # staging now runs dev's pins
+    dev = project / "Pulumi.dev.yaml"
+    dev.write_text(dev.read_text().replace("version: v0.17.0 # tested", "version: v0.16.0 # tested"))
+    capsys.readouterr()
+    assert _promote(project, "--yes") == 0
+    out = capsys.readouterr().out
+    assert "already runs dev's pins" not in out
+    assert "nothing to promote: staging keeps 1 newer pin (left alone, below)" in out
+    assert _promote(project, "--yes", "--json") == 0
+    skipped = json.loads(capsys.readouterr().out)["skipped"]
+    assert [s["key"] for s in skipped if s["keptNewer"]] == ["kaistack:kai.version"]

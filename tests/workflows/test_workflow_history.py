@@ -156,6 +156,22 @@ def test_a_loop_of_committed_symlinks_is_refused(repo: Path) -> None:
         stack_text_at(repo, "a", "HEAD")
 
 
+@pytest.mark.parametrize("link", [False, True], ids=["directory", "link-to-directory"])
+def test_a_stack_file_that_is_a_directory_at_the_ref_is_refused_as_one(repo: Path, link: bool) -> None:
+    """`git show REF:dir` prints the tree's listing and exits 0; read as YAML it was "'config' must be a mapping"."""
+    stacks = repo / ("stacks" if link else "Pulumi.dir.yaml")
+    stacks.mkdir()
+    shutil.copy(repo / "Pulumi.dev.yaml", stacks / "dev.yaml")
+    if link:
+        _commit_link(repo, "Pulumi.dir.yaml", "stacks")
+    else:
+        _git(repo.parent, "-c", "user.name=t", "-c", "user.email=t@t", "add", ".")
+        _git(repo.parent, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "dir")
+    shown = "stacks" if link else "Pulumi.dir.yaml"
+    with pytest.raises(ConfigError, match=rf"Pulumi\.dir\.yaml at HEAD: {shown} is a directory, not a stack file"):
+        stack_text_at(repo, "dir", "HEAD")
+
+
 # --- the git process itself -------------------------------------------------------------------------------
 
 

@@ -74,6 +74,31 @@ def test_promotion_leaves_everything_else_byte_for_byte(project, passing, capsys
     assert "version: 0.19.0   # bump only through promotion" in after
 
 
+GRAFANA_CIPHERTEXT = "v1:AAABBBCCC:c2VjcmV0LWJ5dGVzLXRoYXQtbXVzdC1zdGF5"
+
+
+def test_a_secure_value_beside_a_pin_is_masked_in_the_diff_and_kept_in_the_file(project, passing, capsys):
+    """A `secure:` value within the diff's context lines is shown as [secret] in the text and --json output
+    (both reach the promote workflow's log); the file keeps its bytes."""
+    staging = project / "Pulumi.staging.yaml"
+    text = staging.read_text()
+    secret_block = f"  monitoring:grafanaPassword:\n    secure: {GRAFANA_CIPHERTEXT}\n"
+    text = text.replace(secret_block, "").replace(
+        "    version: v0.16.0\n", "    version: v0.16.0\n" + secret_block.replace("    secure:", "    'secure':")
+    )
+    staging.write_text(text)
+    assert main(["promote", "dev", "staging", "--project", str(project), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "-    version: v0.16.0\n+    version: v0.17.0\n   monitoring:grafanaPassword:\n     'secure': [secret]\n" in out
+    )
+    assert main(["promote", "dev", "staging", "--project", str(project), "--yes", "--json"]) == 0
+    output = capsys.readouterr().out
+    assert "'secure': [secret]" in json.loads(output)["diff"]
+    assert GRAFANA_CIPHERTEXT not in out + output
+    assert f"'secure': {GRAFANA_CIPHERTEXT}" in staging.read_text()
+
+
 def test_promotion_prints_pins_and_unified_diff(project, passing, capsys):
     """The output names each copied pin (old -> new) and shows the target file's unified diff."""
     main(["promote", "dev", "staging", "--project", str(project), "--yes"])
