@@ -6,10 +6,12 @@ whole queue tree, the tenants' queues next to their workloads, and the capacity 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kaistack.declaration import kai_api
+from kaistack.declaration.pulumi_yaml import go_yaml_v2
 from kaistack.guardrails.capacity_rule import check_capacity
 from kaistack.guardrails.facts import StackFacts, facts_from_platform, platform_props, through_vcluster, workload_tenant
 from kaistack.guardrails.helm_rules import chart_name, helm_values
@@ -51,6 +53,19 @@ def kai_releases(resources: Sequence[Res]) -> list[Res]:
     return [r for r in resources if chart_name(r) == KAI_CHART]
 
 
+def chart_gpu_sharing(value: object) -> bool:
+    """What the KAI chart makes of values global.gpuSharing: `gpuSharing: {{ .Values.global.gpuSharing | default
+    false }}` (KAI-Scheduler@v0.17.0 deployments/kai-scheduler/templates/_helpers.tpl:246, the same line in v0.15
+    and v0.16): Go's empty values give false, anything else is printed into the Config's YAML and read back as
+    go-yaml v2 reads it, so "True", "yes" and "on" are true there too (and "1" a number the CRD refuses)."""
+    if isinstance(value, bool):
+        return value
+    if not isinstance(value, str):
+        return False
+    printed = re.split(r"\s#", value, maxsplit=1)[0].strip()  # a YAML comment ends the printed scalar
+    return bool(printed) and go_yaml_v2(printed) is True
+
+
 def kai_gpu_sharing_enabled(resources: Sequence[Res], s: Settings, facts: StackFacts) -> list[Finding]:
     sharing: list[tuple[Workload, str]] = []
     for res in resources:
@@ -64,7 +79,7 @@ def kai_gpu_sharing_enabled(resources: Sequence[Res], s: Settings, facts: StackF
         return []
     releases = kai_releases(resources)
     if releases:
-        if any(dig(helm_values(r), "global", "gpuSharing") in (True, "true") for r in releases):
+        if any(chart_gpu_sharing(dig(helm_values(r), "global", "gpuSharing")) for r in releases):
             return []
         why = f"the KAI release {releases[0].name} does not set values global.gpuSharing: true"
     elif facts.gpu_sharing is False:

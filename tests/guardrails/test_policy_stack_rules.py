@@ -213,6 +213,22 @@ def test_sharing_pod_with_gpu_sharing_on_passes() -> None:
     assert kai_gpu_sharing_enabled([kai, _sharing_pod()], Settings(), NO_FACTS) == []
 
 
+@pytest.mark.parametrize("value", ["True", "yes", "on", "Y", " true ", "true # on for the fractions"])
+def test_a_string_the_chart_prints_as_a_yaml_true_turns_sharing_on(value: str) -> None:
+    """The chart prints the value into the Config's YAML (KAI-Scheduler@v0.17.0
+    deployments/kai-scheduler/templates/_helpers.tpl:246), which go-yaml v2 reads as YAML 1.1: these are true."""
+    kai = res("Release", release("kai-scheduler", KAI_CHART, {"global": {"gpuSharing": value}}))
+    assert kai_gpu_sharing_enabled([kai, _sharing_pod()], Settings(), NO_FACTS) == []
+
+
+@pytest.mark.parametrize("value", ["false", "no", "", "1", '"true"', 1, None, {"on": True}])
+def test_a_value_the_chart_does_not_read_as_true_leaves_sharing_off(value: object) -> None:
+    """`| default false` turns Go's empty values false; "1" prints a number and '"true"' a quoted string, which
+    the Config CRD's boolean field refuses."""
+    kai = res("Release", release("kai-scheduler", KAI_CHART, {"global": {"gpuSharing": value}}))
+    assert kai_gpu_sharing_enabled([kai, _sharing_pod()], Settings(), NO_FACTS)
+
+
 def test_kai_release_without_the_value_keeps_the_chart_default_off() -> None:
     kai = res("Release", release("kai-scheduler", KAI_CHART, {}))
     assert kai_gpu_sharing_enabled([kai, _sharing_pod()], Settings(), NO_FACTS)
