@@ -86,11 +86,16 @@ class Workloads(pulumi.ComponentResource):
                 needs.append(self.training_operators[target])
             if tenant_gangs.is_tenant_gang(work):
                 needs.append(self._gang(name, config, work, tenants, own_queue))
+            opts = pulumi.ResourceOptions(depends_on=needs)
+            if work.kind == "PyTorchJob":
+                # Same name, so the old one goes first; its pods go with it (training_operator.REPLACED_ON_CHANGES).
+                opts = pulumi.ResourceOptions(
+                    depends_on=needs,
+                    replace_on_changes=[training_operator.REPLACED_ON_CHANGES],
+                    delete_before_replace=True,
+                )
             self.resources[work.name] = _resource(
-                f"{name}-{work.name}",
-                work,
-                manifest(config, work),
-                placement.merge(pulumi.ResourceOptions(depends_on=needs)),
+                f"{name}-{work.name}", work, manifest(config, work), placement.merge(opts)
             )
         self.register_outputs(
             {

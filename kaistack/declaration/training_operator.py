@@ -30,6 +30,13 @@ KUSTOMIZATION = f"https://github.com/kubeflow/training-operator//manifests/overl
 # kubeflow/training-operator@v1.8.1: manifests/base/deployment.yaml (Deployment `training-operator`, one
 # replica, a container with no resources) and manifests/overlays/standalone/kustomization.yaml
 # (`namespace: kubeflow`).
+# The operator never recreates a running replica's pod when its template changes: it creates missing
+# indexes and deletes out-of-range ones only (kubeflow/training-operator@v1.8.1
+# pkg/controller.v1/common/pod.go:312-375). Updated in place, a PyTorchJob with a new image keeps running the
+# old one, so kaistack replaces it, as pulumi-kubernetes replaces a Job whose template changes. A Pulumi
+# replaceOnChanges path, `*` matching each replica type (pulumi/pulumi@v3.259.0
+# sdk/go/common/resource/properties_path.go:310-340).
+REPLACED_ON_CHANGES = "spec.pytorchReplicaSpecs.*.template"
 DEPLOYMENT = "training-operator"
 NAMESPACE = "kubeflow"
 # What the operator adds to a tenant's host namespace, for its quota: one pod (requests and limits are the

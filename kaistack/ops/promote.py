@@ -55,7 +55,8 @@ from kaistack.stack.load import LoadOptions, resolve_settings
 
 # A named Job or Pod whose pod template changes is replaced, the old one deleted first (pulumi/pulumi-kubernetes
 # provider/pkg/provider/diff.go forceNew fields, provider.go Diff deleteBeforeReplace): a new image stops the run.
-RESTARTED_KINDS = ("Job", "Pod")
+# kaistack replaces a PyTorchJob the same way (training_operator.REPLACED_ON_CHANGES).
+RESTARTED_KINDS = ("Job", "Pod", "PyTorchJob")
 # gpu.mode -> the settings block whose chart `version` is the GPU stack's pin.
 GPU_PIN_BLOCK = {"fake": "fake", "device-plugin": "devicePlugin", "gpu-operator": "gpuOperator"}
 

@@ -233,7 +233,7 @@ def _workload_hazards(before: StackConfig, after: StackConfig) -> list[Hazard]:
             moved_on = f"its kind changes ({old.kind} -> {new.kind}): the running {old.kind} is deleted"
             hazards.append(Hazard("workload-restarted", new.name, moved_on))
             continue
-        if old is None or new.kind not in ("Job", "Pod"):
+        if old is None or new.kind not in ("Job", "Pod", "PyTorchJob"):
             continue
         moved = (old.tenant, old.namespace) != (new.tenant, new.namespace)
         body_before, body_after = manifest(before, old), manifest(after, new)
@@ -300,8 +300,16 @@ def _scheduling(body: dict[str, object], queue_label: str) -> object:
 
 def _fixed(body: dict[str, object]) -> object:
     """What pulumi-kubernetes cannot change in place (provider/pkg/provider/diff.go): a Job's template,
-    parallelism and completions; a Pod's spec (nearly every field of it)."""
+    parallelism and completions; a Pod's spec (nearly every field of it). A PyTorchJob's replica templates,
+    which kaistack replaces (training_operator.REPLACED_ON_CHANGES)."""
     spec = body.get("spec")
-    if not isinstance(spec, dict) or body.get("kind") != "Job":
+    if not isinstance(spec, dict):
+        return spec
+    if body.get("kind") == "PyTorchJob":
+        replicas = spec.get("pytorchReplicaSpecs")
+        if not isinstance(replicas, dict):
+            return None
+        return {role: r.get("template") if isinstance(r, dict) else None for role, r in replicas.items()}
+    if body.get("kind") != "Job":
         return spec
     return spec.get("template"), spec.get("parallelism"), spec.get("completions")

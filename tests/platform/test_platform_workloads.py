@@ -73,6 +73,21 @@ def test_pytorchjob_is_a_gang_of_master_and_workers(mocks):
         assert replica["template"]["metadata"]["labels"]["kai.scheduler/queue"] == "team"
 
 
+def test_a_pytorchjob_whose_pod_templates_change_is_replaced_the_old_one_first(mocks):
+    """The training operator never recreates a running replica's pod for a new template
+    (kubeflow/training-operator@v1.8.1 pkg/controller.v1/common/pod.go:312-375: it creates missing indexes and
+    deletes out-of-range ones), so an in-place update would leave the old image running. `*` matches each
+    replica type in a Pulumi property path (pulumi/pulumi@v3.259.0 sdk/go/common/resource/properties_path.go:
+    310-340); same name, so delete first."""
+    run_program(mocks, with_workloads(workload(kind="PyTorchJob", pytorch={"workers": 1}), workload(name="d")))
+    job = named(mocks.resources, "kaistack-workloads-w")
+    assert job.replace_on_changes == ("spec.pytorchReplicaSpecs.*.template",)
+    assert job.delete_before_replace is True
+    assert set(inputs(job)["spec"]["pytorchReplicaSpecs"]) == {"Master", "Worker"}  # the path's `*`
+    deployment = named(mocks.resources, "kaistack-workloads-d")
+    assert (deployment.replace_on_changes, deployment.delete_before_replace) == ((), False)
+
+
 def test_pytorchjob_min_available_can_be_smaller_than_the_job(mocks):
     """An elastic gang: the declared minAvailable wins."""
     run_program(mocks, with_workloads(workload(kind="PyTorchJob", pytorch={"workers": 4, "minAvailable": 2})))

@@ -128,6 +128,16 @@ CASES: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[dict[str, Any]], 
         [("workload-not-updated", "nb")],
     ),
     "job parallelism": (_kind, lambda r: r["workloads"][0].update(replicas=2), [("workload-restarted", "train")]),
+    "pytorchjob image (kaistack replaces it: the operator keeps running pods' templates)": (
+        lambda: {**_kind(), "workloads": [{"name": "ddp", "kind": "PyTorchJob", "queue": "a", "image": "p:1"}]},
+        lambda r: r["workloads"][0].update(image="p:2"),
+        [("workload-restarted", "ddp")],
+    ),
+    "pytorchjob workers added is no hazard (the operator creates the new indexes)": (
+        lambda: {**_kind(), "workloads": [{"name": "ddp", "kind": "PyTorchJob", "queue": "a", "image": "p:1"}]},
+        lambda r: r["workloads"][0].update(pytorch={"workers": 3}),
+        [],
+    ),
     "job moved to another namespace": (
         _kind,
         lambda r: r["workloads"][0].update(namespace="batch"),

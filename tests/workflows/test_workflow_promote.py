@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import stat
 import sys
 from pathlib import Path
@@ -430,16 +431,21 @@ def test_a_release_candidate_promoted_over_its_release_line_is_a_downgrade(proje
     assert "tenants[team-a].vcluster.version: runs 0.37.0-rc.1, newer than dev's 0.36.1" in capsys.readouterr().out
 
 
-def test_a_promoted_image_of_a_job_says_the_running_job_restarts(project, passing, capsys):
+@pytest.mark.parametrize("kind", ["Job", "PyTorchJob"])
+def test_a_promoted_image_of_a_job_says_the_running_job_restarts(project, passing, capsys, kind):
     """pulumi-kubernetes replaces a named Job whose template changes, deleting it first
     (pulumi/pulumi-kubernetes provider/pkg/provider/diff.go `job` forceNew .spec.template; provider.go
-    deleteBeforeReplace for named objects): promoting its image stops the run, which the pin says."""
+    deleteBeforeReplace for named objects), and kaistack a PyTorchJob (training_operator.REPLACED_ON_CHANGES):
+    promoting its image stops the run, which the pin says."""
     for stack in ("dev", "staging"):
         path = project / f"Pulumi.{stack}.yaml"
-        path.write_text(path.read_text().replace("      kind: Deployment\n", "      kind: Job\n", 1))
+        text = path.read_text().replace("      kind: Deployment\n", f"      kind: {kind}\n", 1)
+        if kind == "PyTorchJob":  # a master and its workers, not replicas
+            text = re.sub(r"\n      replicas: \d+\n", "\n", text, count=1)
+        path.write_text(text)
     assert main(["promote", "dev", "staging", "--project", str(project), "--yes", "--json"]) == 0
     pins = {p["key"]: p for p in json.loads(capsys.readouterr().out)["pins"]}
-    assert pins["kaistack:workloads[infer].image"]["restarts"] == "the running Job is deleted, then created again"
+    assert pins["kaistack:workloads[infer].image"]["restarts"] == f"the running {kind} is deleted, then created again"
     assert pins["kaistack:kai.version"]["restarts"] is None
 
 
