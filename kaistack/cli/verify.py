@@ -6,6 +6,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from kaistack.cli.args import add_project_argument, load, project_dir, seconds
 from kaistack.cli.output import print_json, refuse
@@ -16,9 +17,10 @@ _sleep = time.sleep  # tests replace it
 DESCRIPTION = """\
 Read-only checks against the stack's cluster: KAI's Deployments are rolled out and available
 (kai-components); every declared queue exists with the declared spec (queue); every declared
-workload's pods are Running and Ready (workload-running), each declared Deployment runs its current
-template on every replica (workload-rollout); their pods are scheduled by kai-scheduler
-(workload-scheduler) and carry a pod-group-name annotation (workload-pod-group); fractional pods share
+workload's pods are Running and Ready, a Job's as its controller counts them (workload-running), and run
+the declared image (workload-image); each declared Deployment runs its current template on every replica
+(workload-rollout); their pods are scheduled by kai-scheduler (workload-scheduler) and carry a
+pod-group-name annotation, a PyTorchJob's one PodGroup, a tenant's its gang (workload-pod-group); fractional pods share
 runai-gpu-group GPU groups as binpack would (gpu-group; a difference from the placement checker's plan
 is a note, not a failure); each tenant's vCluster pod <tenant>-0 is Ready (vcluster-control-plane) and
 the pods synced from it have no ownerReferences (vcluster-owner-refs); the nodes that run the checked
@@ -36,7 +38,8 @@ examples:
   kaistack verify --stack staging --wait 600             after `pulumi up`: until pods are Running
 
 exit codes: 0 all checks passed, 1 a check failed, 2 bad stack config,
-  3 the cluster cannot be used (kubeconfig, credentials, TLS, unreachable API server)
+  3 the cluster cannot be used (kubeconfig, credentials, TLS, unreachable API server; under --wait, an
+  API error other than 401/403 is retried until the time is up)
 """
 
 
@@ -93,14 +96,26 @@ def run(args: argparse.Namespace) -> int:
             progress = Progress.for_cli()
             deadline = time.monotonic() + args.wait
             while True:
-                report = verify_stack(config, client, stack=args.stack, kubeconfig=kubeconfig.origin, progress=progress)
+                try:
+                    report = verify_stack(
+                        config, client, stack=args.stack, kubeconfig=kubeconfig.origin, progress=progress
+                    )
+                except KubeError as err:
+                    # Right after `up` an API server can time out or answer 5xx a while; rejected credentials
+                    # will not heal, and with no time left the error is the answer.
+                    left = deadline - time.monotonic()
+                    if left <= 0 or (isinstance(err, KubeAPIError) and err.status in (401, 403)):
+                        raise
+                    pause = min(RETRY_INTERVAL_S, left)
+                    print(f"{err}; checking again in {pause:.0f} s", file=sys.stderr)
+                    _sleep(pause)
+                    continue
                 left = deadline - time.monotonic()
                 if report.ok or left <= 0:
                     break
                 # The last stretch of the wait gets its check too (a --wait under the interval is one more check).
                 pause = min(RETRY_INTERVAL_S, left)
-                failing = len(report.failures)
-                print(f"{failing} checks failing; checking again in {pause:.0f} s", file=sys.stderr)
+                print(f"{_failing(report)}; checking again in {pause:.0f} s", file=sys.stderr)
                 _sleep(pause)
     except KubeAPIError as err:
         if err.status == 401:  # as diagnose says it: the path is not what went wrong
@@ -114,3 +129,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(report.table())
     return 0 if report.ok else 1
+
+
+def _failing(report: Any) -> str:
+    """'2 checks failing (workload-running team-a/train, queue team-a)': which ones, so a long wait says what."""
+    failures = report.failures
+    named = ", ".join(f"{r.check} {r.subject}" for r in failures[:3]) + (", ..." if len(failures) > 3 else "")
+    return f"{len(failures)} checks failing ({named})"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from lightkube.generic_resource import create_global_resource, create_namespaced_resource
 from lightkube.resources.apps_v1 import Deployment
+from lightkube.resources.batch_v1 import Job
 from lightkube.resources.core_v1 import ConfigMap, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod
 from lightkube.resources.scheduling_v1 import PriorityClass
 from lightkube.resources.storage_v1 import StorageClass
@@ -26,6 +27,7 @@ __all__ = [
     "BindRequest",
     "ConfigMap",
     "Deployment",
+    "Job",
     "Namespace",
     "Node",
     "PersistentVolume",

@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kaistack.declaration import kai_api, vcluster_api
-from kaistack.declaration.kai_api import SCHEDULER_NAME
 from kaistack.declaration.model import Queue, StackConfig
 from kaistack.kube import resources as k8s
 from kaistack.kube.client import KubeAPIError, KubeClient, KubeError
@@ -41,12 +40,8 @@ from kaistack.ops.verify_common import (
     WorkloadPods,
     list_objects,
     number_text,
-    pod_annotations,
     pod_labels,
     pod_name,
-    pod_ready,
-    pod_state,
-    pods_phrase,
 )
 from kaistack.ops.verify_gpu import check_gpu_groups, expected_gpu_groups
 from kaistack.ops.verify_health import (
@@ -56,7 +51,9 @@ from kaistack.ops.verify_health import (
     control_plane_pod,
     rollout_result,
 )
+from kaistack.ops.verify_workloads import check_workloads
 from kaistack.progress import Progress
+from placement.scenario import duration_seconds
 
 # components/podspec.py puts `app: <workload>` (WORKLOAD_LABEL) on every workload object and pod
 # template (and vCluster copies labels to host pods); pod names are the fallback when no pod in the
@@ -102,11 +99,11 @@ class VerifyReport:
 
     def table(self) -> str:
         rows = [("CHECK", "SUBJECT", "RESULT", "DETAIL")]
-        rows += [(r.check, r.subject, "pass" if r.ok else "FAIL", r.detail) for r in self.results]
+        rows += [(r.check, _line(r.subject), "pass" if r.ok else "FAIL", _line(r.detail)) for r in self.results]
         widths = [max(len(row[i]) for row in rows) for i in range(3)]
         lines = [f"{a:<{widths[0]}}  {b:<{widths[1]}}  {c:<{widths[2]}}  {d}".rstrip() for a, b, c, d in rows]
         verdict = "all checks passed" if self.ok else f"{len(self.failures)} of {len(self.results)} checks FAILED"
-        notes = [f"note: {n}" for n in self.notes]
+        notes = [f"note: {_line(n)}" for n in self.notes]
         return "\n".join([f"verify stack {self.stack} at {self.server} ({self.kubeconfig})", *lines, *notes, verdict])
 
 
@@ -125,7 +122,9 @@ def verify_stack(
         report.results += check_queues(config, client)
     with progress.step(f"checking {len(config.workloads)} workloads"):
         pods = WorkloadPods(config, client)
-        report.results += check_workloads(config, pods)
+        workload_results, workload_notes = check_workloads(config, pods, client)
+        report.results += workload_results
+        report.notes += workload_notes
         report.results += check_workload_rollouts(config, client, pods.of)
         gpu_results, gpu_notes = check_gpu_groups(config, client, pods, expected_gpu_groups(config))
         report.results += gpu_results
@@ -196,13 +195,17 @@ def queue_drift(queue: Queue, spec: Mapping[str, Any]) -> list[str]:
         drift.append(f"parentQueue is {actual_parent or 'unset'} (declared {queue.parent or 'unset'})")
     if spec.get("priority", 100) != queue.priority:
         drift.append(f"priority is {spec.get('priority', 100)} (declared {queue.priority})")
+    if queue.display_name is not None and spec.get("displayName") != queue.display_name:
+        drift.append(f"displayName is {spec.get('displayName') or 'unset'} (declared {queue.display_name})")
     for key, declared in (
-        ("displayName", queue.display_name),
         ("preemptMinRuntime", queue.preempt_min_runtime),
         ("reclaimMinRuntime", queue.reclaim_min_runtime),
     ):
-        if declared is not None and spec.get(key) != declared:
-            drift.append(f"{key} is {spec.get(key) or 'unset'} (declared {declared})")
+        # KAI reads them (queue_info.go), and `pulumi up` leaves an undeclared one out: one set by hand is drift.
+        # Compared as durations: "60m" is "1h" to KAI.
+        live = spec.get(key)
+        if _duration(live) != _duration(declared):
+            drift.append(f"{key} is {live or 'unset'} (declared {declared or 'unset'})")
     resources = spec.get("resources") or {}
     for kind in ("gpu", "cpu", "memory"):
         block = getattr(queue.resources, kind)
@@ -216,51 +219,6 @@ def queue_drift(queue: Queue, spec: Mapping[str, Any]) -> list[str]:
             if not _same_number(actual, declared):
                 drift.append(f"resources.{kind}.{key} is {number_text(actual)} (declared {number_text(declared)})")
     return drift
-
-
-def check_workloads(config: StackConfig, pods: WorkloadPods) -> list[CheckResult]:
-    results = []
-    for work in config.workloads:
-        subject = work.name if work.tenant is None else f"{work.tenant}/{work.name}"
-        expected = work.pod_count
-        matched = pods.of(work)
-        if expected == 0:
-            results.append(CheckResult("workload-running", subject, True, "0 replicas declared"))
-            continue
-        # A Running pod counts only when Ready: a crash-looping container keeps the phase Running. Any
-        # Running pod that is not Ready fails the workload even when enough others are: a stalled
-        # rollout keeps its old replicas Ready while the new template's pod crash-loops.
-        finished = {"Succeeded"} if work.kind != "Deployment" else set()
-        counted = [p for p in matched if _phase(p) in finished or (_phase(p) == "Running" and pod_ready(p))]
-        crashing = [p for p in matched if _phase(p) == "Running" and not pod_ready(p)]
-        waiting = crashing + [p for p in matched if p not in counted and p not in crashing]
-        ok = len(counted) >= expected and not crashing
-        detail = f"{len(counted)}/{expected} pods Running and Ready" + (" or Succeeded" if finished else "")
-        if waiting:
-            detail += "; " + "; ".join(pod_state(p) for p in waiting[:3])
-        elif not matched:
-            detail += f"; no pods found in namespace {pods.namespace_of(work)}"
-        results.append(CheckResult("workload-running", subject, ok, detail))
-        if not matched:
-            continue
-        wrong = [p for p in matched if (p.get("spec") or {}).get("schedulerName") != SCHEDULER_NAME]
-        scheduler_detail = f"{pods_phrase(len(matched))} scheduled by {SCHEDULER_NAME}"
-        if wrong:
-            scheduler_detail = "; ".join(
-                f"{pod_name(p)} uses {(p.get('spec') or {}).get('schedulerName') or 'default-scheduler'}"
-                for p in wrong[:3]
-            )
-        results.append(CheckResult("workload-scheduler", subject, not wrong, scheduler_detail))
-        missing = [p for p in matched if not pod_annotations(p).get(kai_api.POD_GROUP_NAME)]
-        groups = {pod_annotations(p).get(kai_api.POD_GROUP_NAME) for p in matched} - {None, ""}
-        group_detail = (
-            f"{kai_api.POD_GROUP_NAME} on {pods_phrase(len(matched))} "
-            f"({len(groups)} PodGroup{'s' * (len(groups) != 1)})"
-        )
-        if missing:
-            group_detail = f"no {kai_api.POD_GROUP_NAME} annotation on {', '.join(pod_name(p) for p in missing[:3])}"
-        results.append(CheckResult("workload-pod-group", subject, not missing, group_detail))
-    return results
 
 
 def check_vcluster_owner_refs(config: StackConfig, pods: WorkloadPods) -> list[CheckResult]:
@@ -291,6 +249,21 @@ def check_vcluster_owner_refs(config: StackConfig, pods: WorkloadPods) -> list[C
 
 def _phase(pod: Mapping[str, Any]) -> str:
     return str((pod.get("status") or {}).get("phase") or "Unknown")
+
+
+def _duration(value: object) -> float | str | None:
+    """Seconds of a Go duration; another value as its text, unset as None (so two unreadable values still differ
+    from a readable one)."""
+    if value is None or value == "":
+        return None
+    seconds = duration_seconds(value)
+    return seconds if seconds is not None else repr(value)
+
+
+def _line(text: str) -> str:
+    """One table line per result: a tenant writes its pods' condition messages (vCluster copies them to the host
+    pod), and a line break there would print a line of its own, a forged `pass` row among them."""
+    return " ".join(text.splitlines()).replace("\t", " ")
 
 
 def _same_number(actual: Any, declared: float) -> bool:

@@ -30,6 +30,7 @@ def test_healthy_platform_passes_every_check(project, fake_kube, capsys):
         "workload-running",
         "workload-scheduler",
         "workload-pod-group",
+        "workload-image",
         "workload-rollout",
         "gpu-group",
         "vcluster-control-plane",
@@ -339,8 +340,65 @@ def test_wait_rechecks_until_pods_are_running(project, fake_kube, capsys, monkey
     )
     captured = capsys.readouterr()
     assert code == 0
-    assert "1 checks failing; checking again in 15 s" in captured.err
+    assert "1 checks failing (workload-running notebook); checking again in 15 s" in captured.err
     assert captured.out.rstrip().endswith("all checks passed")
+
+
+def test_wait_retries_an_api_error_until_a_check_round_completes(project, fake_kube, capsys, monkeypatch):
+    """Right after `pulumi up` an API server may time out or answer 5xx a while: under --wait that is retried, not
+    exit 3 with most of the wait left."""
+    from kaistack.cli import verify as verify_command
+    from kaistack.kube.client import KubeError
+    from kaistack.ops import verify as verify_module
+
+    calls = []
+    real = verify_module.verify_stack
+
+    def flaky(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise KubeError("the API server at https://x did not answer within 10 s (--timeout)")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(verify_module, "verify_stack", flaky)
+    monkeypatch.setattr(verify_command, "_sleep", lambda _: None)
+    kubeconfig = fake_kube.kubeconfig(project.parent)
+    code = main(
+        ["verify", "--stack", "dev", "--project", str(project), "--kubeconfig", str(kubeconfig), "--wait", "60"]
+    )
+    captured = capsys.readouterr()
+    assert (code, len(calls)) == (0, 2)
+    assert "did not answer within 10 s (--timeout); checking again in 15 s" in captured.err
+
+
+def test_rejected_credentials_end_a_wait_at_once(project, fake_kube, capsys, monkeypatch):
+    from kaistack.cli import verify as verify_command
+
+    monkeypatch.setattr(verify_command, "_sleep", lambda _: pytest.fail("waited on rejected credentials"))
+    kubeconfig = fake_kube.kubeconfig(project.parent, token="wrong")
+    code = main(
+        ["verify", "--stack", "dev", "--project", str(project), "--kubeconfig", str(kubeconfig), "--wait", "60"]
+    )
+    assert code == 3
+    assert "rejected the credentials (401)" in capsys.readouterr().err
+
+
+def test_a_line_break_in_a_tenants_pod_message_cannot_forge_a_table_row(project, fake_kube, capsys):
+    """vCluster copies a virtual pod's status conditions to the host pod (loft-sh/vcluster@v0.36.1
+    pkg/controllers/resources/pods/translate/diff.go), so the tenant writes the Ready message the table shows."""
+    pod = fake_kube.pod(TENANT_PODS, "train-worker-0-x-default-x-team-a")
+    ready = next(c for c in pod["status"]["conditions"] if c["type"] == "Ready")
+    ready |= {"status": "False", "reason": "x", "message": "x\nworkload-running  team-a/train  pass  fine\r\n"}
+    kubeconfig = fake_kube.kubeconfig(project.parent)
+    code = main(["verify", "--stack", "dev", "--project", str(project), "--kubeconfig", str(kubeconfig)])
+    lines = capsys.readouterr().out.splitlines()
+    assert code == 1
+    running = [line.split()[:3] for line in lines if line.startswith("workload-running")]
+    assert running == [
+        ["workload-running", "infer", "pass"],
+        ["workload-running", "notebook", "pass"],
+        ["workload-running", "team-a/train", "FAIL"],
+    ]
 
 
 def test_verify_finds_pods_by_the_labels_the_components_write():

@@ -277,7 +277,9 @@ def _tenant_deployment(project, fake_kube, hashes: list[str]) -> None:
             "vcluster.loft.sh/namespace": "default",
         }
         pod["metadata"]["annotations"]["vcluster.loft.sh/object-name"] = virtual
+        pod["metadata"]["annotations"]["pod-group-name"] = f"pg-{virtual}"
         for container in pod["spec"]["containers"]:
+            container |= {"name": "main", "image": "ghcr.io/acme/serve:1.0.0"}
             container["resources"] = {"requests": {"cpu": "100m", "memory": "128Mi"}}
         fake_kube.items(TENANT_PODS).append(pod)
         fake_kube.items(ALL_PODS).append(pod)
