@@ -132,7 +132,11 @@ def _exec_with_info(spec: Mapping[str, Any], cluster: Mapping[str, Any]) -> dict
     info: dict[str, Any] = {"apiVersion": version, "kind": "ExecCredential", "spec": {"interactive": False}}
     if spec.get("provideClusterInfo"):
         info["spec"]["cluster"] = _exec_cluster(cluster)
-    env = [e for e in spec.get("env") or [] if isinstance(e, Mapping) and e.get("name") != "KUBERNETES_EXEC_INFO"]
+    given = spec.get("env") or []
+    if not isinstance(given, list) or not all(isinstance(e, Mapping) for e in given):
+        # kubectl cannot decode such a kubeconfig either (ExecEnvVar is a {name, value} object).
+        raise KubeError("kubeconfig exec env must be a list of {name, value} entries")
+    env = [e for e in given if e.get("name") != "KUBERNETES_EXEC_INFO"]
     env.append({"name": "KUBERNETES_EXEC_INFO", "value": json.dumps(info)})
     return {**spec, "env": env}
 
@@ -177,7 +181,11 @@ def _named(config: Mapping[str, Any], section: str, key: str, name: Any) -> dict
 def _with_files(block: Mapping[str, Any], keys: tuple[str, ...], base: Path) -> dict[str, Any]:
     resolved = dict(block)
     for key in keys:
-        if resolved.get(key):
+        if key in resolved and resolved[key] in ("", None):
+            # client-go reads an empty path as none set (client-go@kubernetes-1.35.0 transport/config.go:110-112);
+            # left in, the client would read the working directory as the token.
+            del resolved[key]
+        elif resolved.get(key):
             file = _absolute(base, str(resolved[key]))
             if not file.is_file():
                 raise KubeError(f"kubeconfig {key} refers to {file}, which cannot be read")

@@ -20,9 +20,11 @@ def proxy_and_variable(server: str, environ: Mapping[str, str]) -> tuple[str, st
     """The proxy for `server` and the variable it came from, or None for a direct connection."""
     try:
         parts = urlsplit(server)
-        port = parts.port or (443 if parts.scheme == "https" else 80)
+        parts.port  # noqa: B018 (raises on a port that is no number, which the client names as a bad URL)
     except ValueError:  # an unclosed [IPv6 or a port that is no number: the client names the bad URL
         return None
+    # Go compares ports as text (canonicalAddr: url.Port(), else the scheme's), so 06443 is not 6443 to it.
+    port = _port_only(parts.netloc.rpartition("@")[2]) or ("443" if parts.scheme == "https" else "80")
     host = (parts.hostname or "").lower()
     names = ("HTTPS_PROXY", "https_proxy") if parts.scheme == "https" else ("HTTP_PROXY", "http_proxy")
     variable = next((n for n in names if environ.get(n)), "")
@@ -47,7 +49,7 @@ def _loopback(host: str) -> bool:
     return address.is_loopback or bool(mapped and mapped.is_loopback)
 
 
-def _excluded(host: str, port: int, no_proxy: str) -> bool:
+def _excluded(host: str, port: str, no_proxy: str) -> bool:
     for entry in (e.strip().lower() for e in no_proxy.split(",")):
         if not entry:
             continue
@@ -58,7 +60,7 @@ def _excluded(host: str, port: int, no_proxy: str) -> bool:
     return False
 
 
-def _matches(host: str, port: int, entry: str) -> bool:
+def _matches(host: str, port: str, entry: str) -> bool:
     try:
         network = ipaddress.ip_network(entry, strict=False) if "/" in entry else None
     except ValueError:
@@ -68,8 +70,10 @@ def _matches(host: str, port: int, entry: str) -> bool:
             return ipaddress.ip_address(host) in network
         except ValueError:
             return False
-    name, wanted_port = _split_port(entry)
-    if wanted_port is not None and wanted_port != port:
+    name, wanted_port = _split_host_port(entry)
+    if not name:
+        return False  # ":6443", "[]:6443": no host part, an entry Go ignores
+    if wanted_port and wanted_port != port:  # no port (or an empty one) matches every port, as in Go
         return False
     try:
         address = ipaddress.ip_address(host)
@@ -87,17 +91,26 @@ def _matches(host: str, port: int, entry: str) -> bool:
     return host == name or host.endswith("." + name)
 
 
-def _port(text: str) -> int:
-    # ASCII digits only: str.isdigit() is true of '²', which int() refuses.
-    return int(text) if text.isascii() and text.isdigit() and len(text) <= 5 else -1
+def _port_only(hostport: str) -> str:
+    """Go's url.URL.Port(): the text after the host's colon, empty when there is none."""
+    if ":" not in hostport:
+        return ""
+    if "]:" in hostport:
+        return hostport[hostport.index("]:") + 2 :]
+    if "]" in hostport:
+        return ""
+    return hostport[hostport.index(":") + 1 :]
 
 
-def _split_port(entry: str) -> tuple[str, int | None]:
-    """An entry's host and port; a port that is no number matches no port at all (-1)."""
-    if entry.startswith("[") and "]:" in entry:  # [::1]:6443
-        host, _, port = entry[1:].partition("]:")
-        return host, _port(port)
-    if entry.count(":") == 1:
-        host, _, port = entry.partition(":")
-        return host, _port(port)
-    return entry, None
+def _split_host_port(entry: str) -> tuple[str, str]:
+    """An entry's host and port text as net.SplitHostPort reads it (golang.org/x/net@v0.56.0
+    http/httpproxy/proxy.go:236-248); an entry it refuses is all host, with no port."""
+    if entry.startswith("["):
+        close = entry.find("]")
+        if close != -1 and entry[close + 1 : close + 2] == ":" and ":" not in entry[close + 2 :]:
+            return entry[1:close], entry[close + 2 :]
+        return entry, ""
+    host, colon, port = entry.rpartition(":")
+    if not colon or ":" in host or "[" in host or "]" in host:
+        return entry, ""
+    return host, port

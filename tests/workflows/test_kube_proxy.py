@@ -51,6 +51,38 @@ CASES = {
         PROXY,
     ),
     "IPv4-mapped loopback": ("https://[::ffff:127.0.0.1]:6443", {"HTTPS_PROXY": PROXY}, None),
+    # Go compares ports as text: the URL's own (url.Port()) with the entry's (net.SplitHostPort), golang.org/x/net
+    # @v0.56.0 http/httpproxy/proxy.go:283-293 (canonicalAddr) and :351-373 (ipMatch, domainMatch).
+    "NO_PROXY port with a leading zero is another port": (
+        "https://api.corp:6443",
+        {"HTTPS_PROXY": PROXY, "NO_PROXY": "api.corp:06443"},
+        PROXY,
+    ),
+    "a server port with a leading zero matches the same text": (
+        "https://api.corp:06443",
+        {"HTTPS_PROXY": PROXY, "NO_PROXY": "api.corp:06443"},
+        None,
+    ),
+    "a server port with a leading zero is not its number's entry": (
+        "https://api.corp:06443",
+        {"HTTPS_PROXY": PROXY, "NO_PROXY": "api.corp:6443"},
+        PROXY,
+    ),
+    "NO_PROXY empty port matches every port": (
+        "https://api.corp:6443",
+        {"HTTPS_PROXY": PROXY, "NO_PROXY": "api.corp:"},
+        None,
+    ),
+    "NO_PROXY entry without a host is ignored": (
+        "https://api.corp:6443",
+        {"HTTPS_PROXY": PROXY, "NO_PROXY": ":6443"},
+        PROXY,
+    ),
+    "NO_PROXY the default port of the scheme": (
+        "https://api.corp",
+        {"HTTPS_PROXY": PROXY, "NO_PROXY": "api.corp:443"},
+        None,
+    ),
 }
 
 
