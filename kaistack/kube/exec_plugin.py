@@ -3,7 +3,8 @@ plugin/pkg/client/auth/exec/exec.go), by kaistack rather than lightkube, whose 1
 
 The plugin answers with an ExecCredential whose status holds a bearer token, a client certificate and key (PEM), or
 both (exec.go:486-494; Teleport's `tsh kube credentials` and Pinniped answer with a certificate). A token goes in
-each request's Authorization header unless the request has one (exec.go:362-372); a certificate is presented in the
+each request's Authorization header (client-go keeps one a request already has, exec.go:362-372; kaistack's requests
+never carry one, since a user with credentials of its own runs no plugin); a certificate is presented in the
 TLS handshake, so the plugin runs before the first connection, and a new certificate means new connections
 (exec.go:521-531 closes the old ones). The answer is kept until its expirationTimestamp; a 401 runs the plugin again
 once and repeats the read (lightkube's rule; client-go refreshes for the next request). When the user also sets a
