@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from placement.depth import MAX_QUEUE_DEPTH, depths
 from placement.model import UNLIMITED, Queue
 
 __all__ = ["CPU", "GPU", "MEMORY", "RESOURCE_NAMES", "CapacityFailure", "QueueState", "build_queues"]
@@ -143,23 +144,34 @@ def build_queues(specs: Iterable[Queue]) -> tuple[dict[str, QueueState], list[st
     by_name = {spec.name: QueueState(spec, i) for i, spec in enumerate(ordered)}
     alive: dict[str, bool] = {}
 
-    def resolve(name: str, seen: frozenset[str]) -> bool:
-        if name in alive:
-            return alive[name]
-        parent = by_name[name].spec.parent
-        if not parent:
-            ok = True
-        elif parent not in by_name or parent in seen:
-            ok = False
+    def resolve(name: str) -> bool:
+        # A loop up the parents, not recursion: a chain of a thousand queues (KAI sets no depth limit) is valid.
+        chain: list[str] = []
+        seen: set[str] = set()
+        current = name
+        while current not in alive:
+            chain.append(current)
+            seen.add(current)
+            parent = by_name[current].spec.parent
+            if not parent:
+                ok = True
+                break
+            if parent not in by_name or parent in seen:
+                ok = False
+                break
+            current = parent
         else:
-            ok = resolve(parent, seen | {name})
-        alive[name] = ok
-        return ok
+            ok = alive[current]
+        for link in chain:
+            alive[link] = ok
+        return alive[name]
 
+    # Deeper than the simulator walks (placement.depth): dropped like an orphan, and the readers say why.
+    level = depths({spec.name: spec.parent or None for spec in ordered})
     queues: dict[str, QueueState] = {}
     dropped: list[str] = []
     for spec in ordered:
-        if resolve(spec.name, frozenset()):
+        if resolve(spec.name) and level[spec.name] <= MAX_QUEUE_DEPTH:
             queues[spec.name] = by_name[spec.name]
         else:
             dropped.append(spec.name)

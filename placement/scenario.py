@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from placement import namespace_selectors, scenario_groups
+from placement.depth import MAX_QUEUE_DEPTH, depths
 from placement.model import (
     ACTIONS,
     Job,
@@ -116,6 +117,14 @@ def parse_scenario(document: object, source: str = "<scenario>") -> Scenario:
     queues = tuple(_queue(r, raw, f"queues[{i}]") for i, raw in enumerate(raw_queues))
     unique(r, [n.name for n in nodes], "nodes")
     unique(r, [q.name for q in queues], "queues")
+    level = depths({q.name: q.parent or None for q in queues})
+    deep = next((i for i, q in enumerate(queues) if level[q.name] > MAX_QUEUE_DEPTH), None)
+    if deep is not None:
+        raise r.fail(
+            f"queues[{deep}].parent",
+            f"queue {queues[deep].name!r} is {level[queues[deep].name]} levels deep; kaistack simulates at most "
+            f"{MAX_QUEUE_DEPTH}",
+        )
     node_names = {n.name for n in nodes}
     raw_topologies = r.at_most(r.sequence(doc.get("topologies"), "topologies"), "topologies", MAX_TOPOLOGIES)
     topologies = tuple(scenario_groups.topology(r, raw, f"topologies[{i}]") for i, raw in enumerate(raw_topologies))

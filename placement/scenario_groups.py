@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from placement.depth import MAX_SUBGROUP_DEPTH
 from placement.model import SubGroup, Topology, TopologyConstraint, TopologyLevel
 from placement.scenario_reader import (
     MAX_LABELS_PER_NODE,
@@ -107,5 +108,11 @@ def sub_groups(r: Reader, raw: object, path: str) -> tuple[SubGroup, ...]:
             if up in seen:
                 raise r.fail(f"{path}[{i}].parent", f"subgroup {g.name!r} is its own ancestor")
             seen.add(up)
+            if len(seen) > MAX_SUBGROUP_DEPTH:  # placement.depth; also ends this walk's quadratic cost early
+                raise r.fail(
+                    f"{path}[{i}].parent",
+                    f"subgroup {g.name!r} is more than {MAX_SUBGROUP_DEPTH} levels deep; kaistack simulates at most "
+                    f"{MAX_SUBGROUP_DEPTH}",
+                )
             up = names[up].parent
     return tuple(groups)

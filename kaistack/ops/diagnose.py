@@ -84,7 +84,16 @@ def diagnose(
         f"left out {n} {kind} object{'s' * (n != 1)} without a metadata.name (a string)"
         for kind, n in sorted(unnamed.items())
     ]
-    return Diagnosis(tuple(pending), tuple(mistakes), (*notes, *live.notes, *dropped), counts, partial)
+    absent = [_ABSENT[kind] for kind in _ABSENT if not kinds.get(kind)]
+    return Diagnosis(tuple(pending), tuple(mistakes), (*notes, *absent, *live.notes, *dropped), counts, partial)
+
+
+# A dump is whatever `kubectl get` was asked for: a kind it left out reads as a clean or broken cluster unless said.
+_ABSENT = {
+    "Pod": "no Pods were read, so no pod was diagnosed (every cluster runs some in kube-system: dump pods with -A)",
+    "Node": "no Nodes were read: every pod is diagnosed as having no node to run on",
+    "Queue": "no Queues were read: every pod's queue is diagnosed as missing",
+}
 
 
 def _pending(
@@ -234,13 +243,17 @@ def to_text(d: Diagnosis) -> str:
     lines = [f"read {counts}: {len(d.pending)} pending pods, {len(d.mistakes)} mistakes"]
     if d.partial:
         lines.append(f"partial: {PARTIAL}")
+    # One line per pod, mistake and note whatever the cluster's objects hold: a pod-group-name annotation or a
+    # PodGroup's queue with a line break in it would otherwise print lines of its own.
     if d.pending:
         lines.append("pending:")
-        lines += [f"  {p.pod} (queue {p.queue}): {p.reason}" for p in d.pending]
+        lines += [f"  {one_line(p.pod)} (queue {one_line(p.queue)}): {one_line(p.reason)}" for p in d.pending]
     if d.mistakes:
         lines.append("mistakes:")
-        lines += [f"  [{m.code}] {m.subject}: {m.problem}; fix: {m.fix}" for m in d.mistakes]
-    lines += [f"note: {n}" for n in d.notes]
+        lines += [
+            f"  [{m.code}] {one_line(m.subject)}: {one_line(m.problem)}; fix: {one_line(m.fix)}" for m in d.mistakes
+        ]
+    lines += [f"note: {one_line(n)}" for n in d.notes]
     return "\n".join(lines)
 
 

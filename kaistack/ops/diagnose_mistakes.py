@@ -39,9 +39,11 @@ def find_mistakes(kinds: Mapping[str, list[Mapping[str, Any]]]) -> list[Mistake]
     for name, queue in queues.items():
         out += _queue_limits(name, queue)
     out += _same_podgroup_names(kinds.get("PodGroup", []))
+    # KAI finds a pod's PodGroup by the annotation's name alone (cluster_info/indexers.go:17-25).
+    pod_groups = {object_name(pg): pg for pg in kinds.get("PodGroup", [])}
     for pod in kinds.get("Pod", []):
         if dig(pod, "status", "phase") not in FINISHED:
-            out += _pod_mistakes(pod, queues, leaves)
+            out += _pod_mistakes(pod, queues, leaves, pod_groups)
     return out
 
 
@@ -103,11 +105,30 @@ def _queue_limits(name: str, queue: Mapping[str, Any]) -> list[Mistake]:
     return out
 
 
-def _pod_mistakes(pod: Mapping[str, Any], queues: Mapping[str, Any], leaves: set[str]) -> list[Mistake]:
+def _preemptible(group: Mapping[str, Any] | None, spec: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
+    """spec.preemptibility (or, before the PodGroup exists, the pod's label) wins over the class
+    (KAI-Scheduler@v0.17.0 pkg/common/podgroup/preemptible.go:14-26); a train or build-preemptible class is below
+    100, preemptible."""
+    if group is not None:
+        stated, klass = dig(group, "spec", "preemptibility"), dig(group, "spec", "priorityClassName")
+    else:
+        stated, klass = labels.get(kai_api.PREEMPTIBILITY_LABEL), spec.get("priorityClassName")
+    if stated in ("preemptible", "non-preemptible"):
+        return bool(stated == "preemptible")
+    return str(klass or "").startswith(("train", "build-preemptible"))
+
+
+def _pod_mistakes(
+    pod: Mapping[str, Any], queues: Mapping[str, Any], leaves: set[str], pod_groups: Mapping[str, Any]
+) -> list[Mistake]:
     subject = f"Pod {object_namespace(pod)}/{object_name(pod)}"
     spec = mapping(pod.get("spec"))
     labels = mapping(mapping(pod.get("metadata")).get("labels"))
     annotations = mapping(mapping(pod.get("metadata")).get("annotations"))
+    # Once the pod has its PodGroup, KAI reads the queue, class and preemptibility from it alone
+    # (cluster_info.go:447-451, 493, 624-635); the pod's own label and class only made it.
+    group = pod_groups.get(str(annotations.get(kai_api.POD_GROUP_NAME) or ""))
+    pending = dig(pod, "status", "phase") in (None, "Pending") and not spec.get("nodeName")
     out = []
     wants_gpu = any(requests_gpu(t) for t in pod_templates("Pod", pod))
     raw_queue = labels.get(kai_api.QUEUE_LABEL)
@@ -123,12 +144,25 @@ def _pod_mistakes(pod: Mapping[str, Any], queues: Mapping[str, Any], leaves: set
                 f"set spec.schedulerName: {kai_api.SCHEDULER_NAME}",
             )
         )
-    if spec.get("schedulerName") == kai_api.SCHEDULER_NAME and queue and queues and queue not in queues:
+    # The queue KAI schedules the pod in: its PodGroup's, or for a pod without one yet, the label the pod-grouper
+    # will copy (a stale label beside a PodGroup is read by nothing).
+    if group is not None:
+        named, where = dig(group, "spec", "queue"), f"its PodGroup {object_name(group)} has spec.queue"
+    else:
+        named, where = queue, f"label {kai_api.QUEUE_LABEL}:"
+    if (
+        spec.get("schedulerName") == kai_api.SCHEDULER_NAME
+        and pending
+        and isinstance(named, str)
+        and named
+        and queues
+        and named not in queues
+    ):
         out.append(
             Mistake(
                 "unknown-queue",
                 subject,
-                f"label {kai_api.QUEUE_LABEL}: {queue} names no Queue; KAI leaves the pod Pending",
+                f"{where} {named}, which names no Queue; KAI leaves the pod Pending",
                 f"use one of the leaf queues: {', '.join(sorted(leaves)) or 'none exist'}",
             )
         )
@@ -144,22 +178,23 @@ def _pod_mistakes(pod: Mapping[str, Any], queues: Mapping[str, Any], leaves: set
                 "set experimental.syncSettings.setOwner: false in the vCluster's values",
             )
         )
+    scheduled_queue = dig(group, "spec", "queue") if group is not None else queue
     if (
         spec.get("schedulerName") == kai_api.SCHEDULER_NAME
         and wants_gpu
-        and isinstance(queue, str)
-        and queue in queues
+        and isinstance(scheduled_queue, str)
+        and scheduled_queue in queues
         and any(o.get("kind") == "ReplicaSet" for o in owners if isinstance(o, Mapping))
-        and _gpu_quota(queues[queue]) == 0
-        and not str(spec.get("priorityClassName") or "").startswith(("train", "build-preemptible"))
+        and _gpu_quota(queues[scheduled_queue]) == 0
+        and not _preemptible(group, spec, labels)
     ):
         out.append(
             Mistake(
                 "deployment-without-quota",
                 subject,
-                f"a Deployment's pod (class inference by default, non-preemptible) in queue {queue}, whose GPU "
-                "quota is 0: KAI runs non-preemptible pods only within quota",
-                f"give queue {queue} a GPU quota, or use a preemptible priority class (train)",
+                f"a Deployment's pod (class inference by default, non-preemptible) in queue {scheduled_queue}, whose "
+                "GPU quota is 0: KAI runs non-preemptible pods only within quota",
+                f"give queue {scheduled_queue} a GPU quota, or use a preemptible priority class (train)",
             )
         )
     if (

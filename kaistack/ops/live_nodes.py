@@ -7,6 +7,7 @@ Part of kaistack.ops.live_snapshot, which reads the objects; this module only bu
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -117,10 +118,12 @@ def node_of(obj: Mapping[str, Any], outside: Outside | None = None) -> Node:
     return Node(
         name=object_name(obj),
         gpus=int(_gpus(allocatable)),
-        gpu_memory_mib=int(number(memory)) if memory is not None else None,
+        gpu_memory_mib=go_int64(memory),
         cpu_millis=millis(allocatable.get("cpu")),
         memory_bytes=int(number(allocatable.get("memory"))),
-        pods=int(number(allocatable.get("pods")) or 110),
+        # A node that allows 0 pods takes none (KAI adds pods=1 to every task, node_info.go:131-132); a node
+        # object always states it, so only a hand-written dump without it gets the kubelet's default.
+        pods=int(number(allocatable["pods"])) if "pods" in allocatable else 110,
         mig_strategy=str(labels.get(kai_api.MIG_STRATEGY_LABEL, "none")) if mig else "none",
         mig=mig,
         labels={str(k): str(v) for k, v in labels.items()},
@@ -189,3 +192,20 @@ def _trimmed(node: Node, asked: set[str], read: set[str], keep_outside: bool, po
         held=resources(node.held),
         releasing=resources(node.releasing),
     )
+
+
+_GO_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def go_int64(value: object) -> int | None:
+    """strconv.ParseInt(value, 10, 64), as KAI reads the nvidia.com/gpu.memory label (KAI-Scheduler@v0.17.0
+    pkg/scheduler/api/node_info/node_info.go:652-657): a sign and ASCII digits within int64, else None, a label
+    KAI cannot read, which leaves the node's GPU memory unknown to it (no gpu-memory pod fits there)."""
+    if not isinstance(value, str) or not _GO_INT.fullmatch(value):
+        return None
+    sign = -1 if value[0] == "-" else 1
+    digits = value.lstrip("+-").lstrip("0") or "0"
+    if len(digits) > 19:
+        return None
+    number = sign * int(digits)
+    return number if -(2**63) <= number < 2**63 else None

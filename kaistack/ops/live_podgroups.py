@@ -18,6 +18,7 @@ from typing import Any
 from kaistack.declaration import kai_api
 from kaistack.guardrails.podspec import dig, mapping, seq
 from kaistack.ops.live_pods import annotations_of, parse_time
+from placement.depth import MAX_SUBGROUP_DEPTH, depths
 from placement.model import SubGroup, Topology, TopologyConstraint, TopologyLevel
 from placement.scenario import duration_seconds
 from placement.scenario_reader import MAX_TOPOLOGY_LEVELS
@@ -180,6 +181,20 @@ def sub_groups_of(pg: Mapping[str, Any] | None) -> tuple[SubGroup, ...]:
             )
         )
     return tuple(groups)
+
+
+def simulated_sub_groups(pg: Mapping[str, Any] | None, group: str, notes: list[str]) -> tuple[SubGroup, ...]:
+    """The PodGroup's subgroups, or none (one gang of minMember) when they nest deeper than the simulator goes
+    (placement.depth), which a note says."""
+    groups = sub_groups_of(pg)
+    deepest = max(depths({g.name: g.parent for g in groups}).values(), default=0)
+    if deepest <= MAX_SUBGROUP_DEPTH:
+        return groups
+    notes.append(
+        f"PodGroup {group}: its subGroups nest {deepest} levels deep, more than the {MAX_SUBGROUP_DEPTH} kaistack "
+        "simulates; it is simulated as one gang of minMember pods"
+    )
+    return ()
 
 
 def optional_int(value: Any) -> int | None:

@@ -25,6 +25,8 @@ from placement.tasks import RELEASING, RUNNING, STUCK_IN_RELEASING
 # KAI@v0.17.0 pkg/common/constants/constants.go:28 DefaultStuckInReleasingThreshold (2 minutes).
 STUCK_IN_RELEASING_AFTER_SECONDS = 120.0
 
+INT64_MAX = 2**63 - 1
+
 
 def _container_requests(container: Any) -> dict[str, float]:
     """cpu (millicores), memory (bytes), GPU/MIG devices and scalar resources (KAI's units) of one container; a
@@ -98,7 +100,10 @@ def pod_task(
     mig = {k: int(v) for k, v in requests.items() if k.startswith(kai_api.MIG_RESOURCE_PREFIX) and v}
     # Malformed values (which KAI's admission refuses) count as no share, not as an error here.
     fraction = annotations.get(kai_api.GPU_FRACTION) if fraction_ok(annotations.get(kai_api.GPU_FRACTION)) else None
-    gpu_memory = annotations.get(kai_api.GPU_MEMORY) if positive_uint64(annotations.get(kai_api.GPU_MEMORY)) else None
+    # Admission takes up to 2^64-1 (ParseUint), the scheduler's pod reader ParseInt: above 2^63-1 it reads no GPU
+    # memory request at all (KAI-Scheduler@v0.17.0 pkg/scheduler/api/pod_info/pod_info.go:521-525).
+    memory_text = annotations.get(kai_api.GPU_MEMORY)
+    gpu_memory = memory_text if positive_uint64(memory_text) and uint64_of(str(memory_text)) <= INT64_MAX else None
     devices = annotations.get(kai_api.GPU_FRACTION_NUM_DEVICES)
     shared = bool(fraction or gpu_memory)
     running = bool(node)

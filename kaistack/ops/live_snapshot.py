@@ -60,7 +60,7 @@ from kaistack.ops.live_podgroups import (
     node_not_ready,
     optional_int,
     priority_classes,
-    sub_groups_of,
+    simulated_sub_groups,
     topology_of,
 )
 from kaistack.ops.live_pods import (
@@ -77,6 +77,7 @@ from kaistack.ops.live_pods import (
 from kaistack.ops.live_storage import Storage, storage_of
 from kaistack.ops.live_volumes import NO_VOLUMES, PodVolumes, claim_names, pod_volumes
 from placement import namespace_selectors
+from placement.depth import MAX_QUEUE_DEPTH, depths
 from placement.model import (
     Job,
     Queue,
@@ -217,6 +218,13 @@ def build(
     # Queue age is queue order's last tie-break, job age the job order's (session_plugins.go:278-285,
     # queue_order.go:256-261): both by creationTimestamp.
     queues = tuple(_queue(q) for q in sorted(kinds.get("Queue", []), key=_age_key))
+    level = depths({q.name: q.parent or None for q in queues})
+    if too_deep := [q.name for q in queues if level[q.name] > MAX_QUEUE_DEPTH]:
+        notes.append(
+            f"{len(too_deep)} queue(s) sit more than {MAX_QUEUE_DEPTH} levels deep ({', '.join(too_deep[:3])}): "
+            "kaistack does not simulate them (KAI has no such limit), so their pods are diagnosed as if a parent "
+            "queue were missing"
+        )
     classes, default_priority = priority_classes(kinds.get("PriorityClass") if "PriorityClass" in kinds else None)
     jobs = []
     pods_of_job: dict[str, list[str]] = {}
@@ -272,7 +280,7 @@ def build(
                     min_member=min_member,
                     # spec.preemptibility wins over the priority (cluster_info.go:493, preemptible.go:14-26).
                     preemptible={"preemptible": True, "non-preemptible": False}.get(str(preemptibility)),
-                    sub_groups=sub_groups_of(pg),
+                    sub_groups=simulated_sub_groups(pg, group, notes),
                     min_sub_group=optional_int(dig(pg, "spec", "minSubGroup")),
                     topology=constraint_of(dig(pg, "spec", "topologyConstraint"), root=True),
                     **(job_times(pg, now) if pg else {}),

@@ -10,7 +10,7 @@ import pytest
 from placement_testlib import queue, scenario
 
 from kaistack.ops.scenarios import load_scenario
-from placement import UNLIMITED
+from placement import UNLIMITED, simulate
 from placement.scenario import ScenarioError
 
 
@@ -203,14 +203,40 @@ def test_json_scenario_loads_like_yaml(tmp_path: Path) -> None:
             lambda d: d.update(jobs=[{"name": f"j{i}", "queue": "q", "tasks": 100_000} for i in range(6)]),
             r"jobs: 600000 tasks in all; kaistack simulates at most 500000",
         ),
+        # A chain of a thousand queues stopped the simulator with a RecursionError (exit 70): placement.depth.
+        (
+            lambda d: d.update(
+                queues=[{"name": f"q{i}", **({"parent": f"q{i - 1}"} if i else {})} for i in range(1000)]
+            ),
+            r"queues\[256\]\.parent: queue 'q256' is 257 levels deep; kaistack simulates at most 256",
+        ),
     ],
-    ids=["rounds", "actions", "tasks-per-job", "priority", "gpus-per-node", "non-finite", "nodes", "tasks-in-all"],
+    ids=[
+        "rounds",
+        "actions",
+        "tasks-per-job",
+        "priority",
+        "gpus-per-node",
+        "non-finite",
+        "nodes",
+        "tasks-in-all",
+        "queue-depth",
+    ],
 )
 def test_sizes_above_the_limits_are_refused_with_the_key(change: Any, message: str) -> None:
     doc = _doc()
     change(doc)
     with pytest.raises(ScenarioError, match=message):
         scenario(doc, "s.yaml")
+
+
+def test_queues_as_deep_as_the_simulator_walks_are_simulated() -> None:
+    doc = _doc(gpu=1)
+    doc["queues"] = [queue(f"q{i}", **({"parent": f"q{i - 1}"} if i else {})) for i in range(256)]
+    doc["jobs"][0]["queue"] = "q255"
+    loaded = scenario(doc, "s.yaml")
+    result = simulate(loaded.snapshot, actions=loaded.actions, rounds=loaded.rounds, placement=loaded.placement)
+    assert all(t.node is not None for t in result.tasks.values())
 
 
 # --- FORMAT v2 keys -----------------------------------------------------------------------------------

@@ -149,6 +149,25 @@ def test_a_subgroup_cycle_is_refused() -> None:
         scenario(_doc(job))
 
 
+def _chain(levels: int) -> dict[str, Any]:
+    groups: list[dict[str, Any]] = [{"name": "s0", "minSubGroup": 1}]
+    groups += [{"name": f"s{i}", "parent": f"s{i - 1}", "minSubGroup": 1} for i in range(1, levels - 1)]
+    groups += [{"name": f"s{levels - 1}", "parent": f"s{levels - 2}", "minMember": 1}]
+    return {"name": "j", "queue": "q", "subGroups": groups, "tasks": [{"gpu": 1, "subGroup": f"s{levels - 1}"}]}
+
+
+def test_subgroups_as_deep_as_the_simulator_walks_are_simulated() -> None:
+    """placement.depth.MAX_SUBGROUP_DEPTH levels: the tree's recursive walks stay well inside Python's stack."""
+    assert run(_doc(_chain(64))).tasks["j-0"].node == "n"
+
+
+def test_subgroups_nested_deeper_than_the_simulator_walks_are_refused_by_name() -> None:
+    """A 2,000-level chain stopped `kaistack simulate` with a RecursionError (exit 70); KAI sets no depth limit
+    (KAI-Scheduler@v0.17.0 pkg/apis/scheduling/v2alpha2/podgroup_webhook.go:135-175), real trees are a few levels."""
+    with pytest.raises(ScenarioError, match=r"subGroups\[64\]\.parent: subgroup 's64' is more than 64 levels deep"):
+        scenario(_doc(_chain(2000)))
+
+
 def test_a_subgroup_parent_must_exist() -> None:
     job = {"name": "j", "queue": "q", "subGroups": [{"name": "a", "parent": "zz"}], "tasks": [{"subGroup": "a"}]}
     with pytest.raises(ScenarioError, match=r"subGroups\[0\]\.parent: no subgroup named 'zz'"):
