@@ -21,7 +21,7 @@ from typing import Any
 import httpx2
 import pytest
 from lightkube.config.models import NameValue, UserExec
-from workflow_testlib import NAMED_SERVER, FakeKube, Pki
+from workflow_testlib import NAMED_SERVER, FakeKube, Pki, one_user_kubeconfig, plugin_runs
 
 from kaistack.kube import kubeconfig as kubeconfig_module
 from kaistack.kube import resources as k8s
@@ -206,22 +206,6 @@ def _plugin(tmp_path: Path, answer: Any, *, exit_code: int = 0) -> Path:
     return plugin
 
 
-def _runs(tmp_path: Path) -> int:
-    runs = tmp_path / "runs"
-    return len(runs.read_text().splitlines()) if runs.exists() else 0
-
-
-def _exec_kubeconfig(server: str, user: dict[str, Any], **cluster: Any) -> str:
-    return json.dumps(
-        {
-            "current-context": "ctx",
-            "clusters": [{"name": "c", "cluster": {"server": server, **cluster}}],
-            "contexts": [{"name": "ctx", "context": {"cluster": "c", "user": "u"}}],
-            "users": [{"name": "u", "user": user}],
-        }
-    )
-
-
 def test_the_plugins_key_is_never_readable_by_others_while_it_is_loaded(tmp_path):
     """ssl reads a certificate and key from files only: the key's file is the user's alone, and gone afterwards."""
     seen: dict[str, int] = {}
@@ -261,13 +245,13 @@ def test_a_user_with_credentials_of_its_own_runs_no_plugin(kind, fake_kube, pki,
     plugin would fail; the fake API takes the token only, and answers the others 401 itself."""
     user = {**_own_credentials(kind, fake_kube, pki, tmp_path), "exec": {"apiVersion": V1, "command": "x"}}
     user["exec"]["command"] = str(_plugin(tmp_path, {}, exit_code=1))
-    with KubeClient.from_kubeconfig(_exec_kubeconfig(fake_kube.url, user)) as client:
+    with KubeClient.from_kubeconfig(one_user_kubeconfig(fake_kube.url, user)) as client:
         if kind.startswith("token"):
             assert client.list(k8s.Queue)
         else:
             with pytest.raises(KubeAPIError, match="401"):
                 client.list(k8s.Queue)
-    assert _runs(tmp_path) == 0
+    assert plugin_runs(tmp_path) == 0
 
 
 # --- the kubeconfig's text: selecting a context, merging files -------------------------------------------------
@@ -281,7 +265,7 @@ def test_a_proxy_url_that_is_no_string_is_refused_with_its_key():
 def _exec_info(cluster: dict[str, Any]) -> dict[str, Any]:
     """The KUBERNETES_EXEC_INFO a provideClusterInfo plugin of a user of `cluster` is given."""
     exec_spec = {"apiVersion": V1, "command": "get-token", "provideClusterInfo": True}
-    config = json.loads(_exec_kubeconfig("https://api.corp", {"exec": exec_spec}))
+    config = json.loads(one_user_kubeconfig("https://api.corp", {"exec": exec_spec}))
     config["clusters"][0]["cluster"] = {"server": "https://api.corp", **cluster}
     user = select_context(config, None, Path("/"))["users"][0]["user"]
     return json.loads(next(e["value"] for e in user["exec"]["env"] if e["name"] == "KUBERNETES_EXEC_INFO"))
@@ -402,7 +386,7 @@ def test_a_merged_files_exec_command_resolves_against_its_own_directory(fake_kub
     user = {"exec": {"apiVersion": V1, "command": "./get-credential.py"}}
     with _merged_client(fake_kube, tmp_path, user) as client:
         assert client.list(k8s.Queue)
-    assert _runs(tmp_path / "b") == 1
+    assert plugin_runs(tmp_path / "b") == 1
 
 
 def test_a_merged_files_empty_file_keys_stay_unset(fake_kube: FakeKube, tmp_path):
@@ -656,7 +640,7 @@ def test_a_pulumi_that_cannot_run_is_named(tmp_path):
 @pytest.mark.parametrize("key", ["as-uid", "as-user-extra"])
 def test_every_impersonation_key_is_refused(key):
     """client-go@kubernetes-1.35.0 tools/clientcmd/api/v1/types.go AuthInfo: as, as-uid, as-groups, as-user-extra."""
-    config = json.loads(_exec_kubeconfig("https://api.corp", {"token": "t", key: "x"}))
+    config = json.loads(one_user_kubeconfig("https://api.corp", {"token": "t", key: "x"}))
     with pytest.raises(KubeError, match=rf"kubeconfig user 'u' impersonates \({key}\)"):
         select_context(config, None, Path("/"))
 
@@ -701,7 +685,7 @@ def test_the_plugin_gets_no_empty_or_false_cluster_settings():
 
 def test_a_plugin_without_provide_cluster_info_gets_no_cluster():
     exec_spec = {"apiVersion": V1, "command": "get-token", "provideClusterInfo": False}
-    config = json.loads(_exec_kubeconfig("https://api.corp", {"exec": exec_spec}))
+    config = json.loads(one_user_kubeconfig("https://api.corp", {"exec": exec_spec}))
     user = select_context(config, None, Path("/"))["users"][0]["user"]
     info = json.loads(next(e["value"] for e in user["exec"]["env"] if e["name"] == "KUBERNETES_EXEC_INFO"))
     assert "cluster" not in info["spec"]

@@ -14,7 +14,7 @@ from typing import Any
 import httpx2
 import pytest
 from lightkube.config.models import UserExec
-from workflow_testlib import FakeKube, Pki
+from workflow_testlib import FakeKube, Pki, one_user_kubeconfig, plugin_runs
 
 from kaistack.kube import resources as k8s
 from kaistack.kube.client import KubeClient, KubeError
@@ -37,22 +37,6 @@ def _plugin(tmp_path: Path, answer: dict[str, Any] | str, *, exit_code: int = 0)
     )
     plugin.chmod(0o755)
     return plugin
-
-
-def _runs(tmp_path: Path) -> int:
-    runs = tmp_path / "runs"
-    return len(runs.read_text().splitlines()) if runs.exists() else 0
-
-
-def _kubeconfig(server: str, user: dict[str, Any], **cluster: Any) -> str:
-    return json.dumps(
-        {
-            "current-context": "ctx",
-            "clusters": [{"name": "c", "cluster": {"server": server, **cluster}}],
-            "contexts": [{"name": "ctx", "context": {"cluster": "c", "user": "u"}}],
-            "users": [{"name": "u", "user": user}],
-        }
-    )
 
 
 def _exec(plugin: Path, **more: Any) -> dict[str, Any]:
@@ -81,7 +65,7 @@ def _expected(kube: FakeKube) -> list[str]:
 def test_a_plugins_client_certificate_is_presented_in_the_handshake(fake_kube_tls, pki, tmp_path):
     """The fake API requires a client certificate signed by the test CA, and takes no token."""
     plugin = _plugin(tmp_path, _certificate_answer(pki))
-    text = _kubeconfig(fake_kube_tls.url, _exec(plugin), **{"certificate-authority": str(pki.ca)})
+    text = one_user_kubeconfig(fake_kube_tls.url, _exec(plugin), **{"certificate-authority": str(pki.ca)})
     with KubeClient.from_kubeconfig(text) as client:
         assert _queue_names(client) == _expected(fake_kube_tls)
 
@@ -89,7 +73,7 @@ def test_a_plugins_client_certificate_is_presented_in_the_handshake(fake_kube_tl
 def test_without_the_plugins_certificate_the_handshake_fails(fake_kube_tls, pki, tmp_path):
     """The control for the test above: a token alone does not get through, so the certificate is what did."""
     plugin = _plugin(tmp_path, {"apiVersion": V1, "kind": KIND, "status": {"token": "t"}})
-    text = _kubeconfig(fake_kube_tls.url, _exec(plugin), **{"certificate-authority": str(pki.ca)})
+    text = one_user_kubeconfig(fake_kube_tls.url, _exec(plugin), **{"certificate-authority": str(pki.ca)})
     with (
         KubeClient.from_kubeconfig(text) as client,
         pytest.raises(KubeError, match=r"ended the TLS session with an alert: .*certificate required"),
@@ -101,7 +85,7 @@ def test_without_the_plugins_certificate_the_handshake_fails(fake_kube_tls, pki,
 def test_a_certificate_without_its_key_or_a_key_without_its_certificate_is_refused(pki, tmp_path, missing):
     answer = _certificate_answer(pki)
     del answer["status"][missing]
-    text = _kubeconfig("https://127.0.0.1:9", _exec(_plugin(tmp_path, answer)))
+    text = one_user_kubeconfig("https://127.0.0.1:9", _exec(_plugin(tmp_path, answer)))
     with (
         KubeClient.from_kubeconfig(text) as client,
         pytest.raises(KubeError, match="answered a client certificate or key, not both"),
@@ -115,7 +99,7 @@ def test_a_certificate_that_cannot_be_loaded_is_named_without_its_data(tmp_path)
         "kind": KIND,
         "status": {"clientCertificateData": "s3cret-cert", "clientKeyData": "s3cret-key"},
     }
-    text = _kubeconfig("https://127.0.0.1:9", _exec(_plugin(tmp_path, answer)))
+    text = one_user_kubeconfig("https://127.0.0.1:9", _exec(_plugin(tmp_path, answer)))
     with KubeClient.from_kubeconfig(text) as client, pytest.raises(KubeError) as raised:
         client.list(k8s.Queue)
     assert "answered a client certificate and key that cannot be loaded" in str(raised.value)
@@ -130,10 +114,10 @@ def test_the_answer_is_kept_while_it_has_not_expired(fake_kube, tmp_path):
     plugin = _plugin(
         tmp_path, {"apiVersion": V1, "kind": KIND, "status": {"token": fake_kube.token, "expirationTimestamp": later}}
     )
-    with KubeClient.from_kubeconfig(_kubeconfig(fake_kube.url, _exec(plugin))) as client:
+    with KubeClient.from_kubeconfig(one_user_kubeconfig(fake_kube.url, _exec(plugin))) as client:
         client.list(k8s.Queue)
         client.list(k8s.Queue)
-    assert _runs(tmp_path) == 1
+    assert plugin_runs(tmp_path) == 1
 
 
 def test_an_expired_answer_runs_the_plugin_again(fake_kube, tmp_path):
@@ -142,31 +126,32 @@ def test_an_expired_answer_runs_the_plugin_again(fake_kube, tmp_path):
         "kind": KIND,
         "status": {"token": fake_kube.token, "expirationTimestamp": "2000-01-01T00:00:00Z"},
     }
-    with KubeClient.from_kubeconfig(_kubeconfig(fake_kube.url, _exec(_plugin(tmp_path, answer)))) as client:
+    with KubeClient.from_kubeconfig(one_user_kubeconfig(fake_kube.url, _exec(_plugin(tmp_path, answer)))) as client:
         client.list(k8s.Queue)
         client.list(k8s.Queue)
-    assert _runs(tmp_path) == 2
+    assert plugin_runs(tmp_path) == 2
 
 
 def test_a_401_runs_the_plugin_again_and_repeats_the_read(fake_kube, tmp_path):
     """The token the plugin gave was revoked between two reads: the second read runs the plugin for a new one."""
     answer = tmp_path / "answer.json"
     answer.write_text(json.dumps({"apiVersion": V1, "kind": KIND, "status": {"token": fake_kube.token}}))
-    with KubeClient.from_kubeconfig(_kubeconfig(fake_kube.url, _exec(_plugin(tmp_path, str(answer))))) as client:
+    kubeconfig = one_user_kubeconfig(fake_kube.url, _exec(_plugin(tmp_path, str(answer))))
+    with KubeClient.from_kubeconfig(kubeconfig) as client:
         client.list(k8s.Queue)
         fake_kube.token = "rotated-token"
         answer.write_text(json.dumps({"apiVersion": V1, "kind": KIND, "status": {"token": "rotated-token"}}))
         assert _queue_names(client) == _expected(fake_kube)
-    assert _runs(tmp_path) == 2
+    assert plugin_runs(tmp_path) == 2
 
 
 def test_a_user_with_its_own_token_runs_no_plugin(fake_kube, tmp_path):
     """kubectl runs no plugin for a user with a token (exec.go:320-322): this plugin would fail."""
     plugin = _plugin(tmp_path, {}, exit_code=1)
     user = {"token": fake_kube.token, **_exec(plugin)}
-    with KubeClient.from_kubeconfig(_kubeconfig(fake_kube.url, user)) as client:
+    with KubeClient.from_kubeconfig(one_user_kubeconfig(fake_kube.url, user)) as client:
         assert _queue_names(client) == _expected(fake_kube)
-    assert _runs(tmp_path) == 0
+    assert plugin_runs(tmp_path) == 0
 
 
 # --- answers kubectl refuses --------------------------------------------------------------------------------
@@ -175,7 +160,7 @@ def test_a_user_with_its_own_token_runs_no_plugin(fake_kube, tmp_path):
 def test_an_answer_of_another_api_version_is_refused(fake_kube, tmp_path):
     """exec.go:480-483: the answer's version must be the one the kubeconfig configures."""
     answer = {"apiVersion": "client.authentication.k8s.io/v1beta1", "kind": KIND, "status": {"token": fake_kube.token}}
-    text = _kubeconfig(fake_kube.url, _exec(_plugin(tmp_path, answer)))
+    text = one_user_kubeconfig(fake_kube.url, _exec(_plugin(tmp_path, answer)))
     with (
         KubeClient.from_kubeconfig(text) as client,
         pytest.raises(KubeError, match=rf"is configured for {V1} and answered 'client.authentication.k8s.io/v1beta1'"),
@@ -192,7 +177,7 @@ def test_an_answer_of_another_api_version_is_refused(fake_kube, tmp_path):
 )
 def test_an_answer_without_the_configured_version_or_kind_is_refused(fake_kube, tmp_path, answer, why):
     """client-go decodes the answer as the configured version's ExecCredential and nothing else."""
-    text = _kubeconfig(fake_kube.url, _exec(_plugin(tmp_path, answer)))
+    text = one_user_kubeconfig(fake_kube.url, _exec(_plugin(tmp_path, answer)))
     with KubeClient.from_kubeconfig(text) as client, pytest.raises(KubeError, match=why):
         client.list(k8s.Queue)
 
@@ -208,15 +193,17 @@ def test_an_answer_without_the_configured_version_or_kind_is_refused(fake_kube, 
 def test_an_exec_spec_lightkube_would_refuse_is_refused_before_the_plugin_runs(fake_kube, tmp_path, spec, where):
     user = {"exec": {"apiVersion": V1, "command": str(_plugin(tmp_path, {})), **spec}}
     with pytest.raises(KubeError, match=rf"kubeconfig user 'u': .*{re.escape(where)}"):
-        KubeClient.from_kubeconfig(_kubeconfig(fake_kube.url, user))
-    assert _runs(tmp_path) == 0
+        KubeClient.from_kubeconfig(one_user_kubeconfig(fake_kube.url, user))
+    assert plugin_runs(tmp_path) == 0
 
 
 def test_an_exec_users_socks_proxy_without_socks_support_is_named_when_the_client_is_made(tmp_path, monkeypatch):
     """httpx2 needs socksio for socks5://; the transport is made once up front, so the proxy's problem is the
     kubeconfig's (exit 3), not a crash on the first read."""
     monkeypatch.setitem(sys.modules, "socksio", None)
-    text = _kubeconfig("https://127.0.0.1:9", _exec(_plugin(tmp_path, {})), **{"proxy-url": "socks5://127.0.0.1:1080"})
+    text = one_user_kubeconfig(
+        "https://127.0.0.1:9", _exec(_plugin(tmp_path, {})), **{"proxy-url": "socks5://127.0.0.1:1080"}
+    )
     with pytest.raises(KubeError, match=r"proxy-url: .*socksio"):
         KubeClient.from_kubeconfig(text)
 
@@ -224,7 +211,7 @@ def test_an_exec_users_socks_proxy_without_socks_support_is_named_when_the_clien
 def test_an_answer_that_is_not_json_is_named_without_its_text(fake_kube, tmp_path):
     answer = tmp_path / "answer.txt"
     answer.write_text("token: s3cret")
-    text = _kubeconfig(fake_kube.url, _exec(_plugin(tmp_path, str(answer))))
+    text = one_user_kubeconfig(fake_kube.url, _exec(_plugin(tmp_path, str(answer))))
     with KubeClient.from_kubeconfig(text) as client, pytest.raises(KubeError) as raised:
         client.list(k8s.Queue)
     assert "printed something that is not JSON" in str(raised.value)
@@ -235,7 +222,7 @@ def test_an_answer_that_is_not_json_is_named_without_its_text(fake_kube, tmp_pat
 def test_an_expiration_that_is_no_rfc3339_time_is_named(fake_kube, tmp_path, when):
     """A time without its offset is not RFC 3339 either."""
     answer = {"apiVersion": V1, "kind": KIND, "status": {"token": fake_kube.token, "expirationTimestamp": when}}
-    text = _kubeconfig(fake_kube.url, _exec(_plugin(tmp_path, answer)))
+    text = one_user_kubeconfig(fake_kube.url, _exec(_plugin(tmp_path, answer)))
     with KubeClient.from_kubeconfig(text) as client, pytest.raises(KubeError, match="not an RFC 3339 time"):
         client.list(k8s.Queue)
 
@@ -243,7 +230,7 @@ def test_an_expiration_that_is_no_rfc3339_time_is_named(fake_kube, tmp_path, whe
 def test_a_missing_plugin_is_named_with_its_install_hint(fake_kube):
     user = {"exec": {"apiVersion": V1, "command": "kaistack-no-such-plugin", "installHint": "brew install thing"}}
     with (
-        KubeClient.from_kubeconfig(_kubeconfig(fake_kube.url, user)) as client,
+        KubeClient.from_kubeconfig(one_user_kubeconfig(fake_kube.url, user)) as client,
         pytest.raises(KubeError, match=r"cannot run kaistack-no-such-plugin: .* \(brew install thing\)"),
     ):
         client.list(k8s.Queue)

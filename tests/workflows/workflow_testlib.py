@@ -340,3 +340,21 @@ def two_tenant_kind_stack(*workloads: dict[str, Any]) -> dict[str, Any]:
         "tenants": [{"name": "alpha", "queues": ["a"]}, {"name": "beta", "queues": ["b"]}],
         "workloads": [copy.deepcopy(w) for w in workloads],
     }
+
+
+def plugin_runs(tmp_path: Path) -> int:
+    """How often a test exec plugin ran: each run appends a line to tmp_path/runs."""
+    runs = tmp_path / "runs"
+    return len(runs.read_text().splitlines()) if runs.exists() else 0
+
+
+def one_user_kubeconfig(server: str, user: dict[str, Any], **cluster: Any) -> str:
+    """A kubeconfig (JSON) with one cluster `c` at `server`, one user `u` and a current context `ctx` joining them."""
+    return json.dumps(
+        {
+            "current-context": "ctx",
+            "clusters": [{"name": "c", "cluster": {"server": server, **cluster}}],
+            "contexts": [{"name": "ctx", "context": {"cluster": "c", "user": "u"}}],
+            "users": [{"name": "u", "user": user}],
+        }
+    )

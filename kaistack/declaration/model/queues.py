@@ -10,6 +10,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Field, WithJsonSchema, field_validator, model_validator
 
 from kaistack.declaration.model.base import Model, Name, Text
+from placement.depth import depths as chain_depths
 from placement.quantity import Quantity, QuantityError
 from placement.scenario import DURATION_PATTERN, duration_seconds
 
@@ -201,20 +202,8 @@ def find_cycle(queues: Sequence[Queue]) -> list[str]:
 
 def depths(queues: Sequence[Queue]) -> dict[str, int]:
     """Each queue's depth (a top-level queue is 1), following parents iteratively; cycles and missing
-    parents end the walk."""
-    parent = {q.name: q.parent for q in queues}
-    depth: dict[str, int] = {}
-    for start in parent:
-        walk: list[str] = []
-        node: str | None = start
-        while node is not None and node in parent and node not in depth and node not in walk:
-            walk.append(node)
-            node = parent[node]
-        base = depth.get(node, 0) if node is not None else 0
-        for name in reversed(walk):
-            base += 1
-            depth[name] = base
-    return depth
+    parents end the walk (placement.depth, which the simulator's readers share)."""
+    return chain_depths({q.name: q.parent for q in queues})
 
 
 def parents_first(queues: Sequence[Queue]) -> list[Queue]:
