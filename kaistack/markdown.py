@@ -22,7 +22,8 @@ INVISIBLE = re.compile(
 _PUNCTUATION = re.compile(r"([\\`*_\[\]#|~])")
 # GitHub links `@name` and `@org/team` where "@" follows no word character (not `user@host`); a zero-width
 # space after it leaves the text readable and links nobody.
-_MENTION = re.compile(r"(?<![A-Za-z0-9_])@(?=[A-Za-z0-9])")
+_AT = re.compile(r"@(?=[A-Za-z0-9])")  # a mention, or the middle of an e-mail address GFM would link
+_WWW = re.compile(r"(?i)\b(www)\.")
 
 
 def code_point(char: str) -> str:
@@ -41,10 +42,13 @@ def one_line(text: str) -> str:
 
 
 def cell(text: object) -> str:
-    """Prose for a table cell or a list item: one line, no HTML, no markup, no mention."""
+    """Prose for a table cell or a list item: one line, no HTML, no markup, no mention, no link."""
     escaped = _PUNCTUATION.sub(r"\\\1", one_line(str(text)))
     escaped = escaped.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _MENTION.sub("@\u200b", escaped)
+    # GFM's autolinks (www., scheme://, e-mail addresses) need no markup: a zero-width space breaks each trigger,
+    # as it does a mention.
+    escaped = _WWW.sub(lambda m: m.group(1) + "\u200b.", escaped).replace("://", ":\u200b//")
+    return _AT.sub("@\u200b", escaped)
 
 
 def code(text: object) -> str:

@@ -8,6 +8,7 @@ diagnosis (closest node, fragmentation, missing labels) is computed from the fin
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -440,6 +441,7 @@ def _fragmentation(task: TaskState, nodes: list[NodeState]) -> Reason:
     if free:
         parts.append(" (fragmentation: ")
         for i, (room, ref) in enumerate(free[:5]):
-            parts += [", " if i else "", f"{room:.2f} free on ", ref]
+            # Rounded down: 0.4999 free must not read "0.50 free" beside a 0.5 that does not fit.
+            parts += [", " if i else "", f"{math.floor(room * 100 + 1e-9) / 100:.2f} free on ", ref]
         parts.append("...)" if len(free) > 5 else ")")
     return _naming(FRAGMENTATION, parts)

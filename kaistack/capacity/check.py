@@ -372,7 +372,12 @@ def _node_verdict(
         if device.shared:
             gpu_ids[(node.name, device.id)] = gpu_id
         names = tuple(pod_name.get(t, t) for t in device.tasks)
-        fractions = tuple(round(result.tasks[t].gpus, 6) if device.shared else 1.0 for t in device.tasks)
+        # A pod spread over N shared GPUs holds its portion on each (KAI's quota counts portion x N,
+        # resource_info/gpu_resource_requirment.go:183-197); its result's `gpus` is the total.
+        fractions = tuple(
+            round(result.tasks[t].gpus / max(len(result.tasks[t].gpu_groups), 1), 6) if device.shared else 1.0
+            for t in device.tasks
+        )
         gpus.append(GpuVerdict(gpu_id, round(device.used, 6), device.shared, names, fractions))
     gpus.extend(GpuVerdict(f"gpu{i}", 0.0, False, (), ()) for i in range(len(ordered), node.gpus))
     pods = tuple(pod_name.get(t, t) for t in (computed.tasks if computed else ()))

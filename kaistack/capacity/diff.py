@@ -284,7 +284,7 @@ def to_text(diff: CapacityDiff) -> str:
         for q in diff.queues:
             lines.append(
                 f"  {q.name}: {q.allocated_before:g} -> {q.allocated_after:g}, "
-                f"{q.fair_share_before:.3g} -> {q.fair_share_after:.3g}"
+                f"{_share(q.fair_share_before)} -> {_share(q.fair_share_after)}"
             )
     return "\n".join(lines)
 
@@ -311,6 +311,11 @@ def to_markdown(diff: CapacityDiff) -> str:
         for q in diff.queues:
             lines.append(
                 f"| {code(q.name)} | {q.allocated_before:g} → {q.allocated_after:g} | "
-                f"{q.fair_share_before:.3g} → {q.fair_share_after:.3g} |"
+                f"{_share(q.fair_share_before)} → {_share(q.fair_share_after)} |"
             )
     return "\n".join(lines) + "\n"
+
+
+def _share(value: float) -> str:
+    """A fair share as the allocated column prints GPUs: 1008, not 1.01e+03; four decimals, so a change shows."""
+    return f"{round(value, 4):g}"

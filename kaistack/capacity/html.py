@@ -9,7 +9,7 @@ import hashlib
 from html import escape
 
 from kaistack.capacity.check import MOVING, CapacityReport, GpuVerdict, NodeVerdict, WorkloadVerdict, domain_path
-from kaistack.capacity.report import constraint_text, topology_line
+from kaistack.capacity.report import constraint_text, topology_line, used_percent
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem; color: #1f2328; }
@@ -56,8 +56,8 @@ def _gpu(gpu: GpuVerdict, workloads: tuple[WorkloadVerdict, ...]) -> str:
         )
     kind = "shared" if gpu.shared else ("whole" if gpu.pods else "idle")
     return (
-        f'<div><div class="gpu" title="{escape(gpu.id)}: {gpu.used:.0%} used">{"".join(slices)}</div>'
-        f'<div class="gpu-label">{escape(gpu.id)} · {kind} · {gpu.used:.0%}</div></div>'
+        f'<div><div class="gpu" title="{escape(gpu.id)}: {used_percent(gpu.used)} used">{"".join(slices)}</div>'
+        f'<div class="gpu-label">{escape(gpu.id)} · {kind} · {used_percent(gpu.used)}</div></div>'
     )
 
 

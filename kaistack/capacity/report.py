@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import math
 from typing import Any
 
 from kaistack.capacity.check import (
@@ -186,7 +187,7 @@ def to_text(report: CapacityReport) -> str:
             continue
         for g in n.gpus:
             content = ", ".join(f"{p} {f:g}" for p, f in zip(g.pods, g.fractions, strict=True)) or "idle"
-            lines.append(f"  {n.name}/{g.id} [{n.pool}] {g.used:.0%} used: {content}")
+            lines.append(f"  {n.name}/{g.id} [{n.pool}] {used_percent(g.used)} used: {content}")
     if report.topology is not None:
         lines += ["", *domain_lines(report.topology)]
     return "\n".join(lines)
@@ -240,9 +241,9 @@ def to_markdown(report: CapacityReport) -> str:
     for n in report.nodes:
         for g in n.gpus:
             content = ", ".join(f"{code(p)} {f:g}" for p, f in zip(g.pods, g.fractions, strict=True)) or "idle"
+            shared = " (shared)" if g.shared else ""
             lines.append(
-                f"| {cell(n.name)} ({cell(n.pool)}) | {cell(g.id)}{' (shared)' if g.shared else ''} | {g.used:.0%} | "
-                f"{content} |"
+                f"| {cell(n.name)} ({cell(n.pool)}) | {cell(g.id)}{shared} | {used_percent(g.used)} | {content} |"
             )
     lines += ["", "</details>"]
     if report.topology is not None:
@@ -262,3 +263,9 @@ def to_markdown(report: CapacityReport) -> str:
             )
         lines += ["", "</details>"]
     return "\n".join(lines)
+
+
+def used_percent(used: float) -> str:
+    """A GPU's used share in whole percent, rounded up: 0.5001 of a GPU leaves less than half free, which "50%"
+    would hide beside a pod of 0.5 that does not fit."""
+    return f"{math.ceil(used * 100 - 1e-9)}%"

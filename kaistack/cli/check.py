@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from pathlib import Path
 
 from kaistack.cli.args import add_project_argument, load
@@ -45,7 +47,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     form = parser.add_mutually_exclusive_group()
     form.add_argument("--json", action="store_true", help="print the report as JSON")
     form.add_argument("--markdown", action="store_true", help="print the report as Markdown (PR comment)")
-    parser.add_argument("--html", type=Path, metavar="FILE", help="also write a self-contained HTML page to FILE")
+    parser.add_argument(
+        "--html",
+        type=Path,
+        metavar="FILE",
+        help="also write a self-contained HTML page to FILE (`-`: to stdout, instead of the text report)",
+    )
     parser.add_argument(
         "--max-seconds",
         type=float,
@@ -70,6 +77,12 @@ def run(args: argparse.Namespace) -> int:
 
     if args.max_seconds is not None and not args.max_seconds > 0:
         return refuse(args, "kaistack check: --max-seconds: must be a positive number of seconds", 2)
+    html_to_stdout = args.html is not None and _is_stdout(args.html)
+    if html_to_stdout and (args.json or args.markdown):
+        # One stream, two documents: the JSON or the PR comment would not parse (or would carry the whole page).
+        other = "--json" if args.json else "--markdown"
+        clash = f"kaistack check: --html {args.html} and {other} both write to stdout; give --html a file"
+        return refuse(args, clash, 2)
     from kaistack.cli.sim_progress import simulation_progress
     from kaistack.progress import Progress
 
@@ -78,6 +91,9 @@ def run(args: argparse.Namespace) -> int:
         from kaistack.capacity.html import to_html
         from kaistack.ops.safe_write import write_generated
 
+        if html_to_stdout:
+            print(to_html(report), end="")
+            return 0 if report.ok else 1
         write_generated(args.html, to_html(report))  # WriteFailed: exit 3, the old page whole
     if args.json:
         print_json(to_json(report))
@@ -88,3 +104,13 @@ def run(args: argparse.Namespace) -> int:
         if args.html is not None:
             print(f"\nwrote {args.html}")
     return 0 if report.ok else 1
+
+
+def _is_stdout(path: Path) -> bool:
+    """`-`, or a path that is this process's stdout (/dev/stdout, /proc/self/fd/1, the file it is redirected to)."""
+    if str(path) in ("-", "/dev/stdout"):
+        return True
+    try:
+        return os.path.samestat(os.stat(path), os.fstat(sys.stdout.fileno()))
+    except (OSError, ValueError, AttributeError):  # no such file yet, or a stdout with no descriptor (tests)
+        return False

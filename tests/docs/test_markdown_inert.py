@@ -111,8 +111,9 @@ def _project_with_key(key: str) -> object:
     return root
 
 
-def test_an_address_with_an_at_sign_is_left_as_written() -> None:
-    assert cell("pull from user@registry.example.com") == "pull from user@registry.example.com"
+def test_an_address_with_an_at_sign_keeps_its_characters_but_links_nothing() -> None:
+    """GFM links an e-mail address; a zero-width space after the @ keeps it text (the reader sees the same)."""
+    assert cell("pull from user@registry.example.com") == "pull from user@\u200bregistry.example.com"
 
 
 BIDI = "zone\u202e=x\u2066y\u2069\u200b\u2028### forged\U000e0041"
@@ -126,3 +127,24 @@ def test_format_characters_that_reorder_or_hide_text_are_shown_by_their_code(ren
     assert not re.search("[\u200b\u2028\u202e\u2066\u2069\U000e0041]", text)
     for code_point in ("u202e", "u2066", "u2069", "u200b", "u2028", "U000e0041"):
         assert code_point in text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "see www.evil.example/click-here=go",
+        "(WWW.Evil.example)",
+        "https://evil.example/x and ftp://evil.example",
+        "http://evil.example/i.png",
+        "mail a.b@evil.example or @octocat",
+    ],
+)
+def test_github_renders_a_cell_with_no_link(text: str) -> None:
+    """GFM's autolinks need no markup (www., scheme://, e-mail addresses): a label key a stack author wrote became a
+    link in the PR comment. Rendered here with cmark-gfm, the library github.com renders comments with."""
+    import cmarkgfm
+
+    html = cmarkgfm.github_flavored_markdown_to_html(f"| a |\n|---|\n| {cell(text)} |\n")
+    assert "<a " not in html
+    assert "<img" not in html
+    assert "<td>" in html  # still one table cell
