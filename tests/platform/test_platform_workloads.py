@@ -76,9 +76,11 @@ def test_pytorchjob_is_a_gang_of_master_and_workers(mocks):
 def test_a_pytorchjob_whose_pod_templates_change_is_replaced_the_old_one_first(mocks):
     """The training operator never recreates a running replica's pod for a new template
     (kubeflow/training-operator@v1.8.1 pkg/controller.v1/common/pod.go:312-375: it creates missing indexes and
-    deletes out-of-range ones), so an in-place update would leave the old image running. `*` matches each
-    replica type in a Pulumi property path (pulumi/pulumi@v3.259.0 sdk/go/common/resource/properties_path.go:
-    310-340); same name, so delete first."""
+    deletes out-of-range ones), so an in-place update would leave the old image running. The provider names each
+    changed field by its path (`spec.pytorchReplicaSpecs.Worker.template.spec.containers[0].image`,
+    pulumi/pulumi-kubernetes@v4.32.0 provider/pkg/provider/provider.go:3359-3374), which the engine matches against
+    replaceOnChanges with `*` for any key (pulumi/pulumi@v3.259.0 sdk/go/common/resource/properties_path.go:310-340,
+    pkg/resource/deploy/step_generator.go:3122-3160); same name, so delete first."""
     run_program(mocks, with_workloads(workload(kind="PyTorchJob", pytorch={"workers": 1}), workload(name="d")))
     job = named(mocks.resources, "kaistack-workloads-w")
     assert job.replace_on_changes == ("spec.pytorchReplicaSpecs.*.template",)
