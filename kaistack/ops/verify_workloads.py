@@ -22,6 +22,7 @@ from kaistack.declaration import kai_api
 from kaistack.declaration.kai_api import SCHEDULER_NAME
 from kaistack.declaration.model import StackConfig, Workload
 from kaistack.declaration.tenant_gangs import GANG_KINDS, gang_name, is_tenant_gang
+from kaistack.kube import resources as k8s
 from kaistack.kube.client import KubeAPIError, KubeClient
 from kaistack.ops.verify_common import (
     CheckResult,
@@ -126,8 +127,6 @@ class _HostJobs:
         self._by_namespace: dict[str, dict[str, Mapping[str, Any]]] = {}
 
     def get(self, work: Workload) -> Mapping[str, Any] | None:
-        from kaistack.kube import resources as k8s
-
         if work.namespace not in self._by_namespace:
             try:
                 found = list_objects(self._client, k8s.Job, work.namespace)

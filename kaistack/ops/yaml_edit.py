@@ -15,6 +15,7 @@ import copy
 import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -89,11 +90,12 @@ def set_value(text: str, path: Path, value: str) -> str:
     return _insert(text, found.mapping, found.rest, value)
 
 
+@dataclass(frozen=True)
 class _Missing:
     """Where a path leaves the document: the mapping that lacks `rest[0]`."""
 
-    def __init__(self, mapping: yaml.MappingNode, rest: Path) -> None:
-        self.mapping, self.rest = mapping, rest
+    mapping: yaml.MappingNode
+    rest: Path
 
 
 def _compose(text: str) -> yaml.Node:
