@@ -147,22 +147,22 @@ def _pod_mistakes(
     # The queue KAI schedules the pod in: its PodGroup's, or for a pod without one yet, the label the pod-grouper
     # will copy (a stale label beside a PodGroup is read by nothing).
     if group is not None:
-        named, where = dig(group, "spec", "queue"), f"its PodGroup {object_name(group)} has spec.queue"
+        scheduled_queue, where = dig(group, "spec", "queue"), f"its PodGroup {object_name(group)} has spec.queue"
     else:
-        named, where = queue, f"label {kai_api.QUEUE_LABEL}:"
+        scheduled_queue, where = queue, f"label {kai_api.QUEUE_LABEL}:"
     if (
         spec.get("schedulerName") == kai_api.SCHEDULER_NAME
         and pending
-        and isinstance(named, str)
-        and named
+        and isinstance(scheduled_queue, str)
+        and scheduled_queue
         and queues
-        and named not in queues
+        and scheduled_queue not in queues
     ):
         out.append(
             Mistake(
                 "unknown-queue",
                 subject,
-                f"{where} {named}, which names no Queue; KAI leaves the pod Pending",
+                f"{where} {scheduled_queue}, which names no Queue; KAI leaves the pod Pending",
                 f"use one of the leaf queues: {', '.join(sorted(leaves)) or 'none exist'}",
             )
         )
@@ -178,7 +178,6 @@ def _pod_mistakes(
                 "set experimental.syncSettings.setOwner: false in the vCluster's values",
             )
         )
-    scheduled_queue = dig(group, "spec", "queue") if group is not None else queue
     if (
         spec.get("schedulerName") == kai_api.SCHEDULER_NAME
         and wants_gpu
