@@ -8,10 +8,10 @@ Read-only checks against the Kubernetes API (`kaistack.kube.client`, over lightk
 - `queue`: every declared queue (plus KAI's default pair) exists as a Queue (`kai_api.QUEUE`)
   with the declared parent, priority and gpu/cpu/memory quota/limit/overQuotaWeight (an omitted field
   counts as 0, as KAI reads it).
-- `workload-running`, `workload-scheduler`, `workload-pod-group`: each declared workload has its pods
-  Running and Ready (Succeeded also counts for Pod/Job/PyTorchJob) and none Running but not Ready, with
-  `spec.schedulerName: kai-scheduler` and the `pod-group-name` annotation. Tenant workloads are found in
-  the tenant's host namespace through vCluster's `vcluster.loft.sh/object-*` annotations.
+- `workload-running`, `workload-image`, `workload-scheduler`, `workload-pod-group` (`verify_workloads`): each
+  declared workload's pods run (a Job's as its controller counts them) the declared image, scheduled by
+  `kai-scheduler` in their PodGroup. Tenant workloads are found in the tenant's host namespace through vCluster's
+  `vcluster.loft.sh/object-*` annotations.
 - `workload-rollout` (`verify_health`): each declared Deployment is rolled out like KAI's.
 - `gpu-group` (`verify_gpu`): fractional pods carry a `runai-gpu-group` label, and under
   `placementStrategy: binpack` no two GPU groups on one node hold fractions that would fit on one GPU
