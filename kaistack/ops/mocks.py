@@ -152,6 +152,9 @@ class PlatformMocks(pulumi_mocks.Mocks):
         elif args.typ == "aws:iam/role:Role":
             # The EKS component hands the node role's ARN and name to the node groups.
             state.update(arn=f"arn:aws:iam::123456789012:role/{args.name}", name=args.name)
+        elif args.typ == "aws:ec2/eip:Eip":
+            # What AWS computes and the NAT gateway reads: without it the gateway rendered with no address.
+            state.update(arn=f"arn:aws:mock::123456789012:{args.name}", allocationId=f"eipalloc-{args.name}")
         elif args.typ.startswith("aws:") and args.custom:
             state.setdefault("arn", f"arn:aws:mock::123456789012:{args.name}")
         elif args.typ == "kubernetes:core/v1:Secret" and args.resource_id:

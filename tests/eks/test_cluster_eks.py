@@ -255,6 +255,21 @@ def test_prod_nodes_sit_in_private_subnets_behind_one_nat(mocks: MockSession, ec
 
 
 @pulumi.runtime.test
+def test_the_nat_gateway_takes_the_elastic_ips_address(mocks: MockSession, ec2: Any) -> None:
+    """A public NAT gateway needs its Elastic IP's allocation id (aws_nat_gateway allocation_id); the mock engine
+    now computes one, as AWS does, so the render shows the link."""
+    _, done = _build(resolve_node_pools(stack("prod"), ec2))
+
+    def check(_: Any) -> None:
+        (eip,) = mocks.of_type("aws:ec2/eip:Eip")
+        (nat,) = mocks.of_type("aws:ec2/natGateway:NatGateway")
+        assert nat.inputs["allocationId"] == f"eipalloc-{eip.name}"
+        assert eip.urn in nat.dependencies
+
+    return done.apply(check)
+
+
+@pulumi.runtime.test
 def test_staging_nodes_use_public_subnets_without_nat(mocks: MockSession, ec2: Any) -> None:
     _, done = _build(resolve_node_pools(stack("staging"), ec2))
 

@@ -403,3 +403,18 @@ def test_each_mig_strategy_gfd_writes_is_accepted_and_kept(strategy: str) -> Non
 def test_a_mig_strategy_gfd_never_writes_is_refused_naming_the_allowed_ones() -> None:
     with pytest.raises(ConfigError, match=r"nodePools\[0\]\.migStrategy: .*'none', 'single' or 'mixed'"):
         parse_config(_pool(migStrategy="auto"))
+
+
+@pytest.mark.parametrize(
+    ("fields", "key"),
+    [
+        ({"vpcId": "", "subnetIds": ["s-1", "s-2"]}, r"eks\.vpcId"),
+        ({"vpcId": "vpc-1", "subnetIds": ["s-1", ""]}, r"eks\.subnetIds\[1\]"),
+        ({"region": ""}, r"eks\.region"),
+    ],
+    ids=["vpcId", "subnetIds", "region"],
+)
+def test_an_empty_aws_identifier_is_refused(fields: dict[str, object], key: str) -> None:
+    """An empty vpcId read as "an existing VPC": EKS got an empty VPC id and no VPC was created."""
+    with pytest.raises(ConfigError, match=rf"{key}: String should have at least 1 character"):
+        parse_config(eks(**fields))

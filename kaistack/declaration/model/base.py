@@ -27,6 +27,9 @@ DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?
 # Queue, workload and tenant names end up in object names, label values and Pulumi URNs.
 Name = Annotated[str, Field(pattern=DNS_LABEL, min_length=1, max_length=63)]
 Text = Annotated[str, Field(max_length=limits.MAX_STRING)]
+# An identifier kaistack passes on as it is (an AWS region, VPC or subnet id): empty would name nothing, and an
+# empty vpcId read as "an existing VPC" handed EKS an empty id instead of creating a VPC.
+SomeText = Annotated[str, Field(min_length=1, max_length=limits.MAX_STRING)]
 
 
 def _qualified_name(value: str) -> str:

@@ -17,6 +17,7 @@ from kaistack.declaration.model.base import (
     Model,
     Name,
     QualifiedName,
+    SomeText,
     Text,
 )
 from kaistack.declaration.model.topology import ClusterTopology
@@ -191,10 +192,10 @@ AWS_PARTITIONS = (
 
 
 class EksSettings(Model):
-    region: Text = Field(description="AWS region, e.g. us-west-2")
+    region: SomeText = Field(description="AWS region, e.g. us-west-2")
     version: Text = Field(default=versions.EKS_KUBERNETES_VERSION, description="EKS Kubernetes version")
-    vpc_id: Text | None = Field(default=None, description="An existing VPC (else kaistack creates one)")
-    subnet_ids: Annotated[list[Text], Field(max_length=100)] = Field(
+    vpc_id: SomeText | None = Field(default=None, description="An existing VPC (else kaistack creates one)")
+    subnet_ids: Annotated[list[SomeText], Field(max_length=100)] = Field(
         default_factory=list, description="Subnets of the existing VPC (2+ zones)"
     )
     availability_zones: Annotated[list[Text], Field(max_length=32)] = Field(
