@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-
 import pytest
+from kind_stubs import run_create
 from platform_testlib import base_raw
 
 from components.cluster_kind import create_script, delete_script, kind_config, uses_nvkind
@@ -87,43 +85,20 @@ def test_cluster_name_is_shell_quoted_in_the_scripts():
 
 # --- the nvkind create script, run against stub tools ------------------------------------------------------
 
-STUB_KIND = """#!/bin/sh
-state="$STUB_DIR/clusters"; touch "$state"; echo "kind $*" >> "$STUB_DIR/calls"
-case "$1 $2" in
-  "get clusters") [ -z "${KIND_GET_FAILS:-}" ] || exit 1; cat "$state" ;;
-  "get kubeconfig") echo "apiVersion: v1 # kubeconfig of $4" ;;
-  "delete cluster") grep -vx "$4" "$state" > "$state.new" || true; mv "$state.new" "$state" ;;
-esac
-"""
-# nvkind makes the kind cluster before its node setup, which can then fail (NVIDIA/nvkind cluster_create.go).
-STUB_NVKIND = """#!/bin/sh
-echo "nvkind $*" >> "$STUB_DIR/calls"; echo "$4" >> "$STUB_DIR/clusters"; exit "${NVKIND_RC:-0}"
-"""
-STUB_KUBECTL = """#!/bin/sh
-echo "kubectl $*" >> "$STUB_DIR/calls"; exit "${KUBECTL_RC:-0}"
-"""
-
 
 def _run_nvkind_script(
     tmp_path, *, existing=False, nvkind_rc=0, kubectl_rc=0, tools=("kind", "nvkind", "kubectl"), kind_get_fails=False
 ):
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    for tool, body in (("kind", STUB_KIND), ("nvkind", STUB_NVKIND), ("kubectl", STUB_KUBECTL)):
-        if tool in tools:
-            (bin_dir / tool).write_text(body)
-            (bin_dir / tool).chmod(0o755)
-    for tool in ("sh", "mktemp", "cat", "grep", "rm", "mv", "touch"):
-        (bin_dir / tool).symlink_to(shutil.which(tool))
-    if existing:
-        (tmp_path / "clusters").write_text("unit\n")
-    script = create_script(config_with([{"name": "g", "gpus": 1}], mode="device-plugin"))
-    env = {"PATH": str(bin_dir), "STUB_DIR": str(tmp_path), "NVKIND_RC": str(nvkind_rc), "KUBECTL_RC": str(kubectl_rc)}
-    if kind_get_fails:
-        env["KIND_GET_FAILS"] = "1"
-    done = subprocess.run(["sh", "-c", script], input="kind: Cluster\n", capture_output=True, text=True, env=env)
-    calls = (tmp_path / "calls").read_text().splitlines() if (tmp_path / "calls").exists() else []
-    return done, calls
+    config = config_with([{"name": "g", "gpus": 1}], mode="device-plugin")
+    return run_create(
+        tmp_path,
+        config,
+        existing="unit\n" if existing else "",
+        nvkind_rc=nvkind_rc,
+        kubectl_rc=kubectl_rc,
+        tools=tools,
+        kind_get_fails=kind_get_fails,
+    )
 
 
 def test_a_new_nvkind_cluster_prints_its_kubeconfig(tmp_path):
