@@ -35,8 +35,8 @@ from kaistack.ops.verify_common import (
     pods_phrase,
 )
 
-# The Job kinds a pod of which may finish: Succeeded is where it ends (a Deployment's pods never should).
-FINISHING_KINDS = ("Pod", "Job", "PyTorchJob")
+# The kinds besides Job (judged on its own) whose pods may finish: Succeeded is where they end; a Deployment's never.
+FINISHING_KINDS = ("Pod", "PyTorchJob")
 
 
 def check_workloads(config: StackConfig, pods: WorkloadPods, client: KubeClient) -> tuple[list[CheckResult], list[str]]:
