@@ -9,14 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from kaistack.declaration.config_secrets import SECRET_PLACEHOLDER
 
-# `secure:` and its value as Pulumi writes it (one line, plain or quoted), in block or flow style.
-_SECURE_VALUE = re.compile(
-    r"""(?<![\w-])(["']?secure["']?[ \t]*:[ \t]+)"""  # the key, quoted or not
-    r"""("(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^\s,{}\[\]#]+)"""  # the value: double- or single-quoted, or plain
-)
-_MASKED = rf"\1{SECRET_PLACEHOLDER}"
+# YAML's line breaks (a CRLF is one); the masked span's lines keep them, so the diff's lines still pair up.
+_BREAK = re.compile(r"(\r\n|[\r\n\x85\u2028\u2029])")
 
 
 class PromotionError(Exception):
@@ -79,16 +77,66 @@ class PromotionPlan:
     def diff(self) -> str:
         """A unified diff with "\n" line ends whatever the file's (CRLF, CR): the edit, not its line breaks."""
         name = self.target_file.name
-        lines = difflib.unified_diff(
-            self.original_bytes.decode("utf-8").splitlines(),
-            self.new_text.splitlines(),
-            fromfile=f"a/{name}",
-            tofile=f"b/{name}",
-            lineterm="",
-        )
         # A `secure:` value near a pin is a context line: ciphertext is printed nowhere (config_secrets), and this
-        # diff reaches the terminal, --json and the promote workflow's log.
-        return "".join(_SECURE_VALUE.sub(_MASKED, line) + "\n" for line in lines)
+        # diff reaches the terminal, --json and the promote workflow's log. Both sides are masked before diffing.
+        old, new = mask_secure_text(self.original_bytes.decode("utf-8")), mask_secure_text(self.new_text)
+        if old is None or new is None:
+            return f"(the diff of {name} is not shown: it does not parse as YAML, and it may hold secure values)\n"
+        lines = difflib.unified_diff(
+            old.splitlines(), new.splitlines(), fromfile=f"a/{name}", tofile=f"b/{name}", lineterm=""
+        )
+        return "".join(line + "\n" for line in lines)
+
+
+def mask_secure_text(text: str) -> str | None:
+    """`text` with the value of every `secure` key, in any style (plain, quoted, a block scalar, continued over
+    lines, behind an anchor or tag), replaced by SECRET_PLACEHOLDER on each of its lines; line breaks stay where
+    they were. None when the text is not YAML (then where a value ends is unknown)."""
+    if "secure" not in text:
+        return text
+    spans: list[tuple[int, int]] = []
+    try:
+        for root in yaml.compose_all(text, Loader=yaml.SafeLoader):
+            spans += _secure_spans(root)
+    except yaml.YAMLError:
+        return None
+    pieces, done = [], 0
+    for start, end in sorted(spans):
+        if start < done:  # inside a span already masked (a secure mapping holding a `secure` key, an alias)
+            continue
+        pieces += [text[done:start], _masked(text[start:end])]
+        done = end
+    return "".join([*pieces, text[done:]])
+
+
+def _secure_spans(root: yaml.Node | None) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    seen: set[int] = set()
+    stack = [root] if root is not None else []
+    while stack:  # without recursion: the document's depth is the user's
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode) and key.value == "secure":
+                    spans.append((value.start_mark.index, value.end_mark.index))
+                stack += [key, value]
+        elif isinstance(node, yaml.SequenceNode):
+            stack += node.value
+    return spans
+
+
+def _masked(span: str) -> str:
+    parts = _BREAK.split(span)  # text, break, text, break, ..., text
+    for i in range(0, len(parts), 2):
+        content = parts[i]
+        if i == 0:
+            parts[i] = SECRET_PLACEHOLDER
+        elif content.strip(" \t"):
+            parts[i] = content[: len(content) - len(content.lstrip(" \t"))] + SECRET_PLACEHOLDER
+    return "".join(parts)
 
 
 @dataclass

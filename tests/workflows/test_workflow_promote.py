@@ -18,6 +18,7 @@ from kaistack.declaration.parse import ConfigError
 from kaistack.ops import promote as promote_module
 from kaistack.ops.analyzer_client import Finding
 from kaistack.ops.promote import TargetChanged, plan_promotion, write_promotion
+from kaistack.ops.promote_plan import PromotionPlan, mask_secure_text
 from kaistack.ops.validate import ValidationReport
 
 STAGING_SECRET = (
@@ -98,6 +99,59 @@ def test_a_secure_value_beside_a_pin_is_masked_in_the_diff_and_kept_in_the_file(
     assert "'secure': [secret]" in json.loads(output)["diff"]
     assert GRAFANA_CIPHERTEXT not in out + output
     assert f"'secure': {GRAFANA_CIPHERTEXT}" in staging.read_text()
+
+
+def test_a_secure_block_scalar_beside_a_pin_is_masked_on_each_of_its_lines(project, passing, capsys):
+    """A hand-written `secure: |` puts the ciphertext on the lines below the key: each is a context line of the
+    diff, and each is shown as [secret] (the line count stays, so the diff's lines still pair up)."""
+    staging = project / "Pulumi.staging.yaml"
+    first, second = GRAFANA_CIPHERTEXT[:20], GRAFANA_CIPHERTEXT[20:]
+    secret_block = f"  monitoring:grafanaPassword:\n    secure: {GRAFANA_CIPHERTEXT}\n"
+    block = f"  monitoring:grafanaPassword:\n    secure: |-\n      {first}\n      {second}\n"
+    text = staging.read_text().replace(secret_block, "")
+    staging.write_text(text.replace("    version: v0.16.0\n", "    version: v0.16.0\n" + block))
+    assert main(["promote", "dev", "staging", "--project", str(project), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "+    version: v0.17.0\n   monitoring:grafanaPassword:\n     secure: [secret]\n       [secret]\n" in out
+    assert first not in out
+    assert second not in out
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        ("a:\n  secure:\n    v1:abc\n    def\nb: 1\n", "a:\n  secure:\n    [secret]\n    [secret]\nb: 1\n"),
+        ("a:\n  secure: &k !!str v1:abc\n", "a:\n  secure: [secret]\n"),
+        ('a: {secure: "v1:abc\n   def", version: 1.2}\n', "a: {secure: [secret]\n   [secret], version: 1.2}\n"),
+        (
+            "- secure: >\r\n    v1:abc\r\n\r\n    def\r\n  x: 1\r\n",
+            "- secure: [secret]\r\n    [secret]\r\n\r\n    [secret]\r\n  x: 1\r\n",
+        ),
+        ("a: secure\nb: {c: 'secure: v1:abc'}\n", "a: secure\nb: {c: 'secure: v1:abc'}\n"),
+    ],
+    ids=["continued-plain", "anchor-and-tag", "flow-quoted-over-lines", "crlf-folded-block", "not-a-key"],
+)
+def test_a_secure_value_is_masked_whatever_its_style_and_nothing_else_is(text, masked):
+    """The value's extent comes from the YAML parser, not a pattern: an anchor or tag before the ciphertext, a
+    plain or quoted value continued on the next lines, a block scalar; a `secure` that is not a key is text."""
+    assert mask_secure_text(text) == masked
+
+
+def test_a_diff_whose_file_does_not_parse_is_withheld_rather_than_masked_by_guess(tmp_path):
+    """Where a value ends is the parser's to say; without it the diff, which may hold ciphertext, is not shown."""
+    plan = PromotionPlan(
+        project_dir=tmp_path,
+        source="dev",
+        target="staging",
+        target_file=tmp_path / "Pulumi.staging.yaml",
+        original_bytes=b"a:\n  secure: [v1:abc\n",
+        digest="",
+        new_text="a:\n  secure: [v1:abd\n",
+        pins=(),
+    )
+    assert mask_secure_text("a:\n  secure: [v1:abc\n") is None
+    assert "v1:ab" not in plan.diff()
+    assert "is not shown: it does not parse as YAML" in plan.diff()
 
 
 def test_promotion_prints_pins_and_unified_diff(project, passing, capsys):
