@@ -81,11 +81,21 @@ def test_kai_tolerates_a_pool_taint_declared_without_a_value(mocks):
 
 
 def test_device_plugin_mode_without_a_runtime_class_gives_the_binder_none(mocks):
-    """kai.runtimeClassName null turns the class off everywhere: binder.runtimeClassName unset is the chart's
-    own behaviour (KAI@v0.17.0:deployments/kai-scheduler/templates/_helpers.tpl:139-141 writes it only when
-    set); a null there would reach the Config CR."""
+    """kai.runtimeClassName null turns the class off everywhere from KAI v0.16.0 (before it, the operator gives the
+    reservation pods 'nvidia' whatever the chart says: KAI@v0.15.3 pkg/apis/kai/v1/binder/binder.go:259):
+    binder.runtimeClassName unset is the chart's own behaviour (KAI@v0.17.0
+    deployments/kai-scheduler/templates/_helpers.tpl:139-141 writes it only when set); a null there would reach
+    the Config CR."""
     values = _kai_values(mocks, merged(base_raw(), gpu={"mode": "device-plugin"}, kai={"runtimeClassName": None}))
     assert "binder" not in values
+
+
+def test_kai_v0_13_takes_a_null_runtime_class_as_the_empty_string_it_quotes(mocks):
+    """The oldest chart that keeps an empty gpuPodRuntimeClassName (KAI@v0.13.0
+    deployments/kai-scheduler/templates/kai-config.yaml:164, `| quote`), which admission reads as no injection
+    (KAI@v0.13.0 cmd/admission/main.go:48-49); v0.12's `| default "nvidia"` is refused by the model."""
+    values = _kai_values(mocks, merged(base_raw(), kai={"version": "v0.13.0", "runtimeClassName": None}))
+    assert values["admission"] == {"gpuPodRuntimeClassName": ""}
 
 
 def test_a_fractional_gpu_quota_reaches_kais_default_queues_unrounded(mocks):

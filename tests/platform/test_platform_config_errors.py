@@ -176,6 +176,14 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
         lambda r: (r.update(kai={"version": "v0.16.0", "sharing": "isolated"}), r.update(gpu={"mode": "none"})),
         "kaistack:kai: sharing: isolated needs KAI >= v0.17.0 (binder hamicore plugin), got v0.16.0",
     ),
+    # KAI@v0.12.23 deployments/kai-scheduler/templates/_helpers.tpl:133 (`| default "nvidia"`, and
+    # Masterminds/sprig@v3.3.0 defaults.go:26-46, helm@v3.21.4's: an empty string is unset) against
+    # KAI@v0.13.0 deployments/kai-scheduler/templates/kai-config.yaml:164 (`| quote`).
+    "runtime-class-off-on-kai-v0-12": (
+        lambda r: r.update(kai={"version": "v0.12.23", "runtimeClassName": None}),
+        "kaistack:kai: runtimeClassName: null needs KAI >= v0.13.0; v0.12.23's chart replaces an empty "
+        "admission.gpuPodRuntimeClassName with 'nvidia'",
+    ),
     "queue-label-key-on-old-kai": (
         lambda r: r.update(kai={"version": "v0.15.0", "queueLabelKey": "x/q"}),
         "kaistack:kai: queueLabelKey 'x/q' needs KAI >= v0.16.0 (podgrouper.queueLabelKey); v0.15.0 only reads "

@@ -33,7 +33,9 @@ class KaiConfig(Model):
     placement_strategy: Literal["binpack", "spread"] = Field(default="binpack", description="Node placement strategy")
     # Injected into fractional pods without one; None disables (OpenShift + gpu-operator < v25.10).
     runtime_class_name: Text | None = Field(
-        default="nvidia", description="RuntimeClass KAI injects into fractional pods (none disables)"
+        default="nvidia",
+        description="RuntimeClass KAI injects into fractional pods (none disables, KAI >= v0.13.0; before v0.16.0 "
+        "the binder's reservation pods keep 'nvidia' whatever this says)",
     )
     queue_label_key: Text = Field(default=kai_api.QUEUE_LABEL, description="Label that names a pod's queue")
     # KAI's deviceaccess admission plugin: NVIDIA_VISIBLE_DEVICES=void in containers that ask for no GPU (a
@@ -116,6 +118,13 @@ class KaiConfig(Model):
             raise ValueError(
                 f"blockNvidiaVisibleDevices needs KAI >= v0.16.0 (global.blockNvidiaVisibleDevices); {self.version} "
                 "has no such admission plugin"
+            )
+        if self.runtime_class_name is None and tag < (0, 13, 0):
+            # KAI@v0.12.23 deployments/kai-scheduler/templates/_helpers.tpl:133 `| default "nvidia"`: sprig's
+            # default takes an empty string (or a null) as unset; v0.13.0 quotes the value instead.
+            raise ValueError(
+                f"runtimeClassName: null needs KAI >= v0.13.0; {self.version}'s chart replaces an empty "
+                "admission.gpuPodRuntimeClassName with 'nvidia', so fractional pods would still get it"
             )
         if self.queue_label_key != kai_api.QUEUE_LABEL and tag < (0, 16, 0):
             raise ValueError(
