@@ -73,7 +73,13 @@ def _valid_and_tolerates(toleration: dict[str, str], key: str, value: str, effec
 
 def test_kai_tolerates_a_pool_taint_declared_without_a_value(mocks):
     """A taint without a value is registered with the empty value (the kind JoinConfiguration and EKS node group
-    write none); KAI's pods must still tolerate it, or they never run where every worker is tainted."""
+    write none); KAI's pods must still tolerate it, or they never run where every worker is tainted.
+
+    kai-scheduler/KAI-Scheduler@v0.17.0: deployments/kai-scheduler/templates/_helpers.tpl:86-89 writes
+    global.tolerations to Config spec.global.tolerations, which the operator sets on every operand Deployment
+    (pkg/operator/operands/common/common.go:168, DeploymentForKAIConfig); the chart also puts them on the operator
+    itself (templates/services/operator.yaml:85-87) and its hook Jobs (hooks/pre/crd-upgrader.yaml:69-71,
+    hooks/post/kai-config-deployer/job.yaml:45-47)."""
     raw = merged(base_raw(), gpu={"mode": "device-plugin"})
     raw["cluster"]["nodePools"] = [_gpu_pool(taints=[{"key": "dedicated", "effect": "NoExecute"}])]
     tolerations = _kai_values(mocks, raw)["global"]["tolerations"]

@@ -117,7 +117,17 @@ def test_host_provider_uses_the_kind_kubeconfig_as_a_secret(dev):
 
 
 def test_fake_gpu_operator_release_has_one_topology_pool_per_gpu_pool(dev):
-    """Pinned OCI chart 0.2.0; pools from the declared GPU pools; KAI's reservation namespace."""
+    """Pinned OCI chart 0.2.0; pools from the declared GPU pools; KAI's reservation namespace.
+
+    run-ai/fake-gpu-operator@v0.2.0: deploy/fake-gpu-operator/templates/topology-cm.yml:1-9 writes `topology` whole
+    into ConfigMap topology (topologyConfigMap.enabled, values.yaml:144-145), whose nodePoolLabelKey
+    (internal/common/topology/types.go:9, normalize.go:13-15) is the label the status updater takes for a fake-GPU
+    node (internal/status-updater/controllers/node/controller.go:97, 167-169). environment.resourceReservationNamespace
+    becomes RESOURCE_RESERVATION_NAMESPACE (templates/status-updater/deployment.yaml:37-38,
+    templates/status-exporter/_helpers.tpl:43-44), the namespace whose pods count as GPU reservation pods
+    (internal/status-updater/util/util.go:35-37, handlers/pod/shared_gpu_pod_handler.go:154-156).
+    statusUpdater.disableNodeLabeling becomes DISABLE_NODE_LABELING (deployment.yaml:41-42; read at
+    internal/status-updater/app.go:76), which skips labelNode/unlabelNode (handlers/node/handler.go:43-46, 64-67)."""
     fake = inputs(release(dev, "fake-gpu-operator"))
     assert fake["chart"] == versions.FAKE_GPU_OPERATOR_CHART
     assert fake["version"] == "0.2.0"
@@ -187,7 +197,12 @@ def test_kai_release_is_the_pinned_oci_chart_with_gpu_sharing(dev):
 
 
 def test_kai_default_queues_come_from_the_model(dev):
-    """The chart's own default queues get the model's (quota 0) blocks, written out in full."""
+    """The chart's own default queues get the model's (quota 0) blocks, written out in full.
+
+    kai-scheduler/KAI-Scheduler@v0.17.0:deployments/kai-scheduler/templates/default-queue.yaml:4-48 reads every
+    defaultQueue.* key kaistack sets (createDefaultQueue :4, parentName :8 and :35, childName :30, the
+    parent/childResources blocks :13-25, :36-48), at install only (`.Release.IsInstall`) and with
+    helm.sh/resource-policy: keep (:10, :32)."""
     default_queue = inputs(release(dev, "kai-scheduler/kai-scheduler"))["values"]["defaultQueue"]
     zero = {"quota": 0, "limit": -1, "overQuotaWeight": 1}
     assert default_queue == {
@@ -197,6 +212,21 @@ def test_kai_default_queues_come_from_the_model(dev):
         "parentResources": {"gpu": zero, "cpu": zero, "memory": zero},
         "childResources": {"gpu": zero, "cpu": zero, "memory": zero},
     }
+
+
+def test_kai_puts_gpu_reservation_pods_where_the_fake_gpu_operator_looks_for_them(dev):
+    """kai-scheduler/KAI-Scheduler@v0.17.0: deployments/kai-scheduler/templates/_helpers.tpl:129-132 writes
+    global.resourceReservation.namespace to Config spec.binder.resourceReservation.namespace; the operator passes it
+    to the binder as --resource-reservation-namespace (pkg/operator/operands/binder/resources.go:212-213), which
+    creates the GPU reservation pods there (cmd/binder/app/app.go:110-112); the chart creates that namespace
+    (templates/services/resourcereservation-namespace.yaml:4-10). The fake GPU operator counts as reservation pods
+    only those in its environment.resourceReservationNamespace (run-ai/fake-gpu-operator@v0.2.0:
+    internal/status-updater/util/util.go:35-37), whose chart default is Run:ai's runai-reservation
+    (deploy/fake-gpu-operator/values.yaml:4)."""
+    kai = inputs(release(dev, "kai-scheduler/kai-scheduler"))["values"]["global"]
+    fake = inputs(release(dev, "fake-gpu-operator"))["values"]["environment"]
+    assert kai["resourceReservation"] == {"namespace": "kai-resource-reservation"}
+    assert fake["resourceReservationNamespace"] == kai["resourceReservation"]["namespace"]
 
 
 def test_kai_release_waits_for_the_fake_gpu_operator(dev):
@@ -231,7 +261,16 @@ def test_child_queues_depend_on_their_parent_and_on_the_kai_release(dev):
 
 
 def test_vcluster_release_keeps_kai_on_the_host(dev):
-    """setOwner false, both virtual schedulers off, host priority classes synced."""
+    """setOwner false, both virtual schedulers off, host priority classes synced.
+
+    loft-sh/vcluster@v0.36.1: chart/templates/config-secret.yaml:17 hands all values to the syncer as config.yaml.
+    setOwner: pkg/setup/config/config.go:200-202 leaves translate.Owner unset when false, so synced objects get no
+    ownerReference (pkg/util/translate/translate.go:185-188). Schedulers: config/config.go:954-956 takes either
+    switch as a virtual scheduler, with which pod sync waits for a virtual nodeName
+    (pkg/controllers/resources/pods/syncer.go:245-249) and the syncer starts its own kube-scheduler
+    (pkg/k8s/k8s.go:226). priorityClasses: without fromHost (or toHost) sync the pod translator clears
+    spec.priorityClassName and spec.priority (pkg/controllers/resources/pods/translate/translator.go:235, 246-249);
+    with it the host classes are synced in (pkg/controllers/resources/register.go:72)."""
     vcluster = inputs(named(dev, "kaistack-team-a-vcluster"))
     assert vcluster["chart"] == "vcluster"
     assert vcluster["version"] == versions.VCLUSTER_VERSION
@@ -245,7 +284,12 @@ def test_vcluster_release_keeps_kai_on_the_host(dev):
 
 
 def test_vcluster_is_exposed_on_its_node_port_for_the_pulumi_host(dev):
-    """NodePort 31000, certificate SANs and exported kubeconfig server on 127.0.0.1."""
+    """NodePort 31000, certificate SANs and exported kubeconfig server on 127.0.0.1.
+
+    loft-sh/vcluster@v0.36.1: chart/templates/service.yaml:25 writes controlPlane.service.spec (type) into the
+    Service and :31 httpsNodePort as the https port's nodePort; pkg/server/cert/cert.go:161 adds
+    controlPlane.proxy.extraSANs to the API server certificate; pkg/setup/controllers.go:228-240 writes
+    exportKubeConfig.server into the kubeconfig exported to Secret vc-<name> (:285-291, :325)."""
     values = inputs(named(dev, "kaistack-team-a-vcluster"))["values"]
     assert values["controlPlane"]["service"] == {"spec": {"type": "NodePort"}, "httpsNodePort": 31000}
     assert values["controlPlane"]["proxy"] == {"extraSANs": ["127.0.0.1", "localhost"]}
@@ -253,7 +297,13 @@ def test_vcluster_is_exposed_on_its_node_port_for_the_pulumi_host(dev):
 
 
 def test_vcluster_isolation_policies_allow_its_own_node_port(dev):
-    """PSS baseline, quota + limit range + network policy; the quota leaves room for both NodePorts."""
+    """PSS baseline, quota + limit range + network policy; the quota leaves room for both NodePorts.
+
+    loft-sh/vcluster@v0.36.1: a non-empty policies.podSecurityStandard registers the pod security controller
+    (pkg/controllers/register.go:39-45), which labels every virtual namespace pod-security.kubernetes.io/enforce and
+    warn with it (pkg/controllers/podsecurity/podsecurity.go:39-43). resourceQuota.enabled false: no chart quota
+    (chart/templates/resourcequota.yaml:2); limitRange.enabled true renders the LimitRange (limitrange.yaml:1-2);
+    networkPolicy.enabled renders networkpolicy.yaml (:1)."""
     policies = inputs(named(dev, "kaistack-team-a-vcluster"))["values"]["policies"]
     assert policies["podSecurityStandard"] == "baseline"
     assert policies["resourceQuota"] == {"enabled": False}  # kaistack's own object, not the chart's

@@ -112,7 +112,12 @@ def test_kind_pool_taints_register_through_kubeadm(mocks):
 
 
 def test_device_plugin_mode_installs_the_pinned_chart_with_gfd_and_runtime_class(mocks):
-    """nvidia-device-plugin 0.20.0 from NVIDIA's repo in namespace nvidia."""
+    """nvidia-device-plugin 0.20.0 from NVIDIA's repo in namespace nvidia.
+
+    NVIDIA/k8s-device-plugin@v0.20.0:deployments/helm/nvidia-device-plugin/templates/daemonset-gfd.yml:16 renders
+    the GFD DaemonSet only with gfd.enabled (values.yaml:110-111 default false; Chart.yaml:14 also gates the NFD
+    subchart on it), and daemonset-device-plugin.yml:46-47 / daemonset-gfd.yml:46-47 write runtimeClassName into
+    the plugin's and GFD's pod specs when set (values.yaml:101 default null)."""
     run_program(mocks, merged(base_raw(), gpu=gpu("device-plugin")))
     plugin = inputs(release(mocks.resources, "nvidia-device-plugin"))
     assert plugin["version"] == "0.20.0"
@@ -156,7 +161,12 @@ def test_on_an_existing_cluster_the_device_plugin_keeps_the_charts_affinity(mock
 
 
 def test_device_plugin_time_slicing_is_an_integrated_config_map(mocks):
-    """config.map carries the time-slicing file and config.default selects it."""
+    """config.map carries the time-slicing file and config.default selects it.
+
+    NVIDIA/k8s-device-plugin@v0.20.0:deployments/helm/nvidia-device-plugin/templates/configmap.yml:1,10-12 writes
+    each config.map entry into the `<fullname>-configs` ConfigMap (_helpers.tpl:237-245); daemonset-device-plugin.yml
+    :81-82,117-118 pass config.default as DEFAULT_CONFIG to config-manager, which picks that file when the node has
+    no nvidia.com/device-plugin.config label (cmd/config-manager/main.go:175-176, 359-366)."""
     raw = merged(base_raw(), gpu=gpu("device-plugin", devicePlugin={"timeSlicing": {"replicas": 4}}))
     run_program(mocks, raw)
     config = inputs(release(mocks.resources, "nvidia-device-plugin"))["values"]["config"]
@@ -255,7 +265,13 @@ def test_gpu_operator_keeps_its_default_tolerations_without_pool_taints(mocks):
 
 
 def test_gpu_operator_on_an_existing_cluster_honours_the_toggles(mocks):
-    """Driver on, toolkit and DCGM exporter off as configured; time-slicing via devicePlugin.config."""
+    """Driver on, toolkit and DCGM exporter off as configured; time-slicing via devicePlugin.config.
+
+    NVIDIA/gpu-operator@v26.7.0:deployments/gpu-operator/templates/clusterpolicy.yaml:440-441 and 532-533 copy
+    toolkit.enabled and dcgmExporter.enabled into the ClusterPolicy (rendered: clusterPolicy.deployCR, values.yaml
+    :565-566); controllers/state_manager.go:1013-1014, 1021-1022 skip state-container-toolkit and
+    state-dcgm-exporter when IsEnabled() is false, and an unset field reads as true
+    (api/nvidia/v1/clusterpolicy_types.go:2230-2236, 2334-2340), so `false` must be written."""
     settings = {"toolkit": False, "dcgmExporter": False, "timeSlicing": {"replicas": 2}}
     run_program(mocks, merged(existing(existing={"context": "lab"}), gpu=gpu("gpu-operator", gpuOperator=settings)))
     values = inputs(release(mocks.resources, "gpu-operator"))["values"]
@@ -298,7 +314,14 @@ def test_kai_chart_address_and_runtime_class_key_follow_the_version(mocks, versi
 
 
 def test_kai_runtime_class_none_disables_the_injection(mocks):
-    """runtimeClassName null -> "" (OpenShift with gpu-operator < v25.10)."""
+    """runtimeClassName null -> "" (OpenShift with gpu-operator < v25.10).
+
+    kai-scheduler/KAI-Scheduler@v0.17.0: deployments/kai-scheduler/templates/_helpers.tpl:254-255 quotes the key
+    into Config spec.admission.gpuFractionRuntimeClassName whenever it is present, "" included; the operator
+    defaults it to nvidia only when absent (pkg/apis/kai/v1/admission/admission.go:89-94) and passes it as
+    --gpu-fraction-runtime-class-name (pkg/operator/operands/admission/resources.go:413-415); admission registers
+    the runtimeenforcement plugin only for a non-empty name (cmd/admission/main.go:58-61,
+    cmd/admission/app/options.go:36-39)."""
     run_program(mocks, merged(base_raw(), kai={"runtimeClassName": None}))
     values = inputs(release(mocks.resources, "kai-scheduler"))["values"]
     assert values["admission"] == {"gpuFractionRuntimeClassName": ""}
@@ -348,8 +371,9 @@ def test_a_kai_version_not_checked_at_source_is_refused(version):
 
 def test_kai_blocks_nvidia_visible_devices_when_asked(mocks):
     """KAI@v0.16.0+ global.blockNvidiaVisibleDevices -> Config spec.admission.blockNvidiaVisibleDevices
-    (deployments/kai-scheduler/templates/_helpers.tpl:247) -> --block-nvidia-visible-devices
-    (pkg/operator/operands/admission/resources.go:405-407) -> the deviceaccess plugin (cmd/admission/main.go:54-56)."""
+    (kai-scheduler/KAI-Scheduler@v0.17.0:deployments/kai-scheduler/templates/_helpers.tpl:247) ->
+    --block-nvidia-visible-devices (@v0.17.0:pkg/operator/operands/admission/resources.go:405-407) -> the
+    deviceaccess plugin (@v0.17.0:cmd/admission/main.go:54-56)."""
     run_program(mocks, merged(base_raw(), kai={"blockNvidiaVisibleDevices": True}))
     assert inputs(release(mocks.resources, "kai-scheduler"))["values"]["global"]["blockNvidiaVisibleDevices"] is True
 
@@ -385,7 +409,14 @@ def test_tenants_on_a_kai_without_the_plugin_are_not_blocked(mocks):
 
 
 def test_kai_memory_isolation_enables_hamicore_and_installs_the_isolator(mocks):
-    """binder.plugins.hamicore.enabled + HAMi's kai-resource-isolator after KAI."""
+    """binder.plugins.hamicore.enabled + HAMi's kai-resource-isolator after KAI.
+
+    kai-scheduler/KAI-Scheduler@v0.17.0: deployments/kai-scheduler/templates/_helpers.tpl:154-157 copies
+    binder.plugins whole into Config spec.binder.plugins; pkg/apis/kai/v1/binder/binder.go:151-165 lays
+    `enabled: true` over hamicore's default (off, priority 50 after gpusharing's 100: :34-39, :201-204); the operator
+    hands the binder the result as --plugins (pkg/operator/operands/binder/resources.go:237-242) and admission
+    --hami-core-enabled (pkg/operator/operands/admission/resources.go:401-403, 424-433), which registers the hamicore
+    admission plugin (cmd/admission/main.go:50-52)."""
     raw = merged(base_raw(), gpu=gpu("device-plugin"), kai={"sharing": "isolated"})
     run_program(mocks, raw)
     kai = release(mocks.resources, "kai-scheduler/kai-scheduler")
@@ -415,13 +446,27 @@ def test_kai_gpu_sharing_off_placement_spread_and_no_default_queues(mocks):
     kai = {"sharing": "off", "placementStrategy": "spread", "defaultQueues": {"create": False}}
     run_program(mocks, merged(base_raw(), kai=kai))
     values = inputs(release(mocks.resources, "kai-scheduler"))["values"]
+    # kai-scheduler/KAI-Scheduler@v0.17.0:deployments/kai-scheduler/templates/_helpers.tpl:246 -> Config
+    # spec.admission.gpuSharing -> --gpu-sharing-enabled only when true
+    # (pkg/operator/operands/admission/resources.go:397-399) -> the gpusharing admission plugin refuses
+    # gpu-fraction/gpu-memory pods when off (cmd/admission/main.go:47-48,
+    # pkg/admission/webhook/v1alpha2/gpusharing/gpu_sharing.go:40-46).
     assert values["global"]["gpuSharing"] is False
+    # @v0.17.0:deployments/kai-scheduler/templates/default-shard.yaml:22-26 -> SchedulingShard `default`
+    # spec.placementStrategy.{gpu,cpu}; pkg/apis/kai/v1/schedulingshard_types.go:257-260 turns gpupack off and
+    # gpuspread on for spread, :275-276 hands it to nodeplacement, :309-310 turns consolidation off.
     assert values["scheduler"] == {"placementStrategy": "spread"}
+    # @v0.17.0:deployments/kai-scheduler/templates/default-queue.yaml:4: no default queues when false.
     assert values["defaultQueue"]["createDefaultQueue"] is False
 
 
 def test_custom_queue_label_key_is_used_by_kai_and_by_workloads(mocks):
-    """podgrouper.queueLabelKey and the workload labels agree."""
+    """podgrouper.queueLabelKey and the workload labels agree.
+
+    kai-scheduler/KAI-Scheduler@v0.17.0:deployments/kai-scheduler/templates/_helpers.tpl:108-110 writes it to Config
+    spec.global.queueLabelKey; the operator passes it as --queue-label-key to the pod-grouper
+    (pkg/operator/operands/pod_grouper/resources.go:72) and the scheduler (scheduler/resources_for_shard.go:363),
+    which read a pod's queue from that label."""
     raw = merged(
         base_raw(),
         kai={"queueLabelKey": "example.com/queue"},
@@ -536,7 +581,10 @@ def test_a_kubeconfig_secret_without_its_config_key_is_an_error_not_the_ambient_
 
 
 def test_tenant_off_kind_without_url_is_a_load_balancer_read_back_for_the_provider(mocks):
-    """LoadBalancer Service; the tenant provider's kubeconfig points at its address."""
+    """LoadBalancer Service; the tenant provider's kubeconfig points at its address.
+
+    loft-sh/vcluster@v0.36.1:chart/templates/service.yaml:25 writes controlPlane.service.spec into the vCluster
+    Service's spec as is (chart default type ClusterIP)."""
     raw = merged(existing(existing={"context": "lab"}), tenants=[{"name": "t1", "queues": ["team"]}])
     program = run_program(mocks, raw)
     values = inputs(named(mocks.resources, "kaistack-t1-vcluster"))["values"]
@@ -581,7 +629,13 @@ def test_tenant_without_limit_range_but_with_the_quota_is_refused():
 
 
 def test_tenant_options_sync_nodes_and_relax_isolation(mocks):
-    """syncNodes -> sync.fromHost.nodes; disabled quota/limit range/netpol; no PSS."""
+    """syncNodes -> sync.fromHost.nodes; disabled quota/limit range/netpol; no PSS.
+
+    loft-sh/vcluster@v0.36.1: pkg/controllers/resources/nodes/register.go:20-24 syncs the host's real nodes only with
+    sync.fromHost.nodes.enabled (else fake nodes), and chart/templates/clusterrole.yaml:27-31 grants the node reads.
+    The policies' readers: chart/templates/resourcequota.yaml:1-2, limitrange.yaml:1-2 (an explicit "false" renders
+    nothing even where the other is on; both default to "auto", chart/values.yaml:1150, 1180) and networkpolicy.yaml:1.
+    """
     tenant = {
         "name": "t1",
         "namespace": "team-one",
