@@ -13,9 +13,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import hypothesis  # noqa: F401  (imported before any test: see below)
 import pytest
 
 from kaistack.ops.mocks import MockSession
+
+# Python 3.11.7's AST constructor keeps its recursion depth in global state (python/cpython#106905, fixed in 3.11.8
+# by #113035): a garbage collection inside pytest's ast.parse of a module it rewrites can finalize an asyncio task
+# whose logged traceback parses again, and the outer parse fails with "AST constructor recursion depth mismatch".
+# pytest rewrites the whole hypothesis package, and a run without property tests imported it only in its terminal
+# summary, after the tests had left such garbage: seen once in a run of tests/platform/test_platform_modes.py.
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 
