@@ -152,7 +152,9 @@ def _hide_secret_line(line: str, secret_keys: Collection[str]) -> str:
 
 # What pydantic puts in an error's location that is no key: a union's branch (by type) and a mapping key's marker.
 # Matched whole: a label key may start with "int" or "str" (`interconnect`).
-_MARKERS = frozenset({"int", "str", "float", "bool", "none", "[key]", "is-instance[Quantity]"})
+_MARKERS = frozenset(
+    {"int", "str", "float", "bool", "none", "[key]", "is-instance[Quantity]", "constrained-str", "constrained-int"}
+)
 
 
 def _format_path(loc: tuple[Any, ...]) -> str:

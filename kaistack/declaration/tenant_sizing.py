@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from kaistack.declaration import training_operator, versions
-from placement.quantity import Quantity, QuantityError
+from kaistack.declaration import quota_names, training_operator, versions
+from placement.quantity import Quantity
 
 if TYPE_CHECKING:
     from kaistack.declaration.model import StackConfig, Tenant, Workload
@@ -214,21 +214,25 @@ def quota_problems(config: StackConfig, tenant: Tenant, exposure: str, where: st
     """Explicit quota entries below what the tenant and its vCluster need, naming the workloads."""
     need = tenant_need(config, tenant, exposure)
     problems = []
-    for key, raw in tenant.isolation.resource_quota.quota.items():
-        if key not in need:
+    for entry, raw in tenant.isolation.resource_quota.quota.items():
+        given = Quantity.parse(raw).value  # the model checked it parses
+        if quota_names.is_integer(entry) and given.denominator != 1:
+            problems.append(
+                f"{where}.isolation.resourceQuota.quota.{entry}: {raw} must be a whole number (Kubernetes counts "
+                f"{entry} in whole units)"
+            )
             continue
-        try:
-            given = Quantity.parse(raw).value
-        except QuantityError as err:
-            problems.append(f"{where}.isolation.resourceQuota.quota.{key}: {err}")
+        key = quota_names.SAME_AS.get(entry, entry)  # `pods` caps what `count/pods` does
+        if key not in need:
             continue
         if given < need[key]:
             users = _users(config, tenant, key)
+            derived = "kaistack derives it" if key == entry else f"kaistack derives {key}"
             problems.append(
-                f"{where}.isolation.resourceQuota.quota.{key}: {raw} is less than the tenant needs, "
+                f"{where}.isolation.resourceQuota.quota.{entry}: {raw} is less than the tenant needs, "
                 f"{_format(key, need[key])} (vCluster itself "
                 f"{_format(key, need[key] - _workloads_total(config, tenant, key))}"
-                f"{'; ' + users if users else ''}): raise it or remove the entry (kaistack derives it)"
+                f"{'; ' + users if users else ''}): raise it or remove the entry ({derived})"
             )
     return problems
 

@@ -4,15 +4,34 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from kaistack.declaration import limits, versions
+from kaistack.declaration import limits, quota_names, versions
 from kaistack.declaration.model.base import Model, Name, Text
+from placement.quantity import Quantity
+
+
+def _quota_key(key: str) -> str:
+    problem = quota_names.name_problem(key)
+    if problem:
+        raise ValueError(problem)
+    return key
+
+
+def _quota_value(value: str | int) -> str | int:
+    Quantity.parse(value)  # QuantityError is a ValueError that quotes the value and says what is allowed
+    return value
+
+
+# The API server refuses the whole ResourceQuota for one bad entry, at `pulumi up`, after the chart's namespace
+# exists (kaistack.declaration.quota_names); whole numbers for counts are checked with the need (tenant_sizing).
+QuotaKey = Annotated[Text, AfterValidator(_quota_key)]
+QuotaValue = Annotated[Text | int, AfterValidator(_quota_value)]
 
 
 class TenantResourceQuota(Model):
     enabled: bool = Field(default=True, description="Render vCluster's ResourceQuota in the host namespace")
-    quota: Annotated[dict[Text, Text | int], Field(max_length=limits.MAX_LIST_ITEMS)] = Field(
+    quota: Annotated[dict[QuotaKey, QuotaValue], Field(max_length=limits.MAX_LIST_ITEMS)] = Field(
         default_factory=dict, description="Overrides of the quota map (Kubernetes quantities)"
     )
 
