@@ -7,7 +7,6 @@ Part of kaistack.ops.live_snapshot, which reads the objects; this module only bu
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -15,6 +14,7 @@ from kaistack.declaration import kai_api
 from kaistack.guardrails.podspec import dig, mapping, seq
 from kaistack.ops.live_podgroups import node_not_ready
 from kaistack.ops.live_pods import (
+    go_int64,
     labels_of,
     millis,
     number,
@@ -192,20 +192,3 @@ def _trimmed(node: Node, asked: set[str], read: set[str], keep_outside: bool, po
         held=resources(node.held),
         releasing=resources(node.releasing),
     )
-
-
-_GO_INT = re.compile(r"[+-]?[0-9]+")
-
-
-def go_int64(value: object) -> int | None:
-    """strconv.ParseInt(value, 10, 64), as KAI reads the nvidia.com/gpu.memory label (KAI-Scheduler@v0.17.0
-    pkg/scheduler/api/node_info/node_info.go:652-657): a sign and ASCII digits within int64, else None, a label
-    KAI cannot read, which leaves the node's GPU memory unknown to it (no gpu-memory pod fits there)."""
-    if not isinstance(value, str) or not _GO_INT.fullmatch(value):
-        return None
-    sign = -1 if value[0] == "-" else 1
-    digits = value.lstrip("+-").lstrip("0") or "0"
-    if len(digits) > 19:
-        return None
-    number = sign * int(digits)
-    return number if -(2**63) <= number < 2**63 else None

@@ -10,14 +10,13 @@ request past its backoff is ignored, 16-27, 85-97), scheduler_util/scheduler_uti
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
 from kaistack.declaration import kai_api
 from kaistack.guardrails.podspec import dig, mapping, seq
-from kaistack.ops.live_pods import annotations_of, parse_time
+from kaistack.ops.live_pods import annotations_of, go_int64, parse_time
 from placement.depth import MAX_SUBGROUP_DEPTH, depths
 from placement.model import SubGroup, Topology, TopologyConstraint, TopologyLevel
 from placement.scenario import duration_seconds
@@ -63,7 +62,7 @@ def priority_classes(objects: Iterable[Mapping[str, Any]] | None) -> tuple[dict[
         name, value = dig(obj, "metadata", "name"), obj.get("value")
         if not isinstance(name, str) or isinstance(value, bool) or not isinstance(value, int):
             continue
-        if abs(value) < 2**31:
+        if -(2**31) <= value < 2**31:  # int32
             values[name] = value
             if obj.get("globalDefault") is True:
                 default = value
@@ -77,7 +76,10 @@ def bind_request_failed(request: Mapping[str, Any]) -> bool:
     limit = dig(request, "spec", "backoffLimit")
     if isinstance(limit, bool) or not isinstance(limit, int):
         return True
+    # A plain int32 with omitempty (bindrequest_types.go:90): absent is 0, which the binder leaves so when it fails
+    # a request whose backoffLimit is 0 (bindrequest_controller.go:235-239), failed at once.
     attempts = dig(request, "status", "failedAttempts")
+    attempts = 0 if attempts is None else attempts
     return isinstance(attempts, int) and not isinstance(attempts, bool) and attempts >= limit
 
 
@@ -103,12 +105,10 @@ def in_scheduling_backoff(pg: Mapping[str, Any]) -> bool:
 
 
 def _transition(condition: Mapping[str, Any]) -> int:
-    """strconv.Atoi of the transitionID, -1 when it is not a decimal integer (ASCII digits, an optional sign)."""
+    """strconv.Atoi of the transitionID, -1 when it is not a decimal integer within int64."""
     value = condition.get("transitionID")
-    return int(value) if isinstance(value, str) and _ATOI.fullmatch(value) else -1
-
-
-_ATOI = re.compile(r"[+-]?[0-9]{1,18}")
+    number = go_int64(value)
+    return -1 if number is None else number
 
 
 def node_not_ready(node: Mapping[str, Any]) -> list[str]:
@@ -205,4 +205,4 @@ def optional_int(value: Any) -> int | None:
 def int_or(value: Any, default: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return default
-    return int(value) if abs(value) < 2**31 else default
+    return int(value) if -(2**31) <= value < 2**31 else default

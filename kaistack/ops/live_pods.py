@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -245,3 +246,21 @@ def object_name(obj: Mapping[str, Any]) -> str:
 
 def object_namespace(obj: Mapping[str, Any]) -> str:
     return str(dig(obj, "metadata", "namespace") or "default")
+
+
+_GO_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def go_int64(value: object) -> int | None:
+    """strconv.ParseInt(value, 10, 64) (and Atoi, on 64 bits): a sign and ASCII digits, leading zeros allowed,
+    within int64, else None. KAI reads the nvidia.com/gpu.memory label so (KAI-Scheduler@v0.17.0
+    pkg/scheduler/api/node_info/node_info.go:652-657: a label it cannot read leaves the node's GPU memory unknown
+    to it) and a scheduling condition's transitionID (pkg/scheduler/utils/pod_group_utils.go:35-43)."""
+    if not isinstance(value, str) or not _GO_INT.fullmatch(value):
+        return None
+    sign = -1 if value[0] == "-" else 1
+    digits = value.lstrip("+-").lstrip("0") or "0"
+    if len(digits) > 19:
+        return None
+    number = sign * int(digits)
+    return number if -(2**63) <= number < 2**63 else None
