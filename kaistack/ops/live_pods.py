@@ -172,7 +172,17 @@ def _signature_rest(spec: Mapping[str, Any]) -> str:
     }
     if not any(parts.values()):
         return ""
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return hashlib.sha256(json.dumps(_text_keys(parts), sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _text_keys(value: Any) -> Any:
+    """`value` with every mapping key as text: a hand-written YAML dump may hold `1:` beside `name:`, and sorted
+    keys of two types stopped diagnose (exit 70). kubectl sends such a key as its text (sigs.k8s.io/yaml)."""
+    if isinstance(value, Mapping):
+        return {str(k): _text_keys(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_text_keys(v) for v in value]
+    return value
 
 
 def placed_state(pod: Mapping[str, Any], now: datetime) -> str:

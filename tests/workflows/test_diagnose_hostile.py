@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from kaistack.cli import main
 
@@ -82,3 +83,15 @@ def test_free_gpus_are_never_negative_in_a_reason(tmp_path, capsys, gpus):
     reasons = " ".join(p["reason"] for p in json.loads(capsys.readouterr().out)["pending"])
     assert ", -" not in reasons
     assert "(-" not in reasons
+
+
+def test_a_yaml_dump_with_a_number_beside_the_names_of_a_volume_is_diagnosed(tmp_path, capsys):
+    """A hand-written YAML dump may key a mapping with `1:` beside `name:` (kubectl itself never writes one): the
+    pod's scheduling signature sorted keys of two types and diagnose stopped with an internal error (exit 70)."""
+    items = [_node(), QUEUE, *_pod("odd", "ml", "1")]
+    items[-1]["spec"]["volumes"] = [{"name": "v", 1: "x", "emptyDir": {}}]
+    dump = tmp_path / "dump.yaml"
+    dump.write_text(yaml.safe_dump({"kind": "List", "items": items}))
+    assert main(["diagnose", "--from-dump", str(dump), "--at", "2026-11-25T12:00:00Z", "--json"]) == 1
+    pending = {p["pod"]: p["reason"] for p in json.loads(capsys.readouterr().out)["pending"]}
+    assert pending["ml/odd"].startswith("KAI would place it in its next cycle")
