@@ -11,6 +11,7 @@ its kubelet waits on. The quiet mistakes are found by kaistack.ops.diagnose_mist
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -108,6 +109,8 @@ def _pending(
     ]  # fmt: skip
     out += [PendingPod(pod, job, queue, _no_pod_group(job)) for pod, (job, queue) in live.without_pod_group.items()]
     out += [PendingPod(pod, job, queue, _BACKOFF) for pod, (job, queue) in live.backed_off.items()]
+    bad = live.bad_sub_group
+    out += [PendingPod(pod, job, queue, _bad_sub_group(pod, job, name)) for pod, (job, queue, name) in bad.items()]
     if not waiting:
         return out, False
     # Read right after the cycle, as KAI leaves it: a pipelined pod is still pipelined, not back to Pending.
@@ -131,6 +134,14 @@ def _pending(
             else:
                 out.append(PendingPod(pod, name, job.queue, reason.message))
     return out, result.partial
+
+
+def _bad_sub_group(pod: str, job: str, name: str) -> str:
+    # KAI's fit error as it words it (job_info.go:664-673; %q quotes as JSON does for a plain name).
+    return (
+        f"Pod references subgroup {json.dumps(name)}, which does not exist in PodGroup {pod.split('/')[0]}/{job}: KAI "
+        f'never schedules it (the pod\'s {kai_api.SUBGROUP_LABEL} label, or none for "default")'
+    )
 
 
 def _no_pod_group(job: str) -> str:

@@ -183,6 +183,17 @@ def sub_groups_of(pg: Mapping[str, Any] | None) -> tuple[SubGroup, ...]:
     return tuple(groups)
 
 
+def missing_sub_group(pg: Mapping[str, Any], labels: Mapping[str, Any]) -> str | None:
+    """The pod set a pod names (its subgroup label, else "default") when its PodGroup has none of that name, else
+    None. KAI's pod sets are the leaf subgroups, or the one "default" set without subGroups or with a tree it cannot
+    build (job_info.go:104, 274-291); a pod naming another is an invalid-subgroup task, never scheduled, with the
+    fit error "Pod references subgroup ..." (job_info.go:313-322, 664-673)."""
+    name = str(labels.get(kai_api.SUBGROUP_LABEL) or "") or "default"
+    groups = sub_groups_of(pg)
+    leaves = {g.name for g in groups} - {g.parent for g in groups} or {"default"}
+    return None if name in leaves else name
+
+
 def simulated_sub_groups(pg: Mapping[str, Any] | None, group: str, notes: list[str]) -> tuple[SubGroup, ...]:
     """The PodGroup's subgroups, or none (one gang of minMember) when they nest deeper than the simulator goes
     (placement.depth), which a note says."""

@@ -57,6 +57,7 @@ from kaistack.ops.live_podgroups import (
     in_scheduling_backoff,
     int_or,
     job_times,
+    missing_sub_group,
     node_not_ready,
     optional_int,
     priority_classes,
@@ -78,13 +79,7 @@ from kaistack.ops.live_storage import Storage, storage_of
 from kaistack.ops.live_volumes import NO_VOLUMES, PodVolumes, claim_names, pod_volumes
 from placement import namespace_selectors
 from placement.depth import MAX_QUEUE_DEPTH, depths
-from placement.model import (
-    Job,
-    Queue,
-    QueueResource,
-    Snapshot,
-    Task,
-)
+from placement.model import Job, Queue, QueueResource, Snapshot, Task
 from placement.scenario import duration_seconds
 from placement.tasks import RELEASING, STUCK_IN_RELEASING
 
@@ -106,6 +101,8 @@ class LiveSnapshot:
     gated: dict[str, tuple[str, str, tuple[str, ...]]] = field(default_factory=dict)
     # Pending pods of PodGroups in scheduling backoff, which KAI leaves out of its snapshot: pod -> (group, queue).
     backed_off: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # Pending pods naming a subgroup their PodGroup lacks (missing_sub_group): pod -> (group, queue, the name).
+    bad_sub_group: dict[str, tuple[str, str, str]] = field(default_factory=dict)
 
 
 _CLUSTER_SCOPED = frozenset(
@@ -229,6 +226,7 @@ def build(
     jobs = []
     pods_of_job: dict[str, list[str]] = {}
     gated: dict[str, tuple[str, str, tuple[str, ...]]] = {}
+    bad_sub_group: dict[str, tuple[str, str, str]] = {}
     for group, pods in sorted(members.items(), key=lambda item: _age_key(groups.get(item[0]) or item[1][0])):
         pg = groups.get(group)
         if pg is not None:
@@ -258,6 +256,9 @@ def build(
             if not node and gates:
                 # Gated (getTaskStatus): neither alive nor to allocate; KAI waits for the gates to go.
                 gated[f"{object_namespace(pod)}/{object_name(pod)}"] = (group, queue, tuple(gates))
+                continue
+            if not node and pg and (missing := missing_sub_group(pg, labels_of(pod))) is not None:
+                bad_sub_group[f"{object_namespace(pod)}/{object_name(pod)}"] = (group, queue, missing)
                 continue
             task = pod_task(pod, node, now, sub_groups, bound_groups)
             if volumes is not None:
@@ -305,7 +306,7 @@ def build(
         notes.append(
             "Namespaces were not read: affinity terms with a namespaceSelector match only the namespaces they list"
         )
-    return LiveSnapshot(snapshot, pods_of_job, tuple(notes), orphans, gated, backed_off)
+    return LiveSnapshot(snapshot, pods_of_job, tuple(notes), orphans, gated, backed_off, bad_sub_group)
 
 
 class VolumeCache:

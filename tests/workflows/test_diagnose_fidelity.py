@@ -76,7 +76,9 @@ def test_a_podgroup_with_a_thousand_levels_of_subgroups_is_simulated_as_one_gang
     chain = [{"name": "s0", "minSubGroup": 1}]
     chain += [{"name": f"s{i}", "parent": f"s{i - 1}", "minSubGroup": 1} for i in range(1, 999)]
     chain += [{"name": "s999", "parent": "s998", "minMember": 1}]
-    items = [*_healthy(), _pod_group("pg-deep", subGroups=chain), _pod("deep")]
+    deep = _pod("deep")
+    deep["metadata"]["labels"]["kai.scheduler/subgroup-name"] = "s999"  # the leaf: KAI's one pod set
+    items = [*_healthy(), _pod_group("pg-deep", subGroups=chain), deep]
     code, report = _run(items, tmp_path, capsys)
     assert code == 1
     assert _reason(report, "deep").startswith(WOULD_PLACE)
@@ -182,3 +184,42 @@ def test_a_dump_of_nodes_alone_says_no_pod_was_diagnosed(tmp_path, capsys):
     assert code == 0
     assert any(n.startswith("no Pods were read, so no pod was diagnosed") for n in report["notes"])
     assert any(n.startswith("no Queues were read") for n in report["notes"])
+
+
+# --- a pod naming a subgroup its PodGroup lacks ----------------------------------------------------------------
+# KAI-Scheduler@v0.17.0 pkg/scheduler/api/podgroup_info/job_info.go: the pod sets are the leaf subgroups, else the
+# one "default" set (:104, :274-291); SetPodGroup runs before the pods are added (cache/cluster_info/
+# cluster_info.go:455-467), and a pod whose subgroup label (none: "default") names no pod set is an invalid task
+# with a fit error (:313-322, :664-673), never scheduled.
+
+
+def _labelled(name: str, sub_group: str | None) -> dict[str, Any]:
+    pod = _pod(name, group="pg")
+    if sub_group is not None:
+        pod["metadata"]["labels"]["kai.scheduler/subgroup-name"] = sub_group
+    return pod
+
+
+@pytest.mark.parametrize(
+    ("sub_groups", "label", "named"),
+    [
+        ([{"name": "a", "minMember": 1}], "zzz", "zzz"),
+        ([], "zzz", "zzz"),
+        ([{"name": "a", "minMember": 1}], None, "default"),
+    ],
+    ids=["unknown-subgroup", "subgroup-without-subgroups", "no-label-with-subgroups"],
+)
+def test_a_pod_naming_a_subgroup_its_podgroup_lacks_is_never_scheduled(tmp_path, capsys, sub_groups, label, named):
+    items = [*_healthy(), _pod_group("pg", subGroups=sub_groups), _labelled("p", label)]
+    _, report = _run(items, tmp_path, capsys)
+    assert _reason(report, "p") == (
+        f'Pod references subgroup "{named}", which does not exist in PodGroup ai/pg: KAI never schedules it (the '
+        'pod\'s kai.scheduler/subgroup-name label, or none for "default")'
+    )
+
+
+@pytest.mark.parametrize(("sub_groups", "label"), [([{"name": "a", "minMember": 1}], "a"), ([], "default"), ([], None)])
+def test_a_pod_in_one_of_its_podgroups_pod_sets_is_scheduled(tmp_path, capsys, sub_groups, label):
+    items = [*_healthy(), _pod_group("pg", subGroups=sub_groups), _labelled("p", label)]
+    _, report = _run(items, tmp_path, capsys)
+    assert _reason(report, "p").startswith(WOULD_PLACE)
