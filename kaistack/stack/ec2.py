@@ -182,6 +182,32 @@ _UNAVAILABLE_CODES = frozenset(
 )
 
 
+# botocore@1.44.8 retries/standard.py: TransientRetryableChecker (:464-469) and ThrottledRetryableChecker's codes
+# (:510-525), and ThrottlingStatusCodeChecker's 429.
+_BUSY_CODES = frozenset(
+    {
+        "RequestTimeout",
+        "RequestTimeoutException",
+        "PriorRequestNotComplete",
+        "Throttling",
+        "ThrottlingException",
+        "ThrottledException",
+        "RequestThrottledException",
+        "TooManyRequestsException",
+        "RequestLimitExceeded",
+        "BandwidthLimitExceeded",
+        "RequestThrottled",
+        "SlowDown",
+        "EC2ThrottledException",
+        "ServiceUnavailable",
+        "Unavailable",
+        "InternalError",
+        "InternalFailure",
+    }
+)
+_BUSY_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+
 def call(method: Any, **kwargs: Any) -> Any:
     """One EC2 call; credential and network trouble becomes AwsUnavailable, API errors keep their code."""
     from botocore.exceptions import (
@@ -209,6 +235,10 @@ def call(method: Any, **kwargs: Any) -> Any:
         code = str(error.get("Code", ""))
         if code in _UNAVAILABLE_CODES:
             raise AwsUnavailable(f"AWS refused {err.operation_name} ({code}: {error.get('Message', '')})") from err
+        status = err.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        if code in _BUSY_CODES or status in _BUSY_STATUSES:
+            # What botocore retries (retries/standard.py), still failing after its attempts: AWS is busy, not wrong.
+            raise AwsUnavailable(f"AWS did not answer {err.operation_name} ({code or 'HTTP ' + str(status)})") from err
         raise ClientCodeError(code, str(err)) from err
     except (ConnectionError, ReadTimeoutError, ConnectionClosedError) as err:
         # An endpoint, a TLS error, or a proxy botocore masked: nothing secret.

@@ -30,7 +30,7 @@ from kaistack.declaration.kai_api import GPU_COUNT_LABEL, GPU_MEMORY_LABEL, GPU_
 from kaistack.declaration.limits import MAX_LIST_ITEMS
 from kaistack.declaration.model import NodePool, StackConfig, SystemNodeGroup, Taint
 from kaistack.declaration.parse import ConfigError, revalidated
-from kaistack.stack.ec2 import AwsUnavailable, Ec2, InstanceFacts
+from kaistack.stack.ec2 import AwsUnavailable, ClientCodeError, Ec2, InstanceFacts
 from placement.quantity import cpu_millis, memory_bytes
 
 GPU_TAINT = Taint(key=GPU_RESOURCE, value="true", effect="NoSchedule")
@@ -64,6 +64,8 @@ def discover(config: StackConfig, ec2: Any = None) -> tuple[StackConfig, list[st
         facts, problems = _ask_aws(config, ask)
     except AwsUnavailable as err:
         return _from_declared(config, str(err))
+    except ClientCodeError as err:  # an answer kaistack does not expect: said, and the declared facts are used
+        return _from_declared(config, f"AWS refused a request: {err}")
     notes: list[str] = []
     zones = list(cluster.eks.availability_zones)
     if not zones and cluster.eks.vpc_id is None and not problems:
