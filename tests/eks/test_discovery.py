@@ -429,6 +429,10 @@ def test_a_declared_system_node_group_cpu_within_the_machine_is_kept(ec2: Any) -
     [
         ({"memory": "64Gi"}, "memory: declared 64Gi but AWS says m6i.large has 8192Mi of memory"),
         ({"cpu": "4"}, "cpu: declared 4 but AWS says m6i.large has 2 vCPUs"),
+        # Just above the machine: the comparisons are strict at the machine's own figures.
+        ({"cpu": "2001m"}, "cpu: declared 2001m but AWS says m6i.large has 2 vCPUs"),
+        ({"memory": "8193Mi"}, "memory: declared 8193Mi but AWS says m6i.large has 8192Mi of memory"),
+        ({"pods": 30}, "pods: declared 30 but EKS gives m6i.large at most 29 pods (VPC CNI, default network card)"),
     ],
 )
 def test_a_declared_system_node_group_value_above_the_machine_names_both_values(

@@ -537,26 +537,6 @@ def test_a_pool_declaring_just_above_its_machine_is_a_contradiction(
     assert only.startswith(f"kaistack:cluster.nodePools[0].{problem}")
 
 
-@pytest.mark.parametrize(
-    ("declared", "problem"),
-    [
-        ({"cpu": "2001m"}, "cpu: declared 2001m but AWS says m6i.large has 2 vCPUs"),
-        ({"memory": "8193Mi"}, "memory: declared 8193Mi but AWS says m6i.large has 8192Mi of memory"),
-        ({"pods": 30}, "pods: declared 30 but EKS gives m6i.large at most 29 pods"),
-    ],
-    ids=["cpu", "memory", "pods"],
-)
-def test_a_system_node_group_declaring_just_above_its_machine_is_a_contradiction(
-    ec2: Any, declared: dict[str, Any], problem: str
-) -> None:
-    raw = eks_raw()
-    raw["cluster"]["eks"]["systemNodeGroup"] = declared
-    with pytest.raises(ConfigError) as err:
-        resolve_node_pools(eks_config(raw), ec2)
-    (only,) = err.value.problems
-    assert only.startswith(f"kaistack:cluster.eks.systemNodeGroup.{problem}")
-
-
 def test_a_declared_gpu_label_that_agrees_with_the_facts_is_kept(ec2: Any) -> None:
     labels = {"nvidia.com/gpu.product": "NVIDIA-L4", "nvidia.com/gpu.count": "1"}
     pool = resolve_node_pools(eks_config(labels=labels), ec2).cluster.node_pools[0]
