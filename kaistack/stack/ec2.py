@@ -17,8 +17,26 @@ from typing import Any
 EVICTION_HARD_MIB = 100
 
 
+# What the user can do about each way AWS cannot be asked; the fallback's errors end with it.
+GIVE_CREDENTIALS = "give AWS credentials (aws configure / AWS_PROFILE)"
+FIX_SETTINGS = "fix the AWS settings (profile, config file, region, endpoint_url)"
+ALLOW_CALLS = (
+    "give valid AWS credentials allowed ec2:DescribeInstanceTypes, ec2:DescribeInstanceTypeOfferings and "
+    "ec2:DescribeAvailabilityZones"
+)
+RUN_AGAIN = "run again when EC2 answers"
+REACH_EC2 = "run again where EC2's endpoint can be reached (network, proxy, endpoint_url)"
+
+
 class AwsUnavailable(Exception):
-    """AWS cannot be asked (no credentials, no network, not authorized): use the declared values."""
+    """AWS cannot be asked (no credentials, no network, not authorized): use the declared values.
+
+    `remedy` says what would let kaistack ask (one of the constants above).
+    """
+
+    def __init__(self, message: str, remedy: str = GIVE_CREDENTIALS) -> None:
+        super().__init__(message)
+        self.remedy = remedy
 
 
 @dataclass(frozen=True)
@@ -96,7 +114,8 @@ def _default_client(region: str) -> Any:
         # Not quoted: an endpoint URL may carry credentials.
         raise AwsUnavailable(
             f"AWS settings could not be used ({type(err).__name__} building the EC2 client; check endpoint_url / "
-            "AWS_ENDPOINT_URL*)"
+            "AWS_ENDPOINT_URL*)",
+            FIX_SETTINGS,
         ) from err
 
 
@@ -229,27 +248,33 @@ def call(method: Any, **kwargs: Any) -> Any:
     except (NoCredentialsError, PartialCredentialsError) as err:
         raise AwsUnavailable(f"no usable AWS credentials ({err})") from err
     except NoRegionError as err:
-        raise AwsUnavailable(f"no AWS region ({err})") from err
+        raise AwsUnavailable(f"no AWS region ({err})", FIX_SETTINGS) from err
     except ClientError as err:
         error = err.response.get("Error", {})
         code = str(error.get("Code", ""))
         if code in _UNAVAILABLE_CODES:
-            raise AwsUnavailable(f"AWS refused {err.operation_name} ({code}: {error.get('Message', '')})") from err
+            raise AwsUnavailable(
+                f"AWS refused {err.operation_name} ({code}: {error.get('Message', '')})", ALLOW_CALLS
+            ) from err
         status = err.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
         if code in _BUSY_CODES or status in _BUSY_STATUSES:
             # What botocore retries (retries/standard.py), still failing after its attempts: AWS is busy, not wrong.
-            raise AwsUnavailable(f"AWS did not answer {err.operation_name} ({code or 'HTTP ' + str(status)})") from err
+            raise AwsUnavailable(
+                f"AWS did not answer {err.operation_name} ({code or 'HTTP ' + str(status)})", RUN_AGAIN
+            ) from err
         raise ClientCodeError(code, str(err)) from err
     except (ConnectionError, ReadTimeoutError, ConnectionClosedError) as err:
         # An endpoint, a TLS error, or a proxy botocore masked: nothing secret.
-        raise AwsUnavailable(f"AWS is unreachable ({err})") from err
+        raise AwsUnavailable(f"AWS is unreachable ({err})", REACH_EC2) from err
     except HTTPClientError as err:
         # Any other exception of the HTTP client, wrapped whole: urllib3's LocationParseError quotes a proxy URL
         # with its password (botocore masks only ProxyError). The wrapped exception's class says enough.
         wrapped = type(err.kwargs.get("error")).__name__
-        raise AwsUnavailable(f"AWS is unreachable ({type(err).__name__}: {wrapped}; its message is not shown)") from err
+        raise AwsUnavailable(
+            f"AWS is unreachable ({type(err).__name__}: {wrapped}; its message is not shown)", REACH_EC2
+        ) from err
     except (ProfileNotFound, ConfigParseError) as err:  # a profile's name, a config file's path
-        raise AwsUnavailable(f"AWS settings could not be used ({err})") from err
+        raise AwsUnavailable(f"AWS settings could not be used ({err})", FIX_SETTINGS) from err
     except BotoCoreError as err:
         # CredentialRetrievalError carries a credential_process's stderr whole, SSO and login errors a token
         # cache's complaint: the class says enough, the text may hold a secret.

@@ -30,7 +30,7 @@ from kaistack.declaration.kai_api import GPU_COUNT_LABEL, GPU_MEMORY_LABEL, GPU_
 from kaistack.declaration.limits import MAX_LIST_ITEMS
 from kaistack.declaration.model import NodePool, StackConfig, SystemNodeGroup, Taint
 from kaistack.declaration.parse import ConfigError, revalidated
-from kaistack.stack.ec2 import AwsUnavailable, ClientCodeError, Ec2, InstanceFacts
+from kaistack.stack.ec2 import RUN_AGAIN, AwsUnavailable, ClientCodeError, Ec2, InstanceFacts
 from placement.quantity import cpu_millis, memory_bytes
 
 GPU_TAINT = Taint(key=GPU_RESOURCE, value="true", effect="NoSchedule")
@@ -63,9 +63,9 @@ def discover(config: StackConfig, ec2: Any = None) -> tuple[StackConfig, list[st
     try:
         facts, problems = _ask_aws(config, ask)
     except AwsUnavailable as err:
-        return _from_declared(config, str(err))
+        return _from_declared(config, str(err), err.remedy)
     except ClientCodeError as err:  # an answer kaistack does not expect: said, and the declared facts are used
-        return _from_declared(config, f"AWS refused a request: {err}")
+        return _from_declared(config, f"AWS refused a request: {err}", RUN_AGAIN)
     notes: list[str] = []
     zones = list(cluster.eks.availability_zones)
     if not zones and cluster.eks.vpc_id is None and not problems:
@@ -345,19 +345,19 @@ def _close(declared: int, aws: int) -> bool:
 # --- without AWS ------------------------------------------------------------------------------------
 
 
-def _from_declared(config: StackConfig, reason: str) -> tuple[StackConfig, list[str]]:
-    """Use the declared facts unverified, or name every key that must be declared."""
+def _from_declared(config: StackConfig, reason: str, remedy: str) -> tuple[StackConfig, list[str]]:
+    """Use the declared facts unverified, or name every key that must be declared.
+
+    `remedy` is what would let kaistack ask AWS (it differs for missing credentials and a busy EC2).
+    """
     problems: list[str] = []
     pools: list[NodePool] = []
-    hint = (
-        "declare it, or give AWS credentials (aws configure / AWS_PROFILE) so kaistack can read it from "
-        "EC2 DescribeInstanceTypes"
-    )
+    hint = f"declare it, or {remedy} so kaistack can read it from EC2 DescribeInstanceTypes"
     eks = config.cluster.eks
     if eks is not None and eks.vpc_id is None and not eks.availability_zones:
         problems.append(
             f"kaistack:cluster.eks.availabilityZones: not declared and AWS cannot be asked ({reason}); list 2 or "
-            f"more zones of {eks.region} that offer every pool's instance type, or give AWS credentials"
+            f"more zones of {eks.region} that offer every pool's instance type, or {remedy}"
         )
     for i, pool in enumerate(config.cluster.node_pools):
         where = f"kaistack:cluster.nodePools[{i}]"

@@ -367,6 +367,45 @@ def test_access_denied_falls_back_to_declared_values() -> None:
             resolve_node_pools(eks_config(gpus=1, gpuMemoryMiB=22888), client)
 
 
+@pytest.mark.parametrize(
+    ("code", "status", "remedy"),
+    [
+        ("UnauthorizedOperation", 403, "give valid AWS credentials allowed ec2:DescribeInstanceTypes"),
+        ("RequestLimitExceeded", 503, "run again when EC2 answers"),
+        ("InvalidParameterCombination", 400, "run again when EC2 answers"),
+    ],
+)
+def test_undeclared_facts_say_what_would_let_kaistack_ask_aws(code: str, status: int, remedy: str) -> None:
+    """Credentials would not help an EC2 that is busy or answered oddly: the error names what would."""
+    client = boto3.client("ec2", region_name=REGION, aws_access_key_id="x", aws_secret_access_key="y")
+    with Stubber(client) as stub:
+        stub.add_client_error("describe_instance_types", code, "no", http_status_code=status)
+        with pytest.raises(ConfigError) as excinfo:
+            resolve_node_pools(eks_config(gpus=1, gpuMemoryMiB=22888), client)
+    problems = _problems(excinfo)
+    assert problems
+    assert all(f"declare it, or {remedy}" in p for p in problems), problems
+    if "credentials" not in remedy:
+        assert not any("credentials" in p for p in problems), problems
+
+
+def test_undeclared_zones_without_a_network_say_to_reach_ec2(monkeypatch: pytest.MonkeyPatch) -> None:
+    from botocore.exceptions import EndpointConnectionError
+
+    def unreachable(**_: Any) -> Any:
+        raise EndpointConnectionError(endpoint_url="https://ec2.us-west-2.amazonaws.com/")
+
+    client = boto3.client("ec2", region_name=REGION, aws_access_key_id="x", aws_secret_access_key="y")
+    monkeypatch.setattr(client, "describe_instance_types", unreachable)
+    raw = eks_raw(**DECLARED_L4)
+    raw["cluster"]["eks"].pop("availabilityZones", None)
+    with pytest.raises(ConfigError) as excinfo:
+        resolve_node_pools(eks_config(raw), client)
+    (problem,) = _problems(excinfo)
+    assert problem.startswith("kaistack:cluster.eks.availabilityZones: not declared and AWS cannot be asked")
+    assert problem.endswith("or run again where EC2's endpoint can be reached (network, proxy, endpoint_url)")
+
+
 def test_each_instance_type_is_asked_about_once_per_resolution(ec2: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two pools of one type cost one DescribeInstanceTypes call; nothing is kept between resolutions."""
     raw = eks_raw()
