@@ -326,6 +326,11 @@ class Job:
     sub_groups: tuple[SubGroup, ...] = ()
     min_sub_group: int | None = None
     topology: TopologyConstraint | None = None
+    # KAI's scheduling signature hashes each pod's own priority class and priority, never the PodGroup's
+    # (pod_info/scheduling_constraints_signature.go:52-56). True: the pods carry the job's (a declaration's or a
+    # scenario's), which then stands for them; False: each task's constraints digest holds its pod's own (read
+    # from a cluster, where the pod-grouper may give the PodGroup a class its pods lack).
+    priority_in_signature: bool = True
 
     @property
     def is_preemptible(self) -> bool:

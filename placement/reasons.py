@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from placement import node_constraints, pre_predicates
 from placement.host_ports import describe
+from placement.model import NON_PREEMPTIBLE_PRIORITY
 from placement.nodes import NodeState
 from placement.placing import node_quota_gpus, type_error
 from placement.pod_affinity import AffinityCheck, needs_check
@@ -129,9 +130,15 @@ def _capacity_reason(job: JobState, failure: CapacityFailure) -> Reason:
     if failure.kind == "over-limit":
         message = f"queue {failure.queue} is over its {name} limit (limit {numbers})"
         return Reason(OVER_LIMIT, message, queue=failure.queue)
+    # Non-preemptible by its PodGroup's spec.preemptibility, which wins over the priority, or by its priority.
+    why = (
+        "spec.preemptibility non-preemptible"
+        if job.spec.preemptible is False
+        else f"priority {job.priority} >= {NON_PREEMPTIBLE_PRIORITY}"
+    )
     message = (
         f"non-preemptible job would exceed quota of queue {failure.queue} "
-        f"(quota {numbers} {name}; priority {job.priority} >= 100 never goes over quota)"
+        f"(quota {numbers} {name}; {why} never goes over quota)"
     )
     return Reason(OVER_QUOTA, message, queue=failure.queue)
 

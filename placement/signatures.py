@@ -12,9 +12,9 @@ invalidated), from its pod sets (subgroup_info/podset.go:155-200): per leaf subg
 active-allocated, else its topology constraint, each parent's up to the root's (the PodGroup's), and the
 signatures of its pods not active-allocated. A pod's signature hashes node selector, affinity, tolerations,
 storage, priority class and priority, topology spread (pod_info/scheduling_constraints_signature.go), not its
-resources; in this model pods differ only in priority (the job's) and constraints (nodeSelector, affinity,
-tolerations and the rest, NodeConstraints), so a pod set's signature is its constraint chain, the priority
-and its waiting pods' constraints, sorted.
+resources; in this model pods differ only in priority (the job's, or, read from a cluster, each pod's own inside
+its constraints) and constraints (nodeSelector, affinity, tolerations and the rest, NodeConstraints), so a pod
+set's signature is its constraint chain, the priority and its waiting pods' constraints, sorted.
 
 Resources are compared through the pod's ResReqVector (resource_vector.go:225-245, pod_info.go:576-583): cpu,
 memory, GPUs(), one dimension per MIG profile and one per scalar resource (placement.scalar_resources). GPUs()
@@ -66,9 +66,10 @@ def job_signature(job: JobState, resolve: Callable[[str, str | None], str]) -> S
 def _pod_set_signature(job: JobState, tasks: Sequence[TaskState], chain: tuple[str, ...]) -> tuple[object, ...]:
     # The waiting pods' own signatures, sorted (podset.go:190-200): their constraints (nodeSelector, affinity,
     # tolerations, host port numbers, and what else the signature hashes: NodeConstraints.other), by id; the
-    # priority is the job's.
+    # priority is the job's where it stands for its pods' (Job.priority_in_signature).
     waiting = sorted(t.req.signature_id for t in tasks if t.status not in ACTIVE_ALLOCATED)
-    return (chain, job.priority, tuple(waiting)) if waiting else ()
+    priority = job.priority if job.spec.priority_in_signature else None
+    return (chain, priority, tuple(waiting)) if waiting else ()
 
 
 def _vector(task: TaskState) -> Vector:

@@ -24,7 +24,7 @@ from kaistack.markdown import cell, code, one_line
 from kaistack.ops.diagnose_mistakes import Mistake, find_mistakes
 from kaistack.ops.live_pods import annotations_of, labels_of
 from kaistack.ops.live_snapshot import LiveSnapshot, build, by_kind, object_name, object_namespace
-from placement.model import ALL_ACTIONS
+from placement.model import ALL_ACTIONS, Placement
 from placement.reasons import NOT_REACHED
 from placement.simulation import simulate
 from placement.tasks import PENDING, PIPELINED
@@ -89,6 +89,11 @@ def diagnose(
     return Diagnosis(tuple(pending), tuple(mistakes), (*notes, *absent, *live.notes, *dropped), counts, partial)
 
 
+# The scheduler's flags as KAI v0.17.0 defaults them (cmd/scheduler/app/options/options.go:38, :124): at most 16
+# consolidation victims a job, scheduling signatures on (the simulator's own defaults are KAI's test harness's).
+# A SchedulingShard's spec.args or placementStrategy that change them are not read.
+SCHEDULER_DEFAULTS = Placement(max_consolidation_preemptees=16, use_scheduling_signatures=True)
+
 # A dump is whatever `kubectl get` was asked for: a kind it left out reads as a clean or broken cluster unless said.
 _ABSENT = {
     "Pod": "no Pods were read, so no pod was diagnosed (every cluster runs some in kube-system: dump pods with -A)",
@@ -115,7 +120,15 @@ def _pending(
         return out, False
     # Read right after the cycle, as KAI leaves it: a pipelined pod is still pipelined, not back to Pending.
     # KAI's default actions, stale gang eviction included (conf_util/scheduler_conf_util.go:38).
-    result = simulate(live.snapshot, ALL_ACTIONS, rounds=1, settle=False, max_seconds=max_seconds, **simulation)
+    result = simulate(
+        live.snapshot,
+        ALL_ACTIONS,
+        rounds=1,
+        placement=SCHEDULER_DEFAULTS,
+        settle=False,
+        max_seconds=max_seconds,
+        **simulation,
+    )
     for name in waiting:
         job = jobs[name]
         reason = result.reasons.get(name)

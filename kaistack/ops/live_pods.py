@@ -150,8 +150,9 @@ def constraints_of(pod: Mapping[str, Any]) -> NodeConstraints:
 
 def _signature_rest(spec: Mapping[str, Any]) -> str:
     """What else schedulingConstraintsSignature hashes (KAI@v0.17.0 pod_info/scheduling_constraints_signature.go:
-    19-97): the whole affinity, topology spread constraints, every container port's hostPort, and the volumes
-    other than ConfigMaps and Secrets, without their names (pod_storage_requirements.go:26-52). A PVC volume is
+    19-97): the whole affinity, the priority class and priority, topology spread constraints, every container
+    port's hostPort, and the volumes other than ConfigMaps and Secrets, without their names
+    (pod_storage_requirements.go:26-52). A PVC volume is
     hashed whole, its name and claim included: KAI describes a claim by class, size and phase only when it
     snapshots claims, which it does only with --schedule-csi-storage (cluster_info.go:215-245; off by default,
     cmd/scheduler/app/options/options.go:123), else getPVC fails and the volume goes in as it is (:30-35)."""
@@ -164,11 +165,14 @@ def _signature_rest(spec: Mapping[str, Any]) -> str:
             volumes.append(volume)
         elif "configMap" not in source and "secret" not in source:
             volumes.append(source)
+    klass, priority = spec.get("priorityClassName") or "", spec.get("priority")
     parts = {
         "affinity": spec.get("affinity"),
         "spread": spec.get("topologySpreadConstraints"),
         "ports": ports,
         "volumes": volumes,
+        # The pod's own class and priority, not its PodGroup's (:52-56; Job.priority_in_signature).
+        "priority": [klass, priority] if klass or priority is not None else None,
     }
     if not any(parts.values()):
         return ""

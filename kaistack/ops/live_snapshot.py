@@ -284,6 +284,7 @@ def build(
                     sub_groups=simulated_sub_groups(pg, group, notes),
                     min_sub_group=optional_int(dig(pg, "spec", "minSubGroup")),
                     topology=constraint_of(dig(pg, "spec", "topologyConstraint"), root=True),
+                    priority_in_signature=False,  # each pod's own is in its constraints (live_pods)
                     **(job_times(pg, now) if pg else {}),
                 )
             )

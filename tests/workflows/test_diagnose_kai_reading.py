@@ -1,0 +1,168 @@
+"""`kaistack diagnose` reads a pod and runs the cycle as KAI v0.17.0's scheduler does, where a review found it did not
+(each case reproduced on a dump first): the scheduler's own flag defaults, the pod's priority in the scheduling
+signature, the GPU groups a BindRequest selected, pods of a subgroup their PodGroup lacks, an empty GPU group label,
+and a pod asking for whole GPUs or a fraction beside a MIG device."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kaistack.cli import main
+from kaistack.ops import diagnose as diagnose_module
+from placement.model import Placement
+
+
+def _node(name: str = "n1", gpus: int = 1, **allocatable: str) -> dict[str, Any]:
+    alloc = {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": str(gpus), **allocatable}
+    return {"kind": "Node", "metadata": {"name": name, "labels": {}}, "status": {"allocatable": alloc}}
+
+
+def _queue(name: str = "q", gpu_quota: int = -1, gpu_limit: int = -1) -> dict[str, Any]:
+    free = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
+    gpu = {"quota": gpu_quota, "limit": gpu_limit, "overQuotaWeight": 1}
+    resources = {"cpu": free, "memory": free, "gpu": gpu}
+    return {"kind": "Queue", "metadata": {"name": name}, "spec": {"resources": resources}}
+
+
+def _class(name: str, value: int) -> dict[str, Any]:
+    return {"kind": "PriorityClass", "metadata": {"name": name}, "value": value}
+
+
+def _pod_group(name: str, minute: int, klass: str = "train", **spec: Any) -> dict[str, Any]:
+    return {
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": "ml", "creationTimestamp": f"2026-11-25T10:{minute:02d}:00Z"},
+        "spec": {"minMember": 1, "queue": "q", "priorityClassName": klass, **spec},
+    }
+
+
+def _pod(
+    name: str,
+    group: str,
+    node: str | None = None,
+    requests: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+    labels: dict[str, str] | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    """A pod of PodGroup `group` asking for `requests` (one GPU by default), Running on `node` or Pending."""
+    asks = {"cpu": "1", "memory": "1Gi", **({"nvidia.com/gpu": "1"} if requests is None else requests)}
+    return {
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "ml",
+            "creationTimestamp": "2026-11-25T10:00:00Z",
+            "labels": labels or {},
+            "annotations": {"pod-group-name": group, **(annotations or {})},
+        },
+        "spec": {
+            "schedulerName": "kai-scheduler",
+            "priority": 0,
+            "containers": [{"name": "c", "resources": {"requests": asks}}],
+            **({"nodeName": node} if node else {}),
+            **spec,
+        },
+        "status": {"phase": "Running" if node else "Pending"},
+    }
+
+
+def _diagnose(items: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    """The --json report's pending pods by name."""
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    main(["diagnose", "--from-dump", str(dump), "--at", "2026-11-25T12:00:00Z", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    return {p["pod"]: p for p in report["pending"]}
+
+
+# --- the scheduler's flags ---------------------------------------------------------------------------------------
+
+
+def test_diagnose_runs_the_cycle_with_the_schedulers_flag_defaults(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--max-consolidation-preemptees 16 and --use-scheduling-signatures true are the scheduler's defaults
+    (KAI@v0.17.0 cmd/scheduler/app/options/options.go:38, :118, :124); the simulator's own defaults are KAI's test
+    harness's (-1, off: pkg/scheduler/test_utils/test_utils_builder.go:84)."""
+    seen: list[Placement | None] = []
+    real = diagnose_module.simulate
+
+    def recording(*args: Any, placement: Placement | None = None, **kwargs: Any) -> Any:
+        seen.append(placement)
+        return real(*args, placement=placement, **kwargs)
+
+    monkeypatch.setattr(diagnose_module, "simulate", recording)
+    _diagnose([_node(), _queue(), _pod_group("a", 0), _pod("a", "a")], tmp_path, capsys)
+    assert [(p.max_consolidation_preemptees, p.use_scheduling_signatures) for p in seen if p] == [(16, True)]
+
+
+def _quota_race(pod_classes: tuple[str, str] | None = None, a_class: str = "train", **a_spec: Any) -> list[Any]:
+    """Queue q has no GPU quota; v (class low) holds the one GPU; a then b, both pending, ask for it. A job that
+    cannot go over quota fails; b is the same shape as a."""
+    a_pod: dict[str, Any] = {}
+    b_pod: dict[str, Any] = {}
+    if pod_classes:
+        a_pod = {"priorityClassName": pod_classes[0], "priority": 7}
+        b_pod = {"priorityClassName": pod_classes[1], "priority": 9}
+    return [
+        _node(),
+        _queue(gpu_quota=0),
+        _class("low", 40),
+        _class("train", 50),
+        _class("build", 100),
+        _pod_group("v", 0, "low"),
+        _pod_group("a", 1, a_class, **a_spec),
+        _pod_group("b", 2),
+        _pod("v", "v", node="n1"),
+        _pod("a", "a", **a_pod),
+        _pod("b", "b", **b_pod),
+    ]
+
+
+def test_a_job_no_easier_than_one_of_its_queue_that_failed_is_not_tried(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With signatures on, preempt skips b after a, of the same signature, failed (KAI@v0.17.0 pkg/scheduler/actions/
+    preempt/preempt.go:77-85, a non-preemptible job over quota recorded as failed at :106-108): b stays Pending.
+    Without them b was reported as pipelined onto n1 (v preempted)."""
+    pending = _diagnose(_quota_race(preemptibility="non-preemptible"), tmp_path, capsys)
+    assert pending["ml/a"]["wouldPlace"] is False
+    assert pending["ml/b"]["wouldPlace"] is False
+
+
+def test_the_signature_hashes_the_pods_priority_not_the_podgroups(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """a's PodGroup is build (100, non-preemptible), b's train, their pods alike (no class, priority 0): KAI's pod
+    signature hashes spec.priorityClassName and spec.priority (KAI@v0.17.0 pkg/scheduler/api/pod_info/
+    scheduling_constraints_signature.go:52-56), the job's hashes its pod sets' (podgroup_info/job_info.go:647-661),
+    never the PodGroup's class, so b is a's equal and skipped."""
+    pending = _diagnose(_quota_race(a_class="build"), tmp_path, capsys)
+    assert pending["ml/a"]["wouldPlace"] is False
+    assert pending["ml/b"]["wouldPlace"] is False
+
+
+def test_jobs_whose_pods_carry_different_priority_classes_are_told_apart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same race, the pods' own classes differing (x/7, y/9): their signatures differ, so b is tried after a
+    failed, and preempts v."""
+    pending = _diagnose(_quota_race(("x", "y"), preemptibility="non-preemptible"), tmp_path, capsys)
+    assert pending["ml/a"]["wouldPlace"] is False
+    assert pending["ml/b"]["wouldPlace"] is True
+    assert "n1" in pending["ml/b"]["reason"]
+
+
+def test_an_over_quota_reason_names_the_preemptibility_that_made_the_job_non_preemptible(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """a is train (50) made non-preemptible by its PodGroup's spec.preemptibility, which wins over the priority
+    (KAI@v0.17.0 pkg/common/podgroup/preemptible.go:14-26): its priority is not why."""
+    reason = _diagnose(_quota_race(preemptibility="non-preemptible"), tmp_path, capsys)["ml/a"]["reason"]
+    assert "spec.preemptibility non-preemptible never goes over quota" in reason
+    assert ">= 100" not in reason
