@@ -94,7 +94,7 @@ def pod_task(
     bound_groups: tuple[str, ...] = (),
 ) -> Task:
     """The pod as a task on `node` (None: Pending), read at `now`. `bound_groups`: the GPU groups its
-    BindRequest selected, for a share whose labels name none yet."""
+    BindRequest selected, which KAI takes before the pod's labels (KAI@v0.17.0 pod_info.go:505-510)."""
     annotations = annotations_of(pod)
     requests = pod_requests(pod)
     gpus = int(requests.get(kai_api.GPU_RESOURCE, 0))
@@ -108,7 +108,7 @@ def pod_task(
     devices = annotations.get(kai_api.GPU_FRACTION_NUM_DEVICES)
     shared = bool(fraction or gpu_memory)
     running = bool(node)
-    groups = _gpu_groups(pod) or bound_groups
+    groups = bound_groups or _gpu_groups(pod)
     state = placed_state(pod, now) if running else "Pending"
     return Task(
         gpu=0 if shared or mig else gpus,
@@ -218,13 +218,14 @@ def parse_time(value: Any) -> datetime | None:
 
 def _gpu_groups(pod: Mapping[str, Any]) -> tuple[str, ...]:
     """GetGpuGroups (KAI@v0.17.0 pkg/common/resources/gpu_sharing.go:87-100): `runai-gpu-group`, then the
-    `runai-gpu-group/<group>` labels a multi-device share carries (here once each, in name order)."""
+    `runai-gpu-group/<group>` labels a multi-device share carries (here once each, in name order). The key is
+    what counts: an empty value is a group named "", which every pod so labelled on a node shares."""
     labels = labels_of(pod)
     main = labels.get(kai_api.GPU_GROUP_LABEL)
-    if not main:
+    if main is None:
         return ()
     prefix = kai_api.GPU_GROUP_LABEL + "/"
-    more = sorted(str(v) for k, v in labels.items() if str(k).startswith(prefix) and v)
+    more = sorted(str(v) for k, v in labels.items() if str(k).startswith(prefix) and v is not None)
     return tuple(dict.fromkeys([str(main), *more]))
 
 

@@ -20,8 +20,8 @@ and so what is read here (KAI@v0.17.0):
   KAI's getPodResourceRequest (containers, native sidecars, the init peak, overhead; MIG devices too). A pod
   with `spec.nodeName` and not finished is Running there, Releasing if it is being deleted (StuckInReleasing
   when still in phase Running more than 2 minutes after; a deleted pod with no node is left out), with its
-  GPU groups (`runai-gpu-group` and `runai-gpu-group/<g>` labels) and `gpu-fraction-num-devices` for shared
-  GPUs; finished pods (Succeeded/Failed) and pods in phase Unknown are left out;
+  GPU groups (its BindRequest's, else its `runai-gpu-group` and `runai-gpu-group/<g>` labels) and
+  `gpu-fraction-num-devices` for shared GPUs; finished pods and pods in phase Unknown are left out;
 - Topology objects (`spec.levels[].nodeLabel`, `alias`) and the node labels they name; a PodGroup's
   `spec.topologyConstraint` (only with a `topology`, as subgroup_info.FromPodGroup reads it),
   `spec.minSubGroup` and `spec.subGroups`, and each pod's `kai.scheduler/subgroup-name` label;
@@ -31,16 +31,15 @@ and so what is read here (KAI@v0.17.0):
   reads them (live_volumes.py). Without claims in the objects that is not checked;
 - Namespaces' labels, which affinity terms' namespaceSelectors match (placement.namespace_selectors).
 
-A pending pod with scheduling gates is Gated, as in KAI: left out of its job and reported for its gates.
-A pod with a BindRequest and no node yet is Binding on the request's node, with its selected GPU groups,
-unless the request failed past its backoff. Queues' `preemptMinRuntime` / `reclaimMinRuntime` are read. A
-node that is cordoned, NotReady or under pressure keeps its pods, takes no new one and is left out of the
-fair shares.
+A pending pod with scheduling gates is Gated, as in KAI: left out of its job and reported for its gates. A pod
+with a BindRequest and no node yet is Binding on the request's node, unless the request failed past its backoff.
+A running pod naming a subgroup its PodGroup lacks holds room on its node, outside every job. Queues'
+`preemptMinRuntime` / `reclaimMinRuntime` are read. A node that is cordoned, NotReady or under pressure keeps its
+pods, takes no new one and is left out of the fair shares.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections import Counter, deque
 from collections.abc import Iterable, Mapping
@@ -75,11 +74,11 @@ from kaistack.ops.live_pods import (
     pod_labels,
     pod_task,
 )
-from kaistack.ops.live_storage import Storage, storage_of
-from kaistack.ops.live_volumes import NO_VOLUMES, PodVolumes, claim_names, pod_volumes
+from kaistack.ops.live_storage import storage_of
+from kaistack.ops.live_volumes import VolumeCache, claim_names, with_volumes
 from placement import namespace_selectors
 from placement.depth import MAX_QUEUE_DEPTH, depths
-from placement.model import Job, Queue, QueueResource, Snapshot, Task
+from placement.model import Job, Queue, QueueResource, Snapshot
 from placement.scenario import duration_seconds
 from placement.tasks import RELEASING, STUCK_IN_RELEASING
 
@@ -194,6 +193,11 @@ def build(
             if node:
                 outside.setdefault(node, Outside()).add(pod, placed_state(pod, now) == RELEASING)
             continue
+        if node and group in groups and missing_sub_group(groups[group], labels_of(pod)) is not None:
+            # In no pod set nor its queue's allocation (job_info.go:313-323, proportion.go:359-370), but on its node
+            # like every pod (cluster_info.go:530-551; a GPU share's fraction is not counted there).
+            outside.setdefault(node, Outside()).add(pod, placed_state(pod, now) == RELEASING)
+            continue
         if group in resting:
             queue = dig(groups[group], "spec", "queue")
             backed_off[f"{object_namespace(pod)}/{object_name(pod)}"] = (group, str(queue or ""))
@@ -242,9 +246,8 @@ def build(
         sub_groups = bool(pg and seq(dig(pg, "spec", "subGroups")))
         for pod in sorted(pods, key=_age_key):  # task order's last tie-break: creation
             node = _node_name(pod, binding)
-            bound_groups: tuple[str, ...] = ()
-            if not dig(pod, "spec", "nodeName"):
-                bound_groups = binding.get((object_namespace(pod), object_name(pod)), ("", ()))[1]
+            # A Succeeded BindRequest stays for the pod's life (cache.go:355-381, 446-476); its GPU groups win.
+            bound_groups = binding.get((object_namespace(pod), object_name(pod)), ("", ()))[1]
             if node and node not in node_names:
                 notes.append(
                     f"pod {object_namespace(pod)}/{object_name(pod)} runs on {node}, which is not in the snapshot"
@@ -308,33 +311,6 @@ def build(
             "Namespaces were not read: affinity terms with a namespaceSelector match only the namespaces they list"
         )
     return LiveSnapshot(snapshot, pods_of_job, tuple(notes), orphans, gated, backed_off, bad_sub_group)
-
-
-class VolumeCache:
-    """pod_volumes per pod, shared by pods that use the same claims (a claim's verdict does not depend on the pod,
-    but for an ephemeral volume's owner)."""
-
-    def __init__(self, storage: Storage) -> None:
-        self.storage = storage
-        self.seen: dict[object, PodVolumes] = {}
-
-    def of(self, pod: Mapping[str, Any]) -> PodVolumes:
-        names = tuple(claim_names(pod))
-        if not names:
-            return NO_VOLUMES
-        owner = str(dig(pod, "metadata", "uid")) if any(ephemeral for _, ephemeral in names) else None
-        key = (object_namespace(pod), names, owner, object_name(pod) if owner is not None else None)
-        found = self.seen.get(key)
-        if found is None:
-            found = self.seen[key] = pod_volumes(pod, self.storage)
-        return found
-
-
-def with_volumes(task: Task, volumes: PodVolumes) -> Task:
-    if volumes is NO_VOLUMES:
-        return task
-    constraints = dataclasses.replace(task.constraints, volume_nodes=volumes.nodes, volume_reason=volumes.reason)
-    return dataclasses.replace(task, volume_error=volumes.error, constraints=constraints)
 
 
 def existing_config_maps(kinds: Mapping[str, list[Mapping[str, Any]]]) -> frozenset[tuple[str, str]] | None:

@@ -22,6 +22,7 @@ never assumes a volume taken; its binder's Reserve finds the second pod's volume
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -29,7 +30,7 @@ from typing import Any
 from kaistack.guardrails.podspec import dig, mapping, seq
 from kaistack.ops.live_pods import object_name, object_namespace
 from kaistack.ops.live_storage import Storage, quantity, storage_class
-from placement.model import Node
+from placement.model import Node, Task
 from placement.node_constraints import ConstraintError
 
 __all__ = [
@@ -256,3 +257,30 @@ def _owned_by(claim: Mapping[str, Any], pod: Mapping[str, Any]) -> bool:
 def _q(text: str) -> str:
     """Go's %q of a Kubernetes name (which needs no escaping)."""
     return f'"{text}"'
+
+
+class VolumeCache:
+    """pod_volumes per pod, shared by pods that use the same claims (a claim's verdict does not depend on the pod,
+    but for an ephemeral volume's owner)."""
+
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+        self.seen: dict[object, PodVolumes] = {}
+
+    def of(self, pod: Mapping[str, Any]) -> PodVolumes:
+        names = tuple(claim_names(pod))
+        if not names:
+            return NO_VOLUMES
+        owner = str(dig(pod, "metadata", "uid")) if any(ephemeral for _, ephemeral in names) else None
+        key = (object_namespace(pod), names, owner, object_name(pod) if owner is not None else None)
+        found = self.seen.get(key)
+        if found is None:
+            found = self.seen[key] = pod_volumes(pod, self.storage)
+        return found
+
+
+def with_volumes(task: Task, volumes: PodVolumes) -> Task:
+    if volumes is NO_VOLUMES:
+        return task
+    constraints = dataclasses.replace(task.constraints, volume_nodes=volumes.nodes, volume_reason=volumes.reason)
+    return dataclasses.replace(task, volume_error=volumes.error, constraints=constraints)

@@ -166,3 +166,134 @@ def test_an_over_quota_reason_names_the_preemptibility_that_made_the_job_non_pre
     reason = _diagnose(_quota_race(preemptibility="non-preemptible"), tmp_path, capsys)["ml/a"]["reason"]
     assert "spec.preemptibility non-preemptible never goes over quota" in reason
     assert ">= 100" not in reason
+
+
+# --- GPU groups -------------------------------------------------------------------------------------------------
+
+HALF = {"gpu-fraction": "0.5"}
+# Running pods of class build (100) are not preemptible, so consolidation does not move a share to make room.
+_UNMOVABLE = (_class("build", 100), _class("train", 50))
+
+
+def _bind_request(pod: str, *groups: str) -> dict[str, Any]:
+    return {
+        "kind": "BindRequest",
+        "metadata": {"name": pod, "namespace": "ml"},
+        "spec": {"podName": pod, "selectedNode": "n1", "selectedGPUGroups": list(groups)},
+        "status": {"phase": "Succeeded"},
+    }
+
+
+def _two_gpus_half_taken(*extra: dict[str, Any], share: dict[str, Any]) -> list[dict[str, Any]]:
+    """n1's two GPUs each hold half of `share` (a running pod) and a 0.5 pod (s1 on g1, s2 on g2); w, pending,
+    asks for 0.5."""
+    return [
+        _node(gpus=2),
+        _queue(),
+        *(_pod_group(name, i) for i, name in enumerate(("multi", "s1", "s2", "w"))),
+        share,
+        _pod("s1", "s1", node="n1", requests={}, annotations=HALF, labels={"runai-gpu-group": "g1"}),
+        _pod("s2", "s2", node="n1", requests={}, annotations=HALF, labels={"runai-gpu-group": "g2"}),
+        _pod("w", "w", requests={}, annotations=HALF),
+        *extra,
+    ]
+
+
+def test_a_running_multi_device_share_holds_the_gpus_its_bind_request_selected(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The binder labels a multi-device share with `runai-gpu-group/<g>` only, never `runai-gpu-group`
+    (KAI@v0.17.0 pkg/binder/binding/resourcereservation/resource_reservation.go:290-295), so GetGpuGroups finds
+    none (pkg/common/resources/gpu_sharing.go:87-93) and KAI takes its groups from its Succeeded BindRequest, which
+    stays for the pod's life and wins over the labels (pkg/scheduler/cache/cache.go:355-381, 446-476;
+    pkg/scheduler/api/pod_info/pod_info.go:505-510): g1 and g2 are full. It was given two fresh GPUs, and w a
+    place."""
+    multi = _pod(
+        "multi",
+        "multi",
+        node="n1",
+        requests={},
+        annotations={**HALF, "gpu-fraction-num-devices": "2"},
+        labels={"runai-gpu-group/g1": "g1", "runai-gpu-group/g2": "g2"},
+    )
+    items = _two_gpus_half_taken(
+        _bind_request("multi", "g1", "g2"), _bind_request("s1", "g1"), _bind_request("s2", "g2"), share=multi
+    )
+    pending = _diagnose(items, tmp_path, capsys)
+    assert pending["ml/w"]["wouldPlace"] is False
+    assert "fits no shared GPU" in pending["ml/w"]["reason"]
+
+
+def test_a_bind_requests_gpu_group_wins_over_the_pods_label(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A running 0.5 share labelled g9 (edited by hand) whose BindRequest selected g1: KAI counts it on g1 with s1
+    (pod_info.go:505-510), one GPU in all, and n1's other GPU is free for w's whole GPU; on g9 the two shares would
+    hold both GPUs."""
+    items = [
+        _node(gpus=2),
+        _queue(),
+        *_UNMOVABLE,
+        *(_pod_group(name, i, "build") for i, name in enumerate(("share", "s1"))),
+        _pod_group("w", 2),
+        _pod("share", "share", node="n1", requests={}, annotations=HALF, labels={"runai-gpu-group": "g9"}),
+        _pod("s1", "s1", node="n1", requests={}, annotations=HALF, labels={"runai-gpu-group": "g1"}),
+        _pod("w", "w"),
+        _bind_request("share", "g1"),
+    ]
+    assert _diagnose(items, tmp_path, capsys)["ml/w"]["wouldPlace"] is True
+
+
+def test_shares_with_an_empty_gpu_group_label_share_one_gpu(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """GetGpuGroups checks the label's key, not its value (gpu_sharing.go:87-93): two 0.5 shares labelled "" are
+    one group "" on one GPU (pkg/scheduler/api/node_info/gpu_sharing_node_info.go:73-128), so the node's second
+    GPU is free for a whole-GPU pod. The empty value was dropped and each share given a GPU of its own."""
+    empty = {"runai-gpu-group": ""}
+    items = [
+        _node(gpus=2),
+        _queue(),
+        *_UNMOVABLE,
+        *(_pod_group(name, i, "build") for i, name in enumerate(("s1", "s2"))),
+        _pod_group("w", 2),
+        _pod("s1", "s1", node="n1", requests={}, annotations=HALF, labels=empty),
+        _pod("s2", "s2", node="n1", requests={}, annotations=HALF, labels=empty),
+        _pod("w", "w"),
+    ]
+    assert _diagnose(items, tmp_path, capsys)["ml/w"]["wouldPlace"] is True
+
+
+# --- subgroups --------------------------------------------------------------------------------------------------
+
+
+def test_a_running_pod_of_a_subgroup_its_podgroup_lacks_is_not_charged_to_its_queue(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """x runs with a GPU under PodGroup g (subGroups [a]) but names subgroup zzz: KAI keeps it out of every pod set
+    and of its job's allocation (KAI@v0.17.0 pkg/scheduler/api/podgroup_info/job_info.go:313-323;
+    pkg/scheduler/plugins/proportion/proportion.go:359-370), so queue q (GPU limit 1) has none allocated and w
+    gets n1's second GPU. It was charged to q, and w reported over q's limit."""
+    items = [
+        _node(gpus=2),
+        _queue(gpu_limit=1),
+        _pod_group("g", 0, subGroups=[{"name": "a", "minMember": 1}]),
+        _pod_group("w", 1),
+        _pod("x", "g", node="n1", labels={"kai.scheduler/subgroup-name": "zzz"}),
+        _pod("w", "w"),
+    ]
+    assert _diagnose(items, tmp_path, capsys)["ml/w"]["wouldPlace"] is True
+
+
+def test_a_running_pod_of_a_subgroup_its_podgroup_lacks_still_holds_its_node(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every pod is on its node in KAI's cache (KAI@v0.17.0 pkg/scheduler/cache/cluster_info/cluster_info.go:
+    530-551): on a one-GPU node x's GPU is not free for w."""
+    items = [
+        _node(gpus=1),
+        _queue(),
+        _pod_group("g", 0, subGroups=[{"name": "a", "minMember": 1}]),
+        _pod_group("w", 1),
+        _pod("x", "g", node="n1", labels={"kai.scheduler/subgroup-name": "zzz"}),
+        _pod("w", "w"),
+    ]
+    pending = _diagnose(items, tmp_path, capsys)
+    assert pending["ml/w"]["wouldPlace"] is False
+    assert "0 free" in pending["ml/w"]["reason"]
