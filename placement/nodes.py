@@ -93,8 +93,9 @@ class Entry:
         self.shared = req.shared
         self.cpu = req.cpu
         self.mem = req.mem
-        # getAcceptedTaskResourceWithoutSharedGPU: whole GPUs only; shared GPUs are counted per group.
-        self.gpus = 0 if self.shared else int(req.gpus)
+        # getAcceptedTaskResourceWithoutSharedGPU: whole GPUs only; shared GPUs are counted per group, and a MIG
+        # pod holds its MIG devices alone, whole GPUs asked beside them or not (setAcceptedResources, :724-735).
+        self.gpus = 0 if self.shared or req.kind == KIND_MIG else int(req.gpus)
         self.mig = req.mig
         self.scalar = req.scalar
         self.gmem = node.request_memory(req)

@@ -294,7 +294,8 @@ def _free_text(node: NodeState, task: TaskState) -> str:
         return ", ".join(short) or f"needs {req.cpu:g}m CPU, {node.idle_cpu + node.rel_cpu:g}m free"
     if req.kind == KIND_MIG:
         devices = ", ".join(f"{node.idle_mig.get(k, 0) + node.rel_mig.get(k, 0)} {k}" for k, _ in req.mig)
-        return ", ".join([f"{devices} free", *short])
+        whole = [f"{max(0, node.nonallocated_gpus())} whole GPUs"] if req.count else []
+        return ", ".join([f"{', '.join([*whole, devices])} free", *short])
     return ", ".join(short) or f"{max(0, node.nonallocated_gpus())} whole GPUs free"
 
 

@@ -160,7 +160,9 @@ def checked(r: Reader, path: str, parse: Callable[[], _T]) -> _T:
 
 
 def check_combination(r: Reader, request: dict[str, Any], path: str) -> None:
-    """The admission webhook's forbidden combinations (docs: gpu-fraction / gpu-memory rules)."""
+    """One GPU request kind per task. The admission webhook refuses a fraction or GPU memory beside whole GPUs, and
+    GPU memory beside a fraction (KAI@v0.17.0 gpu_request_validator.go:32-38); whole GPUs or a fraction beside MIG
+    devices it allows, but the format keeps them apart (kaistack diagnose reads such pods from a cluster)."""
     kinds = [
         key
         for key, present in (

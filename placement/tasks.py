@@ -142,7 +142,9 @@ class TaskRequest:
             self.signature_id = _CONSTRAINTS.setdefault(alike, len(_CONSTRAINTS))
         self.gpu_memory = 0
         if self.mig:
-            self.kind, self.count, self.portion = KIND_MIG, 0, 0.0
+            # Whole GPUs beside MIG devices (admission allows it): KAI keeps both in the pod's vector and a node
+            # must fit both (node_info.go:351-352, 755-761), though it then holds only the MIG devices (Entry).
+            self.kind, self.count, self.portion = KIND_MIG, task.gpu, 1.0 if task.gpu else 0.0
         elif task.gpu_memory_mib:
             self.kind, self.count, self.portion = KIND_MEMORY, task.gpu_devices, 0.0
             self.gpu_memory = int(task.gpu_memory_mib)
@@ -184,7 +186,8 @@ class TaskRequest:
             each = f"{self.gpu_memory} MiB of GPU memory"
             return each if self.count == 1 else f"{self.count} x {each}"
         if self.kind == KIND_MIG:
-            return ", ".join(f"{n} x {name}" for name, n in self.mig)
+            whole = [f"{self.count} GPU" + ("s" if self.count != 1 else "")] if self.count else []
+            return ", ".join([*whole, *(f"{n} x {name}" for name, n in self.mig)])
         return "no GPU"
 
 

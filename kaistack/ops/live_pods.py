@@ -111,7 +111,7 @@ def pod_task(
     groups = bound_groups or _gpu_groups(pod)
     state = placed_state(pod, now) if running else "Pending"
     return Task(
-        gpu=0 if shared or mig else gpus,
+        gpu=0 if shared else gpus,
         gpu_fraction=float(fraction) if fraction else None,
         gpu_memory_mib=uint64_of(gpu_memory) if gpu_memory and not fraction else None,
         gpu_devices=min(uint64_of(str(devices)), 64) if shared and positive_uint64(devices) else 1,

@@ -297,3 +297,26 @@ def test_a_running_pod_of_a_subgroup_its_podgroup_lacks_still_holds_its_node(
     pending = _diagnose(items, tmp_path, capsys)
     assert pending["ml/w"]["wouldPlace"] is False
     assert "0 free" in pending["ml/w"]["reason"]
+
+
+# --- whole GPUs beside MIG devices ------------------------------------------------------------------------------
+
+
+def test_a_pod_asking_a_whole_gpu_beside_a_mig_device_does_not_fit_a_node_of_mig_devices_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Admission allows it (KAI@v0.17.0 pkg/binder/plugins/gpusharing/gpu-request/gpu_request_validator.go:16-62);
+    KAI keeps the GPU count beside the MIG map (pkg/scheduler/api/resource_info/resource_requirment.go:53-63) and
+    fits the whole vector (pkg/scheduler/api/node_info/node_info.go:351-352, 755-761): a node of MIG devices and
+    no whole GPU does not take it. It was read as a MIG request alone and placed there."""
+    node = _node(gpus=0, **{"nvidia.com/mig-1g.5gb": "7"})
+    node["metadata"]["labels"]["nvidia.com/mig.strategy"] = "mixed"
+    items = [
+        node,
+        _queue(),
+        _pod_group("g", 0),
+        _pod("both", "g", requests={"nvidia.com/gpu": "1", "nvidia.com/mig-1g.5gb": "1"}),
+    ]
+    pending = _diagnose(items, tmp_path, capsys)
+    assert pending["ml/both"]["wouldPlace"] is False
+    assert "1 GPU" in pending["ml/both"]["reason"]
