@@ -14,7 +14,8 @@ from kaistack.cli.output import print_json
 from kaistack.cli.sim_progress import simulation_progress
 
 DUMP_KINDS = (
-    "nodes,pods,podgroups,bindrequests,queues,topologies,priorityclasses,configmaps,pvc,pv,storageclasses,namespaces"
+    "nodes,pods,podgroups,bindrequests,queues,topologies,schedulingshards,priorityclasses,configmaps,pvc,pv,"
+    "storageclasses,namespaces"
 )
 
 DEFAULT_TIMEOUT = 10.0  # seconds per API request
@@ -211,6 +212,7 @@ def read_live(args: argparse.Namespace) -> tuple[list[Any], list[str]]:
         PodGroup,
         PriorityClass,
         Queue,
+        SchedulingShard,
         StorageClass,
         Topology,
     )
@@ -225,6 +227,7 @@ def read_live(args: argparse.Namespace) -> tuple[list[Any], list[str]]:
             (Node, False),
             (Queue, False),
             (Topology, False),
+            (SchedulingShard, False),
             (PriorityClass, False),
             (PersistentVolume, False),
             (StorageClass, False),

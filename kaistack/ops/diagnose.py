@@ -23,8 +23,8 @@ from kaistack.guardrails.podspec import dig, mapping, seq
 from kaistack.markdown import cell, code, one_line
 from kaistack.ops.diagnose_mistakes import Mistake, find_mistakes
 from kaistack.ops.live_pods import annotations_of, labels_of
+from kaistack.ops.live_shard import SchedulerSettings, scheduler_settings
 from kaistack.ops.live_snapshot import LiveSnapshot, build, by_kind, object_name, object_namespace
-from placement.model import ALL_ACTIONS, Placement
 from placement.reasons import NOT_REACHED
 from placement.simulation import simulate
 from placement.tasks import PENDING, PIPELINED
@@ -76,7 +76,8 @@ def diagnose(
     unnamed: Counter[str] = Counter()
     kinds = by_kind(objects, unnamed)
     live = build(objects, now=now)
-    pending, partial = _pending(live, max_seconds, simulation or {})
+    settings = scheduler_settings(kinds.get("SchedulingShard"))  # None: not read; []: read, and none there
+    pending, partial = _pending(live, settings, max_seconds, simulation or {})
     pending += _in_kubelet(kinds, live)
     mistakes = find_mistakes(kinds)
     counts = {k: len(kinds.get(k, [])) for k in ("Node", "Pod", "PodGroup", "Queue", "Topology", "ConfigMap")}
@@ -86,13 +87,9 @@ def diagnose(
         for kind, n in sorted(unnamed.items())
     ]
     absent = [_ABSENT[kind] for kind in _ABSENT if not kinds.get(kind)]
-    return Diagnosis(tuple(pending), tuple(mistakes), (*notes, *absent, *live.notes, *dropped), counts, partial)
+    all_notes = (*notes, *absent, *settings.notes, *live.notes, *dropped)
+    return Diagnosis(tuple(pending), tuple(mistakes), all_notes, counts, partial)
 
-
-# The scheduler's flags as KAI v0.17.0 defaults them (cmd/scheduler/app/options/options.go:38, :124): at most 16
-# consolidation victims a job, scheduling signatures on (the simulator's own defaults are KAI's test harness's).
-# A SchedulingShard's spec.args or placementStrategy that change them are not read.
-SCHEDULER_DEFAULTS = Placement(max_consolidation_preemptees=16, use_scheduling_signatures=True)
 
 # A dump is whatever `kubectl get` was asked for: a kind it left out reads as a clean or broken cluster unless said.
 _ABSENT = {
@@ -103,7 +100,7 @@ _ABSENT = {
 
 
 def _pending(
-    live: LiveSnapshot, max_seconds: float | None, simulation: Mapping[str, Any]
+    live: LiveSnapshot, settings: SchedulerSettings, max_seconds: float | None, simulation: Mapping[str, Any]
 ) -> tuple[list[PendingPod], bool]:
     jobs = {j.name: j for j in live.snapshot.jobs}
     waiting = [name for name, job in jobs.items() if any(t.state == "Pending" for t in job.tasks)]
@@ -119,12 +116,12 @@ def _pending(
     if not waiting:
         return out, False
     # Read right after the cycle, as KAI leaves it: a pipelined pod is still pipelined, not back to Pending.
-    # KAI's default actions, stale gang eviction included (conf_util/scheduler_conf_util.go:38).
+    # The shard's actions (by default KAI's, stale gang eviction included: conf_util/scheduler_conf_util.go:38).
     result = simulate(
         live.snapshot,
-        ALL_ACTIONS,
+        settings.actions,
         rounds=1,
-        placement=SCHEDULER_DEFAULTS,
+        placement=settings.placement,
         settle=False,
         max_seconds=max_seconds,
         **simulation,

@@ -105,7 +105,17 @@ class LiveSnapshot:
 
 
 _CLUSTER_SCOPED = frozenset(
-    {"Node", "Queue", "Topology", "PriorityClass", "PersistentVolume", "StorageClass", "Namespace", "CSIDriver"}
+    {
+        "Node",
+        "Queue",
+        "Topology",
+        "PriorityClass",
+        "PersistentVolume",
+        "StorageClass",
+        "Namespace",
+        "CSIDriver",
+        "SchedulingShard",
+    }
 )
 
 

@@ -132,6 +132,8 @@ def test_live_read_skips_what_the_credentials_may_not_read(
         ("/apis/storage.k8s.io/v1/storageclasses", "StorageClasses"),
         ("/api/v1/namespaces", "Namespaces"),
         ("/apis/kai.scheduler/v1alpha1/topologies", "Topologies"),
+        # KAI@v0.17.0 deployments/kai-scheduler/crds/kai.scheduler_schedulingshards.yaml: the scheduler's settings
+        ("/apis/kai.scheduler/v1/schedulingshards", "SchedulingShards"),
     ],
 )
 def test_live_read_lists_each_kind_at_its_api_path_and_says_what_it_may_not_read(

@@ -1,0 +1,269 @@
+"""The SchedulingShard's settings, as `kaistack diagnose` runs KAI's cycle with them (kaistack.ops.live_shard).
+
+Facts: KAI@v0.17.0 pkg/apis/kai/v1/schedulingshard_types.go (how the operator turns a shard's spec into the
+scheduler's plugins, actions and flags), cmd/scheduler/app/options/options.go (the flags' defaults) and
+pkg/scheduler/plugins/minruntime/minruntime.go (how the min runtimes are parsed)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kaistack.cli import main
+from kaistack.ops.live_shard import scheduler_settings
+from placement.model import ALL_ACTIONS
+
+
+def _shard(name: str = "default", partition: str = "", **spec: Any) -> dict[str, Any]:
+    return {"kind": "SchedulingShard", "metadata": {"name": name}, "spec": {"partitionLabelValue": partition, **spec}}
+
+
+def test_without_a_shard_read_kais_flag_defaults_are_used_and_said() -> None:
+    """options.go:38 (16 consolidation preemptees), :124 (signatures on); every action (schedulingshard_types.go:
+    238-244)."""
+    settings = scheduler_settings(None)
+    assert (settings.placement.max_consolidation_preemptees, settings.placement.use_scheduling_signatures) == (16, True)
+    assert (settings.placement.node, settings.placement.gpu) == ("binpack", "pack")
+    assert settings.actions == ALL_ACTIONS
+    assert settings.notes == (
+        "no SchedulingShard was read: diagnosed with KAI's scheduler defaults (binpack, consolidation of up to 16 "
+        "jobs, scheduling signatures; add schedulingshards to the dump)",
+    )
+
+
+def test_a_cluster_read_without_any_shard_is_said_so() -> None:
+    (note,) = scheduler_settings([]).notes
+    assert note.startswith("the cluster has no SchedulingShard: diagnosed with KAI's scheduler defaults")
+
+
+def test_the_charts_default_shard_is_kais_defaults_without_a_note() -> None:
+    """deployments/kai-scheduler/templates/default-shard.yaml with values.yaml's placementStrategy binpack."""
+    settings = scheduler_settings([_shard(goMemLimitRatio=0.9, placementStrategy={"gpu": "binpack", "cpu": "binpack"})])
+    assert settings == scheduler_settings([_shard()])
+    assert settings.notes == ()
+    assert settings.actions == ALL_ACTIONS
+    assert (settings.placement.node, settings.placement.gpu, settings.placement.max_consolidation_preemptees) == (
+        "binpack",
+        "pack",
+        16,
+    )
+
+
+def test_a_spread_shard_spreads_nodes_and_gpus_and_runs_no_consolidation() -> None:
+    """gpuspread when the GPU strategy is not binpack (:257-260), nodeplacement's arguments (:275-276), and
+    consolidation only when neither strategy is spread (:309-310)."""
+    settings = scheduler_settings([_shard(placementStrategy={"gpu": "spread", "cpu": "spread"})])
+    assert (settings.placement.node, settings.placement.gpu) == ("spread", "spread")
+    assert settings.actions == ("allocate", "reclaim", "preempt", "stalegangeviction")
+    assert settings.notes == ()
+
+
+def test_a_cpu_spread_alone_turns_consolidation_off_and_says_the_node_order_is_the_gpus() -> None:
+    settings = scheduler_settings([_shard(placementStrategy={"cpu": "spread"})])
+    assert "consolidation" not in settings.actions
+    assert (settings.placement.node, settings.placement.gpu) == ("binpack", "pack")
+    assert settings.notes == (
+        "SchedulingShard default places GPU pods by binpack and CPU pods by spread; kaistack orders nodes for both "
+        "by binpack",
+    )
+
+
+def test_an_unknown_strategy_is_said_and_taken_as_binpack() -> None:
+    settings = scheduler_settings([_shard(placementStrategy={"gpu": "tetris", "cpu": "tetris"})])
+    assert settings.placement.node == "binpack"
+    assert "placementStrategy.gpu 'tetris' is neither binpack nor spread" in settings.notes[0]
+
+
+def test_a_spread_shard_that_turns_consolidation_on_is_said_not_simulated() -> None:
+    """User overrides are merged after the strategy's default (:312-325): KAI would run consolidation."""
+    settings = scheduler_settings(
+        [_shard(placementStrategy={"gpu": "spread"}, actions={"consolidation": {"enabled": True}})]
+    )
+    assert "turns consolidation on under a spread strategy" in settings.notes[-1]
+
+
+@pytest.mark.parametrize(("value", "count"), [("0", 0), ("-1", -1), ("32", 32), ("017", 15), ("0x20", 32), ("1_0", 10)])
+def test_args_set_the_consolidation_preemptee_limit(value: str, count: int) -> None:
+    """The flag package reads an int flag with strconv.ParseInt(s, 0, 64): a leading 0 is octal."""
+    settings = scheduler_settings([_shard(args={"max-consolidation-preemptees": value})])
+    assert settings.placement.max_consolidation_preemptees == count
+    assert settings.notes == ()
+
+
+@pytest.mark.parametrize("value", ["abc", "1.5", "-2", 7, " 8", "09", str(2**63)])
+def test_a_preemptee_limit_that_is_no_count_is_said_and_defaulted(value: Any) -> None:
+    settings = scheduler_settings([_shard(args={"max-consolidation-preemptees": value})])
+    assert settings.placement.max_consolidation_preemptees == 16
+    assert "args max-consolidation-preemptees" in settings.notes[0]
+
+
+@pytest.mark.parametrize(("value", "on"), [("false", False), ("F", False), ("0", False), ("TRUE", True), ("t", True)])
+def test_args_turn_scheduling_signatures_off_as_go_parses_a_bool(value: str, on: bool) -> None:
+    """strconv.ParseBool's spellings; the flag is a BoolVar (options.go:124)."""
+    assert (
+        scheduler_settings([_shard(args={"use-scheduling-signatures": value})]).placement.use_scheduling_signatures
+        is on
+    )
+
+
+def test_a_signatures_flag_go_cannot_parse_is_said() -> None:
+    settings = scheduler_settings([_shard(args={"use-scheduling-signatures": "no"})])
+    assert settings.placement.use_scheduling_signatures is True
+    assert "'no' is not a Go bool" in settings.notes[0]
+
+
+def test_other_scheduler_flags_are_named_as_not_read() -> None:
+    settings = scheduler_settings([_shard(args={"leader-elect": "true", "qps": "100"})])
+    assert settings.notes == (
+        "SchedulingShard default passes the scheduler leader-elect, qps, which kaistack does not read",
+    )
+
+
+def test_the_shards_min_runtimes_are_the_minruntime_plugins_defaults() -> None:
+    """:266-273; Go durations (minruntime.go:36-48)."""
+    placement = scheduler_settings(
+        [_shard(minRuntime={"preemptMinRuntime": "10m", "reclaimMinRuntime": "1h30m"})]
+    ).placement
+    assert (placement.default_preempt_min_runtime, placement.default_reclaim_min_runtime) == (600.0, 5400.0)
+
+
+@pytest.mark.parametrize("value", ["-5s", "soon", ""])
+def test_a_min_runtime_go_cannot_use_is_zero(value: str) -> None:
+    """parseMinRuntime logs and uses 0 for an unparsable or negative duration (minruntime.go:36-48)."""
+    placement = scheduler_settings([_shard(minRuntime={"preemptMinRuntime": value})]).placement
+    assert placement.default_preempt_min_runtime == 0.0
+
+
+def test_minruntime_plugin_arguments_replace_the_shards_min_runtimes_whole() -> None:
+    """A plugin override's arguments replace the defaults, min runtimes included (:278-295)."""
+    spec = {
+        "minRuntime": {"preemptMinRuntime": "10m"},
+        "plugins": {"minruntime": {"arguments": {"reclaimResolveMethod": "queue", "defaultReclaimMinRuntime": "2m"}}},
+    }
+    placement = scheduler_settings([_shard(**spec)]).placement
+    assert (placement.default_preempt_min_runtime, placement.default_reclaim_min_runtime) == (0.0, 120.0)
+    assert placement.reclaim_resolve_method == "queue"
+
+
+def test_an_unknown_reclaim_resolve_method_is_lca_as_kai_falls_back() -> None:
+    """minruntime.go:58-62."""
+    settings = scheduler_settings([_shard(plugins={"minruntime": {"arguments": {"reclaimResolveMethod": "root"}}})])
+    assert settings.placement.reclaim_resolve_method == "lca"
+    assert "reclaimResolveMethod 'root' is not lca or queue" in settings.notes[0]
+
+
+def test_actions_are_turned_off_and_reordered_by_priority() -> None:
+    """Higher priority runs first (:238-244); a disabled action does not run."""
+    actions = {"preempt": {"priority": 450}, "stalegangeviction": {"enabled": False}, "reclaim": {"priority": True}}
+    assert scheduler_settings([_shard(actions=actions)]).actions == ("allocate", "preempt", "consolidation", "reclaim")
+
+
+def test_an_action_kaistack_does_not_simulate_is_said() -> None:
+    settings = scheduler_settings([_shard(actions={"backfill": {"enabled": True}})])
+    assert settings.actions == ALL_ACTIONS
+    assert settings.notes == ("SchedulingShard default adds action 'backfill', which kaistack does not simulate",)
+
+
+def test_settings_kaistack_does_not_read_are_named() -> None:
+    spec = {"kValue": 2.0, "plugins": {"gpupack": {"enabled": False}, "minruntime": {"enabled": False}}}
+    (note,) = scheduler_settings([_shard(**spec)]).notes
+    assert note == (
+        "SchedulingShard default sets kValue, plugins.gpupack, plugins.minruntime, which kaistack does not read: "
+        "diagnosed with KAI's defaults"
+    )
+
+
+def test_with_several_shards_the_unpartitioned_default_one_is_used_and_the_partitions_said() -> None:
+    shards = [
+        _shard("a-pool", "a", placementStrategy={"gpu": "spread"}),
+        _shard("default", placementStrategy={"gpu": "binpack"}),
+    ]
+    settings = scheduler_settings(shards)
+    assert settings.placement.node == "binpack"
+    assert settings.notes[0].startswith("2 SchedulingShards partition the cluster into schedulers of their own")
+    assert "shard default's settings" in settings.notes[0]
+
+
+_SCALARS = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=8)
+_KEYS = st.sampled_from(
+    ["placementStrategy", "gpu", "cpu", "args", "max-consolidation-preemptees", "use-scheduling-signatures",
+     "actions", "consolidation", "enabled", "priority", "minRuntime", "preemptMinRuntime", "plugins", "minruntime",
+     "arguments", "reclaimResolveMethod", "partitionLabelValue", "kValue"]
+) | st.integers(0, 3)  # fmt: skip
+_SHAPED = st.recursive(
+    _SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=5), max_leaves=16
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.fixed_dictionaries({"kind": st.just("SchedulingShard"), "spec": _SHAPED}), min_size=1, max_size=3))
+def test_any_shard_a_dump_holds_gives_settings_kaistack_can_simulate(shards: list[dict[str, Any]]) -> None:
+    """A dump is hostile input: whatever a shard's spec holds, the settings are usable, not an exception."""
+    settings_ = scheduler_settings(shards)
+    assert set(settings_.actions) <= set(ALL_ACTIONS)
+    assert settings_.placement.max_consolidation_preemptees >= -1
+    assert all(isinstance(note, str) for note in settings_.notes)
+
+
+# --- through diagnose ---------------------------------------------------------------------------------------------
+
+
+def _fragmented(*shards: dict[str, Any]) -> list[dict[str, Any]]:
+    """Two nodes of two GPUs, each running one preemptible 1-GPU pod; a 2-GPU pod pending. Consolidation would
+    move one running pod beside the other."""
+    node = {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": "2"}
+    free = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
+    items: list[dict[str, Any]] = [
+        *shards,
+        *({"kind": "Node", "metadata": {"name": n}, "status": {"allocatable": node}} for n in ("n1", "n2")),
+        {"kind": "Queue", "metadata": {"name": "q"}, "spec": {"resources": {"cpu": free, "memory": free, "gpu": free}}},
+    ]
+    for i, (name, gpus, node_name) in enumerate((("r1", 1, "n1"), ("r2", 1, "n2"), ("w", 2, None))):
+        items.append(
+            {
+                "kind": "PodGroup",
+                "metadata": {"name": name, "namespace": "ml", "creationTimestamp": f"2026-11-25T10:0{i}:00Z"},
+                "spec": {"minMember": 1, "queue": "q", "priorityClassName": "train"},
+            }
+        )
+        requests = {"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": str(gpus)}
+        items.append(
+            {
+                "kind": "Pod",
+                "metadata": {"name": name, "namespace": "ml", "annotations": {"pod-group-name": name}},
+                "spec": {
+                    "schedulerName": "kai-scheduler",
+                    "containers": [{"name": "c", "resources": {"requests": requests}}],
+                    **({"nodeName": node_name} if node_name else {}),
+                },
+                "status": {"phase": "Running" if node_name else "Pending"},
+            }
+        )
+    return items
+
+
+@pytest.mark.parametrize(
+    ("shard", "places"),
+    [
+        (_shard(), True),
+        (_shard(placementStrategy={"gpu": "spread", "cpu": "spread"}), False),
+        (_shard(actions={"consolidation": {"enabled": False}}), False),
+        (_shard(args={"max-consolidation-preemptees": "0"}), False),
+    ],
+)
+def test_diagnose_runs_the_cycle_with_the_shards_settings(
+    shard: dict[str, Any], places: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A kaistack stack with kai.placementStrategy spread gets a shard of spread (the chart's default-shard.yaml
+    writes the value to both), where KAI runs no consolidation: w stays Pending. It was diagnosed with binpack's."""
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": _fragmented(shard)}))
+    main(["diagnose", "--from-dump", str(dump), "--at", "2026-11-25T12:00:00Z", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    (pending,) = report["pending"]
+    assert pending["wouldPlace"] is places
