@@ -90,9 +90,9 @@ def test_an_object_without_a_string_kind_is_skipped_and_not_counted(kind: Any) -
 
 # Cluster-scoped kinds: client-go@kubernetes-1.35.0 builds their clients without a namespace
 # (kubernetes/typed/core/v1/node.go:63, persistentvolume.go:63, namespace.go, storage/v1/storageclass.go:59,
-# storage/v1/csidriver.go:59, scheduling/v1/priorityclass.go:59); KAI's Queue and Topology are
+# storage/v1/csidriver.go:59, scheduling/v1/priorityclass.go:59); KAI's Queue, Topology and SchedulingShard are
 # `+kubebuilder:resource:scope=Cluster` (pkg/apis/scheduling/v2/queue_types.go:79,
-# pkg/apis/kai/v1alpha1/topology_types.go:32).
+# pkg/apis/kai/v1alpha1/topology_types.go:32, pkg/apis/kai/v1/schedulingshard_types.go:367).
 CLUSTER_SCOPED = [
     "Node",
     "Queue",
@@ -102,6 +102,7 @@ CLUSTER_SCOPED = [
     "StorageClass",
     "Namespace",
     "CSIDriver",
+    "SchedulingShard",
 ]
 
 
