@@ -378,6 +378,9 @@ class Placement:
     default_preempt_min_runtime: float = 0.0
     default_reclaim_min_runtime: float = 0.0
     reclaim_resolve_method: str = "lca"
+    # False: the scheduler runs without the minruntime plugin (a SchedulingShard's plugins.minruntime.enabled
+    # false), and no min runtime protects a job, the queues' own included.
+    minruntime_plugin: bool = True
     # Which KAI's rules to apply (placement.versions): v0.17.0, or v0.18.0 = KAI main after it (d5bc503).
     kai_version: str = "v0.17.0"
     # How the session is built. False: as KAI's cache builds it from a cluster (diagnose, check): one reservation

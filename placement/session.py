@@ -59,7 +59,7 @@ class Session:
         self.use_signatures = placement.use_scheduling_signatures
         # The minruntime plugin, consulted only when some min runtime is set (it protects nothing otherwise).
         self.minruntime: MinRuntime | None = None
-        if (
+        if placement.minruntime_plugin and (
             placement.default_preempt_min_runtime > 0
             or placement.default_reclaim_min_runtime > 0
             or any((q.preempt_min_runtime or 0) > 0 or (q.reclaim_min_runtime or 0) > 0 for q in snapshot.queues)

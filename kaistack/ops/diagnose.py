@@ -115,6 +115,11 @@ def _pending(
     out += [PendingPod(pod, job, queue, _bad_sub_group(pod, job, name)) for pod, (job, queue, name) in bad.items()]
     if not waiting:
         return out, False
+    if (stopped := settings.stopped) is not None:  # no cycle runs at all
+        for name in waiting:
+            pairs = zip(jobs[name].tasks, live.pods_of_job.get(name, []), strict=False)
+            out += [PendingPod(pod, name, jobs[name].queue, stopped) for task, pod in pairs if task.state == "Pending"]
+        return out, False
     # Read right after the cycle, as KAI leaves it: a pipelined pod is still pipelined, not back to Pending.
     # The shard's actions (by default KAI's, stale gang eviction included: conf_util/scheduler_conf_util.go:38).
     result = simulate(

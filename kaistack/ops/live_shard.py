@@ -8,12 +8,15 @@ its flags and configuration from the spec (pkg/apis/kai/v1/schedulingshard_types
   when neither is spread (:309-310);
 - `minRuntime.preemptMinRuntime` / `.reclaimMinRuntime`: the minruntime plugin's defaults (:266-273), unless
   `plugins.minruntime.arguments` replaces its arguments whole (:278-295); a duration Go cannot parse, or a
-  negative one, is 0 (pkg/scheduler/plugins/minruntime/minruntime.go:36-48);
+  negative one, is 0 (pkg/scheduler/plugins/minruntime/minruntime.go:36-48); `plugins.minruntime.enabled: false`
+  leaves the plugin out (operands/scheduler/plugin_action_merge.go:14-22), and no min runtime holds;
 - `actions.<name>.enabled` / `.priority` (allocate 500, consolidation 400, reclaim 300, preempt 200,
   stalegangeviction 100; higher runs first, :238-244, 299-330);
 - `args`: scheduler flags; `max-consolidation-preemptees` (default 16) and `use-scheduling-signatures` (default true)
   are read here (cmd/scheduler/app/options/options.go:38, :118, :124).
-What else a shard sets (other flags, plugin overrides, kValue, partitions into several schedulers) is said in a note.
+What else a shard sets (other flags, plugin overrides, kValue, queue depths, search budgets, partitions into several
+schedulers) is said in a note; a shard whose scheduler does not start (a flag value it cannot parse, an action it
+does not know, none at all) is `stopped`, and nothing is scheduled.
 """
 
 from __future__ import annotations
@@ -32,6 +35,9 @@ from placement.scenario import duration_seconds
 MAX_CONSOLIDATION_PREEMPTEES = 16
 _ACTION_PRIORITY = {"allocate": 500, "consolidation": 400, "reclaim": 300, "preempt": 200, "stalegangeviction": 100}
 _READ_ARGS = ("max-consolidation-preemptees", "use-scheduling-signatures")
+# What else changes the cycle, unread: queueDepthPerAction caps the jobs an action tries per queue (framework/
+# session.go:546-552); scenarioSearchBudgets are wall-clock limits of the eviction search; kValue the fair share.
+_UNREAD = ("kValue", "queueDepthPerAction", "scenarioSearchBudgets", "usageDBConfig")
 # strconv.ParseBool, which the flag package uses for a bool flag.
 _GO_BOOLS = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True} | {
     "0": False,
@@ -49,6 +55,9 @@ class SchedulerSettings:
     placement: Placement
     actions: tuple[str, ...]
     notes: tuple[str, ...]
+    # Why KAI's scheduler for the shard does not start (a flag it cannot parse, no action or one it does not know
+    # in its configuration), so that nothing is scheduled; None: it runs.
+    stopped: str | None = None
 
 
 def scheduler_settings(shards: Sequence[Mapping[str, Any]] | None) -> SchedulerSettings:
@@ -66,38 +75,50 @@ def scheduler_settings(shards: Sequence[Mapping[str, Any]] | None) -> SchedulerS
         )
     shard = _pick(shards)
     notes: list[str] = []
-    if len(shards) > 1:
+    if not all(dig(s, "spec", "partitionLabelValue") for s in shards):
+        if len(shards) > 1:
+            notes.append(
+                f"{len(shards)} SchedulingShards partition the cluster into schedulers of their own, which kaistack "
+                f"does not model: diagnosed as one, with shard {object_name(shard)}'s settings"
+            )
+    else:  # each schedules only the nodes labelled with its partition (conf/scheduler_conf.go:99-116)
         notes.append(
-            f"{len(shards)} SchedulingShards partition the cluster into schedulers of their own, which kaistack does "
-            f"not model: diagnosed as one, with shard {object_name(shard)}'s settings"
+            "every SchedulingShard schedules a partition (spec.partitionLabelValue), so no scheduler takes unlabelled "
+            f"nodes; kaistack does not model partitions: diagnosed as one, with shard {object_name(shard)}'s settings"
         )
     spec = mapping(shard.get("spec"))
     where = f"SchedulingShard {object_name(shard)}"
     gpu, cpu = (_strategy(dig(spec, "placementStrategy", key), where, key, notes) for key in ("gpu", "cpu"))
-    if gpu != cpu:
-        notes.append(f"{where} places GPU pods by {gpu} and CPU pods by {cpu}; kaistack orders nodes for both by {gpu}")
-    preemptees, signatures = _args(mapping(spec.get("args")), where, notes)
-    preempt_min, reclaim_min, resolve = _min_runtimes(spec, where, notes)
+    # nodeplacement orders nodes by the GPU strategy for GPU pods, the CPU one for the others: spread, else binpack
+    # (plugins/nodeplacement/nodeplacement.go:57-62); gpupack only for exactly binpack (:257-260).
+    node, cpu_node = ("spread" if value == "spread" else "binpack" for value in (gpu, cpu))
+    if node != cpu_node:
+        notes.append(
+            f"{where} orders nodes by {node} for GPU pods and {cpu_node} for CPU pods; kaistack orders both by {node}"
+        )
+    stops: list[str] = []
+    preemptees, signatures = _args(mapping(spec.get("args")), where, notes, stops)
+    plugins = mapping(spec.get("plugins"))
+    minruntime = mapping(plugins.get("minruntime")).get("enabled") is not False  # resolvePlugins drops it
+    preempt_min, reclaim_min, resolve = _min_runtimes(spec, where, notes) if minruntime else (0.0, 0.0, "lca")
     placement = Placement(
-        node=gpu,
+        node=node,
         gpu="pack" if gpu == "binpack" else "spread",
         max_consolidation_preemptees=preemptees,
         use_scheduling_signatures=signatures,
         default_preempt_min_runtime=preempt_min,
         default_reclaim_min_runtime=reclaim_min,
         reclaim_resolve_method=resolve,
+        minruntime_plugin=minruntime,
     )
-    actions = _actions(mapping(spec.get("actions")), "spread" in (gpu, cpu), where, notes)
-    unread = [key for key in ("kValue", "usageDBConfig") if spec.get(key) is not None]
-    plugins = mapping(spec.get("plugins"))
-    unread += sorted(
-        f"plugins.{name}"
-        for name, override in plugins.items()
-        if name != "minruntime" or set(mapping(override)) - {"arguments"}
-    )
+    consolidates = placement.node == "binpack" and placement.gpu == "pack"
+    actions = _actions(mapping(spec.get("actions")), "spread" in (gpu, cpu), consolidates, where, notes, stops)
+    unread = [key for key in _UNREAD if spec.get(key) is not None]
+    unread += sorted(f"plugins.{name}" for name in map(str, plugins) if name != "minruntime")
     if unread:
         notes.append(f"{where} sets {', '.join(unread)}, which kaistack does not read: diagnosed with KAI's defaults")
-    return SchedulerSettings(placement, actions, tuple(notes))
+    stopped = f"KAI's scheduler for {where} does not start: {'; '.join(stops)}" if stops else None
+    return SchedulerSettings(placement, actions, tuple(notes), stopped)
 
 
 def _pick(shards: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
@@ -108,27 +129,40 @@ def _pick(shards: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
 
 
 def _strategy(value: Any, where: str, key: str, notes: list[str]) -> str:
-    if value is None or value in ("binpack", "spread"):
-        return str(value or "binpack")
-    notes.append(f"{where}: placementStrategy.{key} {value!r} is neither binpack nor spread; taken as binpack")
-    return "binpack"
+    """binpack, spread, or another value, which the operator keeps as it is (only a missing one defaults,
+    common/set_default.go:6-11): then gpuspread, binpack node order, and consolidation on."""
+    if value is None:
+        return "binpack"
+    if value in ("binpack", "spread"):
+        return str(value)
+    notes.append(
+        f"{where}: placementStrategy.{key} {value!r} is neither binpack nor spread: KAI then spreads shares over "
+        "GPUs and binpacks nodes"
+    )
+    return "other"
 
 
-def _args(args: Mapping[str, Any], where: str, notes: list[str]) -> tuple[int, bool]:
+def _args(args: Mapping[str, Any], where: str, notes: list[str], stops: list[str]) -> tuple[int, bool]:
+    """The two flags read. A value the flag cannot parse stops the scheduler: pflag.Parse on pflag.CommandLine,
+    which exits on an error (options.go:139, cmd/scheduler/app/server.go:119-124)."""
     preemptees, signatures = MAX_CONSOLIDATION_PREEMPTEES, True
     raw = args.get("max-consolidation-preemptees")
     if raw is not None:
-        count = _go_int(raw) if isinstance(raw, str) else None
-        if count is not None and count >= -1:
-            preemptees = count
+        count = _go_int(str(raw))
+        if count is None:
+            stops.append(f"args max-consolidation-preemptees {raw!r} is not an int")
+        elif count < -1:
+            # Every victim is then over the limit (consolidation.go:168, 199-201): consolidation moves nothing.
+            notes.append(f"{where}: args max-consolidation-preemptees {count} lets consolidation move no job")
+            preemptees = 0
         else:
-            notes.append(f"{where}: args max-consolidation-preemptees {raw!r} is not a count; 16 assumed")
+            preemptees = count
     raw = args.get("use-scheduling-signatures")
     if raw is not None:
-        if isinstance(raw, str) and raw in _GO_BOOLS:
-            signatures = _GO_BOOLS[raw]
+        if str(raw) in _GO_BOOLS:
+            signatures = _GO_BOOLS[str(raw)]
         else:
-            notes.append(f"{where}: args use-scheduling-signatures {raw!r} is not a Go bool; true assumed")
+            stops.append(f"args use-scheduling-signatures {raw!r} is not a Go bool")
     if other := sorted(str(k) for k in args if k not in _READ_ARGS):
         notes.append(f"{where} passes the scheduler {', '.join(other)}, which kaistack does not read")
     return preemptees, signatures
@@ -156,7 +190,7 @@ def _min_runtimes(spec: Mapping[str, Any], where: str, notes: list[str]) -> tupl
     }
     override = dig(spec, "plugins", "minruntime", "arguments")
     if isinstance(override, Mapping):
-        arguments = dict(override)  # replaces the defaults whole (schedulingshard_types.go:263-279)
+        arguments = dict(override)  # replaces the defaults whole (schedulingshard_types.go:278-295)
     preempt, reclaim = (
         _runtime(arguments.get(key)) for key in ("defaultPreemptMinRuntime", "defaultReclaimMinRuntime")
     )
@@ -173,22 +207,29 @@ def _runtime(value: Any) -> float:
     return seconds if seconds is not None and seconds > 0 else 0.0
 
 
-def _actions(overrides: Mapping[str, Any], spread: bool, where: str, notes: list[str]) -> tuple[str, ...]:
-    """The enabled actions, higher priority first (ties in the default order). Consolidation is off under a spread
-    strategy unless the shard turns it on (schedulingshard_types.go:309-325)."""
+def _actions(
+    overrides: Mapping[str, Any], spread: bool, consolidates: bool, where: str, notes: list[str], stops: list[str]
+) -> tuple[str, ...]:
+    """The enabled actions, higher priority first, ties by name (operands/scheduler/plugin_action_merge.go:35-50).
+    Consolidation is off under a spread strategy unless the shard turns it on (schedulingshard_types.go:309-325).
+    The scheduler refuses a configuration naming an action it does not know, or none (the empty name, conf_util/
+    scheduler_conf_util.go:99-109, 125-128)."""
     priority = dict(_ACTION_PRIORITY)
     enabled = {name: not (spread and name == "consolidation") for name in priority}
     for name, raw in overrides.items():
         override = mapping(raw)
         if name not in priority:
-            notes.append(f"{where} adds action {name!r}, which kaistack does not simulate")
+            if override.get("enabled") is not False:  # a new action is enabled unless it says otherwise
+                stops.append(f"it knows no action {str(name)!r}")
             continue
         if isinstance(override.get("enabled"), bool):
             enabled[name] = override["enabled"]
         value = override.get("priority")
         if isinstance(value, int) and not isinstance(value, bool):
             priority[name] = value
-    if spread and enabled["consolidation"]:
-        notes.append(f"{where} turns consolidation on under a spread strategy; kaistack simulates it only with binpack")
+    if enabled["consolidation"] and not consolidates:
+        notes.append(f"{where} runs consolidation without binpack; kaistack simulates consolidation only with binpack")
     chosen = [name for name in priority if enabled[name]]
-    return tuple(sorted(chosen, key=lambda name: (-priority[name], ALL_ACTIONS.index(name))))
+    if not chosen:
+        stops.append("every action is turned off")
+    return tuple(sorted(chosen, key=lambda name: (-priority[name], name)))

@@ -18,6 +18,8 @@ from kaistack.cli import main
 from kaistack.ops.live_shard import scheduler_settings
 from placement.model import ALL_ACTIONS
 
+STOPPED = "KAI's scheduler for SchedulingShard default does not start: "
+
 
 def _shard(name: str = "default", partition: str = "", **spec: Any) -> dict[str, Any]:
     return {"kind": "SchedulingShard", "metadata": {"name": name}, "spec": {"partitionLabelValue": partition, **spec}}
@@ -68,15 +70,20 @@ def test_a_cpu_spread_alone_turns_consolidation_off_and_says_the_node_order_is_t
     assert "consolidation" not in settings.actions
     assert (settings.placement.node, settings.placement.gpu) == ("binpack", "pack")
     assert settings.notes == (
-        "SchedulingShard default places GPU pods by binpack and CPU pods by spread; kaistack orders nodes for both "
+        "SchedulingShard default orders nodes by binpack for GPU pods and spread for CPU pods; kaistack orders both "
         "by binpack",
     )
 
 
-def test_an_unknown_strategy_is_said_and_taken_as_binpack() -> None:
-    settings = scheduler_settings([_shard(placementStrategy={"gpu": "tetris", "cpu": "tetris"})])
-    assert settings.placement.node == "binpack"
-    assert "placementStrategy.gpu 'tetris' is neither binpack nor spread" in settings.notes[0]
+@pytest.mark.parametrize("value", ["tetris", ""])
+def test_an_unknown_strategy_spreads_shares_binpacks_nodes_and_is_said(value: str) -> None:
+    """Only a missing strategy defaults (pkg/apis/kai/v1/common/set_default.go:6-11); gpupack needs exactly binpack
+    (:257-260), nodeplacement spreads only for spread (pkg/scheduler/plugins/nodeplacement/nodeplacement.go:57-62),
+    and consolidation stays on (:309-310), which kaistack simulates only with binpack."""
+    settings = scheduler_settings([_shard(placementStrategy={"gpu": value})])
+    assert (settings.placement.node, settings.placement.gpu) == ("binpack", "spread")
+    assert f"placementStrategy.gpu {value!r} is neither binpack nor spread" in settings.notes[0]
+    assert "runs consolidation without binpack" in settings.notes[1]
 
 
 def test_a_spread_shard_that_turns_consolidation_on_is_said_not_simulated() -> None:
@@ -84,7 +91,9 @@ def test_a_spread_shard_that_turns_consolidation_on_is_said_not_simulated() -> N
     settings = scheduler_settings(
         [_shard(placementStrategy={"gpu": "spread"}, actions={"consolidation": {"enabled": True}})]
     )
-    assert "turns consolidation on under a spread strategy" in settings.notes[-1]
+    assert (
+        "runs consolidation without binpack; kaistack simulates consolidation only with binpack" in settings.notes[-1]
+    )
 
 
 @pytest.mark.parametrize(("value", "count"), [("0", 0), ("-1", -1), ("32", 32), ("017", 15), ("0x20", 32), ("1_0", 10)])
@@ -95,11 +104,24 @@ def test_args_set_the_consolidation_preemptee_limit(value: str, count: int) -> N
     assert settings.notes == ()
 
 
-@pytest.mark.parametrize("value", ["abc", "1.5", "-2", 7, " 8", "09", str(2**63)])
-def test_a_preemptee_limit_that_is_no_count_is_said_and_defaulted(value: Any) -> None:
+@pytest.mark.parametrize("value", ["abc", "1.5", " 8", "09", str(2**63)])
+def test_a_preemptee_limit_the_flag_cannot_parse_stops_the_scheduler(value: str) -> None:
+    """pflag.Parse on pflag.CommandLine exits on a bad value (options.go:139; cmd/scheduler/app/server.go:119-124)."""
     settings = scheduler_settings([_shard(args={"max-consolidation-preemptees": value})])
-    assert settings.placement.max_consolidation_preemptees == 16
-    assert "args max-consolidation-preemptees" in settings.notes[0]
+    assert settings.stopped == (
+        f"KAI's scheduler for SchedulingShard default does not start: args max-consolidation-preemptees {value!r} "
+        "is not an int"
+    )
+
+
+def test_a_preemptee_limit_below_minus_one_lets_consolidation_move_nothing() -> None:
+    """Every victim is over such a limit (pkg/scheduler/actions/consolidation/consolidation.go:168, 199-201)."""
+    settings = scheduler_settings([_shard(args={"max-consolidation-preemptees": "-2"})])
+    assert settings.placement.max_consolidation_preemptees == 0
+    assert settings.stopped is None
+    assert settings.notes == (
+        "SchedulingShard default: args max-consolidation-preemptees -2 lets consolidation move no job",
+    )
 
 
 @pytest.mark.parametrize(("value", "on"), [("false", False), ("F", False), ("0", False), ("TRUE", True), ("t", True)])
@@ -111,10 +133,10 @@ def test_args_turn_scheduling_signatures_off_as_go_parses_a_bool(value: str, on:
     )
 
 
-def test_a_signatures_flag_go_cannot_parse_is_said() -> None:
+def test_a_signatures_flag_go_cannot_parse_stops_the_scheduler() -> None:
     settings = scheduler_settings([_shard(args={"use-scheduling-signatures": "no"})])
-    assert settings.placement.use_scheduling_signatures is True
-    assert "'no' is not a Go bool" in settings.notes[0]
+    assert settings.stopped is not None
+    assert settings.stopped.endswith("args use-scheduling-signatures 'no' is not a Go bool")
 
 
 def test_other_scheduler_flags_are_named_as_not_read() -> None:
@@ -163,19 +185,62 @@ def test_actions_are_turned_off_and_reordered_by_priority() -> None:
     assert scheduler_settings([_shard(actions=actions)]).actions == ("allocate", "preempt", "consolidation", "reclaim")
 
 
-def test_an_action_kaistack_does_not_simulate_is_said() -> None:
-    settings = scheduler_settings([_shard(actions={"backfill": {"enabled": True}})])
-    assert settings.actions == ALL_ACTIONS
-    assert settings.notes == ("SchedulingShard default adds action 'backfill', which kaistack does not simulate",)
+def test_actions_of_one_priority_run_in_name_order() -> None:
+    """resolveActions breaks a tie by name (pkg/operator/operands/scheduler/plugin_action_merge.go:35-50)."""
+    settings = scheduler_settings([_shard(actions={"preempt": {"priority": 300}})])
+    assert settings.actions == ("allocate", "consolidation", "preempt", "reclaim", "stalegangeviction")
+
+
+def test_an_action_the_scheduler_does_not_know_stops_it() -> None:
+    """A new action is enabled unless it says otherwise (:312-323); the scheduler refuses a configuration naming an
+    action it has not registered (pkg/scheduler/conf_util/scheduler_conf_util.go:99-109, 125-128)."""
+    settings = scheduler_settings([_shard(actions={"backfill": {"priority": 50}})])
+    assert settings.stopped == STOPPED + "it knows no action 'backfill'"
+
+
+def test_an_unknown_action_turned_off_is_harmless() -> None:
+    settings = scheduler_settings([_shard(actions={"backfill": {"enabled": False}})])
+    assert (settings.stopped, settings.notes, settings.actions) == (None, (), ALL_ACTIONS)
+
+
+def test_a_shard_with_every_action_off_stops_the_scheduler() -> None:
+    """The operator writes `actions: ""` (operands/scheduler/resources_for_shard.go:156-157), whose one empty name
+    the scheduler refuses when it loads the configuration (scheduler_conf_util.go:100-106, 125-128), before the
+    fallback to the default actions (:86-88)."""
+    off = {name: {"enabled": False} for name in ALL_ACTIONS}
+    settings = scheduler_settings([_shard(actions=off)])
+    assert settings.stopped == STOPPED + "every action is turned off"
 
 
 def test_settings_kaistack_does_not_read_are_named() -> None:
-    spec = {"kValue": 2.0, "plugins": {"gpupack": {"enabled": False}, "minruntime": {"enabled": False}}}
+    spec = {
+        "kValue": 2.0,
+        "queueDepthPerAction": {"allocate": 1},
+        "scenarioSearchBudgets": {"maxJobSearchDuration": "1s"},
+        "plugins": {"gpupack": {"enabled": False}},
+    }
     (note,) = scheduler_settings([_shard(**spec)]).notes
     assert note == (
-        "SchedulingShard default sets kValue, plugins.gpupack, plugins.minruntime, which kaistack does not read: "
-        "diagnosed with KAI's defaults"
+        "SchedulingShard default sets kValue, queueDepthPerAction, scenarioSearchBudgets, plugins.gpupack, which "
+        "kaistack does not read: diagnosed with KAI's defaults"
     )
+
+
+def test_the_minruntime_plugin_turned_off_protects_no_job() -> None:
+    """resolvePlugins leaves a disabled plugin out (plugin_action_merge.go:14-22): the shard's min runtimes and the
+    queues' own protect nothing."""
+    spec = {"minRuntime": {"preemptMinRuntime": "1h"}, "plugins": {"minruntime": {"enabled": False}}}
+    settings = scheduler_settings([_shard(**spec)])
+    assert settings.placement.minruntime_plugin is False
+    assert settings.placement.default_preempt_min_runtime == 0.0
+    assert settings.notes == ()
+
+
+def test_shards_that_all_schedule_partitions_are_said_to_leave_unlabelled_nodes_unscheduled() -> None:
+    """A shard with a partitionLabelValue selects only the nodes labelled with it (pkg/scheduler/conf/
+    scheduler_conf.go:99-116)."""
+    (note,) = scheduler_settings([_shard("a-pool", "a")]).notes
+    assert note.startswith("every SchedulingShard schedules a partition (spec.partitionLabelValue)")
 
 
 def test_with_several_shards_the_unpartitioned_default_one_is_used_and_the_partitions_said() -> None:
@@ -266,4 +331,62 @@ def test_diagnose_runs_the_cycle_with_the_shards_settings(
     main(["diagnose", "--from-dump", str(dump), "--at", "2026-11-25T12:00:00Z", "--json"])
     report = json.loads(capsys.readouterr().out)
     (pending,) = report["pending"]
+    assert pending["wouldPlace"] is places
+
+
+def test_diagnose_says_every_pending_pod_waits_on_a_scheduler_that_does_not_start(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    dump = tmp_path / "dump.json"
+    stopping = _shard(actions={"backfill": {"enabled": True}})
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": _fragmented(stopping)}))
+    main(["diagnose", "--from-dump", str(dump), "--at", "2026-11-25T12:00:00Z", "--json"])
+    (pending,) = json.loads(capsys.readouterr().out)["pending"]
+    assert pending["wouldPlace"] is False
+    assert pending["reason"] == STOPPED + "it knows no action 'backfill'"
+
+
+@pytest.mark.parametrize(("plugin", "places"), [({}, False), ({"minruntime": {"enabled": False}}, True)])
+def test_without_the_minruntime_plugin_a_queues_min_runtime_protects_nothing(
+    plugin: dict[str, Any], places: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """r (train) started 10 minutes ago in a queue whose preemptMinRuntime is 1h; h (a higher class, same queue)
+    waits for n1's one GPU. The minruntime plugin is what enforces a queue's min runtime
+    (pkg/scheduler/plugins/minruntime/minruntime.go); a shard that turns it off lets h preempt r."""
+    free = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
+    queue = {"resources": {"cpu": free, "memory": free, "gpu": free}, "preemptMinRuntime": "1h"}
+    node = {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": "1"}
+    items: list[dict[str, Any]] = [
+        _shard(plugins=plugin),
+        {"kind": "Node", "metadata": {"name": "n1"}, "status": {"allocatable": node}},
+        {"kind": "Queue", "metadata": {"name": "q"}, "spec": queue},
+        {"kind": "PriorityClass", "metadata": {"name": "train"}, "value": 50},
+        {"kind": "PriorityClass", "metadata": {"name": "high"}, "value": 90},
+    ]
+    for name, klass, started in (("r", "train", "2026-11-25T11:50:00Z"), ("h", "high", None)):
+        annotations = {"kai.scheduler/last-start-timestamp": started} if started else {}
+        items.append(
+            {
+                "kind": "PodGroup",
+                "metadata": {"name": name, "namespace": "ml", "annotations": annotations},
+                "spec": {"minMember": 1, "queue": "q", "priorityClassName": klass},
+            }
+        )
+        requests = {"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": "1"}
+        items.append(
+            {
+                "kind": "Pod",
+                "metadata": {"name": name, "namespace": "ml", "annotations": {"pod-group-name": name}},
+                "spec": {
+                    "schedulerName": "kai-scheduler",
+                    "containers": [{"name": "c", "resources": {"requests": requests}}],
+                    **({"nodeName": "n1"} if started else {}),
+                },
+                "status": {"phase": "Running" if started else "Pending"},
+            }
+        )
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    main(["diagnose", "--from-dump", str(dump), "--at", "2026-11-25T12:00:00Z", "--json"])
+    (pending,) = json.loads(capsys.readouterr().out)["pending"]
     assert pending["wouldPlace"] is places
