@@ -28,6 +28,7 @@ __all__ = [
     "NodeConstraints",
     "NodeSelectorTerm",
     "OutsidePod",
+    "OutsideShare",
     "Placement",
     "PodAffinityTerm",
     "Queue",
@@ -160,6 +161,18 @@ class OutsidePod:
 
 
 @dataclass(frozen=True, slots=True)
+class OutsideShare:
+    """A GPU share on a node that no job holds (its PodGroup gone, or lacking the pod's subgroup): KAI's node still
+    charges each of its GPU groups (node_info.go:495, gpu_sharing_node_info.go:73-128). A fraction of a GPU, or
+    GPU memory in MiB, per group."""
+
+    groups: tuple[str, ...]
+    fraction: float | None = None
+    memory_mib: int | None = None
+    releasing: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class NodeConstraints:
     """Where a pod may go (placement.node_constraints, placement.pod_affinity): its nodeSelector, its required
     node affinity (terms ORed; None: none set), its tolerations and its required inter-pod (anti-)affinity."""
@@ -229,6 +242,8 @@ class Node:
     outside_total: Mapping[str, float] = field(default_factory=dict)
     # Pods of other schedulers here, as inter-pod affinity sees them.
     outside_pods: tuple[OutsidePod, ...] = ()
+    # GPU shares outside every job, charged to their GPU groups like a running share.
+    outside_shares: tuple[OutsideShare, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

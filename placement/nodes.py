@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from placement import node_constraints
 from placement.host_ports import HostPort, conflict
-from placement.model import DEFAULT_GPU_MEMORY_MIB, Node
+from placement.model import DEFAULT_GPU_MEMORY_MIB, Node, OutsideShare
 from placement.tasks import (
     KIND_CPU,
     KIND_MEMORY,
@@ -99,6 +99,17 @@ class Entry:
         self.mig = req.mig
         self.scalar = req.scalar
         self.gmem = node.request_memory(req)
+
+
+class _HeldShare:
+    """A GPU share outside every job (Node.outside_shares), charged to its groups as an entry would be."""
+
+    __slots__ = ("gmem", "status")
+
+    def __init__(self, share: OutsideShare, gpu_mem: int) -> None:
+        self.status = RELEASING if share.releasing else RUNNING
+        # GetResourceGpuMemory: the memory asked, else the fraction of this node's GPU memory.
+        self.gmem = share.memory_mib if share.memory_mib is not None else int((share.fraction or 0.0) * gpu_mem)
 
 
 class Held:
@@ -231,6 +242,10 @@ class NodeState:
         self.sh_alloc: dict[str, int] = {}
         self.sh_marked: set[str] = set()
         self.n_used_shared = 0
+        for share in spec.outside_shares:
+            held = _HeldShare(share, self.gpu_mem)
+            for g in share.groups:
+                self._add_shared(held, g)
         # Shared GPUs opened by the simulator, in any cycle: KAI names them with a new UUID (Session keeps the
         # set across cycles). Reservation pods on the node when the session opened: one per shared GPU in use
         # then; a GPU opened during the session has none yet (the binder creates it). Both set by the session.
@@ -551,7 +566,7 @@ class NodeState:
         elif value <= 0 < before:
             self.n_used_shared -= 1
 
-    def _add_shared(self, e: Entry, g: str) -> None:
+    def _add_shared(self, e: Entry | _HeldShare, g: str) -> None:
         mem = e.gmem
         self._set_used(g, self.sh_used.get(g, 0) + mem)
         used = self.sh_used[g]

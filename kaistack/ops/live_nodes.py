@@ -14,7 +14,9 @@ from kaistack.declaration import kai_api
 from kaistack.guardrails.podspec import dig, mapping, seq
 from kaistack.ops.live_podgroups import node_not_ready
 from kaistack.ops.live_pods import (
+    annotations_of,
     go_int64,
+    gpu_share,
     labels_of,
     millis,
     number,
@@ -25,7 +27,7 @@ from kaistack.ops.live_pods import (
     scalar_units,
 )
 from placement.host_ports import HostPortError, pod_host_ports
-from placement.model import Job, Node, OutsidePod, Taint
+from placement.model import Job, Node, OutsidePod, OutsideShare, Taint
 from placement.node_constraints import ConstraintError, parse_taints, pod_terms, preferred_terms
 from placement.scalar_resources import counted
 
@@ -50,9 +52,14 @@ class Outside:
         self.releasing: dict[str, float] = {}
         self.outside_total: dict[str, float] = {}
         self.pods: list[OutsidePod] = []
+        self.shares: list[OutsideShare] = []
 
-    def add(self, pod: Mapping[str, Any], releasing: bool) -> None:
+    def add(self, pod: Mapping[str, Any], releasing: bool, groups: tuple[str, ...] = ()) -> None:
+        """`groups`: its GPU groups (live_pods.gpu_groups), which a GPU share holds whatever job it is in."""
         labels = pod_labels(pod)
+        fraction, memory_mib, _ = gpu_share(annotations_of(pod))
+        if groups and (fraction is not None or memory_mib is not None):
+            self.shares.append(OutsideShare(groups, fraction, memory_mib, releasing))
         app = dict(labels).get("app")
         requests = pod_requests(pod)
         if app == kai_api.RESERVATION_APP_LABEL:
@@ -134,6 +141,7 @@ def node_of(obj: Mapping[str, Any], outside: Outside | None = None) -> Node:
         releasing={k: v for k, v in outside.releasing.items() if v},
         outside_total={k: v for k, v in outside.outside_total.items() if v},
         outside_pods=tuple(outside.pods),
+        outside_shares=tuple(outside.shares),
     )
 
 

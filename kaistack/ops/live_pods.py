@@ -99,22 +99,16 @@ def pod_task(
     requests = pod_requests(pod)
     gpus = int(requests.get(kai_api.GPU_RESOURCE, 0))
     mig = {k: int(v) for k, v in requests.items() if k.startswith(kai_api.MIG_RESOURCE_PREFIX) and v}
-    # Malformed values (which KAI's admission refuses) count as no share, not as an error here.
-    fraction = annotations.get(kai_api.GPU_FRACTION) if fraction_ok(annotations.get(kai_api.GPU_FRACTION)) else None
-    # Admission takes up to 2^64-1 (ParseUint), the scheduler's pod reader ParseInt: above 2^63-1 it reads no GPU
-    # memory request at all (KAI-Scheduler@v0.17.0 pkg/scheduler/api/pod_info/pod_info.go:521-525).
-    memory_text = annotations.get(kai_api.GPU_MEMORY)
-    gpu_memory = memory_text if positive_uint64(memory_text) and uint64_of(str(memory_text)) <= INT64_MAX else None
-    devices = annotations.get(kai_api.GPU_FRACTION_NUM_DEVICES)
-    shared = bool(fraction or gpu_memory)
+    fraction, memory_mib, devices = gpu_share(annotations)
+    shared = fraction is not None or memory_mib is not None
     running = bool(node)
-    groups = bound_groups or _gpu_groups(pod)
+    groups = gpu_groups(pod, bound_groups)
     state = placed_state(pod, now) if running else "Pending"
     return Task(
         gpu=0 if shared else gpus,
-        gpu_fraction=float(fraction) if fraction else None,
-        gpu_memory_mib=uint64_of(gpu_memory) if gpu_memory and not fraction else None,
-        gpu_devices=min(uint64_of(str(devices)), 64) if shared and positive_uint64(devices) else 1,
+        gpu_fraction=fraction,
+        gpu_memory_mib=memory_mib,
+        gpu_devices=devices,
         mig={} if shared else mig,
         cpu_millis=int(requests.get("cpu", 0)),
         memory_bytes=int(requests.get("memory", 0)),
@@ -128,6 +122,30 @@ def pod_task(
         pod_labels=pod_labels(pod),
         config_maps=required_config_maps(mapping(dig(pod, "spec")), annotations),
     )
+
+
+def gpu_share(annotations: Mapping[str, Any]) -> tuple[float | None, int | None, int]:
+    """(fraction, GPU memory in MiB, devices) of a shared-GPU pod, as KAI's pod reader takes its annotations (a
+    fraction wins over GPU memory, pod_info.go:518-538); (None, None, 1) for a pod that shares no GPU. Malformed
+    values (which KAI's admission refuses) count as no share, not as an error here."""
+    fraction = annotations.get(kai_api.GPU_FRACTION) if fraction_ok(annotations.get(kai_api.GPU_FRACTION)) else None
+    # Admission takes up to 2^64-1 (ParseUint), the scheduler's pod reader ParseInt: above 2^63-1 it reads no GPU
+    # memory request at all (KAI-Scheduler@v0.17.0 pkg/scheduler/api/pod_info/pod_info.go:521-525).
+    memory_text = annotations.get(kai_api.GPU_MEMORY)
+    gpu_memory = memory_text if positive_uint64(memory_text) and uint64_of(str(memory_text)) <= INT64_MAX else None
+    if not (fraction or gpu_memory):
+        return None, None, 1
+    devices = annotations.get(kai_api.GPU_FRACTION_NUM_DEVICES)
+    return (
+        float(fraction) if fraction else None,
+        uint64_of(str(gpu_memory)) if gpu_memory and not fraction else None,
+        min(uint64_of(str(devices)), 64) if positive_uint64(devices) else 1,
+    )
+
+
+def gpu_groups(pod: Mapping[str, Any], bound_groups: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The pod's GPU groups: its BindRequest's selected ones, else its labels (KAI@v0.17.0 pod_info.go:505-510)."""
+    return bound_groups or _gpu_groups(pod)
 
 
 def pod_labels(pod: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:

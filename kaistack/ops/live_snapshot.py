@@ -66,6 +66,7 @@ from kaistack.ops.live_podgroups import (
 from kaistack.ops.live_pods import (
     STUCK_IN_RELEASING_AFTER_SECONDS,
     annotations_of,
+    gpu_groups,
     labels_of,
     object_name,
     object_namespace,
@@ -188,6 +189,10 @@ def build(
         if isinstance(pod_name, str) and isinstance(node_name, str) and node_name in node_names:
             groups_ = tuple(str(g) for g in seq(dig(request, "spec", "selectedGPUGroups")) if isinstance(g, str))
             binding[(object_namespace(request), pod_name)] = (node_name, groups_)
+
+    def held_groups(pod: Mapping[str, Any]) -> tuple[str, ...]:
+        return gpu_groups(pod, binding.get((object_namespace(pod), object_name(pod)), ("", ()))[1])
+
     for pod in kinds.get("Pod", []):
         if dig(pod, "status", "phase") in FINISHED:
             continue
@@ -201,12 +206,12 @@ def build(
         outside_every_job = dig(pod, "spec", "schedulerName") != kai_api.SCHEDULER_NAME and group not in groups
         if outside_every_job or (orphan and node):
             if node:
-                outside.setdefault(node, Outside()).add(pod, placed_state(pod, now) == RELEASING)
+                outside.setdefault(node, Outside()).add(pod, placed_state(pod, now) == RELEASING, held_groups(pod))
             continue
         if node and group in groups and missing_sub_group(groups[group], labels_of(pod)) is not None:
             # In no pod set nor its queue's allocation (job_info.go:313-323, proportion.go:359-370), but on its node
-            # like every pod (cluster_info.go:530-551; a GPU share's fraction is not counted there).
-            outside.setdefault(node, Outside()).add(pod, placed_state(pod, now) == RELEASING)
+            # like every pod (cluster_info.go:530-551), a GPU share on its groups.
+            outside.setdefault(node, Outside()).add(pod, placed_state(pod, now) == RELEASING, held_groups(pod))
             continue
         if group in resting:
             queue = dig(groups[group], "spec", "queue")

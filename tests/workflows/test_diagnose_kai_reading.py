@@ -171,6 +171,7 @@ def test_an_over_quota_reason_names_the_preemptibility_that_made_the_job_non_pre
 # --- GPU groups -------------------------------------------------------------------------------------------------
 
 HALF = {"gpu-fraction": "0.5"}
+SUBGROUP = "kai.scheduler/subgroup-name"
 # Running pods of class build (100) are not preemptible, so consolidation does not move a share to make room.
 _UNMOVABLE = (_class("build", 100), _class("train", 50))
 
@@ -320,3 +321,45 @@ def test_a_pod_asking_a_whole_gpu_beside_a_mig_device_does_not_fit_a_node_of_mig
     pending = _diagnose(items, tmp_path, capsys)
     assert pending["ml/both"]["wouldPlace"] is False
     assert "1 GPU" in pending["ml/both"]["reason"]
+
+
+# --- GPU shares outside every job -------------------------------------------------------------------------------
+
+
+def _share_outside(pod_group: dict[str, Any] | None, **labels: str) -> list[dict[str, Any]]:
+    """n1 has one GPU; x, a running 0.5 share on group g1 with `labels`, is no job's task (its PodGroup `pod_group`
+    lacks its subgroup, or is gone); w, pending, asks for the whole GPU."""
+    x = _pod("x", "g", node="n1", requests={}, annotations=HALF, labels={"runai-gpu-group": "g1", **labels})
+    return [_node(gpus=1), _queue(), *([pod_group] if pod_group else []), _pod_group("w", 1), x, _pod("w", "w")]
+
+
+@pytest.mark.parametrize(
+    "items",
+    [
+        _share_outside(_pod_group("g", 0, subGroups=[{"name": "a", "minMember": 1}]), **{SUBGROUP: "zzz"}),
+        _share_outside(None),
+    ],
+    ids=["subgroup-its-podgroup-lacks", "podgroup-gone"],
+)
+def test_a_running_gpu_share_outside_every_job_still_holds_its_gpu(
+    items: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every pod is on its node (KAI@v0.17.0 pkg/scheduler/cache/cluster_info/cluster_info.go:530-551), and adding
+    one charges a share's GPU groups (pkg/scheduler/api/node_info/node_info.go:495, gpu_sharing_node_info.go:73-128),
+    whatever job it is in: g1 takes n1's GPU. Its fraction was not counted, and w was said to fit."""
+    pending = _diagnose(items, tmp_path, capsys)
+    assert pending["ml/w"]["wouldPlace"] is False
+    assert "0 free" in pending["ml/w"]["reason"]
+
+
+def test_gpu_shares_outside_every_job_on_one_group_share_its_gpu(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two 0.5 shares on g1 hold one GPU between them, so n1's second GPU is w's."""
+    node = _node(gpus=2)
+    halves = [
+        _pod(name, "gone", node="n1", requests={}, annotations=HALF, labels={"runai-gpu-group": "g1"})
+        for name in ("x", "y")
+    ]
+    items = [node, _queue(), _pod_group("w", 1), *halves, _pod("w", "w")]
+    assert _diagnose(items, tmp_path, capsys)["ml/w"]["wouldPlace"] is True
