@@ -287,8 +287,8 @@ class Task:
     """One pod of a job: its request and, for Running/Releasing pods, where it runs.
 
     Exactly one GPU request kind may be set: whole `gpu`, `gpu_fraction` (0 < f < 1), `gpu_memory_mib`,
-    or `mig` (a scenario's rule; a pod read from a cluster may ask whole `gpu` beside `mig`, which KAI's
-    admission allows). `gpu_devices` is the gpu-fraction-num-devices annotation (fraction/memory requests only).
+    or `mig` (a scenario's rule; a pod read from a cluster may ask `mig` beside whole `gpu`, a fraction or GPU
+    memory, which KAI's admission allows). `gpu_devices` is the gpu-fraction-num-devices annotation (fraction/memory requests only).
     """
 
     gpu: int = 0

@@ -434,15 +434,8 @@ class NodeState:
             # idle count) takes no such pod, even one that asks none of them.
             if req.gpus > gpus:
                 return False
-            if not self.alloc_mig and not req.mig:
-                return True
-            asked = dict(req.mig)
-            for name in self.alloc_mig:
-                have = self.idle_mig.get(name, 0) + (self.rel_mig.get(name, 0) if releasing else 0)
-                if asked.get(name, 0) > have:
-                    return False
-            return all(name in self.alloc_mig for name in asked)
-        if not self.valid_portion(req):
+            return self._mig_fits(req, releasing)
+        if not self.valid_portion(req) or (req.mig and not self._mig_fits(req, releasing)):
             return False
         need = req.count
         if gpus >= need:
@@ -455,6 +448,18 @@ class NodeState:
                 if gpus + matching >= need:
                     return True
         return False
+
+    def _mig_fits(self, req: TaskRequest, releasing: bool) -> bool:
+        """The MIG dimensions of the vector comparison: a device the node lacks is 0 there, and one over-committed
+        refuses a pod that asks none (lessEqualTaskToNodeResources, node_info.go:755-761)."""
+        if not self.alloc_mig and not req.mig:
+            return True
+        asked = dict(req.mig)
+        for name in self.alloc_mig:
+            have = self.idle_mig.get(name, 0) + (self.rel_mig.get(name, 0) if releasing else 0)
+            if asked.get(name, 0) > have:
+                return False
+        return all(name in self.alloc_mig for name in asked)
 
     def _scalar_fits(self, want: dict[str, int], releasing: bool) -> bool:
         """The scalar dimensions of the vector comparison, for every kind of pod (node_info.go:347-359, 755-761,

@@ -296,6 +296,8 @@ def _free_text(node: NodeState, task: TaskState) -> str:
         devices = ", ".join(f"{node.idle_mig.get(k, 0) + node.rel_mig.get(k, 0)} {k}" for k, _ in req.mig)
         whole = [f"{max(0, node.nonallocated_gpus())} whole GPUs"] if req.count else []
         return ", ".join([f"{', '.join([*whole, devices])} free", *short])
+    # A share that asks MIG devices too (TaskRequest): the devices it lacks.
+    short += [f"{node.idle_mig.get(k, 0) + node.rel_mig.get(k, 0)} {k} free" for k, _ in req.mig]
     return ", ".join(short) or f"{max(0, node.nonallocated_gpus())} whole GPUs free"
 
 

@@ -141,15 +141,17 @@ class TaskRequest:
             alike = dataclasses.replace(task.constraints, host_ports=numbers, volume_nodes=None, volume_reason="")
             self.signature_id = _CONSTRAINTS.setdefault(alike, len(_CONSTRAINTS))
         self.gpu_memory = 0
-        if self.mig:
-            # Whole GPUs beside MIG devices (admission allows it): KAI keeps both in the pod's vector and a node
-            # must fit both (node_info.go:351-352, 755-761), though it then holds only the MIG devices (Entry).
-            self.kind, self.count, self.portion = KIND_MIG, task.gpu, 1.0 if task.gpu else 0.0
-        elif task.gpu_memory_mib:
+        # A share beside MIG devices stays a share (pod_info.go:518-553) whose vector keeps the MIG devices
+        # (:215, 576-583): a node must have them too (NodeState.fits) and holds them (Entry).
+        if task.gpu_memory_mib:
             self.kind, self.count, self.portion = KIND_MEMORY, task.gpu_devices, 0.0
             self.gpu_memory = int(task.gpu_memory_mib)
         elif task.gpu_fraction:
             self.kind, self.count, self.portion = KIND_FRACTION, task.gpu_devices, float(task.gpu_fraction)
+        elif self.mig:
+            # Whole GPUs beside MIG devices (admission allows it): KAI keeps both in the pod's vector and a node
+            # must fit both (node_info.go:351-352, 755-761), though it then holds only the MIG devices (Entry).
+            self.kind, self.count, self.portion = KIND_MIG, task.gpu, 1.0 if task.gpu else 0.0
         elif task.gpu:
             self.kind, self.count, self.portion = KIND_WHOLE, int(task.gpu), 1.0
         else:
@@ -179,12 +181,13 @@ class TaskRequest:
         """Human-readable request, e.g. '2 GPUs', '0.5 GPU', '2 x 350 MiB GPU memory'."""
         if self.kind == KIND_WHOLE:
             return f"{self.count} GPU" + ("s" if self.count != 1 else "")
+        devices = "".join(f", {n} x {name}" for name, n in self.mig)  # MIG devices beside a share
         if self.kind == KIND_FRACTION:
             each = f"{self.portion:g} GPU"
-            return each if self.count == 1 else f"{self.count} x {each}"
+            return (each if self.count == 1 else f"{self.count} x {each}") + devices
         if self.kind == KIND_MEMORY:
             each = f"{self.gpu_memory} MiB of GPU memory"
-            return each if self.count == 1 else f"{self.count} x {each}"
+            return (each if self.count == 1 else f"{self.count} x {each}") + devices
         if self.kind == KIND_MIG:
             whole = [f"{self.count} GPU" + ("s" if self.count != 1 else "")] if self.count else []
             return ", ".join([*whole, *(f"{n} x {name}" for name, n in self.mig)])

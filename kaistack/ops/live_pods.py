@@ -109,7 +109,7 @@ def pod_task(
         gpu_fraction=fraction,
         gpu_memory_mib=memory_mib,
         gpu_devices=devices,
-        mig={} if shared else mig,
+        mig=mig,
         cpu_millis=int(requests.get("cpu", 0)),
         memory_bytes=int(requests.get("memory", 0)),
         state=state,

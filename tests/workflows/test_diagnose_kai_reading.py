@@ -363,3 +363,25 @@ def test_gpu_shares_outside_every_job_on_one_group_share_its_gpu(
     ]
     items = [node, _queue(), _pod_group("w", 1), *halves, _pod("w", "w")]
     assert _diagnose(items, tmp_path, capsys)["ml/w"]["wouldPlace"] is True
+
+
+def test_a_gpu_share_asking_a_mig_device_too_needs_the_device_on_its_node(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Admission allows a fraction beside a MIG device (gpu_request_validator.go:32-38). The fraction replaces the
+    pod's GPU requirement (KAI@v0.17.0 pkg/scheduler/api/pod_info/pod_info.go:527-531) but its vector keeps the MIG
+    device (:215, 576-583), which the fraction's fit compares with every dimension but GPUs
+    (pkg/scheduler/api/node_info/node_info.go:355, 371-388): a node without that device does not take it. The MIG
+    request was dropped and the pod placed."""
+    items = [
+        _node(gpus=1),
+        _queue(),
+        _pod_group("g", 0),
+        _pod("fm", "g", requests={"nvidia.com/mig-1g.5gb": "1"}, annotations=HALF),
+    ]
+    pending = _diagnose(items, tmp_path, capsys)
+    assert pending["ml/fm"]["wouldPlace"] is False
+    assert (
+        "no node fits 0.5 GPU, 1 x nvidia.com/mig-1g.5gb: closest miss n1 (0 nvidia.com/mig-1g.5gb free)"
+        in (pending["ml/fm"]["reason"])
+    )
