@@ -211,7 +211,9 @@ class Node:
 
     `gpu_memory_mib` is the nvidia.com/gpu.memory label; None means the label is missing (KAI then
     assumes 100 MiB and refuses gpu-memory pods on the node). `mig` lists MIG devices by resource name
-    (e.g. "nvidia.com/mig-1g.10gb"); with `mig_strategy="mixed"` the node offers no whole GPUs.
+    (e.g. "nvidia.com/mig-1g.10gb"); with `mig_strategy="mixed"` `gpus` is the physical count and the node offers
+    `mixed_gpus` whole GPUs (read from a cluster: its allocatable nvidia.com/gpu, the GPUs not in MIG mode, which
+    only a pod asking MIG devices too may use there; node_info.go:105, 340-343).
     """
 
     name: str
@@ -244,6 +246,7 @@ class Node:
     outside_pods: tuple[OutsidePod, ...] = ()
     # GPU shares outside every job, charged to their GPU groups like a running share.
     outside_shares: tuple[OutsideShare, ...] = ()
+    mixed_gpus: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,7 +291,8 @@ class Task:
 
     Exactly one GPU request kind may be set: whole `gpu`, `gpu_fraction` (0 < f < 1), `gpu_memory_mib`,
     or `mig` (a scenario's rule; a pod read from a cluster may ask `mig` beside whole `gpu`, a fraction or GPU
-    memory, which KAI's admission allows). `gpu_devices` is the gpu-fraction-num-devices annotation (fraction/memory requests only).
+    memory, which KAI's admission allows). `gpu_devices` is the gpu-fraction-num-devices annotation
+    (fraction/memory requests only).
     """
 
     gpu: int = 0

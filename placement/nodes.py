@@ -193,7 +193,7 @@ class NodeState:
             self.mig_strategy = "none"
         # nvidia.com/gpu.count keeps the physical count; allocatable nvidia.com/gpu is 0 on mixed MIG nodes.
         self.gpu_count = int(spec.gpus)
-        self.alloc_gpus = 0 if self.mig_strategy == "mixed" else int(spec.gpus)
+        self.alloc_gpus = int(spec.mixed_gpus) if self.mig_strategy == "mixed" else int(spec.gpus)
         self.mem_synced = spec.gpu_memory_mib is not None
         label = DEFAULT_GPU_MEMORY_MIB if spec.gpu_memory_mib is None else int(spec.gpu_memory_mib)
         if label >= 1024 * 1024:

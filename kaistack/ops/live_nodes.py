@@ -116,6 +116,7 @@ def node_of(obj: Mapping[str, Any], outside: Outside | None = None) -> Node:
         if str(k).startswith(kai_api.MIG_RESOURCE_PREFIX) and number(v)
     }
     scalar = {str(k): scalar_units(str(k), v) for k, v in allocatable.items() if counted(str(k))}
+    strategy = str(labels.get(kai_api.MIG_STRATEGY_LABEL, "none")) if mig else "none"
     taints: list[Taint] = []
     for item in seq(dig(obj, "spec", "taints")):
         try:
@@ -131,7 +132,8 @@ def node_of(obj: Mapping[str, Any], outside: Outside | None = None) -> Node:
         # A node that allows 0 pods takes none (KAI adds pods=1 to every task, node_info.go:131-132); a node
         # object always states it, so only a hand-written dump without it gets the kubelet's default.
         pods=int(number(allocatable["pods"])) if "pods" in allocatable else 110,
-        mig_strategy=str(labels.get(kai_api.MIG_STRATEGY_LABEL, "none")) if mig else "none",
+        mig_strategy=strategy,
+        mixed_gpus=int(_gpus(allocatable)) if strategy == "mixed" else 0,
         mig=mig,
         labels={str(k): str(v) for k, v in labels.items()},
         ready=not node_not_ready(obj),

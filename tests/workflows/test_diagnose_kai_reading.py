@@ -385,3 +385,20 @@ def test_a_gpu_share_asking_a_mig_device_too_needs_the_device_on_its_node(
         "no node fits 0.5 GPU, 1 x nvidia.com/mig-1g.5gb: closest miss n1 (0 nvidia.com/mig-1g.5gb free)"
         in (pending["ml/fm"]["reason"])
     )
+
+
+def test_a_mixed_mig_nodes_whole_gpus_take_a_pod_asking_a_mig_device_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """KAI's node offers its allocatable nvidia.com/gpu (KAI@v0.17.0 pkg/scheduler/api/node_info/node_info.go:105),
+    GPUs not in MIG mode, which on a mixed node only a MIG candidate may use (:340-343); a pod asking both is one
+    (pod_info.go:550-553) and fits."""
+    node = _node(gpus=1, **{"nvidia.com/mig-1g.5gb": "7"})
+    node["metadata"]["labels"]["nvidia.com/mig.strategy"] = "mixed"
+    items = [
+        node,
+        _queue(),
+        _pod_group("g", 0),
+        _pod("both", "g", requests={"nvidia.com/gpu": "1", "nvidia.com/mig-1g.5gb": "1"}),
+    ]
+    assert _diagnose(items, tmp_path, capsys)["ml/both"]["wouldPlace"] is True
