@@ -1,3 +1,5 @@
+# Long module: the simulator's whole input, one frozen dataclass per object KAI reads (nodes, queues, jobs, pods,
+# their constraints, the placement settings); every module imports them from here.
 """The cluster snapshot a simulation starts from: nodes, queues and jobs.
 
 These are plain frozen dataclasses with no behaviour beyond defaults, so the same snapshot can be built

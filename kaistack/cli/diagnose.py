@@ -21,16 +21,16 @@ DUMP_KINDS = (
 DEFAULT_TIMEOUT = 10.0  # seconds per API request
 
 DESCRIPTION = f"""\
-Reads nodes, pods, PodGroups, BindRequests, Queues, Topologies, PriorityClasses, PersistentVolumeClaims,
-PersistentVolumes, StorageClasses, Namespaces and the names of ConfigMaps (read-only, with whatever the credentials may
-read) or a dump made by `kubectl get {DUMP_KINDS} -A -o yaml`,
-runs one KAI scheduling cycle on what is really there, and says for each Pending pod why KAI leaves it Pending,
-in the words of `kaistack check`; a pod bound to a node but still Pending is reported with what its kubelet waits
-on. It also lists the field's quiet mistakes with the object and the fix: GPU pods without schedulerName
-kai-scheduler (not KAI's own reservation and scaling pods), queue labels naming no queue, Queue limits left out
-(read as 0), PodGroups of one name in two namespaces, Deployments in a queue without GPU quota, vCluster owner
-references (a vCluster with setOwner: true), reservation pods without a GPU runtime, vLLM memory utilization above
-the pod's share, constraints KAI does not read. Finished pods are not judged.
+Reads nodes, pods, PodGroups, BindRequests, Queues, Topologies, SchedulingShards, PriorityClasses,
+PersistentVolumeClaims, PersistentVolumes, StorageClasses, Namespaces and the names of ConfigMaps (read-only, with
+whatever the credentials may read) or a dump made by `kubectl get {DUMP_KINDS} -A -o yaml`, runs one KAI scheduling
+cycle on what is really there, as the SchedulingShard sets KAI's scheduler up, and says for each Pending pod why KAI
+leaves it Pending, in the words of `kaistack check`; a pod bound to a node but still Pending is reported with what
+its kubelet waits on. It also lists the field's quiet mistakes with the object and the fix: GPU pods without
+schedulerName kai-scheduler (not KAI's own reservation and scaling pods), queue labels naming no queue, Queue limits
+left out (read as 0), PodGroups of one name in two namespaces, Deployments in a queue without GPU quota, vCluster
+owner references (a vCluster with setOwner: true), reservation pods without a GPU runtime, vLLM memory utilization
+above the pod's share, constraints KAI does not read. Finished pods are not judged.
 """
 
 EPILOG = f"""\
