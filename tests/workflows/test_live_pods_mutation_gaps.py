@@ -109,12 +109,15 @@ def test_a_gpu_memory_request_is_read_up_to_the_largest_int64(text, mib):
     assert pod_task(_pod(annotations={"gpu-memory": text}), None, NOW).gpu_memory_mib == mib
 
 
-@pytest.mark.parametrize("limits", [{"nvidia.com/gpu": "1"}, {"nvidia.com/mig-1g.5gb": "1"}])
-def test_a_gpu_fraction_annotation_replaces_a_whole_gpu_or_mig_request(limits):
+@pytest.mark.parametrize(
+    ("limits", "mig"), [({"nvidia.com/gpu": "1"}, {}), ({"nvidia.com/mig-1g.5gb": "1"}, {"nvidia.com/mig-1g.5gb": 1})]
+)
+def test_a_gpu_fraction_annotation_replaces_a_whole_gpu_request_and_keeps_a_mig_device(limits, mig):
     """pod_info.go:527-531: NewGpuResourceRequirementWithGpus(fraction, 0) is the pod's whole GPU requirement,
-    with no whole GPU and no MIG device (gpu_resource_requirment.go:45-60)."""
+    with no whole GPU and no MIG device (gpu_resource_requirment.go:45-60); the pod's vector keeps the MIG device
+    (:215, and rebuildResReqVector :576-583 sets only what the requirement holds), which its node must have."""
     task = pod_task(_pod(limits=limits, annotations={"gpu-fraction": "0.5"}), None, NOW)
-    assert (task.gpu, task.mig, task.gpu_fraction) == (0, {}, 0.5)
+    assert (task.gpu, task.mig, task.gpu_fraction) == (0, mig, 0.5)
 
 
 def test_a_gpu_fraction_wins_over_a_gpu_memory_annotation():
