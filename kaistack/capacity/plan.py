@@ -155,21 +155,25 @@ def plan(config: StackConfig) -> Plan:
         new_jobs, plan_ = _expand(config, work, constraints, storage)
         jobs.extend(new_jobs)
         plans.append(plan_)
+    placement = scheduler_placement(config)
+    topology = config.cluster.topology
+    topologies = (
+        () if topology is None else (Topology(topology.name, tuple(TopologyLevel(label) for label in topology.levels)),)
+    )
+    return Plan(Snapshot(tuple(nodes), queues, tuple(jobs), topologies), placement, tuple(plans), pools, tuple(notes))
+
+
+def scheduler_placement(config: StackConfig) -> Placement:
+    """The chart's default SchedulingShard with `kai.placementStrategy` (KAI@v0.17.0 templates/default-shard.yaml)
+    and the scheduler's flag defaults (options.go:38, :124: 16 consolidation victims, signatures on)."""
     strategy = config.kai.placement_strategy
-    # KAI's scheduler defaults (cmd/scheduler/app/options/options.go:38, :124): 16 consolidation victims,
-    # scheduling signatures on. Its test harness, and so the conformance scenarios, use neither.
-    placement = Placement(
+    return Placement(
         node=strategy,
         gpu="pack" if strategy == "binpack" else "spread",
         max_consolidation_preemptees=16,
         use_scheduling_signatures=True,
         kai_version=versions.simulator_rules(config.kai.version),
     )
-    topology = config.cluster.topology
-    topologies = (
-        () if topology is None else (Topology(topology.name, tuple(TopologyLevel(label) for label in topology.levels)),)
-    )
-    return Plan(Snapshot(tuple(nodes), queues, tuple(jobs), topologies), placement, tuple(plans), pools, tuple(notes))
 
 
 def _system_group(config: StackConfig) -> SystemNodeGroup | None:

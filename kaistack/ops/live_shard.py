@@ -58,6 +58,7 @@ class SchedulerSettings:
     # Why KAI's scheduler for the shard does not start (a flag it cannot parse, no action or one it does not know
     # in its configuration), so that nothing is scheduled; None: it runs.
     stopped: str | None = None
+    shard: str = ""  # the name of the shard whose settings these are; "" for KAI's defaults
 
 
 def scheduler_settings(shards: Sequence[Mapping[str, Any]] | None) -> SchedulerSettings:
@@ -118,7 +119,7 @@ def scheduler_settings(shards: Sequence[Mapping[str, Any]] | None) -> SchedulerS
     if unread:
         notes.append(f"{where} sets {', '.join(unread)}, which kaistack does not read: diagnosed with KAI's defaults")
     stopped = f"KAI's scheduler for {where} does not start: {'; '.join(stops)}" if stops else None
-    return SchedulerSettings(placement, actions, tuple(notes), stopped)
+    return SchedulerSettings(placement, actions, tuple(notes), stopped, object_name(shard))
 
 
 def _pick(shards: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:

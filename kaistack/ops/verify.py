@@ -8,6 +8,9 @@ Read-only checks against the Kubernetes API (`kaistack.kube.client`, over lightk
 - `queue`: every declared queue (plus KAI's default pair) exists as a Queue (`kai_api.QUEUE`)
   with the declared parent, priority and gpu/cpu/memory quota/limit/overQuotaWeight (an omitted field
   counts as 0, as KAI reads it).
+- `scheduler` (`verify_scheduler`): the SchedulingShard runs KAI's scheduler as `kaistack check` simulates it
+  (`kai.placementStrategy`, consolidation and its victim limit, scheduling signatures, the actions' order, min
+  runtimes); a shard edited on the cluster, or one whose scheduler cannot start, fails it.
 - `workload-running`, `workload-image`, `workload-scheduler`, `workload-pod-group` (`verify_workloads`): each
   declared workload's pods run (a Job's as its controller counts them) the declared image, scheduled by
   `kai-scheduler` in their PodGroup. Tenant workloads are found in the tenant's host namespace through vCluster's
@@ -51,6 +54,7 @@ from kaistack.ops.verify_health import (
     control_plane_pod,
     rollout_result,
 )
+from kaistack.ops.verify_scheduler import check_scheduler
 from kaistack.ops.verify_workloads import check_workloads
 from kaistack.progress import Progress
 from placement.scenario import duration_seconds
@@ -120,6 +124,10 @@ def verify_stack(
         report.results += check_kai_components(config, client)
     with progress.step(f"checking {len(config.all_queues())} queues"):
         report.results += check_queues(config, client)
+    with progress.step("checking KAI's scheduler settings"):
+        scheduler_results, scheduler_notes = check_scheduler(config, client)
+        report.results += scheduler_results
+        report.notes += scheduler_notes
     with progress.step(f"checking {len(config.workloads)} workloads"):
         pods = WorkloadPods(config, client)
         workload_results, workload_notes = check_workloads(config, pods, client)

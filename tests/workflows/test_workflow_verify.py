@@ -27,6 +27,7 @@ def test_healthy_platform_passes_every_check(project, fake_kube, capsys):
     assert checks == {
         "kai-components",
         "queue",
+        "scheduler",
         "workload-running",
         "workload-scheduler",
         "workload-pod-group",
