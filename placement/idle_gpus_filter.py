@@ -60,7 +60,7 @@ class AccumulatedIdleGpus:
     def __init__(
         self, capacities: dict[str, float], pending: Iterable[TaskState], top: list[tuple[str, float]] | None = None
     ) -> None:
-        self.required = sorted((t.req.quota_gpus for t in pending), reverse=True)
+        self.required = sorted((t.req.requirement_gpus for t in pending), reverse=True)
         # `capacities` is read, never written (the session shares it); the ones victims raised are here.
         self.base = capacities
         self.capacity: dict[str, float] = {}
@@ -80,7 +80,8 @@ class AccumulatedIdleGpus:
             value = self.capacity.get(node)
             if value is None:
                 value = self.base.get(node, 0.0)
-            value = self.capacity[node] = value + task.accepted[2]
+            # AcceptedGpuRequirement.GetGpusQuota() (idle_gpus.go:180): a share's MIG devices are not in it.
+            value = self.capacity[node] = value + task.accepted[2] - task.req.share_mig_gpus
             if node in self.top:
                 self.top[node] = value
             elif self.top:

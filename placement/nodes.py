@@ -286,7 +286,8 @@ class NodeState:
         if req.kind == KIND_MIG:
             gpus = req.mig_gpus
         elif req.shared:
-            gpus = extended_gpus(self.gpu_portion(req), req.count)
+            # AcceptedResourceVector keeps a share's MIG devices (node_info.go:747-753), which TotalGPUs counts.
+            gpus = extended_gpus(self.gpu_portion(req), req.count) + req.share_mig_gpus
         else:
             gpus = req.gpus
         return (req.cpu, req.mem, gpus)

@@ -445,7 +445,8 @@ def _fragmentation(task: TaskState, nodes: list[NodeState]) -> Reason:
     for node in nodes:
         for g, used in node.sh_used.items():
             if used and node.sh_alloc.get(g, 0) != node.sh_rel.get(g, 0) and node.gpu_mem:
-                free.append((node.group_free(g) / node.gpu_mem, (node.name, g)))
+                # Over-committed (a share asking more memory than the node's label says) is no room, not less.
+                free.append((max(0.0, node.group_free(g) / node.gpu_mem), (node.name, g)))
     what = f"fraction {req.portion:g}" if req.kind == KIND_FRACTION else f"gpu-memory {req.gpu_memory} MiB"
     parts: list[str | GpuRef] = [f"{what} fits no shared GPU and no whole GPU is free"]
     if free:

@@ -90,7 +90,8 @@ _CONSTRAINTS: dict[NodeConstraints, int] = {NO_CONSTRAINTS: 0}
 
 
 class TaskRequest:
-    """A task's request in KAI's shape. `gpus` is ResReq.GPUs(); `quota_gpus` is GetGpusQuota()."""
+    """A task's request in KAI's shape. `gpus` is ResReq.GPUs(); `quota_gpus` the vector's TotalGPUs (for all but a
+    share beside MIG devices, GetGpusQuota(); `requirement_gpus` is that one always)."""
 
     __slots__ = (
         "constraint_id",
@@ -110,9 +111,11 @@ class TaskRequest:
         "mig_gpus",
         "portion",
         "quota_gpus",
+        "requirement_gpus",
         "scalar",
         "scalar_map",
         "shape",
+        "share_mig_gpus",
         "signature_id",
     )
 
@@ -161,7 +164,11 @@ class TaskRequest:
         # under 0.005 rounds to 0 GPUs: still a shared-GPU pod, but ordered and filtered as a CPU pod.
         self.cpu_only = self.gpus == 0 and self.kind in (KIND_CPU, KIND_FRACTION)
         self.mig_gpus = float(sum(mig_gpu_portion(name) * n for name, n in self.mig))
-        self.quota_gpus = self.gpus + self.mig_gpus
+        self.quota_gpus = self.gpus + self.mig_gpus  # TotalGPUs of the pod's vector: its MIG devices too
+        # A share's MIG devices are in its vector, not its GPU requirement (pod_info.go:527-531): the queue is
+        # charged them (NodeState.accepted_for), the idle-GPU filters, which read the requirement, are not.
+        self.share_mig_gpus = self.mig_gpus if self.kind in (KIND_FRACTION, KIND_MEMORY) else 0.0
+        self.requirement_gpus = self.quota_gpus - self.share_mig_gpus  # GpuRequirement.GetGpusQuota()
         # Everything a node's fit and rank for this request depend on: equal shapes, equal answers. A small
         # int, as it keys lookups on hot paths (a tuple would be hashed again at every lookup).
         shape = (self.kind, self.count, self.portion, self.gpu_memory, self.cpu, self.mem, self.mig, self.scalar)

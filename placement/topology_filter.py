@@ -58,7 +58,7 @@ class TopologyIdleGpus:
                 continue
             topology = ssn.topologies.get(constraint.topology)
             level = topology.resolve(constraint.required) if topology is not None else constraint.required
-            need = sum(t.req.quota_gpus for t in sgs.all_tasks())
+            need = sum(t.req.requirement_gpus for t in sgs.all_tasks())
             requirements.setdefault((constraint.topology, level), []).append(need)
         if not requirements:
             return None
@@ -82,7 +82,7 @@ class TopologyIdleGpus:
                 continue
             self.seen.add(task.name)
             for key, value in self.node_domains.get(task.node or "", []):
-                self.capacity[key][value] += task.accepted[2]
+                self.capacity[key][value] += task.accepted[2] - task.req.share_mig_gpus
 
     def passes(self) -> bool:
         for key, required in self.requirements.items():

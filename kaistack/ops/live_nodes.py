@@ -57,15 +57,18 @@ class Outside:
     def add(self, pod: Mapping[str, Any], releasing: bool, groups: tuple[str, ...] = ()) -> None:
         """`groups`: its GPU groups (live_pods.gpu_groups), which a GPU share holds whatever job it is in."""
         labels = pod_labels(pod)
-        fraction, memory_mib, _ = gpu_share(annotations_of(pod))
-        if groups and (fraction is not None or memory_mib is not None):
-            self.shares.append(OutsideShare(groups, fraction, memory_mib, releasing))
         app = dict(labels).get("app")
         requests = pod_requests(pod)
         if app == kai_api.RESERVATION_APP_LABEL:
             # A GPU reservation pod takes no GPU here (node_info.go:470-473) and its slot is counted from the
             # fraction pods' GPU groups (NodeState.reserve_pods).
             requests = {"cpu": requests.get("cpu", 0.0), "memory": requests.get("memory", 0.0)}
+        fraction, memory_mib, _ = gpu_share(annotations_of(pod))
+        if fraction is not None or memory_mib is not None:
+            # A shared allocation holds no whole GPU, whatever it asks (gpu_sharing_node_info.go:57-63).
+            requests = {k: v for k, v in requests.items() if k not in (kai_api.GPU_RESOURCE, kai_api.AMD_GPU_RESOURCE)}
+            if groups:
+                self.shares.append(OutsideShare(groups, fraction, memory_mib, releasing))
         _add(self.releasing if releasing else self.held, requests)
         # The fair-share total leaves out active pods of other schedulers, not KAI's own (proportion.go:286-295).
         if dig(pod, "spec", "schedulerName") != kai_api.SCHEDULER_NAME and app not in _UTILITY_APPS:

@@ -75,6 +75,10 @@ def settings_drift(live: SchedulerSettings, assumed: Placement) -> list[str]:
         )
     if not placement.minruntime_plugin:
         drift.append("the minruntime plugin is off: the queues' min runtimes protect nothing (check applies them)")
+    elif placement.reclaim_resolve_method != assumed.reclaim_resolve_method:
+        # Which queue's reclaim min runtime protects a victim (minruntime.go:56-60).
+        method, assumed_method = placement.reclaim_resolve_method, assumed.reclaim_resolve_method
+        drift.append(f"reclaimResolveMethod is {method} (check assumes {assumed_method})")
     return drift
 
 

@@ -172,6 +172,7 @@ def test_an_over_quota_reason_names_the_preemptibility_that_made_the_job_non_pre
 
 HALF = {"gpu-fraction": "0.5"}
 SUBGROUP = "kai.scheduler/subgroup-name"
+GROUP = "runai-gpu-group"
 # Running pods of class build (100) are not preemptible, so consolidation does not move a share to make room.
 _UNMOVABLE = (_class("build", 100), _class("train", 50))
 
@@ -402,3 +403,48 @@ def test_a_mixed_mig_nodes_whole_gpus_take_a_pod_asking_a_mig_device_too(
         _pod("both", "g", requests={"nvidia.com/gpu": "1", "nvidia.com/mig-1g.5gb": "1"}),
     ]
     assert _diagnose(items, tmp_path, capsys)["ml/both"]["wouldPlace"] is True
+
+
+def test_a_running_share_beside_a_mig_device_is_charged_the_device_in_its_queue(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its AcceptedResourceVector is its vector with the GPU set to the share (KAI@v0.17.0
+    pkg/scheduler/api/node_info/node_info.go:747-753): the MIG device stays, and the queue's allocation counts it in
+    TotalGPUs (pkg/scheduler/plugins/proportion/proportion.go:367; resource_vector.go:274-288): 0.5 + 1 against q's
+    limit of 1 leaves no room for w's 0.5 (capacity_policy/max_allowed_check.go:61). It was charged 0.5."""
+    node = _node(gpus=2, **{"nvidia.com/mig-1g.10gb": "1"})
+    items = [
+        node,
+        _queue(gpu_limit=1),
+        _pod_group("fm", 0),
+        _pod_group("w", 1),
+        _pod("fm", "fm", node="n1", requests={"nvidia.com/mig-1g.10gb": "1"}, annotations=HALF, labels={GROUP: "g1"}),
+        _pod("w", "w", requests={}, annotations=HALF),
+    ]
+    pending = _diagnose(items, tmp_path, capsys)
+    assert pending["ml/w"]["wouldPlace"] is False
+    assert "over its gpu limit" in pending["ml/w"]["reason"]
+
+
+def test_a_share_of_another_scheduler_asking_a_whole_gpu_too_holds_only_its_group(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A shared allocation's accepted vector has no whole GPU (pkg/scheduler/api/node_info/gpu_sharing_node_info.go:
+    57-63): on a 2-GPU node the share's group takes one GPU and w gets the other. It was charged a whole GPU too.
+    (KAI's admission refuses the combination for its own pods, gpu_request_validator.go:32-34.)"""
+    other = _pod("other", "none", node="n1", requests={"nvidia.com/gpu": "1"}, annotations=HALF, labels={GROUP: "g1"})
+    other["spec"]["schedulerName"] = "default-scheduler"
+    items = [_node(gpus=2), _queue(), _pod_group("w", 1), other, _pod("w", "w")]
+    assert _diagnose(items, tmp_path, capsys)["ml/w"]["wouldPlace"] is True
+
+
+def test_a_share_over_its_gpus_memory_reads_as_no_room_not_negative_room(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 40000 MiB share on a node without the nvidia.com/gpu.memory label (KAI assumes 100 MiB) over-commits its
+    group; the fragmentation figure said -399.00 free."""
+    share = _pod("big", "gone", node="n1", requests={}, annotations={"gpu-memory": "40000"}, labels={GROUP: "g1"})
+    items = [_node(gpus=1), _queue(), _pod_group("w", 1), share, _pod("w", "w", requests={}, annotations=HALF)]
+    reason = _diagnose(items, tmp_path, capsys)["ml/w"]["reason"]
+    assert "0.00 free on n1/g1" in reason
+    assert "-" not in reason.split("fragmentation")[-1]

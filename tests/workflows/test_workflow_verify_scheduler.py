@@ -49,8 +49,21 @@ def test_the_charts_default_shard_passes(project, fake_kube, capsys):
             {"plugins": {"minruntime": {"enabled": False}}},
             "the minruntime plugin is off: the queues' min runtimes protect nothing (check applies them)",
         ),
+        (
+            {"plugins": {"minruntime": {"arguments": {"reclaimResolveMethod": "queue"}}}},
+            "reclaimResolveMethod is queue (check assumes lca)",
+        ),
     ],
-    ids=["spread", "no-consolidation", "preemptees", "signatures", "order", "min-runtime", "no-minruntime"],
+    ids=[
+        "spread",
+        "no-consolidation",
+        "preemptees",
+        "signatures",
+        "order",
+        "min-runtime",
+        "no-minruntime",
+        "resolve-method",
+    ],
 )
 def test_a_shard_edited_on_the_cluster_fails_naming_what_check_assumed(project, fake_kube, capsys, spec, drift):
     _edit_spec(fake_kube, **spec)
