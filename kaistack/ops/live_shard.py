@@ -29,7 +29,6 @@ from typing import Any
 from kaistack.guardrails.podspec import dig, mapping
 from kaistack.ops.live_pods import object_name
 from placement.model import ALL_ACTIONS, Placement
-from placement.scenario import duration_seconds
 
 # The scheduler's flag defaults (options.go:38, :124); the simulator's own defaults are KAI's test harness's.
 MAX_CONSOLIDATION_PREEMPTEES = 16
@@ -47,7 +46,12 @@ _GO_BOOLS = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True"
     "false": False,
     "False": False,
 }
-_GO_OCTAL = re.compile(r"([+-]?)0([0-7]+)")
+_GO_OCTAL = re.compile(r"([+-]?)0(_?[0-7]+(?:_[0-7]+)*)")  # 0_17 is 15 too, as a Go literal
+# xhit/go-str2duration@v2.1.0 (KAI's PluginArguments.GetDuration, framework/interface.go:126-138): time.ParseDuration's
+# units plus days and weeks, in int64 nanoseconds.
+_PLUGIN_UNITS_NS = {"ns": 1, "us": 10**3, "µs": 10**3, "μs": 10**3, "ms": 10**6, "s": 10**9, "m": 60 * 10**9}
+_PLUGIN_UNITS_NS |= {"h": 3600 * 10**9, "d": 86400 * 10**9, "w": 7 * 86400 * 10**9}
+_PLUGIN_PART = re.compile(r"([0-9]*)(?:\.([0-9]*))?([^0-9.]*)")
 
 
 @dataclass(frozen=True)
@@ -165,7 +169,8 @@ def _args(args: Mapping[str, Any], where: str, notes: list[str], stops: list[str
         else:
             stops.append(f"args use-scheduling-signatures {raw!r} is not a Go bool")
     if other := sorted(str(k) for k in args if k not in _READ_ARGS):
-        notes.append(f"{where} passes the scheduler {', '.join(other)}, which kaistack does not read")
+        # The operator passes on only the flags the scheduler defines (resources_for_shard.go:375-380).
+        notes.append(f"{where} sets args {', '.join(other)}, which kaistack does not read")
     return preemptees, signatures
 
 
@@ -175,7 +180,7 @@ def _go_int(text: str) -> int | None:
     if text != text.strip():
         return None
     if octal := _GO_OCTAL.fullmatch(text):
-        value = int(octal.group(1) + octal.group(2), 8)
+        value = int(octal.group(1) + octal.group(2).replace("_", ""), 8)
     else:
         try:
             value = int(text, 0)
@@ -203,9 +208,37 @@ def _min_runtimes(spec: Mapping[str, Any], where: str, notes: list[str]) -> tupl
 
 
 def _runtime(value: Any) -> float:
-    """minruntime's parseMinRuntime: a Go duration, else (or negative) 0."""
-    seconds = duration_seconds(value) if value is not None else None
+    """minruntime's parseMinRuntime: a duration str2duration reads, else (or negative) 0."""
+    seconds = plugin_duration_seconds(value)
     return seconds if seconds is not None and seconds > 0 else 0.0
+
+
+def plugin_duration_seconds(value: Any) -> float | None:
+    """str2duration.ParseDuration in seconds: a sign, then numbers (a fraction too) each with a unit of ns, us, ms,
+    s, m, h, d or w; None where it errs (no unit, an unknown one, beyond int64 nanoseconds)."""
+    if not isinstance(value, str) or len(value) > 64:
+        return None
+    text = value[1:] if value[:1] in ("+", "-") else value
+    if text == "0":
+        return 0.0
+    if not text:
+        return None
+    limit = 2**63 if value.startswith("-") else 2**63 - 1
+    total, rest = 0, text
+    while rest:
+        part = _PLUGIN_PART.match(rest)
+        whole, fraction, unit = part.groups() if part else ("", None, "")
+        if not (whole or fraction) or unit not in _PLUGIN_UNITS_NS:
+            return None
+        rest = rest[part.end() :] if part else ""
+        scale = _PLUGIN_UNITS_NS[unit]
+        # The fraction is truncated to whole nanoseconds through a float64, as str2duration does.
+        total += int(whole or 0) * scale + (
+            int(float(int(fraction)) * (scale / 10 ** len(fraction))) if fraction else 0
+        )
+        if total > limit:
+            return None
+    return (-total if value.startswith("-") else total) / 1e9
 
 
 def _actions(

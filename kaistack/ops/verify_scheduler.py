@@ -51,7 +51,9 @@ def settings_drift(live: SchedulerSettings, assumed: Placement) -> list[str]:
     placement = live.placement
     if (placement.node, placement.gpu) != (assumed.node, assumed.gpu):
         drift.append(f"placement is {_strategy(placement)} (check assumes {_strategy(assumed)}, kai.placementStrategy)")
-    consolidating = _consolidates(placement) and "consolidation" in live.actions
+    # KAI's view: the action enabled and some victim allowed, whatever the strategy (a shard may turn it on under
+    # spread, schedulingshard_types.go:312-325); check's: as the simulator runs it.
+    consolidating = "consolidation" in live.actions and placement.max_consolidation_preemptees != 0
     if consolidating != _consolidates(assumed):
         drift.append(
             f"consolidation is {'on' if consolidating else 'off'} (check assumes it {'off' if consolidating else 'on'})"
@@ -64,8 +66,9 @@ def settings_drift(live: SchedulerSettings, assumed: Placement) -> list[str]:
     if placement.use_scheduling_signatures != assumed.use_scheduling_signatures:
         drift.append("scheduling signatures are off (check assumes them on)")
     # Consolidation on or off is said above; here the order of what runs in both.
-    order = [a for a in live.actions if a in ACTIONS and (a != "consolidation" or consolidating)]
-    expected = [a for a in ACTIONS if a != "consolidation" or consolidating]
+    both = consolidating and _consolidates(assumed)
+    order = [a for a in live.actions if a in ACTIONS and (a != "consolidation" or both)]
+    expected = [a for a in ACTIONS if a != "consolidation" or both]
     if order != expected:
         drift.append(f"the actions run {', '.join(order) or 'none'} (check runs {', '.join(expected)})")
     runtimes = (placement.default_preempt_min_runtime, placement.default_reclaim_min_runtime)

@@ -141,9 +141,7 @@ def test_a_signatures_flag_go_cannot_parse_stops_the_scheduler() -> None:
 
 def test_other_scheduler_flags_are_named_as_not_read() -> None:
     settings = scheduler_settings([_shard(args={"leader-elect": "true", "qps": "100"})])
-    assert settings.notes == (
-        "SchedulingShard default passes the scheduler leader-elect, qps, which kaistack does not read",
-    )
+    assert settings.notes == ("SchedulingShard default sets args leader-elect, qps, which kaistack does not read",)
 
 
 def test_the_shards_min_runtimes_are_the_minruntime_plugins_defaults() -> None:
@@ -390,3 +388,29 @@ def test_without_the_minruntime_plugin_a_queues_min_runtime_protects_nothing(
     main(["diagnose", "--from-dump", str(dump), "--at", "2026-11-25T12:00:00Z", "--json"])
     (pending,) = json.loads(capsys.readouterr().out)["pending"]
     assert pending["wouldPlace"] is places
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [("1d", 86400.0), ("2w", 1209600.0), ("1w2d6h", 799200.0), ("1.5h", 5400.0), (".5s", 0.5), ("0", 0.0)],
+)
+def test_a_min_runtime_reads_days_and_weeks_as_kais_plugin_arguments_do(value: str, seconds: float) -> None:
+    """PluginArguments.GetDuration parses with xhit/go-str2duration v2.1.0 (KAI@v0.17.0
+    pkg/scheduler/framework/interface.go:126-138, go.mod:36), time.ParseDuration's units plus d and w
+    (str2duration.go unitMap); a "1d" shard was read as no min runtime."""
+    placement = scheduler_settings([_shard(minRuntime={"preemptMinRuntime": value})]).placement
+    assert placement.default_preempt_min_runtime == seconds
+
+
+@pytest.mark.parametrize("value", ["3000000h", "1x", "10", ".s", "", "-"])
+def test_a_min_runtime_str2duration_refuses_is_zero(value: str) -> None:
+    """No unit, an unknown one, or more than int64 nanoseconds (3,000,000 h) is an error, and parseMinRuntime uses 0
+    (minruntime.go:36-48)."""
+    placement = scheduler_settings([_shard(minRuntime={"preemptMinRuntime": value})]).placement
+    assert placement.default_preempt_min_runtime == 0.0
+
+
+def test_an_octal_preemptee_limit_may_have_underscores_as_a_go_literal() -> None:
+    """strconv.ParseInt(s, 0, 64) takes Go's integer literal syntax: 0_17 is octal 17."""
+    placement = scheduler_settings([_shard(args={"max-consolidation-preemptees": "0_17"})]).placement
+    assert placement.max_consolidation_preemptees == 15

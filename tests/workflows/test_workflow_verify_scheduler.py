@@ -103,3 +103,15 @@ def test_no_shard_at_all_fails_the_scheduler_check(project, fake_kube, capsys):
     fake_kube.responses[SHARDS]["items"] = []
     _, report = verify_json(project, fake_kube, capsys)
     assert check_detail(report, "scheduler", "*").startswith("no SchedulingShard: KAI's operator runs no scheduler")
+
+
+def test_a_spread_stack_whose_shard_turns_consolidation_back_on_fails(project, fake_kube, capsys):
+    """User overrides are merged after the spread default (KAI@v0.17.0 pkg/apis/kai/v1/schedulingshard_types.go:
+    312-325): KAI consolidates, which check, simulating a spread stack, does not."""
+    stack = project / "Pulumi.dev.yaml"
+    stack.write_text(stack.read_text().replace("kaistack:kai:", "kaistack:kai:\n    placementStrategy: spread", 1))
+    _edit_spec(
+        fake_kube, placementStrategy={"gpu": "spread", "cpu": "spread"}, actions={"consolidation": {"enabled": True}}
+    )
+    _, report = verify_json(project, fake_kube, capsys)
+    assert check_detail(report, "scheduler", "default") == "consolidation is on (check assumes it off)" + CHECK_ASSUMES
