@@ -51,7 +51,8 @@ def test_greedy_match_follows_kai_first_fit(
 
 @dataclass
 class _Req:
-    quota_gpus: float
+    requirement_gpus: float  # GpuRequirement.GetGpusQuota()
+    share_mig_gpus: float = 0.0  # MIG devices beside a share: in its accepted vector, not its requirement
 
 
 @dataclass

@@ -298,9 +298,14 @@ def test_sub_scenarios_start_larger_without_idle_nodes() -> None:
 # ---- TopologyAwareIdleGpus ------------------------------------------------------------------------------
 
 
+class _NoMigBesideAShare:
+    share_mig_gpus = 0.0
+
+
 class _Victim:
     def __init__(self, name: str, node: str, gpus: float) -> None:
         self.name, self.node, self.accepted = name, node, (0.0, 0.0, gpus)
+        self.req = _NoMigBesideAShare()
 
 
 KEY = ("topo", "rack")
