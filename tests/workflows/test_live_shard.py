@@ -6,15 +6,14 @@ pkg/scheduler/plugins/minruntime/minruntime.go (how the min runtimes are parsed)
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+import dump_testlib as dump
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kaistack.cli import main
 from kaistack.ops.live_shard import scheduler_settings
 from placement.model import ALL_ACTIONS
 
@@ -279,35 +278,16 @@ def test_any_shard_a_dump_holds_gives_settings_kaistack_can_simulate(shards: lis
 def _fragmented(*shards: dict[str, Any]) -> list[dict[str, Any]]:
     """Two nodes of two GPUs, each running one preemptible 1-GPU pod; a 2-GPU pod pending. Consolidation would
     move one running pod beside the other."""
-    node = {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": "2"}
-    free = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
-    items: list[dict[str, Any]] = [
+    return [
         *shards,
-        *({"kind": "Node", "metadata": {"name": n}, "status": {"allocatable": node}} for n in ("n1", "n2")),
-        {"kind": "Queue", "metadata": {"name": "q"}, "spec": {"resources": {"cpu": free, "memory": free, "gpu": free}}},
+        dump.node("n1", gpus=2),
+        dump.node("n2", gpus=2),
+        dump.queue(),
+        *(dump.pod_group(name, i) for i, name in enumerate(("r1", "r2", "w"))),
+        dump.pod("r1", "r1", node="n1"),
+        dump.pod("r2", "r2", node="n2"),
+        dump.pod("w", "w", requests={"nvidia.com/gpu": "2"}),
     ]
-    for i, (name, gpus, node_name) in enumerate((("r1", 1, "n1"), ("r2", 1, "n2"), ("w", 2, None))):
-        items.append(
-            {
-                "kind": "PodGroup",
-                "metadata": {"name": name, "namespace": "ml", "creationTimestamp": f"2026-11-25T10:0{i}:00Z"},
-                "spec": {"minMember": 1, "queue": "q", "priorityClassName": "train"},
-            }
-        )
-        requests = {"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": str(gpus)}
-        items.append(
-            {
-                "kind": "Pod",
-                "metadata": {"name": name, "namespace": "ml", "annotations": {"pod-group-name": name}},
-                "spec": {
-                    "schedulerName": "kai-scheduler",
-                    "containers": [{"name": "c", "resources": {"requests": requests}}],
-                    **({"nodeName": node_name} if node_name else {}),
-                },
-                "status": {"phase": "Running" if node_name else "Pending"},
-            }
-        )
-    return items
 
 
 @pytest.mark.parametrize(
@@ -324,22 +304,15 @@ def test_diagnose_runs_the_cycle_with_the_shards_settings(
 ) -> None:
     """A kaistack stack with kai.placementStrategy spread gets a shard of spread (the chart's default-shard.yaml
     writes the value to both), where KAI runs no consolidation: w stays Pending. It was diagnosed with binpack's."""
-    dump = tmp_path / "dump.json"
-    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": _fragmented(shard)}))
-    main(["diagnose", "--from-dump", str(dump), "--at", "2026-11-25T12:00:00Z", "--json"])
-    report = json.loads(capsys.readouterr().out)
-    (pending,) = report["pending"]
-    assert pending["wouldPlace"] is places
+    pending = dump.diagnose_pending(_fragmented(shard), tmp_path, capsys)
+    assert pending["ml/w"]["wouldPlace"] is places
 
 
 def test_diagnose_says_every_pending_pod_waits_on_a_scheduler_that_does_not_start(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    dump = tmp_path / "dump.json"
     stopping = _shard(actions={"backfill": {"enabled": True}})
-    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": _fragmented(stopping)}))
-    main(["diagnose", "--from-dump", str(dump), "--at", "2026-11-25T12:00:00Z", "--json"])
-    (pending,) = json.loads(capsys.readouterr().out)["pending"]
+    pending = dump.diagnose_pending(_fragmented(stopping), tmp_path, capsys)["ml/w"]
     assert pending["wouldPlace"] is False
     assert pending["reason"] == STOPPED + "it knows no action 'backfill'"
 
@@ -351,43 +324,21 @@ def test_without_the_minruntime_plugin_a_queues_min_runtime_protects_nothing(
     """r (train) started 10 minutes ago in a queue whose preemptMinRuntime is 1h; h (a higher class, same queue)
     waits for n1's one GPU. The minruntime plugin is what enforces a queue's min runtime
     (pkg/scheduler/plugins/minruntime/minruntime.go); a shard that turns it off lets h preempt r."""
-    free = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
-    queue = {"resources": {"cpu": free, "memory": free, "gpu": free}, "preemptMinRuntime": "1h"}
-    node = {"cpu": "8", "memory": "32Gi", "pods": "110", "nvidia.com/gpu": "1"}
-    items: list[dict[str, Any]] = [
+    queue = dump.queue()
+    queue["spec"]["preemptMinRuntime"] = "1h"
+    started = {"kai.scheduler/last-start-timestamp": "2026-11-25T11:50:00Z"}
+    items = [
         _shard(plugins=plugin),
-        {"kind": "Node", "metadata": {"name": "n1"}, "status": {"allocatable": node}},
-        {"kind": "Queue", "metadata": {"name": "q"}, "spec": queue},
-        {"kind": "PriorityClass", "metadata": {"name": "train"}, "value": 50},
-        {"kind": "PriorityClass", "metadata": {"name": "high"}, "value": 90},
+        dump.node("n1", gpus=1),
+        queue,
+        dump.priority_class("train", 50),
+        dump.priority_class("high", 90),
+        dump.pod_group("r", 0, "train", annotations=started),
+        dump.pod_group("h", 1, "high"),
+        dump.pod("r", "r", node="n1"),
+        dump.pod("h", "h"),
     ]
-    for name, klass, started in (("r", "train", "2026-11-25T11:50:00Z"), ("h", "high", None)):
-        annotations = {"kai.scheduler/last-start-timestamp": started} if started else {}
-        items.append(
-            {
-                "kind": "PodGroup",
-                "metadata": {"name": name, "namespace": "ml", "annotations": annotations},
-                "spec": {"minMember": 1, "queue": "q", "priorityClassName": klass},
-            }
-        )
-        requests = {"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": "1"}
-        items.append(
-            {
-                "kind": "Pod",
-                "metadata": {"name": name, "namespace": "ml", "annotations": {"pod-group-name": name}},
-                "spec": {
-                    "schedulerName": "kai-scheduler",
-                    "containers": [{"name": "c", "resources": {"requests": requests}}],
-                    **({"nodeName": "n1"} if started else {}),
-                },
-                "status": {"phase": "Running" if started else "Pending"},
-            }
-        )
-    dump = tmp_path / "dump.json"
-    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
-    main(["diagnose", "--from-dump", str(dump), "--at", "2026-11-25T12:00:00Z", "--json"])
-    (pending,) = json.loads(capsys.readouterr().out)["pending"]
-    assert pending["wouldPlace"] is places
+    assert dump.diagnose_pending(items, tmp_path, capsys)["ml/h"]["wouldPlace"] is places
 
 
 @pytest.mark.parametrize(
