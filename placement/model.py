@@ -411,6 +411,17 @@ class Placement:
     # 108-115), and 100 MiB as that basis (test_utils_builder.go:353-383).
     harness: bool = False
 
+    @property
+    def packs(self) -> bool:
+        """Binpack nodes and packed shares: the KAI operator's setting for gpusharingorder and consolidation, the only
+        one under which the simulator runs them."""
+        return self.node == "binpack" and self.gpu == "pack"
+
+    @property
+    def consolidates(self) -> bool:
+        """Consolidation as the simulator runs it: packed, and a victim limit other than 0."""
+        return self.packs and self.max_consolidation_preemptees != 0
+
     def __post_init__(self) -> None:
         if self.node not in ("binpack", "spread"):
             raise ValueError(f"placement node strategy must be 'binpack' or 'spread', got {self.node!r}")

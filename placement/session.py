@@ -51,10 +51,8 @@ class Session:
         self.snapshot = snapshot
         self.placement = placement
         # gpusharingorder and consolidation are binpack-only (KAI operator plugin/action defaults).
-        self.gpu_sharing_order = placement.node == "binpack" and placement.gpu == "pack"
-        self.consolidation_enabled = (
-            placement.node == "binpack" and placement.gpu == "pack" and placement.max_consolidation_preemptees != 0
-        )
+        self.gpu_sharing_order = placement.packs
+        self.consolidation_enabled = placement.consolidates
         self.max_consolidation_preemptees = placement.max_consolidation_preemptees
         self.use_signatures = placement.use_scheduling_signatures
         # The minruntime plugin, consulted only when some min runtime is set (it protects nothing otherwise).

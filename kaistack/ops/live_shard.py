@@ -38,19 +38,14 @@ _READ_ARGS = ("max-consolidation-preemptees", "use-scheduling-signatures")
 # session.go:546-552); scenarioSearchBudgets are wall-clock limits of the eviction search; kValue the fair share.
 _UNREAD = ("kValue", "queueDepthPerAction", "scenarioSearchBudgets", "usageDBConfig")
 # strconv.ParseBool, which the flag package uses for a bool flag.
-_GO_BOOLS = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True} | {
-    "0": False,
-    "f": False,
-    "F": False,
-    "FALSE": False,
-    "false": False,
-    "False": False,
-}
+_GO_BOOLS = {spelling: True for spelling in ("1", "t", "T", "TRUE", "true", "True")}
+_GO_BOOLS |= {spelling: False for spelling in ("0", "f", "F", "FALSE", "false", "False")}
 _GO_OCTAL = re.compile(r"([+-]?)0(_?[0-7]+(?:_[0-7]+)*)")  # 0_17 is 15 too, as a Go literal
 # xhit/go-str2duration@v2.1.0 (KAI's PluginArguments.GetDuration, framework/interface.go:126-138): time.ParseDuration's
 # units plus days and weeks, in int64 nanoseconds.
-_PLUGIN_UNITS_NS = {"ns": 1, "us": 10**3, "µs": 10**3, "μs": 10**3, "ms": 10**6, "s": 10**9, "m": 60 * 10**9}
-_PLUGIN_UNITS_NS |= {"h": 3600 * 10**9, "d": 86400 * 10**9, "w": 7 * 86400 * 10**9}
+_SECOND_NS = 10**9
+_PLUGIN_UNITS_NS = {"ns": 1, "us": 10**3, "µs": 10**3, "μs": 10**3, "ms": 10**6, "s": _SECOND_NS}
+_PLUGIN_UNITS_NS |= {"m": 60 * _SECOND_NS, "h": 3600 * _SECOND_NS, "d": 86400 * _SECOND_NS, "w": 604800 * _SECOND_NS}
 _PLUGIN_PART = re.compile(r"([0-9]*)(?:\.([0-9]*))?([^0-9.]*)")
 
 
@@ -116,8 +111,7 @@ def scheduler_settings(shards: Sequence[Mapping[str, Any]] | None) -> SchedulerS
         reclaim_resolve_method=resolve,
         minruntime_plugin=minruntime,
     )
-    consolidates = placement.node == "binpack" and placement.gpu == "pack"
-    actions = _actions(mapping(spec.get("actions")), "spread" in (gpu, cpu), consolidates, where, notes, stops)
+    actions = _actions(mapping(spec.get("actions")), "spread" in (gpu, cpu), placement.packs, where, notes, stops)
     unread = [key for key in _UNREAD if spec.get(key) is not None]
     unread += sorted(f"plugins.{name}" for name in map(str, plugins) if name != "minruntime")
     if unread:

@@ -54,7 +54,7 @@ def settings_drift(live: SchedulerSettings, assumed: Placement) -> list[str]:
     # KAI's view: the action enabled and some victim allowed, whatever the strategy (a shard may turn it on under
     # spread, schedulingshard_types.go:312-325); check's: as the simulator runs it.
     consolidating = "consolidation" in live.actions and placement.max_consolidation_preemptees != 0
-    if consolidating != _consolidates(assumed):
+    if consolidating != assumed.consolidates:
         drift.append(
             f"consolidation is {'on' if consolidating else 'off'} (check assumes it {'off' if consolidating else 'on'})"
         )
@@ -66,7 +66,7 @@ def settings_drift(live: SchedulerSettings, assumed: Placement) -> list[str]:
     if placement.use_scheduling_signatures != assumed.use_scheduling_signatures:
         drift.append("scheduling signatures are off (check assumes them on)")
     # Consolidation on or off is said above; here the order of what runs in both.
-    both = consolidating and _consolidates(assumed)
+    both = consolidating and assumed.consolidates
     order = [a for a in live.actions if a in ACTIONS and (a != "consolidation" or both)]
     expected = [a for a in ACTIONS if a != "consolidation" or both]
     if order != expected:
@@ -87,8 +87,3 @@ def settings_drift(live: SchedulerSettings, assumed: Placement) -> list[str]:
 
 def _strategy(placement: Placement) -> str:
     return f"{placement.node} nodes, {placement.gpu} shared GPUs"
-
-
-def _consolidates(placement: Placement) -> bool:
-    # As the simulator runs it (placement.session): binpack and pack, and a victim limit other than 0.
-    return placement.node == "binpack" and placement.gpu == "pack" and placement.max_consolidation_preemptees != 0

@@ -216,7 +216,7 @@ def test_a_running_pod_of_a_subgroup_its_podgroup_lacks_is_not_charged_to_its_qu
         _queue(gpu_limit=1),
         _pod_group("g", 0, subGroups=[{"name": "a", "minMember": 1}]),
         _pod_group("w", 1),
-        _pod("x", "g", node="n1", labels={"kai.scheduler/subgroup-name": "zzz"}),
+        _pod("x", "g", node="n1", labels={SUBGROUP: "zzz"}),
         _pod("w", "w"),
     ]
     assert _diagnose(items, tmp_path, capsys)["ml/w"]["wouldPlace"] is True
@@ -232,7 +232,7 @@ def test_a_running_pod_of_a_subgroup_its_podgroup_lacks_still_holds_its_node(
         _queue(),
         _pod_group("g", 0, subGroups=[{"name": "a", "minMember": 1}]),
         _pod_group("w", 1),
-        _pod("x", "g", node="n1", labels={"kai.scheduler/subgroup-name": "zzz"}),
+        _pod("x", "g", node="n1", labels={SUBGROUP: "zzz"}),
         _pod("w", "w"),
     ]
     pending = _diagnose(items, tmp_path, capsys)
@@ -243,6 +243,15 @@ def test_a_running_pod_of_a_subgroup_its_podgroup_lacks_still_holds_its_node(
 # --- whole GPUs beside MIG devices ------------------------------------------------------------------------------
 
 
+def _whole_and_mig_on_a_mixed_node(whole_gpus: int) -> list[dict[str, Any]]:
+    """A mixed-strategy MIG node of 7 mig-1g.5gb devices and `whole_gpus` GPUs not in MIG mode; a pending pod asking
+    one whole GPU and one device."""
+    node = _node(gpus=whole_gpus, **{"nvidia.com/mig-1g.5gb": "7"})
+    node["metadata"]["labels"]["nvidia.com/mig.strategy"] = "mixed"
+    both = _pod("both", "g", requests={"nvidia.com/gpu": "1", "nvidia.com/mig-1g.5gb": "1"})
+    return [node, _queue(), _pod_group("g", 0), both]
+
+
 def test_a_pod_asking_a_whole_gpu_beside_a_mig_device_does_not_fit_a_node_of_mig_devices_alone(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -250,15 +259,7 @@ def test_a_pod_asking_a_whole_gpu_beside_a_mig_device_does_not_fit_a_node_of_mig
     KAI keeps the GPU count beside the MIG map (pkg/scheduler/api/resource_info/resource_requirment.go:53-63) and
     fits the whole vector (pkg/scheduler/api/node_info/node_info.go:351-352, 755-761): a node of MIG devices and
     no whole GPU does not take it. It was read as a MIG request alone and placed there."""
-    node = _node(gpus=0, **{"nvidia.com/mig-1g.5gb": "7"})
-    node["metadata"]["labels"]["nvidia.com/mig.strategy"] = "mixed"
-    items = [
-        node,
-        _queue(),
-        _pod_group("g", 0),
-        _pod("both", "g", requests={"nvidia.com/gpu": "1", "nvidia.com/mig-1g.5gb": "1"}),
-    ]
-    pending = _diagnose(items, tmp_path, capsys)
+    pending = _diagnose(_whole_and_mig_on_a_mixed_node(whole_gpus=0), tmp_path, capsys)
     assert pending["ml/both"]["wouldPlace"] is False
     assert "1 GPU" in pending["ml/both"]["reason"]
 
@@ -333,15 +334,8 @@ def test_a_mixed_mig_nodes_whole_gpus_take_a_pod_asking_a_mig_device_too(
     """KAI's node offers its allocatable nvidia.com/gpu (KAI@v0.17.0 pkg/scheduler/api/node_info/node_info.go:105),
     GPUs not in MIG mode, which on a mixed node only a MIG candidate may use (:340-343); a pod asking both is one
     (pod_info.go:550-553) and fits."""
-    node = _node(gpus=1, **{"nvidia.com/mig-1g.5gb": "7"})
-    node["metadata"]["labels"]["nvidia.com/mig.strategy"] = "mixed"
-    items = [
-        node,
-        _queue(),
-        _pod_group("g", 0),
-        _pod("both", "g", requests={"nvidia.com/gpu": "1", "nvidia.com/mig-1g.5gb": "1"}),
-    ]
-    assert _diagnose(items, tmp_path, capsys)["ml/both"]["wouldPlace"] is True
+    pending = _diagnose(_whole_and_mig_on_a_mixed_node(whole_gpus=1), tmp_path, capsys)
+    assert pending["ml/both"]["wouldPlace"] is True
 
 
 def test_a_running_share_beside_a_mig_device_is_charged_the_device_in_its_queue(
