@@ -26,6 +26,10 @@ def check_scheduler(config: StackConfig, client: KubeClient) -> tuple[list[Check
     try:
         shards = client.list(k8s.SchedulingShard)
     except KubeAPIError as err:
+        if err.status == 403:
+            # Shards are cluster-scoped: a namespaced role verifies the rest, as node-ready does (verify_health).
+            plural = f"{kai_api.SCHEDULING_SHARD.plural}.{kai_api.SCHEDULING_SHARD.group}"
+            return [], [f"{CHECK}: not checked: {err}; grant `list` on {plural} to compare KAI's scheduler settings"]
         if err.status != 404:
             raise
         api = f"{kai_api.SCHEDULING_SHARD.group}/{kai_api.SCHEDULING_SHARD.version}"

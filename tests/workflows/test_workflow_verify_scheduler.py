@@ -115,3 +115,16 @@ def test_a_spread_stack_whose_shard_turns_consolidation_back_on_fails(project, f
     )
     _, report = verify_json(project, fake_kube, capsys)
     assert check_detail(report, "scheduler", "default") == "consolidation is on (check assumes it off)" + CHECK_ASSUMES
+
+
+def test_shards_the_credentials_may_not_list_are_a_note(project, fake_kube, capsys):
+    """SchedulingShards are cluster-scoped (KAI@v0.17.0 pkg/apis/kai/v1/schedulingshard_types.go:367,
+    `+kubebuilder:resource:scope=Cluster`): a namespaced role verifies the rest, as for node readiness."""
+    fake_kube.forbidden.add(SHARDS)
+    code, report = verify_json(project, fake_kube, capsys)
+    assert (code, failed_checks(report)) == (0, [])
+    assert [c for c in report["checks"] if c["check"] == "scheduler"] == []
+    assert report["notes"] == [
+        f'scheduler: not checked: GET {SHARDS}: HTTP 403: forbidden: User "viewer" cannot get path "{SHARDS}"; '
+        "grant `list` on schedulingshards.kai.scheduler to compare KAI's scheduler settings"
+    ]
