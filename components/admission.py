@@ -28,6 +28,7 @@ def tenant_policy(config: StackConfig, tenant: Tenant) -> dict[str, Any]:
         config.kai.queue_label_key,
         pod_groups=tenant_gang_names(config, tenant),
         sharing_enabled=config.kai.gpu_sharing,
+        memory_isolation=config.kai.memory_isolation,
         # KAI's pod-grouper adds pod-group-name to every pod it groups: its user is in KAI's namespace.
         kai_namespace=config.kai.namespace,
     )

@@ -46,7 +46,10 @@ What is refused (messages name the field and what is allowed):
   reservation pod only while a pod carries its group label;
 - an ephemeral container (vCluster syncs them through `pods/ephemeralcontainers`, which KAI's webhooks do
   not see) that does not set NVIDIA_VISIBLE_DEVICES to void or none itself: the image's own ENV would
-  hand it the pod's node's GPUs. `kubectl debug --env NVIDIA_VISIBLE_DEVICES=void` passes.
+  hand it the pod's node's GPUs. `kubectl debug --env NVIDIA_VISIBLE_DEVICES=void` passes;
+- with `kai.sharing: isolated`, HAMi's opt-outs of GPU memory isolation: the pod annotation
+  `kai-resource-isolator.io/inject` and the label `kai-resource-isolator.io/webhook` (vCluster copies both from
+  the tenant), added or changed.
 """
 
 from __future__ import annotations
@@ -118,6 +121,12 @@ KAI_PODGROUP_STATE = (
 # PodGroup named after the selector, word for word. Spark on Kubernetes sets it to its application id,
 # `spark-` and a random UUID's 32 hex digits (apache/spark KubernetesConf.getKubernetesAppId).
 SPARK_APP = "spark-app-name"
+# HAMi's isolator skips a pod annotated inject: "false" (any case; Project-HAMi/KAI-resource-isolator
+# cmd/webhook/main.go, handleMutate) and what carries the webhook label `ignore` (KAI-Scheduler@98fd1f72
+# docs/gpu-sharing/hami/README.md, "Opt-out"; the chart puts it on its own webhook's pods,
+# chart/kai-resource-isolator/templates/webhook-deployment.yaml). Its webhook fails open either way.
+ISOLATOR_OPT_OUT_ANNOTATION = "kai-resource-isolator.io/inject"
+ISOLATOR_OPT_OUT_LABEL = "kai-resource-isolator.io/webhook"
 SPARK_APP_SELECTOR = "spark-app-selector"
 SPARK_APP_ID = "^spark-[0-9a-f]{32}$"
 
@@ -161,6 +170,7 @@ def pod_validations(
     *,
     pod_groups: Sequence[str] = (),
     sharing_enabled: bool = True,
+    memory_isolation: bool = False,
     kai_namespace: str = kai_api.DEFAULT_NAMESPACE,
 ) -> list[dict[str, str]]:
     """Every validation of one tenant's policy, in the order the API server reports them."""
@@ -258,6 +268,16 @@ def pod_validations(
             f"node's GPUs (kubectl debug --env {kai_api.NVIDIA_VISIBLE_DEVICES}=void)",
         ),
     ]
+    if memory_isolation:
+        rules.append(
+            (
+                f"(!{has_key(ANN, ISOLATOR_OPT_OUT_ANNOTATION)} || {unchanged(ANN, ISOLATOR_OPT_OUT_ANNOTATION)}) && "
+                f"(!{has_key(LABELS, ISOLATOR_OPT_OUT_LABEL)} || {unchanged(LABELS, ISOLATOR_OPT_OUT_LABEL)})",
+                f"tenant {tenant}: the {ISOLATOR_OPT_OUT_ANNOTATION} annotation and the {ISOLATOR_OPT_OUT_LABEL} "
+                "label opt a pod out of HAMi's GPU memory isolation (kai.sharing: isolated): uncapped, it can take "
+                "the memory of the pods it shares its GPU with",
+            )
+        )
     return [{"expression": e, "message": m, "reason": "Forbidden"} for e, m in rules]
 
 
@@ -282,6 +302,7 @@ def tenant_policy(
     *,
     pod_groups: Sequence[str] = (),
     sharing_enabled: bool = True,
+    memory_isolation: bool = False,
     kai_namespace: str = kai_api.DEFAULT_NAMESPACE,
 ) -> dict[str, Any]:
     validations = pod_validations(
@@ -290,6 +311,7 @@ def tenant_policy(
         queue_label_key,
         pod_groups=pod_groups,
         sharing_enabled=sharing_enabled,
+        memory_isolation=memory_isolation,
         kai_namespace=kai_namespace,
     )
     # vCluster adds ephemeral containers through their subresource (loft-sh/vcluster@v0.36.1

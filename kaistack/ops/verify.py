@@ -20,6 +20,9 @@ Read-only checks against the Kubernetes API (`kaistack.kube.client`, over lightk
   `placementStrategy: binpack` no two GPU groups on one node hold fractions that would fit on one GPU
   together. The comparison with the placement checker's plan is a pass line when they match and a
   report note otherwise: the group a pod joins depends on the order pods arrive.
+- `memory-isolation` (`verify_isolation`, `kai.sharing: isolated`): each GPU-sharing pod's fraction container has
+  HAMi's `/etc/ld.so.preload` and KAI's `CUDA_DEVICE_MEMORY_LIMIT`, and a bound pod's ConfigMap holds the limit;
+  each piece fails open on a cluster, leaving the pod uncapped.
 - `vcluster-control-plane` (`verify_health`): each tenant's vCluster pod `<tenant>-0` is Running and Ready.
 - `vcluster-owner-refs`: pods synced from each tenant's vCluster carry no ownerReferences
   (`experimental.syncSettings.setOwner: false`, vcluster-and-gpu.md §1.1).
@@ -54,6 +57,7 @@ from kaistack.ops.verify_health import (
     control_plane_pod,
     rollout_result,
 )
+from kaistack.ops.verify_isolation import check_memory_isolation
 from kaistack.ops.verify_scheduler import check_scheduler
 from kaistack.ops.verify_workloads import check_workloads
 from kaistack.progress import Progress
@@ -137,6 +141,9 @@ def verify_stack(
         gpu_results, gpu_notes = check_gpu_groups(config, client, pods, expected_gpu_groups(config))
         report.results += gpu_results
         report.notes += gpu_notes
+        isolation_results, isolation_notes = check_memory_isolation(config, client, pods)
+        report.results += isolation_results
+        report.notes += isolation_notes
     with progress.step(f"checking {len(config.tenants)} vClusters"):
         report.results += check_vcluster_control_planes(config, pods.in_namespace)
         report.results += check_vcluster_owner_refs(config, pods)
