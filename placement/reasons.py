@@ -41,6 +41,7 @@ NODE_CAPACITY = "node-over-capacity"
 NO_NODE = "no-node-fits"
 FRAGMENTATION = "fragmentation"
 GPU_MEMORY_LABEL = "gpu-memory-label"
+GPU_MEMORY_NODE_LABEL = "nvidia.com/gpu.memory"  # KAI@v0.17.0 pkg/common/constants/constants.go:11
 GPU_MEMORY_TOO_LARGE = "gpu-memory-too-large"
 MIG = "mig"
 PODS = "too-many-pods"
@@ -330,6 +331,23 @@ def _bytes(amount: float, digits: int) -> str:
 
 def diagnose_task(ssn: Session, task: TaskState) -> Reason:
     """Why no node takes this pod now."""
+    reason = _diagnose_task(ssn, task)
+    if task.req.kind != KIND_MEMORY or reason.code not in (NO_NODE, FRAGMENTATION):
+        return reason
+    # Nodes whose GPUs KAI cannot size take no gpu-memory request (type_error): a closest miss or a fragmentation
+    # among the others alone would hide that GPUs sit idle there.
+    unsized = [n.name for n in ssn.node_list if n.spec.ready and n.alloc_gpus > 0 and not n.mem_synced]
+    if not unsized:
+        return reason
+    note = (
+        f"; {len(unsized)} GPU node{'s' * (len(unsized) != 1)} without the {GPU_MEMORY_NODE_LABEL} label "
+        f"take{'s' * (len(unsized) == 1)} no gpu-memory request ({', '.join(unsized[:3])}){_more(len(unsized) - 3)}"
+    )
+    texts = (*reason.texts[:-1], reason.texts[-1] + note) if reason.texts else ()
+    return replace(reason, message=reason.message + note, texts=texts)
+
+
+def _diagnose_task(ssn: Session, task: TaskState) -> Reason:
     req = task.req
     job = task.job
     nodes = [n for n in ssn.node_list if n.spec.ready]
@@ -337,7 +355,7 @@ def diagnose_task(ssn: Session, task: TaskState) -> Reason:
         return Reason(NOT_READY_NODES, "no node is ready (each is cordoned, NotReady or under pressure)")
     typed = [n for n in nodes if type_error(task, n) is None]
     if req.kind == KIND_MEMORY and not any(n.mem_synced and n.alloc_gpus > 0 for n in nodes):
-        message = "gpu-memory request needs the nvidia.com/gpu.memory node label; no node has it"
+        message = f"gpu-memory request needs the {GPU_MEMORY_NODE_LABEL} node label; no node has it"
         return Reason(GPU_MEMORY_LABEL, message)
     if req.kind == KIND_MIG and not typed:
         return Reason(MIG, f"no MIG node (mixed strategy) offers {req.describe()}")

@@ -277,3 +277,40 @@ def test_a_gang_reason_keeps_its_pods_shared_gpus_nameable() -> None:
 def test_a_reason_that_names_no_gpu_is_unchanged_by_naming() -> None:
     reason = Reason("no-node-fits", "no node fits 2 GPUs")
     assert reason.naming_gpus(lambda node, group: "x") is reason
+
+
+def test_gpu_memory_that_fits_no_labelled_node_names_the_unlabelled_gpu_nodes() -> None:
+    """KAI's gpu-memory pods go only to nodes whose GPU memory it knows (placement.placing.type_error): the idle GPUs
+    of a node without the label are no help, and the reason says they are there."""
+    result = run(
+        _doc(
+            [
+                {"name": "n0", "gpus": 1, "gpuMemoryMiB": 1000},
+                {"name": "n1", "gpus": 4, "gpuMemoryMiB": None},
+                {"name": "n2", "gpus": 4, "gpuMemoryMiB": None},
+            ],
+            [queue("q")],
+            [{"name": n, "queue": "q", "gpuMemoryMiB": 600} for n in ("a", "b")],
+        )
+    )
+    reason = result.reason("b")
+    assert reason is not None
+    assert reason.code == "fragmentation"
+    assert reason.message.endswith(
+        "; 2 GPU nodes without the nvidia.com/gpu.memory label take no gpu-memory request (n1, n2)"
+    )
+    assert reason.parts()[-1] == reason.texts[-1] and str(reason.texts[-1]).endswith("(n1, n2)")
+
+
+def test_a_fraction_is_not_told_about_unlabelled_nodes() -> None:
+    """A gpu-fraction goes to any GPU node: the label only matters to gpu-memory requests."""
+    result = run(
+        _doc(
+            [{"name": "n0", "gpus": 1, "gpuMemoryMiB": None}],
+            [queue("q")],
+            [{"name": n, "queue": "q", "gpuFraction": 0.6} for n in ("a", "b")],
+        )
+    )
+    reason = result.reason("b")
+    assert reason is not None
+    assert "nvidia.com/gpu.memory" not in reason.message
