@@ -9,6 +9,7 @@ come from the version table (kaistack.declaration.versions).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import NamedTuple
 
 # -- the scheduler and its namespaces ------------------------------------------------------------
@@ -86,6 +87,15 @@ GPU_PRESENT_LABEL = "nvidia.com/gpu.present"  # the device plugin's default node
 # The variable KAI's deviceaccess admission plugin (global.blockNvidiaVisibleDevices) sets to void.
 NVIDIA_VISIBLE_DEVICES = "NVIDIA_VISIBLE_DEVICES"
 MIG_STRATEGY_LABEL = "nvidia.com/mig.strategy"  # single | mixed
+
+
+def mig_strategy(labels: Mapping[str, object]) -> str:
+    """A MIG node's strategy as KAI reads its label: single or mixed, and anything else (missing, empty, another
+    word) none (KAI@v0.17.0 pkg/scheduler/api/node_info/node_info.go:698-710, GetMigStrategy)."""
+    value = labels.get(MIG_STRATEGY_LABEL)
+    return value if value in ("single", "mixed") else "none"
+
+
 FAKE_GPU_LABEL = "run.ai/fake.gpu"  # fake-gpu-operator nodes: KAI's binder runs --fake-gpu-nodes
 HOSTNAME_LABEL = "kubernetes.io/hostname"  # the kubelet's, one value per node; a Topology's lowest level only
 

@@ -119,7 +119,7 @@ def node_of(obj: Mapping[str, Any], outside: Outside | None = None) -> Node:
         if str(k).startswith(kai_api.MIG_RESOURCE_PREFIX) and number(v)
     }
     scalar = {str(k): scalar_units(str(k), v) for k, v in allocatable.items() if counted(str(k))}
-    strategy = str(labels.get(kai_api.MIG_STRATEGY_LABEL, "none")) if mig else "none"
+    strategy = kai_api.mig_strategy(labels) if mig else "none"
     taints: list[Taint] = []
     for item in seq(dig(obj, "spec", "taints")):
         try:

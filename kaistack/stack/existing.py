@@ -199,7 +199,7 @@ def _shape(node: Mapping[str, Any]) -> dict[str, Any] | None:
     }
     if mig:
         shape["mig"] = mig
-        shape["migStrategy"] = labels.get(kai_api.MIG_STRATEGY_LABEL, "mixed")
+        shape["migStrategy"] = kai_api.mig_strategy(labels)
     kept = [
         {"key": t["key"], "effect": t["effect"], **({"value": t["value"]} if t.get("value") else {})}
         for t in taints

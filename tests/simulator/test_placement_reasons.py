@@ -299,7 +299,8 @@ def test_gpu_memory_that_fits_no_labelled_node_names_the_unlabelled_gpu_nodes() 
     assert reason.message.endswith(
         "; 2 GPU nodes without the nvidia.com/gpu.memory label take no gpu-memory request (n1, n2)"
     )
-    assert reason.parts()[-1] == reason.texts[-1] and str(reason.texts[-1]).endswith("(n1, n2)")
+    assert reason.parts()[-1] == reason.texts[-1]
+    assert reason.texts[-1].endswith("(n1, n2)")
 
 
 def test_a_fraction_is_not_told_about_unlabelled_nodes() -> None:

@@ -189,12 +189,17 @@ def test_a_node_kaistack_cannot_plan_is_named_and_the_pools_to_declare_said(node
         pools_from_nodes(nodes)
 
 
-def test_an_odd_mig_strategy_label_on_a_node_is_named() -> None:
+@pytest.mark.parametrize(("label", "strategy"), [(None, "none"), ("", "none"), ("weird", "none"), ("single", "single")])
+def test_a_mig_nodes_strategy_is_read_as_kai_reads_its_label(label: str | None, strategy: str) -> None:
+    """KAI@v0.17.0 pkg/scheduler/api/node_info/node_info.go:698-710 (GetMigStrategy): a missing, empty or unknown
+    nvidia.com/mig.strategy is MigStrategyNone, which refuses no pod (:335-343); a missing one had been read as
+    mixed, which refuses every whole-GPU and fractional pod."""
     mig = node("m", gpus=1, product="NVIDIA-A100", memory=40000)
-    mig["metadata"]["labels"]["nvidia.com/mig.strategy"] = "weird"
+    if label is not None:
+        mig["metadata"]["labels"]["nvidia.com/mig.strategy"] = label
     mig["status"]["allocatable"]["nvidia.com/mig-1g.5gb"] = "7"
-    with pytest.raises(ConfigError, match=r"node m is not one kaistack can plan \(node\.migStrategy: Input should be"):
-        pools_from_nodes([mig])
+    (pool,) = pools_from_nodes([mig])
+    assert (pool.mig_strategy, pool.mig) == (strategy, {"nvidia.com/mig-1g.5gb": 7})
 
 
 def test_a_node_kaistack_cannot_plan_is_the_stack_files_problem(project: Path) -> None:
