@@ -34,6 +34,11 @@ FAKE_GPU_NODE_LABELS = {
 # Lets the NVIDIA device plugin's default node affinity match without NFD (vcluster-and-gpu.md §2).
 REAL_GPU_NODE_LABELS = {GPU_PRESENT_LABEL: "true"}
 REAL_GPU_MODES = ("device-plugin", "gpu-operator")
+# NFD reads the host's PCI devices on every kind node, so the GPU Operator takes CPU workers for GPU nodes too
+# (NVIDIA/gpu-operator@v26.7.0 controllers/state_manager.go:170-174, nodelabeling_controller.go:237-243) and
+# schedules its operands there, with runtimeClassName nvidia, which nvkind sets up only on GPU workers. The
+# operator's own opt-out keeps them off (state_manager.go:372-379, 455-460, updateGPUStateLabels).
+OPERANDS_OFF = {"nvidia.com/gpu.deploy.operands": "false"}
 
 
 def _worker(config: StackConfig, pool: NodePool, index: int) -> dict[str, Any]:
@@ -49,6 +54,8 @@ def _worker(config: StackConfig, pool: NodePool, index: int) -> dict[str, Any]:
             {"hostPath": "/dev/null", "containerPath": f"/var/run/nvidia-container-devices/{device}"}
             for device in _devices(pool, index)
         ]
+    elif config.gpu.mode == "gpu-operator":
+        labels.update(OPERANDS_OFF)
     node["labels"] = labels
     if pool.taints:
         # kind has no taint field; kubeadm's JoinConfiguration registers the node with them.

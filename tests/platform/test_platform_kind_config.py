@@ -51,6 +51,18 @@ def test_cpu_pools_get_no_gpu_mounts_or_labels():
     }
 
 
+def test_under_the_gpu_operator_cpu_workers_opt_out_of_its_operands():
+    """NFD marks every kind node as holding the host's NVIDIA PCI device, which the GPU Operator takes for a GPU
+    node (NVIDIA/gpu-operator@v26.7.0 controllers/state_manager.go:170-174, nodelabeling_controller.go:237-243):
+    its operands, all with runtimeClassName nvidia (controllers/object_controls.go), would be scheduled on CPU
+    workers, where nvkind set up no such runtime. nvidia.com/gpu.deploy.operands=false drops every operand's
+    deploy label (state_manager.go:372-379, 455-460)."""
+    config = config_with([{"name": "g", "gpus": 1}, {"name": "c", "count": 1}], mode="gpu-operator")
+    gpu_worker, cpu_worker = (n for n in kind_config(config)["nodes"] if n["role"] == "worker")
+    assert cpu_worker["labels"] == {"kaistack.io/node-pool": "c", "nvidia.com/gpu.deploy.operands": "false"}
+    assert "nvidia.com/gpu.deploy.operands" not in gpu_worker["labels"]
+
+
 def test_pool_labels_are_kept_next_to_the_generated_ones():
     """Declared pool labels reach the kind node."""
     config = config_with([{"name": "g", "gpus": 1, "labels": {"team": "ml"}}], mode="fake")
