@@ -119,11 +119,26 @@ def validate_pod_template(template: dict[str, Any]) -> None:
     validate_builtin({"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": "t"}, "template": template})
 
 
+def pruning(schema: Any) -> Any:
+    """A CRD's structural schema with unknown fields refused: the API server drops a field the schema does not
+    declare (and says nothing), so a misspelled or renamed field that plain JSON Schema lets through would be lost.
+    Objects that keep unknown fields (x-kubernetes-preserve-unknown-fields) or declare additionalProperties stay."""
+    if isinstance(schema, list):
+        return [pruning(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    pruned = {k: pruning(v) for k, v in schema.items()}
+    keeps_unknown = "additionalProperties" in pruned or pruned.get("x-kubernetes-preserve-unknown-fields")
+    if "properties" in pruned and not keeps_unknown:
+        pruned["additionalProperties"] = False
+    return pruned
+
+
 @cache
 def queue_schema() -> dict[str, Any]:
     crd = yaml.safe_load((SCHEMAS / "scheduling.run.ai_queues.yaml").read_text())
     version = next(v for v in crd["spec"]["versions"] if v["name"] == "v2")
-    return version["schema"]["openAPIV3Schema"]
+    return pruning(version["schema"]["openAPIV3Schema"])
 
 
 def validate_queue(obj: dict[str, Any]) -> None:

@@ -148,6 +148,19 @@ def test_every_queue_is_valid_for_kais_queue_crd(rendered):
         assert set(queue["spec"]["resources"]) == {"gpu", "cpu", "memory"}
 
 
+@pytest.mark.parametrize(
+    ("where", "field"), [("spec", "parentQueu"), ("spec", "priorty"), ("gpu", "overQuotaWieght")], ids=str
+)
+def test_a_misspelled_queue_field_fails_as_the_api_server_would_drop_it(rendered, where, field):
+    """KAI@v0.17.0's Queue CRD (deployments/kai-scheduler/crds/scheduling.run.ai_queues.yaml) is structural, so the
+    API server prunes a field it does not declare; validate_queue refuses it instead of letting it through."""
+    queue = kube_object(next(iter(of_type(rendered, QUEUE))))
+    target = queue["spec"] if where == "spec" else queue["spec"]["resources"]["gpu"]
+    target[field] = 1
+    with pytest.raises(jsonschema.ValidationError, match=f"'{field}' was unexpected"):
+        validate_queue(queue)
+
+
 def test_every_pytorchjob_has_the_training_operators_shape(rendered):
     """Replica types Master/Worker, replicas, restart policy, and valid pod templates."""
     for job in of_type(rendered, PYTORCHJOB):
