@@ -49,7 +49,9 @@ What is refused (messages name the field and what is allowed):
   hand it the pod's node's GPUs. `kubectl debug --env NVIDIA_VISIBLE_DEVICES=void` passes;
 - with `kai.sharing: isolated`, HAMi's opt-outs of GPU memory isolation: the pod annotation
   `kai-resource-isolator.io/inject` and the label `kai-resource-isolator.io/webhook` (vCluster copies both from
-  the tenant), added or changed.
+  the tenant), added or changed; and, on a pod with a GPU share, the variables that lift HAMi-core's cap
+  (CUDA_DEVICE_MEMORY_LIMIT_<n>, CUDA_REDIRECT, a CUDA_DEVICE_MEMORY_LIMIT that is not KAI's) or an envFrom
+  but KAI's own, which could set them unseen.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ from kaistack.guardrails.admission_cel import (
     IS_UPDATE,
     KAI_ANNOTATIONS,
     LABELS,
+    MEMORY_LIMIT_VAR,
     NO_GPU_PATH,
     NO_GPU_RESOURCES,
     NO_RENAMED_GPU,
@@ -76,6 +79,7 @@ from kaistack.guardrails.admission_cel import (
     cel_list,
     gpu_request_validations,
     has_key,
+    isolation_env_kept,
     quota_unit_validation,
     quote,
     shares_kept,
@@ -276,6 +280,14 @@ def pod_validations(
                 f"tenant {tenant}: the {ISOLATOR_OPT_OUT_ANNOTATION} annotation and the {ISOLATOR_OPT_OUT_LABEL} "
                 "label opt a pod out of HAMi's GPU memory isolation (kai.sharing: isolated): uncapped, it can take "
                 "the memory of the pods it shares its GPU with",
+            )
+        )
+        rules.append(
+            (
+                isolation_env_kept(),
+                f"tenant {tenant}: with GPU memory isolation (kai.sharing: isolated), a pod with a GPU share may not "
+                f"set {MEMORY_LIMIT_VAR}_<n> or CUDA_REDIRECT, which lift HAMi-core's cap, nor use envFrom, which "
+                "could set them unseen: set each variable under env (valueFrom for ConfigMaps and Secrets)",
             )
         )
     return [{"expression": e, "message": m, "reason": "Forbidden"} for e, m in rules]

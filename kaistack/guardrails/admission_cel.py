@@ -186,3 +186,34 @@ def quota_unit_validation() -> tuple[str, str]:
         f"{kai.FRACTION} under {kai.SMALLEST_FRACTION} counts as 0 GPUs of the queue's quota and limit (KAI keeps "
         "shares in hundredths of a GPU); ask for at least '0.01'",
     )
+
+
+# HAMi-core, the library HAMi's isolator preloads, reads a per-device CUDA_DEVICE_MEMORY_LIMIT_<n> before KAI's
+# CUDA_DEVICE_MEMORY_LIMIT (Project-HAMi/HAMi-core src/multiprocess/multiprocess_memory_limit.c,
+# do_init_device_memory_limits) and loads its hooks from CUDA_REDIRECT when set (src/libvgpu.c, dlsym): a tenant
+# setting either lifts its own cap. KAI writes its variable as a ConfigMap key reference and replaces any entry of
+# that name in the fraction container (KAI@v0.17.0 pkg/admission/webhook/v1alpha2/hamicore/hamicore.go:53-64,
+# pkg/binder/common/env_vars.go:28-37), and its only envFrom is the pod's own `<configmap>-<n>-evar`
+# (pkg/binder/common/env_vars.go:11-26, gpusharingconfigmap/config_map.go:149-168), named after the
+# runai/shared-gpu-configmap annotation it sets. Any other envFrom could carry the variables unseen.
+MEMORY_LIMIT_VAR = "CUDA_DEVICE_MEMORY_LIMIT"
+SHARED_GPU_CONFIGMAP = "runai/shared-gpu-configmap"
+
+
+def isolation_env_kept() -> str:
+    """No variable that lifts HAMi-core's cap, and no envFrom but KAI's, in any container of a pod with a share."""
+    kais_limit = (
+        f"(has(e.valueFrom) && has(e.valueFrom.configMapKeyRef) && "
+        f"e.valueFrom.configMapKeyRef.key == {quote(MEMORY_LIMIT_VAR)})"
+    )
+    env_ok = (
+        f"(!has(c.env) || c.env.all(e, !e.name.startsWith({quote(MEMORY_LIMIT_VAR + '_')}) && "
+        f"e.name != 'CUDA_REDIRECT' && (e.name != {quote(MEMORY_LIMIT_VAR)} || {kais_limit})))"
+    )
+    kais_env_from = (
+        f"(has(f.configMapRef) && {has_key(ANN, SHARED_GPU_CONFIGMAP)} && "
+        f"f.configMapRef.name.startsWith({value(ANN, SHARED_GPU_CONFIGMAP)} + '-') && "
+        "f.configMapRef.name.endsWith('-evar') && (!has(f.prefix) || f.prefix == ''))"
+    )
+    env_from_ok = f"(!has(c.envFrom) || c.envFrom.all(f, {kais_env_from}))"
+    return f"!({IS_CREATE}) || !{FRACTIONAL} || ({each_container(f'{env_ok} && {env_from_ok}')})"

@@ -96,3 +96,77 @@ def test_the_stacks_policy_refuses_the_opt_outs_only_when_the_stack_isolates():
     isolated, fractions = _dev(sharing="isolated"), _dev(sharing="fractions")
     assert _opted_out(cel_denials(tenant_policy(isolated, isolated.tenant("team-a")), Case(pod, False)))
     assert not _opted_out(cel_denials(tenant_policy(fractions, fractions.tenant("team-a")), Case(pod, True)))
+
+
+# --- variables that lift HAMi-core's cap -------------------------------------------------------------------------
+# Project-HAMi/HAMi-core src/multiprocess/multiprocess_memory_limit.c (do_init_device_memory_limits): a per-device
+# CUDA_DEVICE_MEMORY_LIMIT_<n> wins over CUDA_DEVICE_MEMORY_LIMIT; src/libvgpu.c (dlsym): CUDA_REDIRECT names the
+# library the hooks are loaded from. KAI@v0.17.0 admission gives the fraction container its limit as a ConfigMap key
+# reference (hamicore.go:53-64) and one envFrom, `<runai/shared-gpu-configmap>-<n>-evar` (gpu_sharing.go:50-74,
+# pkg/binder/common/env_vars.go:11-26, gpusharingconfigmap/config_map.go:149-168): what the policy sees, since a
+# ValidatingAdmissionPolicy runs after the mutating webhooks.
+
+PREFIX = "p-abc1234-shared-gpu"
+
+
+def _kai_admitted(env: list[dict[str, Any]] | None = None, env_from: list[dict[str, Any]] | None = None):
+    """A synced GPU-sharing pod after KAI's admission, with the tenant's own `env` and `env_from` before KAI's."""
+    pod = synced_pod(annotations={**SHARE, "runai/shared-gpu-configmap": PREFIX})
+    container = pod["spec"]["containers"][0]
+    kais = {"configMapKeyRef": {"name": f"{PREFIX}-0", "key": "CUDA_DEVICE_MEMORY_LIMIT", "optional": True}}
+    container["env"] = [*(env or []), {"name": "CUDA_DEVICE_MEMORY_LIMIT", "valueFrom": kais}]
+    container["envFrom"] = [*(env_from or []), {"configMapRef": {"name": f"{PREFIX}-0-evar", "optional": False}}]
+    return pod
+
+
+def _lifted(denials: list[str]) -> bool:
+    return any("which lift HAMi-core's cap" in d for d in denials)
+
+
+def test_what_kais_admission_gives_a_shared_pod_passes():
+    assert cel_denials(_policy(), Case(_kai_admitted(env=[{"name": "MODEL", "value": "llama"}]), True)) == []
+
+
+@pytest.mark.parametrize(
+    "variable",
+    [
+        {"name": "CUDA_DEVICE_MEMORY_LIMIT_0", "value": "80g"},
+        {"name": "CUDA_DEVICE_MEMORY_LIMIT_1", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}},
+        {"name": "CUDA_REDIRECT", "value": "/usr/lib/x86_64-linux-gnu/libcuda.so.1"},
+    ],
+    ids=["per-device-limit", "per-device-limit-from-a-secret", "redirect"],
+)
+def test_a_variable_that_lifts_the_cap_is_refused(variable):
+    assert _lifted(cel_denials(_policy(), Case(_kai_admitted(env=[variable]), False)))
+
+
+def test_a_limit_in_another_container_that_is_not_kais_is_refused():
+    pod = _kai_admitted()
+    pod["spec"]["containers"].append(
+        {"name": "side", "image": "ubuntu", "env": [{"name": "CUDA_DEVICE_MEMORY_LIMIT", "value": "80g"}]}
+    )
+    assert _lifted(cel_denials(_policy(), Case(pod, False)))
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        {"configMapRef": {"name": "settings-x-default-x-team-a"}},
+        {"secretRef": {"name": "tokens-x-default-x-team-a"}},
+        {"configMapRef": {"name": f"{PREFIX}-0-evar"}, "prefix": "CUDA_DEVICE_MEMORY_LIMIT_"},
+    ],
+    ids=["configmap", "secret", "kais-with-a-prefix"],
+)
+def test_an_env_from_but_kais_is_refused(source):
+    assert _lifted(cel_denials(_policy(), Case(_kai_admitted(env_from=[source]), False)))
+
+
+def test_the_variables_are_not_checked_without_a_share_or_isolation_or_on_update():
+    """A pod without a GPU share gets no library; pod env cannot change after CREATE."""
+    lifting = [{"name": "CUDA_DEVICE_MEMORY_LIMIT_0", "value": "80g"}]
+    plain = synced_pod()
+    plain["spec"]["containers"][0]["env"] = lifting
+    assert not _lifted(cel_denials(_policy(), Case(plain, True)))
+    shared = _kai_admitted(env=lifting)
+    assert not _lifted(cel_denials(_policy(memory_isolation=False), Case(shared, True)))
+    assert not _lifted(cel_denials(_policy(), Case(shared, True, operation="UPDATE", old=copy.deepcopy(shared))))
