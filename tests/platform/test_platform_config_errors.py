@@ -294,6 +294,35 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
         lambda r: r.update(kai={"sharing": "isolated"}),
         "kaistack:kai.sharing: 'isolated' needs real GPUs (gpu.mode device-plugin or gpu-operator), got 'fake'",
     ),
+    # HAMi-core prefers a per-device limit to KAI's (Project-HAMi/HAMi-core src/multiprocess/
+    # multiprocess_memory_limit.c, do_init_device_memory_limits); KAI replaces the plain one (KAI@v0.17.0
+    # pkg/admission/webhook/v1alpha2/hamicore/hamicore.go:53-64, pkg/binder/common/env_vars.go:28-37).
+    "memory-isolation-per-device-limit": (
+        lambda r: r.update(
+            gpu={"mode": "device-plugin"},
+            kai={"sharing": "isolated"},
+            workloads=[_work(gpuFraction=0.5, env={"CUDA_DEVICE_MEMORY_LIMIT_0": "80g"})],
+        ),
+        "kaistack:workloads[0].env.CUDA_DEVICE_MEMORY_LIMIT_0: lifts the GPU memory cap HAMi-core enforces with "
+        "kai.sharing: isolated: remove it",
+    ),
+    "memory-isolation-redirect-from-a-secret": (
+        lambda r: r.update(
+            gpu={"mode": "device-plugin"},
+            kai={"sharing": "isolated"},
+            workloads=[_work(gpuMemoryMiB=2000, secretEnv={"CUDA_REDIRECT": {"secret": "s", "key": "k"}})],
+        ),
+        "kaistack:workloads[0].secretEnv.CUDA_REDIRECT: lifts the GPU memory cap",
+    ),
+    "memory-isolation-own-limit": (
+        lambda r: r.update(
+            gpu={"mode": "device-plugin"},
+            kai={"sharing": "isolated"},
+            workloads=[_work(gpuFraction=0.5, env={"CUDA_DEVICE_MEMORY_LIMIT": "1g"})],
+        ),
+        "kaistack:workloads[0].env.CUDA_DEVICE_MEMORY_LIMIT: KAI sets it from the GPU share with kai.sharing: "
+        "isolated: remove it",
+    ),
     "fake-gpus-without-gpu-pools": (
         lambda r: r["cluster"].update(nodePools=[{"name": "cpu"}]),
         "kaistack:gpu.mode: 'fake' needs at least one cluster.nodePools entry with gpus > 0",
@@ -495,6 +524,18 @@ def test_each_model_rule_reports_its_key_path(case):
         parse_config(raw, source="Pulumi.unit.yaml")
     assert any(p.startswith(expected.split(":")[0] + ":") for p in caught.value.problems)
     assert str(caught.value).startswith("invalid kaistack config in Pulumi.unit.yaml")
+
+
+@pytest.mark.parametrize(("sharing", "share"), [("fractions", {"gpuFraction": 0.5}), ("isolated", {"gpu": 1})])
+def test_hami_cores_variables_are_the_users_business_without_a_capped_share(sharing, share):
+    """Without isolation nothing reads them; a whole-GPU pod gets no HAMi-core library."""
+    raw = base_raw()
+    raw.update(
+        gpu={"mode": "device-plugin"},
+        kai={"sharing": sharing},
+        workloads=[_work(env={"CUDA_DEVICE_MEMORY_LIMIT_0": "80g"}, **share)],
+    )
+    assert parse_config(raw).workloads[0].env == {"CUDA_DEVICE_MEMORY_LIMIT_0": "80g"}
 
 
 def test_all_problems_are_reported_at_once():

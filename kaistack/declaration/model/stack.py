@@ -143,6 +143,8 @@ class StackConfig(Model):
             problems += _fake_gpu_taint_problems(self)
         if self.blocks_nvidia_visible_devices():
             problems += _device_access_problems(self)
+        if self.kai.memory_isolation:
+            problems += _isolation_env_problems(self)
         if self.gpu.mode == "fake" and self.cluster.provider == "eks":
             problems.append("gpu.mode: 'fake' is for kind/existing clusters; EKS pools have real GPUs")
         if self.gpu.device_plugin.time_slicing is not None and self.gpu.mode != "device-plugin":
@@ -238,6 +240,26 @@ def _device_access_problems(stack: StackConfig) -> list[str]:
                 f"{where}: {value!r} is overwritten with 'void' by KAI's admission with kai.blockNvidiaVisibleDevices "
                 "in a container that asks for no GPU: remove it, or ask for a GPU" + auto
             )
+    return problems
+
+
+def _isolation_env_problems(stack: StackConfig) -> list[str]:
+    """A share's variables HAMi-core reads for its cap (kaistack.guardrails.admission_cel.isolation_env_kept): KAI's
+    admission replaces CUDA_DEVICE_MEMORY_LIMIT with the share's own, and the others would lift the cap (the
+    tenant policy refuses such a pod, which then never reaches the host)."""
+    problems = []
+    for i, work in enumerate(stack.workloads):
+        if not work.shares_gpu:
+            continue
+        for field, names in (("env", work.env), ("secretEnv", work.secret_env)):
+            for name in names:
+                where = f"workloads[{i}].{field}.{name}"
+                if name == "CUDA_DEVICE_MEMORY_LIMIT":
+                    problems.append(f"{where}: KAI sets it from the GPU share with kai.sharing: isolated: remove it")
+                elif name.startswith("CUDA_DEVICE_MEMORY_LIMIT_") or name == "CUDA_REDIRECT":
+                    problems.append(
+                        f"{where}: lifts the GPU memory cap HAMi-core enforces with kai.sharing: isolated: remove it"
+                    )
     return problems
 
 
