@@ -216,6 +216,9 @@ def test_storage_for_vcluster(mocks: MockSession, ec2: Any) -> None:
 
 @pulumi.runtime.test
 def test_device_plugin_mode_creates_runtime_class_nvidia(mocks: MockSession, ec2: Any) -> None:
+    """The AL2023 NVIDIA AMI's nodeadm names containerd's NVIDIA runtime `nvidia` when the NVIDIA container runtime
+    is installed (awslabs/amazon-eks-ami@v20260724 nodeadm/internal/containerd/runtime_config_nvidia.go:10-13,
+    31-35): the RuntimeClass's handler must be that name."""
     raw = eks_raw()
     raw["gpu"] = {"mode": "device-plugin"}
     cluster, done = _build(resolve_node_pools(eks_config(raw), ec2))

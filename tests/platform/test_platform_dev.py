@@ -66,7 +66,12 @@ def test_kind_cluster_command_is_replaced_delete_first_when_the_kind_config_chan
 
 
 def test_kind_config_has_the_declared_workers_with_fake_gpu_labels(dev):
-    """2 GPU workers labelled for the fake operator (run.ai pool + DaemonSet selectors) and 1 CPU worker."""
+    """2 GPU workers labelled for the fake operator (run.ai pool + DaemonSet selectors) and 1 CPU worker.
+
+    The fake operator's device plugin and status exporter select on the two labels
+    (run-ai/fake-gpu-operator@v0.2.0 deploy/fake-gpu-operator/templates/device-plugin/daemonset.yml:17,
+    templates/status-exporter/daemonset.yaml:30); kind gives a node's `labels` to kubelet
+    (kubernetes-sigs/kind@v0.31.0 pkg/apis/config/v1alpha4/types.go:108)."""
     import yaml
 
     config = yaml.safe_load(inputs(named(dev, "kaistack-cluster-create"))["stdin"])
@@ -80,7 +85,8 @@ def test_kind_config_has_the_declared_workers_with_fake_gpu_labels(dev):
 
 
 def test_kind_config_maps_the_tenant_node_port_to_localhost(dev):
-    """team-a's vCluster API NodePort 31000 is reachable on 127.0.0.1, in the range mapped once (31000-31009)."""
+    """team-a's vCluster API NodePort 31000 is reachable on 127.0.0.1, in the range mapped once (31000-31009)
+    (kubernetes-sigs/kind@v0.31.0 pkg/apis/config/v1alpha4/types.go:119, 286: extraPortMappings, listenAddress)."""
     import yaml
 
     config = yaml.safe_load(inputs(named(dev, "kaistack-cluster-create"))["stdin"])

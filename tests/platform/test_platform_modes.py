@@ -93,7 +93,9 @@ def test_kind_real_gpus_use_nvkind_with_device_mounts(mocks):
 
 
 def test_kind_pool_taints_register_through_kubeadm(mocks):
-    """Taints become a JoinConfiguration patch; KAI tolerates them in global.tolerations."""
+    """Taints become a JoinConfiguration patch; KAI tolerates them in global.tolerations. kind applies a node's
+    kubeadmConfigPatches to its own kubeadm config (kubernetes-sigs/kind@v0.31.0 pkg/apis/config/v1alpha4/types.go:131),
+    and a patch without apiVersion matches by kind alone (pkg/internal/patch/resource.go:62-66)."""
     raw = base_raw()
     raw["cluster"]["nodePools"][0]["taints"] = [{"key": "nvidia.com/gpu", "value": "present"}]
     config = kind_values(mocks, raw)
