@@ -10,8 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 import pulumi
+import pulumi_command.local as local
 import pulumi_kubernetes as k8s
 
+from components.kai_ready import ready_command
 from kaistack.declaration import subgroups, versions
 from kaistack.declaration.kai_api import ISOLATOR_NAMESPACE, RELEASE_NAME, RESERVATION_NAMESPACE
 from kaistack.declaration.model import QueueResources, StackConfig
@@ -113,7 +115,11 @@ def kai_values(config: StackConfig) -> dict[str, Any]:
 
 
 class KaiScheduler(pulumi.ComponentResource):
+    """KAI's release, then `ready` (its webhooks answer: components.kai_ready), then what they admit: the
+    Topology here; Queues, PodGroups and pods go after `ready` too."""
+
     release: k8s.helm.v3.Release
+    ready: local.Command
     isolator: k8s.helm.v3.Release | None
     topology: k8s.apiextensions.CustomResource | None
 
@@ -122,6 +128,9 @@ class KaiScheduler(pulumi.ComponentResource):
         name: str,
         config: StackConfig,
         depends_on: list[pulumi.Resource] | None = None,
+        *,
+        kubeconfig: pulumi.Output[str] | None = None,
+        context: str | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("kaistack:index:KaiScheduler", name, None, opts)
@@ -149,6 +158,9 @@ class KaiScheduler(pulumi.ComponentResource):
                 )
             ),
         )
+        self.ready = ready_command(
+            f"{name}-ready", config, kubeconfig=kubeconfig, context=context, release=self.release, opts=child_opts
+        )
         # Cluster-scoped; its CRD comes with the chart. A constrained job waits for it ("Requested topology
         # ... does not exist"), so workloads are created after it. Its levels' node labels cannot change in place
         # (the CRD's "nodeLabel structure is immutable" rule, KAI-Scheduler@v0.17.0
@@ -166,7 +178,10 @@ class KaiScheduler(pulumi.ComponentResource):
                 spec=body["spec"],
                 opts=child_opts.merge(
                     pulumi.ResourceOptions(
-                        depends_on=[self.release], replace_on_changes=["spec.levels"], delete_before_replace=True
+                        # KAI's admission validates it (topology.<webhook>, admission/resources.go:316-336).
+                        depends_on=[self.ready],
+                        replace_on_changes=["spec.levels"],
+                        delete_before_replace=True,
                     )
                 ),
             )

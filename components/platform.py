@@ -111,10 +111,18 @@ class Platform(pulumi.ComponentResource):
             # The device plugin's pods name the nvidia RuntimeClass; the cluster creates it where it must.
             runtime = getattr(self.cluster, "runtime_class", None)
             self.gpu = GpuStack(f"{name}-gpu", config, depends_on=[runtime] if runtime else [], opts=k8s_opts)
+        existing = config.cluster.existing
+        # An existing cluster that names only a context: its provider reads the user's own kubeconfig.
+        context = existing.context if existing is not None and not existing.kubeconfig else None
         self.scheduler = KaiScheduler(
-            f"{name}-kai", config, depends_on=[self.gpu.release] if self.gpu else [], opts=k8s_opts
+            f"{name}-kai",
+            config,
+            depends_on=[self.gpu.release] if self.gpu else [],
+            kubeconfig=self.kubeconfig,
+            context=context,
+            opts=k8s_opts,
         )
-        self.queues = QueueTree(f"{name}-queues", config, kai_release=self.scheduler.release, opts=k8s_opts)
+        self.queues = QueueTree(f"{name}-queues", config, kai_ready=self.scheduler.ready, opts=k8s_opts)
         # Host-side admission: synced tenant pods must use KAI, the tenant's queues and valid GPU shares. It goes
         # first: the API server checks only pods created once the binding exists, never those already admitted.
         from components.admission import TenantAdmission
@@ -141,7 +149,7 @@ class Platform(pulumi.ComponentResource):
             tenants=self.vclusters,
             queues=self.queues.queues,
             depends_on=[
-                self.scheduler.release,
+                self.scheduler.ready,
                 *([self.scheduler.topology] if self.scheduler.topology else []),
                 *isolator,
             ],

@@ -60,7 +60,7 @@ class QueueTree(pulumi.ComponentResource):
         self,
         name: str,
         config: StackConfig,
-        kai_release: pulumi.Resource,
+        kai_ready: pulumi.Resource,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("kaistack:index:QueueTree", name, None, opts)
@@ -68,11 +68,11 @@ class QueueTree(pulumi.ComponentResource):
         declared = {q.name for q in config.queues}
         self.queues = {}
         # all_queues() is parents-first; each Queue waits for its parent (KAI drops a queue whose
-        # parent is missing, with its children: kai.md §3) and for the release that installs the CRD.
+        # parent is missing, with its children: kai.md §3) and for KAI's webhooks to answer (components.kai_ready).
         for queue in config.all_queues():
             if queue.name not in declared:
                 continue
-            depends: list[pulumi.Resource] = [kai_release]
+            depends: list[pulumi.Resource] = [kai_ready]
             if queue.parent in self.queues:
                 depends.append(self.queues[queue.parent])
             self.queues[queue.name] = k8s.apiextensions.CustomResource(

@@ -15,13 +15,13 @@ from collections.abc import Iterator, Sequence
 from typing import Any, NoReturn
 
 from kaistack import __version__
-from kaistack.cli import check, diagnose, diff, lint, promote, render, schema, simulate, validate, verify
+from kaistack.cli import check, diagnose, diff, kai_ready, lint, promote, render, schema, simulate, validate, verify
 from kaistack.cli.output import refuse, visible_output
 from kaistack.errors import ExitCode, KaistackError
 
 # Order is the order shown in --help. Command modules import nothing heavy (pulumi, grpc) at import
 # time, so building the parser stays fast.
-COMMANDS = (render, check, diff, simulate, lint, validate, promote, verify, diagnose, schema)
+COMMANDS = (render, check, diff, simulate, lint, validate, promote, verify, diagnose, kai_ready, schema)
 
 EPILOG = """\
 examples:
@@ -34,6 +34,7 @@ examples:
   kaistack promote dev staging              copy tested release pins from dev into staging
   kaistack verify --stack dev               after `pulumi up`: does KAI schedule as declared?
   kaistack diagnose                         why are pods Pending on this cluster right now?
+  kaistack kai-ready                        wait until KAI's webhooks answer (`pulumi up` runs it)
   kaistack schema > schema/stack.schema.json  the stack file's JSON Schema, for editors
 
 exit codes: 0 ok, 1 findings (violations, pending workloads, failed checks), 2 bad input or config,

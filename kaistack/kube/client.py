@@ -1,4 +1,5 @@
-"""Read-only Kubernetes access for kaistack: a thin adapter over `lightkube.Client`.
+"""Read-only Kubernetes access for kaistack (and dry-run creates, which write nothing): a thin adapter over
+`lightkube.Client`.
 
 lightkube speaks the protocol: kubeconfig users (token, tokenFile, client certificates, username and
 password, `exec` credential plugins such as `aws eks get-token`), TLS, and `continue` pagination.
@@ -219,6 +220,14 @@ class KubeClient:
             lambda: [_plain(item) for item in self._client.list(cluster_scoped, chunk_size=PAGE_SIZE, labels=selector)]
         )
 
+    def admits(self, kind: Kind, body: Mapping[str, Any], *, namespace: str | None = None) -> dict[str, Any]:
+        """Create `body` with dryRun=All: it passes authorization and every admission step (webhooks included) and
+        is written nowhere. Returns the object as admitted; raises KubeAPIError with the refusal. Not retried: the
+        caller asks again, as the answer is what it waits on."""
+        target = kind.from_dict(dict(body))  # type: ignore[attr-defined]
+        with self._translated():
+            return _plain(self._client.create(target, namespace=namespace, dry_run=True))
+
     def names(self, kind: Kind, *, namespace: str | None = None) -> tuple[tuple[str, str], ...]:
         """(namespace, name) of every object of a namespaced `kind`, all pages read, keeping nothing else: a
         cluster's ConfigMaps can hold hundreds of megabytes, so pages are small (one page is read whole)."""
@@ -266,11 +275,15 @@ class KubeClient:
         except lightkube.ApiError as err:
             message = err.status.message or err.response.reason_phrase
             path, wait = err.request.url.path, _retry_after(err.response)
-            raise KubeAPIError(err.response.status_code, path, message, wait) from err
+            raise KubeAPIError(err.response.status_code, path, message, wait, err.request.method) from err
         except httpx2.HTTPStatusError as err:  # an error answer without a JSON Status: a proxy or load balancer
             response = err.response
             raise KubeAPIError(
-                response.status_code, err.request.url.path, response.reason_phrase, _retry_after(response)
+                response.status_code,
+                err.request.url.path,
+                response.reason_phrase,
+                _retry_after(response),
+                err.request.method,
             ) from err
         except httpx2.LocalProtocolError as err:
             # httpx2 refuses a header value holding a line break, and its message quotes the value: the token.

@@ -16,8 +16,10 @@ class KubeError(EnvironmentProblem):
 class KubeAPIError(KubeError):
     """The API server answered with an error status (`status`: 401, 403, 404, ...)."""
 
-    def __init__(self, status: int, path: str, message: str, retry_after: float | None = None) -> None:
+    def __init__(
+        self, status: int, path: str, message: str, retry_after: float | None = None, method: str = "GET"
+    ) -> None:
         self.status = status
         self.path = path
         self.retry_after = retry_after
-        super().__init__(f"GET {path}: HTTP {status}: {message}")
+        super().__init__(f"{method} {path}: HTTP {status}: {message}")

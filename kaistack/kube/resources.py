@@ -8,6 +8,7 @@ and plural are spelled, and the Pulumi program creates the same CRDs from it.
 from __future__ import annotations
 
 from lightkube.generic_resource import create_global_resource, create_namespaced_resource
+from lightkube.resources.admissionregistration_v1 import MutatingWebhookConfiguration, ValidatingWebhookConfiguration
 from lightkube.resources.apps_v1 import Deployment
 from lightkube.resources.batch_v1 import Job
 from lightkube.resources.core_v1 import ConfigMap, Namespace, Node, PersistentVolume, PersistentVolumeClaim, Pod
@@ -31,6 +32,7 @@ __all__ = [
     "ConfigMap",
     "Deployment",
     "Job",
+    "MutatingWebhookConfiguration",
     "Namespace",
     "Node",
     "PersistentVolume",
@@ -42,4 +44,5 @@ __all__ = [
     "SchedulingShard",
     "StorageClass",
     "Topology",
+    "ValidatingWebhookConfiguration",
 ]

@@ -257,13 +257,17 @@ def test_queue_specs_write_every_resource_block_in_full(dev):
     assert team == {"quota": 2, "limit": 2, "overQuotaWeight": 1}
 
 
-def test_child_queues_depend_on_their_parent_and_on_the_kai_release(dev):
-    """Parents first (KAI drops orphans) and after the release that installs the Queue CRD."""
+def test_child_queues_depend_on_their_parent_and_on_kais_webhooks_answering(dev):
+    """Parents first (KAI drops orphans), and after `kaistack kai-ready`, which runs after the release that installs
+    the Queue CRD: the queue webhook fails closed (KAI@v0.17.0 pkg/operator/operands/queue_controller/
+    resources.go:196-221) and answers only some time after the release is ready."""
     parent = named(dev, "kaistack-queues-default")
     kai = release(dev, "kai-scheduler/kai-scheduler")
+    ready = named(dev, "kaistack-kai-ready")
     for child in ("kaistack-queues-test", "kaistack-queues-team-a"):
         assert parent.urn in named(dev, child).dependencies
-    assert all(kai.urn in q.dependencies for q in of_type(dev, QUEUE))
+    assert all(ready.urn in q.dependencies for q in of_type(dev, QUEUE))
+    assert kai.urn in ready.dependencies
 
 
 def test_vcluster_release_keeps_kai_on_the_host(dev):
@@ -390,11 +394,12 @@ def test_host_workload_namespace_is_created_before_the_deployments(dev):
     assert namespace.urn in named(dev, "kaistack-workloads-vllm-test-07").dependencies
 
 
-def test_workloads_wait_for_kai_and_their_queues(dev):
-    """Pods created before KAI's admission webhook would miss its mutation."""
-    kai = release(dev, "kai-scheduler/kai-scheduler").urn
+def test_workloads_wait_for_kais_webhooks_and_their_queues(dev):
+    """Pods created before KAI's admission webhook answers would be refused (it fails closed,
+    KAI@v0.17.0 pkg/operator/operands/admission/resources.go:228-268)."""
+    ready = named(dev, "kaistack-kai-ready").urn
     queue = named(dev, "kaistack-queues-test").urn
-    assert {kai, queue} <= set(named(dev, "kaistack-workloads-vllm-test-02").dependencies)
+    assert {ready, queue} <= set(named(dev, "kaistack-workloads-vllm-test-02").dependencies)
 
 
 def test_platform_props_carry_the_summary_the_stack_policies_read(dev):

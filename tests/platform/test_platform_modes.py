@@ -41,9 +41,10 @@ def kind_values(mocks, raw: dict) -> dict:
 
 
 def test_existing_cluster_with_kubeconfig_creates_no_cluster_and_keeps_it_secret(mocks):
-    """No kind command; the provider's kubeconfig comes from config and is a secret input."""
+    """No kind command (only `kaistack kai-ready`); the provider's kubeconfig comes from config and is a secret
+    input."""
     run_program(mocks, existing(existing={"kubeconfig": EXISTING_KUBECONFIG}), secret=("cluster",))
-    assert of_type(mocks.resources, COMMAND) == []
+    assert [c.name for c in of_type(mocks.resources, COMMAND)] == ["kaistack-kai-ready"]
     provider = named(mocks.resources, "kaistack-cluster-provider")
     assert inputs(provider)["kubeconfig"] == "[secret]"
     assert named(mocks.resources, "kaistack-cluster").type == "kaistack:index:ExistingCluster"

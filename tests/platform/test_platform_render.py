@@ -76,7 +76,7 @@ def test_parent_is_the_parents_urn_or_null_under_the_stack(dev_json):
 
 def test_dev_render_lists_the_kind_cluster_command(dev_json):
     """The kind command, with the kind config on stdin."""
-    (command,) = by_type(dev_json, "command:local:Command")
+    (command,) = [c for c in by_type(dev_json, "command:local:Command") if c["name"] != "kaistack-kai-ready"]
     assert command["name"] == "kaistack-cluster-create"
     assert "kind create cluster --name kaistack-dev" in command["inputs"]["create"]
     assert yaml.safe_load(command["inputs"]["stdin"])["kind"] == "Cluster"

@@ -159,11 +159,15 @@ def test_no_topology_declared_renders_no_topology_cr(mocks) -> None:
     assert of_type(mocks.resources, TOPOLOGY) == []
 
 
-def test_the_topology_cr_waits_for_kais_release_and_workloads_wait_for_it(mocks) -> None:
+def test_the_topology_cr_waits_for_kais_webhooks_and_workloads_wait_for_it(mocks) -> None:
+    """KAI's admission validates Topologies, failing closed (KAI@v0.17.0 pkg/operator/operands/admission/
+    resources.go:316-336): it is created once `kaistack kai-ready`, after KAI's release, says the webhooks answer."""
     run_program(mocks, _raw(_work("ddp", "PyTorchJob", **IN_RACK)))
     [topology] = of_type(mocks.resources, TOPOLOGY)
     [kai] = [r for r in of_type(mocks.resources, RELEASE) if r.name == "kaistack-kai-release"]
-    assert kai.urn in topology.dependencies
+    ready = named(mocks.resources, "kaistack-kai-ready")
+    assert ready.urn in topology.dependencies
+    assert kai.urn in ready.dependencies
     assert topology.urn in named(mocks.resources, "kaistack-workloads-ddp").dependencies
 
 

@@ -185,11 +185,11 @@ def test_every_object_of_the_workloads_component_is_its_child(mocks):
     assert {r.name: r.parent for r in children} == {r.name: component.urn for r in children}
 
 
-def test_a_workloads_namespace_is_created_after_kais_release_like_the_workload(mocks):
+def test_a_workloads_namespace_is_created_after_kais_webhooks_answer_like_the_workload(mocks):
     run_program(mocks, _stack(_work(kind="Deployment", namespace="ml"), _work("b", tenant="t1", namespace="ml")))
-    kai = named(mocks.resources, "kaistack-kai-release")
-    assert kai.urn in named(mocks.resources, "kaistack-workloads-ns-ml").dependencies
-    assert kai.urn in named(mocks.resources, "kaistack-workloads-t1-ns-ml").dependencies
+    ready = named(mocks.resources, "kaistack-kai-ready")
+    assert ready.urn in named(mocks.resources, "kaistack-workloads-ns-ml").dependencies
+    assert ready.urn in named(mocks.resources, "kaistack-workloads-t1-ns-ml").dependencies
 
 
 def test_a_workload_waits_for_its_own_queue_and_no_other(mocks):
@@ -233,13 +233,13 @@ def test_a_workload_in_a_namespace_the_cluster_has_creates_no_namespace(mocks):
     assert "default" not in names
 
 
-def test_a_tenants_training_operator_is_installed_after_kais_release(mocks):
+def test_a_tenants_training_operator_is_installed_after_kais_webhooks_answer(mocks):
     """Its pod is KAI's to schedule (the transform sets schedulerName and the tenant's queue)."""
     raw = _stack()
     raw["cluster"]["trainingOperator"] = True
     run_program(mocks, raw)
-    kai = named(mocks.resources, "kaistack-kai-release")
-    assert kai.urn in named(mocks.resources, "kaistack-workloads-t1-training-operator").dependencies
+    ready = named(mocks.resources, "kaistack-kai-ready")
+    assert ready.urn in named(mocks.resources, "kaistack-workloads-t1-training-operator").dependencies
 
 
 def test_a_tenants_training_operator_runs_in_the_queue_the_capacity_check_counts_it_in(mocks, monkeypatch):

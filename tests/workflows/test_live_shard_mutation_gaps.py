@@ -259,11 +259,3 @@ def test_no_shard_fails_the_check_saying_no_scheduler_runs(project, fake_kube, c
     assert check_detail(report, "scheduler", "*") == (
         "no SchedulingShard: KAI's operator runs no scheduler (the chart's defaultShard.enabled is off?)"
     )
-
-
-def test_shards_the_user_may_not_list_stop_verify_naming_the_path(project, fake_kube, capsys):
-    """Forbidden is not absent: the API is there, and verify exits 3 as for any list RBAC hides."""
-    fake_kube.forbidden.add(SHARDS)
-    code, report = verify_json(project, fake_kube, capsys)
-    assert code == 3
-    assert f"GET {SHARDS}: HTTP 403: forbidden" in report["error"]

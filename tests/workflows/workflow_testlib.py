@@ -57,6 +57,10 @@ class FakeKube:
     flaky: dict[str, list[tuple[int, dict[str, str]]]] = field(default_factory=dict)
     # Seconds to wait before answering a path: a slow API server.
     slow: dict[str, float] = field(default_factory=dict)
+    # POST answers by path, (status, body) in turn, the last one repeated: a body None answers with the posted
+    # object (a create admitted); the posts seen as (path, query, object).
+    posts: dict[str, list[tuple[int, Any]]] = field(default_factory=dict)
+    posted: list[tuple[str, dict[str, str], Any]] = field(default_factory=list)
 
     def items(self, path: str) -> list[dict[str, Any]]:
         return self.responses[path]["items"]
@@ -234,6 +238,26 @@ def _handler(state: FakeKube) -> type[BaseHTTPRequestHandler]:
             if "items" in body:
                 body = _list_page(body, params, state.page_size)
             return self._send(200, body)
+
+        def do_POST(self) -> None:
+            url = urllib.parse.urlsplit(self.path)
+            params = dict(urllib.parse.parse_qsl(url.query))
+            sent = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"null")
+            state.posted.append((url.path, params, sent))
+            if state.token and self.headers.get("Authorization") != f"Bearer {state.token}":
+                return self._send(401, _status(401, "Unauthorized", "Unauthorized"))
+            if url.path in state.forbidden:
+                message = f'User "viewer" cannot create path "{url.path}"'
+                return self._send(403, _status(403, "Forbidden", f"forbidden: {message}"))
+            answers = state.posts.get(url.path)
+            if not answers:
+                return self._send(404, _status(404, "NotFound", "the server could not find the requested resource"))
+            status, body = answers.pop(0) if len(answers) > 1 else answers[0]
+            if body is None:
+                body = sent
+            elif status >= 400:
+                body = _status(status, "Refused", str(body))
+            return self._send(status, body)
 
         def _send(self, code: int, body: Any, headers: dict[str, str] | None = None) -> None:
             data = json.dumps(body).encode()
