@@ -335,8 +335,12 @@ def diagnose_task(ssn: Session, task: TaskState) -> Reason:
     if task.req.kind != KIND_MEMORY or reason.code not in (NO_NODE, FRAGMENTATION):
         return reason
     # Nodes whose GPUs KAI cannot size take no gpu-memory request (type_error): a closest miss or a fragmentation
-    # among the others alone would hide that GPUs sit idle there.
-    unsized = [n.name for n in ssn.node_list if n.spec.ready and n.alloc_gpus > 0 and not n.mem_synced]
+    # among the others alone would hide that GPUs sit idle there. Only nodes the pod's constraints let it onto:
+    # labelling another would not help.
+    req = task.req
+    unsized = [
+        n.name for n in ssn.node_list if n.spec.ready and n.alloc_gpus > 0 and not n.mem_synced and n.admits(req)
+    ]
     if not unsized:
         return reason
     note = (

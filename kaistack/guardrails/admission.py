@@ -44,6 +44,8 @@ What is refused (messages name the field and what is allowed):
 - a `runai-gpu-group` label (or `runai-gpu-group/*`) added, changed or removed by anyone but KAI's binder:
   vCluster copies label edits both ways (pods/translate/diff.go), and the binder keeps a shared GPU's
   reservation pod only while a pod carries its group label;
+- a `runai/shared-gpu-configmap` annotation not in KAI's shape when a pod with a share is created, or changed
+  later: KAI names a share's ConfigMaps after it, and a tenant's own synced ConfigMap could stand in;
 - an ephemeral container (vCluster syncs them through `pods/ephemeralcontainers`, which KAI's webhooks do
   not see) that does not set NVIDIA_VISIBLE_DEVICES to void or none itself: the image's own ENV would
   hand it the pod's node's GPUs. `kubectl debug --env NVIDIA_VISIBLE_DEVICES=void` passes;
@@ -51,7 +53,7 @@ What is refused (messages name the field and what is allowed):
   `kai-resource-isolator.io/inject` and the label `kai-resource-isolator.io/webhook` (vCluster copies both from
   the tenant), added or changed; and, on a pod with a GPU share, the variables that lift HAMi-core's cap
   (CUDA_DEVICE_MEMORY_LIMIT_<n>, CUDA_REDIRECT, a CUDA_DEVICE_MEMORY_LIMIT that is not KAI's) or an envFrom
-  but KAI's own, which could set them unseen.
+  but KAI's own `-evar` ConfigMap, which could set them unseen.
 """
 
 from __future__ import annotations
@@ -76,12 +78,14 @@ from kaistack.guardrails.admission_cel import (
     NO_RENAMED_GPU,
     OLD_ANN,
     RENAMED_GPU,
+    SHARED_GPU_CONFIGMAP,
     cel_list,
     gpu_request_validations,
     has_key,
     isolation_env_kept,
     quota_unit_validation,
     quote,
+    shared_gpu_configmap_kais,
     shares_kept,
     unchanged,
     value,
@@ -264,6 +268,11 @@ def pod_validations(
             f"({shares_kept(ANN, OLD_ANN)} && {shares_kept(OLD_ANN, ANN)})",
             f"tenant {tenant}: {kai.FRACTION}, {kai.MEMORY}, {kai.NUM_DEVICES} and MIG annotations cannot change "
             "once the pod is bound: KAI would count the GPU share it still holds as changed (recreate the pod)",
+        ),
+        (
+            shared_gpu_configmap_kais(),
+            f"tenant {tenant}: the {SHARED_GPU_CONFIGMAP} annotation is KAI's (it names the ConfigMaps that give a GPU "
+            "share its devices and memory limit): leave it out, and never change it",
         ),
         (
             EPHEMERAL_VOID,

@@ -188,16 +188,37 @@ def quota_unit_validation() -> tuple[str, str]:
     )
 
 
+# KAI names a GPU share's ConfigMaps after the pod's runai/shared-gpu-configmap annotation, and keeps one the pod
+# already has (KAI@v0.17.0 pkg/binder/common/gpusharingconfigmap/config_map.go:113-147): `<P>-<n>` holds the
+# container's NVIDIA_VISIBLE_DEVICES and memory limit, `<P>-<n>-evar` is its envFrom (pkg/binder/common/
+# env_vars.go:11-26, gpu_access.go:25-61; `-i<n>` for an init container). The binder takes over and fills whatever
+# ConfigMap the annotation names at bind time (config_map.go:57-108, gpu_access.go:100-144), so a tenant that sets
+# it to match one of its own ConfigMaps (which vCluster syncs both ways, as `<name>-x-<namespace>-x-<tenant>`) would
+# choose the GPUs and memory cap its container starts with. KAI's own value is `<pod name, cut>-<7 random
+# characters>-shared-gpu` (generateConfigMapNamePrefix, config_map.go:122-147): that shape, fixed once set, leaves
+# no synced name that can match (`-x-<tenant>` ends every one of those).
+SHARED_GPU_CONFIGMAP = "runai/shared-gpu-configmap"
+SHARED_GPU_CONFIGMAP_SHAPE = "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?-[a-z0-9]{7}-shared-gpu$"
+
+
+def shared_gpu_configmap_kais() -> str:
+    """A pod with a share carries KAI's shape of the annotation when created, and never another value after."""
+    shaped = f"{value(ANN, SHARED_GPU_CONFIGMAP)}.matches({quote(SHARED_GPU_CONFIGMAP_SHAPE)})"
+    created = f"({IS_CREATE} && (!{FRACTIONAL} || ({has_key(ANN, SHARED_GPU_CONFIGMAP)} && {shaped})))"
+    kept = f"({IS_UPDATE} && (!{has_key(ANN, SHARED_GPU_CONFIGMAP)} || {unchanged(ANN, SHARED_GPU_CONFIGMAP)}))"
+    return f"{created} || {kept}"
+
+
 # HAMi-core, the library HAMi's isolator preloads, reads a per-device CUDA_DEVICE_MEMORY_LIMIT_<n> before KAI's
 # CUDA_DEVICE_MEMORY_LIMIT (Project-HAMi/HAMi-core src/multiprocess/multiprocess_memory_limit.c,
-# do_init_device_memory_limits) and loads its hooks from CUDA_REDIRECT when set (src/libvgpu.c, dlsym): a tenant
-# setting either lifts its own cap. KAI writes its variable as a ConfigMap key reference and replaces any entry of
-# that name in the fraction container (KAI@v0.17.0 pkg/admission/webhook/v1alpha2/hamicore/hamicore.go:53-64,
-# pkg/binder/common/env_vars.go:28-37), and its only envFrom is the pod's own `<configmap>-<n>-evar`
-# (pkg/binder/common/env_vars.go:11-26, gpusharingconfigmap/config_map.go:149-168), named after the
-# runai/shared-gpu-configmap annotation it sets. Any other envFrom could carry the variables unseen.
+# do_init_device_memory_limits: `_%d` of each device index) and loads its hooks from CUDA_REDIRECT when set
+# (src/libvgpu.c, dlsym): a tenant setting either lifts its own cap. KAI writes its variable as a ConfigMap key
+# reference and replaces any entry of that name in the fraction container (KAI@v0.17.0
+# pkg/admission/webhook/v1alpha2/hamicore/hamicore.go:53-64, pkg/binder/common/env_vars.go:28-37), and its only
+# envFrom is the `-evar` ConfigMap above. Any other envFrom could carry the variables unseen. A Service link
+# (vCluster writes CUDA_DEVICE_MEMORY_LIMIT_SERVICE_HOST for a Service of that name) is no device index.
 MEMORY_LIMIT_VAR = "CUDA_DEVICE_MEMORY_LIMIT"
-SHARED_GPU_CONFIGMAP = "runai/shared-gpu-configmap"
+PER_DEVICE_LIMIT = f"^{MEMORY_LIMIT_VAR}_[0-9]+$"
 
 
 def isolation_env_kept() -> str:
@@ -207,13 +228,13 @@ def isolation_env_kept() -> str:
         f"e.valueFrom.configMapKeyRef.key == {quote(MEMORY_LIMIT_VAR)})"
     )
     env_ok = (
-        f"(!has(c.env) || c.env.all(e, !e.name.startsWith({quote(MEMORY_LIMIT_VAR + '_')}) && "
+        f"(!has(c.env) || c.env.all(e, !e.name.matches({quote(PER_DEVICE_LIMIT)}) && "
         f"e.name != 'CUDA_REDIRECT' && (e.name != {quote(MEMORY_LIMIT_VAR)} || {kais_limit})))"
     )
     kais_env_from = (
         f"(has(f.configMapRef) && {has_key(ANN, SHARED_GPU_CONFIGMAP)} && "
         f"f.configMapRef.name.startsWith({value(ANN, SHARED_GPU_CONFIGMAP)} + '-') && "
-        "f.configMapRef.name.endsWith('-evar') && (!has(f.prefix) || f.prefix == ''))"
+        "f.configMapRef.name.matches('-shared-gpu-i?[0-9]+-evar$') && (!has(f.prefix) || f.prefix == ''))"
     )
     env_from_ok = f"(!has(c.envFrom) || c.envFrom.all(f, {kais_env_from}))"
     return f"!({IS_CREATE}) || !{FRACTIONAL} || ({each_container(f'{env_ok} && {env_from_ok}')})"

@@ -74,12 +74,13 @@ def synced_pod(
         body["initContainers"] = [{"name": "init", "image": "ubuntu", "resources": {"limits": init_limits}}]
     if scheduler is not None:
         body["schedulerName"] = scheduler
-    meta: dict[str, Any] = {
-        "name": f"p-x-{virtual_namespace}-x-team-a",
-        "namespace": HOST_NAMESPACE,
-        "labels": meta_labels,
-        "annotations": {"vcluster.loft.sh/object-name": "p", **(annotations or {})},
-    }
+    name = f"p-x-{virtual_namespace}-x-team-a"
+    marks = {"vcluster.loft.sh/object-name": "p", **(annotations or {})}
+    if {"gpu-fraction", "gpu-memory"} & set(marks):
+        # What KAI's mutating webhook adds to a pod with a share before the policy sees it (KAI@v0.17.0
+        # pkg/binder/common/gpusharingconfigmap/config_map.go:113-147): `<pod name>-<7 random>-shared-gpu`.
+        marks.setdefault("runai/shared-gpu-configmap", f"{name}-bx7q2zk-shared-gpu")
+    meta: dict[str, Any] = {"name": name, "namespace": HOST_NAMESPACE, "labels": meta_labels, "annotations": marks}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": body}
 
 

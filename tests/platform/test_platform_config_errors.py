@@ -538,6 +538,15 @@ def test_hami_cores_variables_are_the_users_business_without_a_capped_share(shar
     assert parse_config(raw).workloads[0].env == {"CUDA_DEVICE_MEMORY_LIMIT_0": "80g"}
 
 
+def test_a_variable_named_like_a_service_link_is_no_per_device_limit():
+    """HAMi-core reads CUDA_DEVICE_MEMORY_LIMIT_<device index> only (Project-HAMi/HAMi-core
+    src/multiprocess/multiprocess_memory_limit.c, do_init_device_memory_limits)."""
+    raw = base_raw()
+    env = {"CUDA_DEVICE_MEMORY_LIMIT_SERVICE_HOST": "10.96.0.1"}
+    raw.update(gpu={"mode": "device-plugin"}, kai={"sharing": "isolated"}, workloads=[_work(gpuFraction=0.5, env=env)])
+    assert parse_config(raw).workloads[0].env == env
+
+
 def test_all_problems_are_reported_at_once():
     """Two independent mistakes give two problem lines in one error."""
     raw = base_raw()

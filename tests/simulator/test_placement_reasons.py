@@ -315,3 +315,29 @@ def test_a_fraction_is_not_told_about_unlabelled_nodes() -> None:
     reason = result.reason("b")
     assert reason is not None
     assert "nvidia.com/gpu.memory" not in reason.message
+
+
+def test_unlabelled_gpu_nodes_the_pod_may_not_use_are_not_named() -> None:
+    """A node its nodeSelector or a taint keeps it off would take it no more with the label."""
+    result = run(
+        _doc(
+            [
+                {"name": "n0", "gpus": 1, "gpuMemoryMiB": 1000, "labels": {"pool": "a"}},
+                {"name": "n1", "gpus": 4, "gpuMemoryMiB": None, "labels": {"pool": "b"}},
+                {
+                    "name": "n2",
+                    "gpus": 4,
+                    "gpuMemoryMiB": None,
+                    "labels": {"pool": "a"},
+                    "taints": [{"key": "x", "effect": "NoSchedule"}],
+                },
+                {"name": "n3", "gpus": 4, "gpuMemoryMiB": None, "labels": {"pool": "a"}},
+            ],
+            [queue("q")],
+            [{"name": n, "queue": "q", "gpuMemoryMiB": 600, "nodeSelector": {"pool": "a"}} for n in ("a", "b")],
+        )
+    )
+    reason = result.reason("b")
+    assert reason is not None
+    note = "; 1 GPU node without the nvidia.com/gpu.memory label takes no gpu-memory request (n3)"
+    assert reason.message.endswith(note)

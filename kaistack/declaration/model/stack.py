@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from typing import Annotated, Any
 
@@ -248,18 +249,17 @@ def _isolation_env_problems(stack: StackConfig) -> list[str]:
     admission replaces CUDA_DEVICE_MEMORY_LIMIT with the share's own, and the others would lift the cap (the
     tenant policy refuses such a pod, which then never reaches the host)."""
     problems = []
-    for i, work in enumerate(stack.workloads):
-        if not work.shares_gpu:
-            continue
-        for field, names in (("env", work.env), ("secretEnv", work.secret_env)):
-            for name in names:
-                where = f"workloads[{i}].{field}.{name}"
-                if name == "CUDA_DEVICE_MEMORY_LIMIT":
-                    problems.append(f"{where}: KAI sets it from the GPU share with kai.sharing: isolated: remove it")
-                elif name.startswith("CUDA_DEVICE_MEMORY_LIMIT_") or name == "CUDA_REDIRECT":
-                    problems.append(
-                        f"{where}: lifts the GPU memory cap HAMi-core enforces with kai.sharing: isolated: remove it"
-                    )
+    shared = [(i, w) for i, w in enumerate(stack.workloads) if w.shares_gpu]
+    for i, field, name in (
+        (i, f, n) for i, w in shared for f, ns in (("env", w.env), ("secretEnv", w.secret_env)) for n in ns
+    ):
+        where = f"workloads[{i}].{field}.{name}"
+        if name == "CUDA_DEVICE_MEMORY_LIMIT":
+            problems.append(f"{where}: KAI sets it from the GPU share with kai.sharing: isolated: remove it")
+        elif re.fullmatch(r"CUDA_DEVICE_MEMORY_LIMIT_[0-9]+", name) or name == "CUDA_REDIRECT":
+            problems.append(
+                f"{where}: lifts the GPU memory cap HAMi-core enforces with kai.sharing: isolated: remove it"
+            )
     return problems
 
 
