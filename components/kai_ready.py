@@ -22,10 +22,11 @@ PROJECT_DIR = Path(__file__).resolve().parents[1]
 WAIT_S = 600
 
 
-def ready_script(config: StackConfig, *, context: str | None) -> str:
-    """The command line: the kubeconfig from stdin, unless the stack names only a context."""
-    source = ["--context", context] if context is not None else ["--kubeconfig", "-"]
-    args = [sys.executable, "-m", "kaistack", "kai-ready", *source]
+def ready_script(config: StackConfig, *, kubeconfig_on_stdin: bool, context: str | None) -> str:
+    """The command line: the kubeconfig from stdin (else the user's own), in the context the provider uses."""
+    args = [sys.executable, "-m", "kaistack", "kai-ready"]
+    args += ["--kubeconfig", "-"] if kubeconfig_on_stdin else []
+    args += ["--context", context] if context is not None else []
     args += ["--kai-namespace", config.kai.namespace, "--wait", str(WAIT_S)]
     return shlex.join(args)
 
@@ -39,16 +40,18 @@ def ready_command(
     release: pulumi.Resource,
     opts: pulumi.ResourceOptions,
 ) -> local.Command:
-    """A Command that finishes when KAI's webhooks answer; the objects they admit depend on it."""
+    """A Command that finishes when KAI's webhooks answer; the objects they admit depend on it. `kubeconfig` None:
+    the user's own ($KUBECONFIG or ~/.kube/config), as an existing cluster's provider reads it."""
     return local.Command(
         name,
-        create=ready_script(config, context=context),
+        create=ready_script(config, kubeconfig_on_stdin=kubeconfig is not None, context=context),
         dir=str(PROJECT_DIR),
-        stdin=kubeconfig if context is None else None,
+        stdin=kubeconfig,
         # Once per KAI install: a new version or namespace brings new webhook servers up.
         triggers=[config.kai.version, config.kai.namespace],
         # What it prints names the server and what it waits for, never a credential.
         logging=local.Logging.STDOUT_AND_STDERR,
         add_previous_output_in_env=False,
-        opts=opts.merge(pulumi.ResourceOptions(depends_on=[release])),
+        # The state keeps the inputs as outputs too: the kubeconfig stays secret there.
+        opts=opts.merge(pulumi.ResourceOptions(depends_on=[release], additional_secret_outputs=["stdin"])),
     )

@@ -112,14 +112,14 @@ class Platform(pulumi.ComponentResource):
             runtime = getattr(self.cluster, "runtime_class", None)
             self.gpu = GpuStack(f"{name}-gpu", config, depends_on=[runtime] if runtime else [], opts=k8s_opts)
         existing = config.cluster.existing
-        # An existing cluster that names only a context: its provider reads the user's own kubeconfig.
-        context = existing.context if existing is not None and not existing.kubeconfig else None
+        # An existing cluster's provider uses its context; with no kubeconfig in config, from the user's own.
+        own_kubeconfig = existing is not None and not existing.kubeconfig
         self.scheduler = KaiScheduler(
             f"{name}-kai",
             config,
             depends_on=[self.gpu.release] if self.gpu else [],
-            kubeconfig=self.kubeconfig,
-            context=context,
+            kubeconfig=None if own_kubeconfig else self.kubeconfig,
+            context=existing.context if existing is not None else None,
             opts=k8s_opts,
         )
         self.queues = QueueTree(f"{name}-queues", config, kai_ready=self.scheduler.ready, opts=k8s_opts)

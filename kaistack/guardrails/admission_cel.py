@@ -195,10 +195,13 @@ def quota_unit_validation() -> tuple[str, str]:
 # ConfigMap the annotation names at bind time (config_map.go:57-108, gpu_access.go:100-144), so a tenant that sets
 # it to match one of its own ConfigMaps (which vCluster syncs both ways, as `<name>-x-<namespace>-x-<tenant>`) would
 # choose the GPUs and memory cap its container starts with. KAI's own value is `<pod name, cut>-<7 random
-# characters>-shared-gpu` (generateConfigMapNamePrefix, config_map.go:122-147): that shape, fixed once set, leaves
-# no synced name that can match (`-x-<tenant>` ends every one of those).
+# characters>-shared-gpu` (generateConfigMapNamePrefix, config_map.go:122-147). With that shape, fixed once set, a
+# synced name (`-x-<tenant>` ends every one) can match only for a tenant named with `shared-gpu`, which the
+# declaration refuses (kaistack.declaration.model.tenants.tenant_name_problems).
 SHARED_GPU_CONFIGMAP = "runai/shared-gpu-configmap"
-SHARED_GPU_CONFIGMAP_SHAPE = "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?-[a-z0-9]{7}-shared-gpu$"
+# The name part is empty for a pod without a name yet (generateName is filled after admission: k8s.io/apiserver
+# v0.35.0 pkg/endpoints/handlers/create.go:202-209, pkg/registry/generic/registry/store.go:485-486).
+SHARED_GPU_CONFIGMAP_SHAPE = "^([a-z0-9]([-a-z0-9.]*[a-z0-9])?)?-[a-z0-9]{7}-shared-gpu$"
 
 
 def shared_gpu_configmap_kais() -> str:

@@ -16,7 +16,7 @@ import copy
 
 import pytest
 from test_admission_memory_isolation import _kai_admitted, _lifted, _policy
-from test_policy_admission import Case, cel_denials, synced_pod
+from test_policy_admission import Case, cel_denials, direct_pod, synced_pod
 
 KEY = "runai/shared-gpu-configmap"
 SHARE = {"gpu-fraction": "0.5"}
@@ -34,7 +34,7 @@ def test_kais_own_name_passes_in_every_sharing_mode(isolation):
 
 @pytest.mark.parametrize(
     "chosen",
-    ["lift", "mine-x-default-x-team", "p-x-default-x-team-a-shared-gpu", "p-bx7q2z-shared-gpu", "-bx7q2zk-shared-gpu"],
+    ["lift", "mine-x-default-x-team", "p-x-default-x-team-a-shared-gpu", "p-bx7q2z-shared-gpu"],
 )
 @pytest.mark.parametrize("isolation", [False, True])
 def test_a_name_kai_would_not_write_is_refused_on_create(chosen, isolation):
@@ -72,3 +72,12 @@ def test_the_service_links_vcluster_writes_are_no_per_device_limit(variable):
     reads CUDA_DEVICE_MEMORY_LIMIT_<device index> only (multiprocess_memory_limit.c, do_init_device_memory_limits)."""
     pod = _kai_admitted(env=[{"name": variable, "value": "10.96.0.1"}])
     assert cel_denials(_policy(), Case(pod, True)) == []
+
+
+def test_a_pod_named_by_the_api_server_after_admission_keeps_kais_empty_prefix():
+    """generateName is filled after admission (k8s.io/apiserver@v0.35.0 pkg/endpoints/handlers/create.go:202-209,
+    pkg/registry/generic/registry/store.go:485-486), so KAI names a pod without a name or owner `-<7>-shared-gpu`."""
+    pod = direct_pod(annotations={**SHARE, KEY: "-bcdfghj-shared-gpu"})
+    del pod["metadata"]["name"]
+    pod["metadata"]["generateName"] = "trainer-"
+    assert not _named(cel_denials(_policy(), Case(pod, True, user="kubernetes-admin")))

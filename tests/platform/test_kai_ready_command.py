@@ -62,3 +62,20 @@ def test_an_existing_clusters_own_kubeconfig_goes_on_stdin_as_a_secret(mocks):
     command = inputs(_ready(mocks))
     assert "--kubeconfig -" in command["create"]
     assert command["stdin"] == "[secret]"
+
+
+def test_an_existing_clusters_own_kubeconfig_and_context_are_both_used(mocks):
+    """Its provider takes both (components.cluster_existing): the wait must ask the same cluster, not the
+    kubeconfig's current-context."""
+    cluster = {"kubeconfig": EXISTING_KUBECONFIG, "context": "lab-admin"}
+    run_program(mocks, existing(existing=cluster), secret=("cluster",))
+    command = inputs(_ready(mocks))
+    assert "--kubeconfig - --context lab-admin --kai-namespace" in command["create"]
+    assert command["stdin"] == "[secret]"
+
+
+def test_the_kubeconfig_is_a_secret_output_too(mocks):
+    """The Command's state repeats its inputs as outputs (pulumi/pulumi-command@v1.2.1
+    provider/pkg/provider/local/commandOutputs.go): stdin is marked secret there as well."""
+    run_program(mocks, base_raw())
+    assert "stdin" in _ready(mocks).additional_secret_outputs

@@ -323,6 +323,14 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
         "kaistack:workloads[0].env.CUDA_DEVICE_MEMORY_LIMIT: KAI sets it from the GPU share with kai.sharing: "
         "isolated: remove it",
     ),
+    # KAI@v0.17.0 pkg/binder/common/gpusharingconfigmap/config_map.go:113-168 names a share's ConfigMaps
+    # `<prefix>-<7 characters>-shared-gpu-<n>[-evar]`; vCluster (loft-sh/vcluster@v0.36.1
+    # pkg/util/translate/single_namespace.go:59-64) ends a tenant's synced ConfigMaps with `-x-<tenant>`.
+    "tenant-named-like-kais-configmaps": (
+        lambda r: r.update(tenants=[{"name": "lab-abcdefg-shared-gpu-0", "queues": ["team"]}]),
+        "kaistack:tenants[0].name: 'lab-abcdefg-shared-gpu-0' holds 'shared-gpu', the word KAI's GPU sharing names "
+        "a share's ConfigMaps with",
+    ),
     "fake-gpus-without-gpu-pools": (
         lambda r: r["cluster"].update(nodePools=[{"name": "cpu"}]),
         "kaistack:gpu.mode: 'fake' needs at least one cluster.nodePools entry with gpus > 0",
@@ -545,6 +553,12 @@ def test_a_variable_named_like_a_service_link_is_no_per_device_limit():
     env = {"CUDA_DEVICE_MEMORY_LIMIT_SERVICE_HOST": "10.96.0.1"}
     raw.update(gpu={"mode": "device-plugin"}, kai={"sharing": "isolated"}, workloads=[_work(gpuFraction=0.5, env=env)])
     assert parse_config(raw).workloads[0].env == env
+
+
+def test_a_tenant_may_hold_kais_word_when_gpus_are_not_shared():
+    raw = base_raw()
+    raw.update(kai={"sharing": "off"}, tenants=[{"name": "shared-gpu-lab", "queues": ["team"]}])
+    assert parse_config(raw).tenants[0].name == "shared-gpu-lab"
 
 
 def test_all_problems_are_reported_at_once():

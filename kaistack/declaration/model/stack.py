@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from typing import Annotated, Any
 
@@ -16,9 +15,9 @@ from kaistack.declaration.model.gpu import GpuConfig
 from kaistack.declaration.model.kai import KaiConfig
 from kaistack.declaration.model.namespaces import namespace_problems
 from kaistack.declaration.model.queues import Queue, depths, find_cycle, parents_first
-from kaistack.declaration.model.tenants import Tenant
+from kaistack.declaration.model.tenants import Tenant, tenant_name_problems
 from kaistack.declaration.model.topology import topology_problems
-from kaistack.declaration.model.workloads import Workload, gang_name_problems
+from kaistack.declaration.model.workloads import Workload, gang_name_problems, isolation_env_problems
 
 
 class StackConfig(Model):
@@ -109,6 +108,7 @@ class StackConfig(Model):
         leaves = self.leaf_queue_names()
         tenants = {t.name: t for t in self.tenants}
         problems += _duplicates("tenants", [t.name for t in self.tenants])
+        problems += tenant_name_problems(self.tenants, self.kai.gpu_sharing)
         problems += _duplicates("workloads", [w.name for w in self.workloads])
         problems += namespace_problems(self)
         problems += gang_name_problems(self.workloads)
@@ -145,7 +145,7 @@ class StackConfig(Model):
         if self.blocks_nvidia_visible_devices():
             problems += _device_access_problems(self)
         if self.kai.memory_isolation:
-            problems += _isolation_env_problems(self)
+            problems += isolation_env_problems(self.workloads)
         if self.gpu.mode == "fake" and self.cluster.provider == "eks":
             problems.append("gpu.mode: 'fake' is for kind/existing clusters; EKS pools have real GPUs")
         if self.gpu.device_plugin.time_slicing is not None and self.gpu.mode != "device-plugin":
@@ -240,25 +240,6 @@ def _device_access_problems(stack: StackConfig) -> list[str]:
             problems.append(
                 f"{where}: {value!r} is overwritten with 'void' by KAI's admission with kai.blockNvidiaVisibleDevices "
                 "in a container that asks for no GPU: remove it, or ask for a GPU" + auto
-            )
-    return problems
-
-
-def _isolation_env_problems(stack: StackConfig) -> list[str]:
-    """A share's variables HAMi-core reads for its cap (kaistack.guardrails.admission_cel.isolation_env_kept): KAI's
-    admission replaces CUDA_DEVICE_MEMORY_LIMIT with the share's own, and the others would lift the cap (the
-    tenant policy refuses such a pod, which then never reaches the host)."""
-    problems = []
-    shared = [(i, w) for i, w in enumerate(stack.workloads) if w.shares_gpu]
-    for i, field, name in (
-        (i, f, n) for i, w in shared for f, ns in (("env", w.env), ("secretEnv", w.secret_env)) for n in ns
-    ):
-        where = f"workloads[{i}].{field}.{name}"
-        if name == "CUDA_DEVICE_MEMORY_LIMIT":
-            problems.append(f"{where}: KAI sets it from the GPU share with kai.sharing: isolated: remove it")
-        elif re.fullmatch(r"CUDA_DEVICE_MEMORY_LIMIT_[0-9]+", name) or name == "CUDA_REDIRECT":
-            problems.append(
-                f"{where}: lifts the GPU memory cap HAMi-core enforces with kai.sharing: isolated: remove it"
             )
     return problems
 

@@ -102,3 +102,22 @@ class Tenant(Model):
     @property
     def host_namespace(self) -> str:
         return self.namespace or f"vcluster-{self.name}"
+
+
+# KAI names a GPU share's ConfigMaps `<prefix>-<7 random characters>-shared-gpu-<container>[-evar]`
+# (KAI@v0.17.0 pkg/binder/common/gpusharingconfigmap/config_map.go:113-168) and vCluster names a tenant's synced
+# ConfigMaps `<name>-x-<namespace>-x-<tenant>` (loft-sh/vcluster@v0.36.1 pkg/util/translate/single_namespace.go:59-64):
+# only a tenant name holding KAI's word can end one of those like one of KAI's (kaistack.guardrails.admission_cel).
+KAI_CONFIGMAP_WORD = "shared-gpu"
+
+
+def tenant_name_problems(tenants: list[Tenant], gpu_sharing: bool) -> list[str]:
+    if not gpu_sharing:
+        return []
+    return [
+        f"tenants[{i}].name: {t.name!r} holds {KAI_CONFIGMAP_WORD!r}, the word KAI's GPU sharing names a share's "
+        "ConfigMaps with; vCluster ends the names of the tenant's own ConfigMaps with the tenant's name, so one "
+        "could stand in for KAI's: choose another name"
+        for i, t in enumerate(tenants)
+        if KAI_CONFIGMAP_WORD in t.name
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from typing import Annotated, Literal
 
@@ -251,4 +252,25 @@ def gang_name_problems(workloads: Sequence[Workload]) -> list[str]:
                 "and name are joined by dashes, and KAI finds a PodGroup by its name alone); rename one of them"
             )
         first.setdefault(name, i)
+    return problems
+
+
+def isolation_env_problems(workloads: Sequence[Workload]) -> list[str]:
+    """With kai.sharing: isolated, a share's variables HAMi-core reads for its cap
+    (kaistack.guardrails.admission_cel.isolation_env_kept): KAI's admission replaces CUDA_DEVICE_MEMORY_LIMIT with
+    the share's own, and the others would lift the cap (the tenant policy refuses such a pod, which then never
+    reaches the host)."""
+    problems = []
+    for i, work in enumerate(workloads):
+        if not work.shares_gpu:
+            continue
+        for field, names in (("env", work.env), ("secretEnv", work.secret_env)):
+            for name in names:
+                where = f"workloads[{i}].{field}.{name}"
+                if name == "CUDA_DEVICE_MEMORY_LIMIT":
+                    problems.append(f"{where}: KAI sets it from the GPU share with kai.sharing: isolated: remove it")
+                elif re.fullmatch(r"CUDA_DEVICE_MEMORY_LIMIT_[0-9]+", name) or name == "CUDA_REDIRECT":
+                    problems.append(
+                        f"{where}: lifts the GPU memory cap HAMi-core enforces with kai.sharing: isolated: remove it"
+                    )
     return problems
