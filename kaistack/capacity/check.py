@@ -212,7 +212,8 @@ def check(
     )
     pod_name = {f"{ref.job}-{ref.task_index}": ref.name for wp in the_plan.workloads for ref in wp.pods}
     levels = tuple(config.cluster.topology.levels) if config.cluster.topology else ()
-    domains = {node.name: tuple(node.labels.get(level, "") for level in levels) for node in the_plan.snapshot.nodes}
+    # A node missing a level's label is in no domain (an EKS system node beside labelled pools).
+    domains = {node.name: _domain(node.labels, levels) for node in the_plan.snapshot.nodes}
     gpu_ids: dict[tuple[str, str], str] = {}
     nodes = tuple(
         _node_verdict(node, the_plan.node_pools[node.name], result, pod_name, gpu_ids, domains[node.name])
@@ -304,13 +305,18 @@ def _workload_verdict(
     )
 
 
+def _domain(labels: Mapping[str, str], levels: tuple[str, ...]) -> tuple[str, ...]:
+    values = tuple(labels.get(level, "") for level in levels)
+    return values if all(values) else ()
+
+
 def _domain_verdicts(
     nodes: tuple[NodeVerdict, ...], workloads: tuple[WorkloadVerdict, ...]
 ) -> tuple[DomainVerdict, ...]:
     """Every lowest-level domain with a node, in node order; a node missing a level is in none."""
     members: dict[tuple[str, ...], list[NodeVerdict]] = {}
     for node in nodes:
-        if node.domain and all(node.domain):
+        if node.domain:
             members.setdefault(node.domain, []).append(node)
     verdicts = []
     for domain, group in members.items():

@@ -272,3 +272,33 @@ def test_a_level_name_in_the_markdown_summary_shows_as_written() -> None:
     topology = dataclasses.replace(report.topology, levels=("example.com/rack_id", "kubernetes.io/hostname"))
     markdown = to_markdown(dataclasses.replace(report, topology=topology))
     assert "(example.com/rack_id &gt; kubernetes.io/hostname)</summary>" in markdown
+
+
+def test_a_node_without_the_levels_labels_is_in_no_domain() -> None:
+    """An EKS stack's system nodes carry none of the declared levels: their pods and they themselves are in no
+    domain, as the topology table already said (a ("", "") domain was shown as "/")."""
+    pool = {
+        "name": "l4",
+        "instanceType": "g6.xlarge",
+        "gpus": 1,
+        "gpuProduct": "NVIDIA-L4",
+        "gpuMemoryMiB": 22888,
+        "labels": {ZONE: "z1", RACK: "r1"},
+        "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}],
+    }
+    system = {"cpu": "1930m", "memory": "7518Mi", "pods": 29}
+    eks = {"region": "us-west-2", "availabilityZones": ["us-west-2a", "us-west-2b"], "systemNodeGroup": system}
+    raw = {
+        "cluster": {"provider": "eks", "topology": {"levels": [ZONE, RACK]}, "eks": eks, "nodePools": [pool]},
+        "gpu": {"mode": "gpu-operator"},
+        "queues": [{"name": "q"}],
+        "workloads": [
+            {"name": "web", "kind": "Pod", "image": "x", "queue": "q", "cpu": "100m"},
+            {"name": "train", "kind": "Pod", "image": "x", "queue": "q", "gpu": 1},
+        ],
+    }
+    report = check(parse_config(raw, source="t"), "e")
+    document = to_json(report)
+    assert {n["name"]: n["domain"] for n in document["nodes"]} == {"system-0": None, "system-1": None, "l4-0": "z1/r1"}
+    assert [w["domains"] for w in document["workloads"]] == [[], ["z1/r1"]]
+    assert "topology: in /" not in to_text(report)
