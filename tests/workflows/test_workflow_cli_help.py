@@ -7,7 +7,7 @@ import pytest
 from kaistack.cli import main
 
 
-@pytest.mark.parametrize("command", ["promote", "verify", "validate"])
+@pytest.mark.parametrize("command", ["promote", "verify", "validate", "kai-ready"])
 def test_help_shows_examples_and_exit_codes(command, capsys):
     """`kaistack <command> --help` ends with runnable examples and the exit-code contract."""
     with pytest.raises(SystemExit, match="0"):
