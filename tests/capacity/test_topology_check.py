@@ -10,6 +10,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from test_plan_mutation_gaps import _eks
+
 from kaistack.capacity.check import CapacityReport, check
 from kaistack.capacity.diff import diff_reports
 from kaistack.capacity.html import to_html
@@ -277,26 +279,11 @@ def test_a_level_name_in_the_markdown_summary_shows_as_written() -> None:
 def test_a_node_without_the_levels_labels_is_in_no_domain() -> None:
     """An EKS stack's system nodes carry none of the declared levels: their pods and they themselves are in no
     domain, as the topology table already said (a ("", "") domain was shown as "/")."""
-    pool = {
-        "name": "l4",
-        "instanceType": "g6.xlarge",
-        "gpus": 1,
-        "gpuProduct": "NVIDIA-L4",
-        "gpuMemoryMiB": 22888,
-        "labels": {ZONE: "z1", RACK: "r1"},
-        "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}],
-    }
-    system = {"cpu": "1930m", "memory": "7518Mi", "pods": 29}
-    eks = {"region": "us-west-2", "availabilityZones": ["us-west-2a", "us-west-2b"], "systemNodeGroup": system}
-    raw = {
-        "cluster": {"provider": "eks", "topology": {"levels": [ZONE, RACK]}, "eks": eks, "nodePools": [pool]},
-        "gpu": {"mode": "gpu-operator"},
-        "queues": [{"name": "q"}],
-        "workloads": [
-            {"name": "web", "kind": "Pod", "image": "x", "queue": "q", "cpu": "100m"},
-            {"name": "train", "kind": "Pod", "image": "x", "queue": "q", "gpu": 1},
-        ],
-    }
+    web = {"name": "web", "kind": "Pod", "image": "x", "queue": "q", "cpu": "100m"}
+    train = {"name": "train", "kind": "Pod", "image": "x", "queue": "q", "gpu": 1}
+    raw = _eks(web, train)
+    raw["cluster"]["topology"] = {"levels": [ZONE, RACK]}
+    raw["cluster"]["nodePools"][0]["labels"] = {ZONE: "z1", RACK: "r1"}
     report = check(parse_config(raw, source="t"), "e")
     document = to_json(report)
     assert {n["name"]: n["domain"] for n in document["nodes"]} == {"system-0": None, "system-1": None, "l4-0": "z1/r1"}
