@@ -36,6 +36,14 @@ def seconds(low: float, high: float, *, above: bool) -> Callable[[str], float]:
     return parse
 
 
+def add_request_timeout(parser: argparse.ArgumentParser, default: float | None = 10.0) -> None:
+    """`--timeout SECONDS` for each Kubernetes API request, the same on every command that reads a cluster (None:
+    the command picks; the client's own default is 10)."""
+    parser.add_argument(
+        "--timeout", type=seconds(0, 600, above=True), default=default, help="seconds per API request (default 10)"
+    )
+
+
 def add_project_argument(parser: argparse.ArgumentParser) -> None:
     """`--project DIR`, the same on every command that reads stack files."""
     parser.add_argument(

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from kaistack.cli.args import seconds
+from kaistack.cli.args import add_request_timeout
 from kaistack.cli.output import print_json
 from kaistack.cli.sim_progress import simulation_progress
 
@@ -72,9 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="kubeconfig file (default: $KUBECONFIG's files merged as kubectl merges them, else ~/.kube/config)",
     )
     parser.add_argument("--context", help="kubeconfig context (default: current-context)")
-    parser.add_argument(
-        "--timeout", type=seconds(0, 600, above=True), default=None, help="seconds per API request (default 10)"
-    )
+    add_request_timeout(parser, None)
     parser.add_argument(
         "--namespace", "-n", help="report this namespace's pods (and cluster-wide mistakes); every namespace is read"
     )

@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from kaistack.cli.args import seconds
+from kaistack.cli.args import add_request_timeout, seconds
 from kaistack.cli.output import print_json, refuse
 from kaistack.declaration import kai_api
 
@@ -57,9 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="SECONDS",
         help="give up after SECONDS (default 600)",
     )
-    parser.add_argument(
-        "--timeout", type=seconds(0, 600, above=True), default=10.0, help="seconds per API request (default 10)"
-    )
+    add_request_timeout(parser)
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.set_defaults(func=run)
 

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kaistack.cli.args import add_project_argument, load, project_dir, seconds
+from kaistack.cli.args import add_project_argument, add_request_timeout, load, project_dir, seconds
 from kaistack.cli.output import print_json, refuse
 
 RETRY_INTERVAL_S = 15.0
@@ -59,9 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="kubeconfig context (default: the stack's cluster.existing.context, else current-context)",
     )
     add_project_argument(parser)
-    parser.add_argument(
-        "--timeout", type=seconds(0, 600, above=True), default=10.0, help="seconds per API request (default 10)"
-    )
+    add_request_timeout(parser)
     parser.add_argument(
         "--wait",
         type=seconds(0, 86_400, above=False),
