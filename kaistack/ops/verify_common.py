@@ -105,6 +105,13 @@ def virtual_name(pod: Mapping[str, Any]) -> str:
     return pod_annotations(pod).get(vcluster_api.OBJECT_NAME_ANNOTATION) or pod_name(pod)
 
 
+def holds_share(pod: Mapping[str, Any]) -> bool:
+    """Bound or running and not being deleted: a Failed (evicted) or Succeeded pod keeps its runai-gpu-group label
+    and annotations but has given its GPU share back."""
+    phase = (pod.get("status") or {}).get("phase")
+    return phase in ("Pending", "Running") and not (pod.get("metadata") or {}).get("deletionTimestamp")
+
+
 def pods_phrase(count: int) -> str:
     return f"{count} pod{'s' * (count != 1)}"
 

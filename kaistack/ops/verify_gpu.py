@@ -24,7 +24,15 @@ from kaistack.declaration import kai_api
 from kaistack.declaration.model import StackConfig
 from kaistack.kube import resources as k8s
 from kaistack.kube.client import KubeAPIError, KubeClient
-from kaistack.ops.verify_common import CheckResult, WorkloadPods, number_text, pod_annotations, pod_labels, pod_name
+from kaistack.ops.verify_common import (
+    CheckResult,
+    WorkloadPods,
+    holds_share,
+    number_text,
+    pod_annotations,
+    pod_labels,
+    pod_name,
+)
 from placement import simulate
 
 
@@ -58,7 +66,7 @@ def check_gpu_groups(
     all_placed = True
     for work in sharing:
         matched = pods.of(work)
-        placed = [p for p in matched if (p.get("spec") or {}).get("nodeName") and _holds_share(p)]
+        placed = [p for p in matched if (p.get("spec") or {}).get("nodeName") and holds_share(p)]
         all_placed = all_placed and len(placed) >= work.pod_count
         for pod in placed:
             for group in _gpu_groups(pod):
@@ -75,7 +83,7 @@ def check_gpu_groups(
     shared = [
         p
         for p in client.list(k8s.Pod, labels={kai_api.GPU_GROUP_LABEL: None})
-        if _gpu_groups(p) and {kai_api.GPU_FRACTION, kai_api.GPU_MEMORY} & set(pod_annotations(p)) and _holds_share(p)
+        if _gpu_groups(p) and {kai_api.GPU_FRACTION, kai_api.GPU_MEMORY} & set(pod_annotations(p)) and holds_share(p)
     ]
     by_node: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for pod in shared:
@@ -137,13 +145,6 @@ def check_gpu_groups(
                 "groups on a node could share one GPU"
             )
     return results, notes
-
-
-def _holds_share(pod: Mapping[str, Any]) -> bool:
-    """Bound or running and not being deleted: a Failed (evicted) or Succeeded pod keeps runai-gpu-group
-    but has given its GPU share back."""
-    phase = (pod.get("status") or {}).get("phase")
-    return phase in ("Pending", "Running") and not (pod.get("metadata") or {}).get("deletionTimestamp")
 
 
 def _show_groups(groups: Counter[tuple[str, ...]]) -> str:

@@ -29,7 +29,7 @@ from kaistack.declaration import kai_api
 from kaistack.declaration.model import StackConfig
 from kaistack.kube import resources as k8s
 from kaistack.kube.client import KubeAPIError, KubeClient
-from kaistack.ops.verify_common import CheckResult, WorkloadPods, pod_annotations, pod_name, pods_phrase
+from kaistack.ops.verify_common import CheckResult, WorkloadPods, holds_share, pod_annotations, pod_name, pods_phrase
 
 CHECK = "memory-isolation"
 MEMORY_LIMIT = "CUDA_DEVICE_MEMORY_LIMIT"  # KAI@v0.17.0 pkg/binder/common/constants.go:8
@@ -49,7 +49,7 @@ def check_memory_isolation(
     for work in config.workloads:
         if not (work.shares_gpu and work.pod_count):
             continue
-        held = [p for p in pods.of(work) if _holds_share(p)]
+        held = [p for p in pods.of(work) if holds_share(p)]
         if not held:
             continue  # workload-running says why nothing runs
         problems = [f"{pod_name(p)}: {why}" for p in held if (why := _uncapped(p, limits)) is not None]
@@ -63,11 +63,6 @@ def check_memory_isolation(
             capped = f"{pods_phrase(len(held))} held to their GPU memory ({MEMORY_LIMIT} and HAMi's {PRELOAD})"
             results.append(CheckResult(CHECK, subject, True, capped))
     return results, limits.notes
-
-
-def _holds_share(pod: Mapping[str, Any]) -> bool:
-    phase = (pod.get("status") or {}).get("phase")
-    return phase in ("Pending", "Running") and not (pod.get("metadata") or {}).get("deletionTimestamp")
 
 
 def fraction_container(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
