@@ -295,8 +295,8 @@ def pod_validations(
             (
                 isolation_env_kept(),
                 f"tenant {tenant}: with GPU memory isolation (kai.sharing: isolated), a pod with a GPU share may not "
-                f"set {MEMORY_LIMIT_VAR}_<n> or CUDA_REDIRECT, which lift HAMi-core's cap, nor use envFrom, which "
-                "could set them unseen: set each variable under env (valueFrom for ConfigMaps and Secrets)",
+                f"set {MEMORY_LIMIT_VAR}_<n> or CUDA_REDIRECT, which lift HAMi-core's cap, nor an envFrom of its own, "
+                "which could set them unseen: set each variable under env (valueFrom for ConfigMaps and Secrets)",
             )
         )
     return [{"expression": e, "message": m, "reason": "Forbidden"} for e, m in rules]
