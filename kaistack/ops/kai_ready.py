@@ -127,12 +127,20 @@ def _serves(configuration: Mapping[str, Any], namespace: str, group: str, resour
     return False
 
 
-def not_answered(client: KubeClient, probe: Probe) -> str | None:
-    """Why admission did not answer the probe yet, or None when it did."""
+# RBAC's refusal, before any admission step (k8s.io/apiserver@v0.35.0 pkg/endpoints/handlers/responsewriters/
+# errors.go:60-79, forbiddenMessage); a webhook's own 403 says "admission webhook ... denied the request".
+RBAC_REFUSAL = " cannot create resource "
+
+
+def not_answered(client: KubeClient, probe: Probe, notes: list[str] | None = None) -> str | None:
+    """Why admission did not answer the probe yet, or None when it did (or cannot be asked: said in `notes`)."""
     try:
         client.admits(probe.kind, probe.body, namespace=probe.namespace)
     except KubeAPIError as err:
-        return str(err) if err.status in NOT_YET else None
+        if err.status in NOT_YET:
+            return str(err)
+        if err.status == 403 and RBAC_REFUSAL in str(err) and notes is not None:
+            notes.append(f"{probe.what}: not asked, these credentials may not create one ({err})")
     return None
 
 
@@ -148,16 +156,19 @@ def wait_for_kai_admission(
     """Block until KAI's webhooks answer; the seconds it took. Raises KaiNotReady with the last reason at `timeout`."""
     start = clock()
     while True:
+        notes: list[str] = []
         try:
             reasons = [f"KAI's operator has not registered {w} yet" for w in unregistered(client, kai_namespace)]
             if not reasons:
-                reasons = [f"{p.what}: {why}" for p in probes() if (why := not_answered(client, p)) is not None]
+                reasons = [f"{p.what}: {why}" for p in probes() if (why := not_answered(client, p, notes)) is not None]
         except KubeError as err:  # the API server itself is not answering (yet)
             if isinstance(err, KubeAPIError) and err.status in (401, 403):
                 raise
             reasons = [str(err)]
         waited = clock() - start
         if not reasons:
+            for note in notes:
+                say(note)
             return waited
         if waited >= timeout:
             raise KaiNotReady(f"KAI's admission webhooks did not answer within {timeout:g} s: {'; '.join(reasons)}")

@@ -213,3 +213,21 @@ def test_the_kubeconfig_can_come_on_stdin(api, tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
     assert main(["kai-ready", "--kubeconfig", "-"]) == 0
     assert capsys.readouterr().out.startswith(f"KAI's admission webhooks answer at {api.url} (after 0 s)")
+
+
+def test_a_probe_these_credentials_may_not_create_is_said_not_asked(api, tmp_path, capsys, monkeypatch):
+    """RBAC refuses before admission runs (k8s.io/apiserver@v0.35.0 pkg/endpoints/handlers/responsewriters/
+    errors.go:60-79): the probe proved nothing, which is said; the real create will meet the same refusal."""
+    refusal = 'pods is forbidden: User "ci" cannot create resource "pods" in API group "" in the namespace "default"'
+    api.posts[PODS] = [(403, refusal)]
+    Clock(monkeypatch)
+    code, report, err = _ready(api, tmp_path, capsys)
+    assert (code, report["ready"]) == (0, True)
+    assert err == (f"Pod: not asked, these credentials may not create one (POST {PODS}: HTTP 403: {refusal})\n")
+
+
+def test_a_webhooks_own_refusal_is_an_answer_not_a_note(api, tmp_path, capsys, monkeypatch):
+    api.posts[PODS] = [(403, 'admission webhook "validation.kai.scheduler" denied the request: no queue')]
+    Clock(monkeypatch)
+    code, _, err = _ready(api, tmp_path, capsys)
+    assert (code, err) == (0, "")
