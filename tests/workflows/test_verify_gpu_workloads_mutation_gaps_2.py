@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from test_workflow_verify_workloads import BATCH, _cpu_pod, _declare
 from workflow_testlib import FakeKube, check_detail, failed_checks, verify_json
 
 from kaistack.kube.client import KubeClient
@@ -168,31 +169,6 @@ def test_a_plan_with_no_shared_gpu_differs_from_live_groups(project, fake_kube):
 
 
 # --- workload-running -----------------------------------------------------------------------------------------------
-
-
-def _declare(project: Path, workload: str) -> None:
-    stack = project / "Pulumi.dev.yaml"
-    stack.write_text(stack.read_text() + workload)
-
-
-def _cpu_pod(fake_kube: FakeKube, name: str, app: str, image: str, phase: str = "Running") -> dict[str, Any]:
-    """A CPU-only pod of `app` in namespace ml, made from the notebook's (Running and Ready unless told)."""
-    pod = copy.deepcopy(fake_kube.pod(ML_PODS, "notebook"))
-    pod["metadata"] |= {"name": name, "uid": f"uid-{name}"}
-    pod["metadata"]["labels"] = {"app": app, "kai.scheduler/queue": "team-b"}
-    pod["metadata"]["annotations"] = {"pod-group-name": f"pg-{app}-1"}
-    pod["spec"]["containers"][0]["image"] = image
-    if phase != "Running":
-        pod["status"] = {"phase": phase}
-    fake_kube.items(ML_PODS).append(pod)
-    fake_kube.items(ALL_PODS).append(pod)
-    return pod
-
-
-BATCH = (
-    "    - name: batch\n      kind: Job\n      namespace: ml\n      queue: team-b\n"
-    "      image: ghcr.io/acme/batch:1\n      replicas: 1\n      completions: 3\n"
-)
 
 
 def _not_ready(pod: dict[str, Any]) -> None:
