@@ -61,3 +61,15 @@ def passing(monkeypatch: pytest.MonkeyPatch) -> None:
     from kaistack.ops import promote as promote_module
 
     monkeypatch.setattr(promote_module, "validate_project", passing_report)
+
+
+@pytest.fixture
+def isolated(project: Path, fake_kube: FakeKube) -> FakeKube:
+    """The dev stack with `kai.sharing: isolated`, and its GPU-sharing pods as KAI and HAMi's isolator leave them
+    (tests/workflows/test_workflow_verify_isolation.py says what each piece is)."""
+    from test_workflow_verify_isolation import INFER, NOTEBOOK, _cap, _isolated
+
+    _isolated(project)
+    for name in (*INFER, NOTEBOOK):
+        _cap(fake_kube, name)
+    return fake_kube

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from test_kai_ready import PODS, PROBES, QUEUES, UNREACHABLE, VALIDATING, Clock, _ready, _registered
-from test_workflow_verify_isolation import CONFIG_MAPS, INFER, ML_PODS, NOTEBOOK, UNCAPPED, _cap, _isolated
+from test_workflow_verify_isolation import CONFIG_MAPS, INFER, ML_PODS, NOTEBOOK, UNCAPPED, _cap
 from workflow_testlib import FakeKube, check_detail, failed_checks, serve, verify_json
 
 from kaistack.cli import main
@@ -24,14 +24,6 @@ from kaistack.cli import main
 PRELOAD_MOUNT = {"name": "kai-resource-isolator-vgpu", "mountPath": "/etc/ld.so.preload", "subPath": "ld.so.preload"}
 HELD = "held to their GPU memory"
 NO_KAI_LIMIT = "notebook: container main has no CUDA_DEVICE_MEMORY_LIMIT from KAI's GPU-sharing ConfigMap"
-
-
-@pytest.fixture
-def isolated(project, fake_kube):
-    _isolated(project)
-    for name in (*INFER, NOTEBOOK):
-        _cap(fake_kube, name)
-    return fake_kube
 
 
 def _more_infer_pods(fake_kube: Any, count: int) -> list[str]:

@@ -58,14 +58,6 @@ def _cap(fake_kube: Any, name: str, *, limit: str | None = "5720m") -> dict[str,
     return pod
 
 
-@pytest.fixture
-def isolated(project, fake_kube):
-    _isolated(project)
-    for name in (*INFER, NOTEBOOK):
-        _cap(fake_kube, name)
-    return fake_kube
-
-
 def test_pods_with_the_library_and_a_written_limit_pass(project, isolated, capsys):
     code, report = verify_json(project, isolated, capsys)
     assert (code, failed_checks(report)) == (0, [])
