@@ -72,7 +72,8 @@ def test_cpu_only_pool_gets_no_gpu_labels_or_taint(ec2: Any) -> None:
 
 
 def test_declared_values_that_agree_with_aws_are_kept(ec2: Any) -> None:
-    """GFD's longer product name and the driver's MiB figure (within 5%) name the same GPU."""
+    """GFD's longer product name and the driver's MiB figure (within 5%) name the same GPU. Both are what NVML
+    reported on a real H100 (tests/data/nvml/h100.json, test_local_gpus_recorded.py)."""
     config = eks_config(
         instanceType="p5.48xlarge", count=1, gpus=8, gpuProduct="NVIDIA-H100-80GB-HBM3", gpuMemoryMiB=81559, cpu="96"
     )

@@ -2,8 +2,9 @@
 
 NVML is replaced by a stand-in module with pynvml's names and behaviour (nvidia-ml-py 13.615.71:
 `nvmlDeviceGetName` returns str, `nvmlDeviceGetMemoryInfo(h).total` is bytes, errors derive from
-`NVMLError`). No GPU was available to this project's sessions, so the real library is exercised only
-on the no-driver path (`NVMLError_LibraryNotFound` on a machine without libnvidia-ml).
+`NVMLError`). CI has no GPU, so here the real library runs only on the no-driver path
+(`NVMLError_LibraryNotFound` on a machine without libnvidia-ml); its answers on a real H100 are recorded and
+replayed in test_local_gpus_recorded.py.
 """
 
 from __future__ import annotations
