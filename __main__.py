@@ -23,6 +23,11 @@ def capacity_gate(config: StackConfig) -> None:
         pulumi.log.warn(report.summary())
     elif report is not None and not report.ok:
         pulumi.log.warn("\n".join([report.summary(), *report.reasons]))
+    if report is not None and not report.partial:
+        # What the verdict leaves out, and placements KAI makes that the pod will not live with (oversized
+        # gpu-memory shares): a `fits` that says nothing else would hide them.
+        for note in report.notes:
+            pulumi.log.warn(f"kaistack capacity: {note}")
 
 
 def load_config() -> StackConfig:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kaistack.capacity.oversized import oversized_gpu_memory
 from kaistack.capacity.plan import WorkloadPlan, plan
 from kaistack.declaration.model import Queue as DeclaredQueue
 from kaistack.declaration.model import StackConfig
@@ -226,6 +227,11 @@ def check(
         for wp in the_plan.workloads
     )
     queues = tuple(_queue_verdict(q, result) for q in config.all_queues())
+    gpu_memory = {node.name: node.gpu_memory_mib for node in nodes}
+    placed_on = [
+        (wp, [p.node for p in verdict.pods if p.status in PLACED and p.node])
+        for wp, verdict in zip(the_plan.workloads, workloads, strict=True)
+    ]
     topology = None
     if config.cluster.topology is not None:
         topology = TopologyVerdict(config.cluster.topology.name, levels, _domain_verdicts(nodes, workloads))
@@ -239,7 +245,7 @@ def check(
         topology=topology,
         kai_version=config.kai.version,
         rules=the_plan.placement.kai_version,
-        notes=the_plan.notes,
+        notes=(*the_plan.notes, *oversized_gpu_memory(placed_on, gpu_memory)),
         unsettled=result.unsettled is not None,
         loop=result.unsettled.period if result.unsettled is not None else None,
         stopped_by=_limit_phrase(limit_name, max_seconds) if result.partial and max_seconds is not None else "",

@@ -1,0 +1,53 @@
+"""gpu-memory requests KAI places on one GPU that has less memory than they ask: a note for the report.
+
+KAI counts a GPU's memory as the node's `nvidia.com/gpu.memory` label floored to a multiple of 100 MiB
+(kai-scheduler/KAI-Scheduler@v0.17.0 pkg/scheduler/api/node_info/node_info.go getNodeGpuMemory) and turns a
+gpu-memory request into a portion of it (gpu_sharing_node_info.go getGpuMemoryFractionalOnNode). A portion
+above 1 is refused unless it is a whole number (node_info.go isValidGpuPortion): 2 x 81500 MiB passes as a
+share of 2. The share then goes to one GPU per requested device (gpu_sharing/gpuSharing.go
+GetNodePreferableGpuForSharing), the queue is charged the whole portion (node_info.go GetRequiredInitQuota),
+and the pod runs with one GPU's memory: it `fits`, and fails later. The simulator does what KAI does; this
+says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from kaistack.capacity.plan import WorkloadPlan
+
+__all__ = ["oversized_gpu_memory"]
+
+
+def kai_gpu_memory(label_mib: int) -> int:
+    """The MiB per GPU KAI divides gpu-memory requests by: the label floored to a multiple of 100."""
+    return label_mib - label_mib % 100
+
+
+def oversized_gpu_memory(
+    placed: Iterable[tuple[WorkloadPlan, Iterable[str]]],
+    node_gpu_memory: Mapping[str, int | None],
+) -> list[str]:
+    """One note per workload with a gpu-memory pod placed on a node whose GPUs hold less than it asks.
+
+    `placed` pairs each workload plan with the nodes its placed pods run on."""
+    notes = []
+    for wp, nodes in placed:
+        asked = wp.workload.gpu_memory_mi_b
+        if not asked:
+            continue
+        for node in nodes:
+            label = node_gpu_memory.get(node)
+            # Under 100 MiB KAI counts 0 and the portion is infinite: never placed, so never here.
+            if label is None or not 0 < kai_gpu_memory(label) < asked:
+                continue
+            each = kai_gpu_memory(label)
+            share = -(-asked * 100 // each) / 100  # getGpuMemoryFractionalOnNode's ceiling, in exact integers
+            notes.append(
+                f"{wp.workload.name}: KAI counts gpuMemoryMiB {asked} as {share:g} GPUs of {node}'s ({each} MiB "
+                f"each) and, since that is a whole number, places it on one GPU per device as a share of {share:g}, "
+                f"charging queue {wp.queue} for {share:g}: the pod gets one GPU's memory, not {asked} MiB. Ask for "
+                f"whole GPUs (gpu), or at most {each} MiB"
+            )
+            break
+    return notes
