@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any
 
-__all__ = ["Entry", "NodeState", "gpu_memory_fraction"]
+__all__ = ["Entry", "NodeState", "gpu_memory_fraction", "kai_gpu_memory"]
 
 
 def _go_atoi(text: str) -> bool:
@@ -44,6 +44,15 @@ def _go_atoi(text: str) -> bool:
     if not body or not body.isascii() or not body.isdigit():
         return False
     return -(2**63) <= int(text) < 2**63
+
+
+def kai_gpu_memory(label_mib: int | None) -> int:
+    """getNodeGpuMemory: the MiB per GPU KAI divides gpu-memory requests by. No label is DEFAULT_GPU_MEMORY_MIB, a
+    label of a TiB or more was in bytes (gpu-feature-discovery issue 26), and it is floored to a multiple of 100."""
+    label = DEFAULT_GPU_MEMORY_MIB if label_mib is None else int(label_mib)
+    if label >= 1024 * 1024:
+        label //= 1024 * 1024
+    return label - label % 100
 
 
 def gpu_memory_fraction(memory_mib: int, gpu_memory_mib: int) -> float:
@@ -195,10 +204,7 @@ class NodeState:
         self.gpu_count = int(spec.gpus)
         self.alloc_gpus = int(spec.mixed_gpus) if self.mig_strategy == "mixed" else int(spec.gpus)
         self.mem_synced = spec.gpu_memory_mib is not None
-        label = DEFAULT_GPU_MEMORY_MIB if spec.gpu_memory_mib is None else int(spec.gpu_memory_mib)
-        if label >= 1024 * 1024:
-            label //= 1024 * 1024  # the label was in bytes (gpu-feature-discovery issue 26)
-        self.gpu_mem = label - label % 100
+        self.gpu_mem = kai_gpu_memory(spec.gpu_memory_mib)
         self.alloc_cpu = float(spec.cpu_millis)
         self.alloc_mem = float(spec.memory_bytes)
         self.alloc_pods = int(spec.pods)

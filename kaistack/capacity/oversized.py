@@ -15,13 +15,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from kaistack.capacity.plan import WorkloadPlan
+from placement.nodes import gpu_memory_fraction, kai_gpu_memory
 
-__all__ = ["oversized_gpu_memory"]
+__all__ = ["oversized_gpu_memory", "oversized_share"]
 
 
-def kai_gpu_memory(label_mib: int) -> int:
-    """The MiB per GPU KAI divides gpu-memory requests by: the label floored to a multiple of 100."""
-    return label_mib - label_mib % 100
+def oversized_share(asked_mib: int, label_mib: int | None) -> tuple[int, float] | None:
+    """(MiB per GPU as KAI counts it, the share of a GPU KAI makes of the request) where the request is more than
+    one GPU's memory on a node with this `nvidia.com/gpu.memory` label; None where it is not, or where the node has
+    no label (KAI refuses gpu-memory pods there: predicates.go, so none is ever placed)."""
+    if label_mib is None:
+        return None
+    each = kai_gpu_memory(label_mib)
+    if not 0 < each < asked_mib:  # under 100 MiB KAI counts 0 and the share is infinite: never placed either
+        return None
+    return each, gpu_memory_fraction(asked_mib, each)
 
 
 def oversized_gpu_memory(
@@ -37,12 +45,10 @@ def oversized_gpu_memory(
         if not asked:
             continue
         for node in nodes:
-            label = node_gpu_memory.get(node)
-            # Under 100 MiB KAI counts 0 and the portion is infinite: never placed, so never here.
-            if label is None or not 0 < kai_gpu_memory(label) < asked:
+            found = oversized_share(asked, node_gpu_memory.get(node))
+            if found is None:
                 continue
-            each = kai_gpu_memory(label)
-            share = -(-asked * 100 // each) / 100  # getGpuMemoryFractionalOnNode's ceiling, in exact integers
+            each, share = found
             notes.append(
                 f"{wp.workload.name}: KAI counts gpuMemoryMiB {asked} as {share:g} GPUs of {node}'s ({each} MiB "
                 f"each) and, since that is a whole number, places it on one GPU per device as a share of {share:g}, "

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kaistack.capacity.oversized import oversized_share
 from kaistack.declaration import kai_api
 from kaistack.guardrails.facts import StackFacts
 from kaistack.guardrails.podspec import PodTemplate, Res, dig, mapping, pod_templates, requests_gpu, seq
@@ -18,6 +19,7 @@ from kaistack.guardrails.rules import gpu_memory_utilization_within_fraction
 from kaistack.guardrails.settings import Settings
 from kaistack.guardrails.unread import unread_constraints
 from kaistack.ops.live_nodes import UTILITY_POD_NAMESPACES
+from kaistack.ops.live_pods import annotations_of, go_int64, gpu_share, labels_of
 from kaistack.ops.live_snapshot import FINISHED, object_name, object_namespace
 
 RESERVATION_NAMESPACE = kai_api.RESERVATION_NAMESPACE
@@ -41,10 +43,32 @@ def find_mistakes(kinds: Mapping[str, list[Mapping[str, Any]]]) -> list[Mistake]
     out += _same_podgroup_names(kinds.get("PodGroup", []))
     # KAI finds a pod's PodGroup by the annotation's name alone (cluster_info/indexers.go:17-25).
     pod_groups = {object_name(pg): pg for pg in kinds.get("PodGroup", [])}
+    gpu_memory = {object_name(n): go_int64(labels_of(n).get(kai_api.GPU_MEMORY_LABEL)) for n in kinds.get("Node", [])}
     for pod in kinds.get("Pod", []):
         if dig(pod, "status", "phase") not in FINISHED:
             out += _pod_mistakes(pod, queues, leaves, pod_groups)
+            out += _gpu_memory_above_gpu(pod, gpu_memory)
     return out
+
+
+def _gpu_memory_above_gpu(pod: Mapping[str, Any], gpu_memory: Mapping[str, int | None]) -> list[Mistake]:
+    """A bound pod whose gpu-memory is more than its node's GPUs hold: KAI passed it as a whole-number share and
+    gave it one GPU per device (kaistack.capacity.oversized)."""
+    _, asked, _ = gpu_share(annotations_of(pod))
+    node = dig(pod, "spec", "nodeName")
+    found = oversized_share(asked, gpu_memory.get(node)) if asked and isinstance(node, str) else None
+    if found is None:
+        return []
+    each, share = found
+    return [
+        Mistake(
+            "gpu-memory-above-gpu",
+            f"Pod {object_namespace(pod)}/{object_name(pod)}",
+            f"asks gpu-memory {asked} MiB, more than the {each} MiB KAI counts per GPU on node {node}; KAI took it "
+            f"as a share of {share:g} and bound it to one GPU per device, so it runs with one GPU's memory",
+            f"ask for whole GPUs (nvidia.com/gpu), or gpu-memory of at most {each}",
+        )
+    ]
 
 
 def _same_podgroup_names(podgroups: list[Mapping[str, Any]]) -> list[Mistake]:

@@ -1,0 +1,82 @@
+"""`kaistack diagnose`'s `gpu-memory-above-gpu`: a bound pod asking more GPU memory than its node's GPUs hold.
+
+KAI counts a GPU as the node's nvidia.com/gpu.memory label floored to 100 MiB and passes a gpu-memory request that
+comes to a whole number of GPUs (kai-scheduler/KAI-Scheduler@v0.17.0 pkg/scheduler/api/node_info/node_info.go
+getNodeGpuMemory, isValidGpuPortion), binding it to one GPU per device: the pod runs with one GPU's memory. The
+healthy dump's GPU nodes are labelled 11441 MiB, which KAI counts as 11400.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kaistack.cli import main
+
+DUMPS = Path(__file__).resolve().parents[1] / "data" / "dumps"
+
+
+def _pod(name: str, annotations: dict[str, str], node: str | None = "gpu-0") -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "schedulerName": "kai-scheduler",
+        "containers": [{"name": "main", "image": "busybox:1.37.0", "resources": {"requests": {"cpu": "100m"}}}],
+    }
+    if node:
+        spec["nodeName"] = node
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "ml",
+            "labels": {"kai.scheduler/queue": "test", "runai-gpu-group": f"g-{name}"},
+            "annotations": {"pod-group-name": f"pg-{name}", **annotations},
+        },
+        "spec": spec,
+        "status": {"phase": "Running" if node else "Pending"},
+    }
+
+
+def _mistakes(tmp_path: Path, capsys: pytest.CaptureFixture[str], *pods: dict[str, Any]) -> list[dict[str, Any]]:
+    dump = yaml.safe_load((DUMPS / "healthy.yaml").read_text())
+    dump["items"].extend(pods)
+    path = tmp_path / "dump.yaml"
+    path.write_text(yaml.safe_dump(dump))
+    main(["diagnose", "--from-dump", str(path), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    return [m for m in report["mistakes"] if m["code"] == "gpu-memory-above-gpu"]
+
+
+def test_a_bound_pod_asking_two_gpus_memory_is_told_it_runs_with_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    [mistake] = _mistakes(tmp_path, capsys, _pod("big", {"gpu-memory": "22800"}))
+    assert mistake["object"] == "Pod ml/big"
+    assert mistake["problem"] == (
+        "asks gpu-memory 22800 MiB, more than the 11400 MiB KAI counts per GPU on node gpu-0; KAI took it as a "
+        "share of 2 and bound it to one GPU per device, so it runs with one GPU's memory"
+    )
+    assert mistake["fix"] == "ask for whole GPUs (nvidia.com/gpu), or gpu-memory of at most 11400"
+
+
+def test_memory_up_to_the_floored_label_is_no_mistake(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _mistakes(tmp_path, capsys, _pod("fits", {"gpu-memory": "11400"})) == []
+
+
+def test_a_pending_pod_is_left_to_the_pending_diagnosis(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _mistakes(tmp_path, capsys, _pod("waiting", {"gpu-memory": "22800"}, node=None)) == []
+
+
+def test_a_node_without_the_memory_label_is_not_judged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # KAI refuses gpu-memory pods on such a node, so one bound there was bound by something else.
+    assert _mistakes(tmp_path, capsys, _pod("odd", {"gpu-memory": "22800"}, node="cpu-0")) == []
+
+
+def test_a_fraction_beside_gpu_memory_wins_as_in_kais_pod_reader(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _mistakes(tmp_path, capsys, _pod("both", {"gpu-fraction": "0.5", "gpu-memory": "22800"})) == []
