@@ -23,7 +23,7 @@ def capacity_gate(config: StackConfig) -> None:
         pulumi.log.warn(report.summary())
     elif report is not None and not report.ok:
         pulumi.log.warn("\n".join([report.summary(), *report.reasons]))
-    if report is not None and not report.partial:
+    if report is not None:
         # What the verdict leaves out, and placements KAI makes that the pod will not live with (oversized
         # gpu-memory shares): a `fits` that says nothing else would hide them.
         for note in report.notes:

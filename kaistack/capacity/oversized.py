@@ -5,9 +5,9 @@ KAI counts a GPU's memory as the node's `nvidia.com/gpu.memory` label floored to
 gpu-memory request into a portion of it (gpu_sharing_node_info.go getGpuMemoryFractionalOnNode). A portion
 above 1 is refused unless it is a whole number (node_info.go isValidGpuPortion): 2 x 81500 MiB passes as a
 share of 2. The share then goes to one GPU per requested device (gpu_sharing/gpuSharing.go
-GetNodePreferableGpuForSharing), the queue is charged the whole portion (node_info.go GetRequiredInitQuota),
-and the pod runs with one GPU's memory: it `fits`, and fails later. The simulator does what KAI does; this
-says so.
+GetNodePreferableGpuForSharing), the queue is charged the portion times the devices (node_info.go
+setAcceptedResources, gpu_resource_requirment.go getExtendedResourceGpus), and the pod runs with one GPU's
+memory: it `fits`, and fails later. The simulator does what KAI does; this says so.
 """
 
 from __future__ import annotations
@@ -49,10 +49,11 @@ def oversized_gpu_memory(
             if found is None:
                 continue
             each, share = found
+            charged = share * (wp.workload.gpu_devices or 1)
             notes.append(
                 f"{wp.workload.name}: KAI counts gpuMemoryMiB {asked} as {share:g} GPUs of {node}'s ({each} MiB "
                 f"each) and, since that is a whole number, places it on one GPU per device as a share of {share:g}, "
-                f"charging queue {wp.queue} for {share:g}: the pod gets one GPU's memory, not {asked} MiB. Ask for "
+                f"charging queue {wp.queue} for {charged:g}: the pod gets one GPU's memory, not {asked} MiB. Ask for "
                 f"whole GPUs (gpu), or at most {each} MiB"
             )
             break

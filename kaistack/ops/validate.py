@@ -316,7 +316,8 @@ def check_capacity(config: StackConfig, stack: str = "", max_seconds: float | No
     if report is None:
         report = capacity_gate.bounded_check(config, stack, max_seconds)[0]
     # A stopped check's summary names the limit; its workloads' lines would only say that each was not reached.
-    details = [] if report.partial else list(report.reasons)
+    # Notes too: a `fits` can hide what the pods will not live with (kaistack.capacity.oversized).
+    details = [] if report.partial else [*report.reasons, *(f"note: {note}" for note in report.notes)]
     if not report.ok and setting == "warn":
         # What the program does under `pulumi up`: a warning, and the stack deploys.
         summary = f"{report.summary()} (kai.capacityCheck: warn: deploys anyway)"

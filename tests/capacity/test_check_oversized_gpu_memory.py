@@ -18,6 +18,7 @@ import yaml
 from kaistack.capacity.check import check
 from kaistack.declaration.parse import parse_config
 from kaistack.ops.render import render_stack
+from kaistack.ops.validate import check_capacity
 
 REPO = Path(__file__).resolve().parents[2]
 H100 = {"name": "gpu", "gpus": 4, "gpuProduct": "NVIDIA-H100-80GB-HBM3", "gpuMemoryMiB": 81559, "cpu": "16"}
@@ -67,7 +68,8 @@ def test_memory_between_the_floored_and_the_labelled_figure_is_already_too_much(
 
 
 def test_a_request_within_one_gpu_gives_no_note() -> None:
-    report = check(_config(_pod("fits", 81500), _pod("small", 40000)))
+    whole = {"name": "whole", "kind": "Pod", "queue": "q", "image": "busybox:1.37.0", "gpu": 2}
+    report = check(_config(_pod("fits", 81500), _pod("small", 40000), whole))
     assert {w.status for w in report.workloads} == {"Running"}
     assert report.notes == ()
 
@@ -78,25 +80,73 @@ def test_a_workload_is_noted_once_however_many_of_its_pods_are_placed() -> None:
     assert len(report.notes) == 1
 
 
-def test_a_multi_device_request_is_noted_per_device() -> None:
+def test_a_multi_device_request_is_noted_per_device_and_charged_for_each() -> None:
     report = check(_config(_pod("pair", 163000, gpuDevices=2)))
     [workload] = report.workloads
     assert [len(p.gpu_groups) for p in workload.pods] == [2]
     [note] = report.notes
-    assert "on one GPU per device as a share of 2" in note
+    assert "on one GPU per device as a share of 2, charging queue q for 4:" in note
+    assert next(q for q in report.queues if q.name == "q").allocated["gpu"] == 4
 
 
-def test_up_warns_with_the_note_though_the_stack_fits(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_pod_noted_on_a_smaller_pool_is_found_beside_one_that_fits_a_larger_gpu() -> None:
+    # 48000 MiB is 0.59 of the H100 and 2 of the 24000 MiB GPU: the first replica fits the H100, the second is
+    # placed on the small GPU as a share of 2.
+    config = parse_config(
+        {
+            "cluster": {
+                "provider": "kind",
+                "nodePools": [
+                    {**H100, "gpus": 1, "memory": "64Gi"},
+                    {"name": "small", "gpus": 1, "gpuProduct": "NVIDIA-L4", "gpuMemoryMiB": 24000, "cpu": "8"},
+                ],
+            },
+            "gpu": {"mode": "fake"},
+            "queues": [{"name": "q"}],
+            "workloads": [{**_pod("serve", 48000), "kind": "Deployment", "replicas": 2}],
+        }
+    )
+    report = check(config)
+    assert sorted(p.node or "" for p in report.workloads[0].pods) == ["gpu-0", "small-0"]
+    [note] = report.notes
+    assert note.startswith("serve: KAI counts gpuMemoryMiB 48000 as 2 GPUs of small-0's (24000 MiB each)")
+
+
+def _project(tmp_path: Path, *workloads: dict[str, Any], kai: dict[str, Any] | None = None) -> Path:
     shutil.copy(REPO / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
     shutil.copy(REPO / "__main__.py", tmp_path / "__main__.py")
     config = {
         "kaistack:cluster": {"provider": "kind", "nodePools": [{**H100, "memory": "64Gi"}]},
         "kaistack:gpu": {"mode": "fake"},
         "kaistack:queues": [{"name": "q"}],
-        "kaistack:workloads": [_pod("big", 163000)],
+        "kaistack:workloads": list(workloads),
+        **({"kaistack:kai": kai} if kai else {}),
     }
     (tmp_path / "Pulumi.big.yaml").write_text(yaml.safe_dump({"config": config}))
-    render_stack(tmp_path, "big")
-    warned = [r.getMessage() for r in caplog.records if r.getMessage().startswith("kaistack capacity: big:")]
-    assert len(warned) == 1
-    assert "the pod gets one GPU's memory, not 163000 MiB" in warned[0]
+    return tmp_path
+
+
+def _warned(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.getMessage().startswith("kaistack capacity: big:")]
+
+
+def test_up_warns_with_the_note_though_the_stack_fits(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    render_stack(_project(tmp_path, _pod("big", 163000)), "big")
+    [warned] = _warned(caplog)
+    assert "the pod gets one GPU's memory, not 163000 MiB" in warned
+
+
+def test_up_under_warn_warns_with_the_note_beside_what_does_not_fit(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    too_many = {"name": "too-many", "kind": "Pod", "queue": "q", "image": "busybox:1.37.0", "gpu": 8}
+    render_stack(_project(tmp_path, _pod("big", 163000), too_many, kai={"capacityCheck": "warn"}), "big")
+    assert len(_warned(caplog)) == 1
+    assert any("too-many" in r.getMessage() and "8 GPUs" in r.getMessage() for r in caplog.records)
+
+
+def test_validate_lists_the_note_in_the_capacity_details() -> None:
+    verdict = check_capacity(_config(_pod("big", 163000)), "big")
+    assert verdict.ok
+    [detail] = verdict.details
+    assert detail.startswith("note: big: KAI counts gpuMemoryMiB 163000 as 2 GPUs")

@@ -1,10 +1,10 @@
 """Real-GPU kind on a real GPU: NVML's answers recorded on an NVIDIA H100 and replayed.
 
 tests/data/nvml/h100.json was written by tests/data/nvml/probe.py on a lent H100 machine (driver
-580.159.04, nvidia-ml-py 13.615.71; the image's own 13.610.43 answered the same) on 2026-11-27. It holds what
-pynvml returned there, nvidia-smi's view of the same GPU, and what kaistack read and checked on that machine
-with the real library. Replaying the answers checks that the stand-in in test_local_gpus.py has the real
-library's shape, and pins the H100's facts the EKS and kind paths rely on.
+580.159.04, nvidia-ml-py 13.615.71) on 2026-11-27; the image's own nvidia-ml-py 13.610.43 answered the same
+(h100-image-pynvml.json). It holds what pynvml returned there, nvidia-smi's view of the same GPU, and what
+kaistack read and checked on that machine with the real library. Replaying the answers checks that the stand-in
+in test_local_gpus.py has the real library's shape, and pins the H100's facts the EKS and kind paths rely on.
 """
 
 from __future__ import annotations
