@@ -37,6 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from kaistack.capacity import ephemeral, operator_pods
+from kaistack.capacity.pool_memory import pool_gpu_memory
 from kaistack.declaration import kai_api, subgroups, tenant_gangs, training_operator, versions
 from kaistack.declaration.marks import NODE_POOL_LABEL, SYSTEM_POOL
 from kaistack.declaration.model import (
@@ -228,18 +229,7 @@ def _constraints(config: StackConfig, work: Workload, labelled: set[str]) -> tup
 
 
 def _node(config: StackConfig, pool: NodePool, name: str, tainted: bool = True) -> Node:
-    # The nvidia.com/gpu.memory label exists when something sets it: the fake operator's exporter,
-    # GFD (device plugin / GPU Operator) or an EKS pool's discovered labels. The checker can only use
-    # a value it knows, so an undeclared memory is treated as a missing label.
-    label = pool.labels.get(kai_api.GPU_MEMORY_LABEL)
-    labelled = int(label) if label and label.isdigit() else None
-    gpu_memory = pool.gpu_memory_mi_b or labelled
-    if config.gpu.mode == "fake" and pool.gpu_count and gpu_memory is None:
-        gpu_memory = config.gpu.fake.gpu_memory_mi_b
-    if _no_label_writer(config):
-        # Only a label the pool declares reaches the node; a declared gpuMemoryMiB alone writes none, and KAI
-        # then refuses gpu-memory pods there (predicates.go:333), as the checker does for an unknown memory.
-        gpu_memory = labelled
+    gpu_memory = pool_gpu_memory(config, pool)
     return Node(
         name=name,
         gpus=_advertised_gpus(config, pool.gpu_count),
@@ -269,12 +259,6 @@ def _advertised_gpus(config: StackConfig, physical: int) -> int:
     if setting is None or not physical:
         return physical
     return 0 if setting.rename_by_default else physical * setting.replicas
-
-
-def _no_label_writer(config: StackConfig) -> bool:
-    """Nothing writes nvidia.com/gpu.memory: the device plugin without GFD, off EKS (where kaistack writes the
-    declared memory as a node label itself, kaistack.stack.eks)."""
-    return config.gpu.mode == "device-plugin" and not config.gpu.device_plugin.gfd and config.cluster.provider != "eks"
 
 
 def _queue(queue: DeclaredQueue) -> Queue:

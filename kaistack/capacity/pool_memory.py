@@ -1,0 +1,52 @@
+"""What KAI reads as a node pool's GPU memory (the `nvidia.com/gpu.memory` label), as far as kaistack knows it.
+
+The label exists when something sets it: the fake operator's exporter, GFD (device plugin / GPU Operator) or an
+EKS pool's discovered labels (kaistack writes the declared memory as a node label itself there). kaistack can only
+use a value it knows, so an undeclared memory is treated as a missing label, on which KAI refuses gpu-memory pods
+(kai-scheduler/KAI-Scheduler@v0.17.0 pkg/scheduler/plugins/predicates/predicates.go:333).
+"""
+
+from __future__ import annotations
+
+from kaistack.declaration import kai_api
+from kaistack.declaration.model import NodePool, StackConfig
+from placement.nodes import kai_gpu_memory
+
+__all__ = ["largest_gpu_memory", "pool_gpu_memory"]
+
+
+def no_label_writer(config: StackConfig) -> bool:
+    """Nothing writes nvidia.com/gpu.memory: the device plugin without GFD, off EKS."""
+    return config.gpu.mode == "device-plugin" and not config.gpu.device_plugin.gfd and config.cluster.provider != "eks"
+
+
+def pool_gpu_memory(config: StackConfig, pool: NodePool) -> int | None:
+    """The label's MiB on the pool's nodes, or None where kaistack does not know it to be there."""
+    label = pool.labels.get(kai_api.GPU_MEMORY_LABEL)
+    labelled = int(label) if label and label.isdigit() else None
+    if no_label_writer(config):
+        # Only a label the pool declares reaches the node; a declared gpuMemoryMiB alone writes none.
+        return labelled
+    memory = pool.gpu_memory_mi_b or labelled
+    if config.gpu.mode == "fake" and pool.gpu_count and memory is None:
+        return config.gpu.fake.gpu_memory_mi_b
+    return memory
+
+
+def largest_gpu_memory(config: StackConfig) -> int | None:
+    """The most MiB per GPU KAI counts on any node (kai_gpu_memory): no gpu-memory request above it gets what it
+    asks. None where kaistack does not know every GPU node: an existing cluster may have more than its declared
+    pools, and a pool whose memory is unknown may be labelled with more."""
+    if config.cluster.provider == "existing":
+        return None
+    largest = None
+    for pool in config.cluster.node_pools:
+        if not pool.gpu_count:
+            continue
+        memory = pool_gpu_memory(config, pool)
+        if memory is None:
+            if no_label_writer(config):
+                continue  # no label: KAI refuses gpu-memory pods on these nodes
+            return None
+        largest = max(largest or 0, kai_gpu_memory(memory))
+    return largest
