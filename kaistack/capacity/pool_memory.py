@@ -12,7 +12,7 @@ from kaistack.declaration import kai_api
 from kaistack.declaration.model import NodePool, StackConfig
 from placement.nodes import kai_gpu_memory
 
-__all__ = ["largest_gpu_memory", "oversized_workloads", "pool_gpu_memory"]
+__all__ = ["largest_gpu_memory", "pool_gpu_memory"]
 
 
 def no_label_writer(config: StackConfig) -> bool:
@@ -50,20 +50,3 @@ def largest_gpu_memory(config: StackConfig) -> int | None:
             return None
         largest = max(largest or 0, kai_gpu_memory(memory))
     return largest
-
-
-def oversized_workloads(config: StackConfig) -> list[str]:
-    """Declared gpu-memory requests above `largest_gpu_memory`, each a problem naming its key. The tenant policy
-    refuses such a pod (kaistack.guardrails.admission_cel.gpu_memory_validation), so a tenant workload would never
-    start; a host one would stay Pending or run with one GPU's memory (kaistack.capacity.oversized)."""
-    largest = largest_gpu_memory(config)
-    if largest is None:
-        return []
-    return [
-        f"workloads[{i}].gpuMemoryMiB: {work.gpu_memory_mi_b} is more than the largest GPU of this cluster as KAI "
-        f"counts it ({largest} MiB: the pools' nvidia.com/gpu.memory floored to 100); KAI would leave the pod "
-        f"Pending, or bind a whole multiple to one GPU with that GPU's memory: use gpu for whole GPUs, or at most "
-        f"{largest}"
-        for i, work in enumerate(config.workloads)
-        if work.gpu_memory_mi_b is not None and work.gpu_memory_mi_b > largest
-    ]

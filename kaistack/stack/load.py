@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kaistack.capacity.pool_memory import oversized_workloads
 from kaistack.declaration.config_secrets import secure_keys
 from kaistack.declaration.model import StackConfig
 from kaistack.declaration.parse import NAMESPACE, ConfigError, parse_config
@@ -85,10 +84,6 @@ def resolve(
         notes += found
         config, found = local_gpus.discover(config, options.nvml)
         notes += found
-    # Against the pools' GPU memory as discovered: a request no GPU of the cluster can hold.
-    oversized = oversized_workloads(config)
-    if oversized:
-        raise ConfigError(oversized, source)
     return ResolvedStack(stack, source, raw, config, tuple(notes))
 
 

@@ -16,7 +16,7 @@ import pytest
 from test_policy_admission import ROOT, Case, cel_denials, synced_pod
 
 from components.admission import tenant_policy
-from kaistack.capacity.pool_memory import largest_gpu_memory, oversized_workloads
+from kaistack.capacity.pool_memory import largest_gpu_memory
 from kaistack.declaration.model import StackConfig
 from kaistack.declaration.parse import parse_config
 from kaistack.stack.load import load_stack
@@ -120,23 +120,3 @@ def test_with_gpu_sharing_off_there_is_no_bound_to_state(dev: StackConfig) -> No
     off = dev.model_copy(update={"kai": dev.kai.model_copy(update={"sharing": "off"})})
     policy = tenant_policy(off, off.tenant("team-a"))
     assert not any(ABOVE in v["message"] for v in policy["spec"]["validations"])
-
-
-def test_the_declaration_is_held_to_the_same_bound_naming_each_workload_above_it() -> None:
-    """The tenant policy would refuse such a tenant pod, so `pulumi up` would wait on it; refused at load instead."""
-    pools = {"provider": "kind", "nodePools": [_pool("k80", gpuMemoryMiB=11441)]}
-    work = {"kind": "Pod", "queue": "q", "image": "busybox:1.37.0"}
-    config = parse_config(
-        {
-            "cluster": pools,
-            "gpu": {"mode": "fake"},
-            "queues": [{"name": "q"}],
-            "workloads": [
-                {**work, "name": "at", "gpuMemoryMiB": 11400},
-                {**work, "name": "above", "gpuMemoryMiB": 11441},
-            ],
-        }
-    )
-    [problem] = oversized_workloads(config)
-    assert problem.startswith("workloads[1].gpuMemoryMiB: 11441 is more than the largest GPU of this cluster")
-    assert problem.endswith("use gpu for whole GPUs, or at most 11400")
