@@ -16,7 +16,6 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from kaistack.capacity.pool_memory import largest_gpu_memory
 from kaistack.declaration.model import StackConfig, Tenant
 from kaistack.declaration.tenant_gangs import tenant_gang_names
 from kaistack.guardrails import admission, admission_objects
@@ -32,7 +31,6 @@ def tenant_policy(config: StackConfig, tenant: Tenant) -> dict[str, Any]:
         memory_isolation=config.kai.memory_isolation,
         # KAI's pod-grouper adds pod-group-name to every pod it groups: its user is in KAI's namespace.
         kai_namespace=config.kai.namespace,
-        largest_gpu_memory=largest_gpu_memory(config),
     )
 
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from kaistack.declaration import kai_api
 from kaistack.declaration.model import NodePool, StackConfig
-from placement.nodes import kai_gpu_memory
 
-__all__ = ["largest_gpu_memory", "pool_gpu_memory"]
+__all__ = ["no_label_writer", "pool_gpu_memory"]
 
 
 def no_label_writer(config: StackConfig) -> bool:
@@ -31,22 +30,3 @@ def pool_gpu_memory(config: StackConfig, pool: NodePool) -> int | None:
     if config.gpu.mode == "fake" and pool.gpu_count and memory is None:
         return config.gpu.fake.gpu_memory_mi_b
     return memory
-
-
-def largest_gpu_memory(config: StackConfig) -> int | None:
-    """The most MiB per GPU KAI counts on any node (kai_gpu_memory): no gpu-memory request above it gets what it
-    asks. None where kaistack does not know every GPU node: an existing cluster may have more than its declared
-    pools, and a pool whose memory is unknown may be labelled with more."""
-    if config.cluster.provider == "existing":
-        return None
-    largest = None
-    for pool in config.cluster.node_pools:
-        if not pool.gpu_count:
-            continue
-        memory = pool_gpu_memory(config, pool)
-        if memory is None:
-            if no_label_writer(config):
-                continue  # no label: KAI refuses gpu-memory pods on these nodes
-            return None
-        largest = max(largest or 0, kai_gpu_memory(memory))
-    return largest

@@ -80,7 +80,6 @@ from kaistack.guardrails.admission_cel import (
     RENAMED_GPU,
     SHARED_GPU_CONFIGMAP,
     cel_list,
-    gpu_memory_validation,
     gpu_request_validations,
     has_key,
     isolation_env_kept,
@@ -181,7 +180,6 @@ def pod_validations(
     sharing_enabled: bool = True,
     memory_isolation: bool = False,
     kai_namespace: str = kai_api.DEFAULT_NAMESPACE,
-    largest_gpu_memory: int | None = None,
 ) -> list[dict[str, str]]:
     """Every validation of one tenant's policy, in the order the API server reports them."""
     if not queues:
@@ -283,8 +281,6 @@ def pod_validations(
             f"node's GPUs (kubectl debug --env {kai_api.NVIDIA_VISIBLE_DEVICES}=void)",
         ),
     ]
-    if sharing_enabled and largest_gpu_memory is not None:
-        rules.append(gpu_memory_validation(tenant, largest_gpu_memory))
     if memory_isolation:
         rules.append(
             (
@@ -329,7 +325,6 @@ def tenant_policy(
     sharing_enabled: bool = True,
     memory_isolation: bool = False,
     kai_namespace: str = kai_api.DEFAULT_NAMESPACE,
-    largest_gpu_memory: int | None = None,
 ) -> dict[str, Any]:
     validations = pod_validations(
         tenant,
@@ -339,7 +334,6 @@ def tenant_policy(
         sharing_enabled=sharing_enabled,
         memory_isolation=memory_isolation,
         kai_namespace=kai_namespace,
-        largest_gpu_memory=largest_gpu_memory,
     )
     # vCluster adds ephemeral containers through their subresource (loft-sh/vcluster@v0.36.1
     # pkg/controllers/resources/pods/ephemeral_containers.go), which "pods" does not match.

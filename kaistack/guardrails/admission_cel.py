@@ -152,20 +152,6 @@ def gpu_request_validations(sharing_enabled: bool) -> list[tuple[str, str]]:
     return rules
 
 
-def gpu_memory_validation(tenant: str, largest_mib: int) -> tuple[str, str]:
-    """A gpu-memory annotation of at most `largest_mib` (the most MiB per GPU KAI counts on any node), or one an
-    UPDATE leaves as it was. A value that is no whole number is the format rule's to refuse; one of 19 digits or
-    more is refused by the shorter pattern before uint() could overflow."""
-    memory = value(ANN, kai.MEMORY)
-    return (
-        f"!{has_key(ANN, kai.MEMORY)} || !{memory}.matches({quote(kai.UINT_SYNTAX)}) || "
-        f"({memory}.matches('^0*[0-9]{{1,18}}$') && uint({memory}) <= {largest_mib}u) || {unchanged(ANN, kai.MEMORY)}",
-        f"tenant {tenant}: {kai.MEMORY} is MiB per GPU, and no GPU of this cluster has more than {largest_mib} MiB "
-        "as KAI counts it (nvidia.com/gpu.memory, floored to 100): KAI would leave the pod Pending, or bind a whole "
-        f"multiple to one GPU with that GPU's memory; ask for whole GPUs (nvidia.com/gpu), or at most {largest_mib}",
-    )
-
-
 OLD_ANN = "oldObject.metadata.annotations"
 SHARE_KEYS = (kai.FRACTION, kai.MEMORY, kai.NUM_DEVICES)
 
