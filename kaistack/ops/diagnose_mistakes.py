@@ -60,12 +60,17 @@ def _gpu_memory_above_gpu(pod: Mapping[str, Any], gpu_memory: Mapping[str, int |
     if found is None:
         return []
     each, share = found
+    if share == int(share):
+        how = f"KAI took it as a share of {share:g} (a whole number passes) and bound it to one GPU per device"
+    else:
+        # KAI refuses a share above 1 that is not whole: the label changed since, or KAI did not bind it.
+        how = f"a share of {share:g}, which KAI refuses, so the node's label changed since or KAI did not bind it"
     return [
         Mistake(
             "gpu-memory-above-gpu",
             f"Pod {object_namespace(pod)}/{object_name(pod)}",
-            f"asks gpu-memory {asked} MiB, more than the {each} MiB KAI counts per GPU on node {node}; KAI took it "
-            f"as a share of {share:g} and bound it to one GPU per device, so it runs with one GPU's memory",
+            f"asks gpu-memory {asked} MiB, more than the {each} MiB KAI counts per GPU on node {node}, where it is "
+            f"bound: {how}; it runs with one GPU's memory",
             f"ask for whole GPUs (nvidia.com/gpu), or gpu-memory of at most {each}",
         )
     ]

@@ -57,10 +57,24 @@ def test_a_bound_pod_asking_two_gpus_memory_is_told_it_runs_with_one(
     [mistake] = _mistakes(tmp_path, capsys, _pod("big", {"gpu-memory": "22800"}))
     assert mistake["object"] == "Pod ml/big"
     assert mistake["problem"] == (
-        "asks gpu-memory 22800 MiB, more than the 11400 MiB KAI counts per GPU on node gpu-0; KAI took it as a "
-        "share of 2 and bound it to one GPU per device, so it runs with one GPU's memory"
+        "asks gpu-memory 22800 MiB, more than the 11400 MiB KAI counts per GPU on node gpu-0, where it is bound: "
+        "KAI took it as a share of 2 (a whole number passes) and bound it to one GPU per device; it runs with one "
+        "GPU's memory"
     )
     assert mistake["fix"] == "ask for whole GPUs (nvidia.com/gpu), or gpu-memory of at most 11400"
+
+
+def test_a_share_kai_would_refuse_is_not_said_to_be_kais_doing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """12000 on an 11400 MiB GPU is a share of 1.06, which KAI never binds: the label changed since, or another
+    scheduler bound the pod."""
+    [mistake] = _mistakes(tmp_path, capsys, _pod("moved", {"gpu-memory": "12000"}))
+    assert (
+        "a share of 1.06, which KAI refuses, so the node's label changed since or KAI did not bind it"
+        in (mistake["problem"])
+    )
+    assert "KAI took it" not in mistake["problem"]
 
 
 def test_memory_up_to_the_floored_label_is_no_mistake(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
