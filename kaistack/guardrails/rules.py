@@ -30,7 +30,7 @@ from kaistack.guardrails.podspec import (
     workload,
 )
 from kaistack.guardrails.settings import Settings
-from kaistack.guardrails.unread import unread_constraints
+from kaistack.guardrails.unread import unread_constraints, unread_preemptibility
 from kaistack.guardrails.vllm import FLAG, runs_vllm, utilizations
 
 ResourceRule = Callable[[Res, Settings, StackFacts], list[str]]
@@ -348,12 +348,11 @@ def kai_unread_constraints(res: Res, s: Settings, facts: StackFacts) -> list[str
     wl = subject(res, s)
     if wl is None:
         return []
-    return [
-        f"{problem}. Fix: {fix}"
-        for t in wl.templates
-        if t.spec.get("schedulerName") == s.scheduler_name
-        for problem, fix in unread_constraints(t)
-    ]
+    scheduled = [t for t in wl.templates if t.spec.get("schedulerName") == s.scheduler_name]
+    found = [pair for t in scheduled for pair in unread_constraints(t)]
+    if scheduled and wl.kind != "Pod":  # the pod-grouper reads the top owner's label before the pod's
+        found = unread_preemptibility(wl.owner_labels, f"{wl.owner_metadata}.labels") + found
+    return [f"{problem}. Fix: {fix}" for problem, fix in found]
 
 
 RESOURCE_RULES: dict[str, ResourceRule] = {

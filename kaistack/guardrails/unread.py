@@ -3,15 +3,40 @@
 KAI v0.17.0's scheduler creates Kubernetes' NodePorts, TaintToleration, NodeAffinity, InterPodAffinity and
 VolumeBinding plugins (pkg/scheduler/k8s_internal/plugins/plugins.go:26-37), so no PodTopologySpread; it filters
 with them and scores with InterPodAffinity's alone (k8s_internal/predicates/predicates.go:169-184), so no preferred
-node affinity; and nothing under its pkg/ reads a pod's preemptionPolicy (one test fixture names it). The policy
-kai-unread-constraints and `kaistack diagnose` report the same pairs.
+node affinity; and nothing under its pkg/ reads a pod's preemptionPolicy (one test fixture names it). Its
+pod-grouper takes a kai.scheduler/preemptibility label only as `preemptible` or `non-preemptible` (empty: the
+default), logs any other value and goes on as if it were absent (KAI@v0.17.0 pkg/podgrouper/podgrouper/plugins/
+defaultgrouper/default_grouper.go calcPodGroupPreemptibilityWithDefaults, pkg/apis/scheduling/v2alpha2/
+podgroup_types.go ParsePreemptibility). The policy kai-unread-constraints and `kaistack diagnose` report the same
+pairs.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from kaistack.declaration import kai_api
 from kaistack.guardrails.podspec import PodTemplate, dig, seq
 
 PREFERRED_NODE_AFFINITY = "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
+# ParsePreemptibility's values; "" stands for the default (by priority class).
+PREEMPTIBILITY_VALUES = ("preemptible", "non-preemptible", "")
+
+
+def unread_preemptibility(labels: Mapping[str, Any], where: str) -> list[tuple[str, str]]:
+    """A kai.scheduler/preemptibility label KAI's pod-grouper ignores, in the labels at `where`."""
+    value = labels.get(kai_api.PREEMPTIBILITY_LABEL)
+    if not isinstance(value, str) or value in PREEMPTIBILITY_VALUES:
+        return []
+    return [
+        (
+            f"{where} {kai_api.PREEMPTIBILITY_LABEL}: {value!r}: KAI's pod-grouper takes only 'preemptible' or "
+            "'non-preemptible' and ignores any other value, so the job's priority class decides instead (below 100 "
+            "preemptible, 100 and above not)",
+            "set it to preemptible or non-preemptible (lower case), or remove it",
+        )
+    ]
 
 
 def unread_constraints(t: PodTemplate) -> list[tuple[str, str]]:
@@ -34,6 +59,7 @@ def unread_constraints(t: PodTemplate) -> list[tuple[str, str]]:
                 "where the node matters, require it (requiredDuringSchedulingIgnoredDuringExecution or a nodeSelector)",
             )
         )
+    out += unread_preemptibility(t.labels, t.at("metadata.labels"))
     if t.spec.get("preemptionPolicy") == "Never":
         out.append(
             (

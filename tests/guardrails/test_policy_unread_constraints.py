@@ -103,3 +103,46 @@ def test_kaistack_diagnose_reports_the_same_on_a_running_cluster() -> None:
     assert found.subject == "Pod serving/infer"
     assert "KAI scores no node preference" in found.problem
     assert found.fix.startswith("where the node matters, require it")
+
+
+# --- kai.scheduler/preemptibility: KAI@v0.17.0 pkg/apis/scheduling/v2alpha2/podgroup_types.go ParsePreemptibility
+# takes "preemptible", "non-preemptible" and "" (the default); pkg/podgrouper/podgrouper/plugins/defaultgrouper/
+# default_grouper.go calcPodGroupPreemptibilityWithDefaults logs any other value and reads on, owners before the pod.
+
+PREEMPTIBILITY = "kai.scheduler/preemptibility"
+
+
+@pytest.mark.parametrize("value", ["true", "Preemptible", "no"])
+def test_a_preemptibility_label_kai_cannot_parse_is_flagged(value: str) -> None:
+    [found] = kai_unread_constraints(res("Pod", pod(labels={PREEMPTIBILITY: value})), Settings(), StackFacts())
+    assert found.startswith(f"metadata.labels {PREEMPTIBILITY}: {value!r}: KAI's pod-grouper takes only")
+    assert found.endswith("Fix: set it to preemptible or non-preemptible (lower case), or remove it")
+
+
+@pytest.mark.parametrize("value", ["preemptible", "non-preemptible", ""])
+def test_the_values_kai_parses_are_not_flagged(value: str) -> None:
+    assert kai_unread_constraints(res("Pod", pod(labels={PREEMPTIBILITY: value})), Settings(), StackFacts()) == []
+
+
+def test_a_deployments_own_label_is_flagged_once_where_it_is() -> None:
+    """The pod-grouper reads the top owner's label first: the Deployment's metadata, then the template's."""
+    props = deployment(top_labels={PREEMPTIBILITY: "true"}, labels={PREEMPTIBILITY: "yes"})
+    found = kai_unread_constraints(res("Deployment", props), Settings(), StackFacts())
+    assert [f.split(":")[0] for f in found] == [
+        f"metadata.labels {PREEMPTIBILITY}",
+        f"spec.template.metadata.labels {PREEMPTIBILITY}",
+    ]
+
+
+def test_a_default_scheduled_deployments_label_is_not_kais_business() -> None:
+    props = deployment(top_labels={PREEMPTIBILITY: "true"}, scheduler=None)
+    assert kai_unread_constraints(res("Deployment", props), Settings(), StackFacts()) == []
+
+
+def test_kaistack_diagnose_reports_a_running_pods_unparsed_preemptibility() -> None:
+    from kaistack.ops.diagnose import find_mistakes
+
+    props = pod(name="serve", namespace="serving", labels={PREEMPTIBILITY: "false"})
+    [found] = [m for m in find_mistakes({"Pod": [props]}) if m.code == "kai-unread-constraints"]
+    assert found.subject == "Pod serving/serve"
+    assert "'false': KAI's pod-grouper takes only 'preemptible' or 'non-preemptible'" in found.problem

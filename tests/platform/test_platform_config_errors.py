@@ -215,6 +215,18 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
         lambda r: r.update(workloads=[_work(replicas=2)]),
         "kaistack:workloads[0]: 'replicas' applies to Deployment and Job (parallelism), not Pod",
     ),
+    # KAI@v0.17.0 pkg/apis/scheduling/v2alpha2/podgroup_types.go ParsePreemptibility: any other value is ignored.
+    "preemptibility-label-kai-ignores": (
+        lambda r: r.update(workloads=[_work(labels={"kai.scheduler/preemptibility": "true"})]),
+        "kaistack:workloads[0]: labels.kai.scheduler/preemptibility: 'true' is not a value KAI reads (preemptible, "
+        "non-preemptible), so the priority class would decide instead; use preemptible: true or false",
+    ),
+    "preemptibility-label-beside-preemptible": (
+        lambda r: r.update(
+            workloads=[_work(labels={"kai.scheduler/preemptibility": "preemptible"}, preemptible=False)]
+        ),
+        "kaistack:workloads[0]: labels.kai.scheduler/preemptibility and preemptible both set: keep preemptible",
+    ),
     "completions-on-a-deployment": (
         lambda r: r.update(workloads=[_work(kind="Deployment", completions=3)]),
         "kaistack:workloads[0]: 'completions' applies only to kind Job, not Deployment",
@@ -553,6 +565,13 @@ def test_a_variable_named_like_a_service_link_is_no_per_device_limit():
     env = {"CUDA_DEVICE_MEMORY_LIMIT_SERVICE_HOST": "10.96.0.1"}
     raw.update(gpu={"mode": "device-plugin"}, kai={"sharing": "isolated"}, workloads=[_work(gpuFraction=0.5, env=env)])
     assert parse_config(raw).workloads[0].env == env
+
+
+@pytest.mark.parametrize("value", ["preemptible", "non-preemptible", ""])
+def test_a_preemptibility_label_kai_reads_is_kept(value):
+    raw = base_raw()
+    raw.update(workloads=[_work(labels={"kai.scheduler/preemptibility": value})])
+    assert parse_config(raw).workloads[0].labels == {"kai.scheduler/preemptibility": value}
 
 
 def test_a_tenant_may_hold_kais_word_when_gpus_are_not_shared():

@@ -174,6 +174,21 @@ class Workload(Model):
         return self
 
     @model_validator(mode="after")
+    def _kai_reads_the_preemptibility_label(self) -> Workload:
+        # KAI's pod-grouper ignores any other value (ParsePreemptibility, podgroup_types.go at v0.17.0), and
+        # components/podspec.py writes `preemptible` over the label.
+        key = kai_api.PREEMPTIBILITY_LABEL
+        value = self.labels.get(key)
+        if value is not None and value not in ("preemptible", "non-preemptible", ""):
+            raise ValueError(
+                f"labels.{key}: {value!r} is not a value KAI reads (preemptible, non-preemptible), so the priority "
+                "class would decide instead; use preemptible: true or false"
+            )
+        if value is not None and self.preemptible is not None:
+            raise ValueError(f"labels.{key} and preemptible both set: keep preemptible")
+        return self
+
+    @model_validator(mode="after")
     def _requests_within_limits(self) -> Workload:
         # The API server refuses a container whose request is above its limit ("must be less than or equal to cpu
         # limit of ...", kubernetes/kubernetes pkg/apis/core/validation/validation.go ValidateResourceRequirements;
