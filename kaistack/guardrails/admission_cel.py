@@ -134,7 +134,8 @@ def gpu_request_validations(sharing_enabled: bool) -> list[tuple[str, str]]:
         ),
         (
             f"!({has_key(ANN, kai.MPS)} && {value(ANN, kai.MPS)} == 'true') || {FRACTIONAL}",
-            f"{kai.MPS}: 'true' needs {kai.FRACTION} or {kai.MEMORY} (KAI runs MPS only on shared GPUs)",
+            f"{kai.MPS}: 'true' needs {kai.FRACTION} or {kai.MEMORY} (KAI allows MPS only with a GPU share; it starts "
+            "no MPS server: the node runs one and the pod mounts its pipe directory)",
         ),
         (
             f"!{FRACTIONAL} || !{has_key(ANN, kai.CONTAINER_NAME)} || "

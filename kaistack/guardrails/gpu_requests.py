@@ -119,7 +119,10 @@ def gpu_request_problems(
             "(kai.sharing: off): KAI refuses the pod; use an nvidia.com/gpu limit"
         )
     if not fractional and not partial and annotations.get(MPS) == "true":
-        out.append(f"{where} {MPS}: 'true' needs {FRACTION} or {MEMORY}: KAI runs MPS only on shared GPUs")
+        out.append(
+            f"{where} {MPS}: 'true' needs {FRACTION} or {MEMORY}: KAI allows MPS only with a GPU share (it starts "
+            "no MPS server: the node runs one and the pod mounts its pipe directory)"
+        )
     if fractional and limits:
         share = FRACTION if has_fraction else MEMORY
         out += [
