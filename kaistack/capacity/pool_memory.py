@@ -11,10 +11,10 @@ from __future__ import annotations
 from kaistack.declaration import kai_api
 from kaistack.declaration.model import NodePool, StackConfig
 
-__all__ = ["no_label_writer", "pool_gpu_memory"]
+__all__ = ["pool_gpu_memory"]
 
 
-def no_label_writer(config: StackConfig) -> bool:
+def _no_label_writer(config: StackConfig) -> bool:
     """Nothing writes nvidia.com/gpu.memory: the device plugin without GFD, off EKS."""
     return config.gpu.mode == "device-plugin" and not config.gpu.device_plugin.gfd and config.cluster.provider != "eks"
 
@@ -23,7 +23,7 @@ def pool_gpu_memory(config: StackConfig, pool: NodePool) -> int | None:
     """The label's MiB on the pool's nodes, or None where kaistack does not know it to be there."""
     label = pool.labels.get(kai_api.GPU_MEMORY_LABEL)
     labelled = int(label) if label and label.isdigit() else None
-    if no_label_writer(config):
+    if _no_label_writer(config):
         # Only a label the pool declares reaches the node; a declared gpuMemoryMiB alone writes none.
         return labelled
     memory = pool.gpu_memory_mi_b or labelled

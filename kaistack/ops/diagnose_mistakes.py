@@ -52,8 +52,9 @@ def find_mistakes(kinds: Mapping[str, list[Mapping[str, Any]]]) -> list[Mistake]
 
 
 def _gpu_memory_above_gpu(pod: Mapping[str, Any], gpu_memory: Mapping[str, int | None]) -> list[Mistake]:
-    """A bound pod whose gpu-memory is more than its node's GPUs hold: KAI passed it as a whole-number share and
-    gave it one GPU per device (kaistack.capacity.oversized)."""
+    """A bound pod whose gpu-memory is more than its node's GPUs hold: KAI passes a whole-number share and gives it
+    one GPU per device (kaistack.capacity.oversized); any other share was bound before the label changed, or not
+    by KAI."""
     _, asked, _ = gpu_share(annotations_of(pod))
     node = dig(pod, "spec", "nodeName")
     found = oversized_share(asked, gpu_memory.get(node)) if asked and isinstance(node, str) else None
