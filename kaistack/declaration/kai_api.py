@@ -31,6 +31,8 @@ QUEUE_LABEL = "kai.scheduler/queue"  # default of podgrouper.queueLabelKey
 LEGACY_QUEUE_LABEL = "runai/queue"  # read before v0.6.0 only (docs/migrationguides/v0.6.0)
 PRIORITY_CLASS_LABEL = "priorityClassName"  # beats spec.priorityClassName (calcPodGroupPriorityClass)
 PREEMPTIBILITY_LABEL = "kai.scheduler/preemptibility"  # preemptible | non-preemptible
+# The label's values KAI's pod-grouper reads (v2alpha2 ParsePreemptibility); "" is the default (by priority class).
+PREEMPTIBILITY_VALUES = ("preemptible", "non-preemptible", "")
 NODE_POOL_LABEL = "kai.scheduler/node-pool"  # scheduling shard partition
 SUBGROUP_LABEL = "kai.scheduler/subgroup-name"  # which PodGroup subgroup a pod belongs to
 GPU_GROUP_LABEL = "runai-gpu-group"  # set on fractional pods: the shared GPU they were bound to

@@ -20,14 +20,12 @@ from kaistack.declaration import kai_api
 from kaistack.guardrails.podspec import PodTemplate, dig, seq
 
 PREFERRED_NODE_AFFINITY = "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
-# ParsePreemptibility's values; "" stands for the default (by priority class).
-PREEMPTIBILITY_VALUES = ("preemptible", "non-preemptible", "")
 
 
 def unread_preemptibility(labels: Mapping[str, Any], where: str) -> list[tuple[str, str]]:
     """A kai.scheduler/preemptibility label KAI's pod-grouper ignores, in the labels at `where`."""
     value = labels.get(kai_api.PREEMPTIBILITY_LABEL)
-    if not isinstance(value, str) or value in PREEMPTIBILITY_VALUES:
+    if not isinstance(value, str) or value in kai_api.PREEMPTIBILITY_VALUES:
         return []
     return [
         (

@@ -179,7 +179,7 @@ class Workload(Model):
         # components/podspec.py writes `preemptible` over the label.
         key = kai_api.PREEMPTIBILITY_LABEL
         value = self.labels.get(key)
-        if value is not None and value not in ("preemptible", "non-preemptible", ""):
+        if value is not None and value not in kai_api.PREEMPTIBILITY_VALUES:
             raise ValueError(
                 f"labels.{key}: {value!r} is not a value KAI reads (preemptible, non-preemptible), so the priority "
                 "class would decide instead; use preemptible: true or false"
