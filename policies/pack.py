@@ -1,4 +1,4 @@
-"""The `pulumi_policy` side: wraps the pure rules (kaistack.guardrails) into the eleven policies `__main__.py` serves.
+"""The `pulumi_policy` side: wraps the pure rules (kaistack.guardrails) into the twelve policies `__main__.py` serves.
 
 Resource policies get the stack's facts from `PULUMI_CONFIG` (the engine passes the stack config to
 the pack's process when it starts it), loaded once through kaistack.stack.load; stack policies also
@@ -41,6 +41,7 @@ POLICY_NAMES = (
     "gpu-memory-utilization-within-fraction",
     "kai-no-bypass",
     "kai-unread-constraints",
+    "kai-fraction-container",
     "kai-queue-tree",
     "kai-capacity",
     "tenant-queue-binding",
@@ -119,7 +120,7 @@ def stack_policy(name: str, rule: StackRule, facts: StackFacts) -> StackValidati
 
 
 def build_policies(facts: StackFacts) -> list[Policy]:
-    """The eleven policies over `facts`, the stack the engine runs the pack for (see facts_from_environ)."""
+    """The twelve policies over `facts`, the stack the engine runs the pack for (see facts_from_environ)."""
     out: list[Policy] = []
     for name in POLICY_NAMES:
         if name in RESOURCE_RULES:

@@ -14,9 +14,9 @@ if TYPE_CHECKING:
 DESCRIPTION = """\
 Check Kubernetes manifests with the rules of kaistack's CrossGuard policy pack: kai-scheduler-name,
 kai-queue-label, vcluster-set-owner-false (Flux HelmRelease), kai-gpu-sharing-annotations,
-gpu-memory-utilization-within-fraction, kai-no-bypass, kai-unread-constraints, and across all files
-kai-queue-tree, kai-gpu-sharing-enabled and tenant-queue-binding. kai-capacity needs the whole stack: use
-`kaistack check`.
+gpu-memory-utilization-within-fraction, kai-no-bypass, kai-unread-constraints, kai-fraction-container,
+and across all files kai-queue-tree, kai-gpu-sharing-enabled and tenant-queue-binding. kai-capacity needs
+the whole stack: use `kaistack check`.
 
 Without --stack, queue labels are checked for presence (and the legacy runai/queue label); with
 --stack, against that stack's declared leaf queues, tenants and GPU sizes."""

@@ -49,6 +49,7 @@ What is refused (messages name the field and what is allowed):
 - an ephemeral container (vCluster syncs them through `pods/ephemeralcontainers`, which KAI's webhooks do
   not see) that does not set NVIDIA_VISIBLE_DEVICES to void or none itself: the image's own ENV would
   hand it the pod's node's GPUs. `kubectl debug --env NVIDIA_VISIBLE_DEVICES=void` passes;
+- a pod created with a GPU share whose share goes to a service mesh's proxy (kaistack.guardrails.fraction_container);
 - with `kai.sharing: isolated`, HAMi's opt-outs of GPU memory isolation: the pod annotation
   `kai-resource-isolator.io/inject` and the label `kai-resource-isolator.io/webhook` (vCluster copies both from
   the tenant), added or changed; and, on a pod with a GPU share, the variables that lift HAMi-core's cap
@@ -68,6 +69,7 @@ from kaistack.guardrails import gpu_requests as kai
 from kaistack.guardrails.admission_cel import (
     ANN,
     EPHEMERAL_VOID,
+    FRACTION_CONTAINER_NOT_PROXY,
     IS_CREATE,
     IS_UPDATE,
     KAI_ANNOTATIONS,
@@ -90,6 +92,7 @@ from kaistack.guardrails.admission_cel import (
     unchanged,
     value,
 )
+from kaistack.guardrails.fraction_container import MESH_PROXIES
 
 # The user the kube-controller-manager's StatefulSet controller acts as: its own service account with
 # --use-service-account-credentials (kubeadm, kind and EKS set it), the manager's identity without.
@@ -279,6 +282,13 @@ def pod_validations(
             f"tenant {tenant}: an ephemeral container must set {kai_api.NVIDIA_VISIBLE_DEVICES} to 'void' (or "
             "'none') itself and have no other NVIDIA_* variable or envFrom, or its image's own ENV reaches the "
             f"node's GPUs (kubectl debug --env {kai_api.NVIDIA_VISIBLE_DEVICES}=void)",
+        ),
+        (
+            FRACTION_CONTAINER_NOT_PROXY,
+            f"tenant {tenant}: KAI gives a pod's GPU share to its first container unless "
+            f"{kai_api.GPU_FRACTION_CONTAINER_NAME} names another, and here that is a service mesh's proxy "
+            f"({', '.join(MESH_PROXIES)}): inject the proxy as a native sidecar or last, or name the application's "
+            "container",
         ),
     ]
     if memory_isolation:

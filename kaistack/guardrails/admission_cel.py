@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from kaistack.declaration import kai_api
 from kaistack.guardrails import gpu_requests as kai
+from kaistack.guardrails.fraction_container import MESH_PROXIES
 
 OBJ = "object"
 OLD = "oldObject"
@@ -173,6 +174,18 @@ EPHEMERAL_VOID = (
     "oldObject.spec.ephemeralContainers.exists(o, o.name == c.name)) || "
     f"(has(c.env) && c.env.exists(e, {_VOID}) && c.env.all(e, !{_RUNTIME_VAR} || {_VOID}) && "
     "(!has(c.envFrom) || size(c.envFrom) == 0)))"
+)
+
+# The container KAI gives a created pod's GPU share to (kaistack.guardrails.fraction_container: the one the
+# annotation names, else the first) is no mesh's proxy. Validating policies run after every mutating webhook, so
+# this sees the proxy a mesh injected.
+_FRACTION_NAME = (
+    f"({has_key(ANN, kai_api.GPU_FRACTION_CONTAINER_NAME)} ? {value(ANN, kai_api.GPU_FRACTION_CONTAINER_NAME)} : "
+    "object.spec.containers[0].name)"
+)
+FRACTION_CONTAINER_NOT_PROXY = (
+    f"!({IS_CREATE}) || !({' || '.join(has_key(ANN, k) for k in kai_api.GPU_SHARING_ANNOTATIONS)}) || "
+    f"size(object.spec.containers) == 0 || !({_FRACTION_NAME} in {cel_list(list(MESH_PROXIES))})"
 )
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from kaistack.declaration import kai_api
 from kaistack.guardrails.facts import LEGACY_QUEUE_LABEL, StackFacts, through_vcluster, workload_tenant
+from kaistack.guardrails.fraction_container import fraction_container_problems
 from kaistack.guardrails.gpu_requests import gpu_request_problems, quota_unit_problems, uint64_of
 from kaistack.guardrails.helm_rules import vcluster_set_owner_false
 from kaistack.guardrails.podspec import (
@@ -355,6 +356,17 @@ def kai_unread_constraints(res: Res, s: Settings, facts: StackFacts) -> list[str
     return [f"{problem}. Fix: {fix}" for problem, fix in found]
 
 
+# --- kai-fraction-container ----------------------------------------------------------------------
+
+
+def kai_fraction_container(res: Res, s: Settings, facts: StackFacts) -> list[str]:
+    """A GPU share that goes to a mesh proxy or away from vLLM (kaistack.guardrails.fraction_container)."""
+    wl = subject(res, s)
+    if wl is None or wl.partial:  # a patch's containers are not the pod's: which is first is unknown
+        return []
+    return [f"{problem}. Fix: {fix}" for t in wl.templates for problem, fix in fraction_container_problems(t)]
+
+
 RESOURCE_RULES: dict[str, ResourceRule] = {
     "kai-scheduler-name": kai_scheduler_name,
     "kai-queue-label": kai_queue_label,
@@ -363,6 +375,7 @@ RESOURCE_RULES: dict[str, ResourceRule] = {
     "gpu-memory-utilization-within-fraction": gpu_memory_utilization_within_fraction,
     "kai-no-bypass": kai_no_bypass,
     "kai-unread-constraints": kai_unread_constraints,
+    "kai-fraction-container": kai_fraction_container,
 }
 
 DESCRIPTIONS: dict[str, str] = {
@@ -378,4 +391,7 @@ DESCRIPTIONS: dict[str, str] = {
     "annotation and no system-* priority class.",
     "kai-unread-constraints": "Pods KAI schedules set no topologySpreadConstraints, preferred node affinity or "
     "preemptionPolicy: Never, which KAI does not read (pod anti-affinity spreads pods; required terms choose nodes).",
+    "kai-fraction-container": "A GPU-sharing pod's share goes to the container that uses the GPU (KAI gives it to the "
+    "first container unless gpu-fraction-container-name names another): not a service mesh's proxy, not away from "
+    "vLLM.",
 }

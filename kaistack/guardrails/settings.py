@@ -96,6 +96,7 @@ POLICY_KNOBS: dict[str, tuple[str, ...]] = {
     "kai-gpu-sharing-enabled": ("exemptNamespaces",),
     "kai-no-bypass": ("exemptNamespaces", "schedulerName", "tenantNamespaces", "queueLabelKey"),
     "kai-unread-constraints": ("exemptNamespaces", "schedulerName"),
+    "kai-fraction-container": ("exemptNamespaces",),
     "gpu-memory-utilization-within-fraction": (
         "exemptNamespaces",
         "nodeGpuMemoryMiB",

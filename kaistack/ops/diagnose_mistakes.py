@@ -14,6 +14,7 @@ from typing import Any
 from kaistack.capacity.oversized import oversized_share
 from kaistack.declaration import kai_api
 from kaistack.guardrails.facts import StackFacts
+from kaistack.guardrails.fraction_container import fraction_container_problems
 from kaistack.guardrails.podspec import PodTemplate, Res, dig, mapping, pod_templates, requests_gpu, seq
 from kaistack.guardrails.rules import gpu_memory_utilization_within_fraction
 from kaistack.guardrails.settings import Settings
@@ -44,11 +45,42 @@ def find_mistakes(kinds: Mapping[str, list[Mapping[str, Any]]]) -> list[Mistake]
     # KAI finds a pod's PodGroup by the annotation's name alone (cluster_info/indexers.go:17-25).
     pod_groups = {object_name(pg): pg for pg in kinds.get("PodGroup", [])}
     gpu_memory = {object_name(n): go_int64(labels_of(n).get(kai_api.GPU_MEMORY_LABEL)) for n in kinds.get("Node", [])}
+    # Which classes exist is known only where PriorityClasses were read (live, or a dump that lists them).
+    classes = {object_name(c) for c in kinds["PriorityClass"]} if "PriorityClass" in kinds else None
     for pod in kinds.get("Pod", []):
         if dig(pod, "status", "phase") not in FINISHED:
             out += _pod_mistakes(pod, queues, leaves, pod_groups)
             out += _gpu_memory_above_gpu(pod, gpu_memory)
+            if classes is not None:
+                out += _unknown_priority_class(pod, classes, pod_groups)
     return out
+
+
+def _unknown_priority_class(pod: Mapping[str, Any], classes: set[str], pod_groups: Mapping[str, Any]) -> list[Mistake]:
+    """KAI@v0.17.0 pkg/podgrouper/podgrouper/plugins/defaultgrouper/default_grouper.go:187-223, 322-346
+    (calcPriorityClassWithDefaults, calcPodGroupPriorityClass): an owner's priorityClassName label, else the pod's,
+    else spec.priorityClassName; a name that is no PriorityClass is dropped whole, so a pod label naming none hides
+    spec.priorityClassName too, and the pod-grouper takes its default class for the workload's kind."""
+    spec = mapping(pod.get("spec"))
+    label = labels_of(pod).get(kai_api.PRIORITY_CLASS_LABEL)
+    if spec.get("schedulerName") != kai_api.SCHEDULER_NAME or not isinstance(label, str) or label in classes:
+        return []
+    hidden = spec.get("priorityClassName")
+    also = f", nor spec.priorityClassName {hidden!r}" if isinstance(hidden, str) and hidden else ""
+    group = pod_groups.get(str(annotations_of(pod).get(kai_api.POD_GROUP_NAME) or ""))
+    chosen = dig(group, "spec", "priorityClassName") if group is not None else None
+    took = f" (its PodGroup has {chosen!r})" if isinstance(chosen, str) and chosen else ""
+    return [
+        Mistake(
+            "unknown-priority-class",
+            f"Pod {object_namespace(pod)}/{object_name(pod)}",
+            f"its {kai_api.PRIORITY_CLASS_LABEL} label names {label!r}, which is no PriorityClass: KAI's pod-grouper "
+            f"reads neither it{also}; unless an owner's label names a class, it takes its default for the workload's "
+            f"kind{took}",
+            f"name an existing PriorityClass in the {kai_api.PRIORITY_CLASS_LABEL} label (kubectl get "
+            "priorityclasses), or remove the label",
+        )
+    ]
 
 
 def _gpu_memory_above_gpu(pod: Mapping[str, Any], gpu_memory: Mapping[str, int | None]) -> list[Mistake]:
@@ -243,6 +275,8 @@ def _pod_mistakes(
     if spec.get("schedulerName") == kai_api.SCHEDULER_NAME:
         for problem, fix in unread_constraints(PodTemplate("", labels, annotations, spec)):
             out.append(Mistake("kai-unread-constraints", subject, problem, fix))
+    for problem, fix in fraction_container_problems(PodTemplate("", labels, annotations, spec)):
+        out.append(Mistake("kai-fraction-container", subject, problem, fix))
     if kai_api.GPU_FRACTION in annotations or kai_api.GPU_MEMORY in annotations:
         res = Res("kubernetes:core/v1:Pod", object_name(pod), pod)
         for message in gpu_memory_utilization_within_fraction(

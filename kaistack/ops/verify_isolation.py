@@ -27,6 +27,7 @@ from typing import Any
 
 from kaistack.declaration import kai_api
 from kaistack.declaration.model import StackConfig
+from kaistack.guardrails.fraction_container import pod_fraction_container
 from kaistack.kube import resources as k8s
 from kaistack.kube.client import KubeAPIError, KubeClient
 from kaistack.ops.verify_common import CheckResult, WorkloadPods, holds_share, pod_annotations, pod_name, pods_phrase
@@ -65,22 +66,9 @@ def check_memory_isolation(
     return results, limits.notes
 
 
-def fraction_container(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The container KAI gives the GPU share to; None when the pod names one it lacks."""
-    spec = pod.get("spec") or {}
-    name = pod_annotations(pod).get(kai_api.GPU_FRACTION_CONTAINER_NAME)
-    if name is None:
-        containers = spec.get("containers") or []
-        return containers[0] if containers else None
-    for container in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
-        if container.get("name") == name:
-            return container
-    return None
-
-
 def _uncapped(pod: Mapping[str, Any], limits: _Limits) -> str | None:
     """Why the pod's fraction container is not held to its share of GPU memory, or None."""
-    container = fraction_container(pod)
+    container = pod_fraction_container(pod)
     if container is None:
         return f"no container {pod_annotations(pod).get(kai_api.GPU_FRACTION_CONTAINER_NAME)!r} for its GPU share"
     label = f"container {container.get('name', '?')}"

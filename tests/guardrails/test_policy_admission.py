@@ -212,6 +212,17 @@ def _with_env_from(pod: dict[str, Any]) -> dict[str, Any]:
 
 
 GPU_CONTAINER = {"name": "second", "image": "cuda", "resources": {"limits": {"nvidia.com/gpu": "1"}}}
+# What a mesh injects (kaistack.guardrails.fraction_container cites where each puts it).
+LINKERD_PROXY = {"name": "linkerd-proxy", "image": "cr.l5d.io/linkerd/proxy:edge-25.8.1"}
+ISTIO_PROXY = {"name": "istio-proxy", "image": "docker.io/istio/proxyv2:1.29.6"}
+
+
+def _proxy_first(pod: dict[str, Any], proxy: dict[str, Any], field: str = "containers") -> dict[str, Any]:
+    """The pod as the API server holds it after a mesh put its proxy first in `field`."""
+    out = copy.deepcopy(pod)
+    out["spec"].setdefault(field, []).insert(0, copy.deepcopy(proxy))
+    return out
+
 
 PODS: dict[str, Case] = {
     # --- normal tenant and host system pods: admitted -------------------------------------------
@@ -572,6 +583,36 @@ PODS: dict[str, Case] = {
     "MPS without a share": Case(synced_pod(annotations={"mps": "true"}, limits={"nvidia.com/gpu": "1"}), False),
     "share for a container that does not exist": Case(
         synced_pod(annotations={"gpu-fraction": "0.5", "gpu-fraction-container-name": "nope"}), False
+    ),
+    # --- a GPU share that a mesh's proxy would take (kaistack.guardrails.fraction_container) ------------------
+    "a share whose first container is Linkerd's proxy": Case(
+        _proxy_first(synced_pod(annotations={"gpu-fraction": "0.5"}), LINKERD_PROXY), False
+    ),
+    "a gpu-memory share whose first container is Istio's proxy": Case(
+        _proxy_first(synced_pod(annotations={"gpu-memory": "2000"}), ISTIO_PROXY), False
+    ),
+    "a share naming Istio's proxy as its container": Case(
+        _proxy_first(
+            synced_pod(annotations={"gpu-fraction": "0.5", "gpu-fraction-container-name": "istio-proxy"}), ISTIO_PROXY
+        ),
+        False,
+    ),
+    "a share naming the application behind Linkerd's proxy": Case(
+        _proxy_first(
+            synced_pod(annotations={"gpu-fraction": "0.5", "gpu-fraction-container-name": "main"}), LINKERD_PROXY
+        ),
+        True,
+    ),
+    "a share with Linkerd's proxy as a native sidecar (an init container)": Case(
+        _proxy_first(synced_pod(annotations={"gpu-fraction": "0.5"}), LINKERD_PROXY, "initContainers"), True
+    ),
+    "Linkerd's proxy first in a pod without a share": Case(_proxy_first(synced_pod(), LINKERD_PROXY), True),
+    "syncer updates a proxy-first fractional pod from before the policy": Case(
+        _proxy_first(SHARED, LINKERD_PROXY),
+        True,
+        operation="UPDATE",
+        old=_proxy_first(SHARED, LINKERD_PROXY),
+        offline=False,
     ),
     # --- hostile, written straight into the host namespace -------------------------------------------
     "direct pod on a foreign queue": Case(direct_pod(labels={QUEUE: "test"}), False, user=HOST_ADMIN),

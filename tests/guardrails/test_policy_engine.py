@@ -44,7 +44,7 @@ def pack() -> Iterator[Pack]:
 
 @pytest.fixture(autouse=True)
 def mandatory(pack: Pack) -> None:
-    """Every test starts from the engine's default configuration: all eleven policies MANDATORY."""
+    """Every test starts from the engine's default configuration: all twelve policies MANDATORY."""
     pack.configure()
 
 

@@ -1,0 +1,104 @@
+"""Which container of a GPU-sharing pod gets its share, and when that is not the one that uses the GPU.
+
+KAI gives a pod's GPU share (`gpu-fraction` or `gpu-memory`) to one container: the one the
+`gpu-fraction-container-name` annotation names (init containers searched first), else the first regular
+container (KAI@v0.17.0 pkg/binder/common/gpu_access.go:182-219, GetFractionContainerRef). Its admission webhook
+writes the share's NVIDIA_VISIBLE_DEVICES into that container alone (pkg/admission/webhook/v1alpha2/gpusharing/
+gpu_sharing.go:50-75) and, where device access is blocked, sets NVIDIA_VISIBLE_DEVICES=void in every other
+container that asks for no GPU (deviceaccess/device_access.go:58-110). So a second container that runs the model
+server gets no GPU; on a node whose default runtime is nvidia and with the block off, a CUDA image's own
+`ENV NVIDIA_VISIBLE_DEVICES=all` hands it every GPU of the node instead.
+
+Two ways it goes wrong without anyone writing it down:
+- a service mesh injects its proxy as the first container: Linkerd's proxy-await, on by default, puts
+  linkerd-proxy at `containers/0` unless the proxy is a native sidecar (linkerd/linkerd2@version-2.19
+  charts/patch/templates/patch.json:135-140; `proxy.nativeSidecar` defaults to false there and to true from
+  version-2.20, charts/linkerd-control-plane/values.yaml), and Istio moves istio-proxy first under
+  holdApplicationUntilProxyStarts when it is not a native sidecar (istio/istio@1.29.6 pkg/kube/inject/
+  webhook.go:780-812, reorderPod);
+- the model server (vLLM) is not the first container and no annotation names it.
+
+A mesh injects at admission, so a manifest shows the proxy only when it was injected by hand (`linkerd inject
+--manual`, `istioctl kube-inject`); the tenant admission policy and `kaistack diagnose` see the pod as created.
+Naming the application's container fixes a pod the proxy reached before KAI's webhook: the API server calls
+mutating webhook configurations in name order (k8s.io/apiserver pkg/admission/configuration/
+mutating_webhook_manager.go, sorted ByName), and KAI's `mutating-kai-admission` (KAI@v0.17.0
+pkg/apis/kai/v1/admission/admission.go:17) comes after Istio's `istio-sidecar-injector` and Linkerd's
+`linkerd-proxy-injector-webhook-config`. A renamed configuration that sorts first would see the proxy land after
+KAI's webhook, which then runs again (reinvocationPolicy IfNeeded) with the share's ConfigMaps already named after
+the old container index: unproven on a cluster, so the fixes name a native sidecar first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kaistack.declaration import kai_api
+from kaistack.guardrails.podspec import PodTemplate, mapping, seq
+from kaistack.guardrails.vllm import runs_vllm
+
+# A mesh's proxy container name -> how to keep it out of the first place.
+MESH_PROXIES: dict[str, str] = {
+    "linkerd-proxy": 'inject the proxy as a native sidecar (config.beta.linkerd.io/proxy-enable-native-sidecar: "true",'
+    " the default from Linkerd version-2.20) or last (config.linkerd.io/proxy-await: disabled)",
+    "istio-proxy": 'inject the proxy as a native sidecar (sidecar.istio.io/nativeSidecar: "true") or last '
+    "(holdApplicationUntilProxyStarts off for this pod)",
+}
+
+
+def has_share(annotations: Mapping[str, Any]) -> bool:
+    """KAI@v0.17.0 pkg/common/resources/gpu_sharing.go:21-25 (RequestsGPUFraction): either annotation, any value."""
+    return any(key in annotations for key in kai_api.GPU_SHARING_ANNOTATIONS)
+
+
+def fraction_container(spec: Mapping[str, Any], annotations: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The container KAI gives the GPU share to; None when the pod names one it lacks (KAI refuses it) or has no
+    containers."""
+    containers = [c for c in seq(spec.get("containers")) if isinstance(c, Mapping)]
+    if kai_api.GPU_FRACTION_CONTAINER_NAME not in annotations:
+        return containers[0] if containers else None
+    name = annotations[kai_api.GPU_FRACTION_CONTAINER_NAME]
+    inits = [c for c in seq(spec.get("initContainers")) if isinstance(c, Mapping)]
+    return next((c for c in [*inits, *containers] if c.get("name") == name), None)
+
+
+def fraction_container_problems(t: PodTemplate) -> list[tuple[str, str]]:
+    """(problem, fix) pairs for a GPU-sharing pod whose share does not reach the container that uses the GPU."""
+    if not has_share(t.annotations):
+        return []
+    chosen = fraction_container(t.spec, t.annotations)
+    if chosen is None:
+        return []  # a name the pod lacks: KAI's own webhook refuses it (kai-gpu-sharing-annotations)
+    name = str(chosen.get("name", "?"))
+    named = kai_api.GPU_FRACTION_CONTAINER_NAME in t.annotations
+    how = f"the container {kai_api.GPU_FRACTION_CONTAINER_NAME} names" if named else "the pod's first container"
+    out = []
+    if name in MESH_PROXIES:
+        out.append(
+            (
+                f"{t.at('spec')}: KAI gives the pod's GPU share to {how}, {name}, a service mesh's proxy; the "
+                "application's containers get no GPU (NVIDIA_VISIBLE_DEVICES=void where KAI blocks device access)",
+                f"{MESH_PROXIES[name]}, or set metadata.annotations.{kai_api.GPU_FRACTION_CONTAINER_NAME} to the "
+                "container that uses the GPU",
+            )
+        )
+    for container in t.containers():
+        # Names are unique across a pod's containers and init containers (the API server refuses a repeat).
+        if str(container.get("name", "?")) == name or not runs_vllm(container):
+            continue
+        server = str(container.get("name", "?"))
+        out.append(
+            (
+                f"{t.at('spec')}: container {server} runs vLLM, but KAI gives the pod's GPU share to {how}, {name}, "
+                f"so {server} gets no GPU (NVIDIA_VISIBLE_DEVICES=void where KAI blocks device access)",
+                f"set {t.at('metadata.annotations')}.{kai_api.GPU_FRACTION_CONTAINER_NAME}: {server}",
+            )
+        )
+    return out
+
+
+def pod_fraction_container(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """fraction_container of a Pod object."""
+    meta = mapping(pod.get("metadata"))
+    return fraction_container(mapping(pod.get("spec")), mapping(meta.get("annotations")))

@@ -1,0 +1,213 @@
+"""kai-fraction-container: a GPU share reaches the container that uses the GPU.
+
+KAI@v0.17.0 pkg/binder/common/gpu_access.go:182-219 (GetFractionContainerRef): the container the
+`gpu-fraction-container-name` annotation names, init containers searched first, else `spec.containers[0]`. The
+admission webhook puts the share's NVIDIA_VISIBLE_DEVICES on that container alone
+(pkg/admission/webhook/v1alpha2/gpusharing/gpu_sharing.go:50-75) and, with device access blocked, sets
+NVIDIA_VISIBLE_DEVICES=void on every other container that asks for no GPU (deviceaccess/device_access.go:58-110).
+Where meshes put their proxies: linkerd/linkerd2@version-2.19 charts/patch/templates/patch.json:135-140
+(`containers/0` under proxy-await, the default, unless a native sidecar) and istio/istio@1.29.6
+pkg/kube/inject/webhook.go:780-812 (reorderPod: first under holdApplicationUntilProxyStarts). The tenant admission
+policy's CEL for the same rule is tested with the other admission rows (test_policy_admission.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from analyzer_pack import Pack, engine_config_env
+from policy_builders import container, deployment, pod, res
+from pulumi.runtime.proto import analyzer_pb2
+
+from kaistack.cli import main
+from kaistack.guardrails.facts import StackFacts
+from kaistack.guardrails.fraction_container import fraction_container, fraction_container_problems
+from kaistack.guardrails.podspec import PodTemplate, Res
+from kaistack.guardrails.rules import kai_fraction_container
+from kaistack.guardrails.settings import Settings
+from kaistack.ops.mocks import RecordedResource
+from policies.pack import POLICY_NAMES
+
+VLLM = {"name": "server", "image": "vllm/vllm-openai:v0.11.0", "args": ["--model", "m"]}
+LOGS = {"name": "logs", "image": "fluent/fluent-bit:4.0"}
+LINKERD_PROXY = {"name": "linkerd-proxy", "image": "cr.l5d.io/linkerd/proxy:edge-25.8.1"}
+SHARE = {"gpu-fraction": "0.5"}
+
+
+def _template(annotations: dict[str, str], *containers: dict[str, Any], inits: tuple[Any, ...] = ()) -> PodTemplate:
+    spec: dict[str, Any] = {"containers": list(containers)}
+    if inits:
+        spec["initContainers"] = list(inits)
+    return PodTemplate("", {}, annotations, spec)
+
+
+def _rule(props: dict[str, Any], kind: str = "Deployment") -> list[str]:
+    return kai_fraction_container(res(kind, props), Settings(), StackFacts())
+
+
+# --- which container KAI picks ---------------------------------------------------------------------
+
+
+def test_without_the_annotation_the_first_container_gets_the_share() -> None:
+    t = _template(SHARE, LOGS, VLLM)
+    assert fraction_container(t.spec, t.annotations) == LOGS
+
+
+def test_the_annotation_finds_an_init_container_before_a_container_of_the_same_name() -> None:
+    init = {"name": "server", "image": "busybox"}
+    t = _template({**SHARE, "gpu-fraction-container-name": "server"}, LOGS, VLLM, inits=(init,))
+    assert fraction_container(t.spec, t.annotations) is init
+
+
+def test_an_annotation_naming_no_container_picks_none() -> None:
+    t = _template({**SHARE, "gpu-fraction-container-name": "ghost"}, LOGS)
+    assert fraction_container(t.spec, t.annotations) is None
+
+
+# --- vLLM in a container that does not get the share ----------------------------------------------
+
+
+def test_vllm_behind_a_first_container_gets_no_gpu() -> None:
+    [(problem, fix)] = fraction_container_problems(_template(SHARE, LOGS, VLLM))
+    assert problem == (
+        "spec: container server runs vLLM, but KAI gives the pod's GPU share to the pod's first container, logs, so "
+        "server gets no GPU (NVIDIA_VISIBLE_DEVICES=void where KAI blocks device access)"
+    )
+    assert fix == "set metadata.annotations.gpu-fraction-container-name: server"
+
+
+def test_vllm_first_keeps_the_share() -> None:
+    assert fraction_container_problems(_template(SHARE, VLLM, LOGS)) == []
+
+
+def test_vllm_named_by_the_annotation_keeps_the_share() -> None:
+    t = _template({**SHARE, "gpu-fraction-container-name": "server"}, LOGS, VLLM)
+    assert fraction_container_problems(t) == []
+
+
+def test_an_annotation_naming_another_container_than_vllm_is_flagged() -> None:
+    t = _template({"gpu-memory": "20000", "gpu-fraction-container-name": "logs"}, VLLM, LOGS)
+    [(problem, _)] = fraction_container_problems(t)
+    assert "KAI gives the pod's GPU share to the container gpu-fraction-container-name names, logs" in problem
+
+
+def test_a_pod_without_a_share_is_not_judged() -> None:
+    assert fraction_container_problems(_template({}, LOGS, VLLM)) == []
+
+
+def test_a_name_the_pod_lacks_is_left_to_kais_own_refusal() -> None:
+    """kai-gpu-sharing-annotations reports it (KAI's webhook refuses the pod); this rule says nothing more."""
+    t = _template({**SHARE, "gpu-fraction-container-name": "ghost"}, LOGS, VLLM)
+    assert fraction_container_problems(t) == []
+
+
+# --- a mesh's proxy first ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("proxy", "fix"),
+    [
+        ("linkerd-proxy", 'config.beta.linkerd.io/proxy-enable-native-sidecar: "true"'),
+        ("istio-proxy", 'sidecar.istio.io/nativeSidecar: "true"'),
+    ],
+)
+def test_a_proxy_injected_first_would_take_the_share(proxy: str, fix: str) -> None:
+    [(problem, advice)] = fraction_container_problems(_template(SHARE, {"name": proxy}, LOGS))
+    assert problem.startswith(f"spec: KAI gives the pod's GPU share to the pod's first container, {proxy}, a service")
+    assert fix in advice
+    assert advice.endswith("or set metadata.annotations.gpu-fraction-container-name to the container that uses the GPU")
+
+
+def test_a_proxy_first_and_vllm_second_are_two_problems() -> None:
+    found = fraction_container_problems(_template(SHARE, LINKERD_PROXY, VLLM))
+    assert [p.split(",")[0] for p, _ in found] == [
+        "spec: KAI gives the pod's GPU share to the pod's first container",
+        "spec: container server runs vLLM",
+    ]
+
+
+def test_a_proxy_that_is_a_native_sidecar_is_harmless() -> None:
+    assert fraction_container_problems(_template(SHARE, LOGS, inits=(LINKERD_PROXY,))) == []
+
+
+# --- the policy, lint and diagnose -------------------------------------------------------------------
+
+
+def test_the_rule_names_the_deployments_template() -> None:
+    props = deployment(annotations=SHARE, containers=[container(name="logs"), dict(VLLM)])
+    [found] = _rule(props)
+    assert found.startswith("spec.template.spec: container server runs vLLM")
+    assert found.endswith("Fix: set spec.template.metadata.annotations.gpu-fraction-container-name: server")
+
+
+def test_a_deployment_whose_vllm_gets_the_share_passes_through_engine_props() -> None:
+    """Through engine props (proxies), the container KAI picks is still recognised as vLLM's own."""
+    assert _rule(deployment(annotations=SHARE, containers=[dict(VLLM), container(name="logs")])) == []
+    named = {**SHARE, "gpu-fraction-container-name": "server"}
+    assert _rule(deployment(annotations=named, containers=[container(name="logs"), dict(VLLM)])) == []
+
+
+def test_a_patch_is_not_judged_on_which_container_is_first() -> None:
+    """A patch lists the containers it changes, in its own order; the patched Deployment's order is unknown."""
+    token = "kubernetes:apps/v1:DeploymentPatch"
+    template = {"metadata": {"annotations": SHARE}, "spec": {"containers": [LOGS, VLLM]}}
+    patch = Res(
+        token, "d", {"metadata": {"name": "d"}, "spec": {"template": template}}, f"urn:pulumi:dev::k::{token}::d"
+    )
+    assert kai_fraction_container(patch, Settings(), StackFacts()) == []
+
+
+def test_the_platforms_namespaces_are_exempt() -> None:
+    props = deployment(namespace="kube-system", annotations=SHARE, containers=[dict(LOGS), dict(VLLM)])
+    assert _rule(props) == []
+
+
+def test_kaistack_lint_reports_it_and_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    manifest = tmp_path / "serving.yaml"
+    props = deployment(name="chat", namespace="serving", annotations=SHARE, containers=[dict(LOGS), dict(VLLM)])
+    manifest.write_text(yaml.safe_dump(props))
+    code = main(["lint", str(manifest), "--json"])
+    [violation] = [
+        v for v in json.loads(capsys.readouterr().out)["violations"] if v["policy"] == "kai-fraction-container"
+    ]
+    assert code == 1
+    assert violation["name"] == "chat"
+    assert "container server runs vLLM" in violation["message"]
+
+
+def test_the_policy_pack_reports_it_over_the_analyzer_protocol() -> None:
+    running = Pack({**os.environ, **engine_config_env("dev")})
+    try:
+        config = {name: analyzer_pb2.PolicyConfig(enforcementLevel=analyzer_pb2.MANDATORY) for name in POLICY_NAMES}
+        running.stub.Configure(analyzer_pb2.ConfigureAnalyzerRequest(policyConfig=config), timeout=30)
+        props = pod(name="chat", namespace="serving", annotations=SHARE, containers=[dict(LINKERD_PROXY), dict(VLLM)])
+        resource = RecordedResource(
+            type="kubernetes:core/v1:Pod",
+            name="chat",
+            urn="urn:pulumi:dev::kaistack::kubernetes:core/v1:Pod::chat",
+            parent=None,
+            inputs=props,
+            custom=True,
+            provider=None,
+        )
+        found = [d for d in running.analyze_all([resource]) if d[0] == "kai-fraction-container"]
+    finally:
+        running.close()
+    assert [level for _, level, _ in found] == [analyzer_pb2.MANDATORY, analyzer_pb2.MANDATORY]
+    assert "linkerd-proxy, a service mesh's proxy" in found[0][2]
+    assert "container server runs vLLM" in found[1][2]
+
+
+def test_kaistack_diagnose_reports_a_running_pod_whose_share_went_to_its_proxy() -> None:
+    from kaistack.ops.diagnose import find_mistakes
+
+    props = pod(name="chat", namespace="serving", annotations=SHARE, containers=[dict(LINKERD_PROXY), dict(LOGS)])
+    [found] = [m for m in find_mistakes({"Pod": [props]}) if m.code == "kai-fraction-container"]
+    assert found.subject == "Pod serving/chat"
+    assert "linkerd-proxy, a service mesh's proxy" in found.problem
+    assert found.fix.startswith("inject the proxy as a native sidecar")

@@ -1,0 +1,105 @@
+"""`kaistack diagnose`'s `unknown-priority-class`: a priorityClassName label naming no PriorityClass.
+
+KAI's pod-grouper takes an owner's `priorityClassName` label, else the pod's, else spec.priorityClassName, and drops
+a name that is no PriorityClass whole, going on to its default class for the workload's kind
+(kai-scheduler/KAI-Scheduler@v0.17.0 pkg/podgrouper/podgrouper/plugins/defaultgrouper/default_grouper.go:187-223,
+calcPriorityClassWithDefaults; 322-331, calcPodGroupPriorityClass; 333-346, validatePriorityClassExists). So a label
+with a typo hides the pod's own spec.priorityClassName too, and nothing reports it. The API server refuses a pod
+whose spec.priorityClassName names no class, so only the label can.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kaistack.cli import main
+
+DUMPS = Path(__file__).resolve().parents[1] / "data" / "dumps"
+CLASSES = [
+    {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value}
+    for name, value in (("train", 50), ("inference", 125))
+]
+
+
+def _pod(name: str, label: str | None, scheduler: str = "kai-scheduler") -> dict[str, Any]:
+    labels = {"kai.scheduler/queue": "test"}
+    if label is not None:
+        labels["priorityClassName"] = label
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "ml",
+            "labels": labels,
+            "annotations": {"pod-group-name": f"pg-{name}"},
+        },
+        "spec": {
+            "schedulerName": scheduler,
+            "priorityClassName": "inference",
+            "containers": [{"name": "main", "image": "busybox:1.37.0", "resources": {"requests": {"cpu": "100m"}}}],
+        },
+        "status": {"phase": "Pending"},
+    }
+
+
+def _pod_group(name: str, priority_class: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.run.ai/v2alpha2",
+        "kind": "PodGroup",
+        "metadata": {"name": f"pg-{name}", "namespace": "ml"},
+        "spec": {"queue": "test", "minMember": 1, "priorityClassName": priority_class},
+    }
+
+
+def _mistakes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], *objects: dict[str, Any], classes: bool = True
+) -> list[dict[str, Any]]:
+    dump = yaml.safe_load((DUMPS / "healthy.yaml").read_text())
+    dump["items"].extend([*(CLASSES if classes else []), *objects])
+    path = tmp_path / "dump.yaml"
+    path.write_text(yaml.safe_dump(dump))
+    main(["diagnose", "--from-dump", str(path), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    return [m for m in report["mistakes"] if m["code"] == "unknown-priority-class"]
+
+
+def test_a_label_with_a_typo_hides_the_pods_own_class(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    [mistake] = _mistakes(tmp_path, capsys, _pod("serve", "infrence"), _pod_group("serve", "train"))
+    assert mistake["object"] == "Pod ml/serve"
+    assert mistake["problem"] == (
+        "its priorityClassName label names 'infrence', which is no PriorityClass: KAI's pod-grouper reads neither it, "
+        "nor spec.priorityClassName 'inference'; unless an owner's label names a class, it takes its default for the "
+        "workload's kind (its PodGroup has 'train')"
+    )
+    assert mistake["fix"].startswith("name an existing PriorityClass in the priorityClassName label")
+
+
+def test_an_empty_label_is_dropped_the_same_way(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    [mistake] = _mistakes(tmp_path, capsys, _pod("serve", ""))
+    assert mistake["problem"].startswith("its priorityClassName label names '', which is no PriorityClass")
+    assert "its PodGroup has" not in mistake["problem"]  # none was created yet
+
+
+def test_a_label_naming_an_existing_class_is_fine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _mistakes(tmp_path, capsys, _pod("serve", "inference")) == []
+
+
+def test_a_pod_without_the_label_is_fine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _mistakes(tmp_path, capsys, _pod("serve", None)) == []
+
+
+def test_a_dump_without_priority_classes_says_nothing_of_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without the PriorityClass list the classes that exist are unknown: no finding rather than a guess."""
+    assert _mistakes(tmp_path, capsys, _pod("serve", "infrence"), classes=False) == []
+
+
+def test_a_pod_kai_does_not_schedule_is_not_judged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _mistakes(tmp_path, capsys, _pod("web", "infrence", scheduler="default-scheduler")) == []
