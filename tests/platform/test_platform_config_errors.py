@@ -225,7 +225,8 @@ CASES: dict[str, tuple[Callable[[dict], Any], str]] = {
         lambda r: r.update(
             workloads=[_work(labels={"kai.scheduler/preemptibility": "preemptible"}, preemptible=False)]
         ),
-        "kaistack:workloads[0]: labels.kai.scheduler/preemptibility and preemptible both set: keep preemptible",
+        "kaistack:workloads[0]: labels.kai.scheduler/preemptibility 'preemptible' and preemptible: false disagree: "
+        "keep preemptible",
     ),
     "completions-on-a-deployment": (
         lambda r: r.update(workloads=[_work(kind="Deployment", completions=3)]),

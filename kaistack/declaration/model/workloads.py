@@ -173,6 +173,46 @@ class Workload(Model):
             raise ValueError(f"'completions' applies only to kind Job, not {self.kind}")
         return self
 
+    @model_validator(mode="before")
+    @classmethod
+    def _kai_labels_stand_for_their_fields(cls, data: object) -> object:
+        """KAI's pod-grouper takes the class and the preemptibility from these labels before anything else
+        (KAI@v0.17.0 default_grouper.go calcPodGroupPriorityClass, calcPodGroupPreemptibilityWithDefaults), while the
+        capacity check, a tenant gang's PodGroup and the pod spec read the fields: a label given alone sets its
+        field, so all of them agree with KAI."""
+        if not isinstance(data, dict) or not isinstance(data.get("labels"), dict):
+            return data
+        labels, out = data["labels"], dict(data)
+        klass = labels.get(kai_api.PRIORITY_CLASS_LABEL)
+        klass = klass.strip() if isinstance(klass, str) else None
+        if klass in kai_api.PRIORITY_CLASSES and not {"priorityClass", "priority_class"} & data.keys():
+            out["priorityClass"] = klass
+        preemptibility = labels.get(kai_api.PREEMPTIBILITY_LABEL)
+        preemptibility = preemptibility.strip() if isinstance(preemptibility, str) else None
+        if preemptibility in ("preemptible", "non-preemptible") and "preemptible" not in data:
+            out["preemptible"] = preemptibility == "preemptible"
+        return out
+
+    @model_validator(mode="after")
+    def _kai_reads_the_priority_class_label(self) -> Workload:
+        # KAI drops a class that names no PriorityClass and, with it, spec.priorityClassName
+        # (calcPriorityClassWithDefaults); the capacity check knows kaistack's classes alone.
+        key = kai_api.PRIORITY_CLASS_LABEL
+        value = self.labels.get(key)
+        if value is None:
+            return self
+        if value not in kai_api.PRIORITY_CLASSES:
+            raise ValueError(
+                f"labels.{key}: {value!r} is not one of kaistack's priority classes "
+                f"({', '.join(kai_api.PRIORITY_CLASSES)}): KAI drops a class that does not exist, and the capacity "
+                "check knows only these; use priorityClass"
+            )
+        if value != self.priority_class:
+            raise ValueError(
+                f"labels.{key} {value!r} and priorityClass {self.priority_class!r} disagree: keep priorityClass"
+            )
+        return self
+
     @model_validator(mode="after")
     def _kai_reads_the_preemptibility_label(self) -> Workload:
         # KAI's pod-grouper ignores any other value (ParsePreemptibility, podgroup_types.go at v0.17.0), and
@@ -184,8 +224,10 @@ class Workload(Model):
                 f"labels.{key}: {value!r} is not a value KAI reads (preemptible, non-preemptible), so the priority "
                 "class would decide instead; use preemptible: true or false"
             )
-        if value is not None and self.preemptible is not None:
-            raise ValueError(f"labels.{key} and preemptible both set: keep preemptible")
+        if value and self.preemptible is not None and self.preemptible != (value == "preemptible"):
+            raise ValueError(
+                f"labels.{key} {value!r} and preemptible: {str(self.preemptible).lower()} disagree: keep preemptible"
+            )
         return self
 
     @model_validator(mode="after")
