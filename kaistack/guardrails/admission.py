@@ -285,10 +285,10 @@ def pod_validations(
         ),
         (
             FRACTION_CONTAINER_NOT_PROXY,
-            f"tenant {tenant}: KAI gives a pod's GPU share to its first container unless "
-            f"{kai_api.GPU_FRACTION_CONTAINER_NAME} names another, and here that is a service mesh's proxy "
-            f"({', '.join(MESH_PROXIES)}): inject the proxy as a native sidecar or last, or name the application's "
-            "container",
+            f"tenant {tenant}: KAI gives a pod's GPU share to the container {kai_api.GPU_FRACTION_CONTAINER_NAME} "
+            f"names, else the first, and here that is a service mesh's proxy ({' or '.join(MESH_PROXIES)}): set "
+            f"{kai_api.GPU_FRACTION_CONTAINER_NAME} to the application's container, or inject the proxy as a native "
+            'sidecar (config.alpha.linkerd.io/proxy-enable-native-sidecar or sidecar.istio.io/nativeSidecar: "true")',
         ),
     ]
     if memory_isolation:

@@ -5,9 +5,11 @@ KAI gives a pod's GPU share (`gpu-fraction` or `gpu-memory`) to one container: t
 container (KAI@v0.17.0 pkg/binder/common/gpu_access.go:182-219, GetFractionContainerRef). Its admission webhook
 writes the share's NVIDIA_VISIBLE_DEVICES into that container alone (pkg/admission/webhook/v1alpha2/gpusharing/
 gpu_sharing.go:50-75) and, where device access is blocked, sets NVIDIA_VISIBLE_DEVICES=void in every other
-container that asks for no GPU (deviceaccess/device_access.go:58-110). So a second container that runs the model
-server gets no GPU; on a node whose default runtime is nvidia and with the block off, a CUDA image's own
-`ENV NVIDIA_VISIBLE_DEVICES=all` hands it every GPU of the node instead.
+container that asks for no GPU (deviceaccess/device_access.go:58-110; registered only with
+--block-nvidia-visible-devices, cmd/admission/main.go:54-55, which kaistack turns on where tenants exist). So a second
+container that runs the model server gets no GPU; with the block off, the pod still runs under KAI's GPU runtime
+class (runtimeenforcement/runtime_enforcement.go:31-41), and a CUDA image's own `ENV NVIDIA_VISIBLE_DEVICES=all`
+hands that container every GPU of the node, unshared and uncounted.
 
 Two ways it goes wrong without anyone writing it down:
 - a service mesh injects its proxy as the first container: Linkerd's proxy-await, on by default, puts
@@ -20,13 +22,14 @@ Two ways it goes wrong without anyone writing it down:
 
 A mesh injects at admission, so a manifest shows the proxy only when it was injected by hand (`linkerd inject
 --manual`, `istioctl kube-inject`); the tenant admission policy and `kaistack diagnose` see the pod as created.
-Naming the application's container fixes a pod the proxy reached before KAI's webhook: the API server calls
+Naming the application's container fixes a pod the proxy reached before KAI's webhook. The API server calls
 mutating webhook configurations in name order (k8s.io/apiserver pkg/admission/configuration/
-mutating_webhook_manager.go, sorted ByName), and KAI's `mutating-kai-admission` (KAI@v0.17.0
-pkg/apis/kai/v1/admission/admission.go:17) comes after Istio's `istio-sidecar-injector` and Linkerd's
-`linkerd-proxy-injector-webhook-config`. A renamed configuration that sorts first would see the proxy land after
-KAI's webhook, which then runs again (reinvocationPolicy IfNeeded) with the share's ConfigMaps already named after
-the old container index: unproven on a cluster, so the fixes name a native sidecar first.
+mutating_webhook_manager.go sorts them ByName; its behaviour, not a documented guarantee), and KAI's
+`mutating-kai-admission` (KAI@v0.17.0 pkg/apis/kai/v1/admission/admission.go:17) comes after Istio's
+`istio-sidecar-injector` and Linkerd's `linkerd-proxy-injector-webhook-config`. Were KAI's configuration renamed to
+sort first, the proxy would land after KAI's webhook, which then runs again (reinvocationPolicy IfNeeded) with the
+share's ConfigMaps already named after the application's old container index: unproven on a cluster, so the fixes
+name a native sidecar first.
 """
 
 from __future__ import annotations
@@ -39,12 +42,23 @@ from kaistack.guardrails.podspec import PodTemplate, mapping, seq
 from kaistack.guardrails.vllm import runs_vllm
 
 # A mesh's proxy container name -> how to keep it out of the first place.
+# Linkerd reads the alpha key from version-2.15 (linkerd2@version-2.15 pkg/k8s/labels.go:269, @version-2.18 :287) to
+# version-2.20, where it comes after the beta and unprefixed keys (@version-2.20 pkg/inject/inject.go:430-445; beta
+# from version-2.19); native sidecars need Kubernetes 1.29. Istio ORs the pod's proxy config with its Helm value
+# global.proxy.holdApplicationUntilProxyStarts (istio@1.29.6 pkg/kube/inject/webhook.go:793-794), which no pod
+# annotation turns off.
 MESH_PROXIES: dict[str, str] = {
-    "linkerd-proxy": 'inject the proxy as a native sidecar (config.beta.linkerd.io/proxy-enable-native-sidecar: "true",'
-    " the default from Linkerd version-2.20) or last (config.linkerd.io/proxy-await: disabled)",
+    "linkerd-proxy": 'inject the proxy as a native sidecar (config.alpha.linkerd.io/proxy-enable-native-sidecar: "true"'
+    ", Kubernetes 1.29 or later; the default from Linkerd version-2.20) or last (config.linkerd.io/proxy-await: "
+    "disabled)",
     "istio-proxy": 'inject the proxy as a native sidecar (sidecar.istio.io/nativeSidecar: "true") or last '
-    "(holdApplicationUntilProxyStarts off for this pod)",
+    "(proxy.istio.io/config: '{\"holdApplicationUntilProxyStarts\": false}', unless the mesh sets it in its Helm "
+    "values)",
 }
+NO_GPU = (
+    "gets no GPU where KAI blocks device access (NVIDIA_VISIBLE_DEVICES=void), and with the block off a CUDA image's "
+    "own NVIDIA_VISIBLE_DEVICES=all gives it every GPU of the node"
+)
 
 
 def has_share(annotations: Mapping[str, Any]) -> bool:
@@ -78,7 +92,7 @@ def fraction_container_problems(t: PodTemplate) -> list[tuple[str, str]]:
         out.append(
             (
                 f"{t.at('spec')}: KAI gives the pod's GPU share to {how}, {name}, a service mesh's proxy; the "
-                "application's containers get no GPU (NVIDIA_VISIBLE_DEVICES=void where KAI blocks device access)",
+                f"application's container {NO_GPU}",
                 f"{MESH_PROXIES[name]}, or set metadata.annotations.{kai_api.GPU_FRACTION_CONTAINER_NAME} to the "
                 "container that uses the GPU",
             )
@@ -91,7 +105,7 @@ def fraction_container_problems(t: PodTemplate) -> list[tuple[str, str]]:
         out.append(
             (
                 f"{t.at('spec')}: container {server} runs vLLM, but KAI gives the pod's GPU share to {how}, {name}, "
-                f"so {server} gets no GPU (NVIDIA_VISIBLE_DEVICES=void where KAI blocks device access)",
+                f"so {server} {NO_GPU}",
                 f"set {t.at('metadata.annotations')}.{kai_api.GPU_FRACTION_CONTAINER_NAME}: {server}",
             )
         )

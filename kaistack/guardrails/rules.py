@@ -1,3 +1,5 @@
+# Long module: the resource policies' rule table, one short pure function per policy in its own section; the rules
+# share the subject/exemption helpers at the top, so splitting them would scatter one contract over many files.
 """Resource rules: pure functions `(Res, Settings, StackFacts) -> [message]`, one per policy.
 
 The same functions run in the CrossGuard pack (props are engine proxies) and in `kaistack lint`
@@ -32,7 +34,15 @@ from kaistack.guardrails.podspec import (
 )
 from kaistack.guardrails.settings import Settings
 from kaistack.guardrails.unread import unread_constraints, unread_preemptibility
-from kaistack.guardrails.vllm import FLAG, runs_vllm, utilizations
+from kaistack.guardrails.vllm import (
+    FLAG,
+    TGI_DEFAULT_FRACTION,
+    TGI_FLAG,
+    runs_tgi,
+    runs_vllm,
+    tgi_fractions,
+    utilizations,
+)
 
 ResourceRule = Callable[[Res, Settings, StackFacts], list[str]]
 
@@ -234,20 +244,24 @@ def gpu_memory_utilization_within_fraction(res: Res, s: Settings, facts: StackFa
         bound, desc = share
         for i, c in enumerate(t.containers()):
             name = c.get("name", i)
-            found = utilizations(c, s.utilization_env_vars)
-            for u in found:
-                if u.value is not None and u.value > bound + EPSILON:
+            servers = (
+                ("vLLM", "GPU memory utilization", utilizations(c, s.utilization_env_vars), runs_vllm(c), FLAG,
+                 s.vllm_default_utilization),
+                ("TGI", "TGI's CUDA memory fraction", tgi_fractions(c), runs_tgi(c), TGI_FLAG, TGI_DEFAULT_FRACTION),
+            )  # fmt: skip
+            for server, setting, found, runs, flag, default in servers:
+                out += [
+                    f"container {name} sets {setting} {u.value:g} ({u.where}), above the pod's share ({desc}); KAI "
+                    "does not isolate GPU memory, so it would take memory promised to the GPU's other pods: use at "
+                    f"most {_floor3(bound):g}"
+                    for u in found
+                    if u.value is not None and u.value > bound + EPSILON
+                ]
+                if not found and not wl.partial and runs and default > bound + EPSILON:
                     out.append(
-                        f"container {name} sets GPU memory utilization {u.value:g} ({u.where}), above the pod's "
-                        f"share ({desc}); KAI does not isolate GPU memory, so it would take memory promised to "
-                        f"the GPU's other pods: use at most {_floor3(bound):g}"
+                        f"container {name} runs {server} without {flag}, so {server} takes its default {default:g} "
+                        f"of the GPU's memory, above the pod's share ({desc}): add {flag}={_floor3(bound):g} (or less)"
                     )
-            if not found and not wl.partial and runs_vllm(c) and s.vllm_default_utilization > bound + EPSILON:
-                out.append(
-                    f"container {name} runs vLLM without {FLAG}, so vLLM takes its default "
-                    f"{s.vllm_default_utilization:g} of the GPU's memory, above the pod's share ({desc}): "
-                    f"add {FLAG}={_floor3(bound):g} (or less)"
-                )
     return _unique(out)
 
 
@@ -385,8 +399,8 @@ DESCRIPTIONS: dict[str, str] = {
     "virtual scheduler off.",
     "kai-gpu-sharing-annotations": "KAI GPU-sharing annotations are valid: 0.005 <= gpu-fraction < 1 (KAI counts "
     "less as 0 GPUs of quota), gpu-memory a positive integer (MiB), never both, never with an nvidia.com/gpu limit.",
-    "gpu-memory-utilization-within-fraction": "A shared-GPU pod's server (vLLM) takes no more GPU memory than the "
-    "pod's share.",
+    "gpu-memory-utilization-within-fraction": "A shared-GPU pod's server (vLLM, TGI) takes no more GPU memory than "
+    "the pod's share.",
     "kai-no-bypass": "Pods meant for KAI do not skip it: no preset spec.nodeName; tenant pods set no pod-group-name "
     "annotation and no system-* priority class.",
     "kai-unread-constraints": "Pods KAI schedules set no topologySpreadConstraints, preferred node affinity or "

@@ -5,6 +5,12 @@ KAI does not isolate GPU memory (kai.md §6.4; docs/gpu-sharing/README.md): a po
 `--gpu-memory-utilization` x the whole GPU's memory. The setting hides in three places: a flag in
 `command`/`args` (also inside one shell string, `sh -c "vllm serve M --gpu-memory-utilization=0.7"`),
 or an environment variable; `$(VAR)` references resolve against the container's literal env.
+
+Hugging Face's TGI sizes its KV cache from the GPU's free memory less (1 - f x 0.9) of its total, where f is
+`--cuda-memory-fraction` or CUDA_MEMORY_FRACTION (default 1.0), and caps its process at f x the GPU
+(huggingface/text-generation-inference@v3.3.7 launcher/src/main.rs:810-813, clap 4 without inferred long names;
+server/text_generation_server/utils/import_utils.py get_cuda_free_memory, utils/dist.py:13,56,
+models/globals.py:32). So f, like vLLM's utilization, must stay within the pod's share.
 """
 
 from __future__ import annotations
@@ -97,7 +103,9 @@ def utilizations(container: Mapping[str, Any], env_vars: Sequence[str]) -> list[
 def runs_vllm(container: Mapping[str, Any]) -> bool:
     """vLLM images (vllm/vllm-openai, ...) or a `vllm serve` / `vllm.entrypoints` command line."""
     image = str(container.get("image") or "").lower()
-    if "vllm" in image.rsplit("/", 1)[-1] or "/vllm" in image:
+    *path, last = image.split("/")
+    # An organisation named vllm counts, not one whose name starts so (ghcr.io/vllm-project/semantic-router/...).
+    if "vllm" in last or "vllm" in path:
         return True
     argv = tokens([*seq(container.get("command")), *seq(container.get("args"))])
     for i, token in enumerate(argv):
@@ -107,3 +115,40 @@ def runs_vllm(container: Mapping[str, Any]) -> bool:
         if token.startswith("vllm.entrypoints"):
             return True
     return False
+
+
+# --- Hugging Face TGI ------------------------------------------------------------------------------------
+
+TGI_FLAG = "--cuda-memory-fraction"
+TGI_ENV = "CUDA_MEMORY_FRACTION"
+TGI_DEFAULT_FRACTION = 1.0  # launcher/src/main.rs: #[clap(default_value = "1.0", long, env)]
+
+
+def runs_tgi(container: Mapping[str, Any]) -> bool:
+    """TGI's images (ghcr.io/huggingface/text-generation-inference, whose entrypoint execs the launcher) or a
+    `text-generation-launcher` command line."""
+    image = str(container.get("image") or "").lower()
+    if "text-generation-inference" in image.rsplit("/", 1)[-1]:
+        return True
+    argv = tokens([*seq(container.get("command")), *seq(container.get("args"))])
+    return any(token.rsplit("/", 1)[-1] == "text-generation-launcher" for token in argv)
+
+
+def tgi_fractions(container: Mapping[str, Any]) -> list[Utilization]:
+    """TGI's memory fraction as set on the command line (exact name: clap infers no prefixes) or, in a TGI
+    container, by CUDA_MEMORY_FRACTION (clap's `env`, which the flag overrides)."""
+    env = _literal_env(container)
+    found: list[Utilization] = []
+    for field in ("command", "args"):
+        argv = tokens(seq(container.get(field)))
+        for i, token in enumerate(argv):
+            name, equals, value = token.partition("=")
+            if name != TGI_FLAG:
+                continue
+            if equals:
+                found.append(Utilization(_number(value, env), field))
+            elif i + 1 < len(argv):
+                found.append(Utilization(_number(argv[i + 1], env), field))
+    if TGI_ENV in env and runs_tgi(container):
+        found.append(Utilization(_number(env[TGI_ENV], env), f"env {TGI_ENV}"))
+    return found

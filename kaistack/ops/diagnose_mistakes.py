@@ -24,6 +24,10 @@ from kaistack.ops.live_pods import annotations_of, go_int64, gpu_share, labels_o
 from kaistack.ops.live_snapshot import FINISHED, object_name, object_namespace
 
 RESERVATION_NAMESPACE = kai_api.RESERVATION_NAMESPACE
+# The code keeps its name from when vLLM was the one server read; TGI's setting is judged the same way.
+_SERVER_FIX = (
+    "lower the server's memory setting to the share (vLLM --gpu-memory-utilization, TGI --cuda-memory-fraction)"
+)
 
 
 @dataclass(frozen=True)
@@ -57,10 +61,12 @@ def find_mistakes(kinds: Mapping[str, list[Mapping[str, Any]]]) -> list[Mistake]
 
 
 def _unknown_priority_class(pod: Mapping[str, Any], classes: set[str], pod_groups: Mapping[str, Any]) -> list[Mistake]:
-    """KAI@v0.17.0 pkg/podgrouper/podgrouper/plugins/defaultgrouper/default_grouper.go:187-223, 322-346
+    """KAI@v0.17.0 pkg/podgrouper/podgrouper/plugins/defaultgrouper/default_grouper.go:187-226, 322-346
     (calcPriorityClassWithDefaults, calcPodGroupPriorityClass): an owner's priorityClassName label, else the pod's,
     else spec.priorityClassName; a name that is no PriorityClass is dropped whole, so a pod label naming none hides
-    spec.priorityClassName too, and the pod-grouper takes its default class for the workload's kind."""
+    spec.priorityClassName too, and the pod-grouper takes its default class for the workload's kind. Ray's and
+    Grove's groupers then set their own owner's class over it (plugins/ray/ray_grouper.go:87-89,
+    plugins/grove/grove_grouper.go:82-89), which the pod alone does not show: hence "unless an owner names one"."""
     spec = mapping(pod.get("spec"))
     label = labels_of(pod).get(kai_api.PRIORITY_CLASS_LABEL)
     if spec.get("schedulerName") != kai_api.SCHEDULER_NAME or not isinstance(label, str) or label in classes:
@@ -75,8 +81,8 @@ def _unknown_priority_class(pod: Mapping[str, Any], classes: set[str], pod_group
             "unknown-priority-class",
             f"Pod {object_namespace(pod)}/{object_name(pod)}",
             f"its {kai_api.PRIORITY_CLASS_LABEL} label names {label!r}, which is no PriorityClass: KAI's pod-grouper "
-            f"reads neither it{also}; unless an owner's label names a class, it takes its default for the workload's "
-            f"kind{took}",
+            f"reads neither it{also}; unless an owner names a class (its own priorityClassName label, or a Ray or "
+            f"Grove owner's), it takes its default for the workload's kind{took}",
             f"name an existing PriorityClass in the {kai_api.PRIORITY_CLASS_LABEL} label (kubectl get "
             "priorityclasses), or remove the label",
         )
@@ -282,7 +288,7 @@ def _pod_mistakes(
         for message in gpu_memory_utilization_within_fraction(
             res, Settings(exempt_namespaces=frozenset()), StackFacts()
         ):
-            out.append(Mistake("vllm-memory-above-share", subject, message, "lower --gpu-memory-utilization"))
+            out.append(Mistake("vllm-memory-above-share", subject, message, _SERVER_FIX))
     return out
 
 

@@ -597,6 +597,22 @@ PODS: dict[str, Case] = {
         ),
         False,
     ),
+    "a share naming Istio's proxy, injected last": Case(
+        _second(
+            synced_pod(annotations={"gpu-fraction": "0.5", "gpu-fraction-container-name": "istio-proxy"}),
+            "containers",
+            ISTIO_PROXY,
+        ),
+        False,
+    ),
+    "a share naming Linkerd's proxy, a native sidecar": Case(
+        _proxy_first(
+            synced_pod(annotations={"gpu-fraction": "0.5", "gpu-fraction-container-name": "linkerd-proxy"}),
+            LINKERD_PROXY,
+            "initContainers",
+        ),
+        False,
+    ),
     "a share naming the application behind Linkerd's proxy": Case(
         _proxy_first(
             synced_pod(annotations={"gpu-fraction": "0.5", "gpu-fraction-container-name": "main"}), LINKERD_PROXY

@@ -76,7 +76,8 @@ def test_vllm_behind_a_first_container_gets_no_gpu() -> None:
     [(problem, fix)] = fraction_container_problems(_template(SHARE, LOGS, VLLM))
     assert problem == (
         "spec: container server runs vLLM, but KAI gives the pod's GPU share to the pod's first container, logs, so "
-        "server gets no GPU (NVIDIA_VISIBLE_DEVICES=void where KAI blocks device access)"
+        "server gets no GPU where KAI blocks device access (NVIDIA_VISIBLE_DEVICES=void), and with the block off a "
+        "CUDA image's own NVIDIA_VISIBLE_DEVICES=all gives it every GPU of the node"
     )
     assert fix == "set metadata.annotations.gpu-fraction-container-name: server"
 
@@ -112,7 +113,7 @@ def test_a_name_the_pod_lacks_is_left_to_kais_own_refusal() -> None:
 @pytest.mark.parametrize(
     ("proxy", "fix"),
     [
-        ("linkerd-proxy", 'config.beta.linkerd.io/proxy-enable-native-sidecar: "true"'),
+        ("linkerd-proxy", 'config.alpha.linkerd.io/proxy-enable-native-sidecar: "true"'),
         ("istio-proxy", 'sidecar.istio.io/nativeSidecar: "true"'),
     ],
 )
@@ -121,6 +122,29 @@ def test_a_proxy_injected_first_would_take_the_share(proxy: str, fix: str) -> No
     assert problem.startswith(f"spec: KAI gives the pod's GPU share to the pod's first container, {proxy}, a service")
     assert fix in advice
     assert advice.endswith("or set metadata.annotations.gpu-fraction-container-name to the container that uses the GPU")
+
+
+def test_an_annotation_naming_a_proxy_is_flagged_wherever_the_proxy_is() -> None:
+    t = _template({**SHARE, "gpu-fraction-container-name": "linkerd-proxy"}, LOGS, inits=(LINKERD_PROXY,))
+    [(problem, _)] = fraction_container_problems(t)
+    assert problem.startswith(
+        "spec: KAI gives the pod's GPU share to the container gpu-fraction-container-name names, linkerd-proxy, a "
+        "service mesh's proxy; the application's container gets no GPU where KAI blocks device access"
+    )
+    assert problem.endswith(
+        "with the block off a CUDA image's own NVIDIA_VISIBLE_DEVICES=all gives it every GPU of the node"
+    )
+
+
+def test_the_fixes_name_annotations_every_supported_mesh_version_reads() -> None:
+    """linkerd2@version-2.15 pkg/k8s/labels.go:269 to @version-2.20 inject.go:440 read the alpha key (beta appears in
+    2.19); istio@1.29.6 pkg/kube/inject/inject.go:499-505 reads sidecar.istio.io/nativeSidecar."""
+    [(_, linkerd)] = fraction_container_problems(_template(SHARE, LINKERD_PROXY, LOGS))
+    [(_, istio)] = fraction_container_problems(_template(SHARE, {"name": "istio-proxy"}, LOGS))
+    assert 'config.alpha.linkerd.io/proxy-enable-native-sidecar: "true"' in linkerd
+    assert "config.linkerd.io/proxy-await: disabled" in linkerd
+    assert 'sidecar.istio.io/nativeSidecar: "true"' in istio
+    assert """proxy.istio.io/config: '{"holdApplicationUntilProxyStarts": false}'""" in istio
 
 
 def test_a_proxy_first_and_vllm_second_are_two_problems() -> None:
@@ -211,3 +235,27 @@ def test_kaistack_diagnose_reports_a_running_pod_whose_share_went_to_its_proxy()
     assert found.subject == "Pod serving/chat"
     assert "linkerd-proxy, a service mesh's proxy" in found.problem
     assert found.fix.startswith("inject the proxy as a native sidecar")
+
+
+def test_kaistack_diagnose_reports_a_running_pod_whose_vllm_is_not_the_fraction_container() -> None:
+    from kaistack.ops.diagnose import find_mistakes
+
+    props = pod(name="chat", namespace="serving", annotations=SHARE, containers=[dict(LOGS), dict(VLLM)])
+    [found] = [m for m in find_mistakes({"Pod": [props]}) if m.code == "kai-fraction-container"]
+    assert found.problem.startswith("spec: container server runs vLLM, but KAI gives the pod's GPU share")
+    assert found.fix == "set metadata.annotations.gpu-fraction-container-name: server"
+
+
+@pytest.mark.parametrize(
+    ("image", "is_vllm"),
+    [
+        ("vllm/vllm-openai:v0.11.0", True),
+        ("registry.example.com/vllm/openai-server:1", True),
+        ("registry.example.com:5000/llm/vllm:1", True),
+        ("ghcr.io/vllm-project/semantic-router/extproc:latest", False),
+        ("fluent/fluent-bit:4.0", False),
+    ],
+)
+def test_vllm_is_told_by_its_image_name_or_organisation_not_a_prefix_of_one(image: str, is_vllm: bool) -> None:
+    t = _template(SHARE, dict(LOGS), {"name": "second", "image": image})
+    assert bool(fraction_container_problems(t)) is is_vllm

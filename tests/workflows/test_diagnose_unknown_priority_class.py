@@ -26,7 +26,9 @@ CLASSES = [
 ]
 
 
-def _pod(name: str, label: str | None, scheduler: str = "kai-scheduler") -> dict[str, Any]:
+def _pod(
+    name: str, label: str | None, scheduler: str = "kai-scheduler", spec_class: str = "inference"
+) -> dict[str, Any]:
     labels = {"kai.scheduler/queue": "test"}
     if label is not None:
         labels["priorityClassName"] = label
@@ -41,7 +43,7 @@ def _pod(name: str, label: str | None, scheduler: str = "kai-scheduler") -> dict
         },
         "spec": {
             "schedulerName": scheduler,
-            "priorityClassName": "inference",
+            **({"priorityClassName": spec_class} if spec_class else {}),
             "containers": [{"name": "main", "image": "busybox:1.37.0", "resources": {"requests": {"cpu": "100m"}}}],
         },
         "status": {"phase": "Pending"},
@@ -74,8 +76,8 @@ def test_a_label_with_a_typo_hides_the_pods_own_class(tmp_path: Path, capsys: py
     assert mistake["object"] == "Pod ml/serve"
     assert mistake["problem"] == (
         "its priorityClassName label names 'infrence', which is no PriorityClass: KAI's pod-grouper reads neither it, "
-        "nor spec.priorityClassName 'inference'; unless an owner's label names a class, it takes its default for the "
-        "workload's kind (its PodGroup has 'train')"
+        "nor spec.priorityClassName 'inference'; unless an owner names a class (its own priorityClassName label, or a "
+        "Ray or Grove owner's), it takes its default for the workload's kind (its PodGroup has 'train')"
     )
     assert mistake["fix"].startswith("name an existing PriorityClass in the priorityClassName label")
 
@@ -103,3 +105,11 @@ def test_a_dump_without_priority_classes_says_nothing_of_them(
 
 def test_a_pod_kai_does_not_schedule_is_not_judged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert _mistakes(tmp_path, capsys, _pod("web", "infrence", scheduler="default-scheduler")) == []
+
+
+def test_without_a_spec_class_only_the_label_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    [mistake] = _mistakes(tmp_path, capsys, _pod("serve", "infrence", spec_class=""))
+    assert mistake["problem"].startswith(
+        "its priorityClassName label names 'infrence', which is no PriorityClass: KAI's pod-grouper reads neither it; "
+        "unless an owner names a class"
+    )
