@@ -14,14 +14,15 @@ from kaistack.cli.output import print_json
 from kaistack.cli.sim_progress import simulation_progress
 
 DUMP_KINDS = (
-    "nodes,pods,podgroups,bindrequests,queues,topologies,schedulingshards,priorityclasses,configmaps,pvc,pv,"
-    "storageclasses,namespaces"
+    "nodes,pods,podgroups,bindrequests,queues,topologies,schedulingshards,configs.kai.scheduler,priorityclasses,"
+    "configmaps,pvc,pv,storageclasses,namespaces"
 )
 
 DEFAULT_TIMEOUT = 10.0  # seconds per API request
 
 DESCRIPTION = f"""\
-Reads nodes, pods, PodGroups, BindRequests, Queues, Topologies, SchedulingShards, PriorityClasses,
+Reads nodes, pods, PodGroups, BindRequests, Queues, Topologies, SchedulingShards, KAI's Config (the label it reads
+a pod's queue from), PriorityClasses,
 PersistentVolumeClaims, PersistentVolumes, StorageClasses, Namespaces and the names of ConfigMaps (read-only, with
 whatever the credentials may read) or a dump made by `kubectl get {DUMP_KINDS} -A -o yaml`, runs one KAI scheduling
 cycle on what is really there, as the SchedulingShard sets KAI's scheduler up, and says for each Pending pod why KAI
@@ -29,8 +30,9 @@ leaves it Pending, in the words of `kaistack check`; a pod bound to a node but s
 its kubelet waits on. It also lists the field's quiet mistakes with the object and the fix: GPU pods without
 schedulerName kai-scheduler (not KAI's own reservation and scaling pods), queue labels naming no queue, Queue limits
 left out (read as 0), PodGroups of one name in two namespaces, Deployments in a queue without GPU quota, vCluster
-owner references (a vCluster with setOwner: true), reservation pods without a GPU runtime, vLLM memory utilization
-above the pod's share, constraints KAI does not read. Finished pods are not judged.
+owner references (a vCluster with setOwner: true), reservation pods without a GPU runtime, vLLM or TGI memory
+settings above the pod's share, GPU shares that go to a mesh's proxy or away from vLLM, priorityClassName labels
+naming no PriorityClass, constraints KAI does not read. Finished pods are not judged.
 """
 
 EPILOG = f"""\
@@ -43,6 +45,7 @@ examples:
   kaistack diagnose --from-dump dump.json            JSON reads far faster on a large cluster
   kaistack diagnose --max-seconds 60                 a busy cluster: at most about a minute of simulation
   kaistack diagnose --from-dump dump.yaml --at 2026-11-25T18:00:00Z   the time the dump was taken
+  kaistack diagnose --from-dump pods.yaml --queue-label-key team.example.com/queue   a dump without KAI's Config
 
 On a terminal, stderr shows the scheduling cycle's progress (each action, and every 5 s where it is).
 
@@ -84,6 +87,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="stop the scheduling cycle after about S seconds; the diagnosis is then marked partial",
     )
     parser.add_argument(
+        "--queue-label-key",
+        metavar="KEY",
+        help="the label KAI reads a pod's queue from (default: spec.global.queueLabelKey of KAI's Config kai-config, "
+        "when read, else kai.scheduler/queue)",
+    )
+    parser.add_argument(
         "--at",
         metavar="TIME",
         help="when the objects were read, RFC 3339 (default: now, or the dump file's modification time); "
@@ -99,9 +108,14 @@ def run(args: argparse.Namespace) -> int:
     from kaistack.errors import InputError
     from kaistack.ops import diagnose as ops
     from kaistack.progress import Progress
+    from placement.k8s_names import is_qualified_name
 
     if args.max_seconds is not None and not args.max_seconds > 0:
         raise InputError("--max-seconds: must be a positive number of seconds")
+    if args.queue_label_key is not None and not is_qualified_name(args.queue_label_key):
+        raise InputError(
+            f"--queue-label-key: {args.queue_label_key!r} is not a label key ([prefix/]name, as kubectl label takes)"
+        )
     at = read_time(args.at) if args.at is not None else None
     notes: list[str] = []
     if args.from_dump is not None:
@@ -115,7 +129,14 @@ def run(args: argparse.Namespace) -> int:
         at = at or dump_time(args.from_dump)
     else:
         objects, notes = read_live(args)
-    diagnosis = ops.diagnose(objects, notes, args.max_seconds, simulation_progress(Progress.for_cli()), now=at)
+    diagnosis = ops.diagnose(
+        objects,
+        notes,
+        args.max_seconds,
+        simulation_progress(Progress.for_cli()),
+        now=at,
+        queue_label_key=args.queue_label_key,
+    )
     if args.namespace is not None:
         diagnosis = only_namespace(diagnosis, args.namespace)
     if args.json:
@@ -125,6 +146,27 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(ops.to_text(diagnosis))
     return 0 if diagnosis.ok else 1
+
+
+def _kai_config(client: Any, notes: list[str]) -> list[dict[str, Any]]:
+    """KAI's Config, for the queue label key it sets; one that cannot be read leaves KAI's default, said."""
+    from kaistack.declaration import kai_api
+    from kaistack.kube.client import KubeAPIError, KubeError
+    from kaistack.kube.resources import KaiConfig
+
+    name = kai_api.KAI_CONFIG_NAME
+    try:
+        return [client.get(KaiConfig, name)]
+    except KubeAPIError as err:
+        if err.status == 401:
+            raise KubeError(f"the API server rejected the credentials (401) when reading KAI's Config {name}") from err
+        if err.status not in (403, 404):
+            raise
+        notes.append(
+            f"could not read KAI's Config {name} ({err.status}): queues are read from the pods' "
+            f"{kai_api.QUEUE_LABEL} label (--queue-label-key names another)"
+        )
+        return []
 
 
 def read_time(text: str) -> datetime:
@@ -265,6 +307,8 @@ def read_live(args: argparse.Namespace) -> tuple[list[Any], list[str]]:
                 raise
             # A typed list, as the API server answers: a kind read with nothing in it is known to be empty.
             objects.append({"kind": f"{name}List", "items": items})
+        if not args.queue_label_key:
+            objects += _kai_config(client, notes)
         try:  # KAI's ConfigMap predicate needs only which exist (placement.config_maps)
             found = _read_wide(lambda ns: client.names(ConfigMap, namespace=ns), "ConfigMap", args.namespace, notes)
         except KubeAPIError as err:

@@ -125,6 +125,12 @@ BIND_REQUEST = Crd("scheduling.run.ai", "v1alpha2", "BindRequest", "bindrequests
 TOPOLOGY_CRD = Crd("kai.scheduler", "v1alpha1", "Topology", "topologies")  # cluster-scoped
 CONFIG = Crd("kai.scheduler", "v1", "Config", "configs")
 SCHEDULING_SHARD = Crd("kai.scheduler", "v1", "SchedulingShard", "schedulingshards")
+# KAI's operator input (KAI@v0.17.0 deployments/kai-scheduler/crds/kai.scheduler_configs.yaml, cluster-scoped; the
+# chart names it kai-config, templates/_helpers.tpl:45-49): spec.global.queueLabelKey is the label the scheduler,
+# pod-grouper and admission read a pod's queue from (pkg/operator/operands/scheduler/resources_for_shard.go:363,
+# pod_grouper/resources.go:72).
+KAI_CONFIG = Crd("kai.scheduler", "v1", "Config", "configs")
+KAI_CONFIG_NAME = "kai-config"
 
 # -- priority classes the chart installs (templates/priorityclasses/) ------------------------------
 PRIORITY_CLASSES: dict[str, int] = {"train": 50, "build-preemptible": 75, "build": 100, "inference": 125}

@@ -15,7 +15,7 @@ from lightkube.resources.core_v1 import ConfigMap, Namespace, Node, PersistentVo
 from lightkube.resources.scheduling_v1 import PriorityClass
 from lightkube.resources.storage_v1 import StorageClass
 
-from kaistack.declaration.kai_api import BIND_REQUEST, POD_GROUP, QUEUE, SCHEDULING_SHARD, TOPOLOGY_CRD
+from kaistack.declaration.kai_api import BIND_REQUEST, KAI_CONFIG, POD_GROUP, QUEUE, SCHEDULING_SHARD, TOPOLOGY_CRD
 
 Queue = create_global_resource(QUEUE.group, QUEUE.version, QUEUE.kind, QUEUE.plural)
 PodGroup = create_namespaced_resource(POD_GROUP.group, POD_GROUP.version, POD_GROUP.kind, POD_GROUP.plural)
@@ -23,6 +23,7 @@ BindRequest = create_namespaced_resource(
     BIND_REQUEST.group, BIND_REQUEST.version, BIND_REQUEST.kind, BIND_REQUEST.plural
 )
 Topology = create_global_resource(TOPOLOGY_CRD.group, TOPOLOGY_CRD.version, TOPOLOGY_CRD.kind, TOPOLOGY_CRD.plural)
+KaiConfig = create_global_resource(KAI_CONFIG.group, KAI_CONFIG.version, KAI_CONFIG.kind, KAI_CONFIG.plural)
 SchedulingShard = create_global_resource(
     SCHEDULING_SHARD.group, SCHEDULING_SHARD.version, SCHEDULING_SHARD.kind, SCHEDULING_SHARD.plural
 )
@@ -32,6 +33,7 @@ __all__ = [
     "ConfigMap",
     "Deployment",
     "Job",
+    "KaiConfig",
     "MutatingWebhookConfiguration",
     "Namespace",
     "Node",

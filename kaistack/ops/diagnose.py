@@ -68,18 +68,21 @@ def diagnose(
     max_seconds: float | None = None,
     simulation: Mapping[str, Any] | None = None,
     now: datetime | None = None,
+    queue_label_key: str | None = None,
 ) -> Diagnosis:
     """`max_seconds` bounds the scheduling cycle (the diagnosis is then partial); `simulation` holds extra
     keyword arguments for placement's `simulate` (progress callbacks); `now` is when the objects were read
-    (default: the current time)."""
+    (default: the current time); `queue_label_key` the label KAI reads a pod's queue from (default: KAI's
+    Config's, when read, else kai.scheduler/queue)."""
     objects = list(objects)
     unnamed: Counter[str] = Counter()
     kinds = by_kind(objects, unnamed)
-    live = build(objects, now=now)
+    key, key_note = queue_label_key_of(kinds, queue_label_key)
+    live = build(objects, queue_label=key, now=now)
     settings = scheduler_settings(kinds.get("SchedulingShard"))  # None: not read; []: read, and none there
     pending, partial = _pending(live, settings, max_seconds, simulation or {})
-    pending += _in_kubelet(kinds, live)
-    mistakes = find_mistakes(kinds)
+    pending += _in_kubelet(kinds, live, key)
+    mistakes = find_mistakes(kinds, key)
     counts = {k: len(kinds.get(k, [])) for k in ("Node", "Pod", "PodGroup", "Queue", "Topology", "ConfigMap")}
     # A dump is hostile input: an object left out is said, not silently missing from the answer.
     dropped = [
@@ -87,8 +90,27 @@ def diagnose(
         for kind, n in sorted(unnamed.items())
     ]
     absent = [_ABSENT[kind] for kind in _ABSENT if not kinds.get(kind)]
-    all_notes = (*notes, *absent, *settings.notes, *live.notes, *dropped)
+    all_notes = (*notes, *key_note, *absent, *settings.notes, *live.notes, *dropped)
     return Diagnosis(tuple(pending), tuple(mistakes), all_notes, counts, partial)
+
+
+def queue_label_key_of(kinds: Mapping[str, list[Mapping[str, Any]]], given: str | None) -> tuple[str, tuple[str, ...]]:
+    """The label KAI reads a pod's queue from, and a note when it is not the default: `given`, else the
+    spec.global.queueLabelKey of KAI's Config kai-config (another operator's `Config` kind is not KAI's), else
+    kai.scheduler/queue, KAI's default (KAI@v0.17.0 pkg/apis/kai/v1/global.go:68-70,124)."""
+    if given:
+        key, source = given, "--queue-label-key"
+    else:
+        key, source = kai_api.QUEUE_LABEL, ""
+        api_version = f"{kai_api.KAI_CONFIG.group}/{kai_api.KAI_CONFIG.version}"
+        for config in kinds.get(kai_api.KAI_CONFIG.kind, []):
+            if config.get("apiVersion") == api_version and object_name(config) == kai_api.KAI_CONFIG_NAME:
+                found = dig(config, "spec", "global", "queueLabelKey")
+                if isinstance(found, str) and found.strip():
+                    key, source = found.strip(), f"KAI's Config {kai_api.KAI_CONFIG_NAME}"
+    if key == kai_api.QUEUE_LABEL:
+        return key, ()
+    return key, (f"queues are read from the pods' {key} label ({source})",)
 
 
 # A dump is whatever `kubectl get` was asked for: a kind it left out reads as a clean or broken cluster unless said.
@@ -175,7 +197,9 @@ def _pipelined(node: str | None) -> str:
     )
 
 
-def _in_kubelet(kinds: Mapping[str, list[Mapping[str, Any]]], live: LiveSnapshot) -> list[PendingPod]:
+def _in_kubelet(
+    kinds: Mapping[str, list[Mapping[str, Any]]], live: LiveSnapshot, queue_label: str = kai_api.QUEUE_LABEL
+) -> list[PendingPod]:
     """KAI's pods bound to a node (spec.nodeName) and still in phase Pending: KAI counts them Bound there
     (kai-scheduler/KAI-Scheduler@v0.17.0:pkg/scheduler/api/pod_info/pod_info.go:476-483, getTaskStatus), holding
     their resources, so the cycle has nothing to say about them; their kubelet has not started them (an image it
@@ -195,7 +219,7 @@ def _in_kubelet(kinds: Mapping[str, list[Mapping[str, Any]]], live: LiveSnapshot
         # The same membership as live_snapshot.build: KAI's scheduler name, or a pod-group-name that exists.
         if dig(pod, "spec", "schedulerName") != kai_api.SCHEDULER_NAME and group not in groups:
             continue
-        queue = queues.get(group) or dig(groups.get(group), "spec", "queue") or labels_of(pod).get(kai_api.QUEUE_LABEL)
+        queue = queues.get(group) or dig(groups.get(group), "spec", "queue") or labels_of(pod).get(queue_label)
         where = node if node in nodes else f"{node} (not among the nodes read)"
         reason = f"bound to {where}; Pending in the kubelet: {_waiting(pod)}"
         out.append(PendingPod(name, group, str(queue or ""), reason, bound_to=node))

@@ -38,7 +38,9 @@ class Mistake:
     fix: str
 
 
-def find_mistakes(kinds: Mapping[str, list[Mapping[str, Any]]]) -> list[Mistake]:
+def find_mistakes(
+    kinds: Mapping[str, list[Mapping[str, Any]]], queue_label: str = kai_api.QUEUE_LABEL
+) -> list[Mistake]:
     queues = {object_name(q): q for q in kinds.get("Queue", [])}
     parents = {str(mapping(q.get("spec")).get("parentQueue") or "") for q in queues.values()}
     leaves = {name for name in queues if name not in parents}
@@ -53,7 +55,7 @@ def find_mistakes(kinds: Mapping[str, list[Mapping[str, Any]]]) -> list[Mistake]
     classes = {object_name(c) for c in kinds["PriorityClass"]} if "PriorityClass" in kinds else None
     for pod in kinds.get("Pod", []):
         if dig(pod, "status", "phase") not in FINISHED:
-            out += _pod_mistakes(pod, queues, leaves, pod_groups)
+            out += _pod_mistakes(pod, queues, leaves, pod_groups, queue_label)
             out += _gpu_memory_above_gpu(pod, gpu_memory)
             if classes is not None:
                 out += _unknown_priority_class(pod, classes, pod_groups)
@@ -187,7 +189,11 @@ def _preemptible(group: Mapping[str, Any] | None, spec: Mapping[str, Any], label
 
 
 def _pod_mistakes(
-    pod: Mapping[str, Any], queues: Mapping[str, Any], leaves: set[str], pod_groups: Mapping[str, Any]
+    pod: Mapping[str, Any],
+    queues: Mapping[str, Any],
+    leaves: set[str],
+    pod_groups: Mapping[str, Any],
+    queue_label: str = kai_api.QUEUE_LABEL,
 ) -> list[Mistake]:
     subject = f"Pod {object_namespace(pod)}/{object_name(pod)}"
     spec = mapping(pod.get("spec"))
@@ -199,7 +205,7 @@ def _pod_mistakes(
     pending = dig(pod, "status", "phase") in (None, "Pending") and not spec.get("nodeName")
     out = []
     wants_gpu = any(requests_gpu(t) for t in pod_templates("Pod", pod))
-    raw_queue = labels.get(kai_api.QUEUE_LABEL)
+    raw_queue = labels.get(queue_label)
     queue = raw_queue if isinstance(raw_queue, str) else None  # a hostile dump may hold any value here
     if spec.get("schedulerName") != kai_api.SCHEDULER_NAME and (wants_gpu or queue) and not _made_by_kai(pod):
         why = "asks for GPUs" if wants_gpu else f"is labelled for queue {queue}"
@@ -217,7 +223,7 @@ def _pod_mistakes(
     if group is not None:
         scheduled_queue, where = dig(group, "spec", "queue"), f"its PodGroup {object_name(group)} has spec.queue"
     else:
-        scheduled_queue, where = queue, f"label {kai_api.QUEUE_LABEL}:"
+        scheduled_queue, where = queue, f"label {queue_label}:"
     if (
         spec.get("schedulerName") == kai_api.SCHEDULER_NAME
         and pending
