@@ -91,9 +91,9 @@ def probes() -> tuple[Probe, ...]:
     )
 
 
-def unregistered(client: KubeClient, kai_namespace: str) -> list[str]:
+def unregistered(client: KubeClient, kai_namespace: str, notes: list[str] | None = None) -> list[str]:
     """The webhooks KAI's operator has not registered yet (none when the credentials may not list them: the probes
-    alone decide then)."""
+    alone decide then, and `notes`, when given, says which kind could not be listed)."""
     wanted: list[tuple[str, Kind, str, str]] = [
         ("its queue webhook", k8s.ValidatingWebhookConfiguration, kai_api.QUEUE.group, "queues"),
         ("its podgroup webhook", k8s.ValidatingWebhookConfiguration, kai_api.POD_GROUP.group, "podgroups"),
@@ -110,6 +110,8 @@ def unregistered(client: KubeClient, kai_namespace: str) -> list[str]:
                 if err.status != 403:
                     raise
                 listed[kind] = None
+                if notes is not None:
+                    notes.append(f"could not list {kind.__name__}s (403): whether KAI's are registered is not known")
         configurations = listed[kind]
         if configurations is not None and not any(_serves(c, kai_namespace, group, resource) for c in configurations):
             missing.append(name)

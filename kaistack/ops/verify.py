@@ -5,6 +5,7 @@ Read-only checks against the Kubernetes API (`kaistack.kube.client`, over lightk
 - `kai-components`: KAI's Deployments in `kai.namespace` exist, are available and rolled out (v0.17's
   operator creates admission, binder, kai-operator, kai-scheduler-default, pod-grouper,
   podgroup-controller, queue-controller); `verify_health.deployment_problems` says what is wrong.
+- `kai-admission` (`verify_admission`): KAI's webhooks are registered and answer a dry-run Queue, PodGroup and Pod.
 - `queue`: every declared queue (plus KAI's default pair) exists as a Queue (`kai_api.QUEUE`)
   with the declared parent, priority and gpu/cpu/memory quota/limit/overQuotaWeight (an omitted field
   counts as 0, as KAI reads it).
@@ -41,6 +42,7 @@ from kaistack.declaration import kai_api, vcluster_api
 from kaistack.declaration.model import Queue, StackConfig
 from kaistack.kube import resources as k8s
 from kaistack.kube.client import KubeAPIError, KubeClient, KubeError
+from kaistack.ops.verify_admission import check_kai_admission
 from kaistack.ops.verify_common import (
     CheckResult,
     WorkloadPods,
@@ -126,6 +128,10 @@ def verify_stack(
     report = VerifyReport(stack=stack, server=client.server, kubeconfig=kubeconfig)
     with progress.step(f"checking KAI components in {config.kai.namespace}"):
         report.results += check_kai_components(config, client)
+    with progress.step("checking KAI's admission webhooks"):
+        admission_results, admission_notes = check_kai_admission(config, client)
+        report.results += admission_results
+        report.notes += admission_notes
     with progress.step(f"checking {len(config.all_queues())} queues"):
         report.results += check_queues(config, client)
     with progress.step("checking KAI's scheduler settings"):

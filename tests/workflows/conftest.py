@@ -12,6 +12,7 @@ from workflow_testlib import (
     ROOT,
     FakeKube,
     Pki,
+    healthy_posts,
     healthy_responses,
     make_pki,
     passing_report,
@@ -38,7 +39,7 @@ def renderable_project(project: Path) -> Path:
 @pytest.fixture
 def fake_kube() -> Iterator[FakeKube]:
     """The healthy dev cluster's API over plain HTTP on 127.0.0.1 (Bearer token auth)."""
-    yield from serve(FakeKube(healthy_responses()), None)
+    yield from serve(FakeKube(healthy_responses(), posts=healthy_posts()), None)
 
 
 @pytest.fixture(scope="session")
@@ -52,7 +53,7 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
 @pytest.fixture
 def fake_kube_tls(pki: Pki) -> Iterator[FakeKube]:
     """The fake API over HTTPS, requiring a client certificate signed by the test CA (no token)."""
-    yield from serve(FakeKube(healthy_responses(), token=None), server_tls(pki))
+    yield from serve(FakeKube(healthy_responses(), token=None, posts=healthy_posts()), server_tls(pki))
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from workflow_testlib import NAMED_SERVER, FakeKube, Pki, healthy_responses, serve
+from workflow_testlib import NAMED_SERVER, FakeKube, Pki, healthy_posts, healthy_responses, serve
 
 from kaistack.kube import resources as k8s
 from kaistack.kube.client import KubeClient, KubeError
@@ -33,7 +33,7 @@ def named_kube(pki: Pki, sni_seen: list[str | None]) -> Iterator[FakeKube]:
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(pki.named_cert, pki.named_key)
     context.sni_callback = lambda _sock, name, _ctx: sni_seen.append(name)
-    yield from serve(FakeKube(healthy_responses()), context)
+    yield from serve(FakeKube(healthy_responses(), posts=healthy_posts()), context)
 
 
 def _kubeconfig(server: str, pki: Pki, token: str, **cluster: Any) -> str:

@@ -26,6 +26,7 @@ def test_healthy_platform_passes_every_check(project, fake_kube, capsys):
     checks = {c["check"] for c in report["checks"]}
     assert checks == {
         "kai-components",
+        "kai-admission",
         "queue",
         "scheduler",
         "workload-running",

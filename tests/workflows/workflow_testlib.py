@@ -105,6 +105,18 @@ def healthy_responses() -> dict[str, Any]:
     return responses
 
 
+# Where kaistack.ops.kai_ready's probes are dry-run created; the healthy cluster's KAI admits each.
+PROBE_PATHS = (
+    "/apis/scheduling.run.ai/v2/queues",
+    "/apis/scheduling.run.ai/v2alpha2/namespaces/default/podgroups",
+    "/api/v1/namespaces/default/pods",
+)
+
+
+def healthy_posts() -> dict[str, list[tuple[int, Any]]]:
+    return {path: [(201, None)] for path in PROBE_PATHS}
+
+
 @dataclass(frozen=True)
 class Pki:
     """A throwaway CA with a server certificate for 127.0.0.1, one for NAMED_SERVER only (no IP), and a client
