@@ -1,6 +1,7 @@
 """`kaistack verify`: after `pulumi up`, does the live cluster schedule the way the stack declares?
 
-Read-only checks against the Kubernetes API (`kaistack.kube.client`, over lightkube):
+Read-only checks against the Kubernetes API (`kaistack.kube.client`, over lightkube; `kai-admission`'s dry-run
+creates write nothing):
 
 - `kai-components`: KAI's Deployments in `kai.namespace` exist, are available and rolled out (v0.17's
   operator creates admission, binder, kai-operator, kai-scheduler-default, pod-grouper,
