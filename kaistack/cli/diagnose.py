@@ -149,14 +149,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _kai_config(client: Any, notes: list[str]) -> list[dict[str, Any]]:
-    """KAI's Config, for the queue label key it sets; one that cannot be read leaves KAI's default, said."""
+    """KAI's Config, for the queue label key it sets; one that cannot be read leaves KAI's default, said. Listed,
+    not got by name, as every other kind is: credentials need `list` alone."""
     from kaistack.declaration import kai_api
     from kaistack.kube.client import KubeAPIError, KubeError
     from kaistack.kube.resources import KaiConfig
 
     name = kai_api.KAI_CONFIG_NAME
     try:
-        return [client.get(KaiConfig, name)]
+        return [c for c in client.list(KaiConfig) if (c.get("metadata") or {}).get("name") == name]
     except KubeAPIError as err:
         if err.status == 401:
             raise KubeError(f"the API server rejected the credentials (401) when reading KAI's Config {name}") from err

@@ -18,7 +18,7 @@ Two ways it goes wrong without anyone writing it down:
   version-2.20, charts/linkerd-control-plane/values.yaml), and Istio moves istio-proxy first under
   holdApplicationUntilProxyStarts when it is not a native sidecar (istio/istio@1.29.6 pkg/kube/inject/
   webhook.go:780-812, reorderPod);
-- the model server (vLLM) is not the first container and no annotation names it.
+- the model server (vLLM, TGI) is not the first container and no annotation names it.
 
 A mesh injects at admission, so a manifest shows the proxy only when it was injected by hand (`linkerd inject
 --manual`, `istioctl kube-inject`); the tenant admission policy and `kaistack diagnose` see the pod as created.
@@ -39,7 +39,7 @@ from typing import Any
 
 from kaistack.declaration import kai_api
 from kaistack.guardrails.podspec import PodTemplate, mapping, seq
-from kaistack.guardrails.vllm import runs_vllm
+from kaistack.guardrails.vllm import runs_tgi, runs_vllm
 
 # A mesh's proxy container name -> how to keep it out of the first place.
 # Linkerd reads the alpha key from version-2.15 (linkerd2@version-2.15 pkg/k8s/labels.go:269, @version-2.18 :287) to
@@ -99,12 +99,13 @@ def fraction_container_problems(t: PodTemplate) -> list[tuple[str, str]]:
         )
     for container in t.containers():
         # Names are unique across a pod's containers and init containers (the API server refuses a repeat).
-        if str(container.get("name", "?")) == name or not runs_vllm(container):
+        kind = "vLLM" if runs_vllm(container) else "TGI" if runs_tgi(container) else None
+        if str(container.get("name", "?")) == name or kind is None:
             continue
         server = str(container.get("name", "?"))
         out.append(
             (
-                f"{t.at('spec')}: container {server} runs vLLM, but KAI gives the pod's GPU share to {how}, {name}, "
+                f"{t.at('spec')}: container {server} runs {kind}, but KAI gives the pod's GPU share to {how}, {name}, "
                 f"so {server} {NO_GPU}",
                 f"set {t.at('metadata.annotations')}.{kai_api.GPU_FRACTION_CONTAINER_NAME}: {server}",
             )

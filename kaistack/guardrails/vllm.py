@@ -10,7 +10,10 @@ Hugging Face's TGI sizes its KV cache from the GPU's free memory less (1 - f x 0
 `--cuda-memory-fraction` or CUDA_MEMORY_FRACTION (default 1.0), and caps its process at f x the GPU
 (huggingface/text-generation-inference@v3.3.7 launcher/src/main.rs:810-813, clap 4 without inferred long names;
 server/text_generation_server/utils/import_utils.py get_cuda_free_memory, utils/dist.py:13,56,
-models/globals.py:32). So f, like vLLM's utilization, must stay within the pod's share.
+models/globals.py:32). So f, like vLLM's utilization, must stay within the pod's share. That bound is needed, not
+enough: TGI takes (1 - 0.9 f) of the total from the memory still free when it starts, so beside neighbours that
+already hold more than about 0.9 f of the GPU it finds no room for its cache and does not start; on a GPU shared
+without isolation TGI must start first (kai.sharing: isolated shows it its share as the whole GPU).
 """
 
 from __future__ import annotations
@@ -91,13 +94,23 @@ def _number(text: str, env: Mapping[str, str]) -> float | None:
     return value if value == value else None  # NaN
 
 
+def _from_elsewhere(container: Mapping[str, Any], names: Sequence[str]) -> list[Utilization]:
+    """`names` set from a ConfigMap or Secret (valueFrom): set, to a value that cannot be read here."""
+    out = []
+    for item in seq(container.get("env")):
+        item = mapping(item)
+        if item.get("name") in names and "value" not in item and item.get("valueFrom") is not None:
+            out.append(Utilization(None, f"env {item['name']} (valueFrom)"))
+    return out
+
+
 def utilizations(container: Mapping[str, Any], env_vars: Sequence[str]) -> list[Utilization]:
     env = _literal_env(container)
     found: list[Utilization] = []
     for field in ("command", "args"):
         found += [Utilization(_number(raw, env), field) for raw in _flag_values(tokens(seq(container.get(field))))]
     found += [Utilization(_number(env[name], env), f"env {name}") for name in env_vars if name in env]
-    return found
+    return found + _from_elsewhere(container, env_vars)
 
 
 def runs_vllm(container: Mapping[str, Any]) -> bool:
@@ -136,19 +149,23 @@ def runs_tgi(container: Mapping[str, Any]) -> bool:
 
 def tgi_fractions(container: Mapping[str, Any]) -> list[Utilization]:
     """TGI's memory fraction as set on the command line (exact name: clap infers no prefixes) or, in a TGI
-    container, by CUDA_MEMORY_FRACTION (clap's `env`, which the flag overrides)."""
+    container and only without the flag (clap takes the flag over its `env`), by CUDA_MEMORY_FRACTION; from a
+    ConfigMap or Secret (valueFrom, envFrom) it is set to a value not known here."""
     env = _literal_env(container)
     found: list[Utilization] = []
-    for field in ("command", "args"):
-        argv = tokens(seq(container.get(field)))
-        for i, token in enumerate(argv):
-            name, equals, value = token.partition("=")
-            if name != TGI_FLAG:
-                continue
-            if equals:
-                found.append(Utilization(_number(value, env), field))
-            elif i + 1 < len(argv):
-                found.append(Utilization(_number(argv[i + 1], env), field))
-    if TGI_ENV in env and runs_tgi(container):
-        found.append(Utilization(_number(env[TGI_ENV], env), f"env {TGI_ENV}"))
-    return found
+    argv = tokens([*seq(container.get("command")), *seq(container.get("args"))])  # the kubelet joins them
+    for i, token in enumerate(argv):
+        name, equals, value = token.partition("=")
+        if name != TGI_FLAG:
+            continue
+        if equals:
+            found.append(Utilization(_number(value, env), "command line"))
+        elif i + 1 < len(argv):
+            found.append(Utilization(_number(argv[i + 1], env), "command line"))
+    if found or not runs_tgi(container):
+        return found
+    if TGI_ENV in env:
+        return [Utilization(_number(env[TGI_ENV], env), f"env {TGI_ENV}")]
+    if seq(container.get("envFrom")):
+        return [Utilization(None, "envFrom")]
+    return _from_elsewhere(container, [TGI_ENV])

@@ -25,6 +25,7 @@ from kaistack.ops.diagnose_mistakes import Mistake, find_mistakes
 from kaistack.ops.live_pods import annotations_of, labels_of
 from kaistack.ops.live_shard import SchedulerSettings, scheduler_settings
 from kaistack.ops.live_snapshot import LiveSnapshot, build, by_kind, object_name, object_namespace
+from placement.k8s_names import is_qualified_name
 from placement.reasons import NOT_REACHED
 from placement.simulation import simulate
 from placement.tasks import PENDING, PIPELINED
@@ -99,18 +100,27 @@ def queue_label_key_of(kinds: Mapping[str, list[Mapping[str, Any]]], given: str 
     spec.global.queueLabelKey of KAI's Config kai-config (another operator's `Config` kind is not KAI's), else
     kai.scheduler/queue, KAI's default (KAI@v0.17.0 pkg/apis/kai/v1/global.go:68-70,124)."""
     if given:
-        key, source = given, "--queue-label-key"
-    else:
-        key, source = kai_api.QUEUE_LABEL, ""
-        api_version = f"{kai_api.KAI_CONFIG.group}/{kai_api.KAI_CONFIG.version}"
-        for config in kinds.get(kai_api.KAI_CONFIG.kind, []):
-            if config.get("apiVersion") == api_version and object_name(config) == kai_api.KAI_CONFIG_NAME:
-                found = dig(config, "spec", "global", "queueLabelKey")
-                if isinstance(found, str) and found.strip():
-                    key, source = found.strip(), f"KAI's Config {kai_api.KAI_CONFIG_NAME}"
-    if key == kai_api.QUEUE_LABEL:
-        return key, ()
-    return key, (f"queues are read from the pods' {key} label ({source})",)
+        note = f"queues are read from the pods' {given} label (--queue-label-key)"
+        return given, (() if given == kai_api.QUEUE_LABEL else (note,))
+    api_version = f"{kai_api.KAI_CONFIG.group}/{kai_api.KAI_CONFIG.version}"
+    configs = [
+        c
+        for c in kinds.get(kai_api.KAI_CONFIG.kind, [])
+        if c.get("apiVersion") == api_version and object_name(c) == kai_api.KAI_CONFIG_NAME
+    ]
+    if not configs:
+        return kai_api.QUEUE_LABEL, ()
+    name = kai_api.KAI_CONFIG_NAME
+    found = dig(configs[-1], "spec", "global", "queueLabelKey")
+    if found is None or found == kai_api.QUEUE_LABEL:
+        return kai_api.QUEUE_LABEL, ()
+    if not isinstance(found, str) or not is_qualified_name(found):
+        # The operator would pass it on as it is (SetDefault fills only a missing key); no pod carries such a label.
+        return kai_api.QUEUE_LABEL, (
+            f"KAI's Config {name} sets spec.global.queueLabelKey to {str(found)[:80]!r}, which is no label key: "
+            f"queues are read from the pods' {kai_api.QUEUE_LABEL} label (--queue-label-key names another)",
+        )
+    return found, (f"queues are read from the pods' {found} label (KAI's Config {name})",)
 
 
 # A dump is whatever `kubectl get` was asked for: a kind it left out reads as a clean or broken cluster unless said.

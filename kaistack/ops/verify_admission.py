@@ -14,7 +14,7 @@ probes leave that part unasked, said in a note.
 from __future__ import annotations
 
 from kaistack.declaration.model import StackConfig
-from kaistack.kube.client import KubeClient
+from kaistack.kube.client import KubeAPIError, KubeClient, KubeError
 from kaistack.ops.kai_ready import not_answered, probes, unregistered
 from kaistack.ops.verify_common import CheckResult
 
@@ -32,11 +32,23 @@ def check_kai_admission(config: StackConfig, client: KubeClient) -> tuple[list[C
         )
         return [CheckResult(CHECK, namespace, False, detail)], [f"{CHECK}: {n}" for n in notes]
     listed = not notes
-    unanswered = [f"{p.what}: {why}" for p in probes() if (why := not_answered(client, p, notes)) is not None]
+    unanswered = []
+    for probe in probes():
+        try:
+            why = not_answered(client, probe, notes)
+        except KubeAPIError:
+            raise  # rejected credentials and the like: verify's own error, as for every other check
+        except KubeError as err:
+            # No answer within the client's timeout: a webhook that hangs (KAI's set no timeoutSeconds, so the API
+            # server waits its default 10 s) looks like this from here.
+            why = str(err)
+        if why is not None:
+            unanswered.append(f"{probe.what}: {why}")
     if unanswered:
         detail = (
-            "KAI's webhooks are registered but do not answer, and they fail closed: every create they cover is "
-            f"refused ({'; '.join(unanswered)})"
+            "admission did not answer a dry-run create (a webhook that cannot be called is a 500 naming it; 429 or "
+            "503 is the API server shedding load: run verify again). KAI's webhooks fail closed, so while they do "
+            f"not answer every create they cover is refused: {'; '.join(unanswered)}"
         )
         return [CheckResult(CHECK, namespace, False, detail)], [f"{CHECK}: {n}" for n in notes]
     asked = [p.what for p in probes() if not any(n.startswith(f"{p.what}: not asked") for n in notes)]

@@ -2,7 +2,7 @@
 
 KAI's pod-grouper takes the class from an owner's `priorityClassName` label, else the pod's, else
 spec.priorityClassName, and drops a name that is no PriorityClass (kai-scheduler/KAI-Scheduler@v0.17.0
-pkg/podgrouper/podgrouper/plugins/defaultgrouper/default_grouper.go:187-223, 322-346); it takes the preemptibility
+pkg/podgrouper/podgrouper/plugins/defaultgrouper/default_grouper.go:187-226, 322-346); it takes the preemptibility
 label before any default (calcPodGroupPreemptibilityWithDefaults). kaistack writes a workload's labels on its owner
 and pods (components/podspec.py object_labels), so a label given without its field decides in KAI: the capacity
 check, a tenant gang's PodGroup and the pod spec must read the same.
@@ -94,3 +94,36 @@ def test_a_label_and_a_field_that_agree_are_accepted() -> None:
     )
     [work] = config.workloads
     assert (work.priority_class, work.preemptible) == ("build", False)
+
+
+def test_an_explicit_null_field_is_no_value_and_the_label_stands_for_it() -> None:
+    """YAML's `priorityClass:` with nothing after it is null: the field's default, as if it were left out."""
+    job = _job(
+        labels={kai_api.PRIORITY_CLASS_LABEL: "inference", kai_api.PREEMPTIBILITY_LABEL: "preemptible"},
+        priorityClass=None,
+        preemptible=None,
+    )
+    assert (job.priority, job.preemptible) == (kai_api.PRIORITY_CLASSES["inference"], True)
+
+
+def test_a_snake_case_field_disagreeing_with_its_label_is_refused() -> None:
+    with pytest.raises(ConfigError, match=r"'build' and priorityClass 'train' disagree"):
+        parse_config(_raw(labels={kai_api.PRIORITY_CLASS_LABEL: "build"}, priority_class="train"), source="test")
+
+
+def test_a_deployments_train_label_overrides_its_inference_default() -> None:
+    job = _job(kind="Deployment", labels={kai_api.PRIORITY_CLASS_LABEL: "train"})
+    assert job.priority == kai_api.PRIORITY_CLASSES["train"]
+
+
+def test_the_pod_spec_names_the_class_the_label_gives() -> None:
+    """components/podspec.py writes spec.priorityClassName from the field, so a tenant's synced pod keeps it."""
+    from components.podspec import pod_spec
+
+    [work] = parse_config(_raw(labels={kai_api.PRIORITY_CLASS_LABEL: "build"}), source="test").workloads
+    assert pod_spec(work)["priorityClassName"] == "build"
+
+
+def test_a_label_padded_with_spaces_reads_as_the_model_strips_it() -> None:
+    job = _job(labels={kai_api.PRIORITY_CLASS_LABEL: " inference ", kai_api.PREEMPTIBILITY_LABEL: " preemptible"})
+    assert (job.priority, job.preemptible) == (kai_api.PRIORITY_CLASSES["inference"], True)

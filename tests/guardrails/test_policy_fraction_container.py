@@ -259,3 +259,10 @@ def test_kaistack_diagnose_reports_a_running_pod_whose_vllm_is_not_the_fraction_
 def test_vllm_is_told_by_its_image_name_or_organisation_not_a_prefix_of_one(image: str, is_vllm: bool) -> None:
     t = _template(SHARE, dict(LOGS), {"name": "second", "image": image})
     assert bool(fraction_container_problems(t)) is is_vllm
+
+
+def test_tgi_behind_a_first_container_gets_no_gpu_either() -> None:
+    tgi = {"name": "tgi", "image": "ghcr.io/huggingface/text-generation-inference:3.3.7"}
+    [(problem, fix)] = fraction_container_problems(_template(SHARE, LOGS, tgi))
+    assert problem.startswith("spec: container tgi runs TGI, but KAI gives the pod's GPU share to the pod's first")
+    assert fix == "set metadata.annotations.gpu-fraction-container-name: tgi"

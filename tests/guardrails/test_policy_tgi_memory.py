@@ -17,7 +17,7 @@ from policy_builders import container, deployment, res
 from kaistack.guardrails.facts import StackFacts
 from kaistack.guardrails.rules import gpu_memory_utilization_within_fraction
 from kaistack.guardrails.settings import Settings
-from kaistack.guardrails.vllm import runs_tgi, tgi_fractions
+from kaistack.guardrails.vllm import Utilization, runs_tgi, tgi_fractions
 
 TGI_IMAGE = "ghcr.io/huggingface/text-generation-inference:3.3.7"
 MODEL = ["--model-id", "Qwen/Qwen2.5-1.5B-Instruct"]
@@ -39,7 +39,7 @@ def test_tgi_without_the_flag_takes_the_whole_gpu_and_is_flagged() -> None:
 
 def test_a_fraction_above_the_share_is_flagged_where_it_is_set() -> None:
     [found] = _check({"gpu-fraction": "0.3"}, args=[*MODEL, "--cuda-memory-fraction", "0.45"])
-    assert found.startswith("container tgi sets TGI's CUDA memory fraction 0.45 (args), above the pod's share")
+    assert found.startswith("container tgi sets TGI's CUDA memory fraction 0.45 (command line), above the pod's share")
     assert found.endswith("use at most 0.3")
 
 
@@ -81,3 +81,39 @@ def test_with_memory_isolation_tgi_sees_its_share_as_the_gpu() -> None:
     props = deployment(annotations={"gpu-fraction": "0.5"}, containers=[container(name="tgi", image=TGI_IMAGE)])
     facts = StackFacts(memory_isolated=True)
     assert gpu_memory_utilization_within_fraction(res("Deployment", props), Settings(), facts) == []
+
+
+def test_the_flag_wins_over_the_environment_variable_as_clap_reads_them() -> None:
+    found = _check(
+        {"gpu-fraction": "0.5"}, args=[*MODEL, "--cuda-memory-fraction", "0.4"], env={"CUDA_MEMORY_FRACTION": "0.9"}
+    )
+    assert found == []
+
+
+def test_a_flag_inside_a_shell_string_is_read() -> None:
+    found = _check(
+        {"gpu-fraction": "0.3"},
+        command=["/bin/sh", "-c"],
+        args=["text-generation-launcher --model-id m --cuda-memory-fraction=0.6"],
+    )
+    assert [f.split(",")[0] for f in found] == ["container tgi sets TGI's CUDA memory fraction 0.6 (command line)"]
+
+
+def test_a_flag_whose_value_is_in_args_after_a_command_is_read() -> None:
+    """The kubelet runs command then args as one argv."""
+    c = container(image=TGI_IMAGE, command=["text-generation-launcher", "--cuda-memory-fraction"], args=["0.4"])
+    assert [u.value for u in tgi_fractions(c)] == [0.4]
+
+
+def test_a_fraction_from_a_configmap_is_set_but_unknown_so_not_judged() -> None:
+    props = deployment(annotations={"gpu-fraction": "0.5"}, containers=[container(name="tgi", image=TGI_IMAGE)])
+    props["spec"]["template"]["spec"]["containers"][0]["env"] = [
+        {"name": "CUDA_MEMORY_FRACTION", "valueFrom": {"configMapKeyRef": {"name": "tgi", "key": "fraction"}}}
+    ]
+    assert gpu_memory_utilization_within_fraction(res("Deployment", props), Settings(), StackFacts()) == []
+
+
+def test_an_env_from_source_may_set_the_fraction_so_the_default_is_not_assumed() -> None:
+    c = container(image=TGI_IMAGE)
+    c["envFrom"] = [{"configMapRef": {"name": "tgi-settings"}}]
+    assert tgi_fractions(c) == [Utilization(None, "envFrom")]

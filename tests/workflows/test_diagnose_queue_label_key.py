@@ -115,11 +115,16 @@ def test_a_flag_that_is_no_label_key_is_refused(key: str, capsys: pytest.Capture
     assert "--queue-label-key: " in capsys.readouterr().err
 
 
-CONFIG_PATH = "/apis/kai.scheduler/v1/configs/kai-config"  # KAI@v0.17.0 crds/kai.scheduler_configs.yaml: Cluster scope
+CONFIG_PATH = "/apis/kai.scheduler/v1/configs"  # KAI@v0.17.0 crds/kai.scheduler_configs.yaml: Cluster scope
 
 
-def test_live_the_config_is_read_by_name(fake_kube: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    fake_kube.responses[CONFIG_PATH] = _kai_config(KEY)
+def test_live_kai_config_is_picked_from_the_list(
+    fake_kube: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Listed as every other kind is (credentials need `list` alone); only the one named kai-config counts."""
+    items = [_kai_config("other.example.com/queue", name="kai-config-old"), _kai_config(KEY)]
+    fake_kube.responses[CONFIG_PATH] = {"kind": "ConfigList", "apiVersion": "kai.scheduler/v1", "metadata": {},
+                                        "items": items}  # fmt: skip
     main(["diagnose", "--kubeconfig", str(fake_kube.kubeconfig(tmp_path)), "--json"])
     report = json.loads(capsys.readouterr().out)
     assert f"queues are read from the pods' {KEY} label (KAI's Config kai-config)" in report["notes"]
@@ -144,3 +149,24 @@ def test_live_with_the_flag_the_config_is_not_read(
     main(["diagnose", "--kubeconfig", str(fake_kube.kubeconfig(tmp_path)), "--json", "--queue-label-key", KEY])
     report = json.loads(capsys.readouterr().out)
     assert not any("KAI's Config" in n for n in report["notes"] if "could not read" in n)
+
+
+@pytest.mark.parametrize("value", [5, "not a key!"])
+def test_a_config_key_that_is_no_label_key_leaves_the_default_and_says_so(
+    value: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, report = _diagnose(tmp_path, capsys, _kai_config(value), _pending("p", {"kai.scheduler/queue": "nope"}))
+    [mistake] = _unknown_queues(report)
+    assert mistake["problem"].startswith("label kai.scheduler/queue: nope")
+    assert any(n.startswith("KAI's Config kai-config sets spec.global.queueLabelKey to ") for n in report["notes"])
+
+
+def test_a_pod_bound_but_not_started_is_reported_in_its_configured_queue(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pod the kubelet has not started yet (diagnose's _in_kubelet) takes its queue from the same label."""
+    pod = _pending("bound", {KEY: "test"})
+    pod["spec"]["nodeName"] = "gpu-0"
+    _, report = _diagnose(tmp_path, capsys, _kai_config(KEY), pod)
+    [pending] = [p for p in report["pending"] if p["pod"] == "ml/bound"]
+    assert pending["queue"] == "test"

@@ -9,7 +9,11 @@ answers 500, "failed calling webhook"). The same probes as `kai-ready` (kaistack
 
 from __future__ import annotations
 
+import json
+
 from workflow_testlib import PROBE_PATHS, check_detail, failed_checks, verify_json
+
+from kaistack.cli import main
 
 VALIDATING = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
 MUTATING = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
@@ -55,7 +59,7 @@ def test_a_webhook_that_cannot_be_called_fails_closed_and_says_why(project, fake
     code, report = verify_json(project, fake_kube, capsys)
     assert code == 1
     detail = check_detail(report, "kai-admission", "kai-scheduler")
-    assert detail.startswith("KAI's webhooks are registered but do not answer, and they fail closed")
+    assert detail.startswith("admission did not answer a dry-run create (a webhook that cannot be called is a 500")
     assert "Pod: " in detail
     assert "connection refused" in detail
 
@@ -86,5 +90,28 @@ def test_credentials_that_may_neither_list_nor_create_leave_it_unchecked(project
     assert not [c for c in report["checks"] if c["check"] == "kai-admission"]
     assert (
         "kai-admission: not checked: these credentials may neither list webhook configurations nor create the probes"
+        in report["notes"]
+    )
+
+
+def test_a_webhook_that_hangs_past_the_clients_timeout_fails_the_check_not_verify(project, fake_kube, capsys):
+    """KAI's webhooks set no timeoutSeconds, so the API server waits 10 s; the client may give up first."""
+    fake_kube.slow_posts[PROBE_PATHS[0]] = 1.0
+    kubeconfig = fake_kube.kubeconfig(project.parent)
+    args = ["verify", "--stack", "dev", "--project", str(project), "--kubeconfig", str(kubeconfig), "--json"]
+    code = main([*args, "--timeout", "0.3"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert failed_checks(report) == [("kai-admission", "kai-scheduler")]
+    assert "Queue: " in check_detail(report, "kai-admission", "kai-scheduler")
+
+
+def test_credentials_that_may_list_only_one_kind_of_configuration_drop_registered(project, fake_kube, capsys):
+    fake_kube.forbidden.add(MUTATING)
+    code, report = verify_json(project, fake_kube, capsys)
+    assert code == 0
+    assert check_detail(report, "kai-admission", "kai-scheduler") == "a dry-run Queue, PodGroup, Pod answered"
+    assert (
+        "kai-admission: could not list MutatingWebhookConfigurations (403): whether KAI's are registered is not known"
         in report["notes"]
     )

@@ -55,8 +55,9 @@ class FakeKube:
     # Answers given before the real one, in turn: (status, headers) with a JSON Status, or status 0 for a connection
     # closed without an answer. A key "<path>?continue" applies to the pages after a list's first.
     flaky: dict[str, list[tuple[int, dict[str, str]]]] = field(default_factory=dict)
-    # Seconds to wait before answering a path: a slow API server.
+    # Seconds to wait before answering a path: a slow API server; `slow_posts` for creates alone (a hung webhook).
     slow: dict[str, float] = field(default_factory=dict)
+    slow_posts: dict[str, float] = field(default_factory=dict)
     # POST answers by path, (status, body) in turn, the last one repeated: a body None answers with the posted
     # object (a create admitted); the posts seen as (path, query, object).
     posts: dict[str, list[tuple[int, Any]]] = field(default_factory=dict)
@@ -256,6 +257,7 @@ def _handler(state: FakeKube) -> type[BaseHTTPRequestHandler]:
             params = dict(urllib.parse.parse_qsl(url.query))
             sent = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"null")
             state.posted.append((url.path, params, sent))
+            time.sleep(state.slow_posts.get(url.path, 0.0))
             if state.token and self.headers.get("Authorization") != f"Bearer {state.token}":
                 return self._send(401, _status(401, "Unauthorized", "Unauthorized"))
             if url.path in state.forbidden:

@@ -185,11 +185,14 @@ class Workload(Model):
         labels, out = data["labels"], dict(data)
         klass = labels.get(kai_api.PRIORITY_CLASS_LABEL)
         klass = klass.strip() if isinstance(klass, str) else None
-        if klass in kai_api.PRIORITY_CLASSES and not {"priorityClass", "priority_class"} & data.keys():
+        # An explicit null is no value given (the field's default), as pydantic reads it.
+        given = {k for k, v in data.items() if v is not None}
+        if klass in kai_api.PRIORITY_CLASSES and not {"priorityClass", "priority_class"} & given:
+            out.pop("priority_class", None)
             out["priorityClass"] = klass
         preemptibility = labels.get(kai_api.PREEMPTIBILITY_LABEL)
         preemptibility = preemptibility.strip() if isinstance(preemptibility, str) else None
-        if preemptibility in ("preemptible", "non-preemptible") and "preemptible" not in data:
+        if preemptibility in ("preemptible", "non-preemptible") and "preemptible" not in given:
             out["preemptible"] = preemptibility == "preemptible"
         return out
 
