@@ -37,6 +37,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import yaml
+
 from kaistack.declaration import kai_api
 from kaistack.guardrails.podspec import PodTemplate, mapping, seq
 from kaistack.guardrails.vllm import runs_tgi, runs_vllm
@@ -93,8 +95,18 @@ def fraction_container_problems(t: PodTemplate) -> list[tuple[str, str]]:
             (
                 f"{t.at('spec')}: KAI gives the pod's GPU share to {how}, {name}, a service mesh's proxy; the "
                 f"application's container {NO_GPU}",
-                f"{MESH_PROXIES[name]}, or set metadata.annotations.{kai_api.GPU_FRACTION_CONTAINER_NAME} to the "
-                "container that uses the GPU",
+                f"{MESH_PROXIES[name]}, or set {t.at('metadata.annotations')}.{kai_api.GPU_FRACTION_CONTAINER_NAME} "
+                "to the container that uses the GPU",
+            )
+        )
+    elif not named and (ahead := _injected_first(t)) is not None:
+        proxy, why = ahead
+        out.append(
+            (
+                f"{t.at('metadata.annotations')}: {why} puts {proxy} before {name}, and KAI gives the GPU share to "
+                f"the first container: {name} {NO_GPU}",
+                f"set {t.at('metadata.annotations')}.{kai_api.GPU_FRACTION_CONTAINER_NAME}: {name} (right with any "
+                "mesh version)",
             )
         )
     for container in t.containers():
@@ -111,6 +123,45 @@ def fraction_container_problems(t: PodTemplate) -> list[tuple[str, str]]:
             )
         )
     return out
+
+
+# Go's strconv.ParseBool, which Linkerd reads its native-sidecar annotations with (pkg/inject/inject.go).
+_GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
+LINKERD_NATIVE = tuple(
+    f"{prefix}/proxy-enable-native-sidecar"
+    for prefix in ("config.linkerd.io", "config.beta.linkerd.io", "config.alpha.linkerd.io")
+)
+
+
+def _injected_first(t: PodTemplate) -> tuple[str, str] | None:
+    """(proxy, the annotation that asks for it) where the pod template asks a mesh for a proxy it puts first.
+
+    Linkerd: `linkerd.io/inject: enabled` (or `ingress`) with proxy-await on and no native sidecar, its defaults up
+    to version-2.19 (charts/patch/templates/patch.json:135-140; the native-sidecar keys: pkg/inject/inject.go at
+    version-2.19:375-385 and version-2.20:430-445). Istio: holdApplicationUntilProxyStarts in the pod's
+    `proxy.istio.io/config` without `sidecar.istio.io/nativeSidecar: "true"` (pkg/kube/inject/webhook.go:780-812).
+    A namespace's or the mesh's own settings are not in the manifest; naming the container is right either way."""
+    a = t.annotations
+    if any(isinstance(c, Mapping) and c.get("name") in MESH_PROXIES for c in [*t.containers(), *t.init_containers()]):
+        return None  # injected by hand already: judged as it stands
+    if a.get("linkerd.io/inject") in ("enabled", "ingress") and a.get("config.linkerd.io/proxy-await") != "disabled":
+        # Each version reads the first of its keys that is present (2.15-2.18: alpha; 2.19: beta, alpha; 2.20: all
+        # three), keeping its default when the value does not parse: native everywhere only with alpha true and no
+        # other key saying otherwise.
+        native = str(a.get(LINKERD_NATIVE[2])) in _GO_TRUE and all(
+            str(a[k]) in _GO_TRUE for k in LINKERD_NATIVE[:2] if k in a
+        )
+        if not native:
+            return "linkerd-proxy", f"linkerd.io/inject: {a['linkerd.io/inject']} (Linkerd up to version-2.19)"
+    config = a.get("proxy.istio.io/config")
+    if isinstance(config, str) and a.get("sidecar.istio.io/nativeSidecar") != "true" and len(config) < 65536:
+        try:
+            parsed = yaml.safe_load(config)
+        except yaml.YAMLError:
+            parsed = None
+        if isinstance(parsed, dict) and parsed.get("holdApplicationUntilProxyStarts") is True:
+            return "istio-proxy", "proxy.istio.io/config's holdApplicationUntilProxyStarts: true"
+    return None
 
 
 def pod_fraction_container(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:

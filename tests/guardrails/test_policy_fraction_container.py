@@ -266,3 +266,93 @@ def test_tgi_behind_a_first_container_gets_no_gpu_either() -> None:
     [(problem, fix)] = fraction_container_problems(_template(SHARE, LOGS, tgi))
     assert problem.startswith("spec: container tgi runs TGI, but KAI gives the pod's GPU share to the pod's first")
     assert fix == "set metadata.annotations.gpu-fraction-container-name: tgi"
+
+
+# --- a manifest that asks a mesh for a proxy it puts first ---------------------------------------------------------
+# linkerd/linkerd2@version-2.19 charts/patch/templates/patch.json:135-140 (containers/0 under proxy-await, its
+# default, unless a native sidecar); native-sidecar keys read by pkg/inject/inject.go (version-2.19:375-385, beta then
+# alpha; version-2.20:430-445, unprefixed, beta, alpha; 2.15-2.18: alpha) with Go's strconv.ParseBool. Istio:
+# istio/istio@1.29.6 pkg/kube/inject/webhook.go:780-812 (reorderPod).
+
+LINKERD_INJECT = {"linkerd.io/inject": "enabled"}
+
+
+def test_a_linkerd_injected_share_must_name_its_container() -> None:
+    t = _template({**SHARE, **LINKERD_INJECT}, dict(VLLM))
+    [(problem, fix)] = fraction_container_problems(t)
+    assert problem.startswith(
+        "metadata.annotations: linkerd.io/inject: enabled (Linkerd up to version-2.19) puts linkerd-proxy before "
+        "server, and KAI gives the GPU share to the first container: server gets no GPU"
+    )
+    assert fix == "set metadata.annotations.gpu-fraction-container-name: server (right with any mesh version)"
+
+
+@pytest.mark.parametrize(
+    "annotations",
+    [
+        {"gpu-fraction-container-name": "server"},
+        {"config.linkerd.io/proxy-await": "disabled"},
+        {"config.alpha.linkerd.io/proxy-enable-native-sidecar": "true"},
+        {
+            "config.alpha.linkerd.io/proxy-enable-native-sidecar": "T",
+            "config.beta.linkerd.io/proxy-enable-native-sidecar": "1",
+        },
+        {"linkerd.io/inject": "disabled"},
+    ],
+    ids=["named", "await off", "native (alpha)", "native (alpha and beta, Go booleans)", "injection off"],
+)
+def test_what_keeps_linkerds_proxy_off_the_share(annotations: dict[str, str]) -> None:
+    assert fraction_container_problems(_template({**SHARE, **LINKERD_INJECT, **annotations}, dict(VLLM))) == []
+
+
+@pytest.mark.parametrize(
+    "annotations",
+    [
+        {"config.beta.linkerd.io/proxy-enable-native-sidecar": "true"},  # 2.15-2.18 read alpha alone
+        {"config.linkerd.io/proxy-enable-native-sidecar": "true"},  # read by 2.20 alone
+        {"config.alpha.linkerd.io/proxy-enable-native-sidecar": "yes"},  # not a Go boolean: the default stays
+        {
+            "config.alpha.linkerd.io/proxy-enable-native-sidecar": "true",
+            "config.beta.linkerd.io/proxy-enable-native-sidecar": "false",  # 2.19 and 2.20 read beta first
+        },
+    ],
+    ids=["beta only", "unprefixed only", "alpha not a boolean", "beta says false"],
+)
+def test_a_native_sidecar_some_linkerd_versions_do_not_read_is_not_enough(annotations: dict[str, str]) -> None:
+    [(problem, _)] = fraction_container_problems(_template({**SHARE, **LINKERD_INJECT, **annotations}, dict(VLLM)))
+    assert "puts linkerd-proxy before server" in problem
+
+
+def test_istios_hold_setting_in_the_pods_proxy_config_must_name_its_container() -> None:
+    hold = {"proxy.istio.io/config": '{"holdApplicationUntilProxyStarts": true}'}
+    [(problem, _)] = fraction_container_problems(_template({**SHARE, **hold}, dict(VLLM)))
+    assert problem.startswith(
+        "metadata.annotations: proxy.istio.io/config's holdApplicationUntilProxyStarts: true puts istio-proxy before "
+        "server"
+    )
+
+
+@pytest.mark.parametrize(
+    "annotations",
+    [
+        {"proxy.istio.io/config": "holdApplicationUntilProxyStarts: false"},
+        {
+            "proxy.istio.io/config": '{"holdApplicationUntilProxyStarts": true}',
+            "sidecar.istio.io/nativeSidecar": "true",
+        },
+        {"proxy.istio.io/config": "{not yaml"},
+        {"proxy.istio.io/config": '{"holdApplicationUntilProxyStarts": "true"}'},  # a string: not taken as true
+    ],
+    ids=["hold off", "native sidecar", "unreadable config", "hold as a string"],
+)
+def test_istio_settings_that_leave_the_application_first(annotations: dict[str, str]) -> None:
+    assert fraction_container_problems(_template({**SHARE, **annotations}, dict(VLLM))) == []
+
+
+def test_a_mesh_request_on_a_pod_without_a_share_is_not_judged() -> None:
+    assert fraction_container_problems(_template(LINKERD_INJECT, dict(VLLM))) == []
+
+
+def test_a_proxy_already_in_the_manifest_is_judged_as_it_stands_not_twice() -> None:
+    found = fraction_container_problems(_template({**SHARE, **LINKERD_INJECT}, dict(VLLM), inits=(LINKERD_PROXY,)))
+    assert found == []  # a native sidecar injected by hand: the share goes to server
