@@ -79,8 +79,9 @@ def fraction_container(spec: Mapping[str, Any], annotations: Mapping[str, Any]) 
     return next((c for c in [*inits, *containers] if c.get("name") == name), None)
 
 
-def fraction_container_problems(t: PodTemplate) -> list[tuple[str, str]]:
-    """(problem, fix) pairs for a GPU-sharing pod whose share does not reach the container that uses the GPU."""
+def fraction_container_problems(t: PodTemplate, admitted: bool = False) -> list[tuple[str, str]]:
+    """(problem, fix) pairs for a GPU-sharing pod whose share does not reach the container that uses the GPU.
+    `admitted`: a pod read back from a cluster, whose mesh (if any) has injected already: only what it holds counts."""
     if not has_share(t.annotations):
         return []
     chosen = fraction_container(t.spec, t.annotations)
@@ -90,6 +91,7 @@ def fraction_container_problems(t: PodTemplate) -> list[tuple[str, str]]:
     named = kai_api.GPU_FRACTION_CONTAINER_NAME in t.annotations
     how = f"the container {kai_api.GPU_FRACTION_CONTAINER_NAME} names" if named else "the pod's first container"
     out = []
+    servers = [(c, kind) for c in t.containers() if (kind := _server(c)) is not None]
     if name in MESH_PROXIES:
         out.append(
             (
@@ -99,20 +101,22 @@ def fraction_container_problems(t: PodTemplate) -> list[tuple[str, str]]:
                 "to the container that uses the GPU",
             )
         )
-    elif not named and (ahead := _injected_first(t)) is not None:
+    elif not named and not admitted and (ahead := _injected_first(t)) is not None:
         proxy, why = ahead
+        # The container to name: the model server's where one runs, else the one that is first today.
+        target = str(servers[0][0].get("name", "?")) if servers else name
         out.append(
             (
-                f"{t.at('metadata.annotations')}: {why} puts {proxy} before {name}, and KAI gives the GPU share to "
-                f"the first container: {name} {NO_GPU}",
-                f"set {t.at('metadata.annotations')}.{kai_api.GPU_FRACTION_CONTAINER_NAME}: {name} (right with any "
-                "mesh version)",
+                f"{t.at('metadata.annotations')}: {why} puts {proxy} first, where KAI gives the pod's GPU share, "
+                f"and {target} {NO_GPU}",
+                f"set {t.at('metadata.annotations')}.{kai_api.GPU_FRACTION_CONTAINER_NAME}: {target} (right with "
+                "any mesh version)",
             )
         )
-    for container in t.containers():
+        servers = []  # the one fix above covers the server too
+    for container, kind in servers:
         # Names are unique across a pod's containers and init containers (the API server refuses a repeat).
-        kind = "vLLM" if runs_vllm(container) else "TGI" if runs_tgi(container) else None
-        if str(container.get("name", "?")) == name or kind is None:
+        if str(container.get("name", "?")) == name:
             continue
         server = str(container.get("name", "?"))
         out.append(
@@ -123,6 +127,10 @@ def fraction_container_problems(t: PodTemplate) -> list[tuple[str, str]]:
             )
         )
     return out
+
+
+def _server(container: Mapping[str, Any]) -> str | None:
+    return "vLLM" if runs_vllm(container) else "TGI" if runs_tgi(container) else None
 
 
 # Go's strconv.ParseBool, which Linkerd reads its native-sidecar annotations with (pkg/inject/inject.go).
@@ -142,8 +150,11 @@ def _injected_first(t: PodTemplate) -> tuple[str, str] | None:
     `proxy.istio.io/config` without `sidecar.istio.io/nativeSidecar: "true"` (pkg/kube/inject/webhook.go:780-812).
     A namespace's or the mesh's own settings are not in the manifest; naming the container is right either way."""
     a = t.annotations
-    if any(isinstance(c, Mapping) and c.get("name") in MESH_PROXIES for c in [*t.containers(), *t.init_containers()]):
+    names = [c.get("name") for c in [*t.containers(), *t.init_containers()]]
+    if any(isinstance(n, str) and n in MESH_PROXIES for n in names):
         return None  # injected by hand already: judged as it stands
+    if t.spec.get("hostNetwork") is True:
+        return None  # neither mesh injects a host-network pod (istio@1.29.6 inject.go:207-209; linkerd report.go)
     if a.get("linkerd.io/inject") in ("enabled", "ingress") and a.get("config.linkerd.io/proxy-await") != "disabled":
         # Each version reads the first of its keys that is present (2.15-2.18: alpha; 2.19: beta, alpha; 2.20: all
         # three), keeping its default when the value does not parse: native everywhere only with alpha true and no
@@ -153,13 +164,19 @@ def _injected_first(t: PodTemplate) -> tuple[str, str] | None:
         )
         if not native:
             return "linkerd-proxy", f"linkerd.io/inject: {a['linkerd.io/inject']} (Linkerd up to version-2.19)"
+    # Istio: the pod's label, else its annotation, may turn injection off (inject.go:222-226, the label preferred);
+    # its injection template takes any nativeSidecar value but "false" as native (injection-template.yaml:29).
+    inject = t.labels.get("sidecar.istio.io/inject", a.get("sidecar.istio.io/inject"))
     config = a.get("proxy.istio.io/config")
-    if isinstance(config, str) and a.get("sidecar.istio.io/nativeSidecar") != "true" and len(config) < 65536:
-        try:
+    if inject == "false" or a.get("sidecar.istio.io/nativeSidecar", "false") != "false":
+        return None
+    if isinstance(config, str) and len(config) < 65536:
+        try:  # YAML, read as protobuf JSON, which takes the proto name too (hold_application_until_proxy_starts)
             parsed = yaml.safe_load(config)
-        except yaml.YAMLError:
+        except (yaml.YAMLError, RecursionError):
             parsed = None
-        if isinstance(parsed, dict) and parsed.get("holdApplicationUntilProxyStarts") is True:
+        keys = ("holdApplicationUntilProxyStarts", "hold_application_until_proxy_starts")
+        if isinstance(parsed, dict) and any(parsed.get(k) is True for k in keys):
             return "istio-proxy", "proxy.istio.io/config's holdApplicationUntilProxyStarts: true"
     return None
 

@@ -378,7 +378,8 @@ def kai_fraction_container(res: Res, s: Settings, facts: StackFacts) -> list[str
     wl = subject(res, s)
     if wl is None or wl.partial:  # a patch's containers are not the pod's: which is first is unknown
         return []
-    return [f"{problem}. Fix: {fix}" for t in wl.templates for problem, fix in fraction_container_problems(t)]
+    found = [pair for t in wl.templates for pair in fraction_container_problems(t, admitted=res.live)]
+    return [f"{problem}. Fix: {fix}" for problem, fix in found]
 
 
 RESOURCE_RULES: dict[str, ResourceRule] = {

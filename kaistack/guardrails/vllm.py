@@ -164,8 +164,15 @@ def tgi_fractions(container: Mapping[str, Any]) -> list[Utilization]:
             found.append(Utilization(_number(argv[i + 1], env), "command line"))
     if found or not runs_tgi(container):
         return found
-    if TGI_ENV in env:
-        return [Utilization(_number(env[TGI_ENV], env), f"env {TGI_ENV}")]
-    if seq(container.get("envFrom")):
-        return [Utilization(None, "envFrom")]
-    return _from_elsewhere(container, [TGI_ENV])
+    # The kubelet takes the last entry of a name; envFrom comes before env. A ConfigMap may carry TGI's settings;
+    # a Secret (the Hugging Face token) is not taken to.
+    last = next((mapping(e) for e in reversed(seq(container.get("env"))) if mapping(e).get("name") == TGI_ENV), None)
+    if last is not None:
+        if "value" not in last and last.get("valueFrom") is not None:
+            return [Utilization(None, f"env {TGI_ENV} (valueFrom)")]
+        return [Utilization(_number(str(last.get("value", "")), env), f"env {TGI_ENV}")]
+    for source in seq(container.get("envFrom")):
+        prefix = str(mapping(source).get("prefix") or "")
+        if mapping(source).get("configMapRef") is not None and TGI_ENV.startswith(prefix):
+            return [Utilization(None, "envFrom")]
+    return []

@@ -48,7 +48,7 @@ from lightkube.config.models import User, UserExec
 from lightkube.core.client import LabelSelector
 from lightkube.core.resource import GlobalResource, NamespacedResource, Resource
 
-from kaistack.kube.errors import KubeAPIError, KubeError
+from kaistack.kube.errors import KubeAPIError, KubeError, KubeTimeout
 from kaistack.kube.exec_plugin import (
     OWN_CREDENTIALS,
     Credential,
@@ -298,7 +298,7 @@ class KubeClient:
             problem.retry_after = RESET_WAIT_S
             raise problem from err
         except httpx2.ReadTimeout as err:  # connected, asked, and no answer in time: not "cannot reach"
-            raise KubeError(
+            raise KubeTimeout(
                 f"the API server at {self.server} did not answer within {self._timeout:g} s (--timeout)"
             ) from err
         except httpx2.HTTPError as err:  # connection refused, DNS, TLS verification, timeouts

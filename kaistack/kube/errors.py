@@ -23,3 +23,7 @@ class KubeAPIError(KubeError):
         self.path = path
         self.retry_after = retry_after
         super().__init__(f"{method} {path}: HTTP {status}: {message}")
+
+
+class KubeTimeout(KubeError):
+    """Connected and asked, and no answer within the client's timeout (a webhook that hangs looks like this)."""

@@ -114,11 +114,17 @@ def queue_label_key_of(kinds: Mapping[str, list[Mapping[str, Any]]], given: str 
     found = dig(configs[-1], "spec", "global", "queueLabelKey")
     if found is None or found == kai_api.QUEUE_LABEL:
         return kai_api.QUEUE_LABEL, ()
-    if not isinstance(found, str) or not is_qualified_name(found):
-        # The operator would pass it on as it is (SetDefault fills only a missing key); no pod carries such a label.
+    if not isinstance(found, str):  # the CRD types it a string: only a hand-made dump holds anything else
         return kai_api.QUEUE_LABEL, (
-            f"KAI's Config {name} sets spec.global.queueLabelKey to {str(found)[:80]!r}, which is no label key: "
-            f"queues are read from the pods' {kai_api.QUEUE_LABEL} label (--queue-label-key names another)",
+            f"KAI's Config {name} sets spec.global.queueLabelKey to {str(found)[:80]!r}, not a string: ignored, "
+            f"queues are read from the pods' {kai_api.QUEUE_LABEL} label",
+        )
+    if not is_qualified_name(found):
+        # The operator passes it on as it is (SetDefault fills only a missing key: pkg/apis/kai/v1/global.go:124),
+        # so KAI reads a label no pod can carry and every pod goes to its fallback queue.
+        return found, (
+            f"KAI's Config {name} sets spec.global.queueLabelKey to {found[:80]!r}, which is no label key: KAI "
+            "reads it as it is, so no pod carries it",
         )
     return found, (f"queues are read from the pods' {found} label (KAI's Config {name})",)
 

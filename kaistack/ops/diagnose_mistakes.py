@@ -287,7 +287,7 @@ def _pod_mistakes(
     if spec.get("schedulerName") == kai_api.SCHEDULER_NAME:
         for problem, fix in unread_constraints(PodTemplate("", labels, annotations, spec)):
             out.append(Mistake("kai-unread-constraints", subject, problem, fix))
-    for problem, fix in fraction_container_problems(PodTemplate("", labels, annotations, spec)):
+    for problem, fix in fraction_container_problems(PodTemplate("", labels, annotations, spec), admitted=True):
         out.append(Mistake("kai-fraction-container", subject, problem, fix))
     if kai_api.GPU_FRACTION in annotations or kai_api.GPU_MEMORY in annotations:
         res = Res("kubernetes:core/v1:Pod", object_name(pod), pod)

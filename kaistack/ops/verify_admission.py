@@ -14,7 +14,8 @@ probes leave that part unasked, said in a note.
 from __future__ import annotations
 
 from kaistack.declaration.model import StackConfig
-from kaistack.kube.client import KubeAPIError, KubeClient, KubeError
+from kaistack.kube.client import KubeClient
+from kaistack.kube.errors import KubeTimeout
 from kaistack.ops.kai_ready import not_answered, probes, unregistered
 from kaistack.ops.verify_common import CheckResult
 
@@ -36,11 +37,9 @@ def check_kai_admission(config: StackConfig, client: KubeClient) -> tuple[list[C
     for probe in probes():
         try:
             why = not_answered(client, probe, notes)
-        except KubeAPIError:
-            raise  # rejected credentials and the like: verify's own error, as for every other check
-        except KubeError as err:
-            # No answer within the client's timeout: a webhook that hangs (KAI's set no timeoutSeconds, so the API
-            # server waits its default 10 s) looks like this from here.
+        except KubeTimeout as err:
+            # A webhook that hangs looks like this from here: KAI's set no timeoutSeconds, so the API server waits
+            # its default 10 s, as long as the client's default timeout. Any other failure is verify's own error.
             why = str(err)
         if why is not None:
             unanswered.append(f"{probe.what}: {why}")

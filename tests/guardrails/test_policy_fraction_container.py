@@ -281,8 +281,8 @@ def test_a_linkerd_injected_share_must_name_its_container() -> None:
     t = _template({**SHARE, **LINKERD_INJECT}, dict(VLLM))
     [(problem, fix)] = fraction_container_problems(t)
     assert problem.startswith(
-        "metadata.annotations: linkerd.io/inject: enabled (Linkerd up to version-2.19) puts linkerd-proxy before "
-        "server, and KAI gives the GPU share to the first container: server gets no GPU"
+        "metadata.annotations: linkerd.io/inject: enabled (Linkerd up to version-2.19) puts linkerd-proxy first, "
+        "where KAI gives the pod's GPU share, and server gets no GPU"
     )
     assert fix == "set metadata.annotations.gpu-fraction-container-name: server (right with any mesh version)"
 
@@ -320,15 +320,14 @@ def test_what_keeps_linkerds_proxy_off_the_share(annotations: dict[str, str]) ->
 )
 def test_a_native_sidecar_some_linkerd_versions_do_not_read_is_not_enough(annotations: dict[str, str]) -> None:
     [(problem, _)] = fraction_container_problems(_template({**SHARE, **LINKERD_INJECT, **annotations}, dict(VLLM)))
-    assert "puts linkerd-proxy before server" in problem
+    assert "puts linkerd-proxy first" in problem
 
 
 def test_istios_hold_setting_in_the_pods_proxy_config_must_name_its_container() -> None:
     hold = {"proxy.istio.io/config": '{"holdApplicationUntilProxyStarts": true}'}
     [(problem, _)] = fraction_container_problems(_template({**SHARE, **hold}, dict(VLLM)))
     assert problem.startswith(
-        "metadata.annotations: proxy.istio.io/config's holdApplicationUntilProxyStarts: true puts istio-proxy before "
-        "server"
+        "metadata.annotations: proxy.istio.io/config's holdApplicationUntilProxyStarts: true puts istio-proxy first"
     )
 
 
@@ -341,7 +340,9 @@ def test_istios_hold_setting_in_the_pods_proxy_config_must_name_its_container() 
             "sidecar.istio.io/nativeSidecar": "true",
         },
         {"proxy.istio.io/config": "{not yaml"},
-        {"proxy.istio.io/config": '{"holdApplicationUntilProxyStarts": "true"}'},  # a string: not taken as true
+        {
+            "proxy.istio.io/config": '{"holdApplicationUntilProxyStarts": "true"}'
+        },  # a string: Istio's protobuf JSON refuses it (and denies the pod)
     ],
     ids=["hold off", "native sidecar", "unreadable config", "hold as a string"],
 )
@@ -356,3 +357,79 @@ def test_a_mesh_request_on_a_pod_without_a_share_is_not_judged() -> None:
 def test_a_proxy_already_in_the_manifest_is_judged_as_it_stands_not_twice() -> None:
     found = fraction_container_problems(_template({**SHARE, **LINKERD_INJECT}, dict(VLLM), inits=(LINKERD_PROXY,)))
     assert found == []  # a native sidecar injected by hand: the share goes to server
+
+
+@pytest.mark.parametrize(
+    ("annotations", "labels", "host_network"),
+    [
+        ({"sidecar.istio.io/inject": "false"}, {}, False),
+        ({}, {"sidecar.istio.io/inject": "false"}, False),
+        ({"sidecar.istio.io/nativeSidecar": "True"}, {}, False),
+        ({}, {}, True),
+    ],
+    ids=["istio annotation off", "istio label off", "istio native, any value but false", "host network"],
+)
+def test_pods_a_mesh_leaves_alone_or_makes_native_are_not_judged(
+    annotations: dict[str, str], labels: dict[str, str], host_network: bool
+) -> None:
+    hold = {"proxy.istio.io/config": '{"holdApplicationUntilProxyStarts": true}'}
+    spec: dict[str, Any] = {"containers": [dict(VLLM)], "hostNetwork": host_network}
+    assert fraction_container_problems(PodTemplate("", labels, {**SHARE, **hold, **annotations}, spec)) == []
+
+
+def test_istios_label_beats_its_annotation() -> None:
+    """inject.go:222-226: with both, the label decides."""
+    hold = {"proxy.istio.io/config": "hold_application_until_proxy_starts: true", "sidecar.istio.io/inject": "false"}
+    t = PodTemplate("", {"sidecar.istio.io/inject": "true"}, {**SHARE, **hold}, {"containers": [dict(VLLM)]})
+    [(problem, _)] = fraction_container_problems(t)
+    assert "puts istio-proxy first" in problem
+
+
+def test_the_fix_names_the_model_server_not_the_first_container() -> None:
+    found = fraction_container_problems(_template({**SHARE, **LINKERD_INJECT}, dict(LOGS), dict(VLLM)))
+    assert [fix for _, fix in found] == [
+        "set metadata.annotations.gpu-fraction-container-name: server (right with any mesh version)"
+    ]
+
+
+def test_a_pod_read_back_from_a_cluster_is_judged_on_its_containers_alone() -> None:
+    """A live pod's mesh has injected already (or skipped it): a request in its annotations says nothing more."""
+    t = _template({**SHARE, **LINKERD_INJECT}, dict(VLLM))
+    assert fraction_container_problems(t, admitted=True) == []
+
+
+def test_kaistack_diagnose_does_not_read_a_running_pods_injection_request() -> None:
+    from kaistack.ops.diagnose import find_mistakes
+
+    props = pod(name="chat", namespace="serving", annotations={**SHARE, **LINKERD_INJECT}, containers=[dict(VLLM)])
+    assert [m for m in find_mistakes({"Pod": [props]}) if m.code == "kai-fraction-container"] == []
+
+
+@pytest.mark.parametrize(
+    "containers",
+    [[{"name": ["not", "a", "name"], "image": "x"}], [{"name": {"a": 1}, "image": "x"}]],
+)
+def test_hostile_container_names_do_not_crash(containers: list[dict[str, Any]]) -> None:
+    [(problem, _)] = fraction_container_problems(_template({**SHARE, **LINKERD_INJECT}, *containers))
+    assert "puts linkerd-proxy first" in problem
+
+
+def test_a_deeply_nested_proxy_config_does_not_crash() -> None:
+    hold = {"proxy.istio.io/config": "[" * 1200}
+    assert fraction_container_problems(_template({**SHARE, **hold}, dict(VLLM))) == []
+
+
+def test_lint_reports_a_linkerd_injected_share_on_a_manifest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manifest = tmp_path / "chat.yaml"
+    props = deployment(
+        name="chat", namespace="serving", annotations={**SHARE, **LINKERD_INJECT}, containers=[dict(VLLM)]
+    )
+    manifest.write_text(yaml.safe_dump(props))
+    code = main(["lint", str(manifest), "--json"])
+    [violation] = [
+        v for v in json.loads(capsys.readouterr().out)["violations"] if v["policy"] == "kai-fraction-container"
+    ]
+    assert code == 1
+    assert violation["message"].startswith("spec.template.metadata.annotations: linkerd.io/inject: enabled")

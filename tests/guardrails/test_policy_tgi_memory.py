@@ -117,3 +117,25 @@ def test_an_env_from_source_may_set_the_fraction_so_the_default_is_not_assumed()
     c = container(image=TGI_IMAGE)
     c["envFrom"] = [{"configMapRef": {"name": "tgi-settings"}}]
     assert tgi_fractions(c) == [Utilization(None, "envFrom")]
+
+
+def test_a_secret_env_from_source_is_not_taken_to_set_the_fraction() -> None:
+    """Most gated-model TGI pods read their Hugging Face token so: the default is still judged."""
+    c = container(image=TGI_IMAGE)
+    c["envFrom"] = [{"secretRef": {"name": "hf-token"}}]
+    assert tgi_fractions(c) == []
+
+
+def test_a_config_map_whose_prefix_cannot_make_the_name_is_not_taken_to_set_it() -> None:
+    c = container(image=TGI_IMAGE)
+    c["envFrom"] = [{"configMapRef": {"name": "hf"}, "prefix": "HF_"}]
+    assert tgi_fractions(c) == []
+
+
+def test_the_last_entry_of_the_variable_is_the_one_the_kubelet_sets() -> None:
+    c = container(image=TGI_IMAGE)
+    c["env"] = [
+        {"name": "CUDA_MEMORY_FRACTION", "value": "0.9"},
+        {"name": "CUDA_MEMORY_FRACTION", "valueFrom": {"configMapKeyRef": {"name": "tgi", "key": "f"}}},
+    ]
+    assert tgi_fractions(c) == [Utilization(None, "env CUDA_MEMORY_FRACTION (valueFrom)")]
