@@ -25,6 +25,19 @@ ROOT = Path(__file__).resolve().parents[2]
 Diagnostic = tuple[str, int, str]  # policy name, enforcement level, message
 
 
+def recorded_pod(props: dict[str, Any], name: str = "p") -> RecordedResource:
+    """A Pod as the engine records it in the dev stack (no parent, no provider)."""
+    return RecordedResource(
+        type="kubernetes:core/v1:Pod",
+        name=name,
+        urn=f"urn:pulumi:dev::kaistack::kubernetes:core/v1:Pod::{name}",
+        parent=None,
+        inputs=props,
+        custom=True,
+        provider=None,
+    )
+
+
 class Pack:
     """A running policy pack and its Analyzer stub."""
 

@@ -25,7 +25,7 @@ import lark
 import pulumi
 import pytest
 import yaml
-from analyzer_pack import Pack, engine_config_env
+from analyzer_pack import Pack, engine_config_env, recorded_pod
 from pulumi.runtime.proto import analyzer_pb2
 
 from components.admission import TenantAdmission, admission_manifests, tenant_binding, tenant_policy
@@ -36,7 +36,7 @@ from kaistack.guardrails.admission import POD_GROUPER_USER, binder_user
 from kaistack.guardrails.facts import facts_from_stack
 from kaistack.guardrails.settings import settings
 from kaistack.ops.lint import lint_paths
-from kaistack.ops.mocks import MockSession, RecordedResource
+from kaistack.ops.mocks import MockSession
 from kaistack.stack.load import load_stack
 from policies.pack import POLICY_NAMES
 
@@ -709,16 +709,7 @@ def pack() -> Iterator[Pack]:
 
 
 def pack_allows(pack: Pack, pod: dict[str, Any]) -> bool:
-    resource = RecordedResource(
-        type="kubernetes:core/v1:Pod",
-        name="p",
-        urn="urn:pulumi:dev::kaistack::kubernetes:core/v1:Pod::p",
-        parent=None,
-        inputs=pod,
-        custom=True,
-        provider=None,
-    )
-    found = [d for d in pack.analyze_all([resource]) if d[0] != "kai-capacity"]
+    found = [d for d in pack.analyze_all([recorded_pod(pod)]) if d[0] != "kai-capacity"]
     return not found
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
-from analyzer_pack import Pack, engine_config_env
+from analyzer_pack import Pack, engine_config_env, recorded_pod
 from policy_builders import container, deployment, pod, res
 from pulumi.runtime.proto import analyzer_pb2
 
@@ -30,8 +30,6 @@ from kaistack.guardrails.fraction_container import fraction_container, fraction_
 from kaistack.guardrails.podspec import PodTemplate, Res
 from kaistack.guardrails.rules import kai_fraction_container
 from kaistack.guardrails.settings import Settings
-from kaistack.ops.mocks import RecordedResource
-from policies.pack import POLICY_NAMES
 
 VLLM = {"name": "server", "image": "vllm/vllm-openai:v0.11.0", "args": ["--model", "m"]}
 LOGS = {"name": "logs", "image": "fluent/fluent-bit:4.0"}
@@ -207,19 +205,9 @@ def test_kaistack_lint_reports_it_and_exits_1(tmp_path: Path, capsys: pytest.Cap
 def test_the_policy_pack_reports_it_over_the_analyzer_protocol() -> None:
     running = Pack({**os.environ, **engine_config_env("dev")})
     try:
-        config = {name: analyzer_pb2.PolicyConfig(enforcementLevel=analyzer_pb2.MANDATORY) for name in POLICY_NAMES}
-        running.stub.Configure(analyzer_pb2.ConfigureAnalyzerRequest(policyConfig=config), timeout=30)
+        running.configure()
         props = pod(name="chat", namespace="serving", annotations=SHARE, containers=[dict(LINKERD_PROXY), dict(VLLM)])
-        resource = RecordedResource(
-            type="kubernetes:core/v1:Pod",
-            name="chat",
-            urn="urn:pulumi:dev::kaistack::kubernetes:core/v1:Pod::chat",
-            parent=None,
-            inputs=props,
-            custom=True,
-            provider=None,
-        )
-        found = [d for d in running.analyze_all([resource]) if d[0] == "kai-fraction-container"]
+        found = [d for d in running.analyze_all([recorded_pod(props, "chat")]) if d[0] == "kai-fraction-container"]
     finally:
         running.close()
     assert [level for _, level, _ in found] == [analyzer_pb2.MANDATORY, analyzer_pb2.MANDATORY]

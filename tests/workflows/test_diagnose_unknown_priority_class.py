@@ -16,47 +16,24 @@ from typing import Any
 
 import pytest
 import yaml
+from dump_testlib import pod, pod_group, priority_class
 
 from kaistack.cli import main
 
 DUMPS = Path(__file__).resolve().parents[1] / "data" / "dumps"
-CLASSES = [
-    {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value}
-    for name, value in (("train", 50), ("inference", 125))
-]
+CLASSES = [priority_class("train", 50), priority_class("inference", 125)]
 
 
 def _pod(
     name: str, label: str | None, scheduler: str = "kai-scheduler", spec_class: str = "inference"
 ) -> dict[str, Any]:
-    labels = {"kai.scheduler/queue": "test"}
-    if label is not None:
-        labels["priorityClassName"] = label
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": "ml",
-            "labels": labels,
-            "annotations": {"pod-group-name": f"pg-{name}"},
-        },
-        "spec": {
-            "schedulerName": scheduler,
-            **({"priorityClassName": spec_class} if spec_class else {}),
-            "containers": [{"name": "main", "image": "busybox:1.37.0", "resources": {"requests": {"cpu": "100m"}}}],
-        },
-        "status": {"phase": "Pending"},
-    }
+    labels = {"kai.scheduler/queue": "test", **({"priorityClassName": label} if label is not None else {})}
+    extra = {"priorityClassName": spec_class} if spec_class else {}
+    return pod(name, f"pg-{name}", requests={"cpu": "100m"}, labels=labels, schedulerName=scheduler, **extra)
 
 
-def _pod_group(name: str, priority_class: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "scheduling.run.ai/v2alpha2",
-        "kind": "PodGroup",
-        "metadata": {"name": f"pg-{name}", "namespace": "ml"},
-        "spec": {"queue": "test", "minMember": 1, "priorityClassName": priority_class},
-    }
+def _pod_group(name: str, klass: str) -> dict[str, Any]:
+    return pod_group(f"pg-{name}", 0, klass=klass, queue="test")
 
 
 def _mistakes(
