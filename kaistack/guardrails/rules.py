@@ -37,10 +37,10 @@ from kaistack.guardrails.unread import unread_constraints, unread_preemptibility
 from kaistack.guardrails.vllm import (
     FLAG,
     TGI_DEFAULT_FRACTION,
-    TGI_FLAG,
     runs_tgi,
     runs_vllm,
     tgi_fractions,
+    tgi_knob,
     utilizations,
 )
 
@@ -247,7 +247,7 @@ def gpu_memory_utilization_within_fraction(res: Res, s: Settings, facts: StackFa
             servers = (
                 ("vLLM", "GPU memory utilization", utilizations(c, s.utilization_env_vars), runs_vllm(c), FLAG,
                  s.vllm_default_utilization),
-                ("TGI", "TGI's CUDA memory fraction", tgi_fractions(c), runs_tgi(c), TGI_FLAG, TGI_DEFAULT_FRACTION),
+                ("TGI", "TGI's CUDA memory fraction", tgi_fractions(c), runs_tgi(c), tgi_knob(c), TGI_DEFAULT_FRACTION),
             )  # fmt: skip
             for server, setting, found, runs, flag, default in servers:
                 out += [

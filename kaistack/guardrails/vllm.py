@@ -144,7 +144,18 @@ def runs_tgi(container: Mapping[str, Any]) -> bool:
     if "text-generation-inference" in image.rsplit("/", 1)[-1]:
         return True
     argv = tokens([*seq(container.get("command")), *seq(container.get("args"))])
-    return any(token.rsplit("/", 1)[-1] == "text-generation-launcher" for token in argv)
+    # The launcher, or a shard run by hand (`text-generation-server serve`, server/pyproject.toml:66-67, cli.py:41),
+    # which reads CUDA_MEMORY_FRACTION itself (utils/dist.py:13).
+    bases = [token.rsplit("/", 1)[-1] for token in argv]
+    return "text-generation-launcher" in bases or any(
+        b == "text-generation-server" and bases[i + 1 : i + 2] == ["serve"] for i, b in enumerate(bases)
+    )
+
+
+def tgi_knob(container: Mapping[str, Any]) -> str:
+    """What sets TGI's fraction here: the launcher's flag, or the variable for a shard run by hand."""
+    argv = tokens([*seq(container.get("command")), *seq(container.get("args"))])
+    return TGI_ENV if "text-generation-server" in [t.rsplit("/", 1)[-1] for t in argv] else TGI_FLAG
 
 
 def tgi_fractions(container: Mapping[str, Any]) -> list[Utilization]:

@@ -139,3 +139,14 @@ def test_the_last_entry_of_the_variable_is_the_one_the_kubelet_sets() -> None:
         {"name": "CUDA_MEMORY_FRACTION", "valueFrom": {"configMapKeyRef": {"name": "tgi", "key": "f"}}},
     ]
     assert tgi_fractions(c) == [Utilization(None, "env CUDA_MEMORY_FRACTION (valueFrom)")]
+
+
+def test_a_shard_run_by_hand_is_tgi_and_reads_the_variable() -> None:
+    """server/pyproject.toml:66-67 (the text-generation-server script), cli.py:41 (serve), utils/dist.py:13."""
+    c = container(image="registry.example.com/llm:1", command=["text-generation-server", "serve", "m"])
+    assert runs_tgi(c)
+    [found] = _check(
+        {"gpu-fraction": "0.5"}, image="registry.example.com/llm:1", command=["text-generation-server", "serve", "m"]
+    )
+    assert "runs TGI without CUDA_MEMORY_FRACTION, so TGI takes its default 1" in found
+    assert found.endswith("add CUDA_MEMORY_FRACTION=0.5 (or less)")
