@@ -91,7 +91,9 @@ def fraction_container_problems(t: PodTemplate, admitted: bool = False) -> list[
     named = kai_api.GPU_FRACTION_CONTAINER_NAME in t.annotations
     how = f"the container {kai_api.GPU_FRACTION_CONTAINER_NAME} names" if named else "the pod's first container"
     out = []
-    servers = [(c, kind) for c in t.containers() if (kind := _server(c)) is not None]
+    # Native sidecars (init containers with restartPolicy Always) run beside the containers for the pod's life.
+    sidecars = [c for c in t.init_containers() if c.get("restartPolicy") == "Always"]
+    servers = [(c, kind) for c in [*t.containers(), *sidecars] if (kind := _server(c)) is not None]
     if name in MESH_PROXIES:
         out.append(
             (

@@ -421,3 +421,19 @@ def test_lint_reports_a_linkerd_injected_share_on_a_manifest(
     ]
     assert code == 1
     assert violation["message"].startswith("spec.template.metadata.annotations: linkerd.io/inject: enabled")
+
+
+def test_vllm_in_a_native_sidecar_needs_the_annotation_too() -> None:
+    """A native sidecar (an init container with restartPolicy Always) runs for the pod's life; KAI gives it the
+    share only when the annotation names it (GetFractionContainerRef searches init containers first)."""
+    sidecar = {**VLLM, "restartPolicy": "Always"}
+    [(problem, fix)] = fraction_container_problems(_template(SHARE, dict(LOGS), inits=(sidecar,)))
+    assert problem.startswith("spec: container server runs vLLM, but KAI gives the pod's GPU share")
+    assert fix == "set metadata.annotations.gpu-fraction-container-name: server"
+    named = {**SHARE, "gpu-fraction-container-name": "server"}
+    assert fraction_container_problems(_template(named, dict(LOGS), inits=(sidecar,))) == []
+
+
+def test_an_init_container_that_runs_to_completion_is_not_a_server() -> None:
+    init = {**VLLM, "name": "warmup"}
+    assert fraction_container_problems(_template(SHARE, dict(LOGS), inits=(init,))) == []
