@@ -227,7 +227,8 @@ def queue_drift(queue: Queue, spec: Mapping[str, Any]) -> list[str]:
         # Compared as durations: "60m" is "1h" to KAI.
         live = spec.get(key)
         if _duration(live) != _duration(declared):
-            drift.append(f"{key} is {live or 'unset'} (declared {declared or 'unset'})")
+            shown = "unset" if live is None else repr(live) if live == "" else live
+            drift.append(f"{key} is {shown} (declared {declared or 'unset'})")
     resources = spec.get("resources") or {}
     for kind in ("gpu", "cpu", "memory"):
         block = getattr(queue.resources, kind)
@@ -275,8 +276,9 @@ def _phase(pod: Mapping[str, Any]) -> str:
 
 def _duration(value: object) -> float | str | None:
     """Seconds of a Go duration; another value as its text, unset as None (so two unreadable values still differ
-    from a readable one)."""
-    if value is None or value == "":
+    from a readable one). An empty string is not unset: the CRD stores it, and KAI, reading a *metav1.Duration,
+    cannot parse it (time.ParseDuration("") fails), so it cannot decode the Queue at all."""
+    if value is None:
         return None
     seconds = duration_seconds(value)
     return seconds if seconds is not None else repr(value)
