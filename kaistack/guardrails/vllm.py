@@ -104,6 +104,11 @@ def _from_elsewhere(container: Mapping[str, Any], names: Sequence[str]) -> list[
     return out
 
 
+def command_line(container: Mapping[str, Any]) -> list[str]:
+    """The container's argv as the kubelet runs it: command, then args, shell strings split."""
+    return tokens([*seq(container.get("command")), *seq(container.get("args"))])
+
+
 def utilizations(container: Mapping[str, Any], env_vars: Sequence[str]) -> list[Utilization]:
     env = _literal_env(container)
     found: list[Utilization] = []
@@ -120,7 +125,7 @@ def runs_vllm(container: Mapping[str, Any]) -> bool:
     # An organisation named vllm counts, not one whose name starts so (ghcr.io/vllm-project/semantic-router/...).
     if "vllm" in last or "vllm" in path:
         return True
-    argv = tokens([*seq(container.get("command")), *seq(container.get("args"))])
+    argv = command_line(container)
     for i, token in enumerate(argv):
         base = token.rsplit("/", 1)[-1]
         if base == "vllm" and i + 1 < len(argv) and argv[i + 1] == "serve":
@@ -143,7 +148,7 @@ def runs_tgi(container: Mapping[str, Any]) -> bool:
     image = str(container.get("image") or "").lower()
     if "text-generation-inference" in image.rsplit("/", 1)[-1]:
         return True
-    argv = tokens([*seq(container.get("command")), *seq(container.get("args"))])
+    argv = command_line(container)
     # The launcher, or a shard run by hand (`text-generation-server serve`, server/pyproject.toml:66-67, cli.py:41),
     # which reads CUDA_MEMORY_FRACTION itself (utils/dist.py:13).
     bases = [token.rsplit("/", 1)[-1] for token in argv]
@@ -154,8 +159,7 @@ def runs_tgi(container: Mapping[str, Any]) -> bool:
 
 def tgi_knob(container: Mapping[str, Any]) -> str:
     """What sets TGI's fraction here: the launcher's flag, or the variable for a shard run by hand."""
-    argv = tokens([*seq(container.get("command")), *seq(container.get("args"))])
-    return TGI_ENV if "text-generation-server" in [t.rsplit("/", 1)[-1] for t in argv] else TGI_FLAG
+    return TGI_ENV if "text-generation-server" in [t.rsplit("/", 1)[-1] for t in command_line(container)] else TGI_FLAG
 
 
 def tgi_fractions(container: Mapping[str, Any]) -> list[Utilization]:
@@ -164,7 +168,7 @@ def tgi_fractions(container: Mapping[str, Any]) -> list[Utilization]:
     ConfigMap or Secret (valueFrom, envFrom) it is set to a value not known here."""
     env = _literal_env(container)
     found: list[Utilization] = []
-    argv = tokens([*seq(container.get("command")), *seq(container.get("args"))])  # the kubelet joins them
+    argv = command_line(container)
     for i, token in enumerate(argv):
         name, equals, value = token.partition("=")
         if name != TGI_FLAG:
