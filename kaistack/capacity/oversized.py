@@ -36,7 +36,9 @@ def oversized_gpu_memory(
     placed: Iterable[tuple[WorkloadPlan, Iterable[str]]],
     node_gpu_memory: Mapping[str, int | None],
 ) -> list[str]:
-    """One note per workload with a gpu-memory pod placed on a node whose GPUs hold less than it asks.
+    """One note per workload and GPU size where its gpu-memory pods are placed on nodes whose GPUs hold less than
+    they ask, naming those nodes (replicas spread over pools of different GPUs get a note per size, since the share
+    KAI makes of the request differs).
 
     `placed` pairs each workload plan with the nodes its placed pods run on."""
     notes = []
@@ -44,17 +46,31 @@ def oversized_gpu_memory(
         asked = wp.workload.gpu_memory_mi_b
         if not asked:
             continue
-        for node in nodes:
+        by_size: dict[tuple[int, float], list[str]] = {}
+        for node in dict.fromkeys(nodes):
             found = oversized_share(asked, node_gpu_memory.get(node))
-            if found is None:
-                continue
-            each, share = found
+            if found is not None:
+                by_size.setdefault(found, []).append(node)
+        for (each, share), on in by_size.items():
             charged = share * (wp.workload.gpu_devices or 1)
             notes.append(
-                f"{wp.workload.name}: KAI counts gpuMemoryMiB {asked} as {share:g} GPUs of {node}'s ({each} MiB "
+                f"{wp.workload.name}: KAI counts gpuMemoryMiB {asked} as {share:g} GPUs of {_nodes(on)} ({each} MiB "
                 f"each) and, since that is a whole number, places it on one GPU per device as a share of {share:g}, "
                 f"charging queue {wp.queue} for {charged:g}: the pod gets one GPU's memory, not {asked} MiB. Ask for "
                 f"whole GPUs (gpu), or at most {each} MiB"
             )
-            break
     return notes
+
+
+_NAMED = 3
+
+
+def _nodes(names: list[str]) -> str:
+    """`a's`, `a's and b's`, `a's, b's and c's`, `a's, b's, c's and 4 more nodes'`."""
+    owned = [f"{n}'s" for n in names[:_NAMED]]
+    if len(names) > _NAMED:
+        more = len(names) - _NAMED
+        return f"{', '.join(owned)} and {more} more node{'s' if more > 1 else ''}'{'' if more > 1 else 's'}"
+    if len(owned) == 1:
+        return owned[0]
+    return f"{', '.join(owned[:-1])} and {owned[-1]}"

@@ -112,6 +112,49 @@ def test_a_pod_noted_on_a_smaller_pool_is_found_beside_one_that_fits_a_larger_gp
     assert note.startswith("serve: KAI counts gpuMemoryMiB 48000 as 2 GPUs of small-0's (24000 MiB each)")
 
 
+def _spread(replicas: int, *pools: dict[str, Any]) -> Any:
+    # One GPU a node, so each replica lands on its own node.
+    return parse_config(
+        {
+            "cluster": {"provider": "kind", "nodePools": list(pools)},
+            "gpu": {"mode": "fake"},
+            "queues": [{"name": "q"}],
+            "workloads": [{**_pod("serve", 163000), "kind": "Deployment", "replicas": replicas}],
+        }
+    )
+
+
+def test_a_workload_placed_on_several_nodes_names_each_of_them_in_one_note() -> None:
+    report = check(_spread(2, {**H100, "gpus": 1, "count": 2, "memory": "64Gi"}))
+    assert sorted(p.node or "" for p in report.workloads[0].pods) == ["gpu-0", "gpu-1"]
+    [note] = report.notes
+    assert note.startswith("serve: KAI counts gpuMemoryMiB 163000 as 2 GPUs of gpu-0's and gpu-1's (81500 MiB each)")
+
+
+def test_past_three_nodes_the_note_counts_the_rest() -> None:
+    report = check(_spread(5, {**H100, "gpus": 1, "count": 5, "memory": "64Gi"}))
+    [note] = report.notes
+    assert "as 2 GPUs of gpu-0's, gpu-1's, gpu-2's and 2 more nodes' (81500 MiB each)" in note
+
+
+def test_past_three_nodes_one_more_is_counted_in_the_singular() -> None:
+    report = check(_spread(4, {**H100, "gpus": 1, "count": 4, "memory": "64Gi"}))
+    [note] = report.notes
+    assert "as 2 GPUs of gpu-0's, gpu-1's, gpu-2's and 1 more node's (81500 MiB each)" in note
+
+
+def test_replicas_on_pools_of_different_gpus_get_a_note_per_gpu_size() -> None:
+    # 163000 MiB is 2 GPUs of 81500 and, by KAI's ceiling to 1/100, 4 of 40800: each pool makes a different
+    # share, so each gets its note.
+    a100 = {"name": "a100", "gpus": 1, "gpuProduct": "NVIDIA-A100-SXM4-40GB", "gpuMemoryMiB": 40800, "cpu": "8"}
+    report = check(_spread(2, {**H100, "gpus": 1, "memory": "64Gi"}, a100))
+    assert sorted(p.node or "" for p in report.workloads[0].pods) == ["a100-0", "gpu-0"]
+    assert sorted(n.split(" (")[0] for n in report.notes) == [
+        "serve: KAI counts gpuMemoryMiB 163000 as 2 GPUs of gpu-0's",
+        "serve: KAI counts gpuMemoryMiB 163000 as 4 GPUs of a100-0's",
+    ]
+
+
 def _project(tmp_path: Path, *workloads: dict[str, Any], kai: dict[str, Any] | None = None) -> Path:
     shutil.copy(REPO / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
     shutil.copy(REPO / "__main__.py", tmp_path / "__main__.py")
