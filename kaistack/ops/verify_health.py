@@ -66,6 +66,11 @@ def deployment_problems(deployment: Mapping[str, Any]) -> list[str]:
     elif (status.get("replicas") or 0) > updated:
         old = status["replicas"] - updated
         problems.append(f"{old} old replica{'s' * (old != 1)} still running")
+    elif available < updated and available >= wanted:
+        # kubectl rollout status waits for every updated replica, not only the wanted ones
+        # (kubernetes/kubectl pkg/polymorphichelpers/rollout_status.go, DeploymentStatusViewer.Status): a
+        # Deployment just scaled to 0 still counts the replica its ReplicaSet has not stopped yet.
+        problems.append(f"{available} of {updated} updated replicas available ({wanted} wanted)")
     progressing = conditions.get("Progressing")
     if progressing is not None and (
         progressing.get("status") == "False" or progressing.get("reason") == PROGRESS_DEADLINE_EXCEEDED

@@ -117,6 +117,25 @@ def test_a_declared_deployment_with_old_replicas_still_running_fails(project, fa
     )
 
 
+def test_a_declared_deployment_scaled_to_zero_fails_while_an_updated_replica_is_unavailable(project, fake_kube, capsys):
+    """kubectl rollout status waits until available reaches updated, whatever the spec asks for
+    (kubernetes/kubectl pkg/polymorphichelpers/rollout_status.go): 0 wanted is not done while one counts."""
+    infer = _infer(fake_kube)
+    infer["spec"]["replicas"] = 0
+    infer["status"] |= {"replicas": 1, "updatedReplicas": 1, "readyReplicas": 0, "availableReplicas": 0}
+    code, report = verify_json(project, fake_kube, capsys)
+    assert (code, failed_checks(report)) == (1, [("workload-rollout", "infer")])
+    assert check_detail(report, "workload-rollout", "infer").startswith("0 of 1 updated replicas available (0 wanted);")
+
+
+def test_a_declared_deployment_scaled_to_zero_passes_once_its_replicas_are_gone(project, fake_kube, capsys):
+    infer = _infer(fake_kube)
+    infer["spec"]["replicas"] = 0
+    infer["status"] |= {"replicas": 0, "updatedReplicas": 0, "readyReplicas": 0, "availableReplicas": 0}
+    _, report = verify_json(project, fake_kube, capsys)
+    assert ("workload-rollout", "infer") not in failed_checks(report)
+
+
 def test_a_kai_component_the_controller_has_not_processed_yet_fails_with_no_conditions(project, fake_kube, capsys):
     """A Deployment just created: the API server has set its generation, the controller has written no status."""
     _deployment(fake_kube, "binder")["status"] = {}
