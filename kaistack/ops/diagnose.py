@@ -98,7 +98,13 @@ def diagnose(
 def queue_label_key_of(kinds: Mapping[str, list[Mapping[str, Any]]], given: str | None) -> tuple[str, tuple[str, ...]]:
     """The label KAI reads a pod's queue from, and a note when it is not the default: `given`, else the
     spec.global.queueLabelKey of KAI's Config kai-config (another operator's `Config` kind is not KAI's), else
-    kai.scheduler/queue, KAI's default (KAI@v0.17.0 pkg/apis/kai/v1/global.go:68-70,124)."""
+    kai.scheduler/queue, KAI's default (KAI@v0.17.0 pkg/apis/kai/v1/global.go:68-70,124).
+
+    A SchedulingShard's own `queue-label-key` arg is not read: the operator gives the pod-grouper and the
+    admission webhook the Config's key (KAI@v0.17.0 pkg/operator/operands/pod_grouper/resources.go:72,
+    admission/resources.go:181), and the scheduler reads its flag only in the dynamicresources plugin
+    (pkg/scheduler/plugins/dynamicresources/dynamicresources.go:63), for DRA claims, which diagnose does not
+    model."""
     if given:
         note = f"queues are read from the pods' {given} label (--queue-label-key)"
         return given, (() if given == kai_api.QUEUE_LABEL else (note,))
