@@ -12,6 +12,7 @@ from typing import Any
 
 from kaistack.capacity.oversized import oversized_gpu_memory
 from kaistack.capacity.plan import WorkloadPlan, plan
+from kaistack.capacity.vllm_startup import crowded_vllm_gpus, vllm_servers
 from kaistack.declaration.model import Queue as DeclaredQueue
 from kaistack.declaration.model import StackConfig
 from placement import ACTIONS, Resources, Result, simulate
@@ -232,6 +233,9 @@ def check(
         (wp, [p.node for p in verdict.pods if p.status in PLACED and p.node])
         for wp, verdict in zip(the_plan.workloads, workloads, strict=True)
     ]
+    crowded = (
+        [] if config.kai.memory_isolation else crowded_vllm_gpus(vllm_servers(the_plan, result, gpu_ids, pod_name))
+    )
     topology = None
     if config.cluster.topology is not None:
         topology = TopologyVerdict(config.cluster.topology.name, levels, _domain_verdicts(nodes, workloads))
@@ -245,7 +249,7 @@ def check(
         topology=topology,
         kai_version=config.kai.version,
         rules=the_plan.placement.kai_version,
-        notes=(*the_plan.notes, *oversized_gpu_memory(placed_on, gpu_memory)),
+        notes=(*the_plan.notes, *oversized_gpu_memory(placed_on, gpu_memory), *crowded),
         unsettled=result.unsettled is not None,
         loop=result.unsettled.period if result.unsettled is not None else None,
         stopped_by=_limit_phrase(limit_name, max_seconds) if result.partial and max_seconds is not None else "",

@@ -40,8 +40,8 @@ from typing import Any
 import yaml
 
 from kaistack.declaration import kai_api
+from kaistack.declaration.model_servers import runs_tgi, runs_vllm
 from kaistack.guardrails.podspec import PodTemplate, mapping, seq
-from kaistack.guardrails.vllm import runs_tgi, runs_vllm
 
 # A mesh's proxy container name -> how to keep it out of the first place.
 # Linkerd reads the alpha key from version-2.15 (linkerd2@version-2.15 pkg/k8s/labels.go:269, @version-2.18 :287) to

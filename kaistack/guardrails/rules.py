@@ -14,6 +14,15 @@ import re
 from collections.abc import Callable
 
 from kaistack.declaration import kai_api
+from kaistack.declaration.model_servers import (
+    FLAG,
+    TGI_DEFAULT_FRACTION,
+    runs_tgi,
+    runs_vllm,
+    tgi_fractions,
+    tgi_knob,
+    utilizations,
+)
 from kaistack.guardrails.facts import LEGACY_QUEUE_LABEL, StackFacts, through_vcluster, workload_tenant
 from kaistack.guardrails.fraction_container import fraction_container_problems
 from kaistack.guardrails.gpu_requests import gpu_request_problems, quota_unit_problems, uint64_of
@@ -34,15 +43,6 @@ from kaistack.guardrails.podspec import (
 )
 from kaistack.guardrails.settings import Settings
 from kaistack.guardrails.unread import unread_constraints, unread_preemptibility
-from kaistack.guardrails.vllm import (
-    FLAG,
-    TGI_DEFAULT_FRACTION,
-    runs_tgi,
-    runs_vllm,
-    tgi_fractions,
-    tgi_knob,
-    utilizations,
-)
 
 ResourceRule = Callable[[Res, Settings, StackFacts], list[str]]
 

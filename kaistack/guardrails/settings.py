@@ -12,12 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from kaistack.declaration import kai_api
+from kaistack.declaration.model_servers import UTILIZATION_ENV_VARS, VLLM_DEFAULT_UTILIZATION
 from kaistack.guardrails.facts import TenantFacts
 from kaistack.guardrails.podspec import DEFAULT_EXEMPT_NAMESPACES, mapping, seq
 
 KAI_SCHEDULER = kai_api.SCHEDULER_NAME
-VLLM_DEFAULT_UTILIZATION = 0.9  # vLLM EngineArgs.gpu_memory_utilization default
-UTILIZATION_ENV_VARS = ("VLLM_GPU_MEMORY_UTILIZATION", "GPU_MEMORY_UTILIZATION")
 
 _STRINGS = {"type": "array", "items": {"type": "string"}}
 PROPERTIES: dict[str, dict[str, Any]] = {

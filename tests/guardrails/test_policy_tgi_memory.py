@@ -14,10 +14,10 @@ from typing import Any
 
 from policy_builders import container, deployment, res
 
+from kaistack.declaration.model_servers import Utilization, runs_tgi, tgi_fractions
 from kaistack.guardrails.facts import StackFacts
 from kaistack.guardrails.rules import gpu_memory_utilization_within_fraction
 from kaistack.guardrails.settings import Settings
-from kaistack.guardrails.vllm import Utilization, runs_tgi, tgi_fractions
 
 TGI_IMAGE = "ghcr.io/huggingface/text-generation-inference:3.3.7"
 MODEL = ["--model-id", "Qwen/Qwen2.5-1.5B-Instruct"]

@@ -24,9 +24,19 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kaistack.guardrails.podspec import mapping, seq
+
+def mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def seq(value: Any) -> Sequence[Any]:
+    return value if isinstance(value, Sequence) and not isinstance(value, str | bytes) else ()
+
 
 FLAG = "--gpu-memory-utilization"
+VLLM_DEFAULT_UTILIZATION = 0.9  # vLLM EngineArgs.gpu_memory_utilization default
+# Variables that images and charts commonly hand to the flag.
+UTILIZATION_ENV_VARS = ("VLLM_GPU_MEMORY_UTILIZATION", "GPU_MEMORY_UTILIZATION")
 _VAR_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 
 

@@ -1,0 +1,115 @@
+"""vLLM servers KAI packs onto one shared GPU that cannot all start there: a note for the report.
+
+vLLM starts only when its utilization x the GPU's memory is free. It snapshots the device's free memory once its
+CUDA context and NCCL are up, refuses to start when that is below utilization x total ("Free memory on device ...
+is less than desired GPU memory utilization"), and then sizes its KV cache so that everything it allocates after
+the snapshot fills utilization x total (vllm-project/vllm@35d5cda vllm/v1/worker/gpu_worker.py, init_device and
+determine_available_memory). Its CUDA context lies outside that budget. So servers whose utilizations sum to 1 or
+more on one GPU cannot all start: whichever starts last finds less free than it asks for. Earlier vLLM versions
+fail there too: before the startup check they counted the other processes' memory against the budget (the
+0012cf6 version of the same file: `total - free` in the peak), or ran out of memory allocating the cache.
+
+KAI's fractions may fill a GPU (two `gpuFraction: 0.5` pods), and the per-pod policy (utilization at most the
+pod's share) passes each of them, so only the placement shows it. With memory isolation (`sharing: isolated`)
+each container sees its share as the whole GPU, and utilizations are of the share: no note.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from kaistack.capacity.plan import Plan
+from kaistack.declaration.model import Workload
+from kaistack.declaration.model_servers import (
+    UTILIZATION_ENV_VARS,
+    VLLM_DEFAULT_UTILIZATION,
+    runs_vllm,
+    utilizations,
+)
+from placement import Result
+
+__all__ = ["crowded_vllm_gpus", "vllm_servers", "vllm_utilization"]
+
+# Utilizations are decimals a person typed (0.3 + 0.7 is 0.9999999999999999 in floats).
+_EPSILON = 1e-9
+_NAMED = 3
+
+
+def vllm_utilization(workload: Workload) -> float | None:
+    """The share of a GPU's memory the workload's container tells vLLM to take: its flag (or a variable an image
+    hands to it; the lowest where several are set), else vLLM's default when the container runs vLLM. None when
+    it does not run vLLM, or sets it to something not known here (a Secret, a shell variable)."""
+    container = {
+        "image": workload.image,
+        "command": list(workload.command),
+        "args": list(workload.args),
+        "env": [
+            *({"name": name, "value": value} for name, value in workload.env.items()),
+            *({"name": name, "valueFrom": {"secretKeyRef": {}}} for name in workload.secret_env),
+        ],
+    }
+    found = [u.value for u in utilizations(container, UTILIZATION_ENV_VARS)]
+    if not found:
+        return VLLM_DEFAULT_UTILIZATION if runs_vllm(container) else None
+    known = [value for value in found if value is not None]
+    return min(known) if len(known) == len(found) else None
+
+
+def crowded_vllm_gpus(gpus: Iterable[tuple[str, Sequence[tuple[str, str, float]]]]) -> list[str]:
+    """One note per mix of vLLM servers that share a GPU with utilizations summing to 1 or more.
+
+    `gpus`: each shared GPU's name (`node/gpuN`) and its vLLM pods as (pod, workload, utilization)."""
+    crowded: dict[tuple[tuple[str, float], ...], list[tuple[str, Sequence[tuple[str, str, float]]]]] = {}
+    for gpu, servers in gpus:
+        if len(servers) > 1 and sum(u for _, _, u in servers) > 1 - _EPSILON:
+            mix = tuple(sorted((workload, u) for _, workload, u in servers))
+            crowded.setdefault(mix, []).append((gpu, servers))
+    notes = []
+    for mix, found in crowded.items():
+        gpu, servers = found[0]
+        alike = [g for g, _ in found[1:]]
+        more = f" (and the same mix onto {len(alike)} more: {_listed(alike)})" if alike else ""
+        told = ", ".join(f"{pod} {u:g}" for pod, _, u in servers)
+        notes.append(
+            f"{_listed([w for w, _ in mix])}: KAI packs {_listed([p for p, _, _ in servers])} onto {gpu}{more}, "
+            f"whose vLLM servers are told --gpu-memory-utilization {told}: {sum(u for _, u in mix):g} of the GPU in "
+            "all. vLLM starts only when its utilization of the GPU is free, and each server's CUDA context comes on "
+            'top of it, so the server that starts last cannot start ("Free memory on device ... is less than '
+            'desired GPU memory utilization"). Lower the utilizations to sum to less than 1, leaving each server a '
+            "few hundred MiB for its context, or give the pods shares that do not fill a GPU"
+        )
+    return notes
+
+
+def _listed(names: Sequence[str]) -> str:
+    """`a`, `a and b`, `a, b and c`, `a, b, c and 4 more`."""
+    names = list(dict.fromkeys(names))
+    if len(names) > _NAMED:
+        return f"{', '.join(names[:_NAMED])} and {len(names) - _NAMED} more"
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def vllm_servers(
+    the_plan: Plan, result: Result, gpu_ids: Mapping[tuple[str, str], str], pod_name: Mapping[str, str]
+) -> list[tuple[str, list[tuple[str, str, float]]]]:
+    """Each shared GPU KAI placed pods on (`node/gpuN`, as the report numbers them) with its vLLM pods:
+    (pod, workload, utilization)."""
+    workload_of = {f"{ref.job}-{ref.task_index}": wp.workload for wp in the_plan.workloads for ref in wp.pods}
+    utilization: dict[int, float | None] = {}  # by workload object: names repeat across tenants
+    out = []
+    for name, computed in result.nodes.items():
+        for device in computed.devices:
+            if not device.shared:
+                continue
+            servers = []
+            for task in device.tasks:
+                workload = workload_of.get(task)
+                if workload is None:
+                    continue
+                if id(workload) not in utilization:
+                    utilization[id(workload)] = vllm_utilization(workload)
+                u = utilization[id(workload)]
+                if u is not None:
+                    servers.append((pod_name.get(task, task), workload.name, u))
+            out.append((f"{name}/{gpu_ids.get((name, device.id), device.id)}", servers))
+    return out
