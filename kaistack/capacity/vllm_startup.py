@@ -19,13 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from kaistack.capacity.plan import Plan
+from kaistack.declaration import model_servers
 from kaistack.declaration.model import Workload
-from kaistack.declaration.model_servers import (
-    UTILIZATION_ENV_VARS,
-    VLLM_DEFAULT_UTILIZATION,
-    runs_vllm,
-    utilizations,
-)
 from placement import Result
 
 __all__ = ["crowded_vllm_gpus", "vllm_servers", "vllm_utilization"]
@@ -36,9 +31,8 @@ _NAMED = 3
 
 
 def vllm_utilization(workload: Workload) -> float | None:
-    """The share of a GPU's memory the workload's container tells vLLM to take: its flag (or a variable an image
-    hands to it; the lowest where several are set), else vLLM's default when the container runs vLLM. None when
-    it does not run vLLM, or sets it to something not known here (a Secret, a shell variable)."""
+    """The share of a GPU's memory the workload's container tells vLLM to take (model_servers.vllm_utilization);
+    None when it does not run vLLM, or sets it to something not known here (a Secret, a shell variable)."""
     container = {
         "image": workload.image,
         "command": list(workload.command),
@@ -48,11 +42,8 @@ def vllm_utilization(workload: Workload) -> float | None:
             *({"name": name, "valueFrom": {"secretKeyRef": {}}} for name in workload.secret_env),
         ],
     }
-    found = [u.value for u in utilizations(container, UTILIZATION_ENV_VARS)]
-    if not found:
-        return VLLM_DEFAULT_UTILIZATION if runs_vllm(container) else None
-    known = [value for value in found if value is not None]
-    return min(known) if len(known) == len(found) else None
+    found = model_servers.vllm_utilization(container)
+    return found.value if found is not None else None
 
 
 def crowded_vllm_gpus(gpus: Iterable[tuple[str, Sequence[tuple[str, str, float]]]]) -> list[str]:

@@ -36,6 +36,8 @@ PREEMPTIBILITY_VALUES = ("preemptible", "non-preemptible", "")
 NODE_POOL_LABEL = "kai.scheduler/node-pool"  # scheduling shard partition
 SUBGROUP_LABEL = "kai.scheduler/subgroup-name"  # which PodGroup subgroup a pod belongs to
 GPU_GROUP_LABEL = "runai-gpu-group"  # set on fractional pods: the shared GPU they were bound to
+# The GPU memory cap KAI gives HAMi-core in a shared pod's fraction container (pkg/binder/common/constants.go:8).
+HAMI_MEMORY_LIMIT = "CUDA_DEVICE_MEMORY_LIMIT"
 
 # -- annotations (on the pod) ---------------------------------------------------------------------
 GPU_FRACTION = "gpu-fraction"  # 0 < f < 1 (strconv.ParseFloat, and a valid quantity)

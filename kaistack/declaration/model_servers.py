@@ -128,6 +128,18 @@ def utilizations(container: Mapping[str, Any], env_vars: Sequence[str]) -> list[
     return found + _from_elsewhere(container, env_vars)
 
 
+def vllm_utilization(container: Mapping[str, Any]) -> Utilization | None:
+    """The share of a GPU's memory the container tells vLLM to take: its flag or a variable of
+    UTILIZATION_ENV_VARS (the lowest where several are set), else vLLM's default when it runs vLLM; its value is
+    None when one is set to something not known here. None: the container neither runs vLLM nor sets one."""
+    found = utilizations(container, UTILIZATION_ENV_VARS)
+    if not found:
+        return Utilization(VLLM_DEFAULT_UTILIZATION, "vLLM's default") if runs_vllm(container) else None
+    if any(u.value is None for u in found):
+        return next(u for u in found if u.value is None)
+    return min(found, key=lambda u: u.value or 0.0)
+
+
 def runs_vllm(container: Mapping[str, Any]) -> bool:
     """vLLM images (vllm/vllm-openai, ...) or a `vllm serve` / `vllm.entrypoints` command line."""
     image = str(container.get("image") or "").lower()

@@ -234,7 +234,7 @@ def shared_gpu_configmap_kais() -> str:
 # pkg/admission/webhook/v1alpha2/hamicore/hamicore.go:53-64, pkg/binder/common/env_vars.go:28-37), and its only
 # envFrom is the `-evar` ConfigMap above. Any other envFrom could carry the variables unseen. A Service link
 # (vCluster writes CUDA_DEVICE_MEMORY_LIMIT_SERVICE_HOST for a Service of that name) is no device index.
-MEMORY_LIMIT_VAR = "CUDA_DEVICE_MEMORY_LIMIT"
+MEMORY_LIMIT_VAR = kai_api.HAMI_MEMORY_LIMIT
 PER_DEVICE_LIMIT = f"^{MEMORY_LIMIT_VAR}_[0-9]+$"
 
 

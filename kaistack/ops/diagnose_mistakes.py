@@ -13,6 +13,7 @@ from typing import Any
 
 from kaistack.capacity.oversized import oversized_share
 from kaistack.declaration import kai_api
+from kaistack.declaration.model_servers import vllm_utilization
 from kaistack.guardrails.facts import StackFacts
 from kaistack.guardrails.fraction_container import fraction_container_problems
 from kaistack.guardrails.podspec import PodTemplate, Res, dig, mapping, pod_templates, requests_gpu, seq
@@ -20,7 +21,7 @@ from kaistack.guardrails.rules import gpu_memory_utilization_within_fraction
 from kaistack.guardrails.settings import Settings
 from kaistack.guardrails.unread import unread_constraints
 from kaistack.ops.live_nodes import UTILITY_POD_NAMESPACES
-from kaistack.ops.live_pods import annotations_of, go_int64, gpu_share, labels_of
+from kaistack.ops.live_pods import annotations_of, go_int64, gpu_groups, gpu_share, labels_of
 from kaistack.ops.live_snapshot import FINISHED, object_name, object_namespace
 
 RESERVATION_NAMESPACE = kai_api.RESERVATION_NAMESPACE
@@ -59,6 +60,48 @@ def find_mistakes(
             out += _gpu_memory_above_gpu(pod, gpu_memory)
             if classes is not None:
                 out += _unknown_priority_class(pod, classes, pod_groups)
+    out += _crowded_vllm_gpus(kinds.get("Pod", []))
+    return out
+
+
+def _crowded_vllm_gpus(pods: list[Mapping[str, Any]]) -> list[Mistake]:
+    """vLLM servers bound to one shared GPU whose utilizations sum to 1 or more: the one that starts last cannot
+    (kaistack.capacity.vllm_startup). A pod's GPUs are its `runai-gpu-group` labels on its node; a pod with
+    HAMi-core's limit (CUDA_DEVICE_MEMORY_LIMIT) sees its share as the GPU and is left out, as is one whose
+    utilization is not known here."""
+    on_gpu: dict[tuple[str, str], list[tuple[str, float]]] = {}
+    for pod in pods:
+        node = dig(pod, "spec", "nodeName")
+        if dig(pod, "status", "phase") in FINISHED or not isinstance(node, str) or not node:
+            continue
+        containers = [mapping(c) for c in seq(dig(pod, "spec", "containers"))]
+        if any(mapping(e).get("name") == kai_api.HAMI_MEMORY_LIMIT for c in containers for e in seq(c.get("env"))):
+            continue
+        found = [u for u in map(vllm_utilization, containers) if u is not None]
+        if not found or any(u.value is None for u in found):
+            continue
+        total = sum(u.value or 0.0 for u in found)
+        for group in gpu_groups(pod):
+            on_gpu.setdefault((node, group), []).append((f"{object_namespace(pod)}/{object_name(pod)}", total))
+    out = []
+    for (node, group), servers in on_gpu.items():
+        total = sum(u for _, u in servers)
+        if len(servers) < 2 or total < 1 - 1e-9:  # 0.3 + 0.7 is 0.9999999999999999 in floats
+            continue
+        told = ", ".join(f"{pod} {u:g}" for pod, u in servers)
+        out.append(
+            Mistake(
+                "vllm-gpu-crowded",
+                "Pod " + ", ".join(pod for pod, _ in servers),
+                f"vLLM servers bound to one shared GPU (node {node}, GPU group {group}) are told "
+                f"--gpu-memory-utilization {told}: {total:g} of the GPU in all. vLLM starts only when its "
+                "utilization of the GPU is free, measured after its own CUDA context is up, so the server that "
+                'starts last cannot start (it logs "Free memory on device ... is less than desired GPU memory '
+                'utilization" and restarts)',
+                "lower the utilizations to sum to less than 1, leaving each server a few hundred MiB for its CUDA "
+                "context, or give the pods shares that do not fill a GPU",
+            )
+        )
     return out
 
 

@@ -33,7 +33,7 @@ from kaistack.kube.client import KubeAPIError, KubeClient
 from kaistack.ops.verify_common import CheckResult, WorkloadPods, holds_share, pod_annotations, pod_name, pods_phrase
 
 CHECK = "memory-isolation"
-MEMORY_LIMIT = "CUDA_DEVICE_MEMORY_LIMIT"  # KAI@v0.17.0 pkg/binder/common/constants.go:8
+MEMORY_LIMIT = kai_api.HAMI_MEMORY_LIMIT
 PRELOAD = "/etc/ld.so.preload"
 OPT_OUT = "kai-resource-isolator.io/inject"  # the isolator skips a pod whose value is "false", any case
 SHOWN = 3

@@ -327,9 +327,9 @@ def isolation_env_problems(workloads: Sequence[Workload]) -> list[str]:
         for field, names in (("env", work.env), ("secretEnv", work.secret_env)):
             for name in names:
                 where = f"workloads[{i}].{field}.{name}"
-                if name == "CUDA_DEVICE_MEMORY_LIMIT":
+                if name == kai_api.HAMI_MEMORY_LIMIT:
                     problems.append(f"{where}: KAI sets it from the GPU share with kai.sharing: isolated: remove it")
-                elif re.fullmatch(r"CUDA_DEVICE_MEMORY_LIMIT_[0-9]+", name) or name == "CUDA_REDIRECT":
+                elif re.fullmatch(rf"{kai_api.HAMI_MEMORY_LIMIT}_[0-9]+", name) or name == "CUDA_REDIRECT":
                     problems.append(
                         f"{where}: lifts the GPU memory cap HAMi-core enforces with kai.sharing: isolated: remove it"
                     )

@@ -1,0 +1,126 @@
+"""`kaistack diagnose`'s `vllm-gpu-crowded`: vLLM servers bound to one shared GPU whose utilizations fill it.
+
+vLLM refuses to start unless utilization x the GPU's memory is free once its own CUDA context is up
+(vllm-project/vllm@35d5cda123ec vllm/v1/worker/gpu_worker.py, init_device), so the last of them to start restarts
+forever. A pod's shared GPU is its node and `runai-gpu-group` label (KAI@v0.17.0 pkg/common/resources/
+gpu_sharing.go GetGpuGroups); a pod with KAI's HAMi-core limit (CUDA_DEVICE_MEMORY_LIMIT,
+pkg/binder/common/constants.go:8) sees its share as the whole GPU.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kaistack.cli import main
+
+DUMPS = Path(__file__).resolve().parents[1] / "data" / "dumps"
+
+
+def _server(
+    name: str,
+    utilization: float | None,
+    group: str = "g-9",
+    node: str | None = "gpu-0",
+    phase: str = "Running",
+    **container: Any,
+) -> dict[str, Any]:
+    flag = [f"--gpu-memory-utilization={utilization}"] if utilization is not None else []
+    spec: dict[str, Any] = {
+        "schedulerName": "kai-scheduler",
+        "containers": [{"name": "vllm", "image": "vllm/vllm-openai:v0.11.0", "args": ["--model", "m", *flag]}],
+    }
+    spec["containers"][0].update(container)
+    if node:
+        spec["nodeName"] = node
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "ml",
+            "labels": {"kai.scheduler/queue": "test", "runai-gpu-group": group},
+            "annotations": {"pod-group-name": f"pg-{name}", "gpu-fraction": "0.5"},
+        },
+        "spec": spec,
+        "status": {"phase": phase},
+    }
+
+
+def _mistakes(tmp_path: Path, capsys: pytest.CaptureFixture[str], *pods: dict[str, Any]) -> list[dict[str, Any]]:
+    dump = yaml.safe_load((DUMPS / "healthy.yaml").read_text())
+    dump["items"].extend(pods)
+    path = tmp_path / "dump.yaml"
+    path.write_text(yaml.safe_dump(dump))
+    main(["diagnose", "--from-dump", str(path), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    return [m for m in report["mistakes"] if m["code"] == "vllm-gpu-crowded"]
+
+
+def test_two_servers_at_half_on_one_gpu_are_one_mistake_naming_both(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    [mistake] = _mistakes(tmp_path, capsys, _server("a", 0.5), _server("b", 0.5))
+    assert mistake["object"] == "Pod ml/a, ml/b"
+    assert mistake["problem"].startswith(
+        "vLLM servers bound to one shared GPU (node gpu-0, GPU group g-9) are told --gpu-memory-utilization "
+        "ml/a 0.5, ml/b 0.5: 1 of the GPU in all."
+    )
+    assert "so the server that starts last cannot start" in mistake["problem"]
+    assert mistake["fix"].startswith("lower the utilizations to sum to less than 1")
+
+
+def test_servers_on_different_gpus_of_a_node_are_no_mistake(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _mistakes(tmp_path, capsys, _server("a", 0.5, group="g-8"), _server("b", 0.5, group="g-9")) == []
+
+
+def test_the_same_group_name_on_two_nodes_is_two_gpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _mistakes(tmp_path, capsys, _server("a", 0.5, node="gpu-0"), _server("b", 0.5, node="gpu-1")) == []
+
+
+def test_a_server_joining_a_shared_gpu_counts_the_servers_already_there(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The healthy dump's gpu-1 runs ai/share-a (0.45) and ai/share-b (0.4) on GPU group g-1: 0.85, room left."""
+    [mistake] = _mistakes(tmp_path, capsys, _server("late", 0.2, group="g-1", node="gpu-1"))
+    assert mistake["object"] == "Pod ai/share-a, ai/share-b, ml/late"
+    assert "ai/share-a 0.45, ai/share-b 0.4, ml/late 0.2: 1.05 of the GPU in all" in mistake["problem"]
+
+
+def test_servers_that_leave_room_are_no_mistake(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _mistakes(tmp_path, capsys, _server("a", 0.7), _server("b", 0.2)) == []
+
+
+def test_a_server_without_the_flag_counts_vllms_default(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    [mistake] = _mistakes(tmp_path, capsys, _server("greedy", None), _server("small", 0.1))
+    assert "--gpu-memory-utilization ml/greedy 0.9, ml/small 0.1: 1 of the GPU in all." in mistake["problem"]
+
+
+def test_finished_and_unbound_pods_hold_no_memory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    done = _server("done", 0.5, phase="Succeeded")
+    waiting = _server("waiting", 0.5, node=None, phase="Pending")
+    assert _mistakes(tmp_path, capsys, _server("a", 0.5), done, waiting) == []
+
+
+def test_a_pod_capped_by_hami_core_is_left_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    limit = {"name": "CUDA_DEVICE_MEMORY_LIMIT", "valueFrom": {"configMapKeyRef": {"name": "cm", "key": "k"}}}
+    assert _mistakes(tmp_path, capsys, _server("a", 0.5), _server("b", 0.5, env=[limit])) == []
+
+
+def test_a_utilization_from_a_secret_is_not_guessed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    hidden = {"name": "VLLM_GPU_MEMORY_UTILIZATION", "valueFrom": {"secretKeyRef": {"name": "s", "key": "u"}}}
+    assert _mistakes(tmp_path, capsys, _server("a", 0.5), _server("b", None, env=[hidden])) == []
+
+
+def test_namespace_filter_keeps_the_mistake_for_either_pod(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    dump = yaml.safe_load((DUMPS / "healthy.yaml").read_text())
+    dump["items"] += [_server("a", 0.5), _server("b", 0.5)]
+    path = tmp_path / "dump.yaml"
+    path.write_text(yaml.safe_dump(dump))
+    main(["diagnose", "--from-dump", str(path), "--json", "--namespace", "ml"])
+    codes = [m["code"] for m in json.loads(capsys.readouterr().out)["mistakes"]]
+    assert "vllm-gpu-crowded" in codes
