@@ -23,7 +23,19 @@ from kaistack.declaration import model_servers
 from kaistack.declaration.model import Workload
 from placement import Result
 
-__all__ = ["crowded_vllm_gpus", "vllm_servers", "vllm_utilization"]
+__all__ = ["FIX", "WHY", "crowded_vllm_gpus", "vllm_servers", "vllm_utilization"]
+
+WHY = (
+    "They cannot all run: each server's CUDA context comes on top of its utilization, and vLLM starts only when "
+    'its utilization of the GPU is free, so one started while the others hold theirs fails ("Free memory on device '
+    "... is less than desired GPU memory utilization\", vLLM 0.9.1 and later; earlier versions count the others' "
+    "memory against its own budget), and servers started together may run out of memory or get smaller caches "
+    "than asked"
+)
+FIX = (
+    "lower the utilizations to sum to less than 1, leaving each server room for its CUDA context (and, before "
+    "vLLM 0.21, its CUDA graphs: 1 to 2 GiB a server), or give the pods shares that do not fill a GPU"
+)
 
 # Utilizations are decimals a person typed (0.3 + 0.7 is 0.9999999999999999 in floats).
 _EPSILON = 1e-9
@@ -64,10 +76,7 @@ def crowded_vllm_gpus(gpus: Iterable[tuple[str, Sequence[tuple[str, str, float]]
         notes.append(
             f"{_listed([w for w, _ in mix])}: KAI packs {_listed([p for p, _, _ in servers])} onto {gpu}{more}, "
             f"whose vLLM servers are told --gpu-memory-utilization {told}: {sum(u for _, u in mix):g} of the GPU in "
-            "all. vLLM starts only when its utilization of the GPU is free, and each server's CUDA context comes on "
-            'top of it, so the server that starts last cannot start ("Free memory on device ... is less than '
-            'desired GPU memory utilization"). Lower the utilizations to sum to less than 1, leaving each server a '
-            "few hundred MiB for its context, or give the pods shares that do not fill a GPU"
+            f"all. {WHY}. {FIX[0].upper()}{FIX[1:]}"
         )
     return notes
 
@@ -95,7 +104,9 @@ def vllm_servers(
             servers = []
             for task in device.tasks:
                 workload = workload_of.get(task)
-                if workload is None:
+                # A pod spread over several GPUs (gpuDevices) may run one server on one of them (tensor parallel 1)
+                # or on all; which, the pod does not say.
+                if workload is None or len(result.tasks[task].gpu_groups) > 1:
                     continue
                 if id(workload) not in utilization:
                     utilization[id(workload)] = vllm_utilization(workload)

@@ -34,7 +34,13 @@ def seq(value: Any) -> Sequence[Any]:
 
 
 FLAG = "--gpu-memory-utilization"
-VLLM_DEFAULT_UTILIZATION = 0.9  # vLLM EngineArgs.gpu_memory_utilization default
+VLLM_DEFAULT_UTILIZATION = 0.9  # vLLM EngineArgs.gpu_memory_utilization default before v0.21.0
+VLLM_NEW_DEFAULT_UTILIZATION = 0.92
+VLLM_NEW_DEFAULT_SINCE = (0, 21)
+CONFIG_FLAG = "--config"  # a YAML file of options (FlexibleArgumentParser)
+# The server sizes its KV cache from these rather than from its utilization (CacheConfig.kv_cache_memory_bytes:
+# "when not-None ignores gpu_memory_utilization"; num_gpu_blocks_override).
+CACHE_SIZE_FLAGS = ("--kv-cache-memory-bytes", "--num-gpu-blocks-override")
 # Variables that images and charts commonly hand to the flag.
 UTILIZATION_ENV_VARS = ("VLLM_GPU_MEMORY_UTILIZATION", "GPU_MEMORY_UTILIZATION")
 _VAR_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
@@ -73,7 +79,8 @@ def _is_flag(name: str) -> bool:
     return name.startswith(_SHORTEST) and FLAG.startswith(name)
 
 
-def _flag_values(argv: list[str]) -> Iterator[str]:
+def _flag_values(argv: list[str]) -> Iterator[tuple[int, str]]:
+    """(index of the flag's token, its value) for each --gpu-memory-utilization in argv."""
     for i, token in enumerate(argv):
         if not token.startswith("--"):
             continue
@@ -81,9 +88,14 @@ def _flag_values(argv: list[str]) -> Iterator[str]:
         if not _is_flag(name):
             continue
         if equals:
-            yield value
+            yield i, value
         elif i + 1 < len(argv):
-            yield argv[i + 1]
+            yield i, argv[i + 1]
+
+
+def _has_option(argv: list[str], names: Sequence[str]) -> bool:
+    """One of `names` (full option names; `_` read as `-`) is on the command line."""
+    return any(token.partition("=")[0].replace("_", "-") in names for token in argv if token.startswith("--"))
 
 
 def _literal_env(container: Mapping[str, Any]) -> dict[str, str]:
@@ -120,34 +132,70 @@ def command_line(container: Mapping[str, Any]) -> list[str]:
 
 
 def utilizations(container: Mapping[str, Any], env_vars: Sequence[str]) -> list[Utilization]:
+    """Every place the container sets vLLM's utilization: each flag on its command line (command and args read
+    as one argv, as the kubelet runs them: a flag ending `command` takes its value from `args`), the variables
+    `env_vars`, and a `--config` file vLLM reads its options from (FlexibleArgumentParser, vllm-project/vllm
+    vllm/utils/argparse_utils.py), whose content is not known here."""
     env = _literal_env(container)
-    found: list[Utilization] = []
-    for field in ("command", "args"):
-        found += [Utilization(_number(raw, env), field) for raw in _flag_values(tokens(seq(container.get(field))))]
+    command = tokens(seq(container.get("command")))
+    argv = command + tokens(seq(container.get("args")))
+    found = [Utilization(_number(raw, env), "command" if i < len(command) else "args") for i, raw in _flag_values(argv)]
+    if not found and _has_option(argv, (CONFIG_FLAG,)):
+        found.append(Utilization(None, f"{CONFIG_FLAG} file"))
     found += [Utilization(_number(env[name], env), f"env {name}") for name in env_vars if name in env]
     return found + _from_elsewhere(container, env_vars)
 
 
 def vllm_utilization(container: Mapping[str, Any]) -> Utilization | None:
-    """The share of a GPU's memory the container tells vLLM to take: its flag or a variable of
-    UTILIZATION_ENV_VARS (the lowest where several are set), else vLLM's default when it runs vLLM; its value is
-    None when one is set to something not known here. None: the container neither runs vLLM nor sets one."""
-    found = utilizations(container, UTILIZATION_ENV_VARS)
-    if not found:
-        return Utilization(VLLM_DEFAULT_UTILIZATION, "vLLM's default") if runs_vllm(container) else None
-    if any(u.value is None for u in found):
-        return next(u for u in found if u.value is None)
-    return min(found, key=lambda u: u.value or 0.0)
+    """What vLLM in this container takes of its GPU, as far as the container says: the last flag on the command
+    line (argparse keeps the last), else a variable of UTILIZATION_ENV_VARS (the lowest where several are set),
+    else vLLM's default where the container launches vLLM. Its value is None where the figure is not known here: set
+    from a Secret or a shell variable, read from a `--config` file, or where the server sizes its cache by bytes
+    or blocks (then it needs utilization x the GPU free to start but holds what the weights and that cache take).
+    None: the container does not launch vLLM and sets no utilization."""
+    argv = command_line(container)
+    env = _literal_env(container)
+    flags = list(_flag_values(argv))
+    if flags:
+        found = Utilization(_number(flags[-1][1], env), "command line")
+    elif _has_option(argv, (CONFIG_FLAG,)):
+        return Utilization(None, f"{CONFIG_FLAG} file")
+    elif variables := [u for u in utilizations(container, UTILIZATION_ENV_VARS) if u.where.startswith("env")]:
+        unknown = [u for u in variables if u.value is None]
+        found = unknown[0] if unknown else min(variables, key=lambda u: u.value or 0.0)
+    elif launches_vllm(container):
+        found = Utilization(default_utilization(str(container.get("image") or "")), "vLLM's default")
+    else:
+        return None
+    return Utilization(None, "cache sized by bytes or blocks") if sizes_cache(container) else found
 
 
-def runs_vllm(container: Mapping[str, Any]) -> bool:
-    """vLLM images (vllm/vllm-openai, ...) or a `vllm serve` / `vllm.entrypoints` command line."""
+def sizes_cache(container: Mapping[str, Any]) -> bool:
+    """The command line sizes vLLM's KV cache by bytes or blocks rather than by the utilization."""
+    return _has_option(command_line(container), CACHE_SIZE_FLAGS)
+
+
+def default_utilization(image: str, fallback: float = VLLM_DEFAULT_UTILIZATION) -> float:
+    """vLLM's default utilization for an image: 0.92 from v0.21.0 (vllm-project/vllm PR #38284, which also counts
+    CUDA graphs in the budget), `fallback` (0.9) before it or where the tag names no version. A `fallback` other
+    than 0.9 (the policy pack's vllmDefaultUtilization, set) wins."""
+    _, colon, tag = image.rsplit("/", 1)[-1].partition("@")[0].rpartition(":")
+    found = re.match(r"v?(\d+)\.(\d+)", tag) if colon else None
+    if fallback != VLLM_DEFAULT_UTILIZATION or not found:
+        return fallback
+    if (int(found.group(1)), int(found.group(2))) >= VLLM_NEW_DEFAULT_SINCE:
+        return VLLM_NEW_DEFAULT_UTILIZATION
+    return fallback
+
+
+def _vllm_image(container: Mapping[str, Any]) -> bool:
     image = str(container.get("image") or "").lower()
     *path, last = image.split("/")
     # An organisation named vllm counts, not one whose name starts so (ghcr.io/vllm-project/semantic-router/...).
-    if "vllm" in last or "vllm" in path:
-        return True
-    argv = command_line(container)
+    return "vllm" in last or "vllm" in path
+
+
+def _vllm_command(argv: list[str]) -> bool:
     for i, token in enumerate(argv):
         base = token.rsplit("/", 1)[-1]
         if base == "vllm" and i + 1 < len(argv) and argv[i + 1] == "serve":
@@ -155,6 +203,18 @@ def runs_vllm(container: Mapping[str, Any]) -> bool:
         if token.startswith("vllm.entrypoints"):
             return True
     return False
+
+
+def runs_vllm(container: Mapping[str, Any]) -> bool:
+    """vLLM images (vllm/vllm-openai, ...) or a `vllm serve` / `vllm.entrypoints` command line."""
+    return _vllm_image(container) or _vllm_command(command_line(container))
+
+
+def launches_vllm(container: Mapping[str, Any]) -> bool:
+    """vLLM's server runs in it: a vLLM image left to its own entrypoint (no `command`), or a `vllm serve` /
+    `vllm.entrypoints` command line. A vLLM image running a command of its own (`python app.py`) may build its
+    engine with any utilization."""
+    return (_vllm_image(container) and not seq(container.get("command"))) or _vllm_command(command_line(container))
 
 
 # --- Hugging Face TGI ------------------------------------------------------------------------------------

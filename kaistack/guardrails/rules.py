@@ -15,10 +15,13 @@ from collections.abc import Callable
 
 from kaistack.declaration import kai_api
 from kaistack.declaration.model_servers import (
+    CACHE_SIZE_FLAGS,
     FLAG,
     TGI_DEFAULT_FRACTION,
+    default_utilization,
+    launches_vllm,
     runs_tgi,
-    runs_vllm,
+    sizes_cache,
     tgi_fractions,
     tgi_knob,
     utilizations,
@@ -244,23 +247,34 @@ def gpu_memory_utilization_within_fraction(res: Res, s: Settings, facts: StackFa
         bound, desc = share
         for i, c in enumerate(t.containers()):
             name = c.get("name", i)
+            vllm_default = default_utilization(str(c.get("image") or ""), s.vllm_default_utilization)
             servers = (
-                ("vLLM", "GPU memory utilization", utilizations(c, s.utilization_env_vars), runs_vllm(c), FLAG,
-                 s.vllm_default_utilization),
+                ("vLLM", "GPU memory utilization", utilizations(c, s.utilization_env_vars), launches_vllm(c), FLAG,
+                 vllm_default),
                 ("TGI", "TGI's CUDA memory fraction", tgi_fractions(c), runs_tgi(c), tgi_knob(c), TGI_DEFAULT_FRACTION),
             )  # fmt: skip
             for server, setting, found, runs, flag, default in servers:
+                # A vLLM that sizes its cache by bytes or blocks takes what the weights and that cache need, and still
+                # starts only when utilization x the GPU is free (vllm-project/vllm@35d5cda gpu_worker.py init_device).
+                sized = server == "vLLM" and sizes_cache(c)
+                takes = (
+                    "it still starts only when that much of the GPU is free (it sizes its cache by "
+                    f"{' or '.join(CACHE_SIZE_FLAGS)}), which the GPU's other pods hold"
+                    if sized
+                    else "it would take memory promised to the GPU's other pods"
+                )
                 out += [
                     f"container {name} sets {setting} {u.value:g} ({u.where}), above the pod's share ({desc}); KAI "
-                    "does not isolate GPU memory, so it would take memory promised to the GPU's other pods: use at "
-                    f"most {_floor3(bound):g}"
+                    f"does not isolate GPU memory, so {takes}: use at most {_floor3(bound):g}"
                     for u in found
                     if u.value is not None and u.value > bound + EPSILON
                 ]
                 if not found and not wl.partial and runs and default > bound + EPSILON:
+                    verb = "needs" if sized else "takes"
                     out.append(
-                        f"container {name} runs {server} without {flag}, so {server} takes its default {default:g} "
-                        f"of the GPU's memory, above the pod's share ({desc}): add {flag}={_floor3(bound):g} (or less)"
+                        f"container {name} runs {server} without {flag}, so {server} {verb} its default {default:g} "
+                        f"of the GPU's memory{' free to start' if sized else ''}, above the pod's share ({desc}): add "
+                        f"{flag}={_floor3(bound):g} (or less)"
                     )
     return _unique(out)
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kaistack.capacity.oversized import oversized_share
+from kaistack.capacity.vllm_startup import FIX as VLLM_CROWDED_FIX
+from kaistack.capacity.vllm_startup import WHY as VLLM_CROWDED_WHY
 from kaistack.declaration import kai_api
 from kaistack.declaration.model_servers import vllm_utilization
 from kaistack.guardrails.facts import StackFacts
@@ -65,44 +67,53 @@ def find_mistakes(
 
 
 def _crowded_vllm_gpus(pods: list[Mapping[str, Any]]) -> list[Mistake]:
-    """vLLM servers bound to one shared GPU whose utilizations sum to 1 or more: the one that starts last cannot
-    (kaistack.capacity.vllm_startup). A pod's GPUs are its `runai-gpu-group` labels on its node; a pod with
-    HAMi-core's limit (CUDA_DEVICE_MEMORY_LIMIT) sees its share as the GPU and is left out, as is one whose
-    utilization is not known here."""
-    on_gpu: dict[tuple[str, str], list[tuple[str, float]]] = {}
+    """vLLM servers bound to one shared GPU whose utilizations sum to 1 or more (kaistack.capacity.vllm_startup).
+    A pod's GPUs are its node and `runai-gpu-group` labels; one spread over several GPUs, one with HAMi-core's
+    limit (which sees its share as the GPU) and one whose utilization is not known here are left out."""
+    on_gpu: dict[tuple[str, str], list[tuple[Mapping[str, Any], float]]] = {}
     for pod in pods:
         node = dig(pod, "spec", "nodeName")
-        if dig(pod, "status", "phase") in FINISHED or not isinstance(node, str) or not node:
+        groups = gpu_groups(pod)
+        if dig(pod, "status", "phase") in FINISHED or not isinstance(node, str) or not node or len(groups) != 1:
             continue
         containers = [mapping(c) for c in seq(dig(pod, "spec", "containers"))]
         if any(mapping(e).get("name") == kai_api.HAMI_MEMORY_LIMIT for c in containers for e in seq(c.get("env"))):
             continue
         found = [u for u in map(vllm_utilization, containers) if u is not None]
-        if not found or any(u.value is None for u in found):
-            continue
-        total = sum(u.value or 0.0 for u in found)
-        for group in gpu_groups(pod):
-            on_gpu.setdefault((node, group), []).append((f"{object_namespace(pod)}/{object_name(pod)}", total))
+        if found and all(u.value is not None for u in found):
+            on_gpu.setdefault((node, groups[0]), []).append((pod, sum(u.value or 0.0 for u in found)))
     out = []
     for (node, group), servers in on_gpu.items():
         total = sum(u for _, u in servers)
         if len(servers) < 2 or total < 1 - 1e-9:  # 0.3 + 0.7 is 0.9999999999999999 in floats
             continue
-        told = ", ".join(f"{pod} {u:g}" for pod, u in servers)
+        names = [f"{object_namespace(pod)}/{object_name(pod)}" for pod, _ in servers]
+        told = ", ".join(f"{name} {u:g}" for name, (_, u) in zip(names, servers, strict=True))
         out.append(
             Mistake(
                 "vllm-gpu-crowded",
-                "Pod " + ", ".join(pod for pod, _ in servers),
+                "Pod " + ", ".join(names),
                 f"vLLM servers bound to one shared GPU (node {node}, GPU group {group}) are told "
-                f"--gpu-memory-utilization {told}: {total:g} of the GPU in all. vLLM starts only when its "
-                "utilization of the GPU is free, measured after its own CUDA context is up, so the server that "
-                'starts last cannot start (it logs "Free memory on device ... is less than desired GPU memory '
-                'utilization" and restarts)',
-                "lower the utilizations to sum to less than 1, leaving each server a few hundred MiB for its CUDA "
-                "context, or give the pods shares that do not fill a GPU",
+                f"--gpu-memory-utilization {told}: {total:g} of the GPU in all. {VLLM_CROWDED_WHY}. "
+                + _crowded_now(names, [pod for pod, _ in servers]),
+                VLLM_CROWDED_FIX,
             )
         )
     return out
+
+
+def _crowded_now(names: list[str], pods: list[Mapping[str, Any]]) -> str:
+    """What the pods show of it: the servers not ready (with their restarts), or that all run for now."""
+    down = []
+    for name, pod in zip(names, pods, strict=True):
+        statuses = [mapping(c) for c in seq(dig(pod, "status", "containerStatuses"))]
+        if statuses and all(c.get("ready") is True for c in statuses):
+            continue
+        restarts = sum(n for c in statuses if type(n := c.get("restartCount")) is int and n > 0)
+        down.append(f"{name} ({restarts} restart{'s' * (restarts != 1)})" if restarts else name)
+    if down:
+        return f"Not ready: {', '.join(down)}"
+    return "All are ready now: one that restarts cannot start again while the others hold their memory"
 
 
 def _unknown_priority_class(pod: Mapping[str, Any], classes: set[str], pod_groups: Mapping[str, Any]) -> list[Mistake]:

@@ -51,7 +51,7 @@ def _crowded(report: Any) -> list[str]:
     return [n for n in report.notes if "vLLM servers are told" in n]
 
 
-def test_two_servers_at_half_on_one_gpu_are_noted_as_one_that_cannot_start() -> None:
+def test_two_servers_at_half_on_one_gpu_are_noted_as_servers_that_cannot_both_run() -> None:
     report = check(_config(_vllm("a", 0.5, 0.5), _vllm("b", 0.5, 0.5)))
     assert {w.status for w in report.workloads} == {"Running"}
     [note] = _crowded(report)
@@ -59,7 +59,8 @@ def test_two_servers_at_half_on_one_gpu_are_noted_as_one_that_cannot_start() -> 
         "a and b: KAI packs a-0 and b-0 onto gpu-0/gpu0, whose vLLM servers are told --gpu-memory-utilization "
         "a-0 0.5, b-0 0.5: 1 of the GPU in all."
     )
-    assert "so the server that starts last cannot start" in note
+    assert "They cannot all run: each server's CUDA context comes on top of its utilization" in note
+    assert "so one started while the others hold theirs fails" in note
     assert note.endswith("or give the pods shares that do not fill a GPU")
 
 
@@ -128,15 +129,24 @@ def _workload(**fields: Any) -> Any:
         ({"image": "vllm/vllm-openai:v0.11.0"}, 0.9),
         ({"args": ["--gpu-memory-utilization", "0.4"]}, 0.4),
         ({"command": ["sh", "-c", "vllm serve m --gpu-memory-utilization=0.3"]}, 0.3),
-        ({"env": {"VLLM_GPU_MEMORY_UTILIZATION": "0.6"}, "args": ["--gpu-memory-utilization=0.5"]}, 0.5),
         ({"args": ["--gpu-memory-utilization=$(U)"], "env": {"U": "0.25"}}, 0.25),
         ({"args": ["--gpu-memory-utilization=${U}"]}, None),
+        ({"env": {"VLLM_GPU_MEMORY_UTILIZATION": "0.6"}}, 0.6),
         ({"image": "busybox:1.37.0"}, None),
     ],
-    ids=["default", "flag", "shell-string", "lowest-of-two", "env-reference", "shell-variable", "not-vllm"],
+    ids=["default", "flag", "shell-string", "env-reference", "shell-variable", "variable", "not-vllm"],
 )
 def test_the_utilization_read_from_a_declared_workload(fields: dict[str, Any], expected: float | None) -> None:
     assert vllm_utilization(_workload(**fields)) == expected
+
+
+def test_a_pod_spread_over_several_gpus_is_not_counted_on_them() -> None:
+    """gpuDevices 2: KAI gives it half of each of two GPUs, and a server with tensor parallel 1 uses one of them,
+    which the pod does not say: it is left out rather than counted on both."""
+    pair = {**_vllm("pair", 0.5, 0.5), "gpuDevices": 2}
+    report = check(_config(pair, _vllm("a", 0.5, 0.5), _vllm("b", 0.5, 0.5), gpus=2))
+    assert {w.status for w in report.workloads} == {"Running"}
+    assert _crowded(report) == []
 
 
 def test_one_server_alone_on_a_shared_gpu_is_not_a_crowd() -> None:

@@ -70,8 +70,37 @@ def test_two_servers_at_half_on_one_gpu_are_one_mistake_naming_both(
         "vLLM servers bound to one shared GPU (node gpu-0, GPU group g-9) are told --gpu-memory-utilization "
         "ml/a 0.5, ml/b 0.5: 1 of the GPU in all."
     )
-    assert "so the server that starts last cannot start" in mistake["problem"]
+    assert "They cannot all run" in mistake["problem"]
+    assert mistake["problem"].endswith("Not ready: ml/a, ml/b")
     assert mistake["fix"].startswith("lower the utilizations to sum to less than 1")
+
+
+def _statuses(pod: dict[str, Any], ready: bool, restarts: int = 0) -> dict[str, Any]:
+    pod["status"]["containerStatuses"] = [{"name": "vllm", "ready": ready, "restartCount": restarts}]
+    return pod
+
+
+def test_the_server_that_could_not_start_is_named_with_its_restarts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    up, down = _statuses(_server("a", 0.5), True), _statuses(_server("b", 0.5), False, restarts=7)
+    [mistake] = _mistakes(tmp_path, capsys, up, down)
+    assert mistake["problem"].endswith("Not ready: ml/b (7 restarts)")
+
+
+def test_servers_all_ready_are_told_a_restart_would_not_come_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    [mistake] = _mistakes(tmp_path, capsys, _statuses(_server("a", 0.5), True), _statuses(_server("b", 0.5), True))
+    assert mistake["problem"].endswith(
+        "All are ready now: one that restarts cannot start again while the others hold their memory"
+    )
+
+
+def test_a_pod_spread_over_several_gpus_is_left_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spread = _server("spread", 0.5)
+    spread["metadata"]["labels"]["runai-gpu-group/g-8"] = "g-8"
+    assert _mistakes(tmp_path, capsys, _server("a", 0.5), spread) == []
 
 
 def test_servers_on_different_gpus_of_a_node_are_no_mistake(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,121 @@
+"""How gpu-memory-utilization-within-fraction reads a vLLM container, and what vLLM does with it.
+
+- Options are read from the command line as the kubelet runs it (command, then args), argparse keeping the last of
+  a repeated option; vLLM's FlexibleArgumentParser also reads options from a `--config` YAML file
+  (vllm-project/vllm vllm/utils/argparse_utils.py), whose content is not known here.
+- `--kv-cache-memory-bytes` / `--num-gpu-blocks-override` size the cache instead of the utilization
+  (CacheConfig.kv_cache_memory_bytes: "when not-None ignores gpu_memory_utilization"), but vLLM still starts only
+  when utilization x the GPU is free (vllm-project/vllm@35d5cda123ec vllm/v1/worker/gpu_worker.py init_device).
+- The default utilization is 0.9, and 0.92 from v0.21.0 (vllm-project/vllm PR #38284; config/cache.py
+  `Field(default=0.92, ...)` in later releases).
+- Only a container that launches vLLM's server (the image's own entrypoint, `vllm serve`, `vllm.entrypoints`) is
+  held to the default: a vLLM image running a program of its own may build its engine with any utilization.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from policy_builders import container, deployment, res
+
+from kaistack.declaration.model_servers import default_utilization, vllm_utilization
+from kaistack.guardrails.facts import StackFacts
+from kaistack.guardrails.rules import gpu_memory_utilization_within_fraction
+from kaistack.guardrails.settings import Settings
+
+IMAGE = "vllm/vllm-openai:v0.11.0"
+
+
+def _check(fraction: str = "0.5", settings: Settings | None = None, **c: Any) -> list[str]:
+    c.setdefault("image", IMAGE)
+    props = deployment(annotations={"gpu-fraction": fraction}, containers=[container(name="vllm", **c)])
+    return gpu_memory_utilization_within_fraction(res("Deployment", props), settings or Settings(), StackFacts())
+
+
+def test_a_flag_ending_the_command_takes_its_value_from_the_args() -> None:
+    [found] = _check(command=["vllm", "serve", "m", "--gpu-memory-utilization"], args=["0.8"])
+    assert found.startswith("container vllm sets GPU memory utilization 0.8 (command), above the pod's share")
+
+
+def test_a_config_file_may_set_it_so_no_default_is_assumed() -> None:
+    assert _check(args=["--config", "/etc/vllm/serve.yaml"]) == []
+
+
+def test_a_config_file_does_not_hide_a_flag_on_the_command_line() -> None:
+    [found] = _check(args=["--config=/etc/vllm/serve.yaml", "--gpu-memory-utilization=0.7"])
+    assert "utilization 0.7 (args)" in found
+
+
+def test_a_vllm_image_running_its_own_program_is_not_held_to_the_default() -> None:
+    assert _check(command=["python", "app.py"]) == []
+
+
+def test_vllm_started_by_module_in_a_vllm_image_is_held_to_the_default() -> None:
+    [found] = _check(command=["python3", "-m", "vllm.entrypoints.openai.api_server"], args=["--model", "m"])
+    assert "runs vLLM without --gpu-memory-utilization, so vLLM takes its default 0.9" in found
+
+
+def test_from_v0_21_the_default_is_0_92() -> None:
+    [found] = _check(fraction="0.91", image="vllm/vllm-openai:v0.21.0")
+    assert "so vLLM takes its default 0.92 of the GPU's memory, above the pod's share (gpu-fraction 0.91)" in found
+
+
+def test_a_cache_sized_by_bytes_still_needs_the_utilization_free_to_start() -> None:
+    [found] = _check(args=["--kv-cache-memory-bytes", "8G", "--gpu-memory-utilization=0.8"])
+    assert "so it still starts only when that much of the GPU is free (it sizes its cache by" in found
+    assert "it would take memory promised" not in found
+
+
+def test_a_cache_sized_by_blocks_without_the_flag_needs_the_default_free() -> None:
+    [found] = _check(args=["--num_gpu_blocks_override=1000"])
+    assert "so vLLM needs its default 0.9 of the GPU's memory free to start, above the pod's share" in found
+
+
+# --- one container's effective utilization (the capacity note and diagnose) -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("c", "expected"),
+    [
+        ({"image": IMAGE}, (0.9, "vLLM's default")),
+        ({"image": "vllm/vllm-openai:v0.25.1"}, (0.92, "vLLM's default")),
+        ({"image": IMAGE, "args": ["--gpu-memory-utilization", "0.3", "--gpu-memory-utilization=0.6"]}, (0.6, None)),
+        (
+            {"image": IMAGE, "args": ["--gpu-memory-utilization=0.7"], "env": {"GPU_MEMORY_UTILIZATION": "0.2"}},
+            (0.7, None),
+        ),
+        ({"image": IMAGE, "env": {"VLLM_GPU_MEMORY_UTILIZATION": "0.4", "GPU_MEMORY_UTILIZATION": "0.3"}}, (0.3, None)),
+        ({"image": IMAGE, "args": ["--config", "f.yaml"]}, (None, "--config file")),
+        ({"image": IMAGE, "args": ["--gpu-memory-utilization=0.5", "--kv-cache-memory-bytes=8G"]}, (None, None)),
+        ({"image": IMAGE, "command": ["python", "app.py"]}, "none"),
+        ({"image": "busybox:1.37.0"}, "none"),
+    ],
+    ids=["default", "new-default", "last-flag", "flag-over-env", "lowest-env", "config", "sized", "own-program", "no"],
+)
+def test_the_utilization_one_container_gives_vllm(c: dict[str, Any], expected: Any) -> None:
+    found = vllm_utilization(container(**c))
+    if expected == "none":
+        assert found is None
+        return
+    value, where = expected
+    assert found is not None
+    assert found.value == value
+    if where is not None:
+        assert found.where == where
+
+
+@pytest.mark.parametrize(
+    ("image", "fallback", "expected"),
+    [
+        ("vllm/vllm-openai:v0.21.0", 0.9, 0.92),
+        ("vllm/vllm-openai:v0.20.2", 0.9, 0.9),
+        ("registry.example.com:5000/vllm:0.22", 0.9, 0.92),
+        ("vllm/vllm-openai:latest", 0.9, 0.9),
+        ("vllm/vllm-openai@sha256:" + "a" * 64, 0.9, 0.9),
+        ("vllm/vllm-openai:v0.21.0", 0.8, 0.8),
+    ],
+    ids=["v0.21", "v0.20", "registry-port", "latest", "digest", "configured"],
+)
+def test_vllms_default_by_image_tag(image: str, fallback: float, expected: float) -> None:
+    assert default_utilization(image, fallback) == expected
