@@ -1,13 +1,15 @@
-"""vLLM servers KAI packs onto one shared GPU that cannot all start there: a note for the report.
+"""vLLM servers KAI packs onto one shared GPU that cannot all run there: a note for the report.
 
-vLLM starts only when its utilization x the GPU's memory is free. It snapshots the device's free memory once its
-CUDA context and NCCL are up, refuses to start when that is below utilization x total ("Free memory on device ...
-is less than desired GPU memory utilization"), and then sizes its KV cache so that everything it allocates after
-the snapshot fills utilization x total (vllm-project/vllm@35d5cda vllm/v1/worker/gpu_worker.py, init_device and
-determine_available_memory). Its CUDA context lies outside that budget. So servers whose utilizations sum to 1 or
-more on one GPU cannot all start: whichever starts last finds less free than it asks for. Earlier vLLM versions
-fail there too: before the startup check they counted the other processes' memory against the budget (the
-0012cf6 version of the same file: `total - free` in the peak), or ran out of memory allocating the cache.
+vLLM snapshots the device's free memory once its CUDA context and NCCL are up, refuses to start when that is below
+utilization x total ("Free memory on device ... is less than desired GPU memory utilization"), and sizes its KV
+cache so that what it measures itself allocating after the snapshot fills utilization x total
+(vllm-project/vllm@35d5cda vllm/v1/worker/gpu_worker.py, init_device and determine_available_memory; the check is
+in vLLM 0.9.1 and later). Its context lies outside that budget, and so, before vLLM 0.21 (PR #38284), do its CUDA
+graphs. So servers whose utilizations sum to 1 or more on one GPU cannot all run: one started while the others
+hold theirs finds less free than it asks for, and servers started together (as `pulumi up` starts them) may run
+out of memory or get smaller caches. Before 0.9.1 vLLM counted the other processes' memory against each server's
+budget (the 0012cf6 version of the same file: `total - free` in the peak), where sums below 1 fail too, by start
+order; this note does not judge those.
 
 KAI's fractions may fill a GPU (two `gpuFraction: 0.5` pods), and the per-pod policy (utilization at most the
 pod's share) passes each of them, so only the placement shows it. With memory isolation (`sharing: isolated`)
