@@ -270,10 +270,6 @@ def check_vcluster_owner_refs(config: StackConfig, pods: WorkloadPods) -> list[C
 # --- finding a workload's pods ----------------------------------------------------------------------------
 
 
-def _phase(pod: Mapping[str, Any]) -> str:
-    return str((pod.get("status") or {}).get("phase") or "Unknown")
-
-
 def _duration(value: object) -> float | str | None:
     """Seconds of a Go duration; another value as its text, unset as None (so two unreadable values still differ
     from a readable one). An empty string is not unset: the CRD stores it, and KAI, reading a *metav1.Duration,
