@@ -267,7 +267,7 @@ def check_vcluster_owner_refs(config: StackConfig, pods: WorkloadPods) -> list[C
     return results
 
 
-# --- finding a workload's pods ----------------------------------------------------------------------------
+# --- reading the cluster's values -------------------------------------------------------------------------
 
 
 def _duration(value: object) -> float | str | None:
