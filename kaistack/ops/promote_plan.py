@@ -102,7 +102,9 @@ def mask_secure_text(text: str) -> str | None:
         return None
     pieces, done = [], 0
     for start, end in sorted(spans):
-        if start < done:  # inside a span already masked (a secure mapping holding a `secure` key, an alias)
+        # Skipped: a span inside one already masked (a secure mapping holding a `secure` key, an alias), and an
+        # empty value (nothing to hide, and a placeholder would say a secret is set).
+        if start < done or start == end:
             continue
         pieces += [text[done:start], _masked(text[start:end])]
         done = end

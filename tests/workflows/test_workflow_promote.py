@@ -137,6 +137,12 @@ def test_a_secure_value_is_masked_whatever_its_style_and_nothing_else_is(text, m
     assert mask_secure_text(text) == masked
 
 
+def test_an_empty_secure_value_is_left_as_it_is():
+    """Nothing to hide: a placeholder there would say a secret is set where none is."""
+    assert mask_secure_text("a:\n  secure:\nb: 1\n") == "a:\n  secure:\nb: 1\n"
+    assert mask_secure_text("x: {secure: , y: 1}\n") == "x: {secure: , y: 1}\n"
+
+
 def test_a_diff_whose_file_does_not_parse_is_withheld_rather_than_masked_by_guess(tmp_path):
     """Where a value ends is the parser's to say; without it the diff, which may hold ciphertext, is not shown."""
     plan = PromotionPlan(
