@@ -44,12 +44,43 @@ CACHE_SIZE_FLAGS = ("--kv-cache-memory-bytes", "--num-gpu-blocks-override")
 # Variables that images and charts commonly hand to the flag.
 UTILIZATION_ENV_VARS = ("VLLM_GPU_MEMORY_UTILIZATION", "GPU_MEMORY_UTILIZATION")
 _VAR_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+_OPERATOR = re.compile(r"[;&|<>()]")
 
 
 @dataclass(frozen=True)
 class Utilization:
     value: float | None  # None: set, but to something we cannot resolve ($(VAR) from a Secret, ${SHELL_VAR})
     where: str  # "args", "command" or "env VLLM_GPU_MEMORY_UTILIZATION"
+
+
+def _without_comments(script: str) -> str:
+    """The script less its shell comments: a `#` that starts a word (after a blank or an operator), outside quotes,
+    to the end of its line (POSIX sh, 2.3 Token Recognition). shlex's own comments also cut a word at a `#` inside it
+    (`rev#1`), which sh keeps."""
+    out: list[str] = []
+    quote = ""
+    i, n = 0, len(script)
+    while i < n:
+        ch = script[i]
+        if quote:
+            if ch == "\\" and quote == '"' and i + 1 < n:
+                out.append(script[i : i + 2])
+                i += 2
+                continue
+            quote = "" if ch == quote else quote
+        elif ch == "\\" and i + 1 < n:
+            out.append(script[i : i + 2])
+            i += 2
+            continue
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or script[i - 1].isspace() or script[i - 1] in ";&|()<>"):
+            end = script.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
 
 
 def tokens(strings: Sequence[Any]) -> list[str]:
@@ -59,7 +90,7 @@ def tokens(strings: Sequence[Any]) -> list[str]:
         text = str(item)
         if any(ch.isspace() for ch in text.strip()):
             try:
-                out.extend(shlex.split(text, comments=False))
+                out.extend(shlex.split(_without_comments(text), comments=False))
             except ValueError:  # unbalanced quotes: fall back to whitespace
                 out.extend(text.split())
         else:
@@ -109,6 +140,8 @@ def _literal_env(container: Mapping[str, Any]) -> dict[str, str]:
 
 def _number(text: str, env: Mapping[str, str]) -> float | None:
     text = _VAR_REF.sub(lambda m: env.get(m.group(1), m.group(0)), text.strip().strip("'\""))
+    # shlex keeps a shell operator on the word before it (`0.5;`, `0.5&&`); sh ends the word there.
+    text = _OPERATOR.split(text, maxsplit=1)[0]
     try:
         value = float(text)
     except ValueError:

@@ -72,6 +72,27 @@ def test_a_cache_sized_by_blocks_without_the_flag_needs_the_default_free() -> No
     assert "so vLLM needs its default 0.9 of the GPU's memory free to start, above the pod's share" in found
 
 
+SCRIPT = "vllm serve m \\\n  --gpu-memory-utilization 0.5\n# was: --gpu-memory-utilization 0.9\n"
+
+
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        (SCRIPT, 0.5),
+        ("vllm serve m --gpu-memory-utilization 0.5;# --gpu-memory-utilization 0.9", 0.5),
+        ("vllm serve m --revision r#1 --gpu-memory-utilization 0.4", 0.4),
+        ("vllm serve m --served-model-name '# x' --gpu-memory-utilization 0.3", 0.3),
+    ],
+    ids=["commented-out-line", "after-an-operator", "inside-a-word", "inside-quotes"],
+)
+def test_a_shell_script_is_read_without_its_comments(script: str, expected: float) -> None:
+    """sh drops a `#` that starts a word to the end of its line, and keeps one inside a word or quotes: a flag
+    commented out is not the one vLLM runs with, and a `#` in a value does not hide the flags after it."""
+    found = vllm_utilization(container(image=IMAGE, command=["sh", "-c"], args=[script]))
+    assert found is not None
+    assert found.value == expected
+
+
 # --- one container's effective utilization (the capacity note and diagnose) -----------------------------------
 
 

@@ -153,3 +153,57 @@ def test_namespace_filter_keeps_the_mistake_for_either_pod(tmp_path: Path, capsy
     main(["diagnose", "--from-dump", str(path), "--json", "--namespace", "ml"])
     codes = [m["code"] for m in json.loads(capsys.readouterr().out)["mistakes"]]
     assert "vllm-gpu-crowded" in codes
+
+
+# --- from a mutation run: which live pods crowd a GPU, and how their state is told ---------------------------
+
+HIDDEN = {"name": "VLLM_GPU_MEMORY_UTILIZATION", "valueFrom": {"secretKeyRef": {"name": "s", "key": "u"}}}
+
+
+def test_a_lone_server_that_fills_its_gpu_is_no_crowd(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One server at 1.0 has the GPU to itself (the per-pod policy judges it against its share): guards against a
+    crowd of one."""
+    assert _mistakes(tmp_path, capsys, _server("a", 1.0)) == []
+
+
+def test_a_pod_that_runs_no_vllm_is_not_a_second_server(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A busybox pod on the same GPU group: guards against counting a pod with no vLLM container as a server at 0."""
+    other = _server("batch", None, image="busybox:1.37.0")
+    assert _mistakes(tmp_path, capsys, _server("a", 1.0), other) == []
+
+
+def test_a_server_whose_utilization_is_unknown_is_not_counted_at_0(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Guards against counting a server with its utilization from a Secret as a server that takes nothing."""
+    assert _mistakes(tmp_path, capsys, _server("a", 1.0), _server("b", None, env=[HIDDEN])) == []
+
+
+def test_a_pod_with_one_server_of_unknown_utilization_is_left_out_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pod whose second vLLM container takes its utilization from a Secret: guards against summing only the
+    containers whose utilization is known."""
+    pair = _server("pair", 0.5)
+    pair["spec"]["containers"].append(
+        {"name": "embed", "image": "vllm/vllm-openai:v0.11.0", "args": ["--model", "e"], "env": [HIDDEN]}
+    )
+    assert _mistakes(tmp_path, capsys, pair, _server("b", 0.5)) == []
+
+
+def test_a_server_not_ready_beside_a_ready_sidecar_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The pod's proxy is ready, its vLLM restarting: guards against calling a pod ready when any container is."""
+    down = _server("b", 0.5)
+    down["status"]["containerStatuses"] = [
+        {"name": "vllm", "ready": False, "restartCount": 3},
+        {"name": "proxy", "ready": True, "restartCount": 0},
+    ]
+    [mistake] = _mistakes(tmp_path, capsys, _statuses(_server("a", 0.5), True), down)
+    assert mistake["problem"].endswith("Not ready: ml/b (3 restarts)")
+
+
+def test_a_single_restart_is_counted_in_the_singular(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Guards against leaving out a container that restarted once, or writing "1 restarts"."""
+    up, down = _statuses(_server("a", 0.5), True), _statuses(_server("b", 0.5), False, restarts=1)
+    [mistake] = _mistakes(tmp_path, capsys, up, down)
+    assert mistake["problem"].endswith("Not ready: ml/b (1 restart)")
