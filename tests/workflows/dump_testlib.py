@@ -8,8 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from kaistack.cli import main
+
+DUMPS = Path(__file__).resolve().parents[1] / "data" / "dumps"
 
 
 def node(name: str = "n1", gpus: int = 1, **allocatable: str) -> dict[str, Any]:
@@ -78,3 +81,16 @@ def diagnose_pending(items: list[dict[str, Any]], tmp_path: Path, capsys: pytest
     main(["diagnose", "--from-dump", str(dump), "--at", "2026-11-25T12:00:00Z", "--json"])
     report = json.loads(capsys.readouterr().out)
     return {p["pod"]: p for p in report["pending"]}
+
+
+def healthy_dump_mistakes(
+    code: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], *objects: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The --json report's mistakes of `code` for tests/data/dumps/healthy.yaml with `objects` added."""
+    dump = yaml.safe_load((DUMPS / "healthy.yaml").read_text())
+    dump["items"].extend(objects)
+    path = tmp_path / "dump.yaml"
+    path.write_text(yaml.safe_dump(dump))
+    main(["diagnose", "--from-dump", str(path), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    return [m for m in report["mistakes"] if m["code"] == code]

@@ -8,14 +8,11 @@ healthy dump's GPU nodes are labelled 11441 MiB, which KAI counts as 11400.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-
-from kaistack.cli import main
+from dump_testlib import healthy_dump_mistakes
 
 DUMPS = Path(__file__).resolve().parents[1] / "data" / "dumps"
 
@@ -42,13 +39,7 @@ def _pod(name: str, annotations: dict[str, str], node: str | None = "gpu-0") -> 
 
 
 def _mistakes(tmp_path: Path, capsys: pytest.CaptureFixture[str], *pods: dict[str, Any]) -> list[dict[str, Any]]:
-    dump = yaml.safe_load((DUMPS / "healthy.yaml").read_text())
-    dump["items"].extend(pods)
-    path = tmp_path / "dump.yaml"
-    path.write_text(yaml.safe_dump(dump))
-    main(["diagnose", "--from-dump", str(path), "--json"])
-    report = json.loads(capsys.readouterr().out)
-    return [m for m in report["mistakes"] if m["code"] == "gpu-memory-above-gpu"]
+    return healthy_dump_mistakes("gpu-memory-above-gpu", tmp_path, capsys, *pods)
 
 
 def test_a_bound_pod_asking_two_gpus_memory_is_told_it_runs_with_one(

@@ -10,15 +10,11 @@ whose spec.priorityClassName names no class, so only the label can.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from dump_testlib import pod, pod_group, priority_class
-
-from kaistack.cli import main
+from dump_testlib import healthy_dump_mistakes, pod, pod_group, priority_class
 
 DUMPS = Path(__file__).resolve().parents[1] / "data" / "dumps"
 CLASSES = [priority_class("train", 50), priority_class("inference", 125)]
@@ -39,13 +35,7 @@ def _pod_group(name: str, klass: str) -> dict[str, Any]:
 def _mistakes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], *objects: dict[str, Any], classes: bool = True
 ) -> list[dict[str, Any]]:
-    dump = yaml.safe_load((DUMPS / "healthy.yaml").read_text())
-    dump["items"].extend([*(CLASSES if classes else []), *objects])
-    path = tmp_path / "dump.yaml"
-    path.write_text(yaml.safe_dump(dump))
-    main(["diagnose", "--from-dump", str(path), "--json"])
-    report = json.loads(capsys.readouterr().out)
-    return [m for m in report["mistakes"] if m["code"] == "unknown-priority-class"]
+    return healthy_dump_mistakes("unknown-priority-class", tmp_path, capsys, *(CLASSES if classes else []), *objects)
 
 
 def test_a_label_with_a_typo_hides_the_pods_own_class(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
+from dump_testlib import healthy_dump_mistakes
 
 from kaistack.cli import main
 
@@ -52,13 +53,7 @@ def _server(
 
 
 def _mistakes(tmp_path: Path, capsys: pytest.CaptureFixture[str], *pods: dict[str, Any]) -> list[dict[str, Any]]:
-    dump = yaml.safe_load((DUMPS / "healthy.yaml").read_text())
-    dump["items"].extend(pods)
-    path = tmp_path / "dump.yaml"
-    path.write_text(yaml.safe_dump(dump))
-    main(["diagnose", "--from-dump", str(path), "--json"])
-    report = json.loads(capsys.readouterr().out)
-    return [m for m in report["mistakes"] if m["code"] == "vllm-gpu-crowded"]
+    return healthy_dump_mistakes("vllm-gpu-crowded", tmp_path, capsys, *pods)
 
 
 def test_two_servers_at_half_on_one_gpu_are_one_mistake_naming_both(
