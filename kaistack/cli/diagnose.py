@@ -31,7 +31,8 @@ its kubelet waits on. It also lists the field's quiet mistakes with the object a
 schedulerName kai-scheduler (not KAI's own reservation and scaling pods), queue labels naming no queue, Queue limits
 left out (read as 0), PodGroups of one name in two namespaces, Deployments in a queue without GPU quota, vCluster
 owner references (a vCluster with setOwner: true), reservation pods without a GPU runtime, vLLM or TGI memory
-settings above the pod's share, GPU shares that go to a mesh's proxy or away from vLLM, priorityClassName labels
+settings above the pod's share, vLLM servers whose utilizations fill the GPU they share, GPU shares that go to a
+mesh's proxy or away from vLLM, priorityClassName labels
 naming no PriorityClass, constraints KAI does not read. Finished pods are not judged.
 """
 

@@ -19,10 +19,11 @@ without isolation TGI must start first (kai.sharing: isolated shows it its share
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from kaistack.declaration.shell_words import commands, tokens
 
 
 def mapping(value: Any) -> Mapping[str, Any]:
@@ -51,51 +52,6 @@ _OPERATOR = re.compile(r"[;&|<>()]")
 class Utilization:
     value: float | None  # None: set, but to something we cannot resolve ($(VAR) from a Secret, ${SHELL_VAR})
     where: str  # "args", "command" or "env VLLM_GPU_MEMORY_UTILIZATION"
-
-
-def _without_comments(script: str) -> str:
-    """The script less its shell comments: a `#` that starts a word (after a blank or an operator), outside quotes,
-    to the end of its line (POSIX sh, 2.3 Token Recognition). shlex's own comments also cut a word at a `#` inside it
-    (`rev#1`), which sh keeps."""
-    out: list[str] = []
-    quote = ""
-    i, n = 0, len(script)
-    while i < n:
-        ch = script[i]
-        if quote:
-            if ch == "\\" and quote == '"' and i + 1 < n:
-                out.append(script[i : i + 2])
-                i += 2
-                continue
-            quote = "" if ch == quote else quote
-        elif ch == "\\" and i + 1 < n:
-            out.append(script[i : i + 2])
-            i += 2
-            continue
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "#" and (i == 0 or script[i - 1].isspace() or script[i - 1] in ";&|()<>"):
-            end = script.find("\n", i)
-            i = n if end < 0 else end
-            continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
-
-
-def tokens(strings: Sequence[Any]) -> list[str]:
-    """Argv tokens, with shell strings (those holding whitespace) split the way `sh -c` would."""
-    out: list[str] = []
-    for item in strings:
-        text = str(item)
-        if any(ch.isspace() for ch in text.strip()):
-            try:
-                out.extend(shlex.split(_without_comments(text), comments=False))
-            except ValueError:  # unbalanced quotes: fall back to whitespace
-                out.extend(text.split())
-        else:
-            out.append(text.strip())
-    return out
 
 
 # The shortest abbreviation read as the flag. argparse takes any unambiguous prefix; which shorter ones are
@@ -165,18 +121,39 @@ def command_line(container: Mapping[str, Any]) -> list[str]:
 
 
 def utilizations(container: Mapping[str, Any], env_vars: Sequence[str]) -> list[Utilization]:
-    """Every place the container sets vLLM's utilization: each flag on its command line (command and args read
-    as one argv, as the kubelet runs them: a flag ending `command` takes its value from `args`), the variables
-    `env_vars`, and a `--config` file vLLM reads its options from (FlexibleArgumentParser, vllm-project/vllm
-    vllm/utils/argparse_utils.py), whose content is not known here."""
+    """Every place the container sets vLLM's utilization: each flag on its server's command line (command and args
+    read as one argv, as the kubelet runs them: a flag ending `command` takes its value from `args`; in a shell
+    script, the command that launches vLLM), the variables `env_vars`, and a `--config` file vLLM reads its options
+    from (FlexibleArgumentParser, vllm-project/vllm vllm/utils/argparse_utils.py), whose content is not known here."""
     env = _literal_env(container)
     command = tokens(seq(container.get("command")))
     argv = command + tokens(seq(container.get("args")))
-    found = [Utilization(_number(raw, env), "command" if i < len(command) else "args") for i, raw in _flag_values(argv)]
-    if not found and _has_option(argv, (CONFIG_FLAG,)):
+    start, end = _server_span(argv)
+    # argparse keeps the last of a repeated option.
+    found = [
+        Utilization(_number(raw, env), "command" if start + i < len(command) else "args")
+        for i, raw in list(_flag_values(argv[start:end]))[-1:]
+    ]
+    if not found and _has_option(argv[start:end], (CONFIG_FLAG,)):
         found.append(Utilization(None, f"{CONFIG_FLAG} file"))
     found += [Utilization(_number(env[name], env), f"env {name}") for name in env_vars if name in env]
     return found + _from_elsewhere(container, env_vars)
+
+
+def _server_span(argv: list[str]) -> tuple[int, int]:
+    """The part of argv that is vLLM's command line: in a script of several commands, the last that launches
+    vLLM (the others, `pip install`, `echo`, a line commented out of a continued command, pass it nothing);
+    otherwise all of it."""
+    spans = commands(argv)
+    launching = [(a, b) for a, b in spans if _vllm_command(argv[a:b])]
+    return launching[-1] if launching else (0, len(argv))
+
+
+def server_argv(container: Mapping[str, Any]) -> list[str]:
+    """vLLM's own command line in the container (_server_span)."""
+    argv = command_line(container)
+    start, end = _server_span(argv)
+    return argv[start:end]
 
 
 def vllm_utilization(container: Mapping[str, Any]) -> Utilization | None:
@@ -186,7 +163,7 @@ def vllm_utilization(container: Mapping[str, Any]) -> Utilization | None:
     from a Secret or a shell variable, read from a `--config` file, or where the server sizes its cache by bytes
     or blocks (then it needs utilization x the GPU free to start but holds what the weights and that cache take).
     None: the container does not launch vLLM and sets no utilization."""
-    argv = command_line(container)
+    argv = server_argv(container)
     env = _literal_env(container)
     flags = list(_flag_values(argv))
     if flags:
@@ -200,20 +177,27 @@ def vllm_utilization(container: Mapping[str, Any]) -> Utilization | None:
         found = Utilization(default_utilization(str(container.get("image") or "")), "vLLM's default")
     else:
         return None
-    return Utilization(None, "cache sized by bytes or blocks") if sizes_cache(container) else found
+    if sizes_cache(container):
+        return Utilization(None, "cache sized by bytes or blocks")
+    if found.value is not None and not 0 < found.value <= 1:  # vLLM refuses it (gt=0, le=1): no server runs
+        return Utilization(None, found.where)
+    return found
 
 
 def sizes_cache(container: Mapping[str, Any]) -> bool:
     """The command line sizes vLLM's KV cache by bytes or blocks rather than by the utilization."""
-    return _has_option(command_line(container), CACHE_SIZE_FLAGS)
+    return _has_option(server_argv(container), CACHE_SIZE_FLAGS)
 
 
 def default_utilization(image: str, fallback: float = VLLM_DEFAULT_UTILIZATION) -> float:
     """vLLM's default utilization for an image: 0.92 from v0.21.0 (vllm-project/vllm PR #38284, which also counts
     CUDA graphs in the budget), `fallback` (0.9) before it or where the tag names no version. A `fallback` other
     than 0.9 (the policy pack's vllmDefaultUtilization, set) wins."""
-    _, colon, tag = image.rsplit("/", 1)[-1].partition("@")[0].rpartition(":")
-    found = re.match(r"v?(\d+)\.(\d+)", tag) if colon else None
+    *path, last = image.lower().split("/")
+    _, colon, tag = last.partition("@")[0].rpartition(":")
+    # vLLM's own images (vllm/vllm-openai) are tagged v<version>; another's tag (nvcr.io/nvidia/vllm:25.09-py3,
+    # python:3.11) says nothing of the vLLM inside.
+    found = re.match(r"v(\d+)\.(\d+)", tag) if colon and path[-1:] == ["vllm"] else None
     if fallback != VLLM_DEFAULT_UTILIZATION or not found:
         return fallback
     if (int(found.group(1)), int(found.group(2))) >= VLLM_NEW_DEFAULT_SINCE:

@@ -102,9 +102,7 @@ def mask_secure_text(text: str) -> str | None:
         return None
     pieces, done = [], 0
     for start, end in sorted(spans):
-        # Skipped: a span inside one already masked (a secure mapping holding a `secure` key, an alias), and an
-        # empty value (nothing to hide, and a placeholder would say a secret is set).
-        if start < done or start == end:
+        if start < done:  # inside a span already masked (a secure mapping holding a `secure` key, an alias)
             continue
         pieces += [text[done:start], _masked(text[start:end])]
         done = end
@@ -122,12 +120,18 @@ def _secure_spans(root: yaml.Node | None) -> list[tuple[int, int]]:
         seen.add(id(node))
         if isinstance(node, yaml.MappingNode):
             for key, value in node.value:
-                if isinstance(key, yaml.ScalarNode) and key.value == "secure":
+                if isinstance(key, yaml.ScalarNode) and key.value == "secure" and not _empty(value):
                     spans.append((value.start_mark.index, value.end_mark.index))
                 stack += [key, value]
         elif isinstance(node, yaml.SequenceNode):
             stack += node.value
     return spans
+
+
+def _empty(node: yaml.Node) -> bool:
+    """An empty or null scalar (`secure:`, `''`, `~`, `null`): nothing to hide, and a placeholder would say a secret
+    is set."""
+    return isinstance(node, yaml.ScalarNode) and (node.value == "" or node.tag == "tag:yaml.org,2002:null")
 
 
 def _masked(span: str) -> str:

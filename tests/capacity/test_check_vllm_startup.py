@@ -84,6 +84,13 @@ def test_a_server_without_the_flag_counts_vllms_default() -> None:
     assert "--gpu-memory-utilization greedy-0 0.9, small-0 0.1: 1 of the GPU in all." in note
 
 
+def test_a_utilization_vllm_would_refuse_is_not_counted_against_the_others() -> None:
+    """vLLM accepts only 0 < u <= 1: a server told -0.5 never starts, and does not offset the two that crowd."""
+    refused = _vllm("refused", 0.1, None, args=["--gpu-memory-utilization=-0.5"])
+    [note] = _crowded(check(_config(_vllm("a", 0.45, 0.6), _vllm("b", 0.45, 0.6), refused)))
+    assert "--gpu-memory-utilization a-0 0.6, b-0 0.6: 1.2 of the GPU in all." in note
+
+
 def test_a_pod_that_does_not_run_vllm_is_not_counted() -> None:
     other = {"name": "batch", "kind": "Pod", "queue": "q", "image": "busybox:1.37.0", "gpuFraction": 0.5}
     assert _crowded(check(_config(_vllm("a", 0.5, 0.5), other))) == []

@@ -38,6 +38,11 @@ def test_a_flag_ending_the_command_takes_its_value_from_the_args() -> None:
     assert found.startswith("container vllm sets GPU memory utilization 0.8 (command), above the pod's share")
 
 
+def test_of_a_repeated_flag_only_the_last_is_judged() -> None:
+    """argparse keeps the last: 0.9 then 0.45 runs at 0.45, within a share of 0.5."""
+    assert _check(args=["--gpu-memory-utilization", "0.9", "--gpu-memory-utilization", "0.45"]) == []
+
+
 def test_a_config_file_may_set_it_so_no_default_is_assumed() -> None:
     assert _check(args=["--config", "/etc/vllm/serve.yaml"]) == []
 
@@ -111,8 +116,24 @@ def test_a_shell_script_is_read_without_its_comments(script: str, expected: floa
         ({"image": IMAGE, "args": ["--gpu-memory-utilization=0.5", "--kv-cache-memory-bytes=8G"]}, (None, None)),
         ({"image": IMAGE, "command": ["python", "app.py"]}, "none"),
         ({"image": "busybox:1.37.0"}, "none"),
+        ({"image": IMAGE, "args": ["--gpu-memory-utilization=90"]}, (None, "command line")),
+        ({"image": IMAGE, "args": ["--gpu-memory-utilization=inf"]}, (None, "command line")),
+        ({"image": IMAGE, "args": ["--gpu-memory-utilization=-0.5"]}, (None, "command line")),
     ],
-    ids=["default", "new-default", "last-flag", "flag-over-env", "lowest-env", "config", "sized", "own-program", "no"],
+    ids=[
+        "default",
+        "new-default",
+        "last-flag",
+        "flag-over-env",
+        "lowest-env",
+        "config",
+        "sized",
+        "own-program",
+        "no",
+        "percent",
+        "infinite",
+        "negative",
+    ],
 )
 def test_the_utilization_one_container_gives_vllm(c: dict[str, Any], expected: Any) -> None:
     found = vllm_utilization(container(**c))
@@ -131,12 +152,17 @@ def test_the_utilization_one_container_gives_vllm(c: dict[str, Any], expected: A
     [
         ("vllm/vllm-openai:v0.21.0", 0.9, 0.92),
         ("vllm/vllm-openai:v0.20.2", 0.9, 0.9),
-        ("registry.example.com:5000/vllm:0.22", 0.9, 0.92),
+        ("docker.io/vllm/vllm-openai:v0.22.1", 0.9, 0.92),
+        ("registry.example.com:5000/vllm:0.22", 0.9, 0.9),
+        ("nvcr.io/nvidia/vllm:25.09-py3", 0.9, 0.9),
+        ("python:3.11-slim", 0.9, 0.9),
         ("vllm/vllm-openai:latest", 0.9, 0.9),
         ("vllm/vllm-openai@sha256:" + "a" * 64, 0.9, 0.9),
         ("vllm/vllm-openai:v0.21.0", 0.8, 0.8),
     ],
-    ids=["v0.21", "v0.20", "registry-port", "latest", "digest", "configured"],
+    ids=["v0.21", "v0.20", "docker-hub", "another-registry", "nvidia", "python", "latest", "digest", "configured"],
 )
 def test_vllms_default_by_image_tag(image: str, fallback: float, expected: float) -> None:
+    """Only vLLM's own images (organisation vllm) are tagged v<vLLM version>; another image's tag says nothing of
+    the vLLM inside it."""
     assert default_utilization(image, fallback) == expected

@@ -141,6 +141,9 @@ def test_an_empty_secure_value_is_left_as_it_is():
     """Nothing to hide: a placeholder there would say a secret is set where none is."""
     assert mask_secure_text("a:\n  secure:\nb: 1\n") == "a:\n  secure:\nb: 1\n"
     assert mask_secure_text("x: {secure: , y: 1}\n") == "x: {secure: , y: 1}\n"
+    for empty in ("''", '""', "~", "null"):
+        assert mask_secure_text(f"a:\n  secure: {empty}\n") == f"a:\n  secure: {empty}\n"
+    assert mask_secure_text('a:\n  secure: "null"\n') == "a:\n  secure: [secret]\n"
 
 
 def test_a_diff_whose_file_does_not_parse_is_withheld_rather_than_masked_by_guess(tmp_path):
