@@ -9,6 +9,8 @@ delimiter line (tabs stripped for `<<-`); an unquoted newline, `;`, `&&`, `||`, 
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from policy_builders import container
 
 from kaistack.declaration.model_servers import vllm_utilization
@@ -89,3 +91,13 @@ def test_commands_are_parted_by_separators_and_by_a_word_ending_in_a_semicolon()
 
 def test_an_unquoted_newline_ends_a_command_and_a_quoted_one_does_not() -> None:
     assert script_text('a\nb "c\nd"') == 'a ; b "c\nd"'
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab #'\"\\\n<-;&|$()E")), max_size=60))
+def test_any_text_reads_without_an_error(script: str) -> None:
+    """Hostile scripts (unbalanced quotes, a here-document never closed, a lone backslash) give words, never an
+    exception, and no more text than each newline written as ` ; `."""
+    words = tokens([script + " x"])
+    assert all(isinstance(w, str) for w in words)
+    assert len(script_text(script)) <= 3 * len(script) + 3
