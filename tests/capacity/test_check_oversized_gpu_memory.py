@@ -137,6 +137,13 @@ def test_past_three_nodes_the_note_counts_the_rest() -> None:
     assert "as 2 GPUs of gpu-0's, gpu-1's, gpu-2's and 2 more nodes' (81500 MiB each)" in note
 
 
+def test_a_workload_on_exactly_three_nodes_names_all_three_and_counts_none() -> None:
+    """Three nodes are named in full: counting "and 0 more" starts only past three."""
+    report = check(_spread(3, {**H100, "gpus": 1, "count": 3, "memory": "64Gi"}))
+    [note] = report.notes
+    assert "as 2 GPUs of gpu-0's, gpu-1's and gpu-2's (81500 MiB each)" in note
+
+
 def test_past_three_nodes_one_more_is_counted_in_the_singular() -> None:
     report = check(_spread(4, {**H100, "gpus": 1, "count": 4, "memory": "64Gi"}))
     [note] = report.notes
