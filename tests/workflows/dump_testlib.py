@@ -94,3 +94,30 @@ def healthy_dump_mistakes(
     main(["diagnose", "--from-dump", str(path), "--json"])
     report = json.loads(capsys.readouterr().out)
     return [m for m in report["mistakes"] if m["code"] == code]
+
+
+def shared_gpu_pod(
+    name: str,
+    container: dict[str, Any],
+    group: str,
+    annotations: dict[str, str],
+    node: str | None = "gpu-0",
+    phase: str | None = None,
+) -> dict[str, Any]:
+    """One of KAI's pods of namespace ml and queue test, holding GPU group `group` (its runai-gpu-group label) on
+    `node`: Running there, or Pending without a node, unless `phase` says otherwise."""
+    spec: dict[str, Any] = {"schedulerName": "kai-scheduler", "containers": [container]}
+    if node:
+        spec["nodeName"] = node
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "ml",
+            "labels": {"kai.scheduler/queue": "test", "runai-gpu-group": group},
+            "annotations": {"pod-group-name": f"pg-{name}", **annotations},
+        },
+        "spec": spec,
+        "status": {"phase": phase or ("Running" if node else "Pending")},
+    }

@@ -12,30 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dump_testlib import healthy_dump_mistakes
+from dump_testlib import healthy_dump_mistakes, shared_gpu_pod
 
 DUMPS = Path(__file__).resolve().parents[1] / "data" / "dumps"
 
 
 def _pod(name: str, annotations: dict[str, str], node: str | None = "gpu-0") -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "schedulerName": "kai-scheduler",
-        "containers": [{"name": "main", "image": "busybox:1.37.0", "resources": {"requests": {"cpu": "100m"}}}],
-    }
-    if node:
-        spec["nodeName"] = node
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": "ml",
-            "labels": {"kai.scheduler/queue": "test", "runai-gpu-group": f"g-{name}"},
-            "annotations": {"pod-group-name": f"pg-{name}", **annotations},
-        },
-        "spec": spec,
-        "status": {"phase": "Running" if node else "Pending"},
-    }
+    main = {"name": "main", "image": "busybox:1.37.0", "resources": {"requests": {"cpu": "100m"}}}
+    return shared_gpu_pod(name, main, f"g-{name}", annotations, node)
 
 
 def _mistakes(tmp_path: Path, capsys: pytest.CaptureFixture[str], *pods: dict[str, Any]) -> list[dict[str, Any]]:

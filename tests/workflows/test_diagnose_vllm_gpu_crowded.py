@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from dump_testlib import healthy_dump_mistakes
+from dump_testlib import healthy_dump_mistakes, shared_gpu_pod
 
 from kaistack.cli import main
 
@@ -31,25 +31,8 @@ def _server(
     **container: Any,
 ) -> dict[str, Any]:
     flag = [f"--gpu-memory-utilization={utilization}"] if utilization is not None else []
-    spec: dict[str, Any] = {
-        "schedulerName": "kai-scheduler",
-        "containers": [{"name": "vllm", "image": "vllm/vllm-openai:v0.11.0", "args": ["--model", "m", *flag]}],
-    }
-    spec["containers"][0].update(container)
-    if node:
-        spec["nodeName"] = node
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": "ml",
-            "labels": {"kai.scheduler/queue": "test", "runai-gpu-group": group},
-            "annotations": {"pod-group-name": f"pg-{name}", "gpu-fraction": "0.5"},
-        },
-        "spec": spec,
-        "status": {"phase": phase},
-    }
+    vllm = {"name": "vllm", "image": "vllm/vllm-openai:v0.11.0", "args": ["--model", "m", *flag], **container}
+    return shared_gpu_pod(name, vllm, group, {"gpu-fraction": "0.5"}, node, phase)
 
 
 def _mistakes(tmp_path: Path, capsys: pytest.CaptureFixture[str], *pods: dict[str, Any]) -> list[dict[str, Any]]:
