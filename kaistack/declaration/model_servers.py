@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kaistack.declaration.shell_words import commands, tokens
+from kaistack.declaration.shell_words import commands, tokens, words
 
 
 def mapping(value: Any) -> Mapping[str, Any]:
@@ -126,12 +126,14 @@ def utilizations(container: Mapping[str, Any], env_vars: Sequence[str]) -> list[
     script, the command that launches vLLM), the variables `env_vars`, and a `--config` file vLLM reads its options
     from (FlexibleArgumentParser, vllm-project/vllm vllm/utils/argparse_utils.py), whose content is not known here."""
     env = _literal_env(container)
-    command = tokens(seq(container.get("command")))
-    argv = command + tokens(seq(container.get("args")))
+    items = [*seq(container.get("command")), *seq(container.get("args"))]
+    from_item = words(items)
+    argv = [word for _, word in from_item]
     start, end = _server_span(argv)
+    in_command = len(seq(container.get("command")))
     # argparse keeps the last of a repeated option.
     found = [
-        Utilization(_number(raw, env), "command" if start + i < len(command) else "args")
+        Utilization(_number(raw, env), "command" if from_item[start + i][0] < in_command else "args")
         for i, raw in list(_flag_values(argv[start:end]))[-1:]
     ]
     if not found and _has_option(argv[start:end], (CONFIG_FLAG,)):

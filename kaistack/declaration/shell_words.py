@@ -1,4 +1,4 @@
-"""A container's command line as its program sees it, when it is a shell script (`sh -c "vllm serve ..."`).
+"""A container's command line as its program sees it, when it runs a shell script (`sh -c "vllm serve ..."`).
 
 Enough of POSIX sh's token recognition (XCU 2.2-2.3, 2.7.4) to read a server's options out of the scripts people
 write in YAML: quotes; a backslash-newline joins lines (outside single quotes); a `#` that starts a word comments
@@ -13,7 +13,7 @@ import shlex
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["SEPARATORS", "commands", "script_text", "tokens"]
+__all__ = ["SEPARATORS", "commands", "script_text", "tokens", "words"]
 
 # Tokens that end a command. shlex keeps an operator written without blanks on its word (`0.5;`), which readers
 # of a value cut off (model_servers._number).
@@ -78,20 +78,41 @@ def _skip_bodies(script: str, i: int, pending: list[tuple[str, bool]]) -> int:
 
 
 def tokens(strings: Sequence[Any]) -> list[str]:
-    """Argv tokens, with shell strings (those holding whitespace) split the way `sh -c` would: commands apart from
-    each other by a separator token (SEPARATORS)."""
-    out: list[str] = []
-    for item in strings:
+    """Argv tokens: items holding whitespace split into words (a value written as one string), and the script a
+    shell runs with `-c` split the way that shell would, its commands apart by a separator token (SEPARATORS)."""
+    return [word for _, word in words(strings)]
+
+
+def words(strings: Sequence[Any]) -> list[tuple[int, str]]:
+    """tokens(), each word with the index of the item it comes from."""
+    out: list[tuple[int, str]] = []
+    for index, item in enumerate(strings):
         text = str(item)
-        if any(ch.isspace() for ch in text.strip()):
-            cleaned = script_text(text)
-            try:
-                out.extend(shlex.split(cleaned, comments=False))
-            except ValueError:  # an unbalanced quote: its words, as blanks part them
-                out.extend(cleaned.split())
-        else:
-            out.append(text.strip())
+        if not any(ch.isspace() for ch in text.strip()):
+            out.append((index, text.strip()))
+            continue
+        script = _runs_script(strings, index)
+        cleaned = script_text(text) if script else text
+        try:
+            split = shlex.split(cleaned, comments=False)
+        except ValueError:  # an unbalanced quote: its words, as blanks part them
+            split = cleaned.split()
+        out += [(index, word) for word in split]
     return out
+
+
+# A shell, then an option cluster holding c (`-c`, `-ec`, `-lc`): the next item is the script it runs.
+_SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh", "ksh"})
+_DASH_C = re.compile(r"-[A-Za-z]*c[A-Za-z]*")
+
+
+def _runs_script(strings: Sequence[Any], index: int) -> bool:
+    """Item `index` is the script of a `sh -c` before it. Another item holding blanks (a chat template, a value
+    with spaces) is one argument: its newlines end no command."""
+    for i in range(index - 1, 0, -1):
+        if _DASH_C.fullmatch(str(strings[i]).strip()) and str(strings[i - 1]).strip().rsplit("/", 1)[-1] in _SHELLS:
+            return i == index - 1
+    return False
 
 
 def commands(argv: Sequence[str]) -> list[tuple[int, int]]:

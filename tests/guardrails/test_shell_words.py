@@ -31,11 +31,28 @@ def test_a_continued_line_starting_with_the_flag_is_read() -> None:
 
 
 def test_a_continuation_inside_double_quotes_joins_the_lines() -> None:
-    assert tokens(['echo "a\\\nb" c']) == ["echo", "ab", "c"]
+    assert tokens(["sh", "-c", 'echo "a\\\nb" c']) == ["sh", "-c", "echo", "ab", "c"]
 
 
 def test_a_backslash_newline_inside_single_quotes_stays() -> None:
-    assert tokens(["echo 'a\\\nb' c"]) == ["echo", "a\\\nb", "c"]
+    assert tokens(["sh", "-c", "echo 'a\\\nb' c"]) == ["sh", "-c", "echo", "a\\\nb", "c"]
+
+
+def test_only_the_script_of_a_shell_is_read_as_a_script() -> None:
+    """A chat template with newlines passed to vLLM as one argument ends no command: the flag after it is still
+    vLLM's. Guards against reading every item with blanks as a script."""
+    template = "{% for m in messages %}\n{{ m.content }}\n{% endfor %}"
+    argv = ["vllm", "serve", "M", "--chat-template", template, "--gpu-memory-utilization", "0.4"]
+    assert vllm_utilization(container(image=IMAGE, command=argv)).value == 0.4  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["/bin/bash", "-c"], ["sh", "-ec"], ["bash", "-lc"]],
+    ids=["bash-path", "errexit", "login"],
+)
+def test_a_script_is_known_by_the_shell_and_its_c_option(command: list[str]) -> None:
+    assert tokens([*command, "a\nb"]) == [*command, "a", ";", "b"]
 
 
 def test_a_here_document_with_an_apostrophe_does_not_hide_what_follows() -> None:
