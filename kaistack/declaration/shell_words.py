@@ -50,7 +50,9 @@ def script_text(script: str) -> str:
             i = n if end < 0 else end
             continue
         elif ch == "<" and (heredoc := _HEREDOC.match(script, i)):
-            pending.append((next(g for g in heredoc.groups()[1:] if g is not None), heredoc.group(1) == "-"))
+            word = next(g for g in heredoc.groups()[1:] if g is not None)
+            # Any quoting in the word (`\EOF`, `E"OF"`) is taken out of the delimiter (XCU 2.7.4).
+            pending.append((re.sub(r"[\\'\"]", "", word), heredoc.group(1) == "-"))
             out.append(" ")
             i = heredoc.end()
             continue

@@ -68,6 +68,15 @@ def test_a_here_document_body_is_not_read_as_options() -> None:
     assert _read(script) == 0.4
 
 
+@pytest.mark.parametrize(
+    "delimiter", ["\\EOF", 'E"OF"', "'EOF'", '"EOF"'], ids=["backslash", "part", "single", "double"]
+)
+def test_a_quoted_here_document_delimiter_is_the_word_unquoted(delimiter: str) -> None:
+    """`cat <<\\EOF` ends at a line `EOF`: the body must not swallow the server's command after it."""
+    script = f"cat <<{delimiter} >/tmp/x\nhello\nEOF\nvllm serve M --gpu-memory-utilization 0.4\n"
+    assert _read(script) == 0.4
+
+
 def test_a_here_string_is_no_here_document() -> None:
     """bash's `<<<` takes a word, not the lines that follow: the next line is still a command."""
     assert _read("cat <<< hello\nvllm serve M --gpu-memory-utilization 0.3\n") == 0.3
