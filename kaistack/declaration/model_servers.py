@@ -165,14 +165,14 @@ def vllm_utilization(container: Mapping[str, Any]) -> Utilization | None:
     from a Secret or a shell variable, read from a `--config` file, or where the server sizes its cache by bytes
     or blocks (then it needs utilization x the GPU free to start but holds what the weights and that cache take).
     None: the container does not launch vLLM and sets no utilization."""
-    argv = server_argv(container)
-    env = _literal_env(container)
-    flags = list(_flag_values(argv))
-    if flags:
-        found = Utilization(_number(flags[-1][1], env), "command line")
-    elif _has_option(argv, (CONFIG_FLAG,)):
-        return Utilization(None, f"{CONFIG_FLAG} file")
-    elif variables := [u for u in utilizations(container, UTILIZATION_ENV_VARS) if u.where.startswith("env")]:
+    every = utilizations(container, UTILIZATION_ENV_VARS)
+    on_line = [u for u in every if not u.where.startswith("env")]  # the last flag, or a --config file
+    variables = [u for u in every if u.where.startswith("env")]
+    if on_line and on_line[0].where == f"{CONFIG_FLAG} file":
+        return on_line[0]
+    if on_line:
+        found = Utilization(on_line[0].value, "command line")
+    elif variables:
         unknown = [u for u in variables if u.value is None]
         found = unknown[0] if unknown else min(variables, key=lambda u: u.value or 0.0)
     elif launches_vllm(container):
