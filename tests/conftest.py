@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import hypothesis  # noqa: F401  (imported before any test: see below)
+import hypothesis  # imported before any test: see below
 import pytest
 
 from kaistack.ops.mocks import MockSession
@@ -23,6 +23,12 @@ from kaistack.ops.mocks import MockSession
 # whose logged traceback parses again, and the outer parse fails with "AST constructor recursion depth mismatch".
 # pytest rewrites the whole hypothesis package, and a run without property tests imported it only in its terminal
 # summary, after the tests had left such garbage: seen once in a run of tests/platform/test_platform_modes.py.
+
+# Hypothesis' default 200 ms deadline per example turns a loaded CI machine into a failed test (DeadlineExceeded,
+# or Flaky when the rerun is quick): speed belongs in benchmarks/, never in a test. @settings(...) on a test only
+# overrides the fields it names, so this holds for every property test.
+hypothesis.settings.register_profile("kaistack", deadline=None)
+hypothesis.settings.load_profile("kaistack")
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 
