@@ -1,6 +1,6 @@
-"""kaistack's guardrails: the CrossGuard policy pack and the rules it shares with `kaistack lint`.
+"""kaistack's CrossGuard policy pack: the `pulumi_policy` adapters over the rules `kaistack lint` shares.
 
-- `podspec`, `facts`, `settings`, `vllm`: reading resources (engine proxies or manifests) and config;
-- `rules` (resource policies) and `stack_rules` (stack policies): pure functions, no Pulumi;
+- the rules themselves live in `kaistack/guardrails/` (`podspec`, `facts`, `settings` read resources and config;
+  `rules` and `stack_rules` are the resource and stack policies, pure functions with no Pulumi);
 - `pack`: the `pulumi_policy` adapters; `__main__.py`: only `PolicyPack(...)` (it serves forever).
 """
