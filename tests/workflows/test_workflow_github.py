@@ -109,6 +109,21 @@ def test_preview_validates_every_stack_in_the_repo_as_markdown():
     assert 'kaistack validate --stack "$stack" --markdown' in script
 
 
+def test_preview_diffs_every_stack_in_the_repo_against_the_prs_base():
+    """The capacity diff names exactly the stacks that have a Pulumi.<stack>.yaml, compares each with the PR's base
+    commit, and the checkout fetches the history that commit is in (actions/checkout fetches one commit by default,
+    actions/checkout@02c7380 action.yml: `fetch-depth` default 1, and a base git does not have is exit 3)."""
+    job = _load("preview.yml")["jobs"]["checks"]
+    script = next(s["run"] for s in job["steps"] if s.get("id") == "validate")
+    diff_part = script[script.index("## What this change does to capacity") :]
+    loop = re.search(r"for stack in ([\w ]+); do", diff_part)
+    assert loop is not None
+    assert sorted(loop.group(1).split()) == _stacks_in_repo()
+    assert 'kaistack diff --stack "$stack" --base "${{ github.event.pull_request.base.sha }}" --markdown' in diff_part
+    checkout = next(s for s in job["steps"] if _action(s) == "actions/checkout")
+    assert checkout["with"]["fetch-depth"] == 0
+
+
 def test_preview_bounds_every_capacity_simulation_within_the_jobs_timeout():
     """validate simulates twice (program, pack), diff twice within one bound: three bounds a stack, which with the
     tests (about 10 minutes) must end before the job's timeout, or the comment is never posted."""
