@@ -126,13 +126,14 @@ def test_preview_diffs_every_stack_in_the_repo_against_the_prs_base():
 
 def test_preview_bounds_every_capacity_simulation_within_the_jobs_timeout():
     """validate simulates twice (program, pack), diff twice within one bound: three bounds a stack, which with the
-    tests (about 10 minutes) must end before the job's timeout, or the comment is never posted."""
+    install and tests (.ci/run: 9.7 minutes on a fresh clone on 2026-11-28, its budget 15) must end before the
+    job's timeout, or the comment is never posted."""
     job = _load("preview.yml")["jobs"]["checks"]
     step = next(s for s in job["steps"] if s.get("id") == "validate")
     bound = float(step["env"]["CAPACITY_MAX_SECONDS"])
     assert 'kaistack validate --stack "$stack" --markdown --max-seconds "$CAPACITY_MAX_SECONDS"' in step["run"]
     assert '--max-seconds "$CAPACITY_MAX_SECONDS" || rc=$?' in step["run"]
-    assert len(_stacks_in_repo()) * 3 * bound + 10 * 60 < job["timeout-minutes"] * 60
+    assert len(_stacks_in_repo()) * 3 * bound + 15 * 60 < job["timeout-minutes"] * 60
 
 
 def test_preview_posts_one_sticky_comment_with_the_reports():
