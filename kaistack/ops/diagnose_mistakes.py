@@ -24,7 +24,7 @@ from kaistack.guardrails.settings import Settings
 from kaistack.guardrails.unread import unread_constraints
 from kaistack.ops.live_nodes import UTILITY_POD_NAMESPACES
 from kaistack.ops.live_pods import annotations_of, go_int64, gpu_groups, gpu_share, labels_of
-from kaistack.ops.live_snapshot import FINISHED, object_name, object_namespace
+from kaistack.ops.live_snapshot import FINISHED, object_name, object_namespace, queue_number
 
 RESERVATION_NAMESPACE = kai_api.RESERVATION_NAMESPACE
 # The code keeps its name from when vLLM was the one server read; TGI's setting is judged the same way.
@@ -353,5 +353,5 @@ def _pod_mistakes(
 
 
 def _gpu_quota(queue: Mapping[str, Any]) -> float:
-    quota = mapping(mapping(mapping(queue.get("spec")).get("resources")).get("gpu")).get("quota", 0)
-    return float(quota) if isinstance(quota, int | float) and not isinstance(quota, bool) else 0.0
+    """The queue's GPU quota as the snapshot reads it (a number beyond a float, 10**400 in a hand-made dump, is 0)."""
+    return queue_number(mapping(mapping(mapping(queue.get("spec")).get("resources")).get("gpu")).get("quota", 0))

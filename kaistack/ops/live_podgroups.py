@@ -214,6 +214,11 @@ def optional_int(value: Any) -> int | None:
 
 
 def int_or(value: Any, default: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    # math.isfinite of an int beyond a double's range (minMember: 1e400 written out) raises OverflowError.
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or (isinstance(value, float) and not math.isfinite(value))
+    ):
         return default
     return int(value) if -(2**31) <= value < 2**31 else default

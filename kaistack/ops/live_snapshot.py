@@ -360,7 +360,9 @@ def _queue(obj: Mapping[str, Any]) -> Queue:
 
     def block(kind: str) -> QueueResource:
         raw = mapping(resources.get(kind))
-        return QueueResource(_float(raw.get("quota")), _float(raw.get("limit")), _float(raw.get("overQuotaWeight")))
+        return QueueResource(
+            queue_number(raw.get("quota")), queue_number(raw.get("limit")), queue_number(raw.get("overQuotaWeight"))
+        )
 
     parent = spec.get("parentQueue")
     return Queue(
@@ -381,7 +383,7 @@ def _age_key(obj: Mapping[str, Any]) -> float:
     return created.timestamp() if created is not None else math.inf
 
 
-def _float(value: Any) -> float:
+def queue_number(value: Any) -> float:
     """A Queue resource field: a finite number, else 0 (as the CRD reads an omitted one)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return 0.0

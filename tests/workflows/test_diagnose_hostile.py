@@ -95,3 +95,30 @@ def test_a_yaml_dump_with_a_number_beside_the_names_of_a_volume_is_diagnosed(tmp
     assert main(["diagnose", "--from-dump", str(dump), "--at", "2026-11-25T12:00:00Z", "--json"]) == 1
     pending = {p["pod"]: p["reason"] for p in json.loads(capsys.readouterr().out)["pending"]}
     assert pending["ml/odd"].startswith("KAI would place it in its next cycle")
+
+
+@pytest.mark.parametrize("field", ["minMember", "minSubGroup"])
+def test_a_podgroup_count_beyond_a_doubles_range_is_read_as_unset_not_a_crash(tmp_path, capsys, field):
+    """A dump's integers are unbounded (YAML's 1 followed by 400 zeros, or JSON's): a count no int32 holds is no
+    count KAI's API would have stored, so it is read as absent (diagnose crashed with OverflowError; fuzz seed
+    20261130, diagnose case 719)."""
+    group, pod = _pod("big", "ml", "1")
+    group["spec"][field] = 10**400
+    assert _diagnose(tmp_path, [QUEUE, _node(), group, pod], "--json") == 1  # a pod is Pending: explained
+    pending = {p["pod"]: p for p in json.loads(capsys.readouterr().out)["pending"]}
+    assert pending["ml/big"]["wouldPlace"] is True  # a gang of one, as with the count unset
+
+
+def test_a_queue_quota_beyond_a_doubles_range_is_read_as_the_snapshot_reads_it(tmp_path, capsys):
+    """The deployment-without-quota check read the GPU quota with float(), which a 10**400 in a hand-made dump made
+    an internal error; it now reads it as the simulation does (a number no float holds is no quota)."""
+    queue = {
+        "kind": "Queue",
+        "metadata": {"name": "q"},
+        "spec": {"resources": {k: {"quota": 10**400 if k == "gpu" else -1, "limit": -1} for k in ("gpu", "cpu")}},
+    }
+    group, pod = _pod("chat", "ml", "1")
+    pod["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "chat", "uid": "u"}]
+    assert _diagnose(tmp_path, [queue, _node(), group, pod], "--json") == 1
+    report = json.loads(capsys.readouterr().out)
+    assert "deployment-without-quota" in [m["code"] for m in report["mistakes"]]
