@@ -65,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
     from kaistack.ops.promote import DECLINED, PromotionError, promote
     from kaistack.progress import Progress
 
-    interactive = sys.stdin.isatty() and not args.json
+    # sys.stdin is None when the process starts with it closed (`<&-`): nobody to ask.
+    interactive = sys.stdin is not None and sys.stdin.isatty() and not args.json
     if not (args.yes or args.dry_run or interactive):
         return refuse(args, "kaistack promote: pass --yes to write, or --dry-run to only show the change", 2)
 

@@ -86,6 +86,8 @@ def read_text(path: str | Path, *, max_bytes: int, what: str = "file") -> str:
     name = str(path)
     try:
         if name == "-":
+            if sys.stdin is None:  # started with its standard input closed (`<&-`)
+                raise YamlInputError("-: cannot read standard input: it is closed")
             data = sys.stdin.buffer.read(max_bytes + 1)
         else:
             size = Path(path).stat().st_size
@@ -184,12 +186,16 @@ def _chunks(text: str) -> Iterator[tuple[int, str]]:
 
 
 def _nothing_to_read(lines: list[str], start: int) -> bool:
-    """Blank, or a document end (`...`) after a document with only comments after it. Anything else after a `...`
-    but a `---` is a parse error to PyYAML and go-yaml alike (go-yaml/yaml@v2.4.0 parserc.go:205-248), so it is
-    kept for the loader to refuse, not dropped."""
+    """Blank, a header of comments before the first `---`, or a document end (`...`) after a document with only
+    comments after it. Anything else after a `...` but a `---` is a parse error to PyYAML and go-yaml alike
+    (go-yaml/yaml@v2.4.0 parserc.go:205-248), so it is kept for the loader to refuse, not dropped."""
     if not "".join(lines).strip():
         return True
-    return start > 0 and all(not line.strip() or _COMMENT.match(line) or _END.match(line) for line in lines)
+    if start == 0:
+        # A header of comments before the first `---` (a licence, a generator's note) is no document to PyYAML;
+        # a `...` there, with no document before it, is its parse error.
+        return all(not line.strip() or _COMMENT.match(line) for line in lines)
+    return all(not line.strip() or _COMMENT.match(line) or _END.match(line) for line in lines)
 
 
 def _check_json_values(text: str, source: str) -> None:

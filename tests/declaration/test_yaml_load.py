@@ -199,3 +199,18 @@ def test_a_stream_that_starts_with_a_document_end_is_refused_as_the_parsers_refu
         load_one("...\n", "stack")
     with pytest.raises(yaml.YAMLError):
         list(yaml.safe_load_all("...\n"))
+
+
+def test_a_header_of_comments_before_the_first_marker_is_no_document() -> None:
+    """A licence or generator note above the first `---` is no document to PyYAML: the documents after it are
+    numbered from 1 (lint said "document 2" of a file's first object) and it does not count against the limit."""
+    docs, errors = load_documents("# Copyright header\n# generated\n---\na: 1\n---\nb: 2\n", "s.yaml")
+    assert errors == []
+    assert [(d.index, d.line, d.data) for d in docs] == [(1, 4, {"a": 1}), (2, 6, {"b": 2})]
+
+
+def test_standard_input_closed_is_an_input_error_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`kaistack lint - <&-`: Python starts with sys.stdin None; reading "-" was an AttributeError (exit 70)."""
+    monkeypatch.setattr("sys.stdin", None)
+    with pytest.raises(YamlInputError, match="cannot read standard input: it is closed"):
+        yaml_load.read_text("-", max_bytes=1024)

@@ -361,6 +361,16 @@ def test_without_yes_or_dry_run_and_no_terminal_exits_2(project, capsys, monkeyp
     assert _staging(project) == before
 
 
+def test_with_standard_input_closed_it_refuses_as_without_a_terminal(project, capsys, monkeypatch):
+    """`kaistack promote dev staging <&-` starts with sys.stdin None: nobody to ask, so the same refusal (it was
+    an AttributeError, exit 70)."""
+    monkeypatch.setattr("sys.stdin", None)
+    before = _staging(project)
+    assert main(["promote", "dev", "staging", "--project", str(project)]) == 2
+    assert "pass --yes to write, or --dry-run" in capsys.readouterr().err
+    assert _staging(project) == before
+
+
 def test_json_output_lists_pins_diff_and_validation(project, passing, capsys):
     """--json: pins (from/to/added), skipped keys, the diff, the validation and whether it was written."""
     code = main(["promote", "dev", "staging", "--project", str(project), "--yes", "--json"])
