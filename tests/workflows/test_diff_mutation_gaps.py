@@ -7,18 +7,18 @@ only in part (a hazard's kind and subject, not its message) or not at all.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 from workflow_testlib import TRAIN_JOB, two_tenant_kind_stack
+from workflow_testlib import hazard_kinds as _kinds
+from workflow_testlib import hazards_of_change as _update
 
 from kaistack.capacity.check import CapacityReport, PodPlacement, QueueVerdict, WorkloadVerdict, check
 from kaistack.capacity.diff import CapacityDiff, Hazard, diff_reports, to_json, to_markdown, to_text
 from kaistack.declaration.parse import parse_config
-from kaistack.ops.update_hazards import update_hazards
 
 
 def _kind() -> dict[str, Any]:
@@ -45,16 +45,6 @@ def _public_zones(*zones: str) -> dict[str, Any]:
     raw = _eks()
     raw["cluster"]["eks"] |= {"privateNodes": False, "availabilityZones": [f"us-west-2{z}" for z in zones]}
     return raw
-
-
-def _update(base: dict[str, Any], change: Callable[[dict[str, Any]], Any]) -> list[Hazard]:
-    head = copy.deepcopy(base)
-    change(head)
-    return update_hazards(parse_config(base), parse_config(head))
-
-
-def _kinds(hazards: list[Hazard]) -> list[tuple[str, str]]:
-    return [(h.kind, h.subject) for h in hazards]
 
 
 def _drop_alpha(raw: dict[str, Any]) -> None:

@@ -8,26 +8,11 @@ release kept when kai.namespace moves.
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable
 from typing import Any
 
 from workflow_testlib import TRAIN_JOB, two_tenant_kind_stack
-
-from kaistack.capacity.diff import Hazard
-from kaistack.declaration.parse import parse_config
-from kaistack.ops.update_hazards import update_hazards
-
-
-def _update(base: dict[str, Any], change: Callable[[dict[str, Any]], Any]) -> list[Hazard]:
-    head = copy.deepcopy(base)
-    change(head)
-    return update_hazards(parse_config(base), parse_config(head))
-
-
-def _kinds(hazards: list[Hazard]) -> list[tuple[str, str]]:
-    return [(h.kind, h.subject) for h in hazards]
-
+from workflow_testlib import hazard_kinds as _kinds
+from workflow_testlib import hazards_of_change as _update
 
 # --- the Topology object (components.kai: replace_on_changes spec.levels, deleting first) ---
 

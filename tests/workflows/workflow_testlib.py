@@ -19,11 +19,15 @@ import subprocess
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from kaistack.capacity.diff import Hazard
+from kaistack.declaration.parse import parse_config
+from kaistack.ops.update_hazards import update_hazards
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # A Job of tenant alpha's queue in namespace ml, for the update-hazard tests.
@@ -396,3 +400,14 @@ def one_user_kubeconfig(server: str, user: dict[str, Any], **cluster: Any) -> st
             "users": [{"name": "u", "user": user}],
         }
     )
+
+
+def hazards_of_change(base: dict[str, Any], change: Callable[[dict[str, Any]], Any]) -> list[Hazard]:
+    """update_hazards between the stack `base` and a copy of it that `change` edits in place."""
+    head = copy.deepcopy(base)
+    change(head)
+    return update_hazards(parse_config(base), parse_config(head))
+
+
+def hazard_kinds(hazards: list[Hazard]) -> list[tuple[str, str]]:
+    return [(h.kind, h.subject) for h in hazards]
