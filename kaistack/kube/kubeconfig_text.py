@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -63,7 +63,10 @@ def merge_kubeconfigs(files: Sequence[tuple[Path, str]]) -> str:
             if not isinstance(entries, list):
                 raise KubeError(f"{path}: kubeconfig {section} is not a list")
             for entry in entries:
-                if not isinstance(entry, Mapping) or entry.get("name") in seen[section]:
+                # A name that cannot be a dict key (a list, a mapping) names nothing a context could select.
+                if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), Hashable):
+                    continue
+                if entry.get("name") in seen[section]:
                     continue
                 seen[section].add(entry.get("name"))
                 block = entry.get(key)
@@ -91,7 +94,10 @@ def select_context(config: Mapping[str, Any], context: str | None, base: Path) -
     if not name:
         raise KubeError("kubeconfig has no current-context; pass one with --context or set it")
     ctx = _named(config, "contexts", "context", name)
-    cluster = _named(config, "clusters", "cluster", ctx.get("cluster"))
+    if not isinstance(ctx.get("cluster"), str) or not ctx["cluster"]:
+        # Without this, a nameless cluster entry matched the missing name (None == None).
+        raise KubeError(f"kubeconfig context {name!r} names no cluster")
+    cluster = _named(config, "clusters", "cluster", ctx["cluster"])
     user = _named(config, "users", "user", ctx.get("user")) if ctx.get("user") else None
     if not str(cluster.get("server") or "").startswith(("https://", "http://")):
         raise KubeError(f"cluster {ctx.get('cluster')!r} has no https:// server in the kubeconfig")
