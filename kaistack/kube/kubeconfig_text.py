@@ -63,12 +63,11 @@ def merge_kubeconfigs(files: Sequence[tuple[Path, str]]) -> str:
             if not isinstance(entries, list):
                 raise KubeError(f"{path}: kubeconfig {section} is not a list")
             for entry in entries:
+                name = entry.get("name") if isinstance(entry, Mapping) else None
                 # A name that cannot be a dict key (a list, a mapping) names nothing a context could select.
-                if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), Hashable):
+                if not isinstance(entry, Mapping) or not isinstance(name, Hashable) or name in seen[section]:
                     continue
-                if entry.get("name") in seen[section]:
-                    continue
-                seen[section].add(entry.get("name"))
+                seen[section].add(name)
                 block = entry.get(key)
                 if isinstance(block, Mapping):
                     entry = {**entry, key: _absolute_paths(block, file_keys, Path(os.path.abspath(path)).parent)}
