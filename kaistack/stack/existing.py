@@ -127,7 +127,7 @@ def pools_from_nodes(nodes: Sequence[Mapping[str, Any]], levels: Sequence[str] =
         shape = _shape(node)
         if shape is None:
             continue
-        labels = (node.get("metadata") or {}).get("labels") or {}
+        labels = _labels(node)
         placed = {level: str(labels[level]) for level in levels if level != kai_api.HOSTNAME_LABEL and level in labels}
         if placed:
             shape["labels"] = placed
@@ -135,7 +135,7 @@ def pools_from_nodes(nodes: Sequence[Mapping[str, Any]], levels: Sequence[str] =
         # the pool offers what its smallest node has.
         storage = shape.pop("ephemeralStorage", None)
         key = tuple(sorted((k, repr(v)) for k, v in shape.items()))
-        shapes.setdefault(key, []).append(str(node.get("metadata", {}).get("name", "")))
+        shapes.setdefault(key, []).append(str(_metadata(node).get("name", "")))
         if storage is None:
             unknown.add(key)  # one node that does not say makes the pool's unknown
         elif key not in storage_least or _bytes(storage) < _bytes(storage_least[key]):
@@ -168,14 +168,14 @@ def pools_from_nodes(nodes: Sequence[Mapping[str, Any]], levels: Sequence[str] =
 
 
 def _shape(node: Mapping[str, Any]) -> dict[str, Any] | None:
-    spec = node.get("spec") or {}
+    spec = _field(node, "spec")
     if spec.get("unschedulable"):
         return None
-    taints = [t for t in spec.get("taints") or [] if isinstance(t, Mapping)]
+    taints = [t for t in _list(spec.get("taints")) if isinstance(t, Mapping)]
     if any(t.get("key") in CONTROL_PLANE_TAINTS and t.get("effect") == "NoSchedule" for t in taints):
         return None
-    labels = (node.get("metadata") or {}).get("labels") or {}
-    allocatable = (node.get("status") or {}).get("allocatable") or {}
+    labels = _labels(node)
+    allocatable = _field(_field(node, "status"), "allocatable")
     shape: dict[str, Any] = {
         "cpu": _quantity(allocatable.get("cpu"), "0"),
         "memory": _quantity(allocatable.get("memory"), "0"),
@@ -208,6 +208,24 @@ def _shape(node: Mapping[str, Any]) -> dict[str, Any] | None:
     if kept:
         shape["taints"] = kept
     return shape
+
+
+# A node's fields as the API server's schema has them; another shape (null, a list) reads as absent.
+def _field(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = obj.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _metadata(node: Mapping[str, Any]) -> Mapping[str, Any]:
+    return _field(node, "metadata")
+
+
+def _labels(node: Mapping[str, Any]) -> Mapping[str, Any]:
+    return _field(_metadata(node), "labels")
 
 
 def _pool_name(shape: Mapping[str, Any]) -> str:

@@ -222,3 +222,21 @@ def test_pools_read_without_a_declared_topology_level_are_named_not_a_crash(proj
     problems = err.value.problems
     assert any(p.startswith("kaistack:cluster.nodePools[0].labels: pool ") for p in problems), problems
     assert problems[-1].startswith("(the pools were read from the nodes of context 'kind-kaistack-dev'; declare")
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        {"metadata": None},
+        {"metadata": {"name": "odd", "labels": ["nvidia.com/gpu.product"]}},
+        {"spec": None, "status": None},
+        {"spec": {"taints": {"key": "x"}}, "status": {"allocatable": None}},
+        {"status": ["allocatable"]},
+    ],
+    ids=["null-metadata", "labels-a-list", "null-spec-and-status", "taints-a-map", "status-a-list"],
+)
+def test_a_node_whose_fields_have_another_shape_reads_them_as_absent_not_a_crash(odd: dict[str, Any]) -> None:
+    pools = pools_from_nodes([node("gpu-a", gpus=8, product="NVIDIA-L4", memory=23034), {**node("cpu-1"), **odd}])
+    assert sorted(p.name for p in pools) == ["cpu", "nvidia-l4"]
+    [cpu] = [p for p in pools if p.name == "cpu"]
+    assert (cpu.count, cpu.gpus) == (1, None)
