@@ -21,6 +21,7 @@ so one broken document does not hide the others.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -34,10 +35,11 @@ import yaml
 
 from kaistack.declaration import limits
 from kaistack.declaration.pipes import read_bounded
-from kaistack.declaration.yaml_nodes import duplicate_key, failing_scalar
+from kaistack.declaration.yaml_nodes import AmbiguousMerge, duplicate_key, failing_scalar, flatten_merges
 from kaistack.errors import InputError
 
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the parser (C when present)
+
 # YAML 1.1 plain scalars PyYAML resolves to float infinity or NaN.
 _NON_FINITE = re.compile(r"[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)")
 # Half of a UTF-16 pair. The text was decoded as strict UTF-8, so only an escape (`\ud800`, YAML's `\U0000d800`)
@@ -213,7 +215,7 @@ def _check_json_values(text: str, source: str) -> None:
 
 def _load_chunk(chunk: str, source: str, index: int, first_line: int, budget: list[int]) -> Document | None:
     _prescan(chunk, source, index, first_line, budget)
-    loader = _Loader(chunk)
+    loader = _merging(_Loader)(chunk)
     try:
         node = loader.get_single_node()
         if node is None:
@@ -238,6 +240,12 @@ def _load_chunk(chunk: str, source: str, index: int, first_line: int, budget: li
     if _SURROGATE_ESCAPE.search(chunk):
         _refuse_lone_surrogates(data, f"{source}:{first_line + node.start_mark.line}: document {index}")
     return Document(index, first_line + node.start_mark.line, data, node)
+
+
+@functools.cache
+def _merging(base: type) -> Any:
+    """`base` with `<<` merges read as kubectl reads them (yaml_nodes.flatten_merges), not as PyYAML does."""
+    return type(f"Merging{base.__name__}", (base,), {"flatten_mapping": lambda _self, node: flatten_merges(node)})
 
 
 def _prescan(chunk: str, source: str, index: int, first_line: int, budget: list[int]) -> None:
@@ -374,4 +382,5 @@ def _yaml_error(err: yaml.YAMLError, source: str, index: int, first_line: int, c
         detail += " (check the indentation)"
     detail = " ".join(detail.split())
     at = first_line + int(mark.line) if mark is not None else None
-    return _error(source, at, f"not valid YAML (document {index}): {detail}")
+    what = "YAML that its readers read differently" if isinstance(err, AmbiguousMerge) else "not valid YAML"
+    return _error(source, at, f"{what} (document {index}): {detail}")

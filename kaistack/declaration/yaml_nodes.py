@@ -1,5 +1,5 @@
-"""Checks over a YAML document's node tree, before it is built (a key twice in one mapping) and after building it
-failed (which value it failed on): kaistack.declaration.yaml_load raises what they find, with the line."""
+"""Checks over a YAML document's node tree, before it is built (a key twice in one mapping, `<<` merges) and after
+building it failed (which value it failed on): kaistack.declaration.yaml_load raises what they find, with the line."""
 
 from __future__ import annotations
 
@@ -7,13 +7,14 @@ from collections.abc import Callable, Hashable
 
 import yaml
 
-__all__ = ["duplicate_key", "failing_scalar"]
+__all__ = ["AmbiguousMerge", "duplicate_key", "failing_scalar", "flatten_merges", "key_identity"]
 
 _MERGE = "tag:yaml.org,2002:merge"
 _STR = "tag:yaml.org,2002:str"
+_VALUE = "tag:yaml.org,2002:value"
 
 
-def _key_identity(key: yaml.ScalarNode) -> object:
+def key_identity(key: yaml.ScalarNode) -> object:
     """What a key means once built, as the dict it goes into compares keys: `1` and `0x1`, `on` and `true`, even
     `1` and `true`, are one key there (the last would win); `1` and `'1'` are two."""
     if key.tag == _STR:
@@ -44,7 +45,7 @@ def duplicate_key(root: yaml.Node) -> tuple[int, str] | None:
             keys: set[object] = set()
             for key, value in node.value:
                 if isinstance(key, yaml.ScalarNode) and key.tag != _MERGE:
-                    same = _key_identity(key)
+                    same = key_identity(key)
                     if same in keys:
                         twice.append((key.start_mark.line, key.value))
                     keys.add(same)
@@ -73,3 +74,58 @@ def failing_scalar(construct: Callable[[yaml.Node], object], node: yaml.Node) ->
         elif isinstance(current, yaml.SequenceNode):
             stack.extend(reversed(current.value))
     return node
+
+
+def flatten_merges(node: yaml.MappingNode) -> None:
+    """Resolve a mapping's `<<` merge key in place as the readers of a manifest do, refusing what they disagree on.
+
+    kubectl and Pulumi read YAML with go-yaml v2 (go-yaml/yaml@v2.4.0 decode.go:661-664, 786-811): a merge sets
+    its keys where it stands, over keys set before it, and in a list of mappings the first to set a key wins.
+    go-yaml v3 (decode.go@v3.0.1:816-856, 959-996) and the YAML merge spec let a mapping's own keys win wherever
+    they stand, and v3 reads only the last of two `<<` keys. PyYAML 6.0 lets the *last* mapping of a list win
+    for most keys (its flatten_mapping compares key strings by id()), so a tenant could show kaistack
+    `nvidia.com/gpu: 0` and the cluster `4`. So: first wins in a list, a mapping's keys after the merge win, and a
+    key set before a `<<` that sets it too, or a second `<<`, is a ConstructorError (the readers disagree).
+    """
+    merges = [i for i, (key, _) in enumerate(node.value) if key.tag == _MERGE]
+    for key, _ in node.value:
+        if key.tag == _VALUE:  # PyYAML's own `=` key handling, kept
+            key.tag = _STR
+    if not merges:
+        return
+    if len(merges) > 1:
+        raise _ambiguous(
+            node.value[merges[1]][0],
+            "a second `<<` merge key in one mapping (go-yaml v2, which kubectl uses, merges both; go-yaml v3 only "
+            "the last): write one, `<<: [*a, *b]`",
+        )
+    at = merges[0]
+    value = node.value[at][1]
+    sources = value.value if isinstance(value, yaml.SequenceNode) else [value]
+    merged: dict[object, tuple[yaml.Node, yaml.Node]] = {}
+    for source in sources:
+        if not isinstance(source, yaml.MappingNode):
+            raise _merge_error(node, source, f"expected a mapping or list of mappings for merging, found {source.id}")
+        flatten_merges(source)
+        for pair in source.value:
+            merged.setdefault(key_identity(pair[0]), pair)  # the first mapping to set a key wins
+    before, after = node.value[:at], node.value[at + 1 :]
+    for key, _ in before:
+        if key_identity(key) in merged:
+            raise _ambiguous(key, f"key {key.value!r} is set before a `<<` merge that sets it too (go-yaml "
+                               "v2, which kubectl uses, takes the merged value; other readers this one): put the "
+                               "key after the merge")  # fmt: skip
+    own = {key_identity(key) for key, _ in [*before, *after]}
+    node.value = [pair for identity, pair in merged.items() if identity not in own] + before + after
+
+
+class AmbiguousMerge(yaml.constructor.ConstructorError):  # type: ignore[misc]
+    """Valid YAML whose `<<` merge the readers of a manifest resolve differently."""
+
+
+def _merge_error(node: yaml.Node, at: yaml.Node, problem: str) -> yaml.constructor.ConstructorError:
+    return yaml.constructor.ConstructorError("while constructing a mapping", node.start_mark, problem, at.start_mark)
+
+
+def _ambiguous(at: yaml.Node, problem: str) -> AmbiguousMerge:
+    return AmbiguousMerge(None, None, problem, at.start_mark)
