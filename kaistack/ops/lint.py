@@ -9,6 +9,7 @@ naming the file and line, never a traceback, and never stops the other files fro
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +57,11 @@ class LintError:
         return f"{where}: error: {self.message}"
 
 
+def _stored_version(value: object) -> bool:
+    """A resourceVersion only a stored object has: a decimal uint64 other than 0."""
+    return isinstance(value, str) and re.fullmatch(r"[0-9]{1,20}", value) is not None and 0 < int(value) < 2**64
+
+
 @dataclass(frozen=True)
 class ManifestObject:
     file: str
@@ -75,11 +81,16 @@ class ManifestObject:
     @property
     def live(self) -> bool:
         """An object as the API server returns it: a uid, a resourceVersion and a status phase (a manifest to apply
-        has none of them)."""
+        has none of them).
+
+        All three are the author's to write, and a live pod is spared the nodeName and pod-group-name rules, so
+        the resourceVersion must be one the API server refuses on create: the etcd3 store refuses a version that
+        parses (strconv.ParseUint, base 10) to anything but 0, and clears the rest (kubernetes/kubernetes
+        staging/src/k8s.io/apiserver/pkg/storage/etcd3/store.go, `Create`); uid and status it overwrites."""
         meta, status = self.obj.get("metadata"), self.obj.get("status")
         if not isinstance(meta, Mapping) or not isinstance(status, Mapping):
             return False
-        return bool(meta.get("uid")) and bool(meta.get("resourceVersion")) and bool(status.get("phase"))
+        return bool(meta.get("uid")) and _stored_version(meta.get("resourceVersion")) and bool(status.get("phase"))
 
     def res(self, index: int) -> Res:
         return Res(

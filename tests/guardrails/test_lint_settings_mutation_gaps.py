@@ -338,6 +338,25 @@ def test_the_same_pod_with_uid_resourceversion_and_phase_is_a_live_object() -> N
     assert [v for v in lint_objects(objects, StackFacts()).violations if v.policy == "kai-no-bypass"] == []
 
 
+@pytest.mark.parametrize("version", ["'0'", "'000'", "'abc'", "'-7'", "'18446744073709551616'", "7", "''"])
+def test_a_resourceversion_the_api_server_would_take_on_create_does_not_make_a_pod_live(version: str) -> None:
+    """The etcd3 store refuses on create only a resourceVersion that parses (ParseUint, base 10) to a number other
+    than 0, and clears any other (kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/etcd3/store.go,
+    `Create`); uid and status it overwrites. So a manifest dressed as a live pod with one of these would be created,
+    its preset nodeName running it past KAI."""
+    text = NODE_POD.replace("namespace: team,", f"namespace: team, uid: u1, resourceVersion: {version},")
+    objects, _ = load_manifests("f.yaml", text + "status: {phase: Running}\n")
+    found = [v.message for v in lint_objects(objects, StackFacts()).violations if v.policy == "kai-no-bypass"]
+    assert len(found) == 1
+    assert "spec.nodeName is 'n1'" in found[0]
+
+
+def test_the_largest_resourceversion_etcd_can_hold_is_a_live_pods() -> None:
+    text = NODE_POD.replace("namespace: team,", "namespace: team, uid: u1, resourceVersion: '18446744073709551615',")
+    objects, _ = load_manifests("f.yaml", text + "status: {phase: Running}\n")
+    assert [v for v in lint_objects(objects, StackFacts()).violations if v.policy == "kai-no-bypass"] == []
+
+
 # --- kaistack lint: paths ------------------------------------------------------------------------
 
 
