@@ -322,7 +322,7 @@ def declaration(resources: Sequence[Res], s: Settings, facts: StackFacts) -> Dec
         if r.type == kai_api.POD_GROUP.pulumi_type
     }
     for res in resources:
-        wl = subject(res, s)
+        wl = subject(res, s, facts)
         # By API group too: a Volcano Job is not a batch/v1 Job (podspec.builtin_kind).
         if wl is None or builtin_kind(res.type) not in _SIMULATED_KINDS:
             continue

@@ -52,13 +52,18 @@ ResourceRule = Callable[[Res, Settings, StackFacts], list[str]]
 EPSILON = 1e-9
 
 
-def subject(res: Res, s: Settings) -> Workload | None:
-    """The workload to check, unless it is in an exempt namespace. A Helm Chart's children are checked like any
-    resource: kaistack installs its own charts as Releases, so a Chart is a team's workload, not the platform's
-    (vendor charts in their usual namespaces are exempt by namespace)."""
+def subject(res: Res, s: Settings, facts: StackFacts) -> Workload | None:
+    """The workload to check, unless it is the platform's, in an exempt namespace. A Helm Chart's children are
+    checked like any resource: kaistack installs its own charts as Releases, so a Chart is a team's workload, not
+    the platform's (vendor charts in their usual namespaces are exempt by namespace). A tenant's workload is never
+    exempt: inside its vCluster `kube-system` or `gpu-operator` is just a namespace of the tenant's."""
     wl = workload(res)
-    if wl is None or wl.namespace in s.exempt_namespaces:
+    if wl is None:
         return None
+    if wl.namespace in s.exempt_namespaces:
+        tenants = s.tenants if s.tenants is not None else facts.tenants
+        if workload_tenant(wl, tenants or ())[0] is None:
+            return None
     return wl
 
 
@@ -82,7 +87,7 @@ def is_tenant_workload(wl: Workload, s: Settings, facts: StackFacts) -> bool:
 
 
 def kai_scheduler_name(res: Res, s: Settings, facts: StackFacts) -> list[str]:
-    wl = subject(res, s)
+    wl = subject(res, s, facts)
     if wl is None:
         return []
     key = s.queue_label_key or facts.queue_label_key
@@ -120,7 +125,7 @@ def kai_scheduler_name(res: Res, s: Settings, facts: StackFacts) -> list[str]:
 
 
 def kai_queue_label(res: Res, s: Settings, facts: StackFacts) -> list[str]:
-    wl = subject(res, s)
+    wl = subject(res, s, facts)
     if wl is None:
         return []
     key = s.queue_label_key or facts.queue_label_key
@@ -190,7 +195,7 @@ _NV_FRACTIONS = re.compile(kai_api.NV_FRACTIONS_ANNOTATION)
 
 
 def kai_gpu_sharing_annotations(res: Res, s: Settings, facts: StackFacts) -> list[str]:
-    wl = subject(res, s)
+    wl = subject(res, s, facts)
     if wl is None:
         return []
     out = []
@@ -234,7 +239,7 @@ def pod_share(t: PodTemplate, gpu_memory_mib: int | None) -> tuple[float, str] |
 
 
 def gpu_memory_utilization_within_fraction(res: Res, s: Settings, facts: StackFacts) -> list[str]:
-    wl = subject(res, s)
+    wl = subject(res, s, facts)
     if wl is None or facts.memory_isolated:  # isolated: the container sees its share as the whole GPU
         return []
     # The pod may land on any GPU pool; vLLM takes u x the GPU it lands on, so the largest GPU is the bound.
@@ -336,7 +341,7 @@ def bypass_problems(
 
 
 def kai_no_bypass(res: Res, s: Settings, facts: StackFacts) -> list[str]:
-    wl = subject(res, s)
+    wl = subject(res, s, facts)
     if wl is None:
         return []
     key = s.queue_label_key or facts.queue_label_key
@@ -374,7 +379,7 @@ def kai_no_bypass(res: Res, s: Settings, facts: StackFacts) -> list[str]:
 
 def kai_unread_constraints(res: Res, s: Settings, facts: StackFacts) -> list[str]:
     """What KAI never reads of a pod spec (kaistack.guardrails.unread), on the pods it schedules."""
-    wl = subject(res, s)
+    wl = subject(res, s, facts)
     if wl is None:
         return []
     scheduled = [t for t in wl.templates if t.spec.get("schedulerName") == s.scheduler_name]
@@ -389,7 +394,7 @@ def kai_unread_constraints(res: Res, s: Settings, facts: StackFacts) -> list[str
 
 def kai_fraction_container(res: Res, s: Settings, facts: StackFacts) -> list[str]:
     """A GPU share that goes to a mesh proxy or away from vLLM (kaistack.guardrails.fraction_container)."""
-    wl = subject(res, s)
+    wl = subject(res, s, facts)
     if wl is None or wl.partial:  # a patch's containers are not the pod's: which is first is unknown
         return []
     found = [pair for t in wl.templates for pair in fraction_container_problems(t, admitted=res.live)]

@@ -69,7 +69,7 @@ def chart_gpu_sharing(value: object) -> bool:
 def kai_gpu_sharing_enabled(resources: Sequence[Res], s: Settings, facts: StackFacts) -> list[Finding]:
     sharing: list[tuple[Workload, str]] = []
     for res in resources:
-        wl = subject(res, s)
+        wl = subject(res, s, facts)
         for t in wl.templates if wl else ():
             if shares_gpu(t):
                 key = FRACTION if FRACTION in t.annotations else MEMORY
@@ -241,7 +241,7 @@ def tenant_queue_binding(resources: Sequence[Res], s: Settings, facts: StackFact
     owner = {q: t.name for t in tenants for q in t.queues}
     out = []
     for res in resources:
-        wl = subject(res, s)
+        wl = subject(res, s, facts)
         if wl is None:
             continue
         name, how = workload_tenant(wl, tenants)

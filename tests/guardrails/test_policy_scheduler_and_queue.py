@@ -122,6 +122,24 @@ def test_platform_namespaces_are_exempt_by_default(namespace: str) -> None:
     assert kai_scheduler_name(res("Pod", props), Settings(), NO_FACTS) == []
 
 
+@pytest.mark.parametrize("namespace", ["kube-system", "gpu-operator"])
+def test_a_tenant_labelled_workload_in_a_platform_namespace_is_not_exempt(namespace: str) -> None:
+    """Inside a tenant's vCluster `kube-system` is the tenant's own namespace (review: a GPU pod there passed)."""
+    props = pod(namespace=namespace, scheduler=None, labels={"kaistack.io/tenant": "alpha"})
+    found = kai_scheduler_name(res("Pod", props), Settings(), NO_FACTS)
+    assert len(found) == 1
+    assert "but the pod requests GPUs" in found[0]
+
+
+def test_a_workload_created_through_a_tenants_vcluster_into_kube_system_is_not_exempt() -> None:
+    provider = (
+        "urn:pulumi:dev::kaistack::kaistack:index:Tenant$pulumi:providers:kubernetes::kaistack-alpha-provider::id"
+    )
+    props = pod(namespace="kube-system", scheduler=None)
+    assert kai_scheduler_name(res("Pod", props, provider=provider), Settings(), FACTS)
+    assert kai_scheduler_name(res("Pod", props), Settings(), FACTS) == []
+
+
 def test_exempt_namespaces_are_configurable() -> None:
     props = pod(namespace="vendor", scheduler=None)
     assert kai_scheduler_name(res("Pod", props), settings({"exemptNamespaces": ["vendor"]}), NO_FACTS) == []
