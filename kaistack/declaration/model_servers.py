@@ -44,7 +44,6 @@ CONFIG_FLAG = "--config"  # a YAML file of options (FlexibleArgumentParser)
 CACHE_SIZE_FLAGS = ("--kv-cache-memory-bytes", "--num-gpu-blocks-override")
 # Variables that images and charts commonly hand to the flag.
 UTILIZATION_ENV_VARS = ("VLLM_GPU_MEMORY_UTILIZATION", "GPU_MEMORY_UTILIZATION")
-_VAR_REF = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 _OPERATOR = re.compile(r"[;&|<>()]")
 
 
@@ -85,17 +84,46 @@ def _has_option(argv: list[str], names: Sequence[str]) -> bool:
     return any(token.partition("=")[0].replace("_", "-") in names for token in argv if token.startswith("--"))
 
 
+def expand(text: str, env: Mapping[str, str]) -> str:
+    """`$(VAR)` references as the kubelet expands them (kubernetes/kubernetes
+    third_party/forked/golang/expansion/expand.go, Expand): a known name gives its value, an unknown one stays
+    `$(VAR)`, `$$` is one `$`, and any other `$` is kept."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        if text[i] != "$" or i + 1 == len(text):
+            out.append(text[i])
+            i += 1
+        elif text[i + 1] == "$":
+            out.append("$")
+            i += 2
+        elif text[i + 1] == "(" and (close := text.find(")", i + 2)) != -1:
+            name = text[i + 2 : close]
+            out.append(env.get(name, f"$({name})"))
+            i = close + 1
+        else:
+            out.append(text[i : i + 2])
+            i += 2
+    return "".join(out)
+
+
 def _literal_env(container: Mapping[str, Any]) -> dict[str, str]:
+    """The container's literal variables, each expanded with those before it, as the kubelet builds them
+    (pkg/kubelet/kubelet_pods.go makeEnvironmentVariables): `UTIL=$(BASE)` after `BASE=0.95` is 0.95."""
     env: dict[str, str] = {}
     for item in seq(container.get("env")):
         item = mapping(item)
         if "name" in item and isinstance(item.get("value"), str | int | float):
-            env[str(item["name"])] = str(item["value"])
+            env[str(item["name"])] = expand(str(item["value"]), env)
     return env
 
 
-def _number(text: str, env: Mapping[str, str]) -> float | None:
-    text = _VAR_REF.sub(lambda m: env.get(m.group(1), m.group(0)), text.strip().strip("'\""))
+def _number(text: str, env: Mapping[str, str] | None) -> float | None:
+    """The number a command-line word (`env`: the variables it may reference) or a variable's expanded value
+    (`env` None: expanded once already) stands for."""
+    text = text.strip().strip("'\"")
+    if env is not None:
+        text = expand(text, env)
     # shlex keeps a shell operator on the word before it (`0.5;`, `0.5&&`); sh ends the word there.
     text = _OPERATOR.split(text, maxsplit=1)[0]
     try:
@@ -138,7 +166,7 @@ def utilizations(container: Mapping[str, Any], env_vars: Sequence[str]) -> list[
     ]
     if not found and _has_option(argv[start:end], (CONFIG_FLAG,)):
         found.append(Utilization(None, f"{CONFIG_FLAG} file"))
-    found += [Utilization(_number(env[name], env), f"env {name}") for name in env_vars if name in env]
+    found += [Utilization(_number(env[name], None), f"env {name}") for name in env_vars if name in env]
     return found + _from_elsewhere(container, env_vars)
 
 
@@ -286,7 +314,9 @@ def tgi_fractions(container: Mapping[str, Any]) -> list[Utilization]:
     if last is not None:
         if "value" not in last and last.get("valueFrom") is not None:
             return [Utilization(None, f"env {TGI_ENV} (valueFrom)")]
-        return [Utilization(_number(str(last.get("value", "")), env), f"env {TGI_ENV}")]
+        literal = isinstance(last.get("value", ""), str | int | float)
+        fraction = _number(env.get(TGI_ENV, ""), None) if literal else None
+        return [Utilization(fraction, f"env {TGI_ENV}")]
     for source in seq(container.get("envFrom")):
         prefix = str(mapping(source).get("prefix") or "")
         if mapping(source).get("configMapRef") is not None and TGI_ENV.startswith(prefix):

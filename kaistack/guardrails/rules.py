@@ -250,7 +250,10 @@ def gpu_memory_utilization_within_fraction(res: Res, s: Settings, facts: StackFa
         if share is None:
             continue
         bound, desc = share
-        for i, c in enumerate(t.containers()):
+        # Init containers too: KAI gives the share to the container gpu-fraction-container-name names, looking
+        # among the init containers first (KAI@v0.17.0 pkg/binder/common/gpu_access.go:194-204), and a native
+        # sidecar (restartPolicy: Always) serves beside the others.
+        for i, c in enumerate([*t.init_containers(), *t.containers()]):
             name = c.get("name", i)
             vllm_default = default_utilization(str(c.get("image") or ""), s.vllm_default_utilization)
             servers = (

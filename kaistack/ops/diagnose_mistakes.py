@@ -76,7 +76,7 @@ def _crowded_vllm_gpus(pods: list[Mapping[str, Any]]) -> list[Mistake]:
         groups = gpu_groups(pod)
         if dig(pod, "status", "phase") in FINISHED or not isinstance(node, str) or not node or len(groups) != 1:
             continue
-        containers = [mapping(c) for c in seq(dig(pod, "spec", "containers"))]
+        containers = [*_sidecars(pod), *(mapping(c) for c in seq(dig(pod, "spec", "containers")))]
         if any(mapping(e).get("name") == kai_api.HAMI_MEMORY_LIMIT for c in containers for e in seq(c.get("env"))):
             continue
         found = [u for u in map(vllm_utilization, containers) if u is not None]
@@ -102,11 +102,19 @@ def _crowded_vllm_gpus(pods: list[Mapping[str, Any]]) -> list[Mistake]:
     return out
 
 
+def _sidecars(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """Native sidecars: init containers with restartPolicy Always, which keep running beside the others."""
+    return [c for c in map(mapping, seq(dig(pod, "spec", "initContainers"))) if c.get("restartPolicy") == "Always"]
+
+
 def _crowded_now(names: list[str], pods: list[Mapping[str, Any]]) -> str:
     """What the pods show of it: the servers not ready (with their restarts), or that all run for now."""
     down = []
     for name, pod in zip(names, pods, strict=True):
-        statuses = [mapping(c) for c in seq(dig(pod, "status", "containerStatuses"))]
+        sidecars = {c.get("name") for c in _sidecars(pod)}
+        statuses = [mapping(c) for c in seq(dig(pod, "status", "containerStatuses"))] + [
+            c for c in map(mapping, seq(dig(pod, "status", "initContainerStatuses"))) if c.get("name") in sidecars
+        ]
         if statuses and all(c.get("ready") is True for c in statuses):
             continue
         restarts = sum(n for c in statuses if type(n := c.get("restartCount")) is int and n > 0)

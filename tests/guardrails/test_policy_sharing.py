@@ -269,6 +269,38 @@ def test_utilization_through_a_kubernetes_variable_reference_is_resolved() -> No
     assert _check(r)
 
 
+def test_a_variable_that_references_an_earlier_one_is_resolved_as_the_kubelet_builds_it() -> None:
+    """kubelet makeEnvironmentVariables expands each value with the variables before it (review: a chain hid 0.95)."""
+    env = {"BASE_UTIL": "0.95", "UTIL": "$(BASE_UTIL)"}
+    found = _check(_vllm_pod({"gpu-fraction": "0.5"}, args=["--gpu-memory-utilization=$(UTIL)"], env=env))
+    assert len(found) == 1
+    assert "sets GPU memory utilization 0.95 (args)" in found[0]
+
+
+def test_a_reference_to_a_later_variable_stays_unresolved_and_is_not_judged() -> None:
+    env = {"UTIL": "$(BASE_UTIL)", "BASE_UTIL": "0.95"}
+    assert _check(_vllm_pod({"gpu-fraction": "0.5"}, args=["--gpu-memory-utilization=$(UTIL)"], env=env)) == []
+
+
+def test_an_escaped_reference_is_text_not_the_variables_value() -> None:
+    env = {"UTIL": "0.95"}
+    assert _check(_vllm_pod({"gpu-fraction": "0.5"}, args=["--gpu-memory-utilization=$$(UTIL)"], env=env)) == []
+
+
+def test_a_vllm_native_sidecar_given_the_share_is_judged() -> None:
+    """KAI looks for gpu-fraction-container-name among the init containers first (KAI@v0.17.0
+    pkg/binder/common/gpu_access.go:194-204); a native sidecar (restartPolicy: Always) serves beside the app."""
+    props = deployment(
+        annotations={"gpu-fraction": "0.5", "gpu-fraction-container-name": "vllm"},
+        containers=[container(name="app", image="myorg/rag-app:1")],
+    )
+    sidecar = container(name="vllm", image="vllm/vllm-openai:v0.8.5", args=["--gpu-memory-utilization=0.95"])
+    props["spec"]["template"]["spec"]["initContainers"] = [{**sidecar, "restartPolicy": "Always"}]
+    found = _check(res("Deployment", props))
+    assert len(found) == 1
+    assert "container vllm sets GPU memory utilization 0.95 (args), above the pod's share" in found[0]
+
+
 def test_unresolvable_utilization_is_not_judged() -> None:
     r = _vllm_pod({"gpu-fraction": "0.3"}, args=["--gpu-memory-utilization=$(FROM_SECRET)"])
     assert _check(r) == []

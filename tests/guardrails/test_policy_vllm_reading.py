@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from policy_builders import container, deployment, res
 
-from kaistack.declaration.model_servers import default_utilization, vllm_utilization
+from kaistack.declaration.model_servers import default_utilization, expand, vllm_utilization
 from kaistack.guardrails.facts import StackFacts
 from kaistack.guardrails.rules import gpu_memory_utilization_within_fraction
 from kaistack.guardrails.settings import Settings
@@ -166,3 +166,23 @@ def test_vllms_default_by_image_tag(image: str, fallback: float, expected: float
     """Only vLLM's own images (organisation vllm) are tagged v<vLLM version>; another image's tag says nothing of
     the vLLM inside it."""
     assert default_utilization(image, fallback) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expanded"),
+    [
+        ("$(A)", "1"),
+        ("x$(A)y$(A)", "x1y1"),
+        ("$(MISSING)", "$(MISSING)"),
+        ("$$(A)", "$(A)"),
+        ("$$$(A)", "$1"),
+        ("$(A", "$(A"),
+        ("$A", "$A"),
+        ("cost$", "cost$"),
+        ("$()", "$()"),
+    ],
+)
+def test_variable_references_expand_as_the_kubelet_expands_them(text: str, expanded: str) -> None:
+    """kubernetes/kubernetes third_party/forked/golang/expansion/expand.go: a known name gives its value, an
+    unknown one stays as written, `$$` is an escaped `$`, an unclosed or bare `$` is kept."""
+    assert expand(text, {"A": "1"}) == expanded

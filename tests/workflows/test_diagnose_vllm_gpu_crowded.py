@@ -185,3 +185,24 @@ def test_a_single_restart_is_counted_in_the_singular(tmp_path: Path, capsys: pyt
     up, down = _statuses(_server("a", 0.5), True), _statuses(_server("b", 0.5), False, restarts=1)
     [mistake] = _mistakes(tmp_path, capsys, up, down)
     assert mistake["problem"].endswith("Not ready: ml/b (1 restart)")
+
+
+def _sidecar_server(name: str, utilization: float, ready: bool) -> dict[str, Any]:
+    """vLLM as a native sidecar (an init container with restartPolicy: Always) beside the app, given the share."""
+    app = {"name": "app", "image": "myorg/rag-app:1"}
+    pod = shared_gpu_pod(name, app, "g-9", {"gpu-fraction": "0.5", "gpu-fraction-container-name": "vllm"})
+    vllm = {"name": "vllm", "image": "vllm/vllm-openai:v0.11.0", "restartPolicy": "Always",
+            "args": ["--model", "m", f"--gpu-memory-utilization={utilization}"]}  # fmt: skip
+    pod["spec"]["initContainers"] = [vllm]
+    pod["status"]["containerStatuses"] = [{"name": "app", "ready": True, "restartCount": 0}]
+    pod["status"]["initContainerStatuses"] = [{"name": "vllm", "ready": ready, "restartCount": 0 if ready else 4}]
+    return pod
+
+
+def test_a_vllm_native_sidecar_is_a_server_on_the_gpu_and_its_readiness_counts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    [mistake] = _mistakes(tmp_path, capsys, _server("a", 0.5), _sidecar_server("b", 0.6, ready=False))
+    assert mistake["object"] == "Pod ml/a, ml/b"
+    assert "ml/a 0.5, ml/b 0.6: 1.1 of the GPU in all" in mistake["problem"]
+    assert mistake["problem"].endswith("Not ready: ml/a, ml/b (4 restarts)")
