@@ -89,6 +89,8 @@ _GROUPS: dict[str, frozenset[str]] = {
 # (spec.template.spec.replicatedJobs[i].template.spec.template: kubeflow/trainer@v2.1.0
 # manifests/base/runtimes/torch_distributed.yaml); found up to 9 keys down, a bound against hostile nesting.
 _SEARCH_DEPTH = 10
+# `kubernetes:serving.knative.dev/<version>:Service`
+KNATIVE_SERVICE = ("kubernetes:serving.knative.dev/", ":Service")
 
 
 @dataclass(frozen=True)
@@ -237,7 +239,15 @@ def workload(res: Res) -> Workload | None:
     # KAI's pod-grouper takes a CronJob's pods' top owner to be their Job (kai-scheduler/KAI-Scheduler@v0.17.0
     # pkg/podgrouper/podgrouper/plugins/cronjobs/crobjob-grouper.go), which carries jobTemplate's metadata, not
     # the CronJob's own.
-    owner = mapping(dig(res.props, "spec", "jobTemplate", "metadata")) if known == "CronJob" else meta
+    owner, owner_at = meta, "metadata"
+    if known == "CronJob":
+        owner, owner_at = mapping(dig(res.props, "spec", "jobTemplate", "metadata")), "spec.jobTemplate.metadata"
+    elif res.type.startswith(KNATIVE_SERVICE[0]) and res.type.endswith(KNATIVE_SERVICE[1]):
+        # KAI's Knative grouper reads the queue from the pod's Revision, then the pod (KAI@v0.17.0
+        # pkg/podgrouper/podgrouper/plugins/knative/knative.go:56-118, CalcPodGroupQueue(rev, pod)); Knative builds
+        # the Revision's metadata from spec.template's, never the Service's own (knative/serving
+        # pkg/reconciler/configuration/resources/revision.go, MakeRevision).
+        owner, owner_at = mapping(dig(res.props, "spec", "template", "metadata")), "spec.template.metadata"
     return Workload(
         res=res,
         kind=kind,
@@ -247,7 +257,7 @@ def workload(res: Res) -> Workload | None:
         annotations=mapping(meta.get("annotations")),
         owner_labels=mapping(owner.get("labels")),
         owner_annotations=mapping(owner.get("annotations")),
-        owner_metadata="spec.jobTemplate.metadata" if known == "CronJob" else "metadata",
+        owner_metadata=owner_at,
         templates=templates,
         partial=patched is not None,
     )

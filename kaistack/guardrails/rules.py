@@ -156,11 +156,19 @@ def kai_queue_label(res: Res, s: Settings, facts: StackFacts) -> list[str]:
                 )
             elif key in wl.annotations or key in t.annotations:
                 out.append(f"{key} is set as an annotation; KAI reads only labels: move it to metadata.labels")
+            elif key in wl.labels and wl.owner_metadata != "metadata":
+                # A CronJob's Jobs, a Knative Service's Revisions: KAI reads the queue there, not on this object.
+                reads = _owner_then_pod(wl, t)
+                out.append(f"{key} is on the {wl.kind}'s own metadata.labels, which KAI's pod-grouper does not "
+                           f"read (it reads {reads}): move it to {wl.owner_metadata}.labels")  # fmt: skip
             else:
+                owner, pod_labels = f"{wl.owner_metadata}.labels", t.at("metadata.labels")
                 where = (
-                    f"on the {wl.kind} ({wl.owner_metadata}.labels) or its pod template ({t.at('metadata.labels')})"
-                    if t.path
-                    else "in metadata.labels"
+                    "in metadata.labels"
+                    if not t.path
+                    else f"on the {wl.kind}'s pod template ({pod_labels})"
+                    if owner == pod_labels
+                    else f"on the {wl.kind} ({owner}) or its pod template ({pod_labels})"
                 )
                 out.append(
                     f"no {key} label {where}: KAI puts the pod in default-queue (quota 0 in the chart defaults); "
@@ -174,6 +182,12 @@ def kai_queue_label(res: Res, s: Settings, facts: StackFacts) -> list[str]:
         elif leaves is not None and queue not in leaves:
             out.append(f"{where} {key}: {queue} is not a declared leaf queue (KAI only schedules leaf queues){listed}")
     return _unique(out)
+
+
+def _owner_then_pod(wl: Workload, t: PodTemplate) -> str:
+    """Where KAI's pod-grouper looks for the queue label, in its order."""
+    owner, pod = f"{wl.owner_metadata}.labels", t.at("metadata.labels")
+    return owner if owner == pod else f"{owner}, then {pod}"
 
 
 # --- kai-gpu-sharing-annotations -----------------------------------------------------------------

@@ -295,6 +295,50 @@ def test_deployment_without_queue_label_names_both_places() -> None:
     assert "on the Deployment (metadata.labels) or its pod template (spec.template.metadata.labels)" in found[0]
 
 
+KNATIVE = "kubernetes:serving.knative.dev/v1:Service"
+
+
+def _knative(service_labels: dict[str, str], template_queue: str | None) -> Res:
+    r = _custom(KNATIVE, {"template": pod_template(queue=template_queue)})
+    r.props["metadata"]["labels"] = service_labels
+    return r
+
+
+def test_a_knative_services_own_queue_label_is_not_the_one_kai_reads() -> None:
+    """KAI's Knative grouper takes the queue from the pod's Revision, then the pod (KAI@v0.17.0
+    pkg/podgrouper/podgrouper/plugins/knative/knative.go:56-118); Knative makes the Revision's metadata from
+    spec.template's (knative/serving pkg/reconciler/configuration/resources/revision.go, MakeRevision)."""
+    found = kai_queue_label(_knative({"kai.scheduler/queue": "team-a"}, None), Settings(), FACTS)
+    assert found == [
+        "kai.scheduler/queue is on the Service's own metadata.labels, which KAI's pod-grouper does not read (it "
+        "reads spec.template.metadata.labels): move it to spec.template.metadata.labels"
+    ]
+
+
+def test_a_knative_services_template_queue_label_is_the_revisions_and_wins() -> None:
+    r = _knative({"kai.scheduler/queue": "nosuch"}, "team-a")
+    assert kai_queue_label(r, Settings(), FACTS) == []
+
+
+def test_a_knative_service_without_a_queue_names_the_one_place_kai_reads() -> None:
+    [found] = kai_queue_label(_knative({}, None), Settings(), FACTS)
+    assert found.startswith(
+        "no kai.scheduler/queue label on the Service's pod template (spec.template.metadata.labels)"
+    )
+
+
+def test_a_cronjobs_own_queue_label_is_not_the_one_kai_reads() -> None:
+    """KAI's CronJob grouper takes the Job as the top owner: it carries jobTemplate's metadata."""
+    props = _owner("CronJob", queue=None)
+    props["metadata"]["labels"] = {"kai.scheduler/queue": "team-a"}
+    found = kai_queue_label(res("CronJob", props), Settings(), FACTS)
+    assert found == [
+        "kai.scheduler/queue is on the CronJob's own metadata.labels, which KAI's pod-grouper does not read (it "
+        "reads spec.jobTemplate.metadata.labels, then spec.jobTemplate.spec.template.metadata.labels): move it to "
+        "spec.jobTemplate.metadata.labels"
+    ]
+
+
 def test_an_empty_queue_label_is_flagged_without_a_stack() -> None:
     """KAI@v0.17.0 default_grouper.go:134-146: the first queue label found wins, even when empty."""
     found = kai_queue_label(res("Pod", pod(queue="")), Settings(), NO_FACTS)
