@@ -1,3 +1,5 @@
+# Long module: the resource model every rule shares (Res, PodTemplate, Workload) and the kind tables and search that
+# find pod templates in any object; the tables, the search and the model are one contract, read together.
 """Resources as the rules see them, and the pod templates inside them.
 
 Everything here reads engine props through `collections.abc.Mapping`/`Sequence` only: the engine
@@ -89,6 +91,12 @@ _GROUPS: dict[str, frozenset[str]] = {
 # (spec.template.spec.replicatedJobs[i].template.spec.template: kubeflow/trainer@v2.1.0
 # manifests/base/runtimes/torch_distributed.yaml); found up to 9 keys down, a bound against hostile nesting.
 _SEARCH_DEPTH = 10
+# Policy engines' objects hold pod specs as patterns to match or patches to apply, not pods to run (a Kyverno rule
+# setting schedulerName is no pod without a queue label).
+POLICY_ENGINE_GROUPS = frozenset(
+    {"kyverno.io", "policies.kyverno.io", "templates.gatekeeper.sh", "constraints.gatekeeper.sh",
+     "mutations.gatekeeper.sh"}
+)  # fmt: skip
 # `kubernetes:serving.knative.dev/<version>:Service`
 KNATIVE_SERVICE = ("kubernetes:serving.knative.dev/", ":Service")
 
@@ -196,6 +204,14 @@ def kind_of(resource_type: str) -> str:
     return split[1] if split else resource_type.rsplit(":", 1)[-1]
 
 
+def api_group(resource_type: str) -> str | None:
+    """`kubernetes:argoproj.io/v1alpha1:Workflow` -> `argoproj.io`; `core` for the core group; None otherwise."""
+    parts = resource_type.split(":")
+    if len(parts) != 3 or parts[0] != "kubernetes":
+        return None
+    return parts[1].rpartition("/")[0] or "core"
+
+
 def builtin_kind(resource_type: str) -> str | None:
     """The kind when the tables above know it in this API group; None for a custom kind of the same name."""
     parts = resource_type.split(":")
@@ -224,6 +240,8 @@ def urn_types(urn: str) -> list[str]:
 def workload(res: Res) -> Workload | None:
     """The workload view of a resource, or None when it has no pod template."""
     if res.type in HELM_TYPES or not res.type.startswith("kubernetes:"):
+        return None
+    if api_group(res.type) in POLICY_ENGINE_GROUPS:
         return None
     kind = kind_of(res.type)
     patched = patched_kind(res.type)
@@ -356,9 +374,14 @@ def requests_gpu(template: PodTemplate) -> bool:
     for container in (*template.containers(), *template.init_containers()):
         resources = mapping(container.get("resources"))
         for block in (mapping(resources.get("limits")), mapping(resources.get("requests"))):
-            if any(_is_gpu_resource(str(k)) and _not_zero(block, k) for k in block):
+            if gpu_resource_asked(block) is not None:
                 return True
     return False
+
+
+def gpu_resource_asked(block: Mapping[str, Any]) -> str | None:
+    """The first GPU resource a resource list (`limits`, `requests`) asks a nonzero amount of."""
+    return next((str(k) for k in block if _is_gpu_resource(str(k)) and _not_zero(block, k)), None)
 
 
 def _not_zero(block: Mapping[str, Any], key: Any) -> bool:

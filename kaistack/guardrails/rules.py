@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 
 from kaistack.declaration import kai_api
+from kaistack.declaration.marks import TENANT_LABEL
 from kaistack.declaration.model_servers import (
     CACHE_SIZE_FLAGS,
     FLAG,
@@ -30,14 +31,17 @@ from kaistack.guardrails.facts import LEGACY_QUEUE_LABEL, StackFacts, through_vc
 from kaistack.guardrails.fraction_container import fraction_container_problems
 from kaistack.guardrails.gpu_requests import gpu_request_problems, quota_unit_problems, uint64_of
 from kaistack.guardrails.helm_rules import vcluster_set_owner_false
+from kaistack.guardrails.opaque_gpus import opaque_gpu_request
 from kaistack.guardrails.podspec import (
     FRACTION,
     MEMORY,
     PodTemplate,
     Res,
     Workload,
+    api_group,
     builtin_kind,
     dig,
+    kind_of,
     mapping,
     queue_label,
     requests_gpu,
@@ -50,6 +54,8 @@ from kaistack.guardrails.unread import unread_constraints, unread_preemptibility
 ResourceRule = Callable[[Res, Settings, StackFacts], list[str]]
 
 EPSILON = 1e-9
+TRAINER_GROUP = "trainer.kubeflow.org"
+TRAINING_RUNTIMES = ("TrainingRuntime", "ClusterTrainingRuntime")
 
 
 def subject(res: Res, s: Settings, facts: StackFacts) -> Workload | None:
@@ -89,7 +95,7 @@ def is_tenant_workload(wl: Workload, s: Settings, facts: StackFacts) -> bool:
 def kai_scheduler_name(res: Res, s: Settings, facts: StackFacts) -> list[str]:
     wl = subject(res, s, facts)
     if wl is None:
-        return []
+        return _opaque_gpus(res, s)
     key = s.queue_label_key or facts.queue_label_key
     tenant_scope = s.require_in_tenant_namespaces and is_tenant_workload(wl, s, facts)
     out = []
@@ -121,6 +127,21 @@ def kai_scheduler_name(res: Res, s: Settings, facts: StackFacts) -> list[str]:
     return _unique(out)
 
 
+def _opaque_gpus(res: Res, s: Settings) -> list[str]:
+    """A custom kind asking for GPUs where kaistack finds no pod template (kaistack.guardrails.opaque_gpus)."""
+    meta = mapping(res.props.get("metadata"))
+    platform = meta.get("namespace") in s.exempt_namespaces and TENANT_LABEL not in mapping(meta.get("labels"))
+    where = None if platform else opaque_gpu_request(res, s.scheduler_name)
+    if where is None:
+        return []
+    return [
+        f"{where} asks for GPUs, but kaistack cannot read this {kind_of(res.type)}'s pods (its controller builds "
+        f"them) and nothing in it names schedulerName: {s.scheduler_name}: its pods would go to the default "
+        "scheduler, outside KAI's queues and GPU accounting; set the scheduler its controller passes to its pods "
+        "(Argo's spec.schedulerName, Tekton's podTemplate.schedulerName, a KServe component's schedulerName)"
+    ]
+
+
 # --- kai-queue-label -----------------------------------------------------------------------------
 
 
@@ -135,10 +156,19 @@ def kai_queue_label(res: Res, s: Settings, facts: StackFacts) -> list[str]:
     # A Deployment/Job/... inside a tenant's vCluster: bare pods on the host.
     bare = through_vcluster(wl, facts.tenants or ()) and bool(wl.templates[0].path)
     out = []
+    # A Kubeflow Trainer runtime is no owner of its pods: KAI reads the queue from each TrainJob's labels, copied to
+    # its JobSet (KAI@v0.17.0 pkg/podgrouper/podgrouper/hub/hub.go:322-327, plugins/skiptopowner/skiptopowner.go),
+    # then the pod's; the runtime need not name one, and its own labels reach nothing.
+    runtime = api_group(res.type) == TRAINER_GROUP and wl.kind in TRAINING_RUNTIMES
     for t in wl.templates:
         if not may_be_kais(wl, t, s):
             continue
-        queue, where = queue_label(wl, t, key, top_owner=not bare)
+        queue, where = queue_label(wl, t, key, top_owner=not (bare or runtime))
+        if queue is None and runtime:
+            if key in wl.labels:
+                out.append(f"{key} is on the {wl.kind}'s own metadata.labels, which KAI's pod-grouper never reads: "
+                           f"put it on each TrainJob's metadata.labels, or on {t.at('metadata.labels')}")  # fmt: skip
+            continue
         if queue is None and wl.partial:
             continue  # a patch that leaves the pod's label alone: the object it patches may well have it
         if queue is None and bare and queue_label(wl, t, key)[0] is not None:
