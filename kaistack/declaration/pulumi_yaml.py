@@ -16,13 +16,14 @@ strconv.ParseInt / ParseUint (base 0) and ParseFloat.
 from __future__ import annotations
 
 import datetime
+import functools
 import math
 import re
 from typing import Any
 
 import yaml
 
-from kaistack.declaration.yaml_load import YamlInputError
+from kaistack.declaration.yaml_load import YamlInputError, loader_class
 
 __all__ = ["go_yaml_v2", "refuse_ambiguous_scalars"]
 
@@ -86,7 +87,6 @@ def _go_float(text: str, original: str) -> float | str:
     return number if math.isfinite(number) else original
 
 
-_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _RESOLVER = yaml.resolver.Resolver()  # the implicit resolver CSafeLoader uses too
 _MERGE = "tag:yaml.org,2002:merge"
 
@@ -94,6 +94,19 @@ _MERGE = "tag:yaml.org,2002:merge"
 def _pyyaml(node: yaml.ScalarNode) -> Any:
     """What PyYAML's SafeLoader makes of a scalar node."""
     return yaml.constructor.SafeConstructor().construct_object(node)
+
+
+# A generated stack file repeats its scalars (a queue's name in every tenant): each distinct one is read once.
+@functools.lru_cache(maxsize=1 << 16)
+def _implicit_tag(value: str) -> str:
+    return str(_RESOLVER.resolve(yaml.ScalarNode, value, (True, False)))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _readings(tag: str, value: str) -> tuple[Any, Any] | None:
+    """(PyYAML's value, go-yaml v2's) for a plain scalar both read differently; None when they agree."""
+    ours, pulumis = _pyyaml(yaml.ScalarNode(tag, value)), go_yaml_v2(value)
+    return None if _same(ours, pulumis) else (ours, pulumis)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -117,7 +130,7 @@ def _read_by_kaistack(root: yaml.Node) -> list[yaml.ScalarNode]:
         and isinstance(v, yaml.CollectionNode)
     ]  # fmt: skip
     seen: set[int] = set()
-    out: list[yaml.ScalarNode] = []
+    out: dict[int, yaml.ScalarNode] = {}
     while stack:
         node = stack.pop()
         if id(node) in seen:
@@ -126,27 +139,29 @@ def _read_by_kaistack(root: yaml.Node) -> list[yaml.ScalarNode]:
         children = [c for pair in node.value for c in pair] if isinstance(node, yaml.MappingNode) else node.value
         for child in children:
             if isinstance(child, yaml.ScalarNode):
-                out.append(child)
+                out[id(child)] = child  # once: a `<<` merge leaves its pairs in both mappings
             elif isinstance(child, yaml.CollectionNode):
                 stack.append(child)
-    return sorted(out, key=lambda n: (n.start_mark.line, n.start_mark.column))
+    return sorted(out.values(), key=lambda n: (n.start_mark.line, n.start_mark.column))
 
 
-def refuse_ambiguous_scalars(text: str, source: str) -> None:
+def refuse_ambiguous_scalars(text: str, source: str, node: yaml.Node | None = None) -> None:
     """YamlInputError naming every plain scalar kaistack reads that the two parsers read differently, one line
-    each. `text` has been loaded once already (bounded, no duplicate keys)."""
-    root = yaml.compose(text, Loader=_LOADER)
+    each. `text` has been loaded once already (bounded, no duplicate keys); `node`, its node tree from that load
+    (yaml_load.load_one_document), saves composing it again."""
+    root = yaml.compose(text, Loader=loader_class()) if node is None else node
     if root is None:
         return
     problems: list[tuple[int, str]] = []
     for node in _read_by_kaistack(root):
         if node.style or node.tag == _MERGE:
             continue  # quoted or block text; `<<` merges in both parsers
-        if node.tag != _RESOLVER.resolve(yaml.ScalarNode, node.value, (True, False)):
+        if node.tag != _implicit_tag(node.value):
             continue  # explicitly tagged: both parsers take the tag
-        ours, pulumis = _pyyaml(node), go_yaml_v2(node.value)
-        if _same(ours, pulumis):
+        readings = _readings(node.tag, node.value)
+        if readings is None:
             continue
+        ours, pulumis = readings
         fix = f"quote it ('{node.value}') for a string"
         if isinstance(pulumis, int | float) and not isinstance(pulumis, bool):
             fix = f"write {pulumis!r} for that number, or {fix}"

@@ -21,7 +21,6 @@ so one broken document does not hide the others.
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import re
@@ -35,7 +34,7 @@ import yaml
 
 from kaistack.declaration import limits
 from kaistack.declaration.pipes import read_bounded
-from kaistack.declaration.yaml_nodes import AmbiguousMerge, duplicate_key, failing_scalar, flatten_merges
+from kaistack.declaration.yaml_nodes import AmbiguousMerge, duplicate_key, failing_scalar, merging_loader
 from kaistack.errors import InputError
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the parser (C when present)
@@ -134,12 +133,18 @@ def load_documents(text: str, source: str) -> tuple[list[Document], list[Documen
 
 def load_one(text: str, source: str) -> Any:
     """A single-document input (stack file, scenario): its data, None when empty; YamlInputError otherwise."""
+    document = load_one_document(text, source)
+    return document.data if document is not None else None
+
+
+def load_one_document(text: str, source: str) -> Document | None:
+    """load_one's document with its node tree (merges resolved), for checks over how it was written."""
     documents, errors = load_documents(text, source)
     if errors:
         raise YamlInputError(errors[0].message, line=errors[0].line, problem=errors[0].problem)
     if len(documents) > 1:
         raise YamlInputError(f"{source}: {len(documents)} YAML documents; expected one")
-    return documents[0].data if documents else None
+    return documents[0] if documents else None
 
 
 def load_json(text: str, source: str) -> Any:
@@ -215,7 +220,7 @@ def _check_json_values(text: str, source: str) -> None:
 
 def _load_chunk(chunk: str, source: str, index: int, first_line: int, budget: list[int]) -> Document | None:
     _prescan(chunk, source, index, first_line, budget)
-    loader = _merging(_Loader)(chunk)
+    loader = loader_class()(chunk)
     try:
         node = loader.get_single_node()
         if node is None:
@@ -242,10 +247,9 @@ def _load_chunk(chunk: str, source: str, index: int, first_line: int, budget: li
     return Document(index, first_line + node.start_mark.line, data, node)
 
 
-@functools.cache
-def _merging(base: type) -> Any:
-    """`base` with `<<` merges read as kubectl reads them (yaml_nodes.flatten_merges), not as PyYAML does."""
-    return type(f"Merging{base.__name__}", (base,), {"flatten_mapping": lambda _self, node: flatten_merges(node)})
+def loader_class() -> Any:
+    """The loader kaistack composes and builds YAML with (the C parser when present)."""
+    return merging_loader(_Loader)
 
 
 def _prescan(chunk: str, source: str, index: int, first_line: int, budget: list[int]) -> None:

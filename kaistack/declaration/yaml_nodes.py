@@ -3,11 +3,13 @@ building it failed (which value it failed on): kaistack.declaration.yaml_load ra
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable
+from typing import Any
 
 import yaml
 
-__all__ = ["AmbiguousMerge", "duplicate_key", "failing_scalar", "flatten_merges", "key_identity"]
+__all__ = ["AmbiguousMerge", "duplicate_key", "failing_scalar", "flatten_merges", "key_identity", "merging_loader"]
 
 _MERGE = "tag:yaml.org,2002:merge"
 _STR = "tag:yaml.org,2002:str"
@@ -129,3 +131,29 @@ def _merge_error(node: yaml.Node, at: yaml.Node, problem: str) -> yaml.construct
 
 def _ambiguous(at: yaml.Node, problem: str) -> AmbiguousMerge:
     return AmbiguousMerge(None, None, problem, at.start_mark)
+
+
+@functools.cache
+def merging_loader(base: Any) -> Any:
+    """`base` (a PyYAML loader class) with `<<` merges read as kubectl reads them (flatten_merges), not as PyYAML
+    does, and plain scalars' tags resolved once per distinct text (libyaml's parser calls PyYAML's resolver, in
+    Python, for every scalar: a generated file's million repeats of one name took seconds)."""
+
+    def resolve(self: Any, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is yaml.ScalarNode and isinstance(value, str):
+            return _scalar_tag(value, tuple(implicit))
+        return base.resolve(self, kind, value, implicit)
+
+    def flatten_mapping(_self: Any, node: yaml.MappingNode) -> None:
+        flatten_merges(node)
+
+    return type(f"Merging{base.__name__}", (base,), {"flatten_mapping": flatten_mapping, "resolve": resolve})
+
+
+_RESOLVER = yaml.resolver.Resolver()
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _scalar_tag(value: str, implicit: tuple[bool, bool]) -> str:
+    """Resolver.resolve for a scalar: SafeLoader has no path resolvers, so the tag depends on the text alone."""
+    return str(_RESOLVER.resolve(yaml.ScalarNode, value, implicit))

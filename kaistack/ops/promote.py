@@ -36,7 +36,7 @@ from kaistack.declaration.model import StackConfig
 from kaistack.declaration.parse import NAMESPACE, ClusterUnreadable, ConfigError
 from kaistack.declaration.pulumi_yaml import refuse_ambiguous_scalars
 from kaistack.declaration.versions import release_order
-from kaistack.declaration.yaml_load import YamlInputError, load_one, read_text
+from kaistack.declaration.yaml_load import YamlInputError, load_one_document, read_text
 from kaistack.errors import EnvironmentProblem
 from kaistack.ops.promote_plan import (  # re-exported: the CLI and tests import them from here
     CandidateCheck,
@@ -320,8 +320,9 @@ def _block(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 
 
 def _load_document(text: str, name: str) -> dict[str, Any]:
-    document = load_one(text, name) or {}
-    refuse_ambiguous_scalars(text, name)
+    loaded = load_one_document(text, name)
+    refuse_ambiguous_scalars(text, name, loaded.node if loaded is not None else None)
+    document = (loaded.data if loaded is not None else None) or {}
     if not isinstance(document, dict) or not isinstance(document.get("config") or {}, Mapping):
         raise ConfigError([f"{name}: 'config' must be a mapping"])
     return document

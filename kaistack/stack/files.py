@@ -15,7 +15,7 @@ from kaistack.declaration import limits
 from kaistack.declaration.config_secrets import mask_secure
 from kaistack.declaration.parse import NAMESPACE, ConfigError
 from kaistack.declaration.pulumi_yaml import refuse_ambiguous_scalars
-from kaistack.declaration.yaml_load import YamlInputError, load_one, read_text
+from kaistack.declaration.yaml_load import YamlInputError, load_one_document, read_text
 
 # Pulumi's stack names; never a path (`--stack ../x` must not read ../x.yaml).
 _STACK_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}")
@@ -54,8 +54,9 @@ def read_stack_file(project_dir: Path, stack: str) -> Mapping[str, Any]:
 def stack_settings(text: str, source: str) -> Mapping[str, Any]:
     """The `config:` mapping of a stack file's text (read from disk, or from git at another commit)."""
     try:
-        document = load_one(text, source)
-        refuse_ambiguous_scalars(text, source)
+        loaded = load_one_document(text, source)
+        refuse_ambiguous_scalars(text, source, loaded.node if loaded is not None else None)
+        document = loaded.data if loaded is not None else None
     except YamlInputError as err:
         raise ConfigError(str(err).splitlines()) from None  # one problem per line (every ambiguous value)
     config = (document.get("config") or {}) if isinstance(document, Mapping) else None if document else {}

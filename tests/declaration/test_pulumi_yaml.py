@@ -159,3 +159,15 @@ def test_a_stack_file_with_two_ambiguous_values_is_one_error_with_two_problems()
     with pytest.raises(ConfigError, match=r"\(2 problems\)") as raised:
         stack_settings("config:\n  kaistack:cluster:\n    a: y\n    b: n\n", "Pulumi.dev.yaml")
     assert [p.split(" ", 1)[0] for p in raised.value.problems] == ["Pulumi.dev.yaml:3:", "Pulumi.dev.yaml:4:"]
+
+
+def test_a_value_a_merge_repeats_is_named_once_from_the_loaded_tree() -> None:
+    """stack_settings hands the check the tree it loaded (merges resolved), not a second parse of the file: the
+    anchored value is in both mappings there, and named once, where it is written."""
+    text = "config:\n  kaistack:q:\n    gpu: &a {quota: 1:30}\n    cpu:\n      <<: *a\n"
+    with pytest.raises(ConfigError) as raised:
+        stack_settings(text, "Pulumi.dev.yaml")
+    assert [p for p in raised.value.problems if "1:30" in p] == [
+        "Pulumi.dev.yaml:3: 1:30 is 90 to kaistack's YAML parser (PyYAML, YAML 1.1) but '1:30' to Pulumi's "
+        "(go-yaml v2): quote it ('1:30') for a string"
+    ]

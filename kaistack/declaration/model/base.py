@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from types import UnionType
 from typing import Annotated, Any, Self, Union, get_args, get_origin
 
@@ -130,6 +131,8 @@ class Model(BaseModel):
 def _boolean_for_a_number(annotation: Any, value: Any) -> bool:
     """Whether `value` holds a boolean where `annotation` takes a number and no bool: the value itself, or an item
     of a list or a mapping's value (`mig: {nvidia.com/mig-1g.10gb: yes}`)."""
+    if not _takes_a_number(annotation):
+        return False  # a list of 5,000 names is not walked item by item
     leaves: list[Any] = []
     stack = [annotation]
     while stack:
@@ -148,3 +151,26 @@ def _boolean_for_a_number(annotation: Any, value: Any) -> bool:
         else:
             leaves.append(current)
     return isinstance(value, bool) and bool(set(leaves) & {int, float}) and bool not in leaves
+
+
+def _takes_a_number(annotation: Any) -> bool:
+    """Whether int or float appears anywhere in `annotation` (its unions, lists, mappings' values, Annotated)."""
+    try:
+        return _takes_a_number_cached(annotation)
+    except TypeError:  # an unhashable annotation (Annotated metadata): walked each time
+        return _walk_for_number(annotation)
+
+
+@functools.lru_cache(maxsize=1024)
+def _takes_a_number_cached(annotation: Any) -> bool:
+    return _walk_for_number(annotation)
+
+
+def _walk_for_number(annotation: Any) -> bool:
+    stack = [annotation]
+    while stack:
+        current = stack.pop()
+        if current in (int, float):
+            return True
+        stack.extend(a for a in get_args(current) if a is not Ellipsis)
+    return False
