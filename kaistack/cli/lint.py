@@ -27,6 +27,7 @@ examples:
   helm template my-chart | kaistack lint -
   kubectl get pods -n vcluster-team-a -o yaml | kaistack lint --stack dev -
   kaistack lint manifests/ --stack dev --json
+  kaistack lint deploy/ --stack dev --policy-config policies/policy-config.example.json
 
 output: one line per violation, `file:document kind/name [policy] message`, then a summary;
 --json prints {"violations": [{policy, file, document, kind, name, message}], "errors": [{file, line, message}]}
@@ -45,6 +46,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     parser.add_argument("files", nargs="+", metavar="FILE", help="manifest files or directories; - for stdin")
     parser.add_argument("--stack", metavar="NAME", help="check queues/tenants against Pulumi.<NAME>.yaml")
+    parser.add_argument(
+        "--policy-config",
+        metavar="FILE",
+        help="the pack's config as `pulumi up --policy-pack-config FILE` takes it: each policy's settings "
+        "(requireInTenantNamespaces, exemptNamespaces, ...); a disabled policy is not run",
+    )
     add_project_argument(parser)
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(func=run)
@@ -64,7 +71,18 @@ def run(args: argparse.Namespace) -> int:
             facts = facts_from_stack(load(args).config, source=f"stack {args.stack}")
         except ConfigError as err:
             return refuse(args, f"kaistack lint: {err}", int(err.exit_code))
-    result = lint_paths(args.files, facts)
+    config = None
+    if args.policy_config:
+        from kaistack.declaration import limits
+        from kaistack.declaration.yaml_load import YamlInputError, load_json, read_text
+        from kaistack.guardrails.pack_config import PackConfigError, pack_config
+
+        try:
+            text = read_text(args.policy_config, max_bytes=limits.MAX_STACK_FILE_BYTES, what="policy config")
+            config = pack_config(load_json(text, args.policy_config), args.policy_config)
+        except (YamlInputError, PackConfigError) as err:
+            return refuse(args, f"kaistack lint: --policy-config: {err}", 2)
+    result = lint_paths(args.files, facts, config=config)
     if args.json:
         print_json(result.as_json())
         return result.exit_code

@@ -20,6 +20,7 @@ import yaml
 from kaistack.declaration import limits, yaml_load
 from kaistack.declaration.yaml_load import Document, DocumentError, load_documents
 from kaistack.guardrails.facts import StackFacts
+from kaistack.guardrails.pack_config import PackConfig
 from kaistack.guardrails.podspec import Res, type_token
 from kaistack.guardrails.quantities import invalid_quantities
 from kaistack.guardrails.rules import RESOURCE_RULES
@@ -237,8 +238,16 @@ def _items_nodes(node: yaml.Node) -> list[yaml.Node]:
 # --- checking ------------------------------------------------------------------------------------
 
 
-def lint_objects(objects: Sequence[ManifestObject], facts: StackFacts, settings: Settings | None = None) -> LintResult:
+def lint_objects(
+    objects: Sequence[ManifestObject],
+    facts: StackFacts,
+    settings: Settings | None = None,
+    config: PackConfig | None = None,
+) -> LintResult:
+    """Every rule over the objects: with `settings` for all, or each policy's from a pack `config` (whose disabled
+    policies do not run)."""
     s = settings or Settings()
+    config = config or PackConfig()
     result = LintResult(objects=len(objects))
     resources = [o.res(i) for i, o in enumerate(objects)]
     by_urn = dict(zip((r.urn for r in resources), objects, strict=True))
@@ -246,13 +255,15 @@ def lint_objects(objects: Sequence[ManifestObject], facts: StackFacts, settings:
         for problem in invalid_quantities(res):
             result.errors.append(LintError(obj.file, obj.line, f"{obj.kind}/{obj.name} {problem}"))
         for policy, rule in RESOURCE_RULES.items():
-            for message in rule(res, s, facts):
+            if policy in config.disabled:
+                continue
+            for message in rule(res, config.of(policy, s), facts):
                 result.violations.append(Violation(policy, obj.file, obj.document, obj.kind, obj.name, message))
     for policy, stack_rule in STACK_RULES.items():
-        if policy in STACK_ONLY_POLICIES:
+        if policy in STACK_ONLY_POLICIES or policy in config.disabled:
             continue
         try:
-            findings = stack_rule(resources, s, facts)
+            findings = stack_rule(resources, config.of(policy, s), facts)
         except CheckerUnavailable as err:
             result.notes.append(f"{policy}: not checked: {err}")
             continue
@@ -271,7 +282,9 @@ def lint_objects(objects: Sequence[ManifestObject], facts: StackFacts, settings:
     return result
 
 
-def lint_paths(paths: Iterable[str], facts: StackFacts, settings: Settings | None = None) -> LintResult:
+def lint_paths(
+    paths: Iterable[str], facts: StackFacts, settings: Settings | None = None, config: PackConfig | None = None
+) -> LintResult:
     paths = list(paths)
     files = expand_paths(paths)
     objects: list[ManifestObject] = []
@@ -301,7 +314,7 @@ def lint_paths(paths: Iterable[str], facts: StackFacts, settings: Settings | Non
         errors += [
             LintError(p, None, "holds no YAML document (empty, or only comments): nothing to check") for p in empty
         ]
-    result = lint_objects(objects, facts, settings)
+    result = lint_objects(objects, facts, settings, config)
     result.errors = errors + result.errors
     result.files = len(files)
     return result

@@ -34,7 +34,7 @@ from kaistack.declaration.model import StackConfig
 from kaistack.guardrails import admission
 from kaistack.guardrails.admission import POD_GROUPER_USER, binder_user
 from kaistack.guardrails.facts import facts_from_stack
-from kaistack.guardrails.settings import settings
+from kaistack.guardrails.pack_config import pack_config
 from kaistack.ops.lint import lint_paths
 from kaistack.ops.mocks import MockSession
 from kaistack.stack.load import load_stack
@@ -716,7 +716,10 @@ def pack_allows(pack: Pack, pod: dict[str, Any]) -> bool:
 def lint_allows(dev: StackConfig, pod: dict[str, Any], tmp_path: Path) -> bool:
     path = tmp_path / "pod.yaml"
     path.write_text(yaml.safe_dump(pod))
-    result = lint_paths([str(path)], facts_from_stack(dev), settings(TENANT_RULES))
+    # The pack's config as `pulumi up --policy-pack-config` and `kaistack lint --policy-config` take it.
+    result = lint_paths(
+        [str(path)], facts_from_stack(dev), config=pack_config({"kai-scheduler-name": TENANT_RULES}, "t")
+    )
     assert not result.errors
     return not [v for v in result.violations if v.policy != "kai-capacity"]
 
