@@ -119,7 +119,7 @@ def _workload(wl: Workload, t: PodTemplate, facts: StackFacts, name: str) -> dic
     # KAI's pod-grouper reads queue, priority and preemptibility from the pod alone.
     top_owner = not through_vcluster(wl, facts.tenants or ())
     owner = wl.owner_labels if top_owner else {}
-    queue, _ = queue_label(wl, t, facts.queue_label_key, top_owner=top_owner)
+    queue, _ = queue_label(wl, t, facts.queue_label_key, top_owner=top_owner, project=True)
     if queue:
         work["queue"] = queue
     spec = mapping(wl.res.props.get("spec"))

@@ -97,6 +97,7 @@ POLICY_ENGINE_GROUPS = frozenset(
     {"kyverno.io", "policies.kyverno.io", "templates.gatekeeper.sh", "constraints.gatekeeper.sh",
      "mutations.gatekeeper.sh"}
 )  # fmt: skip
+PROJECT_LABEL = "project"  # KAI's pod-grouper takes the queue from it when no queue label is set
 # `kubernetes:serving.knative.dev/<version>:Service`
 KNATIVE_SERVICE = ("kubernetes:serving.knative.dev/", ":Service")
 
@@ -409,18 +410,40 @@ def shares_gpu(template: PodTemplate) -> bool:
     return FRACTION in template.annotations or MEMORY in template.annotations
 
 
-def queue_label(wl: Workload, template: PodTemplate, key: str, top_owner: bool = True) -> tuple[str | None, str]:
+def queue_label(
+    wl: Workload, template: PodTemplate, key: str, top_owner: bool = True, project: bool = False
+) -> tuple[str | None, str]:
     """The queue KAI's pod-grouper reads: the top owner's label first, then the pod's (labels only).
 
     `top_owner=False` for workloads inside a vCluster: with setOwner false the host sees bare pods,
-    so only the pod template's labels reach KAI (vcluster-and-gpu.md §1.1-1.3).
+    so only the pod template's labels reach KAI (vcluster-and-gpu.md §1.1-1.3). `project`: without the label,
+    the queue KAI derives from a `project` label (project_queue), as for a pod KAI schedules.
     """
-    places = ((wl.owner_labels, f"{wl.owner_metadata}.labels"), (template.labels, template.at("metadata.labels")))
-    for labels, where in places if top_owner else places[1:]:
+    for labels, where in _label_places(wl, template, top_owner):
         value = labels.get(key)
         if value is not None:
             return str(value), where
+    return project_queue(wl, template, top_owner) if project else (None, "")
+
+
+def project_queue(wl: Workload, template: PodTemplate, top_owner: bool = True) -> tuple[str | None, str]:
+    """The queue KAI's pod-grouper takes when no queue label is set: a `project` label's value (the top owner's,
+    then the pod's), suffixed with `-<node pool>` when the pod has KAI's node-pool label (KAI@v0.17.0
+    pkg/podgrouper/podgrouper/plugins/defaultgrouper/default_grouper.go:134-166; `project` is
+    plugins/constants/constants.go:8, the node-pool key's default pkg/common/constants/constants.go:26)."""
+    for labels, where in _label_places(wl, template, top_owner):
+        value = labels.get(PROJECT_LABEL)
+        if value is not None:
+            if not value:
+                break  # an empty project: KAI's default queue
+            pool = template.labels.get(kai_api.NODE_POOL_LABEL)
+            return (f"{value}-{pool}" if pool is not None else str(value)), f"{where} {PROJECT_LABEL}"
     return None, ""
+
+
+def _label_places(wl: Workload, template: PodTemplate, top_owner: bool) -> list[tuple[Mapping[str, Any], str]]:
+    places = [(wl.owner_labels, f"{wl.owner_metadata}.labels"), (template.labels, template.at("metadata.labels"))]
+    return places if top_owner else places[1:]
 
 
 def tenant_label(wl: Workload) -> str | None:

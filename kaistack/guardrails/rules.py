@@ -43,6 +43,7 @@ from kaistack.guardrails.podspec import (
     dig,
     kind_of,
     mapping,
+    project_queue,
     queue_label,
     requests_gpu,
     seq,
@@ -179,7 +180,14 @@ def kai_queue_label(res: Res, s: Settings, facts: StackFacts) -> list[str]:
             )
         elif queue is None:
             legacy, legacy_where = queue_label(wl, t, LEGACY_QUEUE_LABEL)
-            if legacy is not None:
+            derived, derived_where = project_queue(wl, t, top_owner=not (bare or runtime))
+            if derived is not None:
+                unknown = " (not a declared leaf queue)" if leaves is not None and derived not in leaves else ""
+                out.append(
+                    f"no {key} label: KAI takes the queue from {derived_where} instead, queue {derived}{unknown}; "
+                    f"say which queue with {key} (a project label is no queue label to the tenants' admission)"
+                )
+            elif legacy is not None:
                 out.append(
                     f"{legacy_where} has the legacy label {LEGACY_QUEUE_LABEL}: {legacy}, which KAI stopped reading "
                     f"in v0.6.0: use {key} instead ({key}: {legacy})"

@@ -259,7 +259,7 @@ def tenant_queue_binding(resources: Sequence[Res], s: Settings, facts: StackFact
                 continue
             # Inside a vCluster only the pod's labels reach the host (bare pods, setOwner: false); written
             # straight into the host namespace, the top owner's label comes first.
-            queue, where = queue_label(wl, t, key, top_owner=not through_vcluster(wl, tenants))
+            queue, where = queue_label(wl, t, key, top_owner=not through_vcluster(wl, tenants), project=True)
             if queue is None and wl.partial:
                 continue  # a patch that leaves the label alone
             if queue is None:

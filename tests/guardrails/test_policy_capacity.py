@@ -230,3 +230,11 @@ def test_a_tenant_labelled_workload_on_some_other_provider_is_still_read_by_its_
     )
     [work] = decl.raw["workloads"]
     assert "priorityClass" not in work
+
+
+def test_a_workload_without_a_queue_label_is_simulated_in_its_project_labels_queue() -> None:
+    """KAI@v0.17.0 default_grouper.go:134-166: no queue label, then the `project` label names the queue."""
+    d = deployment(queue=None, top_labels={"project": "team-a"})
+    decl = declaration([res("Deployment", d), res("Queue", queue("team-a"))], Settings(), _platform_facts())
+    [work] = decl.raw["workloads"]
+    assert work["queue"] == "team-a"

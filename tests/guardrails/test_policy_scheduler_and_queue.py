@@ -339,6 +339,33 @@ def test_a_cronjobs_own_queue_label_is_not_the_one_kai_reads() -> None:
     ]
 
 
+def test_without_a_queue_label_the_project_label_names_the_queue_kai_takes() -> None:
+    """KAI@v0.17.0 pkg/podgrouper/podgrouper/plugins/defaultgrouper/default_grouper.go:134-166: no queue label, then
+    the top owner's or the pod's `project` label is the queue (review: the message said default-queue)."""
+    [found] = kai_queue_label(res("Pod", pod(queue=None, labels={"project": "team-a"})), Settings(), FACTS)
+    assert found == (
+        "no kai.scheduler/queue label: KAI takes the queue from metadata.labels project instead, queue team-a; say "
+        "which queue with kai.scheduler/queue (a project label is no queue label to the tenants' admission)"
+    )
+
+
+def test_a_pods_node_pool_label_suffixes_the_project_queue() -> None:
+    labels = {"project": "team-a", "kai.scheduler/node-pool": "h100"}
+    [found] = kai_queue_label(res("Pod", pod(queue=None, labels=labels)), Settings(), FACTS)
+    assert "queue team-a-h100 (not a declared leaf queue)" in found
+
+
+def test_an_empty_project_label_leaves_the_pod_in_the_default_queue() -> None:
+    [found] = kai_queue_label(res("Pod", pod(queue=None, labels={"project": ""})), Settings(), FACTS)
+    assert "KAI puts the pod in default-queue" in found
+
+
+def test_a_project_label_counts_only_for_pods_kai_schedules() -> None:
+    """`project` is a common label: it does not make a pod KAI's."""
+    props = pod(scheduler=None, queue=None, containers=[container()], labels={"project": "team-a"})
+    assert kai_scheduler_name(res("Pod", props), Settings(), NO_FACTS) == []
+
+
 def test_an_empty_queue_label_is_flagged_without_a_stack() -> None:
     """KAI@v0.17.0 default_grouper.go:134-146: the first queue label found wins, even when empty."""
     found = kai_queue_label(res("Pod", pod(queue="")), Settings(), NO_FACTS)

@@ -270,6 +270,15 @@ def test_tenant_workload_on_another_tenants_queue_is_flagged() -> None:
     ]
 
 
+def test_a_tenant_pod_reaching_another_tenants_queue_through_a_project_label_is_flagged() -> None:
+    """Without a queue label KAI takes the queue from the `project` label (KAI@v0.17.0 default_grouper.go:134-166)."""
+    r = res("Pod", pod(name="p", queue=None, labels={"kaistack.io/tenant": "alpha", "project": "team-b"}))
+    assert _messages(tenant_queue_binding([r], Settings(), FACTS)) == [
+        "Pod/p of tenant alpha (label kaistack.io/tenant) uses queue team-b (metadata.labels project) (it belongs to "
+        "tenant beta); tenant alpha may only use its own queues: team-a"
+    ]
+
+
 def _tenant_patch(labels: dict[str, str]) -> Res:
     token = "kubernetes:apps/v1:DeploymentPatch"
     props = {
