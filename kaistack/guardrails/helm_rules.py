@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kaistack.guardrails.facts import StackFacts
-from kaistack.guardrails.podspec import HELM_TYPES, Res, dig, kind_of, mapping
+from kaistack.guardrails.podspec import HELM_TYPES, Res, dig, kind_of, mapping, seq
 from kaistack.guardrails.settings import Settings
 
 
@@ -54,7 +54,17 @@ def vcluster_set_owner_false(res: Res, s: Settings, facts: StackFacts) -> list[s
     values = helm_values(res)
     out = []
     set_owner = dig(values, "experimental", "syncSettings", "setOwner")
-    if set_owner is not False:
+    elsewhere = _values_elsewhere(res)
+    if set_owner is None and elsewhere:
+        # Flux merges valuesFrom in order, then spec.values over them (fluxcd.io/flux/components/helm/helmreleases,
+        # "Values overrides"): set inline, it holds.
+        out.append(
+            f"values experimental.syncSettings.setOwner is not set here, and the rest of the values come from "
+            f"{elsewhere}, which kaistack cannot read: set it to false in spec.values, which Flux applies over "
+            "them, so it holds whatever they say (with owner references to the vCluster Service, kaistack's host "
+            "admission refuses every synced pod)"
+        )
+    elif set_owner is not False:
         shown = "unset (the chart default is true)" if set_owner is None else repr(set_owner)
         out.append(
             f"values experimental.syncSettings.setOwner is {shown}: set it to false. With owner references to "
@@ -69,3 +79,12 @@ def vcluster_set_owner_false(res: Res, s: Settings, facts: StackFacts) -> list[s
                 "unscheduled and KAI (on the host) schedules them"
             )
     return out
+
+
+def _values_elsewhere(res: Res) -> str:
+    """A Flux HelmRelease's spec.valuesFrom (ConfigMaps, Secrets kaistack cannot read); "" without them."""
+    if res.type in HELM_TYPES:
+        return ""
+    sources = [mapping(v) for v in seq(dig(res.props, "spec", "valuesFrom"))]
+    named = ", ".join(f"{v.get('kind')}/{v.get('name')}" for v in sources)
+    return f"spec.valuesFrom ({named})" if sources else ""

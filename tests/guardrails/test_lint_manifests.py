@@ -389,6 +389,33 @@ def test_flux_vcluster_release_from_a_chart_ref_is_checked(tmp_path: Path) -> No
     assert "setOwner is unset" in found[0].message
 
 
+def _release_with_values_from(set_owner: bool | None) -> dict[str, object]:
+    release = yaml.safe_load(Path(_file("001-vcluster-helmrelease.yaml")).read_text())
+    del release["spec"]["values"]["experimental"]
+    if set_owner is not None:
+        release["spec"]["values"]["experimental"] = {"syncSettings": {"setOwner": set_owner}}
+    release["spec"]["valuesFrom"] = [{"kind": "ConfigMap", "name": "vcluster-kai-values"}]
+    return release
+
+
+def test_a_flux_release_with_values_from_is_told_to_set_set_owner_inline(tmp_path: Path) -> None:
+    """Flux merges spec.valuesFrom in order, then spec.values over them (fluxcd.io/flux/components/helm/
+    helmreleases, "Values overrides"): a ConfigMap kaistack cannot read may set it, but only inline it is sure."""
+    path = tmp_path / "vcluster.yaml"
+    path.write_text(yaml.safe_dump(_release_with_values_from(None)))
+    [found] = lint_paths([str(path)], StackFacts()).violations
+    assert found.message.startswith(
+        "values experimental.syncSettings.setOwner is not set here, and the rest of the values come from "
+        "spec.valuesFrom (ConfigMap/vcluster-kai-values), which kaistack cannot read: set it to false in spec.values"
+    )
+
+
+def test_a_flux_release_setting_set_owner_false_inline_passes_whatever_its_values_from_say(tmp_path: Path) -> None:
+    path = tmp_path / "vcluster.yaml"
+    path.write_text(yaml.safe_dump(_release_with_values_from(False)))
+    assert lint_paths([str(path)], StackFacts()).violations == []
+
+
 # --- objects read back from a cluster --------------------------------------------------------------------
 
 LIVE_POD = {
