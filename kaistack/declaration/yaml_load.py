@@ -108,8 +108,9 @@ def read_text(path: str | Path, *, max_bytes: int, what: str = "file") -> str:
         raise YamlInputError(f"{name}: not UTF-8 text (byte {err.start})") from err
 
 
-def load_documents(text: str, source: str) -> tuple[list[Document], list[DocumentError]]:
-    """Every document of a YAML stream; a document that cannot be read is an error, the rest still load."""
+def load_documents(text: str, source: str, *, kubectl: bool = False) -> tuple[list[Document], list[DocumentError]]:
+    """Every document of a YAML stream; a document that cannot be read is an error, the rest still load.
+    `kubectl`: Kubernetes manifests, whose plain scalars are read as kubectl reads them, not by YAML 1.1."""
     documents: list[Document] = []
     errors: list[DocumentError] = []
     budget = [limits.MAX_YAML_VALUES]  # what is left of the stream's values, spent by each document's prescan
@@ -119,7 +120,7 @@ def load_documents(text: str, source: str) -> tuple[list[Document], list[Documen
             errors.append(DocumentError(index, first_line, error.problem, str(error)))
             break
         try:
-            document = _load_chunk(chunk, source, index, first_line, budget)
+            document = _load_chunk(chunk, source, index, first_line, budget, kubectl)
         except _TooManyValues as err:
             errors.append(DocumentError(index, err.line, err.problem, str(err)))
             break  # the stream's budget is spent: later documents would be refused one by one
@@ -218,9 +219,11 @@ def _check_json_values(text: str, source: str) -> None:
         )
 
 
-def _load_chunk(chunk: str, source: str, index: int, first_line: int, budget: list[int]) -> Document | None:
+def _load_chunk(
+    chunk: str, source: str, index: int, first_line: int, budget: list[int], kubectl: bool = False
+) -> Document | None:
     _prescan(chunk, source, index, first_line, budget)
-    loader = loader_class()(chunk)
+    loader = loader_class(kubectl)(chunk)
     try:
         node = loader.get_single_node()
         if node is None:
@@ -247,9 +250,10 @@ def _load_chunk(chunk: str, source: str, index: int, first_line: int, budget: li
     return Document(index, first_line + node.start_mark.line, data, node)
 
 
-def loader_class() -> Any:
-    """The loader kaistack composes and builds YAML with (the C parser when present)."""
-    return merging_loader(_Loader)
+def loader_class(kubectl: bool = False) -> Any:
+    """The loader kaistack composes and builds YAML with (the C parser when present); `kubectl`: plain scalars
+    read as kubectl reads them (yaml_nodes.merging_loader)."""
+    return merging_loader(_Loader, kubectl)
 
 
 def _prescan(chunk: str, source: str, index: int, first_line: int, budget: list[int]) -> None:

@@ -9,6 +9,8 @@ from typing import Any
 
 import yaml
 
+from kaistack.declaration.go_yaml import go_yaml_v2
+
 __all__ = ["AmbiguousMerge", "duplicate_key", "failing_scalar", "flatten_merges", "key_identity", "merging_loader"]
 
 _MERGE = "tag:yaml.org,2002:merge"
@@ -134,20 +136,32 @@ def _ambiguous(at: yaml.Node, problem: str) -> AmbiguousMerge:
 
 
 @functools.cache
-def merging_loader(base: Any) -> Any:
+def merging_loader(base: Any, kubectl: bool = False) -> Any:
     """`base` (a PyYAML loader class) with `<<` merges read as kubectl reads them (flatten_merges), not as PyYAML
     does, and plain scalars' tags resolved once per distinct text (libyaml's parser calls PyYAML's resolver, in
-    Python, for every scalar: a generated file's million repeats of one name took seconds)."""
+    Python, for every scalar: a generated file's million repeats of one name took seconds).
+
+    `kubectl`: plain scalars built as kubectl's go-yaml v2 builds them (go_yaml.go_yaml_v2), not by YAML 1.1: an
+    annotation `window: 10:30` is the text kubectl sends, not PyYAML's base-60 630."""
 
     def resolve(self: Any, kind: Any, value: Any, implicit: Any) -> Any:
         if kind is yaml.ScalarNode and isinstance(value, str):
+            if kubectl and implicit[0] and value != "<<":
+                return GO_PLAIN
             return _scalar_tag(value, tuple(implicit))
         return base.resolve(self, kind, value, implicit)
 
     def flatten_mapping(_self: Any, node: yaml.MappingNode) -> None:
         flatten_merges(node)
 
-    return type(f"Merging{base.__name__}", (base,), {"flatten_mapping": flatten_mapping, "resolve": resolve})
+    name = f"{'Kubectl' if kubectl else 'Merging'}{base.__name__}"
+    loader: Any = type(name, (base,), {"flatten_mapping": flatten_mapping, "resolve": resolve})
+    if kubectl:
+        loader.add_constructor(GO_PLAIN, lambda _self, node: go_yaml_v2(node.value))
+    return loader
+
+
+GO_PLAIN = "tag:kaistack.dev,2026:go-yaml-v2-plain"  # a plain scalar to build as go-yaml v2 does
 
 
 _RESOLVER = yaml.resolver.Resolver()

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kaistack.declaration import kai_api
-from kaistack.declaration.pulumi_yaml import go_yaml_v2
+from kaistack.declaration.go_yaml import go_yaml_v2
 from kaistack.guardrails.capacity_rule import check_capacity
 from kaistack.guardrails.facts import StackFacts, facts_from_platform, platform_props, through_vcluster, workload_tenant
 from kaistack.guardrails.helm_rules import chart_name, helm_values

@@ -301,7 +301,7 @@ def lint_paths(
         except yaml_load.YamlInputError as err:
             errors.append(LintError(path, None, str(err).removeprefix(f"{path}: ")))
             continue
-        documents, problems = load_documents(text, path)
+        documents, problems = load_documents(text, path, kubectl=True)
         if not problems and all(document.data is None for document in documents):
             empty.append(path)  # nothing, comments, `null` (what yq prints for no match), `---` alone
             continue

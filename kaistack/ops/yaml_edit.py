@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from kaistack.declaration.pulumi_yaml import go_yaml_v2
+from kaistack.declaration.go_yaml import go_yaml_v2
 
 PathKey = str | int
 Path = tuple[PathKey, ...]

@@ -715,7 +715,8 @@ def pack_allows(pack: Pack, pod: dict[str, Any]) -> bool:
 
 def lint_allows(dev: StackConfig, pod: dict[str, Any], tmp_path: Path) -> bool:
     path = tmp_path / "pod.yaml"
-    path.write_text(yaml.safe_dump(pod))
+    # JSON, which kubectl reads as written: PyYAML would write "5e-1" plain, a number to kubectl's go-yaml.
+    path.write_text(json.dumps(pod))
     # The pack's config as `pulumi up --policy-pack-config` and `kaistack lint --policy-config` take it.
     result = lint_paths(
         [str(path)], facts_from_stack(dev), config=pack_config({"kai-scheduler-name": TENANT_RULES}, "t")
