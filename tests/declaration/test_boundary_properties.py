@@ -100,9 +100,15 @@ def test_check_json_is_strict_json(raw: dict[str, Any]) -> None:
     assert strict_json(out.getvalue())["stack"] == "prop"
 
 
+def _collections(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    # Named, not a lambda: describing a lambda makes hypothesis parse this file, which CPython 3.11.7 can fail deep in
+    # a draw ("AST constructor recursion depth mismatch").
+    return st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4)
+
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4),
+    _collections,
     max_leaves=20,
 )
 kinds = {"apiVersion": st.sampled_from(["v1", "apps/v1", "batch/v1"]), "kind": st.sampled_from(["Pod", "Job"])}

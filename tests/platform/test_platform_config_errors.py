@@ -651,11 +651,15 @@ def test_program_raises_pulumi_run_error_with_the_config_error_text(mocks):
 json_scalars = (
     st.none() | st.booleans() | st.integers(-5, 40000) | st.floats(-2, 3, allow_nan=False) | st.text(max_size=8)
 )
-json_values = st.recursive(
-    json_scalars,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
-    max_leaves=12,
-)
+
+
+def _json_collections(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    # A named function, not a lambda: describing a lambda makes hypothesis parse this file's source, which on
+    # CPython 3.11.7 can fail deep in a draw ("AST constructor recursion depth mismatch", fixed in 3.11.8).
+    return st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=10), inner, max_size=4)
+
+
+json_values = st.recursive(json_scalars, _json_collections, max_leaves=12)
 # Real key names so the generator reaches deep validators, not only "unknown key".
 KEYS = st.sampled_from(
     [
@@ -681,9 +685,13 @@ KEYS = st.sampled_from(
         "image",
     ]
 )
-shaped = st.recursive(
-    json_scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=5), max_leaves=16
-)
+
+
+def _keyed_collections(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=5)
+
+
+shaped = st.recursive(json_scalars, _keyed_collections, max_leaves=16)
 config_shapes = st.fixed_dictionaries(
     {},
     optional={

@@ -257,9 +257,15 @@ _KEYS = st.sampled_from(
      "actions", "consolidation", "enabled", "priority", "minRuntime", "preemptMinRuntime", "plugins", "minruntime",
      "arguments", "reclaimResolveMethod", "partitionLabelValue", "kValue"]
 ) | st.integers(0, 3)  # fmt: skip
-_SHAPED = st.recursive(
-    _SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=5), max_leaves=16
-)
+
+
+def _keyed_collections(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    # Named, not a lambda: describing a lambda makes hypothesis parse this file, which CPython 3.11.7 can fail deep in
+    # a draw ("AST constructor recursion depth mismatch").
+    return st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=5)
+
+
+_SHAPED = st.recursive(_SCALARS, _keyed_collections, max_leaves=16)
 
 
 @settings(max_examples=300, deadline=None)
