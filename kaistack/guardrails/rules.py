@@ -167,7 +167,7 @@ def kai_queue_label(res: Res, s: Settings, facts: StackFacts) -> list[str]:
         queue, where = queue_label(wl, t, key, top_owner=not (bare or runtime))
         if queue is None and runtime:
             if key in wl.labels:
-                out.append(f"{key} is on the {wl.kind}'s own metadata.labels, which KAI's pod-grouper never reads: "
+                out.append(f"{key} is on the {wl.kind}'s own metadata.labels, which KAI's pod-grouper does not read: "
                            f"put it on each TrainJob's metadata.labels, or on {t.at('metadata.labels')}")  # fmt: skip
             continue
         if queue is None and wl.partial:

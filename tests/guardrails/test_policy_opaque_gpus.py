@@ -149,8 +149,8 @@ def test_a_training_runtime_needs_no_queue_label_of_its_own() -> None:
 def test_a_training_runtimes_own_queue_label_is_named_as_unread() -> None:
     [found] = kai_queue_label(_runtime(labels={"kai.scheduler/queue": "team-a"}), Settings(), FACTS)
     assert found.startswith(
-        "kai.scheduler/queue is on the ClusterTrainingRuntime's own metadata.labels, which KAI's pod-grouper never "
-        "reads: put it on each TrainJob's metadata.labels"
+        "kai.scheduler/queue is on the ClusterTrainingRuntime's own metadata.labels, which KAI's pod-grouper does not "
+        "read: put it on each TrainJob's metadata.labels"
     )
 
 
