@@ -271,7 +271,10 @@ class Declaration:
 
 def declaration(resources: Sequence[Res], s: Settings, facts: StackFacts) -> Declaration:
     """The declaration the checker plans from, rebuilt from the stack's resources."""
+    from pydantic import ValidationError
+
     from kaistack.declaration.model import Workload as WorkloadModel
+    from kaistack.declaration.parse import model_problems
 
     platform = next((r.props for r in resources if r.type == PLATFORM_TYPE), None)
     if facts.node_pools is None:
@@ -338,8 +341,9 @@ def declaration(resources: Sequence[Res], s: Settings, facts: StackFacts) -> Dec
             left_out.append(dropped)
         try:
             WorkloadModel.model_validate(work)
-        except ValueError as err:
-            left_out.append(f"{wl.describe()} ({str(err).splitlines()[-1].strip()})")
+        except ValidationError as err:
+            # Each problem as the stack's own errors say it (pydantic's str() ends in a docs URL, not the reason).
+            left_out.append(f"{wl.describe()} ({'; '.join(model_problems(err, 'workload', WorkloadModel))})")
             continue
         tenant = next((t for t in facts.tenants or () if t.name == work.get("tenant")), None)
         queue = work.get("queue", default_queues.get("childName", "default-queue"))
