@@ -37,9 +37,10 @@ What is refused (messages name the field and what is allowed):
   important in the cluster);
 - GPU requests KAI's own webhooks refuse (kaistack.guardrails.gpu_requests, same table);
 - a `gpu-fraction` under 0.005, which KAI admits but counts as 0 GPUs of the queue's quota and limit;
-- a GPU share (fraction, memory, device count, a legacy MIG annotation) changed once the pod is bound:
-  KAI re-reads the annotations every cycle (KAI@v0.17.0 pod_info.go:521-572) and would count the share the
-  pod still holds as smaller (vCluster copies annotation edits to the host: pods/translate/diff.go);
+- a GPU share (fraction, memory, device count, a legacy MIG annotation) changed once the pod exists: KAI
+  re-reads the annotations every cycle (KAI@v0.17.0 pod_info.go:521-572) and would count the share the pod
+  holds as smaller (vCluster copies annotation edits to the host: pods/translate/diff.go); before nodeName is set
+  too, as the BindRequest already fixes the portion the binder hands out (binder/plugins/gpusharing/gpu_sharing.go:79);
 - renamed time-sliced GPUs (`nvidia.com/gpu.shared`), which KAI does not count against any queue;
 - a `runai-gpu-group` label (or `runai-gpu-group/*`) added, changed or removed by anyone but KAI's binder:
   vCluster copies label edits both ways (pods/translate/diff.go), and the binder keeps a shared GPU's
@@ -267,10 +268,10 @@ def pod_validations(
             f"ask for {kai_api.GPU_RESOURCE} or a gpu-fraction",
         ),
         (
-            f"!({IS_UPDATE} && has(oldObject.spec.nodeName) && oldObject.spec.nodeName != '') || "
-            f"({shares_kept(ANN, OLD_ANN)} && {shares_kept(OLD_ANN, ANN)})",
+            f"!({IS_UPDATE}) || ({shares_kept(ANN, OLD_ANN)} && {shares_kept(OLD_ANN, ANN)})",
             f"tenant {tenant}: {kai.FRACTION}, {kai.MEMORY}, {kai.NUM_DEVICES} and MIG annotations cannot change "
-            "once the pod is bound: KAI would count the GPU share it still holds as changed (recreate the pod)",
+            "once the pod exists: KAI would count the GPU share it holds, or is being bound to, as changed "
+            "(recreate the pod)",
         ),
         (
             shared_gpu_configmap_kais(),

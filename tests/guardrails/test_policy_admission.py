@@ -270,9 +270,12 @@ PODS: dict[str, Case] = {
     "syncer updates a bound fractional pod, its share unchanged": Case(
         SHARED, True, operation="UPDATE", old=SHARED, offline=False
     ),
+    # The BindRequest fixes the portion the binder hands out before nodeName is set (KAI@v0.17.0
+    # pkg/binder/plugins/gpusharing/gpu_sharing.go:79), while the scheduler re-reads the annotation
+    # (pod_info.go:521-572).
     "a pending pod's share changed before it is bound": Case(
         synced_pod(annotations={"gpu-fraction": "0.2"}),
-        True,
+        False,
         operation="UPDATE",
         old=synced_pod(annotations={"gpu-fraction": "0.9"}),
         offline=False,
