@@ -1,3 +1,5 @@
+# Long module: one tenant's admission policy, each validation beside the KAI and vCluster facts it rests on, and the
+# docstring that lists them for the README; split, the list and the rules would drift apart.
 """The host's admission policy for one tenant's pods: a ValidatingAdmissionPolicy in plain CEL.
 
 Pure: builds the manifests (dicts) that components/admission.py registers, so tests evaluate the very
@@ -37,6 +39,7 @@ What is refused (messages name the field and what is allowed):
   important in the cluster);
 - GPU requests KAI's own webhooks refuse (kaistack.guardrails.gpu_requests, same table);
 - a `gpu-fraction` under 0.005, which KAI admits but counts as 0 GPUs of the queue's quota and limit;
+- whole GPUs beside MIG devices, which KAI admits but charges as the MIG devices alone (gpu_requests.MIXED_MIG);
 - a GPU share (fraction, memory, device count, a legacy MIG annotation) changed once the pod exists: KAI
   re-reads the annotations every cycle (KAI@v0.17.0 pod_info.go:521-572) and would count the share the pod
   holds as smaller (vCluster copies annotation edits to the host: pods/translate/diff.go); before nodeName is set
@@ -86,6 +89,7 @@ from kaistack.guardrails.admission_cel import (
     gpu_request_validations,
     has_key,
     isolation_env_kept,
+    mixed_mig_validation,
     quota_unit_validation,
     quote,
     shared_gpu_configmap_kais,
@@ -262,6 +266,7 @@ def pod_validations(
         ),
         *gpu_request_validations(sharing_enabled),
         quota_unit_validation(),
+        mixed_mig_validation(),
         (
             NO_RENAMED_GPU,
             f"tenant {tenant}: {RENAMED_GPU}shared (renamed time slices) is not counted by KAI against any queue; "

@@ -154,6 +154,33 @@ def gpu_request_validations(sharing_enabled: bool) -> list[tuple[str, str]]:
     return rules
 
 
+def _any_container(predicate: str) -> str:
+    return (
+        f"object.spec.containers.exists(c, {predicate}) || "
+        f"(has(object.spec.initContainers) && object.spec.initContainers.exists(c, {predicate}))"
+    )
+
+
+def _in_block(predicate: str) -> str:
+    """`predicate` (on `b`, a resource list) holds for a container's limits or requests."""
+    return (
+        f"has(c.resources) && ((has(c.resources.limits) && [c.resources.limits].exists(b, {predicate})) || "
+        f"(has(c.resources.requests) && [c.resources.requests].exists(b, {predicate})))"
+    )
+
+
+def mixed_mig_validation() -> tuple[str, str]:
+    """kaistack's rule beyond KAI's (gpu_requests.mixed_mig_problems), at CREATE: resources cannot change after,
+    and the MIG annotations are frozen with the shares."""
+    gpu = quote(kai.GPU_RESOURCE)
+    mig = quote(kai_api.MIG_RESOURCE_PREFIX)
+    whole = _any_container(_in_block(f"{gpu} in b && string(b[{gpu}]) != '0'"))
+    migs = _any_container(_in_block(f"b.exists(k, k.startsWith({mig}))")) + (
+        f" || (has({ANN}) && {ANN}.exists(k, k.startsWith({mig})))"
+    )
+    return (f"!({IS_CREATE}) || !(({whole}) && ({migs}))", kai.MIXED_MIG.replace("asks", "a pod that asks", 1))
+
+
 OLD_ANN = "oldObject.metadata.annotations"
 SHARE_KEYS = (kai.FRACTION, kai.MEMORY, kai.NUM_DEVICES)
 

@@ -67,6 +67,35 @@ def quota_unit_problems(annotations: Mapping[str, Any], where: str = "metadata.a
     ]
 
 
+# kaistack's own rule, beyond KAI's webhooks: whole GPUs beside MIG devices. Any MIG resource (or legacy MIG
+# annotation) makes the pod a MIG request (KAI@v0.17.0 pkg/scheduler/api/pod_info/pod_info.go:550-553), and once
+# it is placed KAI charges its queue and node for the MIG devices alone (node_info/node_info.go:724-752,
+# setAcceptedResources), while the kubelet hands the container the whole GPUs too: GPUs outside any queue.
+MIXED_MIG = (
+    f"asks for whole GPUs ({GPU_RESOURCE}) beside MIG devices: KAI charges such a pod's queue for the MIG devices "
+    "alone once it is placed, while the kubelet gives it the whole GPUs too; ask for one kind"
+)
+
+
+def mixed_mig_problems(
+    annotations: Mapping[str, Any],
+    containers: Sequence[Mapping[str, Any]],
+    init_containers: Sequence[Mapping[str, Any]],
+    where: str = "spec",
+) -> list[str]:
+    """[MIXED_MIG, located] when a container asks for nvidia.com/gpu (not 0) and the pod for any MIG device."""
+    whole = mig = False
+    for c in (*containers, *init_containers):
+        resources = c.get("resources") if isinstance(c, Mapping) else None
+        for block in (resources.get("limits"), resources.get("requests")) if isinstance(resources, Mapping) else ():
+            if not isinstance(block, Mapping):
+                continue
+            whole = whole or (GPU_RESOURCE in block and str(block[GPU_RESOURCE]).strip() not in ("0", "0m"))
+            mig = mig or any(str(k).startswith(kai_api.MIG_RESOURCE_PREFIX) for k in block)
+    mig = mig or any(str(k).startswith(kai_api.MIG_RESOURCE_PREFIX) for k in annotations)
+    return [f"{where} {MIXED_MIG}"] if whole and mig else []
+
+
 def positive_uint64(value: Any) -> bool:
     if not isinstance(value, str) or not _UINT.fullmatch(value):
         return False

@@ -29,7 +29,7 @@ from kaistack.declaration.model_servers import (
 )
 from kaistack.guardrails.facts import LEGACY_QUEUE_LABEL, StackFacts, through_vcluster, workload_tenant
 from kaistack.guardrails.fraction_container import fraction_container_problems
-from kaistack.guardrails.gpu_requests import gpu_request_problems, quota_unit_problems, uint64_of
+from kaistack.guardrails.gpu_requests import gpu_request_problems, mixed_mig_problems, quota_unit_problems, uint64_of
 from kaistack.guardrails.helm_rules import vcluster_set_owner_false
 from kaistack.guardrails.opaque_gpus import opaque_gpu_request
 from kaistack.guardrails.podspec import (
@@ -254,6 +254,7 @@ def kai_gpu_sharing_annotations(res: Res, s: Settings, facts: StackFacts) -> lis
     for t in wl.templates:
         out += sharing_problems(t, partial=wl.partial)  # sharing switched off: kai-gpu-sharing-enabled's finding
         out += quota_unit_problems(t.annotations, where=t.at("metadata.annotations"))
+        out += mixed_mig_problems(t.annotations, t.containers(), t.init_containers(), where=t.at("spec"))
         out += [
             f"{t.at('metadata.annotations')}.{key} is an NvFractions annotation (KAI's global.gpuSharingMode: "
             "NvFractions), in no KAI release kaistack supports (newest v0.17.0): KAI ignores it and the pod gets "

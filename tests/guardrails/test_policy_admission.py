@@ -467,6 +467,20 @@ PODS: dict[str, Case] = {
     "CoreDNS look-alike with the old kube-dns label": Case(
         synced_pod(scheduler="default-scheduler", labels={"k8s-app": "kube-dns"}), False
     ),
+    # Any MIG device makes the pod a MIG request, charged as its MIG devices alone once placed (KAI@v0.17.0
+    # pod_info.go:550-553, node_info.go:724-752), while the kubelet hands over the whole GPUs too (a review).
+    "whole GPUs beside a MIG device": Case(
+        synced_pod(limits={"nvidia.com/gpu": "7", "nvidia.com/mig-1g.10gb": "1"}), False
+    ),
+    "whole GPUs beside a MIG device in an init container": Case(
+        synced_pod(limits={"nvidia.com/gpu": "7"}, init_limits={"nvidia.com/mig-1g.10gb": "1"}), False
+    ),
+    "whole GPUs beside a legacy MIG annotation": Case(
+        synced_pod(limits={"nvidia.com/gpu": "2"}, annotations={"nvidia.com/mig-1g.10gb": "1"}), False
+    ),
+    "a MIG device beside nvidia.com/gpu: 0, as charts render it": Case(
+        synced_pod(limits={"nvidia.com/gpu": "0", "nvidia.com/mig-1g.10gb": "1"}), True
+    ),
     "CoreDNS copy in kube-system with a GPU": Case(coredns(limits={"nvidia.com/gpu": "1"}), False),
     "CoreDNS copy in kube-system with a MIG slice": Case(coredns(limits={"nvidia.com/mig-1g.10gb": "1"}), False),
     "CoreDNS copy in kube-system with a GPU share": Case(coredns(annotations={"gpu-fraction": "0.5"}), False),
