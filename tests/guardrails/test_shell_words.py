@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from policy_builders import container
 
-from kaistack.declaration.model_servers import vllm_utilization
 from kaistack.declaration import shell_words
+from kaistack.declaration.model_servers import vllm_utilization
 from kaistack.declaration.shell_words import commands, script_text, tokens
 
 IMAGE = "vllm/vllm-openai:v0.11.0"
