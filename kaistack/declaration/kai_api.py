@@ -139,3 +139,9 @@ PRIORITY_CLASSES: dict[str, int] = {"train": 50, "build-preemptible": 75, "build
 # priority >= 100 is non-preemptible unless kai.scheduler/preemptibility says otherwise
 # (nonPreemptiblePriorityThreshold, pkg/common/podgroup/preemptible.go).
 NON_PREEMPTIBLE_THRESHOLD = 100
+
+# KAI tells its utility pods by their `app` label (KAI@v0.17.0 pkg/scheduler/api/pod_info/utility_pods.go, defaults
+# pkg/scheduler/conf/global_config.go:25-26): a resource-reservation pod's node is charged no GPUs for it
+# (node_info/node_info.go:470-473).
+APP_LABEL = "app"  # pkg/common/constants/constants.go:9
+UTILITY_POD_APPS = ("kai-resource-reservation", "scaling-pod")

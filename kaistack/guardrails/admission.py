@@ -34,6 +34,7 @@ What is refused (messages name the field and what is allowed):
   PodGroup again from the pod's labels and annotations: KAI@v0.17.0 pod_controller.go:105,233-236); KAI's
   PodGroup state annotations on a pod; a `spark-app-selector` (with `spark-app-name`) that is not a Spark
   application id, since the pod-grouper names the PodGroup after it;
+- an `app` label KAI keeps for its utility pods (kai-resource-reservation, scaling-pod): their GPUs look free to KAI;
 - a `system-*` priority class, in spec.priorityClassName or in the `priorityClassName` label KAI's
   pod-grouper reads first (vCluster always lets those through; KAI would treat the pod as the most
   important in the cluster);
@@ -258,6 +259,12 @@ def pod_validations(
             f"tenant {tenant}: with {SPARK_APP}, KAI's pod-grouper names the pod's PodGroup after "
             f"{SPARK_APP_SELECTOR}, which must then be a Spark application id (spark-<32 hex digits>), not another "
             "PodGroup's name",
+        ),
+        (
+            f"!{has_key(LABELS, kai_api.APP_LABEL)} || !({value(LABELS, kai_api.APP_LABEL)} in "
+            f"{cel_list(kai_api.UTILITY_POD_APPS)}) || {unchanged(LABELS, kai_api.APP_LABEL)}",
+            f"tenant {tenant}: the {kai_api.APP_LABEL} label values {', '.join(kai_api.UTILITY_POD_APPS)} mark KAI's "
+            "own utility pods: KAI charges a reservation pod's node no GPUs, so this pod's would look free",
         ),
         (
             gpu_groups_kept(kai_namespace),

@@ -357,6 +357,13 @@ def bypass_problems(
             f"{t.at('spec.nodeName')} is {node!r}: a pod with a preset node is run by the kubelet without any "
             "scheduler, so KAI never sees it (no queue, no GPU accounting): remove it and use a nodeSelector"
         )
+    app = t.labels.get(kai_api.APP_LABEL)
+    if app in kai_api.UTILITY_POD_APPS:
+        out.append(
+            f"{t.at('metadata.labels')} {kai_api.APP_LABEL}: {app!r} is how KAI tells its own utility pods: it "
+            "charges a resource-reservation pod's node no GPUs, so the GPUs this pod holds would look free to KAI "
+            "(KAI@v0.17.0 node_info.go:470-473, utility_pods.go); use another app label"
+        )
     if tenant is None:
         return out
     group = t.annotations.get(kai_api.POD_GROUP_NAME)

@@ -469,6 +469,18 @@ PODS: dict[str, Case] = {
     ),
     # Any MIG device makes the pod a MIG request, charged as its MIG devices alone once placed (KAI@v0.17.0
     # pod_info.go:550-553, node_info.go:724-752), while the kubelet hands over the whole GPUs too (a review).
+    # KAI charges a pod labelled as its resource-reservation pod no GPUs on its node (KAI@v0.17.0
+    # node_info.go:470-473, utility_pods.go; values: conf/global_config.go:25-26), so its GPUs look free (a review).
+    "a GPU pod labelled as KAI's resource-reservation pod": Case(
+        synced_pod(labels={QUEUE: "team-a", "app": "kai-resource-reservation"}, limits={"nvidia.com/gpu": "4"}), False
+    ),
+    "a running GPU pod relabelled as KAI's scaling pod": Case(
+        _relabelled(_bound(synced_pod(limits={"nvidia.com/gpu": "4"})), app="scaling-pod"),
+        False,
+        operation="UPDATE",
+        old=_bound(synced_pod(limits={"nvidia.com/gpu": "4"})),
+        offline=False,
+    ),
     "whole GPUs beside a MIG device": Case(
         synced_pod(limits={"nvidia.com/gpu": "7", "nvidia.com/mig-1g.10gb": "1"}), False
     ),

@@ -10,7 +10,7 @@ from pulumi_policy.proxy import UnknownValueError
 
 from kaistack.guardrails.facts import StackFacts
 from kaistack.guardrails.podspec import Res
-from kaistack.guardrails.rules import kai_queue_label, kai_scheduler_name
+from kaistack.guardrails.rules import kai_no_bypass, kai_queue_label, kai_scheduler_name
 from kaistack.guardrails.settings import Settings, settings
 
 NO_FACTS = StackFacts()
@@ -609,3 +609,15 @@ def test_a_component_of_another_provider_nesting_a_pod_template_is_not_a_kuberne
     props = {"spec": {"template": pod_template(scheduler=None)}}
     r = Res(type="acme:index:Service", name="s", props=props, urn="urn:pulumi:dev::kaistack::acme:index:Service::s")
     assert kai_scheduler_name(r, Settings(), NO_FACTS) == []
+
+
+@pytest.mark.parametrize("app", ["kai-resource-reservation", "scaling-pod"])
+def test_a_kai_pod_labelled_as_one_of_kais_utility_pods_is_flagged(app: str) -> None:
+    """KAI charges a resource-reservation pod's node no GPUs (KAI@v0.17.0 node_info.go:470-473; the values are
+    conf/global_config.go:25-26): a host pod labelled so would hold GPUs KAI sees as free."""
+    [found] = kai_no_bypass(res("Pod", pod(labels={"app": app})), Settings(), NO_FACTS)
+    assert found.startswith(f"metadata.labels app: {app!r} is how KAI tells its own utility pods")
+
+
+def test_another_app_label_is_no_utility_pods() -> None:
+    assert kai_no_bypass(res("Pod", pod(labels={"app": "vllm"})), Settings(), NO_FACTS) == []
