@@ -51,6 +51,8 @@ What is refused (messages name the field and what is allowed):
   reservation pod only while a pod carries its group label;
 - a `runai/shared-gpu-configmap` annotation not in KAI's shape when a pod with a share is created, or changed
   later: KAI names a share's ConfigMaps after it, and a tenant's own synced ConfigMap could stand in;
+- a `pods/status` update that changes labels or annotations (the status strategy keeps them; nothing of the
+  kubelet's, KAI's or vCluster's status updates does), where every other rule is skipped;
 - an ephemeral container (vCluster syncs them through `pods/ephemeralcontainers`, which KAI's webhooks do
   not see) that does not set NVIDIA_VISIBLE_DEVICES to void or none itself: the image's own ENV would
   hand it the pod's node's GPUs. `kubectl debug --env NVIDIA_VISIBLE_DEVICES=void` passes;
@@ -359,8 +361,29 @@ def tenant_policy(
         kai_namespace=kai_namespace,
     )
     # vCluster adds ephemeral containers through their subresource (loft-sh/vcluster@v0.36.1
-    # pkg/controllers/resources/pods/ephemeral_containers.go), which "pods" does not match.
-    return validating_policy(policy_name(tenant), tenant, ["pods", "pods/ephemeralcontainers"], validations)
+    # pkg/controllers/resources/pods/ephemeral_containers.go), which "pods" does not match. A status update may
+    # change labels and annotations too (kubernetes pkg/registry/core/pod/strategy.go, podStatusStrategy:
+    # PrepareForUpdate resets spec and owners only), so it is matched, held to leaving them as they were: the
+    # kubelet's and KAI's status updates, and vCluster's (pkg/patcher/apply.go), carry status alone.
+    status = f"({IS_STATUS})"
+    checked = [{**v, "expression": f"{status} || ({v['expression']})"} for v in validations]
+    checked.append(
+        {
+            "expression": f"!({IS_UPDATE} && {status}) || ({_same_map('labels')} && {_same_map('annotations')})",
+            "message": f"tenant {tenant}: a pods/status update may not change a pod's labels or annotations (its "
+            "queue, PodGroup and GPU share are read from them)",
+            "reason": "Forbidden",
+        }
+    )
+    return validating_policy(policy_name(tenant), tenant, ["pods", "pods/ephemeralcontainers", "pods/status"], checked)
+
+
+IS_STATUS = "has(request.subResource) && request.subResource == 'status'"
+
+
+def _same_map(field: str) -> str:
+    new, old = f"object.metadata.{field}", f"oldObject.metadata.{field}"
+    return f"(has({new}) ? {new} : {{}}) == (has({old}) ? {old} : {{}})"
 
 
 def tenant_binding(tenant: str, host_namespace: str) -> dict[str, Any]:
