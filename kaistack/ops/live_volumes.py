@@ -30,6 +30,7 @@ from typing import Any
 from kaistack.guardrails.podspec import dig, mapping, seq
 from kaistack.ops.live_pods import object_name, object_namespace
 from kaistack.ops.live_storage import Storage, quantity, storage_class
+from placement.k8s_names import is_label_value
 from placement.model import Node, Task
 from placement.node_constraints import ConstraintError
 
@@ -216,13 +217,19 @@ def _unbound_satisfied(waiting: _Waiting, storage: Storage, node: Node) -> tuple
 
 
 def _topology_matches(raw: Any, labels: Mapping[str, str]) -> bool:
-    """MatchTopologySelectorTerms: no terms match every node; else one term whose every key has a listed value."""
+    """MatchTopologySelectorTerms: no terms match every node; else one term whose every key has a listed value.
+
+    A term is skipped whole when one of its values is no label value: TopologySelectorRequirementsAsSelector builds
+    each requirement with labels.NewRequirement, which refuses it, and the term is passed over (core/v1/helper/
+    helpers.go). The API server accepts such a class (ValidateTopologySelectorTerm checks keys, not values)."""
     terms = seq(raw)
     if not terms:
         return True
     for term in terms:
-        expressions = seq(mapping(term).get("matchLabelExpressions"))
-        if expressions and all(_topology_requirement(mapping(e), labels) for e in expressions):
+        expressions = [mapping(e) for e in seq(mapping(term).get("matchLabelExpressions"))]
+        if not all(is_label_value(v) for e in expressions for v in seq(e.get("values")) if isinstance(v, str)):
+            continue
+        if expressions and all(_topology_requirement(e, labels) for e in expressions):
             return True  # a term without expressions selects nothing (core/v1/helper/helpers.go:247-251)
     return False
 

@@ -144,6 +144,18 @@ def test_a_waiting_claim_is_provisioned_only_where_the_class_allows() -> None:
     assert _placed_on(objects) == "n2"
 
 
+@pytest.mark.parametrize("bad", ["not a label value!", "x" * 64])
+def test_an_allowed_topology_term_with_a_value_that_is_no_label_value_allows_no_node(bad: str) -> None:
+    """The API server accepts it (ValidateTopologySelectorTerm checks keys), but the scheduler builds each term with
+    labels.NewRequirement, which refuses the value, and skips the term (k8s.io/kubernetes v1.35.4
+    pkg/apis/core/v1/helper/helpers.go, MatchTopologySelectorTerms; a mutation run's review found it)."""
+    topology = [{"matchLabelExpressions": [{"key": "topology.kubernetes.io/zone", "values": ["b", bad]}]}]
+    zonal = k8s.storage_class("zonal", "WaitForFirstConsumer", allowedTopologies=topology)
+    other = k8s.volume("pv-other", "standard", None)
+    objects = [*BASE, zonal, other, k8s.claim("data", klass="zonal"), k8s.pod("train", "data")]
+    assert "node(s) didn't find available persistent volumes to bind" in _pending_reason(objects)
+
+
 def test_a_waiting_claim_with_a_selected_node_goes_only_there() -> None:
     dynamic = k8s.storage_class("dynamic", "WaitForFirstConsumer")
     claim = k8s.claim("data", klass="dynamic", annotations={"volume.kubernetes.io/selected-node": "n2"})
