@@ -11,8 +11,10 @@ from typing import Any
 
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
+from kaistack.guardrails.capacity_adapter import Declaration, declaration
 from kaistack.guardrails.facts import StackFacts, TenantFacts
 from kaistack.guardrails.podspec import Res
+from kaistack.guardrails.settings import Settings
 
 UNKNOWN = UNKNOWN_STRING_VALUE
 KAI = "kai-scheduler"
@@ -127,3 +129,16 @@ FACTS = StackFacts(
     gpu_sharing=True,
     gpu_memory_mib=(11441,),
 )
+
+
+# kai-capacity's adapter on one 1-GPU pool and one leaf queue, team-a (the adapter's mutation-gap tests).
+ONE_GPU_POOL = {"name": "gpu", "count": 1, "gpus": 1, "gpuMemoryMiB": 16000, "cpu": "8", "memory": "32Gi"}
+
+
+def one_pool_facts(**kw: Any) -> StackFacts:
+    return StackFacts(**{"leaf_queues": frozenset({"team-a"}), "node_pools": (ONE_GPU_POOL,), **kw})
+
+
+def planned(*resources: Res, facts: StackFacts | None = None) -> Declaration:
+    """The declaration the adapter rebuilds from `resources` and queue team-a."""
+    return declaration([*resources, res("Queue", queue("team-a"))], Settings(), facts or one_pool_facts())

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 import pytest
-from policy_builders import container, deployment, engine, pod, queue, res
+from policy_builders import ONE_GPU_POOL, container, deployment, engine, one_pool_facts, planned, pod, queue, res
 from test_policy_admission import PLAIN, SHARED, Case, _annotated, _relabelled, cel_allows, coredns
 
 from kaistack.declaration import kai_api
@@ -23,22 +23,14 @@ from kaistack.guardrails.facts import StackFacts, TenantFacts
 from kaistack.guardrails.podspec import Res
 from kaistack.guardrails.settings import Settings
 
-POOL = {"name": "gpu", "count": 1, "gpus": 1, "gpuMemoryMiB": 16000, "cpu": "8", "memory": "32Gi"}
+POOL = ONE_GPU_POOL
 RACK = "kaistack.io/rack"
 ZONE = "topology.kubernetes.io/zone"
 TENANT = TenantFacts("alpha", "vcluster-alpha", ("team-a",))
 
 
-def _facts(**kw: Any) -> StackFacts:
-    return StackFacts(**{"leaf_queues": frozenset({"team-a"}), "node_pools": (POOL,), **kw})
-
-
-def _planned(*resources: Res, facts: StackFacts | None = None) -> Declaration:
-    return declaration([*resources, res("Queue", queue("team-a"))], Settings(), facts or _facts())
-
-
 def _work(*resources: Res, facts: StackFacts | None = None) -> dict[str, Any]:
-    [work] = _planned(*resources, facts=facts).raw["workloads"]
+    [work] = planned(*resources, facts=facts).raw["workloads"]
     return work
 
 
@@ -99,7 +91,7 @@ def test_a_workload_whose_container_names_no_image_is_still_planned() -> None:
     """The image is no capacity: a pod the API server would refuse for it is lint's finding, not a lost workload."""
     nameless = container(gpus=1)
     del nameless["image"]
-    decl = _planned(res("Deployment", deployment(containers=[nameless])))
+    decl = planned(res("Deployment", deployment(containers=[nameless])))
     assert decl.left_out == []
     assert len(decl.raw["workloads"]) == 1
 
@@ -129,7 +121,7 @@ def test_a_fractions_device_count_reaches_the_rebuilt_declaration() -> None:
 def test_a_workload_whose_name_keeps_no_dns_character_is_still_planned() -> None:
     """The declared name is only the checker's key: a name with nothing left of it must not drop the workload."""
     odd = res("Pod", pod(name="___"))
-    decl = _planned(odd)
+    decl = planned(odd)
     assert decl.left_out == []
     assert list(decl.origin.values()) == [odd]
 
@@ -144,13 +136,13 @@ def test_a_container_without_requests_or_limits_adds_nothing_to_the_workloads_re
 
 def test_a_long_workload_name_is_cut_to_a_dns_label() -> None:
     """63 characters (RFC 1123 label) rather than a workload left out for its name."""
-    decl = _planned(res("Pod", pod(name="w" * 80)))
+    decl = planned(res("Pod", pod(name="w" * 80)))
     [work] = decl.raw["workloads"]
     assert work["name"] == "w" * 63
 
 
 def test_a_workload_in_an_exempt_namespace_is_not_planned() -> None:
-    decl = _planned(res("Pod", pod(name="sys", namespace="kube-system")))
+    decl = planned(res("Pod", pod(name="sys", namespace="kube-system")))
     assert (decl.raw["workloads"], decl.left_out) == ([], [])
 
 
@@ -254,27 +246,27 @@ def test_a_preemptible_label_makes_the_workload_preemptible() -> None:
 def test_a_host_workload_in_a_tenants_namespace_is_rebuilt_as_the_tenants() -> None:
     """No label needed: the namespace is the tenant's vCluster host namespace (facts.workload_tenant)."""
     d = deployment(namespace=TENANT.namespace)
-    assert _work(res("Deployment", d), facts=_facts(tenants=(TENANT,)))["tenant"] == TENANT.name
+    assert _work(res("Deployment", d), facts=one_pool_facts(tenants=(TENANT,)))["tenant"] == TENANT.name
 
 
 def test_the_platforms_default_queue_names_reach_the_rebuilt_kai_config() -> None:
     names = {"parentName": "fallback-parent", "childName": "fallback"}
     platform = res("Platform", {"kai": {"defaultQueues": names}})
-    assert _planned(platform).raw["kai"]["defaultQueues"] == names
+    assert planned(platform).raw["kai"]["defaultQueues"] == names
 
 
 def test_a_queue_field_that_is_a_boolean_counts_as_omitted() -> None:
     """A boolean is no quantity (the Queue CRD's schema refuses it); KAI reads an omitted field as 0."""
     q = queue("team-a")
     q["spec"]["resources"]["gpu"]["quota"] = True
-    decl = declaration([res("Queue", q)], Settings(), _facts())
+    decl = declaration([res("Queue", q)], Settings(), one_pool_facts())
     [entry] = decl.raw["queues"]
     assert entry["resources"]["gpu"]["quota"] == 0
 
 
 def test_a_cpu_only_pool_takes_no_fake_gpu_memory_size() -> None:
     cpu = {"name": "cpu", "count": 1, "gpus": 0, "cpu": "8", "memory": "32Gi"}
-    decl = _planned(facts=_facts(node_pools=(cpu,), gpu_memory_mib=(11441,)))
+    decl = planned(facts=one_pool_facts(node_pools=(cpu,), gpu_memory_mib=(11441,)))
     assert "gpuMemoryMiB" not in decl.raw["cluster"]["nodePools"][0]
 
 
@@ -282,7 +274,7 @@ def test_a_cpu_only_pool_takes_no_fake_gpu_memory_size() -> None:
 
 
 def test_the_stacks_topology_reaches_the_rebuilt_cluster() -> None:
-    assert _planned(_topology()).raw["cluster"]["topology"] == {"name": "racks", "levels": [ZONE, RACK]}
+    assert planned(_topology()).raw["cluster"]["topology"] == {"name": "racks", "levels": [ZONE, RACK]}
 
 
 @pytest.mark.parametrize(
@@ -291,11 +283,11 @@ def test_the_stacks_topology_reaches_the_rebuilt_cluster() -> None:
     ids=["without a name", "without levels", "with a level naming no node label"],
 )
 def test_a_topology_object_kai_cannot_use_is_not_planned(topology: Res) -> None:
-    assert "topology" not in _planned(topology).raw["cluster"]
+    assert "topology" not in planned(topology).raw["cluster"]
 
 
 def _constrained(**annotations: str) -> dict[str, Any]:
-    decl = _planned(_topology(), _job(annotations={kai_api.TOPOLOGY: "racks", **annotations}))
+    decl = planned(_topology(), _job(annotations={kai_api.TOPOLOGY: "racks", **annotations}))
     assert decl.left_out == []
     [work] = decl.raw["workloads"]
     return work
@@ -331,7 +323,7 @@ def test_an_empty_placement_annotation_counts_as_unset(empty: str, kept: str) ->
 
 
 def _segmented(size: str, workers: int = 4) -> Declaration:
-    return _planned(_topology(), _pytorch_job(workers, {kai_api.SEGMENT_SIZE: size}))
+    return planned(_topology(), _pytorch_job(workers, {kai_api.SEGMENT_SIZE: size}))
 
 
 def test_a_host_pytorchjobs_segment_size_reaches_the_rebuilt_declaration() -> None:
@@ -374,7 +366,7 @@ def test_a_tenants_pytorchjob_segments_are_not_read() -> None:
     """Its pods reach the host without their PyTorchJob and join the PodGroup kaistack writes, so KAI's
     PyTorchJob grouper never sees the Worker template (model/topology.py refuses tenant segments)."""
     job = _pytorch_job(4, {kai_api.SEGMENT_SIZE: "2"}, labels={TENANT_LABEL: TENANT.name})
-    [work] = _planned(_topology(), job, facts=_facts(tenants=(TENANT,))).raw["workloads"]
+    [work] = planned(_topology(), job, facts=one_pool_facts(tenants=(TENANT,))).raw["workloads"]
     assert work["tenant"] == TENANT.name
     assert "segmentSize" not in work["pytorch"]
 
@@ -384,17 +376,17 @@ def test_a_host_workload_in_a_tenants_namespace_still_takes_its_top_owners_prior
     not (default_grouper.go:322-331)."""
     labels = {TENANT_LABEL: TENANT.name, kai_api.PRIORITY_CLASS_LABEL: "inference"}
     d = deployment(namespace=TENANT.namespace, top_labels=labels)
-    assert _work(res("Deployment", d), facts=_facts(tenants=(TENANT,)))["priorityClass"] == "inference"
+    assert _work(res("Deployment", d), facts=one_pool_facts(tenants=(TENANT,)))["priorityClass"] == "inference"
 
 
 def test_a_workload_on_a_queue_the_stack_does_not_declare_is_left_out_and_named() -> None:
-    decl = _planned(res("Deployment", deployment(name="lost", queue="nowhere")))
+    decl = planned(res("Deployment", deployment(name="lost", queue="nowhere")))
     assert decl.raw["workloads"] == []
     assert decl.left_out == ["Deployment/lost (queue nowhere is not one it may use)"]
 
 
 def test_a_tenants_workload_on_a_queue_not_the_tenants_is_left_out() -> None:
-    facts = _facts(leaf_queues=frozenset({"team-a", "team-b"}), tenants=(TENANT,))
+    facts = one_pool_facts(leaf_queues=frozenset({"team-a", "team-b"}), tenants=(TENANT,))
     stray = res("Deployment", deployment(name="stray", queue="team-b", top_labels={TENANT_LABEL: TENANT.name}))
     decl = declaration([stray, res("Queue", queue("team-a")), res("Queue", queue("team-b"))], Settings(), facts)
     assert decl.raw["workloads"] == []
@@ -403,7 +395,7 @@ def test_a_tenants_workload_on_a_queue_not_the_tenants_is_left_out() -> None:
 
 def test_a_gpu_pool_without_a_memory_size_on_a_stack_without_fake_gpus_keeps_none() -> None:
     pool = {k: v for k, v in POOL.items() if k != "gpuMemoryMiB"}
-    decl = _planned(facts=_facts(node_pools=(pool,)))
+    decl = planned(facts=one_pool_facts(node_pools=(pool,)))
     assert "gpuMemoryMiB" not in decl.raw["cluster"]["nodePools"][0]
 
 
@@ -411,13 +403,11 @@ def test_a_gpu_pool_without_a_memory_size_on_a_stack_without_fake_gpus_keeps_non
 def test_the_platforms_kai_version_and_placement_strategy_reach_the_rebuilt_kai_config(key: str) -> None:
     value = {"version": "v0.17.0", "placementStrategy": "spread"}[key]
     platform = res("Platform", {"kai": {key: value}})
-    assert _planned(platform).raw["kai"][key] == value
+    assert planned(platform).raw["kai"][key] == value
 
 
 def test_a_level_outside_the_topology_is_dropped_and_named() -> None:
-    decl = _planned(
-        _topology(), _job(annotations={kai_api.TOPOLOGY: "racks", kai_api.TOPOLOGY_REQUIRED_PLACEMENT: "x"})
-    )
+    decl = planned(_topology(), _job(annotations={kai_api.TOPOLOGY: "racks", kai_api.TOPOLOGY_REQUIRED_PLACEMENT: "x"}))
     [work] = decl.raw["workloads"]
     assert "topology" not in work
     assert decl.left_out == ["Job/j (its topology constraint names levels KAI would refuse)"]
@@ -441,13 +431,13 @@ def test_a_tenants_job_owner_topology_annotations_are_not_read() -> None:
     """Synced through the vCluster (setOwner: false) its pods reach the host without the Job that carries them."""
     job = _job(annotations={kai_api.TOPOLOGY: "racks", kai_api.TOPOLOGY_REQUIRED_PLACEMENT: RACK})
     props = {**dict(job.props), "metadata": {**dict(job.props["metadata"]), "labels": {TENANT_LABEL: TENANT.name}}}
-    work = _work(_topology(), res("Job", props), facts=_facts(tenants=(TENANT,)))
+    work = _work(_topology(), res("Job", props), facts=one_pool_facts(tenants=(TENANT,)))
     assert work["tenant"] == TENANT.name
     assert "topology" not in work
 
 
 def _segment(worker: dict[str, str], **top: Any) -> dict[str, Any]:
-    [work] = _planned(_topology(), _pytorch_job(4, {kai_api.SEGMENT_SIZE: "2", **worker}, **top)).raw["workloads"]
+    [work] = planned(_topology(), _pytorch_job(4, {kai_api.SEGMENT_SIZE: "2", **worker}, **top)).raw["workloads"]
     return work["pytorch"]
 
 
@@ -492,17 +482,17 @@ def test_a_container_with_only_limits_requests_its_limits() -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "planned"),
+    ("name", "dns_name"),
     [("my_job", "my-job"), ("_job_", "job"), ("w" * 62 + "_x", "w" * 62), ("_" + "w" * 63, "w" * 63)],
 )
-def test_a_workload_name_is_made_a_dns_label(name: str, planned: str) -> None:
-    [work] = _planned(res("Pod", pod(name=name))).raw["workloads"]
-    assert work["name"] == planned
+def test_a_workload_name_is_made_a_dns_label(name: str, dns_name: str) -> None:
+    [work] = planned(res("Pod", pod(name=name))).raw["workloads"]
+    assert work["name"] == dns_name
 
 
 def test_a_queues_cpu_and_memory_blocks_reach_the_rebuilt_declaration() -> None:
     q = queue("team-a", cpu={"quota": 4000, "limit": 8000, "overQuotaWeight": 2})
-    decl = declaration([res("Queue", q)], Settings(), _facts())
+    decl = declaration([res("Queue", q)], Settings(), one_pool_facts())
     [entry] = decl.raw["queues"]
     assert entry["resources"]["cpu"] == {"quota": 4000, "limit": 8000, "overQuotaWeight": 2}
     assert set(entry["resources"]) == {"gpu", "cpu", "memory"}
@@ -510,14 +500,14 @@ def test_a_queues_cpu_and_memory_blocks_reach_the_rebuilt_declaration() -> None:
 
 def test_a_gpu_pool_without_a_memory_size_takes_the_stacks_largest_gpu_size() -> None:
     pool = {k: v for k, v in POOL.items() if k != "gpuMemoryMiB"}
-    decl = _planned(facts=_facts(node_pools=(pool,), gpu_memory_mib=(8000, 24000)))
+    decl = planned(facts=one_pool_facts(node_pools=(pool,), gpu_memory_mib=(8000, 24000)))
     assert decl.raw["cluster"]["nodePools"][0]["gpuMemoryMiB"] == 24000
 
 
 def test_a_workload_on_a_parent_queue_is_left_out() -> None:
     """KAI schedules pods only into leaf queues."""
     queues = [res("Queue", queue("org")), res("Queue", queue("team-a", parent="org"))]
-    decl = declaration([res("Deployment", deployment(queue="org")), *queues], Settings(), _facts())
+    decl = declaration([res("Deployment", deployment(queue="org")), *queues], Settings(), one_pool_facts())
     assert [q["name"] for q in decl.raw["queues"]] == ["org", "team-a"]
     assert decl.raw["workloads"] == []
     assert decl.left_out == ["Deployment/d (queue org is not one it may use)"]
@@ -533,7 +523,7 @@ def test_kais_default_queues_are_not_the_stacks_and_take_a_workload_without_a_qu
     parent, child = names.get("parentName", "default-parent-queue"), names.get("childName", "default-queue")
     platform = res("Platform", {"kai": {"defaultQueues": names} if names else {}})
     defaults = [res("Queue", queue(parent)), res("Queue", queue(child, parent=parent))]
-    decl = declaration([platform, *defaults, res("Deployment", deployment(queue=None))], Settings(), _facts())
+    decl = declaration([platform, *defaults, res("Deployment", deployment(queue=None))], Settings(), one_pool_facts())
     assert decl.raw["queues"] == []
     assert (len(decl.raw["workloads"]), decl.left_out) == (1, [])
 
@@ -546,7 +536,7 @@ def test_a_tenant_gangs_required_and_preferred_levels_are_read_from_its_podgroup
     constraint = {"topology": "racks", "requiredTopologyLevel": ZONE, "preferredTopologyLevel": RACK}
     props = {"metadata": {"name": group, "namespace": TENANT.namespace}, "spec": {"topologyConstraint": constraint}}
     pod_group = Res(type=kai_api.POD_GROUP.pulumi_type, name=group, props=engine(props), urn="urn:podgroup")
-    work = _work(_topology(), job, pod_group, facts=_facts(tenants=(TENANT,)))
+    work = _work(_topology(), job, pod_group, facts=one_pool_facts(tenants=(TENANT,)))
     assert work["topology"] == {"required": ZONE, "preferred": RACK}
 
 

@@ -15,33 +15,23 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from policy_builders import container, deployment, engine, pod, queue, res
+from policy_builders import ONE_GPU_POOL, container, deployment, engine, one_pool_facts, planned, pod, res
 
 from kaistack.declaration import kai_api
 from kaistack.declaration.marks import TENANT_LABEL
 from kaistack.declaration.parse import parse_config
-from kaistack.guardrails.capacity_adapter import Declaration, declaration
 from kaistack.guardrails.facts import StackFacts, TenantFacts
 from kaistack.guardrails.podspec import Res
-from kaistack.guardrails.settings import Settings
 
-POOL = {"name": "gpu", "count": 1, "gpus": 1, "gpuMemoryMiB": 16000, "cpu": "8", "memory": "32Gi"}
+POOL = ONE_GPU_POOL
 RACK = "kaistack.io/rack"
 ZONE = "topology.kubernetes.io/zone"
 TENANT = TenantFacts("alpha", "vcluster-alpha", ("team-a",))
 GANG = "kaistack-alpha-default-train"
 
 
-def _facts(**kw: Any) -> StackFacts:
-    return StackFacts(**{"leaf_queues": frozenset({"team-a"}), "node_pools": (POOL,), **kw})
-
-
-def _planned(*resources: Res, facts: StackFacts | None = None) -> Declaration:
-    return declaration([*resources, res("Queue", queue("team-a"))], Settings(), facts or _facts())
-
-
 def _work(*resources: Res, facts: StackFacts | None = None) -> dict[str, Any]:
-    [work] = _planned(*resources, facts=facts).raw["workloads"]
+    [work] = planned(*resources, facts=facts).raw["workloads"]
     return work
 
 
@@ -88,7 +78,7 @@ def _pytorch_job(
 
 def test_a_workload_whose_pods_another_scheduler_places_is_not_planned() -> None:
     """KAI places only the pods that name its scheduler; the default scheduler's are no part of its capacity."""
-    decl = _planned(res("Deployment", deployment(name="plain", scheduler=None)))
+    decl = planned(res("Deployment", deployment(name="plain", scheduler=None)))
     assert (decl.raw["workloads"], decl.left_out) == ([], [])
 
 
@@ -101,7 +91,7 @@ def test_a_tenant_gangs_constraint_is_read_from_its_podgroup_not_another_object_
         urn="urn:configmap",
     )
     job = _pytorch_job(annotations={kai_api.POD_GROUP_NAME: GANG}, labels={TENANT_LABEL: TENANT.name})
-    work = _work(_topology(), job, _pod_group(), other, facts=_facts(tenants=(TENANT,)))
+    work = _work(_topology(), job, _pod_group(), other, facts=one_pool_facts(tenants=(TENANT,)))
     assert work["topology"] == {"required": RACK}
 
 
@@ -117,7 +107,7 @@ def test_a_tenants_job_takes_no_constraint_from_a_podgroup_its_pods_name() -> No
             "template": deployment(annotations={kai_api.POD_GROUP_NAME: GANG})["spec"]["template"],
         },
     }
-    decl = _planned(_topology(), res("Job", props), _pod_group(), facts=_facts(tenants=(TENANT,)))
+    decl = planned(_topology(), res("Job", props), _pod_group(), facts=one_pool_facts(tenants=(TENANT,)))
     assert decl.left_out == []
     [work] = decl.raw["workloads"]
     assert work["tenant"] == TENANT.name
@@ -130,7 +120,7 @@ def test_a_tenants_job_takes_no_constraint_from_a_podgroup_its_pods_name() -> No
 def test_a_pytorchjob_declaring_two_masters_is_left_out() -> None:
     """The Master count is read as declared: the training operator runs one Master at most, and the model refuses
     more, so the job is named as one the check cannot express rather than planned with one Master."""
-    decl = _planned(_pytorch_job(masters=2))
+    decl = planned(_pytorch_job(masters=2))
     assert decl.raw["workloads"] == []
     [note] = decl.left_out
     assert note == "PyTorchJob/train (workload.pytorch.master: Input should be less than or equal to 1)"
@@ -140,7 +130,7 @@ def test_a_left_out_workloads_note_gives_the_reason_not_pydantics_docs_link() ->
     """str(ValidationError) ends in "For further information visit https://errors.pydantic.dev/..." unless
     PYDANTIC_ERRORS_INCLUDE_URL is off: that line was the whole note users saw through kai-capacity."""
     both = deployment(name="both", annotations={"gpu-fraction": "0.5"}, containers=[container(gpus=1)])
-    [note] = _planned(res("Deployment", both)).left_out
+    [note] = planned(res("Deployment", both)).left_out
     assert note.startswith("Deployment/both (workload: use one of gpu, gpuFraction, gpuMemoryMiB; got gpu and ")
     assert "errors.pydantic.dev" not in note
 
@@ -148,7 +138,7 @@ def test_a_left_out_workloads_note_gives_the_reason_not_pydantics_docs_link() ->
 @pytest.mark.parametrize("size", ["-2", "-0004"])
 def test_a_negative_segment_size_is_not_read(size: str) -> None:
     """strconv.Atoi reads the sign (KAI@v0.17.0 pytorch_grouper.go:252): -2 is below 2, so KAI makes no segments."""
-    [work] = _planned(_topology(), _pytorch_job(annotations={kai_api.SEGMENT_SIZE: size})).raw["workloads"]
+    [work] = planned(_topology(), _pytorch_job(annotations={kai_api.SEGMENT_SIZE: size})).raw["workloads"]
     assert "segmentSize" not in work["pytorch"]
 
 
@@ -170,14 +160,14 @@ def test_only_a_batch_jobs_completions_are_read() -> None:
 def test_a_tenants_queues_missing_from_the_stack_are_left_out_of_the_rebuilt_tenant() -> None:
     """kai-queue-tree and tenant-queue-binding name a missing queue; the checker plans with the queues KAI has."""
     tenant = TenantFacts("alpha", "vcluster-alpha", ("team-a", "ghost"))
-    decl = _planned(facts=_facts(tenants=(tenant,)))
+    decl = planned(facts=one_pool_facts(tenants=(tenant,)))
     assert decl.raw["tenants"] == [{"name": "alpha", "namespace": "vcluster-alpha", "queues": ["team-a"]}]
 
 
 def test_a_pools_null_props_are_read_as_unset() -> None:
     """The checker then takes the model's defaults (110 pods a node, no MIG, no extra labels)."""
     pool = {**POOL, "pods": None, "migStrategy": None, "labels": None}
-    decl = _planned(facts=_facts(node_pools=(pool,)))
+    decl = planned(facts=one_pool_facts(node_pools=(pool,)))
     assert decl.raw["cluster"]["nodePools"] == [POOL]
     [rebuilt] = parse_config(decl.raw).cluster.node_pools
     assert (rebuilt.pods, rebuilt.mig_strategy, rebuilt.labels) == (110, "none", {})
@@ -192,7 +182,7 @@ def test_workloads_whose_names_meet_are_both_planned_the_later_one_numbered(name
     """Two namespaces may hold one name, and a cut can make two names one: the later is numbered, cut short enough
     (58 characters) that the number fits in a 63-character DNS label."""
     pods = [res("Pod", pod(name=name, namespace=ns), name=f"{ns}-{name}") for ns in ("default", "other")]
-    decl = _planned(*pods)
+    decl = planned(*pods)
     assert decl.left_out == []
     assert [w["name"] for w in decl.raw["workloads"]] == [name[:63], second]
     assert list(decl.origin.values()) == pods

@@ -308,6 +308,16 @@ NODE_POD = (
 )
 
 
+def _bypass_findings(metadata: str, status: str | None) -> list[str]:
+    """kai-no-bypass's messages on NODE_POD with `metadata` fields added (`uid: u1, ...`) and a status block."""
+    text = NODE_POD.replace("namespace: team,", f"namespace: team, {metadata},")
+    if status is not None:
+        text += f"status: {status}\n"
+    objects, errors = load_manifests("f.yaml", text)
+    assert errors == []
+    return [v.message for v in lint_objects(objects, StackFacts()).violations if v.policy == "kai-no-bypass"]
+
+
 @pytest.mark.parametrize(
     ("metadata", "status"),
     [
@@ -322,20 +332,12 @@ def test_an_object_short_of_uid_resourceversion_or_phase_is_a_manifest_to_apply(
     metadata: str, status: str | None
 ) -> None:
     """Only what the API server returns has all three; a manifest's nodeName is the author's and is flagged."""
-    text = NODE_POD.replace("namespace: team,", f"namespace: team, {metadata[1:-1]},")
-    if status is not None:
-        text += f"status: {status}\n"
-    objects, errors = load_manifests("f.yaml", text)
-    assert errors == []
-    found = [v.message for v in lint_objects(objects, StackFacts()).violations if v.policy == "kai-no-bypass"]
-    assert len(found) == 1
-    assert "spec.nodeName is 'n1'" in found[0]
+    [found] = _bypass_findings(metadata[1:-1], status)
+    assert "spec.nodeName is 'n1'" in found
 
 
 def test_the_same_pod_with_uid_resourceversion_and_phase_is_a_live_object() -> None:
-    text = NODE_POD.replace("namespace: team,", "namespace: team, uid: u1, resourceVersion: '7',")
-    objects, _ = load_manifests("f.yaml", text + "status: {phase: Running}\n")
-    assert [v for v in lint_objects(objects, StackFacts()).violations if v.policy == "kai-no-bypass"] == []
+    assert _bypass_findings("uid: u1, resourceVersion: '7'", "{phase: Running}") == []
 
 
 @pytest.mark.parametrize("version", ["'0'", "'000'", "'abc'", "'-7'", "'18446744073709551616'", "7", "''"])
@@ -344,17 +346,12 @@ def test_a_resourceversion_the_api_server_would_take_on_create_does_not_make_a_p
     than 0, and clears any other (kubernetes/kubernetes staging/src/k8s.io/apiserver/pkg/storage/etcd3/store.go,
     `Create`); uid and status it overwrites. So a manifest dressed as a live pod with one of these would be created,
     its preset nodeName running it past KAI."""
-    text = NODE_POD.replace("namespace: team,", f"namespace: team, uid: u1, resourceVersion: {version},")
-    objects, _ = load_manifests("f.yaml", text + "status: {phase: Running}\n")
-    found = [v.message for v in lint_objects(objects, StackFacts()).violations if v.policy == "kai-no-bypass"]
-    assert len(found) == 1
-    assert "spec.nodeName is 'n1'" in found[0]
+    [found] = _bypass_findings(f"uid: u1, resourceVersion: {version}", "{phase: Running}")
+    assert "spec.nodeName is 'n1'" in found
 
 
 def test_the_largest_resourceversion_etcd_can_hold_is_a_live_pods() -> None:
-    text = NODE_POD.replace("namespace: team,", "namespace: team, uid: u1, resourceVersion: '18446744073709551615',")
-    objects, _ = load_manifests("f.yaml", text + "status: {phase: Running}\n")
-    assert [v for v in lint_objects(objects, StackFacts()).violations if v.policy == "kai-no-bypass"] == []
+    assert _bypass_findings("uid: u1, resourceVersion: '18446744073709551615'", "{phase: Running}") == []
 
 
 # --- kaistack lint: paths ------------------------------------------------------------------------
