@@ -70,20 +70,35 @@ def opaque_gpu_request(res: Res, scheduler_name: str) -> str | None:
         if seen > _MAX_NODES or depth > _MAX_DEPTH:
             return None
         if isinstance(node, Mapping):
-            if node.get("schedulerName") == scheduler_name:
+            if _known(node, "schedulerName") == scheduler_name:
                 names_scheduler = True
             if found is None:
                 found = _gpu_here(node, path)
-            for key, value in node.items():
+            for key in node:
                 if path == "" and key == "status":
                     continue  # what a controller reports, not what is asked
-                if isinstance(value, Mapping | list):
+                value = _known(node, key)
+                if _collection(value):
                     stack.append((value, f"{path}.{key}" if path else str(key), depth + 1))
-        elif isinstance(node, Sequence):
-            stack.extend(
-                (item, f"{path}[{i}]", depth + 1) for i, item in enumerate(node) if isinstance(item, Mapping | list)
-            )
+        elif _collection(node):
+            items = [(i, _known(node, i)) for i in range(len(node))]
+            stack.extend((item, f"{path}[{i}]", depth + 1) for i, item in items if _collection(item))
     return None if names_scheduler else found
+
+
+def _collection(value: Any) -> bool:
+    # Engine props are Mapping/Sequence proxies, not dicts and lists.
+    return isinstance(value, Mapping) or (isinstance(value, Sequence) and not isinstance(value, str | bytes))
+
+
+def _known(node: Any, key: Any) -> Any:
+    """node[key], or None for a value unknown at preview (pulumi_policy's proxy raises on reading one)."""
+    try:
+        return node.get(key) if isinstance(node, Mapping) else node[key]
+    except Exception as err:
+        if type(err).__name__ == "UnknownValueError":
+            return None
+        raise
 
 
 def _gpu_here(node: Mapping[str, Any], path: str) -> str | None:
@@ -92,11 +107,8 @@ def _gpu_here(node: Mapping[str, Any], path: str) -> str | None:
     key = gpu_resource_asked(node) if path.rpartition(".")[2] in ("limits", "requests") else None
     if key is not None:
         return f"{path}.{key}"
-    if (
-        isinstance(node.get("name"), str)
-        and "quantity" in node
-        and gpu_resource_asked({node["name"]: node["quantity"]})
-    ):
+    name = _known(node, "name")
+    if isinstance(name, str) and "quantity" in node and gpu_resource_asked({name: _known(node, "quantity")}):
         return f"{path}.name" if path else "name"
     if path.endswith("annotations") and (FRACTION in node or MEMORY in node):
         return f"{path}.{FRACTION if FRACTION in node else MEMORY}"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from policy_builders import FACTS, pod_template
+from policy_builders import FACTS, UNKNOWN, engine, pod_template
 
 from kaistack.guardrails.facts import StackFacts
 from kaistack.guardrails.podspec import Res
@@ -42,6 +42,15 @@ def test_an_argo_workflow_asking_for_gpus_without_kais_scheduler_is_flagged_at_t
         "spec.templates[0].container.resources.limits.nvidia.com/gpu asks for GPUs, but kaistack cannot read this "
         "Workflow's pods (its controller builds them) and nothing in it names schedulerName: kai-scheduler"
     )
+
+
+def test_an_argo_workflow_is_read_through_the_engines_props_as_the_pack_sees_them() -> None:
+    """The Analyzer hands rules proxies (Mapping/Sequence, not dict/list) that raise on a value unknown at preview."""
+    plain = _argo()
+    props = {**plain.props, "spec": {**plain.props["spec"], "serviceAccountName": UNKNOWN}}
+    proxied = Res(type=ARGO, name="w", props=engine(props), urn=plain.urn)
+    [found] = kai_scheduler_name(proxied, Settings(), NO_FACTS)
+    assert found.startswith("spec.templates[0].container.resources.limits.nvidia.com/gpu asks for GPUs")
 
 
 def test_an_argo_workflow_that_names_kais_scheduler_passes() -> None:
