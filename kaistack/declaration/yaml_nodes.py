@@ -23,6 +23,9 @@ def key_identity(key: yaml.ScalarNode) -> object:
     `1` and `true`, are one key there (the last would win); `1` and `'1'` are two."""
     if key.tag == _STR:
         return key.value
+    if key.tag == GO_PLAIN:  # a manifest's plain key, built as kubectl builds it
+        built = go_yaml_v2(key.value)
+        return built if isinstance(built, Hashable) else (key.tag, key.value)
     try:
         value = yaml.constructor.SafeConstructor().construct_object(key)
     except (yaml.YAMLError, ValueError, TypeError):

@@ -86,3 +86,19 @@ def test_lint_judges_the_gpus_kubectl_would_send_not_the_last_merged_mapping(
     )
     assert main(["lint", str(pod)]) == 1
     assert "[kai-scheduler-name] spec.schedulerName is unset" in capsys.readouterr().out
+
+
+def test_in_a_manifest_a_quoted_key_and_a_plain_one_are_one_key_for_the_merge_check(tmp_path: Path) -> None:
+    """lint builds a manifest's plain scalars as kubectl does: `"schedulerName"` before a `<<` setting schedulerName
+    is the ambiguity above, and two such keys are the same key twice."""
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(
+        'apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  "schedulerName": default-scheduler\n'
+        "  <<: {schedulerName: kai-scheduler}\n  containers: []\n"
+    )
+    assert main(["lint", str(pod)]) == 2
+    twice = tmp_path / "twice.yaml"
+    twice.write_text(
+        'apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  schedulerName: x\n  "schedulerName": y\n'
+    )
+    assert main(["lint", str(twice)]) == 2
