@@ -231,7 +231,8 @@ def _labels(node: Mapping[str, Any]) -> Mapping[str, Any]:
 def _pool_name(shape: Mapping[str, Any]) -> str:
     product = str(shape.get("gpuProduct") or ("gpu" if shape.get("gpus") else "cpu")).lower()
     cleaned = "".join(c if c.isalnum() else "-" for c in product).strip("-")
-    return "-".join(p for p in cleaned.split("-") if p)[:50] or "nodes"
+    # Cut to 50, then no dash may end it: a pool name is a DNS label (the model refuses one that ends in "-").
+    return "-".join(p for p in cleaned.split("-") if p)[:50].rstrip("-") or "nodes"
 
 
 def _bytes(quantity: str) -> int:

@@ -240,3 +240,10 @@ def test_a_node_whose_fields_have_another_shape_reads_them_as_absent_not_a_crash
     assert sorted(p.name for p in pools) == ["cpu", "nvidia-l4"]
     [cpu] = [p for p in pools if p.name == "cpu"]
     assert (cpu.count, cpu.gpus) == (1, None)
+
+
+def test_a_product_name_cut_at_a_dash_names_a_pool_without_a_trailing_dash() -> None:
+    """Pool names are cut to 50 characters and must stay DNS labels (a mutation run's review found one ending in
+    '-' refused by the model, though the node's label was valid)."""
+    [pool] = pools_from_nodes([node("n1", gpus=1, product="A" * 49 + "-B", memory=1000)])
+    assert pool.name == "a" * 49
