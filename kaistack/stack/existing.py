@@ -73,15 +73,15 @@ def discover(config: StackConfig, source: str, read_nodes: Any = None) -> tuple[
             [f"cluster.nodePools: none declared, and {where} has no schedulable worker node; {WHAT_TO_DECLARE}"],
             source,
         )
-    cluster = revalidated(config.cluster, "kaistack:cluster", source, node_pools=pools)
+    read = f"(the pools were read from the nodes of {where}; {WHAT_TO_DECLARE})"
+    try:  # the cluster's limits (pools, nodes), then the stack's own rules (a topology level the nodes lack)
+        cluster = revalidated(config.cluster, "kaistack:cluster", source, node_pools=pools)
+        resolved = revalidated(config, NAMESPACE, source, cluster=cluster)
+    except ConfigError as err:
+        raise ConfigError([*err.problems, read], source) from None
     summary = ", ".join(
         f"{p.name} ({p.count} x {p.gpus or 0} GPU {p.gpu_product or ''})".replace(" )", ")") for p in pools
     )
-    try:  # the stack's own rules over the pools read (a topology level the nodes are not labelled with)
-        resolved = revalidated(config, NAMESPACE, source, cluster=cluster)
-    except ConfigError as err:
-        read = f"(the pools were read from the nodes of {where}; {WHAT_TO_DECLARE})"
-        raise ConfigError([*err.problems, read], source) from None
     return resolved, [f"read {len(nodes)} nodes from {where}: {summary}"]
 
 

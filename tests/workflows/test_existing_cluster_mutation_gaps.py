@@ -104,6 +104,7 @@ def test_nodes_in_more_shapes_than_a_cluster_may_have_pools_are_refused_under_th
     with pytest.raises(ConfigError) as err:
         discover(_config(), "Pulumi.lab.yaml", lambda settings: shapes)
     assert err.value.problems[0].startswith("kaistack:cluster.nodePools: List should have at most 1000 items")
+    assert err.value.problems[-1].startswith("(the pools were read from the nodes of context 'lab'; declare ")
 
 
 # --- where the kubeconfig is found -----------------------------------------------------------------------------------
