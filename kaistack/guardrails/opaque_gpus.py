@@ -19,6 +19,7 @@ from kaistack.guardrails.podspec import (
     Res,
     api_group,
     gpu_resource_asked,
+    known,
     workload,
 )
 
@@ -70,18 +71,18 @@ def opaque_gpu_request(res: Res, scheduler_name: str) -> str | None:
         if seen > _MAX_NODES or depth > _MAX_DEPTH:
             return None
         if isinstance(node, Mapping):
-            if _known(node, "schedulerName") == scheduler_name:
+            if known(node, "schedulerName") == scheduler_name:
                 names_scheduler = True
             if found is None:
                 found = _gpu_here(node, path)
             for key in node:
                 if path == "" and key == "status":
                     continue  # what a controller reports, not what is asked
-                value = _known(node, key)
+                value = known(node, key)
                 if _collection(value):
                     stack.append((value, f"{path}.{key}" if path else str(key), depth + 1))
         elif _collection(node):
-            items = [(i, _known(node, i)) for i in range(len(node))]
+            items = [(i, known(node, i)) for i in range(len(node))]
             stack.extend((item, f"{path}[{i}]", depth + 1) for i, item in items if _collection(item))
     return None if names_scheduler else found
 
@@ -91,24 +92,14 @@ def _collection(value: Any) -> bool:
     return isinstance(value, Mapping) or (isinstance(value, Sequence) and not isinstance(value, str | bytes))
 
 
-def _known(node: Any, key: Any) -> Any:
-    """node[key], or None for a value unknown at preview (pulumi_policy's proxy raises on reading one)."""
-    try:
-        return node.get(key) if isinstance(node, Mapping) else node[key]
-    except Exception as err:
-        if type(err).__name__ == "UnknownValueError":
-            return None
-        raise
-
-
 def _gpu_here(node: Mapping[str, Any], path: str) -> str | None:
     """A GPU request in this mapping: a resource list's GPU key, Spark's `{name: nvidia.com/gpu, quantity}`, or KAI's
     share annotation."""
     key = gpu_resource_asked(node) if path.rpartition(".")[2] in ("limits", "requests") else None
     if key is not None:
         return f"{path}.{key}"
-    name = _known(node, "name")
-    if isinstance(name, str) and "quantity" in node and gpu_resource_asked({name: _known(node, "quantity")}):
+    name = known(node, "name")
+    if isinstance(name, str) and "quantity" in node and gpu_resource_asked({name: known(node, "quantity")}):
         return f"{path}.name" if path else "name"
     if path.endswith("annotations") and (FRACTION in node or MEMORY in node):
         return f"{path}.{FRACTION if FRACTION in node else MEMORY}"

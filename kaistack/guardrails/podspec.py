@@ -293,9 +293,9 @@ def pod_templates(kind: str, props: Mapping[str, Any], partial: bool = False) ->
             return True
         # A patch's metadata alone: unknown at preview, it is no template (raising would turn every policy, the
         # stack-wide ones too, into a "can't run policy" advisory for the whole stack), as the search treats unknowns.
-        meta = _known(node, "metadata") if partial else None
+        meta = known(node, "metadata") if partial else None
         return isinstance(meta, Mapping) and all(
-            _known(meta, k, _UNKNOWN) is not _UNKNOWN for k in ("labels", "annotations")
+            known(meta, k, _UNKNOWN) is not _UNKNOWN for k in ("labels", "annotations")
         )
 
     if kind in TEMPLATE_PATHS:
@@ -329,25 +329,25 @@ def _search(node: Any, path: str, depth: int) -> Iterator[PodTemplate]:
     if depth <= 0:
         return
     if isinstance(node, Mapping):
-        spec = _known(node, "spec")
-        if path and isinstance(spec, Mapping) and seq(_known(spec, "containers")):
+        spec = known(node, "spec")
+        if path and isinstance(spec, Mapping) and seq(known(spec, "containers")):
             yield _template(path, node)
             return
         for key in node:
-            yield from _search(_known(node, key), f"{path}.{key}" if path else str(key), depth - 1)
+            yield from _search(known(node, key), f"{path}.{key}" if path else str(key), depth - 1)
     elif isinstance(node, Sequence) and not isinstance(node, str | bytes):
         for i in range(len(node)):
-            yield from _search(_known(node, i), f"{path}[{i}]", depth - 1)
+            yield from _search(known(node, i), f"{path}[{i}]", depth - 1)
 
 
 _UNKNOWN = object()
 
 
-def _known(node: Any, key: Any, unknown: Any = None) -> Any:
+def known(node: Any, key: Any, unknown: Any = None) -> Any:
     """node[key], or `unknown` (None) for a preview-unknown value.
 
-    Only the generic search skips unknowns: it walks every field of an unfamiliar kind (a computed
-    `status` is unknown at preview) looking for pod templates, and an unknown there is no template.
+    Only the generic searches skip unknowns (this one for pod templates, opaque_gpus' for GPU requests): they walk
+    every field of an unfamiliar kind (a computed `status` is unknown at preview), and an unknown there is nothing.
     The rules themselves still raise on an unknown value they need.
     """
     try:
