@@ -208,7 +208,9 @@ def read_dump(path: Path) -> list[Any]:
                 f"{limits.MAX_MANIFEST_FILE_BYTES} bytes and JSON ones (`kubectl get ... -o json`) up to "
                 f"{limits.MAX_JSON_DUMP_BYTES}"
             )
-        documents, errors = load_documents(text, str(path))
+        # kubectl writes a dump with go-yaml v2 (sigs.k8s.io/yaml JSONToYAML), quoting only what v2 would read as
+        # another type: a plain `=` or `.1_` is text to it, and YAML 1.1 refuses or misreads them.
+        documents, errors = load_documents(text, str(path), kubectl=True)
         if errors:
             hint = ""
             if errors[0].problem.endswith(TOO_MANY_VALUES):
