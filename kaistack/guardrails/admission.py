@@ -6,9 +6,10 @@ Pure: builds the manifests (dicts) that components/admission.py registers, so te
 same CEL strings with cel-python, beside the Python rules the policy pack and `kaistack lint` run.
 
 Who is checked. Every pod CREATE/UPDATE in the tenant's host namespace, whoever sends it: vCluster's
-syncer (the tenant's pods) or anyone writing straight into that namespace. Only requests from the
-host's StatefulSet controller are let through (the vCluster control plane is a StatefulSet there);
-a request's user is set by the API server, so no tenant can claim it.
+syncer (the tenant's pods) or anyone writing straight into that namespace. Only the host's StatefulSet
+controller's requests for the pods of the vCluster's own StatefulSet are let through (the control plane: the
+chart names it after the release, which kaistack names after the tenant); a request's user is set by the API
+server, so no tenant can claim it, and another StatefulSet's pods in that namespace are checked like any.
 
 Nothing keys on a label, name or namespace the tenant picks (loft-sh/vcluster@v0.36.1: all labels but
 `vcluster.loft.sh/managed-by` and the value of `vcluster.loft.sh/namespace` are copied from the tenant;
@@ -327,12 +328,25 @@ def pod_validations(
     return [{"expression": e, "message": m, "reason": "Forbidden"} for e, m in rules]
 
 
-def match_conditions() -> list[dict[str, str]]:
-    """Requests the policy skips: only the host's StatefulSet controller (the vCluster control plane)."""
+def match_conditions(release: str) -> list[dict[str, str]]:
+    """Requests the policy skips: the host's StatefulSet controller writing a pod of the StatefulSet `release`.
+
+    The chart names the control plane's StatefulSet after the release (loft-sh/vcluster@v0.36.1
+    chart/templates/statefulset.yaml L4-6, the same at v0.37.0-rc.1; a StatefulSet while the volume claim is on,
+    which kaistack keeps: ops/verify_health.py). The controller gives each pod it creates a controller reference
+    to its set, kind StatefulSet and the set's name (kubernetes pkg/controller/statefulset/stateful_set_utils.go
+    newStatefulSetPod, `GetPodFromTemplate(..., NewControllerRef(set, controllerKind))`). The user is checked
+    first: an owner reference alone, which anyone may write, skips nothing. The kind is not held to `apps/v1`,
+    since only the controller's own requests get this far.
+    """
+    owned = (
+        "has(object.metadata.ownerReferences) && object.metadata.ownerReferences.exists(r, "
+        f"r.kind == 'StatefulSet' && r.name == {quote(release)} && has(r.controller) && r.controller)"
+    )
     return [
         {
-            "name": "not-the-host-statefulset-controller",
-            "expression": f"!(request.userInfo.username in {cel_list(HOST_CONTROLLERS)})",
+            "name": "not-the-vcluster-control-plane",
+            "expression": f"!(request.userInfo.username in {cel_list(HOST_CONTROLLERS)} && {owned})",
         }
     ]
 
@@ -375,7 +389,14 @@ def tenant_policy(
             "reason": "Forbidden",
         }
     )
-    return validating_policy(policy_name(tenant), tenant, ["pods", "pods/ephemeralcontainers", "pods/status"], checked)
+    return validating_policy(
+        policy_name(tenant),
+        tenant,
+        ["pods", "pods/ephemeralcontainers", "pods/status"],
+        checked,
+        # kaistack names the vCluster release after the tenant (components/tenant.py).
+        match_conditions(tenant),
+    )
 
 
 IS_STATUS = "has(request.subResource) && request.subResource == 'status'"
@@ -392,10 +413,15 @@ def tenant_binding(tenant: str, host_namespace: str) -> dict[str, Any]:
 
 
 def validating_policy(
-    name: str, tenant: str, resources: list[str], validations: list[dict[str, str]]
+    name: str,
+    tenant: str,
+    resources: list[str],
+    validations: list[dict[str, str]],
+    conditions: list[dict[str, str]] | None = None,
 ) -> dict[str, Any]:
     """A tenant's ValidatingAdmissionPolicy over core/v1 `resources`: CREATE and UPDATE, failing closed, skipping
-    only the host's StatefulSet controller."""
+    only the requests `conditions` rule out."""
+    match = {"matchConditions": conditions} if conditions else {}
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingAdmissionPolicy",
@@ -412,7 +438,7 @@ def validating_policy(
                     }
                 ]
             },
-            "matchConditions": match_conditions(),
+            **match,
             "validations": validations,
         },
     }

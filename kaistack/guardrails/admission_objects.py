@@ -1,8 +1,9 @@
 """The host's admission policy for a tenant's other objects: the Services and PersistentVolumeClaims its vCluster
 syncs into the tenant's host namespace.
 
-Pure, like kaistack.guardrails.admission (whose match conditions it shares: only the host's StatefulSet
-controller, which makes the vCluster's own volume claim, is let through).
+Pure, like kaistack.guardrails.admission. No request is skipped: the StatefulSet controller's claim for the
+vCluster's own data (template `data`: accessModes, storageClassName and a size, loft-sh/vcluster@v0.36.1
+chart/templates/_persistence.tpl L15-26) names and selects no volume, and passes like any other.
 
 What is refused (loft-sh/vcluster@v0.36.1, the same at v0.37.0-rc.1):
 - a Service with `spec.externalIPs` (an update that keeps them as they were passes): vCluster copies a Service's
@@ -25,13 +26,12 @@ from __future__ import annotations
 from typing import Any
 
 from kaistack.guardrails.admission import namespace_binding, validating_policy
-from kaistack.guardrails.admission_cel import IS_CREATE, IS_UPDATE
+from kaistack.guardrails.admission_cel import IS_CREATE, IS_UPDATE, cel_list
 
 # kube-controller-manager's PersistentVolume controller binds a claim by setting its volumeName, as its own
 # service account with --use-service-account-credentials (kubernetes/kubernetes pkg/controller/volume/
-# persistentvolume: the controller's name "persistent-volume-binder"); without, as the manager, whom the match
-# conditions already let through.
-VOLUME_BINDER = "system:serviceaccount:kube-system:persistent-volume-binder"
+# persistentvolume: the controller's name "persistent-volume-binder"); without, as the manager.
+VOLUME_BINDERS = ("system:serviceaccount:kube-system:persistent-volume-binder", "system:kube-controller-manager")
 
 _SERVICE = "request.resource.resource == 'services'"
 _CLAIM = "request.resource.resource == 'persistentvolumeclaims'"
@@ -57,7 +57,7 @@ def object_validations(tenant: str) -> list[dict[str, str]]:
         (
             f"!({_CLAIM} && {IS_UPDATE}) || ({_NO_VOLUME_NAME} || "
             "(has(oldObject.spec.volumeName) && oldObject.spec.volumeName == object.spec.volumeName) || "
-            f"request.userInfo.username == '{VOLUME_BINDER}')",
+            f"request.userInfo.username in {cel_list(VOLUME_BINDERS)})",
             f"tenant {tenant}: only the host's volume binder sets a claim's spec.volumeName",
         ),
     ]

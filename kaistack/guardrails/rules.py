@@ -412,10 +412,14 @@ def kai_no_bypass(res: Res, s: Settings, facts: StackFacts) -> list[str]:
     if tenant is None and wl.namespace in s.tenant_namespaces:
         tenant = wl.namespace
     out = []
-    host_namespace = any(wl.namespace == t.namespace for t in facts.tenants or ())
-    # The admission policy lets the StatefulSet controller through (the vCluster's own control plane);
+    hosts = [t for t in facts.tenants or () if wl.namespace == t.namespace]
+    host_namespace = bool(hosts)
+    # The admission policy lets through the StatefulSet controller's pods of the vCluster's own StatefulSet, which
+    # the chart names after the release and kaistack the release after the tenant (admission.match_conditions);
     # a patch or a PodTemplate creates no pods of its own.
-    owned = not wl.partial and builtin_kind(wl.res.type) not in ("Pod", "StatefulSet", "PodTemplate")
+    kind = builtin_kind(wl.res.type)
+    control_plane = kind == "StatefulSet" and any(wl.name == t.name for t in hosts)
+    owned = not wl.partial and kind not in ("Pod", "PodTemplate") and not control_plane
     if host_namespace and owned and not through_vcluster(wl, facts.tenants or ()):
         out.append(
             f"{wl.kind} {wl.name} runs pods in tenant {tenant}'s host namespace {wl.namespace}, where the admission "
@@ -423,7 +427,7 @@ def kai_no_bypass(res: Res, s: Settings, facts: StackFacts) -> list[str]:
             f"cannot see): create it inside the tenant's vCluster (tenant: {tenant}) or in another namespace"
         )
     owners = seq(mapping(wl.res.props.get("metadata")).get("ownerReferences"))
-    if host_namespace and builtin_kind(wl.res.type) == "Pod" and owners:
+    if host_namespace and kind == "Pod" and owners:
         out.append(
             f"Pod {wl.name} in tenant {tenant}'s host namespace {wl.namespace} has ownerReferences, which the "
             "admission policy refuses (KAI takes a pod's queue and priority from its top owner first, which that "

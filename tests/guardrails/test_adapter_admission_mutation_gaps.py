@@ -560,8 +560,28 @@ def test_the_host_statefulset_controller_is_skipped_with_or_without_its_own_serv
     kind, EKS), as itself without: the vCluster control plane is a StatefulSet in the tenant's namespace."""
     unqueued = _relabelled(PLAIN)
     del unqueued["metadata"]["labels"]["kai.scheduler/queue"]
+    unqueued["metadata"]["ownerReferences"] = [{"kind": "StatefulSet", "name": "team-a", "controller": True}]
     assert not cel_allows(_policy(), Case(unqueued, False))
     assert cel_allows(_policy(), Case(unqueued, True, user=user))
+
+
+@pytest.mark.parametrize(
+    ("owner", "why"),
+    [
+        ({"kind": "StatefulSet", "name": "team-b", "controller": True}, "another set"),
+        ({"kind": "Deployment", "name": "team-a", "controller": True}, "another kind"),
+        ({"kind": "StatefulSet", "name": "team-a"}, "not the controller"),
+        ({"kind": "StatefulSet", "name": "team-a", "controller": False}, "controller false"),
+    ],
+)
+def test_the_controllers_pods_of_anything_but_the_vclusters_own_set_are_checked(
+    owner: dict[str, Any], why: str
+) -> None:
+    """Only a pod whose controller is the StatefulSet named after the release (the tenant) is skipped."""
+    unqueued = _relabelled(PLAIN)
+    del unqueued["metadata"]["labels"]["kai.scheduler/queue"]
+    unqueued["metadata"]["ownerReferences"] = [owner]
+    assert not cel_allows(_policy(), Case(unqueued, False, user="system:kube-controller-manager")), why
 
 
 def test_kais_binder_in_kais_namespace_may_label_a_pod_with_its_gpu_group() -> None:

@@ -94,6 +94,26 @@ def direct_pod(**kwargs: Any) -> dict[str, Any]:
     return pod
 
 
+def control_plane_pod(owner: str = "team-a", kind: str = "StatefulSet") -> dict[str, Any]:
+    """The vCluster's own pod as the StatefulSet controller creates it: the chart names the set after the release
+    (loft-sh/vcluster@v0.36.1 chart/templates/statefulset.yaml L4-6), kaistack the release after the tenant, and the
+    controller gives the pod a controller reference to its set (kubernetes pkg/controller/statefulset/
+    stateful_set_utils.go newStatefulSetPod, NewControllerRef)."""
+    pod = direct_pod(scheduler="default-scheduler", labels={"app": "vcluster", "release": owner})
+    pod["metadata"]["name"] = f"{owner}-0"
+    pod["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "apps/v1",
+            "kind": kind,
+            "name": owner,
+            "uid": "u1",
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
+    return pod
+
+
 def coredns(**kwargs: Any) -> dict[str, Any]:
     """vCluster's CoreDNS as synced: virtual kube-system, default scheduler, no queue."""
     return synced_pod(
@@ -249,10 +269,22 @@ PODS: dict[str, Case] = {
         training_operator_pod(as_kaistack_installs_it=True), True
     ),
     "vCluster's control plane (StatefulSet pod)": Case(
-        direct_pod(scheduler="default-scheduler", labels={"app": "vcluster"}),
-        True,
-        user=STATEFULSET_CONTROLLER,
+        control_plane_pod(), True, user=STATEFULSET_CONTROLLER, offline=False
+    ),
+    "vCluster's control plane as the controller manager (no --use-service-account-credentials)": Case(
+        control_plane_pod(), True, user="system:kube-controller-manager", offline=False
+    ),
+    "another StatefulSet's pod in the host namespace": Case(
+        control_plane_pod(owner="db"), False, user=STATEFULSET_CONTROLLER, offline=False
+    ),
+    "a ReplicaSet's pod made by the controller manager": Case(
+        control_plane_pod(owner="team-a", kind="ReplicaSet"),
+        False,
+        user="system:kube-controller-manager",
         offline=False,
+    ),
+    "an owner reference to the vCluster's StatefulSet, written by someone else": Case(
+        control_plane_pod(), False, user="system:serviceaccount:vcluster-team-a:deployer", offline=False
     ),
     "syncer updates a bound pod (nodeName set by KAI's binder)": Case(
         _bound(PLAIN), True, operation="UPDATE", old=_bound(PLAIN), offline=False
@@ -995,9 +1027,12 @@ def test_policy_matches_pod_creates_and_updates_ephemeral_containers_and_status(
 
 
 def test_no_condition_keys_on_a_label_or_annotation(dev: StackConfig) -> None:
-    """What a tenant picks (labels, annotations, names) never decides whether the policy applies."""
-    conditions = tenant_policy(dev, dev.tenant("team-a"))["spec"]["matchConditions"]
-    assert all("object." not in c["expression"] for c in conditions)
+    """What a tenant picks (labels, annotations) never decides whether the policy applies; the one object field
+    read, an owner reference, only narrows what the StatefulSet controller's own requests skip."""
+    [condition] = tenant_policy(dev, dev.tenant("team-a"))["spec"]["matchConditions"]
+    assert "labels" not in condition["expression"]
+    assert "annotations" not in condition["expression"]
+    assert condition["expression"].startswith("!(request.userInfo.username in [")
 
 
 def test_a_tenant_must_declare_its_queues() -> None:

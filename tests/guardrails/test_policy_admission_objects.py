@@ -17,7 +17,7 @@ import celpy
 import pytest
 from test_policy_admission import _evaluate, _unguarded_old_object_reads
 
-from kaistack.guardrails.admission_objects import VOLUME_BINDER, tenant_objects_binding, tenant_objects_policy
+from kaistack.guardrails.admission_objects import VOLUME_BINDERS, tenant_objects_binding, tenant_objects_policy
 
 SYNCER = "system:serviceaccount:vcluster-team-a:vc-team-a"
 HELM = "kubernetes-admin"  # Pulumi's Helm release creates the vCluster's own Services
@@ -51,6 +51,14 @@ def _claim(**spec: Any) -> dict[str, Any]:
         "metadata": {"name": "data-x-default-x-team-a", "namespace": "vcluster-team-a"},
         "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}, **spec},
     }
+
+
+def _vcluster_claim() -> dict[str, Any]:
+    """The claim the StatefulSet controller makes from the chart's template: `data-<set>-<ordinal>`."""
+    claim = _claim()
+    claim["metadata"]["name"] = "data-team-a-0"
+    claim["metadata"]["labels"] = {"app": "vcluster", "release": "team-a"}
+    return claim
 
 
 def _bound(claim: dict[str, Any], volume: str = "pvc-0d1c") -> dict[str, Any]:
@@ -87,7 +95,15 @@ CASES: dict[str, Case] = {
         "persistentvolumeclaims", _claim(selector={"matchLabels": {"team": "b"}}), False
     ),
     "the volume binder binds a claim": Case(
-        "persistentvolumeclaims", _bound(_claim()), True, operation="UPDATE", user=VOLUME_BINDER, old=_claim()
+        "persistentvolumeclaims", _bound(_claim()), True, operation="UPDATE", user=VOLUME_BINDERS[0], old=_claim()
+    ),
+    "the volume binder, as the controller manager (no --use-service-account-credentials), binds a claim": Case(
+        "persistentvolumeclaims",
+        _bound(_claim()),
+        True,
+        operation="UPDATE",
+        user="system:kube-controller-manager",
+        old=_claim(),
     ),
     "the syncer updates a bound claim, its volume unchanged": Case(
         "persistentvolumeclaims", _bound(_claim()), True, operation="UPDATE", old=_bound(_claim())
@@ -102,8 +118,15 @@ CASES: dict[str, Case] = {
         operation="UPDATE",
         old=_bound(_claim(), "pv-team-a"),
     ),
+    # loft-sh/vcluster@v0.36.1 chart/templates/_persistence.tpl L15-26: template `data`, accessModes, a size.
     "the StatefulSet controller's claim for the vCluster's data": Case(
-        "persistentvolumeclaims", _claim(selector={"matchLabels": {"x": "y"}}), True, user=STATEFULSET_CONTROLLER
+        "persistentvolumeclaims", _vcluster_claim(), True, user=STATEFULSET_CONTROLLER
+    ),
+    "another StatefulSet's claim selecting host volumes": Case(
+        "persistentvolumeclaims", _claim(selector={"matchLabels": {"team": "b"}}), False, user=STATEFULSET_CONTROLLER
+    ),
+    "a claim naming a host volume, made by the controller manager": Case(
+        "persistentvolumeclaims", _claim(volumeName="team-b-data"), False, user="system:kube-controller-manager"
     ),
 }
 
@@ -120,7 +143,7 @@ def cel_denials(policy: dict[str, Any], case: Case) -> list[str]:
         "oldObject": celpy.json_to_cel(case.old),
         "request": celpy.json_to_cel(request),
     }
-    for condition in policy["spec"]["matchConditions"]:
+    for condition in policy["spec"].get("matchConditions", []):
         applies = _evaluate(env, condition["expression"], activation)
         if applies is None:
             return [f"matchCondition {condition['name']} failed to evaluate"]
@@ -150,6 +173,12 @@ def test_the_policy_matches_service_and_claim_creates_and_updates_and_fails_clos
             "resources": ["services", "persistentvolumeclaims"],
         }
     ]
+
+
+def test_no_request_is_let_through_unchecked() -> None:
+    """The vCluster's own claim passes every rule, so nobody's requests need skipping (the pods policy's exemption
+    for the StatefulSet controller once covered this policy too, and every StatefulSet's claims with it)."""
+    assert "matchConditions" not in POLICY["spec"]
 
 
 def test_the_binding_selects_the_tenants_host_namespace_and_denies() -> None:

@@ -378,10 +378,22 @@ def test_a_bare_pod_in_a_tenants_host_namespace_has_no_owner_to_refuse() -> None
 
 
 def test_the_vclusters_own_statefulset_in_its_host_namespace_is_not_refused() -> None:
-    """The admission policy lets the StatefulSet controller through (admission.match_conditions)."""
+    """The admission policy lets the StatefulSet controller's pods of this set through (admission.match_conditions)."""
     sts = deployment(name="beta", namespace="vcluster-beta", queue="team-b")
     sts["kind"] = "StatefulSet"
     assert kai_no_bypass(res("StatefulSet", sts), Settings(), FACTS) == []
+
+
+def test_another_statefulset_in_a_tenants_host_namespace_is_refused() -> None:
+    """The admission policy skips only the vCluster's own StatefulSet's pods (named after the release, which kaistack
+    names after the tenant): another set's pods have an owner and are refused there."""
+    sts = deployment(name="db", namespace="vcluster-beta", queue="team-b")
+    sts["kind"] = "StatefulSet"
+    assert kai_no_bypass(res("StatefulSet", sts), Settings(), FACTS) == [
+        "StatefulSet db runs pods in tenant beta's host namespace vcluster-beta, where the admission policy refuses "
+        "pods with owners (KAI would take their queue and priority from the owner, which it cannot see): create it "
+        "inside the tenant's vCluster (tenant: beta) or in another namespace"
+    ]
 
 
 def test_a_pod_patch_in_a_tenants_host_namespace_creates_no_owned_pods() -> None:

@@ -296,3 +296,29 @@ def test_the_quota_names_exactly_the_resources_the_charts_quota_names(chart, whe
             "nodePools": [{"name": "gpu", "gpus": 1}],
         }
     assert set(_quota(parse_config(raw))) == set(chart["policies"]["resourceQuota"]["quota"])
+
+
+# --- the vCluster's own pods, which the tenant's admission policy lets through ----------------------------------
+
+
+def test_the_admission_exemption_names_the_statefulset_the_chart_makes_for_this_release(mocks, chart) -> None:
+    """The pod policy skips the StatefulSet controller's pods of the set named after the release
+    (guardrails.admission.match_conditions). The chart names that set after the release and makes it a StatefulSet
+    while the volume claim is on: `auto` with the default backing store (loft-sh/vcluster@v0.36.1
+    chart/templates/statefulset.yaml L4-6, _persistence.tpl L4-6 and L33-41). kaistack sets neither, so the set is
+    the release's name, and the release is named after the tenant."""
+    run_program(mocks, _tenant_stack())
+    release = named(mocks.resources, "kaistack-t1-vcluster")
+    assert release.inputs["name"] == "t1"
+    values = release.inputs["values"]
+    control_plane = values.get("controlPlane", {})
+    assert "backingStore" not in control_plane
+    assert "persistence" not in control_plane.get("statefulSet", {})
+    assert chart["controlPlane"]["statefulSet"]["persistence"]["volumeClaim"]["enabled"] == "auto"
+    (policy,) = [
+        r
+        for r in of_type(mocks.resources, "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy")
+        if r.inputs["metadata"]["name"] == "kaistack-tenant-t1"
+    ]
+    (condition,) = policy.inputs["spec"]["matchConditions"]
+    assert "r.kind == 'StatefulSet' && r.name == 't1'" in condition["expression"]
