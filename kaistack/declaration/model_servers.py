@@ -84,37 +84,49 @@ def _has_option(argv: list[str], names: Sequence[str]) -> bool:
     return any(token.partition("=")[0].replace("_", "-") in names for token in argv if token.startswith("--"))
 
 
-def expand(text: str, env: Mapping[str, str]) -> str:
+# How much longer than its text an expansion may grow. Each variable may reference the ones before it twice, so a
+# pod of a few kilobytes can expand to 2**n characters (`V1=$(V0)$(V0)`, `V2=$(V1)$(V1)`, ...), which the API
+# server admits; what kaistack reads from a value is a number, whose text is far shorter.
+EXPANSION_GROWTH_MAX = 4096
+# What a value that expands past the bound stands for: no number, and none in any text that references it.
+UNREADABLE = "\x00"
+
+
+def expand(text: str, env: Mapping[str, str]) -> str | None:
     """`$(VAR)` references as the kubelet expands them (kubernetes/kubernetes
     third_party/forked/golang/expansion/expand.go, Expand): a known name gives its value, an unknown one stays
-    `$(VAR)`, `$$` is one `$`, and any other `$` is kept."""
+    `$(VAR)`, `$$` is one `$`, and any other `$` is kept. None where the text would grow by more than
+    EXPANSION_GROWTH_MAX characters."""
     out: list[str] = []
+    room = len(text) + EXPANSION_GROWTH_MAX
     i = 0
     while i < len(text):
         if text[i] != "$" or i + 1 == len(text):
-            out.append(text[i])
-            i += 1
+            piece, i = text[i], i + 1
         elif text[i + 1] == "$":
-            out.append("$")
-            i += 2
+            piece, i = "$", i + 2
         elif text[i + 1] == "(" and (close := text.find(")", i + 2)) != -1:
             name = text[i + 2 : close]
-            out.append(env.get(name, f"$({name})"))
-            i = close + 1
+            piece, i = env.get(name, f"$({name})"), close + 1
         else:
-            out.append(text[i : i + 2])
-            i += 2
+            piece, i = text[i : i + 2], i + 2
+        room -= len(piece)
+        if room < 0:
+            return None
+        out.append(piece)
     return "".join(out)
 
 
 def _literal_env(container: Mapping[str, Any]) -> dict[str, str]:
     """The container's literal variables, each expanded with those before it, as the kubelet builds them
-    (pkg/kubelet/kubelet_pods.go makeEnvironmentVariables): `UTIL=$(BASE)` after `BASE=0.95` is 0.95."""
+    (pkg/kubelet/kubelet_pods.go makeEnvironmentVariables): `UTIL=$(BASE)` after `BASE=0.95` is 0.95. A value that
+    expands past the bound is UNREADABLE."""
     env: dict[str, str] = {}
     for item in seq(container.get("env")):
         item = mapping(item)
         if "name" in item and isinstance(item.get("value"), str | int | float):
-            env[str(item["name"])] = expand(str(item["value"]), env)
+            expanded = expand(str(item["value"]), env)
+            env[str(item["name"])] = UNREADABLE if expanded is None else expanded
     return env
 
 
@@ -123,7 +135,10 @@ def _number(text: str, env: Mapping[str, str] | None) -> float | None:
     (`env` None: expanded once already) stands for."""
     text = text.strip().strip("'\"")
     if env is not None:
-        text = expand(text, env)
+        expanded = expand(text, env)
+        if expanded is None:
+            return None
+        text = expanded
     # shlex keeps a shell operator on the word before it (`0.5;`, `0.5&&`); sh ends the word there.
     text = _OPERATOR.split(text, maxsplit=1)[0]
     try:

@@ -19,7 +19,13 @@ from typing import Any
 import pytest
 from policy_builders import container, deployment, res
 
-from kaistack.declaration.model_servers import default_utilization, expand, vllm_utilization
+from kaistack.declaration.model_servers import (
+    EXPANSION_GROWTH_MAX,
+    Utilization,
+    default_utilization,
+    expand,
+    vllm_utilization,
+)
 from kaistack.guardrails.facts import StackFacts
 from kaistack.guardrails.rules import gpu_memory_utilization_within_fraction
 from kaistack.guardrails.settings import Settings
@@ -186,3 +192,40 @@ def test_variable_references_expand_as_the_kubelet_expands_them(text: str, expan
     """kubernetes/kubernetes third_party/forked/golang/expansion/expand.go: a known name gives its value, an
     unknown one stays as written, `$$` is an escaped `$`, an unclosed or bare `$` is kept."""
     assert expand(text, {"A": "1"}) == expanded
+
+
+def _doubling_chain(count: int) -> list[dict[str, str]]:
+    """`V0=0.5`, `V1=$(V0)$(V0)`, ...: each variable twice the one before, a few kilobytes of pod for 2**count."""
+    return [{"name": "V0", "value": "0.5"}] + [
+        {"name": f"V{i}", "value": f"$(V{i - 1})$(V{i - 1})"} for i in range(1, count)
+    ]
+
+
+def test_a_reference_chain_that_doubles_each_step_is_not_expanded_past_the_bound() -> None:
+    """The API server admits such a pod (a tenant's, reaching the pack, lint and diagnose): 2**40 characters
+    were built (MemoryError, or the OOM killer). A value past EXPANSION_GROWTH_MAX is no number kaistack reads."""
+    env = [*_doubling_chain(40), {"name": "VLLM_GPU_MEMORY_UTILIZATION", "value": "$(V39)"}]
+    container = {"name": "m", "image": "vllm/vllm-openai:v0.9.1", "env": env}
+    assert vllm_utilization(container) == Utilization(None, "env VLLM_GPU_MEMORY_UTILIZATION")
+
+
+def test_a_flag_referencing_a_runaway_variable_is_unknown_not_expanded() -> None:
+    container = {
+        "name": "m",
+        "image": "vllm/vllm-openai:v0.9.1",
+        "env": _doubling_chain(40),
+        "args": ["--gpu-memory-utilization", "$(V39)"],
+    }
+    assert vllm_utilization(container) == Utilization(None, "command line")
+
+
+def test_a_chain_within_the_bound_still_expands_as_the_kubelet_does() -> None:
+    """Growth up to the bound gives the kubelet's text; one reference more, and the value is past it."""
+    assert expand("$(V)", {"V": "9" * EXPANSION_GROWTH_MAX}) == "9" * EXPANSION_GROWTH_MAX
+    assert expand("$(V)$(V)", {"V": "9" * EXPANSION_GROWTH_MAX}) is None
+
+
+def test_a_long_text_without_references_is_its_own_expansion() -> None:
+    """The bound is on growth: a command word longer than it, with nothing to expand, stays as written."""
+    text = "x" * (3 * EXPANSION_GROWTH_MAX)
+    assert expand(text, {}) == text
