@@ -58,7 +58,17 @@ def scalar_units(name: str, value: Any) -> int:
 
 
 def _add(total: dict[str, float], more: Mapping[str, float]) -> dict[str, float]:
-    return {k: total.get(k, 0.0) + more.get(k, 0.0) for k in {*total, *more}}
+    """`more` added into `total`, in place: a pod of 8,000 containers of distinct resources (1 MB, within etcd's
+    object limit) took seconds when each container's sum rebuilt the whole mapping."""
+    for k, v in more.items():
+        total[k] = total.get(k, 0.0) + v
+    return total
+
+
+def _raise_to(peak: dict[str, float], more: Mapping[str, float]) -> None:
+    for k, v in more.items():
+        if v > peak.get(k, 0.0):
+            peak[k] = v
 
 
 def pod_requests(pod: Mapping[str, Any]) -> dict[str, float]:
@@ -74,10 +84,9 @@ def pod_requests(pod: Mapping[str, Any]) -> dict[str, float]:
         if mapping(container).get("restartPolicy") == "Always":
             sidecars = _add(sidecars, requests)
             continue
-        phase = _add(requests, sidecars)
-        peak = {k: max(peak.get(k, 0.0), phase.get(k, 0.0)) for k in {*peak, *phase}}
+        _raise_to(peak, _add(requests, sidecars))
     total = _add(total, sidecars)
-    total = {k: max(total.get(k, 0.0), peak.get(k, 0.0)) for k in {*total, *peak}}
+    _raise_to(total, peak)
     # Overhead adds to the base resources, scalar ones included (pod_info.go:410-413), not to GPUs.
     overhead = mapping(dig(pod, "spec", "overhead"))
     extra = {str(k): float(scalar_units(str(k), v)) for k, v in overhead.items() if counted(str(k))}
