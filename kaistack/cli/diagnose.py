@@ -13,10 +13,13 @@ from kaistack.cli.args import add_request_timeout
 from kaistack.cli.output import print_json
 from kaistack.cli.sim_progress import simulation_progress
 
-DUMP_KINDS = (
-    "nodes,pods,podgroups,bindrequests,queues,topologies,schedulingshards,configs.kai.scheduler,priorityclasses,"
-    "configmaps,pvc,pv,storageclasses,namespaces"
+# KAI's kinds by resource.group: beside Volcano (Queue, PodGroup) or Kueue (Topology), a bare `queues` is whichever
+# group kubectl's discovery ranks first.
+KAI_DUMP_KINDS = (
+    "podgroups.scheduling.run.ai,bindrequests.scheduling.run.ai,queues.scheduling.run.ai,topologies.kai.scheduler,"
+    "schedulingshards.kai.scheduler,configs.kai.scheduler"
 )
+DUMP_KINDS = f"nodes,pods,{KAI_DUMP_KINDS},priorityclasses,configmaps,pvc,pv,storageclasses,namespaces"
 
 DEFAULT_TIMEOUT = 10.0  # seconds per API request
 

@@ -77,7 +77,8 @@ def diagnose(
     Config's, when read, else kai.scheduler/queue)."""
     objects = list(objects)
     unnamed: Counter[str] = Counter()
-    kinds = by_kind(objects, unnamed)
+    foreign: Counter[str] = Counter()
+    kinds = by_kind(objects, unnamed, foreign)
     key, key_note = queue_label_key_of(kinds, queue_label_key)
     live = build(objects, queue_label=key, now=now)
     settings = scheduler_settings(kinds.get("SchedulingShard"))  # None: not read; []: read, and none there
@@ -89,6 +90,11 @@ def diagnose(
     dropped = [
         f"left out {n} {kind} object{'s' * (n != 1)} without a metadata.name (a string)"
         for kind, n in sorted(unnamed.items())
+    ]
+    dropped += [
+        f"left out {n} {kind} object{'s' * (n != 1)}: the kind is KAI's, the API group another's (another "
+        "scheduler's, read by nothing of KAI's)"
+        for kind, n in sorted(foreign.items())
     ]
     absent = [_ABSENT[kind] for kind in _ABSENT if not kinds.get(kind)]
     all_notes = (*notes, *key_note, *absent, *settings.notes, *live.notes, *dropped)
