@@ -57,9 +57,12 @@ Credentials need `list` on Nodes, Pods and KAI's Queues; with --namespace, Pods 
 though then what other namespaces' pods hold on nodes and in queues is missing (said in a note). Any other kind
 they may not read is skipped and said.
 
+A dump holds what kubectl wrote, ConfigMaps' data too, though only their names are read: before sharing one, make
+it with the names-only form the README gives. Without --at, the dump file's modification time is taken (and said).
+
 exit codes: 0 nothing pending and no mistakes, 1 pending pods (bound ones the kubelet has not started too) or
-  mistakes, 2 unreadable dump, 3 cluster or credentials not usable (rejected, Nodes or Pods not readable, or
-  no KAI Queue API)
+  mistakes, 2 unreadable dump, or one without Nodes or Pods, 3 cluster or credentials not usable (rejected, Nodes
+  or Pods not readable, or no KAI Queue API)
 """
 
 
@@ -130,7 +133,17 @@ def run(args: argparse.Namespace) -> int:
                 f"{live[0]}: not allowed with --from-dump (it reads a live cluster; the dump is read as is)"
             )
         objects = read_dump(args.from_dump)
-        at = at or dump_time(args.from_dump)
+        refuse_incomplete_dump(args.from_dump, objects)
+        if at is None:
+            at, source = dump_time(args.from_dump), "the dump file's modification time"
+            if at is None:
+                at, source = datetime.now(UTC), "the current time: the dump file's modification time is unreadable"
+            # Copying a file (scp, a ticket's attachment, a checkout) moves its time, and with it which deleted
+            # pods KAI counts as stuck: the time taken is said.
+            notes.append(
+                f"the objects are taken as read at {at:%Y-%m-%dT%H:%M:%SZ} ({source}); --at gives the time kubectl "
+                "wrote the dump, which decides which deleted pods KAI counts as StuckInReleasing"
+            )
     else:
         objects, notes = read_live(args)
     diagnosis = ops.diagnose(
@@ -150,6 +163,21 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(ops.to_text(diagnosis))
     return 0 if diagnosis.ok else 1
+
+
+def refuse_incomplete_dump(path: Path, objects: list[Any]) -> None:
+    """A dump without Pods or Nodes diagnoses nothing, or every pod as having no node: live, the same is exit 3;
+    here the dump is what is wrong (every cluster runs pods in kube-system and has nodes)."""
+    from kaistack.declaration.yaml_load import YamlInputError
+    from kaistack.ops.live_snapshot import by_kind
+
+    kinds = by_kind(objects)
+    missing = [kind for kind in ("Node", "Pod") if not kinds.get(kind)]
+    if missing:
+        raise YamlInputError(
+            f"{path}: no {' and no '.join(k + 's' for k in missing)} in the dump, so there is nothing to diagnose "
+            f"(dump them with -A: `kubectl get {DUMP_KINDS} -A -o yaml`)"
+        )
 
 
 def _kai_config(client: Any, notes: list[str]) -> list[dict[str, Any]]:

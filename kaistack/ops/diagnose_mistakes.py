@@ -264,7 +264,12 @@ def _pod_mistakes(
     # Once the pod has its PodGroup, KAI reads the queue, class and preemptibility from it alone
     # (cluster_info.go:447-451, 493, 624-635); the pod's own label and class only made it.
     group = pod_groups.get(str(annotations.get(kai_api.POD_GROUP_NAME) or ""))
-    pending = dig(pod, "status", "phase") in (None, "Pending") and not spec.get("nodeName")
+    # A Pending pod being deleted is Releasing to KAI (pod_info.go getTaskStatus), not left Pending.
+    pending = (
+        dig(pod, "status", "phase") in (None, "Pending")
+        and not spec.get("nodeName")
+        and not dig(pod, "metadata", "deletionTimestamp")
+    )
     out = []
     wants_gpu = any(requests_gpu(t) for t in pod_templates("Pod", pod))
     raw_queue = labels.get(queue_label)

@@ -63,9 +63,9 @@ def test_the_mistakes_dump_has_each_mistake_once(capsys: pytest.CaptureFixture[s
 
 
 def test_the_readme_shows_what_diagnose_prints_on_the_mistakes_dump(capsys: pytest.CaptureFixture[str]) -> None:
-    command = "$ kaistack diagnose --from-dump tests/data/dumps/mistakes.yaml"
+    command = "$ kaistack diagnose --from-dump tests/data/dumps/mistakes.yaml --at 2026-11-25T12:00:00Z"
     sample = README.read_text().split(command + "\n", 1)[1].split("```", 1)[0]
-    main(["diagnose", "--from-dump", str(DUMPS / "mistakes.yaml")])
+    main(["diagnose", "--from-dump", str(DUMPS / "mistakes.yaml"), "--at", "2026-11-25T12:00:00Z"])
     assert capsys.readouterr().out == sample
 
 
@@ -197,8 +197,9 @@ def test_a_cluster_without_kais_queue_api_is_said_to_have_no_kai(
 def test_a_json_dump_is_read_like_the_yaml_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     as_json = tmp_path / "dump.json"
     as_json.write_text(json.dumps(yaml.safe_load((DUMPS / "mistakes.yaml").read_text())))
-    _, from_yaml = _diagnose("mistakes.yaml", capsys)
-    main(["diagnose", "--from-dump", str(as_json), "--json"])
+    at = ("--at", "2026-11-25T12:00:00Z")  # the two files' modification times differ
+    _, from_yaml = _diagnose("mistakes.yaml", capsys, *at)
+    main(["diagnose", "--from-dump", str(as_json), "--json", *at])
     assert json.loads(capsys.readouterr().out) == from_yaml
 
 
@@ -497,3 +498,26 @@ def test_a_namespace_diagnosis_reads_every_namespaces_config_map_names(
     main(["diagnose", "--kubeconfig", str(fake_kube.kubeconfig(tmp_path)), "--namespace", "ml", "--json"])
     capsys.readouterr()
     assert "/api/v1/configmaps" in [path for path, _ in fake_kube.requests]
+
+
+def test_without_at_the_dump_files_modification_time_is_taken_and_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A copy (scp, a ticket's attachment, a checkout) moves the file's time, and with it which deleted pods KAI
+    counts as stuck: the report names the time it took and where from."""
+    import os
+
+    dump = tmp_path / "dump.yaml"
+    dump.write_text((DUMPS / "mistakes.yaml").read_text())
+    os.utime(dump, (1_764_072_000, 1_764_072_000))  # 2025-11-25T12:00:00Z
+    main(["diagnose", "--from-dump", str(dump), "--json"])
+    notes = json.loads(capsys.readouterr().out)["notes"]
+    assert (
+        "the objects are taken as read at 2025-11-25T12:00:00Z (the dump file's modification time); --at gives the "
+        "time kubectl wrote the dump, which decides which deleted pods KAI counts as StuckInReleasing"
+    ) in notes
+
+
+def test_with_at_no_time_is_said(capsys: pytest.CaptureFixture[str]) -> None:
+    _, report = _diagnose("mistakes.yaml", capsys, "--at", "2026-11-25T12:00:00Z")
+    assert not [n for n in report["notes"] if n.startswith("the objects are taken as read at")]

@@ -126,6 +126,18 @@ def test_a_stale_queue_label_beside_a_podgroup_is_no_mistake(tmp_path, capsys):
     assert [m["code"] for m in report["mistakes"] if m["code"] == "unknown-queue"] == []
 
 
+def test_a_pending_pod_being_deleted_in_an_unknown_queue_is_no_mistake(tmp_path, capsys):
+    """KAI reads a Pending pod with a deletionTimestamp as Releasing, not Pending (KAI-Scheduler@v0.17.0
+    pkg/scheduler/api/pod_info/pod_info.go:476-479): "KAI leaves the pod Pending" would be wrong, and it is going."""
+    going = _pod("going", group="none-such")
+    going["metadata"]["labels"]["kai.scheduler/queue"] = "ghost"
+    staying = _pod("staying", group="none-such-either")
+    staying["metadata"]["labels"]["kai.scheduler/queue"] = "ghost"
+    going["metadata"]["deletionTimestamp"] = "2026-11-25T11:59:30Z"
+    _, report = _run([*_healthy(), going, staying], tmp_path, capsys)
+    assert [m["object"] for m in report["mistakes"] if m["code"] == "unknown-queue"] == ["Pod ai/staying"]
+
+
 def test_a_preemptible_podgroup_of_a_deployment_in_a_queue_without_quota_is_no_mistake(tmp_path, capsys):
     """spec.preemptibility wins over the class (KAI-Scheduler@v0.17.0 pkg/common/podgroup/preemptible.go:14-26)."""
     pod = _pod("chat", resources=None)
@@ -178,11 +190,30 @@ def test_a_gpu_memory_annotation_above_int64_is_no_gpu_request_to_the_scheduler(
 # --- what a dump leaves out ------------------------------------------------------------------------------------
 
 
-def test_a_dump_of_nodes_alone_says_no_pod_was_diagnosed(tmp_path, capsys):
+def test_a_dump_of_nodes_alone_is_refused_as_nothing_to_diagnose(tmp_path, capsys):
+    """It exited 0 ("nothing pending, no mistakes") with a note; live, a cluster whose Pods cannot be read is exit 3.
+    Every cluster runs pods in kube-system, so a dump without any is an incomplete dump (exit 2)."""
     nodes = [i for i in _healthy() if i["kind"] == "Node"]
     code, report = _run(nodes, tmp_path, capsys)
+    assert code == 2
+    assert (
+        "dump.json: no Pods in the dump, so there is nothing to diagnose (dump them with -A: `kubectl get"
+        in (report["error"])
+    )
+
+
+def test_a_dump_of_pods_alone_is_refused_too(tmp_path, capsys):
+    pods = [i for i in _healthy() if i["kind"] != "Node"]
+    code, report = _run(pods, tmp_path, capsys)
+    assert code == 2
+    assert "no Nodes in the dump, so there is nothing to diagnose" in report["error"]
+
+
+def test_a_dump_without_queues_is_diagnosed_and_says_so(tmp_path, capsys):
+    """A cluster may have no Queue yet: not refused (here every pod runs already, so nothing is pending)."""
+    items = [i for i in _healthy() if i["kind"] != "Queue"]
+    code, report = _run(items, tmp_path, capsys)
     assert code == 0
-    assert any(n.startswith("no Pods were read, so no pod was diagnosed") for n in report["notes"])
     assert any(n.startswith("no Queues were read") for n in report["notes"])
 
 
