@@ -100,6 +100,8 @@ POLICY_ENGINE_GROUPS = frozenset(
 PROJECT_LABEL = "project"  # KAI's pod-grouper takes the queue from it when no queue label is set
 # `kubernetes:serving.knative.dev/<version>:Service`
 KNATIVE_SERVICE = ("kubernetes:serving.knative.dev/", ":Service")
+TRAINER_GROUP = "trainer.kubeflow.org"
+TRAINING_RUNTIMES = ("TrainingRuntime", "ClusterTrainingRuntime")
 
 
 @dataclass(frozen=True)
@@ -266,6 +268,12 @@ def workload(res: Res) -> Workload | None:
         # pkg/podgrouper/podgrouper/plugins/knative/knative.go:56-118, CalcPodGroupQueue(rev, pod)); Knative builds
         # the Revision's metadata from spec.template's, never the Service's own (knative/serving
         # pkg/reconciler/configuration/resources/revision.go, MakeRevision).
+        owner, owner_at = mapping(dig(res.props, "spec", "template", "metadata")), "spec.template.metadata"
+    elif api_group(res.type) == TRAINER_GROUP and kind in TRAINING_RUNTIMES:
+        # KAI skips a TrainJob and groups by its JobSet (KAI@v0.17.0 pkg/podgrouper/podgrouper/hub/hub.go:322-327),
+        # whose labels Trainer takes from the runtime's spec.template.metadata, never its own metadata
+        # (kubeflow/trainer@067e5c66 pkg/runtime/core/trainingruntime.go newRuntimeInfo: `propagationLabels :=
+        # maps.Clone(jobSetTemplateSpec.Labels)`, with RuntimeInfo given trainingRuntime.Spec.Template alone).
         owner, owner_at = mapping(dig(res.props, "spec", "template", "metadata")), "spec.template.metadata"
     return Workload(
         res=res,

@@ -35,6 +35,8 @@ from kaistack.guardrails.opaque_gpus import opaque_gpu_request
 from kaistack.guardrails.podspec import (
     FRACTION,
     MEMORY,
+    TRAINER_GROUP,
+    TRAINING_RUNTIMES,
     PodTemplate,
     Res,
     Workload,
@@ -55,8 +57,6 @@ from kaistack.guardrails.unread import unread_constraints, unread_preemptibility
 ResourceRule = Callable[[Res, Settings, StackFacts], list[str]]
 
 EPSILON = 1e-9
-TRAINER_GROUP = "trainer.kubeflow.org"
-TRAINING_RUNTIMES = ("TrainingRuntime", "ClusterTrainingRuntime")
 
 
 def subject(res: Res, s: Settings, facts: StackFacts) -> Workload | None:
@@ -157,18 +157,21 @@ def kai_queue_label(res: Res, s: Settings, facts: StackFacts) -> list[str]:
     # A Deployment/Job/... inside a tenant's vCluster: bare pods on the host.
     bare = through_vcluster(wl, facts.tenants or ()) and bool(wl.templates[0].path)
     out = []
-    # A Kubeflow Trainer runtime is no owner of its pods: KAI reads the queue from each TrainJob's labels, copied to
-    # its JobSet (KAI@v0.17.0 pkg/podgrouper/podgrouper/hub/hub.go:322-327, plugins/skiptopowner/skiptopowner.go),
-    # then the pod's; the runtime need not name one, and its own labels reach nothing.
+    # A Kubeflow Trainer runtime is no owner of its pods: KAI skips each TrainJob for its JobSet, whose labels come
+    # from the runtime's spec.template.metadata (podspec.workload's owner) and the TrainJob's spec.labels, and adds the
+    # TrainJob's own labels the JobSet lacks (KAI@v0.17.0 pkg/podgrouper/podgrouper/hub/hub.go:322-327,
+    # plugins/skiptopowner/skiptopowner.go propagateMetadataDownChain), then the pod's; the runtime need not name a
+    # queue, and its own metadata.labels reach nothing.
     runtime = api_group(res.type) == TRAINER_GROUP and wl.kind in TRAINING_RUNTIMES
     for t in wl.templates:
         if not may_be_kais(wl, t, s):
             continue
-        queue, where = queue_label(wl, t, key, top_owner=not (bare or runtime))
+        queue, where = queue_label(wl, t, key, top_owner=not bare)
         if queue is None and runtime:
             if key in wl.labels:
                 out.append(f"{key} is on the {wl.kind}'s own metadata.labels, which KAI's pod-grouper does not read: "
-                           f"put it on each TrainJob's metadata.labels, or on {t.at('metadata.labels')}")  # fmt: skip
+                           f"put it on each TrainJob's metadata.labels, or on the {wl.kind}'s spec.template.metadata."
+                           f"labels (the JobSet's) or {t.at('metadata.labels')}")  # fmt: skip
             continue
         if queue is None and wl.partial:
             continue  # a patch that leaves the pod's label alone: the object it patches may well have it
@@ -180,7 +183,7 @@ def kai_queue_label(res: Res, s: Settings, facts: StackFacts) -> list[str]:
             )
         elif queue is None:
             legacy, legacy_where = queue_label(wl, t, LEGACY_QUEUE_LABEL)
-            derived, derived_where = project_queue(wl, t, top_owner=not (bare or runtime))
+            derived, derived_where = project_queue(wl, t, top_owner=not bare)
             if derived is not None:
                 unknown = " (not a declared leaf queue)" if leaves is not None and derived not in leaves else ""
                 out.append(

@@ -156,11 +156,31 @@ def test_a_training_runtime_needs_no_queue_label_of_its_own() -> None:
 
 
 def test_a_training_runtimes_own_queue_label_is_named_as_unread() -> None:
+    """Trainer builds the JobSet's labels from the runtime's spec.template.metadata alone (kubeflow/trainer@067e5c66
+    pkg/runtime/core/trainingruntime.go newRuntimeInfo: RuntimeInfo is given trainingRuntime.Spec.Template)."""
     [found] = kai_queue_label(_runtime(labels={"kai.scheduler/queue": "team-a"}), Settings(), FACTS)
     assert found.startswith(
         "kai.scheduler/queue is on the ClusterTrainingRuntime's own metadata.labels, which KAI's pod-grouper does not "
-        "read: put it on each TrainJob's metadata.labels"
+        "read: put it on each TrainJob's metadata.labels, or on the ClusterTrainingRuntime's "
+        "spec.template.metadata.labels (the JobSet's)"
     )
+
+
+def _runtime_with_jobset_label(queue: str) -> Res:
+    runtime = _runtime()
+    runtime.props["spec"]["template"]["metadata"] = {"labels": {"kai.scheduler/queue": queue}}
+    return runtime
+
+
+def test_a_queue_on_a_training_runtimes_jobset_template_is_checked() -> None:
+    """The JobSet carries it (propagationLabels := jobSetTemplateSpec.Labels), and KAI reads the JobSet's labels
+    before the pod's, once it skips the TrainJob (KAI@v0.17.0 hub.go:322-327, skiptopowner.go)."""
+    [found] = kai_queue_label(_runtime_with_jobset_label("nosuch"), Settings(), FACTS)
+    assert found.startswith("spec.template.metadata.labels kai.scheduler/queue: nosuch is not a declared leaf queue")
+
+
+def test_a_declared_queue_on_a_training_runtimes_jobset_template_passes() -> None:
+    assert kai_queue_label(_runtime_with_jobset_label("team-a"), Settings(), FACTS) == []
 
 
 def test_a_queue_in_a_training_runtimes_pod_template_is_still_checked() -> None:
