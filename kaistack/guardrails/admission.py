@@ -54,6 +54,7 @@ What is refused (messages name the field and what is allowed):
   later: KAI names a share's ConfigMaps after it, and a tenant's own synced ConfigMap could stand in;
 - a `pods/status` update that changes labels or annotations (the status strategy keeps them; nothing of the
   kubelet's, KAI's or vCluster's status updates does), where every other rule is skipped;
+- a `pods/resize` that grows a container's cpu or memory request (resize_validation);
 - an ephemeral container (vCluster syncs them through `pods/ephemeralcontainers`, which KAI's webhooks do
   not see) that does not set NVIDIA_VISIBLE_DEVICES to void or none itself: the image's own ENV would
   hand it the pod's node's GPUs. `kubectl debug --env NVIDIA_VISIBLE_DEVICES=void` passes;
@@ -381,6 +382,7 @@ def tenant_policy(
     # kubelet's and KAI's status updates, and vCluster's (pkg/patcher/apply.go), carry status alone.
     status = f"({IS_STATUS})"
     checked = [{**v, "expression": f"{status} || ({v['expression']})"} for v in validations]
+    checked.append(resize_validation(tenant))
     checked.append(
         {
             "expression": f"!({IS_UPDATE} && {status}) || ({_same_map('labels')} && {_same_map('annotations')})",
@@ -392,7 +394,7 @@ def tenant_policy(
     return validating_policy(
         policy_name(tenant),
         tenant,
-        ["pods", "pods/ephemeralcontainers", "pods/status"],
+        ["pods", "pods/ephemeralcontainers", "pods/status", "pods/resize"],
         checked,
         # kaistack names the vCluster release after the tenant (components/tenant.py).
         match_conditions(tenant),
@@ -400,6 +402,40 @@ def tenant_policy(
 
 
 IS_STATUS = "has(request.subResource) && request.subResource == 'status'"
+IS_RESIZE = "has(request.subResource) && request.subResource == 'resize'"
+RESIZED = ("cpu", "memory")  # what pods/resize may change (kubernetes pkg/apis/core/validation, ValidatePodResize)
+
+
+def _not_grown(field: str) -> str:
+    """No container of `field` asks for more cpu or memory than the container of its name did: quantities compared
+    by Kubernetes' CEL quantity library (k8s.io/apiserver pkg/cel/library/quantity.go; in the base environment from
+    1.28, pkg/cel/environment/base.go), a request the old container lacked counting as growth."""
+    new, old = f"object.spec.{field}", f"oldObject.spec.{field}"
+    grown_from = (
+        "has(o.resources) && has(o.resources.requests) && r in o.resources.requests && "
+        "!quantity(string(c.resources.requests[r])).isGreaterThan(quantity(string(o.resources.requests[r])))"
+    )
+    return (
+        f"!has({new}) || {new}.all(c, !has(c.resources) || !has(c.resources.requests) || "
+        f"{cel_list(RESIZED)}.all(r, !(r in c.resources.requests) || "
+        f"(has({old}) && {old}.exists(o, o.name == c.name && {grown_from}))))"
+    )
+
+
+def resize_validation(tenant: str) -> dict[str, str]:
+    """From Kubernetes 1.35 vCluster's syncer copies a tenant's new container resources to the host pod through
+    pods/resize (loft-sh/vcluster@v0.36.1 pkg/controllers/resources/pods/syncer.go:395, 413-430, 485-516). KAI checks
+    a queue's limits only when it places a pod, so a running pod grown in place takes cpu or memory past them;
+    shrinking, or a resize that leaves the requests as they were, passes. A refusal stops the syncer's other updates
+    of that pod until the tenant takes the change back (syncer.go:395-398: it returns the error), and shows as a
+    SyncError event on the tenant's pod."""
+    return {
+        "expression": f"!({IS_UPDATE} && {IS_RESIZE}) || "
+        f"(({_not_grown('containers')}) && ({_not_grown('initContainers')}))",
+        "message": f"tenant {tenant}: a pod may not grow its cpu or memory requests in place (pods/resize): KAI "
+        "checks a queue's limits only when it places a pod; recreate the pod with the larger size (shrinking passes)",
+        "reason": "Forbidden",
+    }
 
 
 def _same_map(field: str) -> str:

@@ -255,6 +255,10 @@ DECLARED = {"object", "oldObject", "params", "request", "namespaceObject", "auth
 FUNCTIONS = {"has": 1, "size": 1, "double": 1, "uint": 1, "int": 1, "string": 1}
 METHODS = {"all": 2, "exists": 2, "exists_one": 2, "map": 2, "filter": 2, "matches": 1, "startsWith": 1}
 METHODS |= {"endsWith": 1, "contains": 1, "size": 0}
+# Kubernetes' quantity library, in the API server's base CEL environment from 1.28 (k8s.io/apiserver
+# pkg/cel/environment/base.go, library.Quantity(); pkg/cel/library/quantity.go): kaistack needs 1.30 for the policy.
+FUNCTIONS |= {"quantity": 1}
+METHODS |= {"isGreaterThan": 1}
 MACROS = {"all", "exists", "exists_one", "map", "filter"}
 
 

@@ -1011,17 +1011,18 @@ def test_binding_selects_every_pod_of_the_tenant_namespace(dev: StackConfig) -> 
     }
 
 
-def test_policy_matches_pod_creates_and_updates_ephemeral_containers_and_status(dev: StackConfig) -> None:
+def test_policy_matches_pod_creates_and_updates_ephemeral_containers_status_and_resize(dev: StackConfig) -> None:
     """ "pods" does not match a subresource (k8s.io/api admissionregistration/v1 Rule.Resources): vCluster adds
-    ephemeral containers through theirs (loft-sh/vcluster@v0.36.1 pods/ephemeral_containers.go:54-67), and a status
-    update can change labels and annotations (pkg/registry/core/pod/strategy.go, podStatusStrategy)."""
+    ephemeral containers through theirs (loft-sh/vcluster@v0.36.1 pods/ephemeral_containers.go:54-67), a status
+    update can change labels and annotations (pkg/registry/core/pod/strategy.go, podStatusStrategy), and from 1.35
+    vCluster resizes host pods in place (pods/syncer.go:413-430)."""
     rules = tenant_policy(dev, dev.tenant("team-a"))["spec"]["matchConstraints"]["resourceRules"]
     assert rules == [
         {
             "apiGroups": [""],
             "apiVersions": ["v1"],
             "operations": ["CREATE", "UPDATE"],
-            "resources": ["pods", "pods/ephemeralcontainers", "pods/status"],
+            "resources": ["pods", "pods/ephemeralcontainers", "pods/status", "pods/resize"],
         }
     ]
 
