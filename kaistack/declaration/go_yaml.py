@@ -1,18 +1,26 @@
-"""What go-yaml v2 makes of an untagged plain scalar: how kubectl (sigs.k8s.io/yaml, go-yaml v2 underneath) and
-`pulumi up` (pulumi/pulumi sdk/go/common/encoding/marshal.go) read a value PyYAML reads by YAML 1.1.
+"""What go-yaml makes of an untagged plain scalar: how kubectl and Helm (sigs.k8s.io/yaml, go-yaml v2 underneath)
+and `pulumi up` (go-yaml v3) read a value PyYAML reads by YAML 1.1.
 
 `go_yaml_v2` is go-yaml v2.4.0's `resolve` (resolve.go:86-200) for an untagged plain scalar decoded into
 interface{}, with Go's strconv.ParseInt / ParseUint (base 0) and ParseFloat: no base 60 (`1:30` is text), `y`/`n`
 are booleans, `1e3` and `0o17` numbers, and a timestamp stays its text (decode.go:474-480).
+
+`go_yaml_v3` is go-yaml v3.0.1's (resolve.go:64-79, 184-288), which Pulumi reads stack files with
+(pulumi/pulumi@1b594989 sdk/go/common/encoding/marshal.go imports gopkg.in/yaml.v3; workspace/loaders.go
+LoadProjectStackBytes): only true/false are booleans (`y`, `yes`, `on` are text), and a timestamp is a time.Time
+(decode.go scalar: an interface{} target takes the resolved value), which Pulumi's config hands the program as
+Go's time.String() (sdk/go/common/resource/config/object.go unmarshalObject).
 """
 
 from __future__ import annotations
 
+import calendar
 import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["go_yaml_v2"]
+__all__ = ["GoTimestamp", "go_yaml_v2", "go_yaml_v3"]
 
 # resolve.go:36-48: the values looked up in a map (booleans, nulls; .inf/.nan are refused before this).
 _GO_MAP: dict[str, Any] = {
@@ -72,3 +80,65 @@ def _go_float(text: str, original: str) -> float | str:
     except ValueError:
         return original
     return number if math.isfinite(number) else original
+
+
+# resolve.go@v3.0.1:64-79: only these spellings are booleans and nulls (.inf/.nan are refused before this).
+_GO_V3_MAP: dict[str, Any] = {
+    **dict.fromkeys(("true", "True", "TRUE"), True),
+    **dict.fromkeys(("false", "False", "FALSE"), False),
+    **dict.fromkeys(("", "~", "null", "Null", "NULL"), None),
+}
+
+
+@dataclass(frozen=True)
+class GoTimestamp:
+    """A plain scalar go-yaml v3 reads as a time.Time (its text as written)."""
+
+    text: str
+
+    def __repr__(self) -> str:
+        return f"the timestamp {self.text}"
+
+
+def go_yaml_v3(value: str) -> Any:
+    """What go-yaml v3 makes of an untagged plain scalar decoded into interface{}."""
+    if value in _GO_V3_MAP:
+        return _GO_V3_MAP[value]
+    first = value[0]
+    if first == ".":
+        return _go_float(value, value) if value.isascii() and not value[-1:].isspace() else value
+    if not (first in "+-" or "0" <= first <= "9"):
+        return value  # hint 0 or 'M': y, yes, on, off are text in v3
+    if _go_timestamp(value):
+        return GoTimestamp(value)
+    plain = value.replace("_", "")
+    number = _go_int(plain)
+    if number is not None:
+        return number
+    if _GO_FLOAT.fullmatch(plain):
+        return _go_float(plain, value)
+    return value
+
+
+# resolve.go@v3.0.1:294-326 allowedTimestampFormats, read by Go's time.Parse: "2006-1-2T15:4:5.999999999Z07:00" (and
+# with "t"), "2006-1-2 15:4:5.999999999", "2006-1-2". Month, day, hour, minute and second take one or two digits;
+# a fraction may follow the seconds even where the layout has none; each field is range-checked.
+_GO_TIMESTAMP = re.compile(
+    r"(\d{4})-(\d{1,2})-(\d{1,2})"
+    r"(?:(?P<sep>[Tt ])(\d{1,2}):(\d{1,2}):(\d{1,2})(?:\.\d+)?(?P<zone>Z|[+-]\d{2}:\d{2})?)?"
+)
+
+
+def _go_timestamp(value: str) -> bool:
+    found = _GO_TIMESTAMP.fullmatch(value) if value.isascii() else None
+    if found is None:
+        return False
+    year, month, day = (int(found.group(i)) for i in (1, 2, 3))
+    if not 1 <= month <= 12 or not 1 <= day <= calendar.monthrange(year, month)[1]:
+        return False
+    if found.group("sep") is None:
+        return True
+    if (found.group("sep") == " ") == (found.group("zone") is not None):
+        return False  # a zone only after T/t (and there, required); none after a space
+    hour, minute, second = (int(found.group(i)) for i in (5, 6, 7))
+    return hour < 24 and minute < 60 and second < 60

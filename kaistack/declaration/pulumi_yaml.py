@@ -1,16 +1,17 @@
 """A stack file means one thing to kaistack and to Pulumi, or kaistack refuses it.
 
-kaistack reads `Pulumi.<stack>.yaml` with PyYAML (YAML 1.1 resolution); `pulumi up` reads it with go-yaml v2
-(pulumi/pulumi sdk/go/common/encoding/marshal.go imports gopkg.in/yaml.v2) and hands the program the result as
-JSON. The two resolve some plain scalars differently: `1:30` is 90 to PyYAML and the string "1:30" to go-yaml
-(which dropped base-60); `y`/`n` are booleans to go-yaml and strings to PyYAML; `1e3`, `-.5` and `0o17` are
-numbers to go-yaml and strings to PyYAML; `08` is a string to PyYAML and 8.0 to go-yaml; a date is a date to
-PyYAML and its text to go-yaml (decode.go keeps timestamps as strings for interface{} targets). A declaration
-that `kaistack check` reads one way and `pulumi up` another would make every offline answer wrong, so each such
-value is refused with both readings and how to write it.
+kaistack reads `Pulumi.<stack>.yaml` with PyYAML (YAML 1.1 resolution); `pulumi up` reads it with go-yaml v3
+(pulumi/pulumi@1b594989 sdk/go/common/encoding/marshal.go imports gopkg.in/yaml.v3, since pulumi/pulumi commit
+5666684 of 2022; workspace/loaders.go LoadProjectStackBytes) and hands the program the result as JSON. The two
+resolve some plain scalars differently: `1:30` is 90 to PyYAML and the string "1:30" to go-yaml (no base 60);
+`yes`, `on` and `off` are booleans to PyYAML and strings to go-yaml v3; `1e3`, `-.5` and `0o17` are numbers to
+go-yaml and strings to PyYAML; `08` is a string to PyYAML and 8.0 to go-yaml; a date is a date to PyYAML and a
+time.Time to go-yaml v3, which the program receives as Go's time.String(). A declaration that `kaistack check`
+reads one way and `pulumi up` another would make every offline answer wrong, so each such value is refused with
+both readings and how to write it.
 
-`go_yaml_v2` is go-yaml v2.4.0's `resolve` (resolve.go:86-200) for an untagged plain scalar, with Go's
-strconv.ParseInt / ParseUint (base 0) and ParseFloat.
+`go_yaml_v3` is go-yaml v3.0.1's `resolve` (resolve.go) for an untagged plain scalar, with Go's
+strconv.ParseInt / ParseUint (base 0) and ParseFloat (kaistack.declaration.go_yaml).
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ from typing import Any
 
 import yaml
 
-from kaistack.declaration.go_yaml import go_yaml_v2
+from kaistack.declaration.go_yaml import go_yaml_v3
 from kaistack.declaration.yaml_load import YamlInputError, loader_class
 
-__all__ = ["go_yaml_v2", "refuse_ambiguous_scalars"]
+__all__ = ["go_yaml_v3", "refuse_ambiguous_scalars"]
 
 _RESOLVER = yaml.resolver.Resolver()  # the implicit resolver CSafeLoader uses too
 _MERGE = "tag:yaml.org,2002:merge"
@@ -43,8 +44,8 @@ def _implicit_tag(value: str) -> str:
 
 @functools.lru_cache(maxsize=1 << 16)
 def _readings(tag: str, value: str) -> tuple[Any, Any] | None:
-    """(PyYAML's value, go-yaml v2's) for a plain scalar both read differently; None when they agree."""
-    ours, pulumis = _pyyaml(yaml.ScalarNode(tag, value)), go_yaml_v2(value)
+    """(PyYAML's value, go-yaml v3's) for a plain scalar both read differently; None when they agree."""
+    ours, pulumis = _pyyaml(yaml.ScalarNode(tag, value)), go_yaml_v3(value)
     return None if _same(ours, pulumis) else (ours, pulumis)
 
 
@@ -109,7 +110,7 @@ def refuse_ambiguous_scalars(text: str, source: str, node: yaml.Node | None = No
             (
                 line,
                 f"{source}:{line}: {node.value} is {_shown(ours)} to kaistack's YAML parser (PyYAML, YAML 1.1) but "
-                f"{_shown(pulumis)} to Pulumi's (go-yaml v2): {fix}",
+                f"{_shown(pulumis)} to Pulumi's (go-yaml v3): {fix}",
             )
         )
     if problems:

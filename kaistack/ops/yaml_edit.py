@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from kaistack.declaration.go_yaml import go_yaml_v2
+from kaistack.declaration.go_yaml import go_yaml_v2, go_yaml_v3
 
 PathKey = str | int
 Path = tuple[PathKey, ...]
@@ -141,13 +141,14 @@ def _locate(text: str, root: yaml.Node, path: Path, value: str) -> tuple[int, in
 
 
 def format_scalar(value: str, style: str | None = None, *, flow: bool = False) -> str:
-    """A YAML scalar that reads back as the string `value` to kaistack and to Pulumi (go-yaml v2), keeping the
-    original quoting style if any. Inside a flow collection ([...], {...}) a plain scalar cannot hold its
-    indicators."""
+    """A YAML scalar that reads back as the string `value` to kaistack and to Pulumi (go-yaml v3; v2's reading is
+    held to as well, quoting `y` and `n` that v3 would take as text), keeping the original quoting style if any.
+    Inside a flow collection ([...], {...}) a plain scalar cannot hold its indicators."""
     if style == "'":
         return "'" + value.replace("'", "''") + "'"
     plain_ok = style != '"' and value and "\n" not in value and value == value.strip()
-    if plain_ok and go_yaml_v2(value) == value and not (flow and any(c in value for c in ",[]{}#")):
+    read_as_written = go_yaml_v2(value) == value and go_yaml_v3(value) == value
+    if plain_ok and read_as_written and not (flow and any(c in value for c in ",[]{}#")):
         try:
             if yaml.safe_load(f"k: {value}\n") == {"k": value}:
                 return value

@@ -524,9 +524,9 @@ def test_a_promoted_image_of_a_job_says_the_running_job_restarts(project, passin
 
 def test_every_ambiguous_value_of_the_target_is_its_own_problem(project, passing, capsys):
     staging = project / "Pulumi.staging.yaml"
-    staging.write_text(staging.read_text().replace("config:\n", "config:\n  kaistack:x:\n    a: y\n    b: n\n", 1))
+    staging.write_text(staging.read_text().replace("config:\n", "config:\n  kaistack:x:\n    a: yes\n    b: off\n", 1))
     assert main(["promote", "dev", "staging", "--project", str(project), "--dry-run"]) == 2
     err = capsys.readouterr().err
     assert "(2 problems)" in err
-    assert "\n  Pulumi.staging.yaml:5: y is 'y' to kaistack's YAML parser" in err
-    assert "\n  Pulumi.staging.yaml:6: n is 'n' to kaistack's YAML parser" in err
+    assert "\n  Pulumi.staging.yaml:5: yes is True to kaistack's YAML parser" in err
+    assert "\n  Pulumi.staging.yaml:6: off is False to kaistack's YAML parser" in err

@@ -90,9 +90,10 @@ def test_every_other_value_survives():
 # --- layouts the red-team pass found (each exited 70, or wrote what Pulumi reads differently) ------------
 
 
-@pytest.mark.parametrize("value", ["y", "n", "on", "1e3", "0o17"])
+@pytest.mark.parametrize("value", ["y", "n", "on", "1e3", "0o17", "2024-1-2"])
 def test_a_value_pulumi_would_read_as_another_type_is_quoted(value):
-    """PyYAML reads these as strings, go-yaml v2 (pulumi up) as booleans or numbers."""
+    """PyYAML reads these as strings (`on` as a boolean), go-yaml v3 (pulumi up) `1e3` and `0o17` as numbers and
+    `2024-1-2` as a timestamp, go-yaml v2 `y` and `n` as booleans."""
     out = set_values(DOC, [(("config", "kaistack:tenants", 0, "name"), value)])
     assert f'- name: "{value}"' in out
 
