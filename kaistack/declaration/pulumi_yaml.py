@@ -53,7 +53,13 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _read_by_kaistack(root: yaml.Node) -> list[yaml.ScalarNode]:
+def _kaistacks(key: str, project: str) -> bool:
+    """A `config:` key kaistack reads: `kaistack:*`, one without a namespace in kaistack's own project (Pulumi reads
+    it as the project's), and `aws:region`."""
+    return key.startswith("kaistack:") or key == "aws:region" or (":" not in key and project == "kaistack")
+
+
+def _read_by_kaistack(root: yaml.Node, project: str = "kaistack") -> list[yaml.ScalarNode]:
     """The scalars inside the `config:` values kaistack reads (`kaistack:*`, `aws:region`) that are mappings or
     lists. A top-level value is decoded by Pulumi into a string first (config.Value; go-yaml's decode.go keeps
     a scalar's raw text for a string target), so only the nested ones are resolved as go-yaml resolves them;
@@ -66,8 +72,7 @@ def _read_by_kaistack(root: yaml.Node) -> list[yaml.ScalarNode]:
     stack: list[yaml.Node] = [
         v
         for k, v in config.value
-        if isinstance(k, yaml.ScalarNode) and (k.value.startswith("kaistack:") or k.value == "aws:region")
-        and isinstance(v, yaml.CollectionNode)
+        if isinstance(k, yaml.ScalarNode) and _kaistacks(k.value, project) and isinstance(v, yaml.CollectionNode)
     ]  # fmt: skip
     seen: set[int] = set()
     out: dict[int, yaml.ScalarNode] = {}
@@ -85,7 +90,7 @@ def _read_by_kaistack(root: yaml.Node) -> list[yaml.ScalarNode]:
     return sorted(out.values(), key=lambda n: (n.start_mark.line, n.start_mark.column))
 
 
-def refuse_ambiguous_scalars(text: str, source: str, node: yaml.Node | None = None) -> None:
+def refuse_ambiguous_scalars(text: str, source: str, node: yaml.Node | None = None, project: str = "kaistack") -> None:
     """YamlInputError naming every plain scalar kaistack reads that the two parsers read differently, one line
     each. `text` has been loaded once already (bounded, no duplicate keys); `node`, its node tree from that load
     (yaml_load.load_one_document), saves composing it again."""
@@ -93,7 +98,7 @@ def refuse_ambiguous_scalars(text: str, source: str, node: yaml.Node | None = No
     if root is None:
         return
     problems: list[tuple[int, str]] = []
-    for node in _read_by_kaistack(root):
+    for node in _read_by_kaistack(root, project):
         if node.style or node.tag == _MERGE:
             continue  # quoted or block text; `<<` merges in both parsers
         if node.tag != _implicit_tag(node.value):

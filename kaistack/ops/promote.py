@@ -50,7 +50,14 @@ from kaistack.ops.promote_plan import (  # re-exported: the CLI and tests import
 from kaistack.ops.safe_write import FileChanged, ensure_unchanged, refuse_read_only, replace_if_unchanged
 from kaistack.ops.yaml_edit import YamlEditError, set_values
 from kaistack.progress import Progress
-from kaistack.stack.files import kaistack_keys, read_stack_config, read_stack_file, stack_file
+from kaistack.stack.files import (
+    kaistack_keys,
+    namespaced,
+    project_name,
+    read_stack_config,
+    read_stack_file,
+    stack_file,
+)
 from kaistack.stack.load import LoadOptions, resolve_settings
 
 # A named Job or Pod whose pod template changes is replaced, the old one deleted first (pulumi/pulumi-kubernetes
@@ -74,17 +81,23 @@ def plan_promotion(project_dir: Path, source: str, target: str, allow_downgrade:
     target_file = stack_file(project_dir, target)
     if not target_file.is_file():
         read_stack_config(project_dir, target)  # raises the standard "no Pulumi.<stack>.yaml; stacks here: ..."
+    project = project_name(project_dir)
     try:  # the one bounded reader and loader: a bomb, a bad byte or a repeated key is refused, not crashed on
         text = read_text(target_file, max_bytes=limits.MAX_STACK_FILE_BYTES, what="stack file")
-        document = _load_document(text, target_file.name)
+        document = _load_document(text, target_file.name, project)
     except YamlInputError as err:
         raise ConfigError(str(err).splitlines()) from None  # one problem per line (every ambiguous value)
     original = text.encode("utf-8")  # the file's bytes: it decoded as UTF-8, which round-trips exactly
-    target_raw = _kaistack_keys(document.get("config") or {})
-    target_config = _resolve(document.get("config") or {}, target, target_file.name)
+    written = document.get("config") or {}
+    target_settings = namespaced(written, target_file.name, project)
+    target_raw = _kaistack_keys(target_settings)
+    target_config = _resolve(target_settings, target, target_file.name)
     pins, skipped = _pins(source, source_config, source_raw, target_config, target_raw, allow_downgrade)
+    # An edit goes to the key as the target writes it: `kai:` in kaistack's project is Pulumi's kaistack:kai.
+    spelled = {f"{project}:{k}": str(k) for k in written if ":" not in str(k)}
+    edits = [(("config", spelled.get(str(p.path[1]), p.path[1]), *p.path[2:]), p.new) for p in pins]
     try:
-        new_text = set_values(text, [(p.path, p.new) for p in pins]) if pins else text
+        new_text = set_values(text, edits) if pins else text
     except YamlEditError as err:
         raise PromotionError(f"cannot edit {target_file.name}: {err}") from err
     return PromotionPlan(
@@ -207,9 +220,11 @@ def validate_project(project_dir: Path, stack: str, progress: Progress) -> Any:
 def check_candidate(plan: PromotionPlan, progress: Progress | None = None) -> CandidateCheck:
     """Validate the would-be target without touching the real file."""
     progress = progress or Progress.quiet()
-    document = _load_document(plan.new_text, plan.target_file.name)
+    name = project_name(plan.project_dir)
+    document = _load_document(plan.new_text, plan.target_file.name, name)
     try:
-        _resolve(document.get("config") or {}, plan.target, f"{plan.target_file.name} (after promotion)")
+        settings = namespaced(document.get("config") or {}, plan.target_file.name, name)
+        _resolve(settings, plan.target, f"{plan.target_file.name} (after promotion)")
     except ClusterUnreadable:
         raise  # the environment's problem (exit 3), not the promoted file's
     except ConfigError as err:
@@ -319,9 +334,9 @@ def _block(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _load_document(text: str, name: str) -> dict[str, Any]:
+def _load_document(text: str, name: str, project: str) -> dict[str, Any]:
     loaded = load_one_document(text, name)
-    refuse_ambiguous_scalars(text, name, loaded.node if loaded is not None else None)
+    refuse_ambiguous_scalars(text, name, loaded.node if loaded is not None else None, project)
     document = (loaded.data if loaded is not None else None) or {}
     if not isinstance(document, dict) or not isinstance(document.get("config") or {}, Mapping):
         raise ConfigError([f"{name}: 'config' must be a mapping"])

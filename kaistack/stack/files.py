@@ -48,21 +48,56 @@ def read_stack_file(project_dir: Path, stack: str) -> Mapping[str, Any]:
         text = read_text(path, max_bytes=limits.MAX_STACK_FILE_BYTES, what="stack file")
     except YamlInputError as err:
         raise ConfigError([str(err)]) from None
-    return stack_settings(text, path.name)
+    return stack_settings(text, path.name, project_name(project_dir))
 
 
-def stack_settings(text: str, source: str) -> Mapping[str, Any]:
-    """The `config:` mapping of a stack file's text (read from disk, or from git at another commit)."""
+def project_name(project_dir: Path) -> str:
+    """The `name:` of the project's Pulumi.yaml, which Pulumi prefixes to a stack file's keys written without a
+    namespace; kaistack's own when the file cannot say."""
+    try:
+        text = read_text(project_dir / "Pulumi.yaml", max_bytes=limits.MAX_STACK_FILE_BYTES, what="project file")
+        document = load_one_document(text, "Pulumi.yaml")
+    except (YamlInputError, OSError):
+        return NAMESPACE
+    name = document.data.get("name") if document is not None and isinstance(document.data, Mapping) else None
+    return name if isinstance(name, str) and name else NAMESPACE
+
+
+def stack_settings(text: str, source: str, project: str = NAMESPACE) -> Mapping[str, Any]:
+    """The `config:` mapping of a stack file's text (read from disk, or from git at another commit), its keys as
+    Pulumi reads them (namespaced)."""
     try:
         loaded = load_one_document(text, source)
-        refuse_ambiguous_scalars(text, source, loaded.node if loaded is not None else None)
+        refuse_ambiguous_scalars(text, source, loaded.node if loaded is not None else None, project)
         document = loaded.data if loaded is not None else None
     except YamlInputError as err:
         raise ConfigError(str(err).splitlines()) from None  # one problem per line (every ambiguous value)
     config = (document.get("config") or {}) if isinstance(document, Mapping) else None if document else {}
     if not isinstance(config, Mapping):
         raise ConfigError([f"{source}: 'config' must be a mapping"])
-    return config
+    return namespaced(config, source, project)
+
+
+def namespaced(config: Mapping[str, Any], source: str, project: str = NAMESPACE) -> dict[str, Any]:
+    """`config:` keys as Pulumi reads them: one without a namespace is the project's, `kai` being `kaistack:kai`
+    (pulumi/pulumi@1b594989 sdk/go/common/workspace/loaders.go stackConfigNamespacedWithProject). A key written
+    both ways is refused: Pulumi puts both in one Go map, in map order, so which one `pulumi up` keeps varies."""
+    out: dict[str, Any] = {}
+    written: dict[str, str] = {}
+    problems = []
+    for key, value in config.items():
+        text = str(key)
+        full = text if ":" in text else f"{project}:{text}"
+        if full in out:
+            problems.append(
+                f"{source}: config key {full} is written twice, as {written[full]!r} and as {text!r} (Pulumi reads a "
+                f"key without a namespace as the project's, {project}:): it keeps one of them at random; keep one"
+            )
+        out[full] = value
+        written[full] = text
+    if problems:
+        raise ConfigError(problems)
+    return out
 
 
 def kaistack_keys(config: Mapping[str, Any]) -> dict[str, Any]:

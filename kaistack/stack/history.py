@@ -24,7 +24,7 @@ from kaistack.declaration import limits
 from kaistack.declaration.parse import ConfigError
 from kaistack.declaration.yaml_load import YamlInputError, read_text
 from kaistack.errors import EnvironmentProblem
-from kaistack.stack.files import stack_file, stack_settings
+from kaistack.stack.files import project_name, stack_file, stack_settings
 from kaistack.stack.load import LoadOptions, ResolvedStack, resolve_settings
 
 # A git revision as a user types it (branch, tag, sha, HEAD~2, origin/main); never an option.
@@ -108,7 +108,7 @@ def _followed(git: str, project_dir: Path, commit: str, name: str, ref: str) -> 
 def load_stack_at(project_dir: Path, stack: str, ref: str, options: LoadOptions | None = None) -> ResolvedStack:
     """The stack as it was at `ref`, through the one load path."""
     source = f"{stack_file(project_dir, stack).name} at {ref}"
-    settings = stack_settings(stack_text_at(project_dir, stack, ref), source)
+    settings = stack_settings(stack_text_at(project_dir, stack, ref), source, project_name(project_dir))
     return resolve_settings(settings, stack=stack, source=source, options=options)
 
 
