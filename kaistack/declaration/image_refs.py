@@ -10,15 +10,17 @@ grammar: distribution/reference@v0.6.0 regexp.go (`referencePat`, with Go's ASCI
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
-__all__ = ["image_problem"]
+__all__ = ["ImageRef", "image_problem", "image_ref"]
 
 _DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
 _DOMAIN = rf"(?:{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*|\[(?:[a-fA-F0-9:]+)\])(?::[0-9]+)?"
 _PATH_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*"
 _NAME = rf"(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*"
 _REFERENCE = re.compile(
-    rf"(?P<name>{_NAME})(?::[\w][\w.-]{{0,127}})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{{32,}})?",
+    rf"(?P<name>{_NAME})(?::(?P<tag>[\w][\w.-]{{0,127}}))?"
+    rf"(?:@(?P<digest>[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{{32,}}))?",
     re.ASCII,
 )
 _NAME_MAX = 255
@@ -39,3 +41,28 @@ def image_problem(image: str) -> str | None:
     if len(match.group("name")) > _NAME_MAX:
         return f"its name is longer than {_NAME_MAX} characters"
     return None
+
+
+class ImageRef(NamedTuple):
+    repository: str  # normalized: docker.io/library/busybox for busybox
+    tag: str | None
+    digest: str | None
+
+
+def image_ref(image: str) -> ImageRef | None:
+    """The parts of a reference that parses, its repository normalized as ParseNormalizedNamed does
+    (distribution/reference@v0.6.0 normalize.go splitDockerDomain: no domain is docker.io, whose one-part names are
+    under library/); None for one that does not parse."""
+    if image_problem(image) is not None:
+        return None
+    match = _REFERENCE.fullmatch(image)
+    assert match is not None  # image_problem parsed it
+    name = match.group("name")
+    first, slash, rest = name.partition("/")
+    if not slash or ("." not in first and ":" not in first and first != "localhost" and first.lower() == first):
+        first, rest = "docker.io", name
+    if first == "index.docker.io":
+        first = "docker.io"
+    if first == "docker.io" and "/" not in rest:
+        rest = f"library/{rest}"
+    return ImageRef(f"{first}/{rest}", match.group("tag"), match.group("digest"))

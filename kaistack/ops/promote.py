@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from kaistack.declaration import limits
-from kaistack.declaration.model import StackConfig
+from kaistack.declaration.image_refs import image_ref
+from kaistack.declaration.model import StackConfig, Workload
 from kaistack.declaration.parse import NAMESPACE, ClusterUnreadable, ConfigError
 from kaistack.declaration.pulumi_yaml import refuse_ambiguous_scalars
 from kaistack.declaration.versions import release_order
@@ -123,9 +124,13 @@ def _pins(
 ) -> tuple[list[Pin], list[Skipped]]:
     pins, skipped = list[Pin](), list[Skipped]()
 
-    def pin(key: str, path: tuple[str | int, ...], old: str, new: str, raw_block: Any, raw_key: str) -> None:
-        if old != new:
-            added = not (isinstance(raw_block, Mapping) and raw_key in raw_block)
+    def pin(
+        key: str, path: tuple[str | int, ...], old: str, new: str, raw_block: Any, raw_key: str, pinned: bool = False
+    ) -> None:
+        """`pinned`: the source's file sets the value. Copied even where the target runs it as the default, which a
+        later kaistack release may move while the source stays where it was tested."""
+        added = not (isinstance(raw_block, Mapping) and raw_key in raw_block)
+        if old != new or (pinned and added):
             before, after = release_order(old), release_order(new)
             down = before is not None and after is not None and after < before
             if down and not allow_downgrade:  # a hotfix tested on the target first; vCluster cannot step down
@@ -135,7 +140,8 @@ def _pins(
             pins.append(Pin(f"{NAMESPACE}:{key}", ("config", *path), old, new, added, down))
 
     kai_raw = dst_raw.get("kai")
-    pin("kai.version", (f"{NAMESPACE}:kai", "version"), dst.kai.version, src.kai.version, kai_raw, "version")
+    src_kai = "version" in _block(src_raw, "kai")
+    pin("kai.version", (f"{NAMESPACE}:kai", "version"), dst.kai.version, src.kai.version, kai_raw, "version", src_kai)
 
     mode = dst.gpu.mode
     if mode in GPU_PIN_BLOCK:
@@ -153,6 +159,7 @@ def _pins(
                 getattr(src.gpu, attr).version,
                 dst_gpu_raw.get(block),
                 "version",
+                src_sets,
             )
         else:
             skipped.append(
@@ -163,6 +170,9 @@ def _pins(
             )
 
     src_tenants = {t.name: t for t in src.tenants}
+    src_raw_tenants = {
+        str(t.get("name")): t for t in (src_raw.get("tenants") or []) if isinstance(t, Mapping)
+    }  # fmt: skip
     raw_tenants = dst_raw.get("tenants") or []
     for index, tenant in enumerate(dst.tenants):
         if tenant.name not in src_tenants:
@@ -176,6 +186,7 @@ def _pins(
             src_tenants[tenant.name].vcluster.version,
             raw.get("vcluster"),
             "version",
+            "version" in _block(src_raw_tenants.get(tenant.name, {}), "vcluster"),
         )
 
     dst_workloads = {w.name: i for i, w in enumerate(dst.workloads)}
@@ -186,6 +197,11 @@ def _pins(
             skipped.append(Skipped(f"{NAMESPACE}:workloads[{work.name}]", "promoted workload not declared in target"))
             continue
         index = dst_workloads[work.name]
+        other = dst.workloads[index]
+        reason = _not_the_same_workload(work, other, source, allow_downgrade)
+        if reason is not None:
+            skipped.append(Skipped(f"{NAMESPACE}:workloads[{work.name}].image", reason, kept_newer="newer" in reason))
+            continue
         before = len(pins)
         pin(
             f"workloads[{work.name}].image",
@@ -198,7 +214,45 @@ def _pins(
         kind = dst.workloads[index].kind
         if len(pins) > before and kind in RESTARTED_KINDS:
             pins[-1] = replace(pins[-1], restarts=f"the running {kind} is deleted, then created again")
+        if len(pins) > before and _older_tag(work.image, other.image):
+            pins[-1] = replace(pins[-1], downgrade=True)
     return pins, skipped
+
+
+def _not_the_same_workload(work: Workload, other: Workload, source: str, allow_downgrade: bool) -> str | None:
+    """Why the target's workload of this name takes no image from the source's: another kind, place or repository
+    (a name matched alone would put one workload's image into another), a newer release tag of the same repository
+    (kept as a version pin is, unless --allow-downgrade), or a digest the source's reference drops."""
+    where = [
+        f"{what} {theirs!r} in {source}, {ours!r} here"
+        for what, theirs, ours in (
+            ("kind", work.kind, other.kind),
+            ("tenant", work.tenant, other.tenant),
+            ("namespace", work.namespace, other.namespace),
+        )
+        if theirs != ours
+    ]
+    new, old = image_ref(work.image), image_ref(other.image)
+    if new is not None and old is not None and new.repository != old.repository:
+        where.append(f"repository {new.repository} in {source}, {old.repository} here")
+    if where:
+        return f"not the same workload ({'; '.join(where)}); its image is left alone"
+    if new is None or old is None or new.repository != old.repository:
+        return None
+    if old.digest is not None and new.digest is None and new.tag == old.tag:
+        return f"pins {other.image} by digest, which {source}'s {work.image} drops; kept"
+    if _older_tag(work.image, other.image) and not allow_downgrade:
+        return f"runs {other.image}, newer than {source}'s {work.image}; kept (--allow-downgrade steps it back)"
+    return None
+
+
+def _older_tag(image: str, than: str) -> bool:
+    """Both of one repository, tagged with release versions, `image`'s the older."""
+    new, old = image_ref(image), image_ref(than)
+    if new is None or old is None or new.repository != old.repository:
+        return False
+    before, after = release_order(old.tag or ""), release_order(new.tag or "")
+    return before is not None and after is not None and after < before
 
 
 def _resolve(settings: Mapping[str, Any], stack: str, source: str) -> StackConfig:

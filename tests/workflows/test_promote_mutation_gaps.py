@@ -253,7 +253,8 @@ def test_a_newer_target_pin_is_kept_unless_a_downgrade_is_allowed(project, passi
     else:
         plan = promote_module.promote(project, "staging", "dev", write=False).plan
     assert "kaistack:kai.version" not in [p.key for p in plan.pins]
-    assert [s.key for s in plan.skipped if s.kept_newer] == ["kaistack:kai.version"]
+    # dev also runs a newer release tag of the promoted image (ghcr.io/acme/infer 1.4.2 against staging's 1.4.0).
+    assert [s.key for s in plan.skipped if s.kept_newer] == ["kaistack:kai.version", "kaistack:workloads[infer].image"]
 
 
 # --- what is pinned, added and left alone ----------------------------------------------------------------------------
@@ -349,8 +350,14 @@ def test_what_is_left_alone_is_listed_with_why(project, passing, capsys):
 
 
 def test_a_pin_kept_newer_says_how_to_step_it_back(project):
-    [kept] = [s for s in plan_promotion(project, "staging", "dev").skipped if s.kept_newer]
-    assert kept.reason == "runs v0.17.0, newer than staging's v0.16.0; kept (--allow-downgrade steps it back)"
+    kept = {s.key: s.reason for s in plan_promotion(project, "staging", "dev").skipped if s.kept_newer}
+    assert kept["kaistack:kai.version"] == (
+        "runs v0.17.0, newer than staging's v0.16.0; kept (--allow-downgrade steps it back)"
+    )
+    assert kept["kaistack:workloads[infer].image"] == (
+        "runs ghcr.io/acme/infer:1.4.2, newer than staging's ghcr.io/acme/infer:1.4.0; kept (--allow-downgrade steps "
+        "it back)"
+    )
 
 
 def test_a_workload_not_marked_promoted_keeps_the_targets_image(project):
@@ -526,8 +533,9 @@ def test_a_job_whose_image_is_already_promoted_restarts_nothing(project, passing
     _edit(project / "Pulumi.staging.yaml", "image: ghcr.io/acme/infer:1.4.0", "image: ghcr.io/acme/infer:1.4.2")
     assert main(["promote", "dev", "staging", "--project", str(project), "--yes", "--json"]) == 0
     pins = json.loads(capsys.readouterr().out)["pins"]
-    assert [p["key"] for p in pins] == ["kaistack:kai.version"]
-    assert pins[0]["restarts"] is None
+    # team-a's vCluster version is written too: dev sets it, staging runs it as the default.
+    assert [p["key"] for p in pins] == ["kaistack:kai.version", "kaistack:tenants[team-a].vcluster.version"]
+    assert [p["restarts"] for p in pins] == [None, None]
 
 
 def test_validate_project_reports_on_the_progress_it_is_given(project, monkeypatch):

@@ -64,12 +64,18 @@ def test_a_promotion_whose_output_cannot_be_written_says_the_target_was(project,
 
 
 def test_promotion_leaves_everything_else_byte_for_byte(project, passing, capsys):
-    """Only the two pinned values change: comments, secure values, capacity, tenants and queues are untouched."""
+    """Only the three pinned values change (team-a's vCluster version, which dev sets and staging ran as the
+    default, is added under it): comments, secure values, capacity and queues are untouched."""
     before = _staging(project).decode()
     main(["promote", "dev", "staging", "--project", str(project), "--yes"])
     after = _staging(project).decode()
-    expected = before.replace("    version: v0.16.0\n", "    version: v0.17.0\n").replace(
-        "image: ghcr.io/acme/infer:1.4.0", "image: ghcr.io/acme/infer:1.4.2"
+    expected = (
+        before.replace("    version: v0.16.0\n", "    version: v0.17.0\n")
+        .replace("image: ghcr.io/acme/infer:1.4.0", "image: ghcr.io/acme/infer:1.4.2")
+        .replace(
+            "    - name: team-a\n      queues: [team-a]\n",
+            "    - name: team-a\n      queues: [team-a]\n      vcluster:\n        version: 0.36.1\n",
+        )
     )
     assert after == expected
     assert STAGING_SECRET in after
