@@ -47,6 +47,8 @@ What is refused (messages name the field and what is allowed):
   holds as smaller (vCluster copies annotation edits to the host: pods/translate/diff.go); before nodeName is set
   too, as the BindRequest already fixes the portion the binder hands out (binder/plugins/gpusharing/gpu_sharing.go:79);
 - renamed time-sliced GPUs (`nvidia.com/gpu.shared`), which KAI does not count against any queue;
+- a privileged container (created so, or added as an ephemeral one): it reaches every device of its node, the GPUs
+  included, and vCluster checks nothing of it where the tenant's podSecurityStandard is privileged or unset;
 - a `runai-gpu-group` label (or `runai-gpu-group/*`) added, changed or removed by anyone but KAI's binder:
   vCluster copies label edits both ways (pods/translate/diff.go), and the binder keeps a shared GPU's
   reservation pod only while a pod carries its group label;
@@ -87,6 +89,7 @@ from kaistack.guardrails.admission_cel import (
     NO_GPU_PATH,
     NO_GPU_RESOURCES,
     NO_RENAMED_GPU,
+    NOT_PRIVILEGED,
     OLD_ANN,
     RENAMED_GPU,
     SHARED_GPU_CONFIGMAP,
@@ -282,6 +285,11 @@ def pod_validations(
             NO_RENAMED_GPU,
             f"tenant {tenant}: {RENAMED_GPU}shared (renamed time slices) is not counted by KAI against any queue; "
             f"ask for {kai_api.GPU_RESOURCE} or a gpu-fraction",
+        ),
+        (
+            NOT_PRIVILEGED,
+            f"tenant {tenant}: a privileged container reaches every GPU of its node outside KAI's accounting (and "
+            "the node itself): drop securityContext.privileged",
         ),
         (
             f"!({IS_UPDATE}) || ({shares_kept(ANN, OLD_ANN)} && {shares_kept(OLD_ANN, ANN)})",

@@ -97,6 +97,14 @@ NO_RENAMED_GPU = each_container(
     f"(!has(c.resources.limits) || c.resources.limits.all(k, !k.startsWith({quote(RENAMED_GPU)}))) && "
     f"(!has(c.resources.requests) || c.resources.requests.all(k, !k.startsWith({quote(RENAMED_GPU)}))))"
 )
+# A privileged container gets every device node of its node, the GPUs included, whatever KAI gave its pod: with
+# the tenant's podSecurityStandard privileged or unset, vCluster checks nothing of it (loft-sh/vcluster@v0.36.1
+# pkg/controllers/resources/pods/syncer.go:196,340 run the check only for a set standard).
+_NOT_PRIVILEGED = "!has(c.securityContext) || !has(c.securityContext.privileged) || !c.securityContext.privileged"
+NOT_PRIVILEGED = (
+    f"(!({IS_CREATE}) || ({each_container(_NOT_PRIVILEGED)})) && "
+    f"(!has(object.spec.ephemeralContainers) || object.spec.ephemeralContainers.all(c, {_NOT_PRIVILEGED}))"
+)
 NO_GPU_LIMIT = each_container(
     f"!has(c.resources) || !has(c.resources.limits) || !({quote(kai.GPU_RESOURCE)} in c.resources.limits)"
 )

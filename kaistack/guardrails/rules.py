@@ -390,6 +390,16 @@ def bypass_problems(
             f"{', '.join(renamed)} on a pod of tenant {tenant}: renamed time slices are counted against no KAI queue "
             f"(KAI reads {kai_api.GPU_RESOURCE}), so the tenant's quota would not hold them; the host refuses it"
         )
+    privileged = [
+        str(mapping(c).get("name"))
+        for c in (*t.containers(), *t.init_containers())
+        if mapping(mapping(c).get("securityContext")).get("privileged") is True
+    ]
+    if privileged:
+        out.append(
+            f"container {', '.join(privileged)} of a pod of tenant {tenant} is privileged: it reaches every GPU of its "
+            "node outside KAI's accounting (and the node itself); drop securityContext.privileged (the host refuses it)"
+        )
     priority = t.spec.get("priorityClassName")
     if isinstance(priority, str) and priority.startswith("system-"):
         out.append(

@@ -191,6 +191,15 @@ def _debugged_again(pod: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _privileged(
+    pod: dict[str, Any], *, init: bool = False, ephemeral: bool = False, value: bool = True
+) -> dict[str, Any]:
+    out = copy.deepcopy(pod)
+    field = "ephemeralContainers" if ephemeral else "initContainers" if init else "containers"
+    out["spec"][field][-1]["securityContext"] = {"privileged": value}
+    return out
+
+
 def _owned(pod: dict[str, Any], kind: str) -> dict[str, Any]:
     out = copy.deepcopy(pod)
     owner = {"apiVersion": "apps/v1", "kind": kind, "name": "w-5d8f", "uid": "0d1c", "controller": True}
@@ -311,6 +320,21 @@ PODS: dict[str, Case] = {
         operation="UPDATE",
         old=synced_pod(annotations={"gpu-fraction": "0.9"}),
         offline=False,
+    ),
+    # A privileged container gets every device node of its node (the GPUs too); vCluster checks nothing of it
+    # where the tenant's podSecurityStandard is privileged or unset (pods/syncer.go:196,340).
+    "a privileged container": Case(_privileged(PLAIN), False),
+    "a privileged init container": Case(_privileged(synced_pod(init_limits={"cpu": "1"}), init=True), False),
+    "securityContext.privileged: false": Case(_privileged(PLAIN, value=False), True),
+    "kubectl debug --profile sysadmin (a privileged ephemeral container)": Case(
+        _privileged(_debugged(_bound(PLAIN), NVIDIA_VISIBLE_DEVICES="void"), ephemeral=True),
+        False,
+        operation="UPDATE",
+        old=_bound(PLAIN),
+        offline=False,
+    ),
+    "an update of a pod made privileged before the policy": Case(
+        _privileged(_bound(PLAIN)), True, operation="UPDATE", old=_privileged(_bound(PLAIN)), offline=False
     ),
     "kubectl debug with NVIDIA_VISIBLE_DEVICES=void": Case(
         _debugged(_bound(PLAIN), NVIDIA_VISIBLE_DEVICES="void"),
