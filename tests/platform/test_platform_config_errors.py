@@ -840,3 +840,29 @@ def test_a_queue_quota_that_is_no_number_names_its_key(value: Any) -> None:
     raw["queues"] = [{"name": "t", "resources": {"gpu": {"quota": value}}}]
     with pytest.raises(ConfigError, match=r"kaistack:queues\[0\]\.resources\.gpu\.quota: "):
         parse_config(raw)
+
+
+def _restricted_tenant(with_workload: bool) -> dict[str, Any]:
+    raw = dev_raw()
+    raw["tenants"][0].setdefault("isolation", {})["podSecurityStandard"] = "restricted"
+    if not with_workload:
+        tenant = raw["tenants"][0]["name"]
+        raw["workloads"] = [w for w in raw["workloads"] if w.get("tenant") != tenant]
+    return raw
+
+
+def test_a_restricted_tenant_with_workloads_kaistack_renders_is_refused():
+    """vCluster labels each virtual namespace enforce=restricted and holds each synced pod to it
+    (loft-sh/vcluster@v0.36.1 pkg/controllers/podsecurity/podsecurity.go, pods/validate_pod_security.go); kaistack
+    renders no securityContext, so the virtual API server would refuse every pod of them."""
+    raw = _restricted_tenant(with_workload=True)
+    with pytest.raises(
+        ConfigError, match=r"tenants\[0\]\.isolation\.podSecurityStandard: 'restricted' refuses every pod"
+    ):
+        parse_config(raw, source="Pulumi.unit.yaml")
+
+
+def test_a_restricted_tenant_without_workloads_of_kaistacks_is_accepted():
+    raw = _restricted_tenant(with_workload=False)
+    config = parse_config(raw, source="Pulumi.unit.yaml")
+    assert config.tenants[0].isolation.pod_security_standard == "restricted"

@@ -127,6 +127,18 @@ class StackConfig(Model):
                     f"tenants[{i}].vcluster.kubernetes: the host runs Kubernetes {host}, which vCluster has no API "
                     f"server for; set one of {', '.join(versions.VCLUSTER_KUBERNETES)}"
                 )
+            own = [w.name for w in self.workloads if w.tenant == tenant.name]
+            if tenant.isolation.pod_security_standard == "restricted" and own:
+                # vCluster labels each virtual namespace enforce=<standard> (loft-sh/vcluster@v0.36.1
+                # pkg/controllers/podsecurity/podsecurity.go) and holds each synced pod to it
+                # (pods/validate_pod_security.go); kaistack renders no securityContext.
+                problems.append(
+                    f"tenants[{i}].isolation.podSecurityStandard: 'restricted' refuses every pod kaistack renders for "
+                    f"tenant {tenant.name} ({', '.join(own[:3])}{' ...' if len(own) > 3 else ''}): they set no "
+                    "securityContext (runAsNonRoot, seccompProfile, allowPrivilegeEscalation: false, capabilities "
+                    "drop ALL), so their pods would never be created; use 'baseline', or deploy those workloads "
+                    "yourself"
+                )
             if tenant.isolation.resource_quota.enabled:
                 problems += tenant_sizing.quota_problems(
                     self, tenant, tenant_sizing.exposure(self, tenant), f"tenants[{i}]"
