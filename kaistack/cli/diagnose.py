@@ -169,7 +169,7 @@ def refuse_incomplete_dump(path: Path, objects: list[Any]) -> None:
     """A dump without Pods or Nodes diagnoses nothing, or every pod as having no node: live, the same is exit 3;
     here the dump is what is wrong (every cluster runs pods in kube-system and has nodes)."""
     from kaistack.declaration.yaml_load import YamlInputError
-    from kaistack.ops.live_snapshot import by_kind
+    from kaistack.ops.live_kinds import by_kind
 
     kinds = by_kind(objects)
     missing = [kind for kind in ("Node", "Pod") if not kinds.get(kind)]

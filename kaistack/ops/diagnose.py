@@ -22,9 +22,10 @@ from kaistack.declaration import kai_api
 from kaistack.guardrails.podspec import dig, mapping, seq
 from kaistack.markdown import cell, code, one_line
 from kaistack.ops.diagnose_mistakes import Mistake, find_mistakes
+from kaistack.ops.live_kinds import by_kind
 from kaistack.ops.live_pods import annotations_of, labels_of
 from kaistack.ops.live_shard import SchedulerSettings, scheduler_settings
-from kaistack.ops.live_snapshot import LiveSnapshot, build, by_kind, object_name, object_namespace
+from kaistack.ops.live_snapshot import LiveSnapshot, build, object_name, object_namespace
 from placement.k8s_names import is_qualified_name
 from placement.reasons import NOT_REACHED
 from placement.simulation import simulate

@@ -32,13 +32,13 @@ from pathlib import Path
 from typing import Any
 
 from kaistack.declaration import limits
-from kaistack.declaration.image_refs import image_ref
-from kaistack.declaration.model import StackConfig, Workload
+from kaistack.declaration.model import StackConfig
 from kaistack.declaration.parse import NAMESPACE, ClusterUnreadable, ConfigError
 from kaistack.declaration.pulumi_yaml import refuse_ambiguous_scalars
 from kaistack.declaration.versions import release_order
 from kaistack.declaration.yaml_load import YamlInputError, load_one_document, read_text
 from kaistack.errors import EnvironmentProblem
+from kaistack.ops.promote_images import not_the_same_workload, older_tag
 from kaistack.ops.promote_plan import (  # re-exported: the CLI and tests import them from here
     CandidateCheck,
     Pin,
@@ -198,7 +198,7 @@ def _pins(
             continue
         index = dst_workloads[work.name]
         other = dst.workloads[index]
-        reason = _not_the_same_workload(work, other, source, allow_downgrade)
+        reason = not_the_same_workload(work, other, source, allow_downgrade)
         if reason is not None:
             skipped.append(Skipped(f"{NAMESPACE}:workloads[{work.name}].image", reason, kept_newer="newer" in reason))
             continue
@@ -214,45 +214,9 @@ def _pins(
         kind = dst.workloads[index].kind
         if len(pins) > before and kind in RESTARTED_KINDS:
             pins[-1] = replace(pins[-1], restarts=f"the running {kind} is deleted, then created again")
-        if len(pins) > before and _older_tag(work.image, other.image):
+        if len(pins) > before and older_tag(work.image, other.image):
             pins[-1] = replace(pins[-1], downgrade=True)
     return pins, skipped
-
-
-def _not_the_same_workload(work: Workload, other: Workload, source: str, allow_downgrade: bool) -> str | None:
-    """Why the target's workload of this name takes no image from the source's: another kind, place or repository
-    (a name matched alone would put one workload's image into another), a newer release tag of the same repository
-    (kept as a version pin is, unless --allow-downgrade), or a digest the source's reference drops."""
-    where = [
-        f"{what} {theirs!r} in {source}, {ours!r} here"
-        for what, theirs, ours in (
-            ("kind", work.kind, other.kind),
-            ("tenant", work.tenant, other.tenant),
-            ("namespace", work.namespace, other.namespace),
-        )
-        if theirs != ours
-    ]
-    new, old = image_ref(work.image), image_ref(other.image)
-    if new is not None and old is not None and new.repository != old.repository:
-        where.append(f"repository {new.repository} in {source}, {old.repository} here")
-    if where:
-        return f"not the same workload ({'; '.join(where)}); its image is left alone"
-    if new is None or old is None or new.repository != old.repository:
-        return None
-    if old.digest is not None and new.digest is None and new.tag == old.tag:
-        return f"pins {other.image} by digest, which {source}'s {work.image} drops; kept"
-    if _older_tag(work.image, other.image) and not allow_downgrade:
-        return f"runs {other.image}, newer than {source}'s {work.image}; kept (--allow-downgrade steps it back)"
-    return None
-
-
-def _older_tag(image: str, than: str) -> bool:
-    """Both of one repository, tagged with release versions, `image`'s the older."""
-    new, old = image_ref(image), image_ref(than)
-    if new is None or old is None or new.repository != old.repository:
-        return False
-    before, after = release_order(old.tag or ""), release_order(new.tag or "")
-    return before is not None and after is not None and after < before
 
 
 def _resolve(settings: Mapping[str, Any], stack: str, source: str) -> StackConfig:

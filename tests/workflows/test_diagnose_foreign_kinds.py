@@ -13,7 +13,7 @@ import pytest
 from kaistack.cli import main
 from kaistack.cli.diagnose import DUMP_KINDS
 from kaistack.declaration import kai_api
-from kaistack.ops.live_snapshot import by_kind, foreign_group
+from kaistack.ops.live_kinds import by_kind, foreign_group
 
 UNLIMITED = {k: {"quota": -1, "limit": -1, "overQuotaWeight": 1} for k in ("gpu", "cpu", "memory")}
 NODE = {
