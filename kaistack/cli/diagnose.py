@@ -176,7 +176,8 @@ def refuse_incomplete_dump(path: Path, objects: list[Any]) -> None:
     if missing:
         raise YamlInputError(
             f"{path}: no {' and no '.join(k + 's' for k in missing)} in the dump, so there is nothing to diagnose "
-            f"(dump them with -A: `kubectl get {DUMP_KINDS} -A -o yaml`)"
+            f"(dump them with -A: `kubectl get {DUMP_KINDS.replace(',configmaps', '')} -A -o yaml`, and ConfigMaps' "
+            "names alone, as the README shows)"
         )
 
 

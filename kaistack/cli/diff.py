@@ -70,6 +70,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kaistack.capacity import diff as capacity_diff
+    from kaistack.stack.files import project_name
     from kaistack.stack.history import load_stack_at, load_stack_file
     from kaistack.stack.load import LoadOptions
 
@@ -83,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         before = load_stack_at(project_dir(args), args.stack, args.base, compared)
         base = args.base
     else:
-        before = load_stack_file(args.base_file, args.stack, compared)
+        before = load_stack_file(args.base_file, args.stack, compared, project_name(project_dir(args)))
         base = str(args.base_file)
     from kaistack.ops.update_hazards import update_hazards
 

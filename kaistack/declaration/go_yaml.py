@@ -122,10 +122,11 @@ def go_yaml_v3(value: str) -> Any:
 
 # resolve.go@v3.0.1:294-326 allowedTimestampFormats, read by Go's time.Parse: "2006-1-2T15:4:5.999999999Z07:00" (and
 # with "t"), "2006-1-2 15:4:5.999999999", "2006-1-2". Month, day, hour, minute and second take one or two digits;
-# a fraction may follow the seconds even where the layout has none; each field is range-checked.
+# a fraction may follow the seconds even where the layout has none, after a '.' or (Go 1.17 on) a ','; each field is
+# range-checked, a zone's hour up to 24 and its minute up to 60 (Go's "as some people do write offsets of 24 hours").
 _GO_TIMESTAMP = re.compile(
     r"(\d{4})-(\d{1,2})-(\d{1,2})"
-    r"(?:(?P<sep>[Tt ])(\d{1,2}):(\d{1,2}):(\d{1,2})(?:\.\d+)?(?P<zone>Z|[+-]\d{2}:\d{2})?)?"
+    r"(?:(?P<sep>[Tt ])(\d{1,2}):(\d{1,2}):(\d{1,2})(?:[.,]\d+)?(?P<zone>Z|[+-](?P<zh>\d{2}):(?P<zm>\d{2}))?)?"
 )
 
 
@@ -141,4 +142,6 @@ def _go_timestamp(value: str) -> bool:
     if (found.group("sep") == " ") == (found.group("zone") is not None):
         return False  # a zone only after T/t (and there, required); none after a space
     hour, minute, second = (int(found.group(i)) for i in (5, 6, 7))
+    if found.group("zh") is not None and (int(found.group("zh")) > 24 or int(found.group("zm")) > 60):
+        return False
     return hour < 24 and minute < 60 and second < 60

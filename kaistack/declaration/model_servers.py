@@ -86,17 +86,18 @@ def _has_option(argv: list[str], names: Sequence[str]) -> bool:
 
 # How much longer than its text an expansion may grow. Each variable may reference the ones before it twice, so a
 # pod of a few kilobytes can expand to 2**n characters (`V1=$(V0)$(V0)`, `V2=$(V1)$(V1)`, ...), which the API
-# server admits; what kaistack reads from a value is a number, whose text is far shorter.
+# server admits. An expansion is cut there and ends in UNREADABLE: what precedes a shell operator before the cut is
+# kept, so a number that an operator ends (`0.95;...`) is still read, and text that is whole only past the cut reads
+# as no number (as a value from a Secret does: `0.95` padded with thousands of spaces, which float() would take).
 EXPANSION_GROWTH_MAX = 4096
-# What a value that expands past the bound stands for: no number, and none in any text that references it.
-UNREADABLE = "\x00"
+UNREADABLE = "\x00"  # no number holds it, nor any text that references it
 
 
-def expand(text: str, env: Mapping[str, str]) -> str | None:
+def expand(text: str, env: Mapping[str, str]) -> str:
     """`$(VAR)` references as the kubelet expands them (kubernetes/kubernetes
     third_party/forked/golang/expansion/expand.go, Expand): a known name gives its value, an unknown one stays
-    `$(VAR)`, `$$` is one `$`, and any other `$` is kept. None where the text would grow by more than
-    EXPANSION_GROWTH_MAX characters."""
+    `$(VAR)`, `$$` is one `$`, and any other `$` is kept. Cut, ending in UNREADABLE, where the text would grow by
+    more than EXPANSION_GROWTH_MAX characters."""
     out: list[str] = []
     room = len(text) + EXPANSION_GROWTH_MAX
     i = 0
@@ -110,23 +111,25 @@ def expand(text: str, env: Mapping[str, str]) -> str | None:
             piece, i = env.get(name, f"$({name})"), close + 1
         else:
             piece, i = text[i : i + 2], i + 2
+        if len(piece) > room:
+            # Only what precedes a shell operator can still be read (_number ends the word there): a cut value keeps
+            # that much, so a chain of them stays short.
+            kept = "".join(out) + piece[:room]
+            operator = _OPERATOR.search(kept)
+            return (kept[: operator.end()] if operator else "") + UNREADABLE
         room -= len(piece)
-        if room < 0:
-            return None
         out.append(piece)
     return "".join(out)
 
 
 def _literal_env(container: Mapping[str, Any]) -> dict[str, str]:
     """The container's literal variables, each expanded with those before it, as the kubelet builds them
-    (pkg/kubelet/kubelet_pods.go makeEnvironmentVariables): `UTIL=$(BASE)` after `BASE=0.95` is 0.95. A value that
-    expands past the bound is UNREADABLE."""
+    (pkg/kubelet/kubelet_pods.go makeEnvironmentVariables): `UTIL=$(BASE)` after `BASE=0.95` is 0.95."""
     env: dict[str, str] = {}
     for item in seq(container.get("env")):
         item = mapping(item)
         if "name" in item and isinstance(item.get("value"), str | int | float):
-            expanded = expand(str(item["value"]), env)
-            env[str(item["name"])] = UNREADABLE if expanded is None else expanded
+            env[str(item["name"])] = expand(str(item["value"]), env)
     return env
 
 
@@ -135,10 +138,7 @@ def _number(text: str, env: Mapping[str, str] | None) -> float | None:
     (`env` None: expanded once already) stands for."""
     text = text.strip().strip("'\"")
     if env is not None:
-        expanded = expand(text, env)
-        if expanded is None:
-            return None
-        text = expanded
+        text = expand(text, env)
     # shlex keeps a shell operator on the word before it (`0.5;`, `0.5&&`); sh ends the word there.
     text = _OPERATOR.split(text, maxsplit=1)[0]
     try:

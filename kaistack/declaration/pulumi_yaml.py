@@ -61,9 +61,9 @@ def _kaistacks(key: str, project: str) -> bool:
 
 def _read_by_kaistack(root: yaml.Node, project: str = "kaistack") -> list[yaml.ScalarNode]:
     """The scalars inside the `config:` values kaistack reads (`kaistack:*`, `aws:region`) that are mappings or
-    lists. A top-level value is decoded by Pulumi into a string first (config.Value; go-yaml's decode.go keeps
-    a scalar's raw text for a string target), so only the nested ones are resolved as go-yaml resolves them;
-    the namespaces of other programs are theirs."""
+    lists. Every kaistack key is such a value; a top-level scalar (Pulumi resolves it too, config/value.go
+    UnmarshalYAML through object.go, and hands a number or boolean to the program as its JSON text) is one kaistack
+    does not read, and the namespaces of other programs are theirs."""
     if not isinstance(root, yaml.MappingNode):
         return []
     config = next((v for k, v in root.value if isinstance(k, yaml.ScalarNode) and k.value == "config"), None)

@@ -34,8 +34,9 @@ def key_identity(key: yaml.ScalarNode) -> object:
 
 
 def duplicate_key(root: yaml.Node) -> tuple[int, str] | None:
-    """A key twice in one mapping, which PyYAML and Pulumi's go-yaml v2 resolve silently (the last wins;
-    go-yaml refuses only in strict mode, decode.go:686) and kubectl's strict field validation refuses: nearly
+    """A key twice in one mapping, which PyYAML and kubectl's go-yaml v2 resolve silently (the last wins; v2
+    refuses only in strict mode, decode.go:686), Pulumi's go-yaml v3 refuses (decode.go:769-776) and kubectl's strict
+    field validation refuses: nearly
     always a mistake (mis-indentation), and one that loses a value unseen. `<<` merge keys are YAML's way to
     override, not duplicates. Walked without recursion; a node aliases share is seen once.
 

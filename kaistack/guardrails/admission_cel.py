@@ -101,9 +101,12 @@ NO_RENAMED_GPU = each_container(
 # the tenant's podSecurityStandard privileged or unset, vCluster checks nothing of it (loft-sh/vcluster@v0.36.1
 # pkg/controllers/resources/pods/syncer.go:196,340 run the check only for a set standard).
 _NOT_PRIVILEGED = "!has(c.securityContext) || !has(c.securityContext.privileged) || !c.securityContext.privileged"
+# Ephemeral containers cannot change or go once added: one the old pod already had passes (as for EPHEMERAL_VOID).
 NOT_PRIVILEGED = (
     f"(!({IS_CREATE}) || ({each_container(_NOT_PRIVILEGED)})) && "
-    f"(!has(object.spec.ephemeralContainers) || object.spec.ephemeralContainers.all(c, {_NOT_PRIVILEGED}))"
+    "(!has(object.spec.ephemeralContainers) || object.spec.ephemeralContainers.all(c, "
+    f"({IS_UPDATE} && has(oldObject.spec.ephemeralContainers) && "
+    f"oldObject.spec.ephemeralContainers.exists(o, o.name == c.name)) || ({_NOT_PRIVILEGED})))"
 )
 NO_GPU_LIMIT = each_container(
     f"!has(c.resources) || !has(c.resources.limits) || !({quote(kai.GPU_RESOURCE)} in c.resources.limits)"

@@ -198,9 +198,10 @@ def _pins(
             continue
         index = dst_workloads[work.name]
         other = dst.workloads[index]
-        reason = not_the_same_workload(work, other, source, allow_downgrade)
-        if reason is not None:
-            skipped.append(Skipped(f"{NAMESPACE}:workloads[{work.name}].image", reason, kept_newer="newer" in reason))
+        left = not_the_same_workload(work, other, source, allow_downgrade)
+        if left is not None:
+            reason, newer = left
+            skipped.append(Skipped(f"{NAMESPACE}:workloads[{work.name}].image", reason, kept_newer=newer))
             continue
         before = len(pins)
         pin(

@@ -33,6 +33,7 @@ from kaistack.declaration.yaml_load import YamlInputError, load_file
 from kaistack.markdown import cell, code
 from kaistack.ops.analyzer_client import AnalyzedResource, Finding, PolicyPackClient, PolicyPackError
 from kaistack.progress import Progress
+from kaistack.stack.files import project_name
 from kaistack.stack.load import ResolvedStack, load_stack
 
 # What the stack policies but kai-capacity's simulation may take, on top of --max-seconds (seconds).
@@ -175,7 +176,7 @@ def validate_stack(
     env = {
         # Compact, as the engine's json.Marshal writes it.
         "PULUMI_CONFIG": json.dumps(engine_config(loaded.raw), separators=(",", ":")),
-        "PULUMI_PROJECT": _project_name(project_dir),
+        "PULUMI_PROJECT": project_name(project_dir),
         "PULUMI_STACK": stack,
     }
     with ThreadPoolExecutor(max_workers=1) as pool:
@@ -286,14 +287,6 @@ def default_pack_dir(project_dir: Path) -> Path:
     import policies
 
     return Path(policies.__file__).resolve().parent
-
-
-def _project_name(project_dir: Path) -> str:
-    try:
-        meta = load_file(project_dir / "Pulumi.yaml", max_bytes=limits.MAX_SMALL_FILE_BYTES) or {}
-    except YamlInputError:
-        meta = {}
-    return str(meta.get("name") or "kaistack") if isinstance(meta, dict) else "kaistack"
 
 
 def engine_config(raw: Mapping[str, Any]) -> dict[str, str]:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import IO
 
 from kaistack.declaration import limits
-from kaistack.declaration.parse import ConfigError
+from kaistack.declaration.parse import NAMESPACE, ConfigError
 from kaistack.declaration.yaml_load import YamlInputError, read_text
 from kaistack.errors import EnvironmentProblem
 from kaistack.stack.files import project_name, stack_file, stack_settings
@@ -112,13 +112,16 @@ def load_stack_at(project_dir: Path, stack: str, ref: str, options: LoadOptions 
     return resolve_settings(settings, stack=stack, source=source, options=options)
 
 
-def load_stack_file(path: Path, stack: str, options: LoadOptions | None = None) -> ResolvedStack:
-    """A stack from any file with a stack file's shape (`--base-file`), through the one load path."""
+def load_stack_file(
+    path: Path, stack: str, options: LoadOptions | None = None, project: str = NAMESPACE
+) -> ResolvedStack:
+    """A stack from any file with a stack file's shape (`--base-file`), through the one load path; `project` names
+    the keys it writes without a namespace (the project's Pulumi.yaml name)."""
     try:
         text = read_text(path, max_bytes=limits.MAX_STACK_FILE_BYTES, what="stack file")
     except YamlInputError as err:
         raise ConfigError([str(err)]) from None
-    settings = stack_settings(text, str(path))
+    settings = stack_settings(text, str(path), project)
     return resolve_settings(settings, stack=stack, source=str(path), options=options)
 
 

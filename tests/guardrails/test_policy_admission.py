@@ -333,6 +333,13 @@ PODS: dict[str, Case] = {
         old=_bound(PLAIN),
         offline=False,
     ),
+    "an update of a pod with a privileged debug container from before the policy": Case(
+        _relabelled(_privileged(_debugged(_bound(PLAIN), NVIDIA_VOID="x"), ephemeral=True), extra="label"),
+        True,
+        operation="UPDATE",
+        old=_privileged(_debugged(_bound(PLAIN), NVIDIA_VOID="x"), ephemeral=True),
+        offline=False,
+    ),
     "an update of a pod made privileged before the policy": Case(
         _privileged(_bound(PLAIN)), True, operation="UPDATE", old=_privileged(_bound(PLAIN)), offline=False
     ),

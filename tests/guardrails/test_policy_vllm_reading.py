@@ -21,6 +21,7 @@ from policy_builders import container, deployment, res
 
 from kaistack.declaration.model_servers import (
     EXPANSION_GROWTH_MAX,
+    UNREADABLE,
     Utilization,
     default_utilization,
     expand,
@@ -222,7 +223,29 @@ def test_a_flag_referencing_a_runaway_variable_is_unknown_not_expanded() -> None
 def test_a_chain_within_the_bound_still_expands_as_the_kubelet_does() -> None:
     """Growth up to the bound gives the kubelet's text; one reference more, and the value is past it."""
     assert expand("$(V)", {"V": "9" * EXPANSION_GROWTH_MAX}) == "9" * EXPANSION_GROWTH_MAX
-    assert expand("$(V)$(V)", {"V": "9" * EXPANSION_GROWTH_MAX}) is None
+    assert expand("$(V)$(V)", {"V": "9" * EXPANSION_GROWTH_MAX}) == UNREADABLE
+
+
+def test_a_number_a_shell_operator_ends_is_read_past_the_bound() -> None:
+    """sh ends the word at the operator (_number), so what follows it, however long, does not matter."""
+    container = {
+        "name": "m",
+        "image": "vllm/vllm-openai:v0.9.1",
+        "env": [{"name": "U", "value": "0.95;" + "x" * (2 * EXPANSION_GROWTH_MAX)}],
+        "args": ["--gpu-memory-utilization", "$(U)"],
+    }
+    assert vllm_utilization(container) == Utilization(0.95, "command line")
+
+
+def test_a_number_whole_only_past_the_bound_is_not_read() -> None:
+    """Documented: `0.95` padded with more spaces than the bound reads as unknown, as a value from a Secret does."""
+    container = {
+        "name": "m",
+        "image": "vllm/vllm-openai:v0.9.1",
+        "env": [{"name": "U", "value": "0.95" + " " * (2 * EXPANSION_GROWTH_MAX)}],
+        "args": ["--gpu-memory-utilization", "$(U)"],
+    }
+    assert vllm_utilization(container) == Utilization(None, "command line")
 
 
 def test_a_long_text_without_references_is_its_own_expansion() -> None:

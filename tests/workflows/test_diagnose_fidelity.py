@@ -200,6 +200,7 @@ def test_a_dump_of_nodes_alone_is_refused_as_nothing_to_diagnose(tmp_path, capsy
         "dump.json: no Pods in the dump, so there is nothing to diagnose (dump them with -A: `kubectl get"
         in (report["error"])
     )
+    assert "configmaps" not in report["error"]  # their data: the names-only form is the README's
 
 
 def test_a_dump_of_pods_alone_is_refused_too(tmp_path, capsys):

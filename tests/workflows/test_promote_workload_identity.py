@@ -108,3 +108,12 @@ def test_an_image_reference_is_normalized_as_the_kubelet_reads_it(image: str, re
     """distribution/reference@v0.6.0 normalize.go splitDockerDomain: no domain is docker.io, one-part names under
     library/."""
     assert image_ref(image) == ref
+
+
+def test_a_kept_digest_is_no_newer_release_whatever_the_stacks_are_called(project) -> None:
+    """The flag comes from the reason's kind, not its words: a source stack named newer-dev once made it one."""
+    (project / "Pulumi.newer-dev.yaml").write_text((project / "Pulumi.dev.yaml").read_text())
+    _edit(project / "Pulumi.staging.yaml", "infer:1.4.0", f"infer:1.4.2@{DIGEST}")
+    plan = plan_promotion(project, "newer-dev", "staging")
+    [kept] = [s for s in plan.skipped if s.key == "kaistack:workloads[infer].image"]
+    assert (kept.reason.startswith("pins "), kept.kept_newer) == (True, False)
