@@ -12,6 +12,7 @@ from workflow_testlib import TEST_PACK
 
 from kaistack.ops import validate as validate_module
 from kaistack.ops.analyzer_client import Finding
+from kaistack.stack.files import project_name
 
 CapacityVerdict, ValidationReport = validate_module.CapacityVerdict, validate_module.ValidationReport
 
@@ -138,14 +139,14 @@ def test_without_a_readable_version_the_pack_s_reported_one_stands(tmp_path, tex
 
 def test_the_pack_sees_the_project_s_name_from_pulumi_yaml(tmp_path):
     (tmp_path / "Pulumi.yaml").write_text("name: gpu-platform\nruntime: python\n")
-    assert validate_module._project_name(tmp_path) == "gpu-platform"
+    assert project_name(tmp_path) == "gpu-platform"
 
 
 @pytest.mark.parametrize("text", [None, "", "- a list\n", "runtime: python\n"])
 def test_without_a_project_name_the_pack_sees_kaistack(tmp_path, text):
     if text is not None:
         (tmp_path / "Pulumi.yaml").write_text(text)
-    assert validate_module._project_name(tmp_path) == "kaistack"
+    assert project_name(tmp_path) == "kaistack"
 
 
 def test_the_default_pack_is_the_project_s_policies_directory_when_it_has_a_main(tmp_path):
