@@ -101,15 +101,17 @@ def run(args: argparse.Namespace) -> int:
     if result.written:
         # Said on stderr too by main if this output cannot be written: exit 3 would otherwise read "nothing changed".
         args.wrote = str(result.plan.target_file)
+    code = 1 if result.refused and result.refused != DECLINED else 0
     if args.json:
-        print_json(result.as_dict())
+        # The shape of a refusal before planning ({"ok", "exitCode", "error"}) plus the plan, whatever the outcome.
+        print_json({"ok": code == 0, "exitCode": code, **result.as_dict()})
     else:
         asked = not (args.yes or args.dry_run or not result.plan.changed or result.check is None)
         asked = asked and result.check is not None and result.check.ok
         if not asked:
             _print_plan(result.plan)
         _print_outcome(result, dry_run=args.dry_run, check_shown=asked)
-    return 1 if result.refused and result.refused != DECLINED else 0
+    return code
 
 
 def _print_plan(plan: PromotionPlan) -> None:

@@ -393,6 +393,17 @@ def test_json_output_lists_pins_diff_and_validation(project, passing, capsys):
     assert result["written"] is True
     assert result["validation"]["ok"] is True
     assert result["diff"].startswith("--- a/Pulumi.staging.yaml")
+    assert (result["ok"], result["exitCode"]) == (True, 0)
+
+
+def test_a_refusal_after_planning_has_the_shape_of_every_refusal_plus_the_plan(project, monkeypatch, capsys):
+    """{"ok": false, "exitCode"} as a refusal before planning prints, and the pins and validation it refused."""
+    monkeypatch.setattr(promote_module, "validate_project", _violating)
+    code = main(["promote", "dev", "staging", "--project", str(project), "--yes", "--json"])
+    result = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert (result["ok"], result["exitCode"], result["written"]) == (False, 1, False)
+    assert result["pins"]
 
 
 def test_validation_runs_on_an_overlay_not_the_real_file(project, monkeypatch):
