@@ -203,7 +203,8 @@ def check_queues(config: StackConfig, client: KubeClient) -> list[CheckResult]:
         if queue.name not in live:
             results.append(CheckResult("queue", queue.name, False, "Queue not found"))
             continue
-        drift = queue_drift(queue, live[queue.name].get("spec") or {})
+        spec = live[queue.name].get("spec")
+        drift = queue_drift(queue, spec) if isinstance(spec, Mapping) else ["spec is not an object"]
         detail = "; ".join(drift) if drift else "spec matches"
         results.append(CheckResult("queue", queue.name, not drift, detail))
     return results
@@ -230,9 +231,14 @@ def queue_drift(queue: Queue, spec: Mapping[str, Any]) -> list[str]:
             shown = "unset" if live is None else repr(live) if live == "" else live
             drift.append(f"{key} is {shown} (declared {declared or 'unset'})")
     resources = spec.get("resources") or {}
+    if not isinstance(resources, Mapping):
+        return [*drift, "resources is not an object"]
     for kind in ("gpu", "cpu", "memory"):
         block = getattr(queue.resources, kind)
         live = resources.get(kind) or {}
+        if not isinstance(live, Mapping):
+            drift.append(f"resources.{kind} is not an object")
+            continue
         for key, declared in (
             ("quota", block.quota),
             ("limit", block.limit),

@@ -95,13 +95,16 @@ def check_nodes(client: KubeClient, pods: Iterable[Mapping[str, Any]]) -> tuple[
         if node and phase in ("Pending", "Running") and not (pod.get("metadata") or {}).get("deletionTimestamp"):
             by_node[node].add(pod_name(pod))
     results = []
+    forbidden: list[tuple[str, KubeAPIError]] = []
     for node in sorted(by_node):
         listed = _listed(by_node[node])
         try:
             obj = client.get(k8s.Node, node)
         except KubeAPIError as err:
             if err.status == 403:
-                return [], [f"node-ready: not checked: {err}; grant `get` on nodes to check the nodes' readiness"]
+                # RBAC may name nodes one by one (resourceNames): what the other nodes showed is kept.
+                forbidden.append((node, err))
+                continue
             if err.status != 404:
                 raise
             detail = f"Node not found: its pods {listed} are orphaned and will be deleted; check the node pool"
@@ -122,7 +125,14 @@ def check_nodes(client: KubeClient, pods: Iterable[Mapping[str, Any]]) -> tuple[
             f"(300 s by default), then are evicted: restore the kubelet (`kubectl describe node {node}`) or drain it"
         )
         results.append(CheckResult("node-ready", f"node {node}", False, detail))
-    return results, []
+    notes = []
+    if forbidden:
+        names = ", ".join(node for node, _ in forbidden[:3]) + (" ..." if len(forbidden) > 3 else "")
+        notes.append(
+            f"node-ready: not checked for {names}: {forbidden[0][1]}; grant `get` on nodes to check the nodes' "
+            "readiness"
+        )
+    return results, notes
 
 
 def check_workload_rollouts(

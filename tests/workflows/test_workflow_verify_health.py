@@ -178,12 +178,22 @@ def test_nodes_the_credentials_may_not_read_are_a_note(project, fake_kube, capsy
     fake_kube.forbidden.add("/api/v1/nodes/kaistack-dev-control-plane")
     code, report = verify_json(project, fake_kube, capsys)
     assert (code, failed_checks(report)) == (0, [])
-    assert [c for c in report["checks"] if c["check"] == "node-ready"] == []
+    assert "node kaistack-dev-control-plane" not in [c["subject"] for c in report["checks"]]
     assert report["notes"] == [
-        "node-ready: not checked: GET /api/v1/nodes/kaistack-dev-control-plane: HTTP 403: forbidden: "
-        'User "viewer" cannot get path "/api/v1/nodes/kaistack-dev-control-plane"; grant `get` on nodes to '
-        "check the nodes' readiness"
+        "node-ready: not checked for kaistack-dev-control-plane: GET /api/v1/nodes/kaistack-dev-control-plane: HTTP "
+        '403: forbidden: User "viewer" cannot get path "/api/v1/nodes/kaistack-dev-control-plane"; grant `get` on '
+        "nodes to check the nodes' readiness"
     ]
+
+
+def test_a_node_the_credentials_may_not_read_keeps_what_the_others_showed(project, fake_kube, capsys):
+    """RBAC that names nodes one by one (resourceNames): one 403 discarded a NotReady node already found."""
+    fake_kube.forbidden.add("/api/v1/nodes/kaistack-dev-control-plane")
+    worker = fake_kube.responses["/api/v1/nodes/kaistack-dev-worker2"]
+    worker["status"]["conditions"] = [{"type": "Ready", "status": "False", "reason": "KubeletNotReady"}]
+    code, report = verify_json(project, fake_kube, capsys)
+    assert (code, failed_checks(report)) == (1, [("node-ready", "node kaistack-dev-worker2")])
+    assert report["notes"][0].startswith("node-ready: not checked for kaistack-dev-control-plane:")
 
 
 def test_crash_looping_vcluster_control_plane_fails(project, fake_kube, capsys):
