@@ -134,15 +134,26 @@ def _serves(configuration: Mapping[str, Any], namespace: str, group: str, resour
 RBAC_REFUSAL = " cannot create resource "
 
 
+# Refusals that come from admission or after it: a webhook's denial (400, or its own code: 403, 422), validation
+# (422), an object of that name already stored (409). Any other status (401, a redirect, 405 from a read-only proxy,
+# 413, 415) never reached admission, so it says nothing of KAI's webhooks.
+ANSWERED = frozenset({400, 403, 409, 422})
+
+
 def not_answered(client: KubeClient, probe: Probe, notes: list[str] | None = None) -> str | None:
-    """Why admission did not answer the probe yet, or None when it did (or cannot be asked: said in `notes`)."""
+    """Why admission did not answer the probe yet, or None when it did (or cannot be asked: said in `notes`).
+    KubeAPIError for an answer no admission step gives (a proxy's 405, a redirect, rejected credentials)."""
     try:
         client.admits(probe.kind, probe.body, namespace=probe.namespace)
     except KubeAPIError as err:
         if err.status in NOT_YET:
             return str(err)
-        if err.status == 403 and RBAC_REFUSAL in str(err) and notes is not None:
-            notes.append(f"{probe.what}: not asked, these credentials may not create one ({err})")
+        if err.status == 403 and RBAC_REFUSAL in str(err):
+            if notes is not None:
+                notes.append(f"{probe.what}: not asked, these credentials may not create one ({err})")
+            return None
+        if err.status not in ANSWERED:
+            raise
     return None
 
 

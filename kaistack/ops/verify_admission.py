@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from kaistack.declaration.model import StackConfig
 from kaistack.kube.client import KubeClient
-from kaistack.kube.errors import KubeTimeout
+from kaistack.kube.errors import KubeAPIError, KubeTimeout
 from kaistack.ops.kai_ready import not_answered, probes, unregistered
 from kaistack.ops.verify_common import CheckResult
 
@@ -41,6 +41,8 @@ def check_kai_admission(config: StackConfig, client: KubeClient) -> tuple[list[C
             # A webhook that hangs looks like this from here: KAI's set no timeoutSeconds, so the API server waits
             # its default 10 s, as long as the client's default timeout. Any other failure is verify's own error.
             why = str(err)
+        except KubeAPIError as err:  # an answer admission never gives: the probe did not reach it (kai_ready.ANSWERED)
+            why = f"answered {err}, which no admission step gives (a proxy or a redirect before the API server?)"
         if why is not None:
             unanswered.append(f"{probe.what}: {why}")
     if unanswered:

@@ -231,3 +231,14 @@ def test_a_webhooks_own_refusal_is_an_answer_not_a_note(api, tmp_path, capsys, m
     Clock(monkeypatch)
     code, _, err = _ready(api, tmp_path, capsys)
     assert (code, err) == (0, "")
+
+
+def test_an_answer_no_admission_step_gives_is_an_error_not_ready(api, tmp_path, capsys, monkeypatch):
+    """A read-only proxy's 405 never reached admission: it was taken for KAI's webhooks answering (a review)."""
+    api.posts[QUEUES] = [(405, "method not allowed")]
+    Clock(monkeypatch)
+    kubeconfig = api.kubeconfig(tmp_path)
+    code = main(["kai-ready", "--kubeconfig", str(kubeconfig), "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert (code, report["ok"], report["exitCode"]) == (3, False, 3)
+    assert "HTTP 405" in report["error"]

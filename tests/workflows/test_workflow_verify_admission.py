@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from workflow_testlib import PROBE_PATHS, check_detail, failed_checks, verify_json
 
 from kaistack.cli import main
@@ -115,3 +116,25 @@ def test_credentials_that_may_list_only_one_kind_of_configuration_drop_registere
         "kai-admission: could not list MutatingWebhookConfigurations (403): whether KAI's are registered is not known"
         in report["notes"]
     )
+
+
+@pytest.mark.parametrize("status", [401, 405, 415])
+def test_a_status_no_admission_step_gives_is_no_answer(project, fake_kube, capsys, status):
+    """A read-only proxy's 405, rejected credentials, a redirect: the probe never reached admission, so it says
+    nothing of KAI's webhooks (it passed as "answered", found by a review)."""
+    for path in PROBE_PATHS:
+        fake_kube.posts[path] = [(status, "not through admission")]
+    code, report = verify_json(project, fake_kube, capsys)
+    assert code == 1
+    detail = check_detail(report, "kai-admission", "kai-scheduler")
+    assert f"HTTP {status}" in detail
+    assert "which no admission step gives" in detail
+
+
+@pytest.mark.parametrize("status", [400, 409, 422])
+def test_a_refusal_from_admission_or_after_it_is_an_answer(project, fake_kube, capsys, status):
+    for path in PROBE_PATHS:
+        fake_kube.posts[path] = [(status, 'admission webhook "x" denied the request')]
+    code, report = verify_json(project, fake_kube, capsys)
+    assert code == 0
+    assert check_detail(report, "kai-admission", "kai-scheduler").startswith("registered; a dry-run")
