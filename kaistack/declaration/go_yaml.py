@@ -36,13 +36,21 @@ def go_yaml_v2(value: str) -> Any:
     """What go-yaml v2 makes of an untagged plain scalar decoded into interface{}."""
     if value in _GO_MAP:
         return _GO_MAP[value]
+    # 'D' / 'S': a timestamp stays its text (decode.go:474-480) before the numbers are tried.
+    return _go_resolved(value, timestamps=False)
+
+
+def _go_resolved(value: str, *, timestamps: bool) -> Any:
+    """resolve's hints past the map, shared by v2 and v3: '.' a float, 'D'/'S' a timestamp (v3: `timestamps`),
+    then ParseInt, ParseUint, a float, 0b/0o; anything else is text."""
     first = value[0]
     if first == ".":
         # ParseFloat reads ASCII only (Python's float would take other digits and strip other spaces).
         return _go_float(value, value) if value.isascii() and not value[-1:].isspace() else value
     if not (first in "+-" or "0" <= first <= "9"):
         return value  # hint 0, or 'M' (y/n/t/f/o/~) not in the map: a string
-    # 'D' / 'S': a timestamp stays its text (decode.go:474-480); then ParseInt, ParseUint, a float, 0b.
+    if timestamps and _go_timestamp(value):
+        return GoTimestamp(value)
     plain = value.replace("_", "")
     number = _go_int(plain)
     if number is not None:
@@ -101,23 +109,10 @@ class GoTimestamp:
 
 
 def go_yaml_v3(value: str) -> Any:
-    """What go-yaml v3 makes of an untagged plain scalar decoded into interface{}."""
+    """What go-yaml v3 makes of an untagged plain scalar decoded into interface{} (`y`, `yes`, `on`, `off` are text)."""
     if value in _GO_V3_MAP:
         return _GO_V3_MAP[value]
-    first = value[0]
-    if first == ".":
-        return _go_float(value, value) if value.isascii() and not value[-1:].isspace() else value
-    if not (first in "+-" or "0" <= first <= "9"):
-        return value  # hint 0 or 'M': y, yes, on, off are text in v3
-    if _go_timestamp(value):
-        return GoTimestamp(value)
-    plain = value.replace("_", "")
-    number = _go_int(plain)
-    if number is not None:
-        return number
-    if _GO_FLOAT.fullmatch(plain):
-        return _go_float(plain, value)
-    return value
+    return _go_resolved(value, timestamps=True)
 
 
 # resolve.go@v3.0.1:294-326 allowedTimestampFormats, read by Go's time.Parse: "2006-1-2T15:4:5.999999999Z07:00" (and
