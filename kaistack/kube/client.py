@@ -33,7 +33,7 @@ from __future__ import annotations
 import os
 import ssl
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -65,14 +65,13 @@ from kaistack.kube.kubeconfig_text import (
     proxy_url,
     select_context,
 )
+from kaistack.kube.pages import each_once
 from kaistack.kube.proxy import proxy_and_variable
 from kaistack.kube.server_name import ServerNameTransport, server_name
 
 DEFAULT_TIMEOUT_S = 10.0
 PAGE_SIZE = 500  # items per list request; lightkube asks for the next page while `continue` is set
 NAMES_PAGE_SIZE = 50  # names(): objects whose data is dropped, read a few at a time
-# Objects of one kind a list may hold: over three times KAI's largest figure (140,000+ pods, KAI-Scheduler issue #315).
-MAX_LIST_ITEMS = 500_000
 T = TypeVar("T")
 Kind = type[Resource]  # a class from kaistack.kube.resources (any lightkube resource class works)
 
@@ -214,8 +213,8 @@ class KubeClient:
             return self._read(
                 lambda: [
                     _plain(item)
-                    for item in self._once(
-                        self._client.list(kind, namespace=scope, chunk_size=PAGE_SIZE, labels=selector)
+                    for item in each_once(
+                        self.server, self._client.list(kind, namespace=scope, chunk_size=PAGE_SIZE, labels=selector)
                     )
                 ]
             )
@@ -223,30 +222,11 @@ class KubeClient:
         return self._read(
             lambda: [
                 _plain(item)
-                for item in self._once(self._client.list(cluster_scoped, chunk_size=PAGE_SIZE, labels=selector))
+                for item in each_once(
+                    self.server, self._client.list(cluster_scoped, chunk_size=PAGE_SIZE, labels=selector)
+                )
             ]
         )
-
-    def _once(self, items: Iterable[Any]) -> Iterator[Any]:
-        """A list's items, each object once: an API server's continue token names where the last page ended, so a
-        page served again (a token that makes no progress, a proxy replaying an answer) repeats objects, and a
-        server that pages forever passes MAX_LIST_ITEMS; both are refused rather than read on (or counted twice)."""
-        seen: set[tuple[str, str, str]] = set()
-        for count, item in enumerate(items, start=1):
-            meta = getattr(item, "metadata", None)
-            key = (str(getattr(meta, "uid", "") or ""), str(getattr(meta, "namespace", "") or ""),
-                   str(getattr(meta, "name", "") or ""))  # fmt: skip
-            if key in seen and any(key):
-                raise KubeError(
-                    f"the API server at {self.server} listed {key[1] + '/' if key[1] else ''}{key[2]} twice (a list "
-                    "continue token that makes no progress, or a replayed page)"
-                )
-            seen.add(key)
-            if count > MAX_LIST_ITEMS:
-                raise KubeError(
-                    f"the API server at {self.server} listed more than {MAX_LIST_ITEMS:,} objects of a kind"
-                )
-            yield item
 
     def admits(self, kind: Kind, body: Mapping[str, Any], *, namespace: str | None = None) -> dict[str, Any]:
         """Create `body` with dryRun=All: it passes authorization and every admission step (webhooks included) and
@@ -265,7 +245,7 @@ class KubeClient:
 
         def read() -> tuple[tuple[str, str], ...]:
             found: list[tuple[str, str]] = []
-            for item in self._once(self._client.list(kind, namespace=scope, chunk_size=NAMES_PAGE_SIZE)):
+            for item in each_once(self.server, self._client.list(kind, namespace=scope, chunk_size=NAMES_PAGE_SIZE)):
                 meta = getattr(item, "metadata", None)
                 if meta is not None and meta.name:
                     found.append((str(meta.namespace or ""), str(meta.name)))

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from workflow_testlib import failed_checks, verify_json
 
-from kaistack.kube.client import MAX_LIST_ITEMS, KubeClient, KubeError
+from kaistack.kube.client import KubeClient, KubeError
+from kaistack.kube.pages import MAX_LIST_ITEMS, each_once
 
 SERVER = SimpleNamespace(server="https://api.example:6443", _user="admin", _timeout=5.0)
 
@@ -26,18 +27,18 @@ def test_an_object_listed_twice_is_refused_not_counted_twice() -> None:
     """A continue token names where the last page ended: a page served again repeats its objects."""
     pages = [_item("u1", "infer-0"), _item("u2", "infer-1"), _item("u1", "infer-0")]
     with pytest.raises(KubeError, match=r"listed ml/infer-0 twice \(a list continue token that makes no progress"):
-        list(KubeClient._once(SERVER, iter(pages)))  # type: ignore[arg-type]
+        list(each_once(SERVER.server, iter(pages)))
 
 
 def test_two_objects_of_one_name_in_two_namespaces_are_two() -> None:
     pages = [_item("u1", "p", "a"), _item("u2", "p", "b")]
-    assert len(list(KubeClient._once(SERVER, iter(pages)))) == 2  # type: ignore[arg-type]
+    assert len(list(each_once(SERVER.server, iter(pages)))) == 2
 
 
 def test_a_list_that_never_ends_is_refused_past_the_limit() -> None:
     endless = (_item(f"u{i}", f"p{i}") for i in range(MAX_LIST_ITEMS + 2))
     with pytest.raises(KubeError, match=rf"listed more than {MAX_LIST_ITEMS:,} objects of a kind"):
-        list(KubeClient._once(SERVER, endless))  # type: ignore[arg-type]
+        list(each_once(SERVER.server, endless))
 
 
 def test_json_nested_past_the_parsers_limit_is_no_kubernetes_object() -> None:
