@@ -17,11 +17,10 @@ from typing import Any
 
 import celpy
 import pytest
+from test_admission_pod_status import _denials as status_denials
 
-from kaistack.guardrails.admission import tenant_policy
 from placement.quantity import Quantity
 
-POLICY = tenant_policy("team-a", ["team-a"], "kai.scheduler/queue")
 SYNCER = "system:serviceaccount:vcluster-team-a:vc-team-a"
 RESIZE_MESSAGE = "tenant team-a: a pod may not grow its cpu or memory requests in place (pods/resize)"
 
@@ -62,24 +61,7 @@ def _pod(cpu: str | None = "1", memory: str | None = "1Gi", *, sidecar_cpu: str 
 
 
 def _denials(new: dict[str, Any], old: dict[str, Any], sub_resource: str | None = "resize") -> list[str]:
-    env = celpy.Environment()
-    request: dict[str, Any] = {"operation": "UPDATE", "userInfo": {"username": SYNCER}}
-    if sub_resource is not None:
-        request["subResource"] = sub_resource
-    activation = {
-        "object": celpy.json_to_cel(new),
-        "oldObject": celpy.json_to_cel(old),
-        "request": celpy.json_to_cel(request),
-    }
-    denied = []
-    for v in POLICY["spec"]["validations"]:
-        try:
-            ok = env.program(env.compile(v["expression"]), functions=FUNCTIONS).evaluate(activation)
-        except celpy.CELEvalError:
-            ok = False
-        if not (isinstance(ok, celpy.celtypes.BoolType) and bool(ok)):
-            denied.append(v["message"])
-    return denied
+    return status_denials(new, old, sub_resource, SYNCER, FUNCTIONS)
 
 
 def _refused(new: dict[str, Any], old: dict[str, Any]) -> bool:

@@ -42,9 +42,19 @@ def _pod(**labels: str) -> dict[str, Any]:
     }
 
 
-def _denials(new: dict[str, Any], old: dict[str, Any], sub_resource: str, user: str = KUBELET) -> list[str]:
+def _denials(
+    new: dict[str, Any],
+    old: dict[str, Any],
+    sub_resource: str | None,
+    user: str = KUBELET,
+    functions: dict[str, Any] | None = None,
+) -> list[str]:
+    """The policy's messages for an UPDATE of `sub_resource` (None: the pod itself); `functions`: CEL functions
+    cel-python lacks (test_admission_pod_resize gives Kubernetes' quantity library)."""
     env = celpy.Environment()
-    request = {"operation": "UPDATE", "subResource": sub_resource, "userInfo": {"username": user}}
+    request: dict[str, Any] = {"operation": "UPDATE", "userInfo": {"username": user}}
+    if sub_resource is not None:
+        request["subResource"] = sub_resource
     activation = {
         "object": celpy.json_to_cel(new),
         "oldObject": celpy.json_to_cel(old),
@@ -53,7 +63,7 @@ def _denials(new: dict[str, Any], old: dict[str, Any], sub_resource: str, user: 
     denied = []
     for v in POLICY["spec"]["validations"]:
         try:
-            ok = env.program(env.compile(v["expression"])).evaluate(activation)
+            ok = env.program(env.compile(v["expression"]), functions=functions).evaluate(activation)
         except celpy.CELEvalError:
             ok = False
         if not (isinstance(ok, celpy.celtypes.BoolType) and bool(ok)):
